@@ -1,0 +1,45 @@
+/* cli.h — shared pieces of the reshard subcommands. */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* Exit codes of every subcommand (STYLE.md). */
+enum {
+    RS_EXIT_OK = 0,
+    RS_EXIT_RUNTIME = 1, /* a failure while running */
+    RS_EXIT_USAGE = 2,   /* bad usage or bad input */
+    RS_EXIT_CHECK = 3,   /* a check failed: validation or threshold */
+};
+
+typedef struct {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv);
+    /* Fills @context with the command's options (for `reshard help CMD`). */
+    GOptionContext *(*make_context)(void);
+} RsCommand;
+
+extern const RsCommand rs_command_simulate;
+extern const RsCommand rs_command_models;
+
+/* Global switches shared by every subcommand. */
+extern gboolean rs_cli_verbose;
+extern gboolean rs_cli_quiet;
+
+/* Adds -v/--verbose and -q/--quiet to @context. */
+void rs_cli_add_common_options(GOptionContext *context);
+
+/* Prints "reshard CMD: message" on stderr and returns @code. */
+int rs_cli_fail(const char *command, const GError *error, int code);
+
+/* Progress on stderr unless --quiet. */
+void rs_cli_progress(const char *format, ...) G_GNUC_PRINTF(1, 2);
+
+/* Parses @argv with @context; on failure prints the error and the usage line. Returns
+ * TRUE when the command should go on. */
+gboolean rs_cli_parse(const char *command, GOptionContext *context, int *argc, char ***argv,
+                      int *exit_code);
+
+G_END_DECLS

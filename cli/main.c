@@ -1,0 +1,132 @@
+/* main.c — the reshard command: dispatches to subcommands. */
+#include "cli/cli.h"
+
+#include "rs-config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+gboolean rs_cli_verbose = FALSE;
+gboolean rs_cli_quiet = FALSE;
+
+static const RsCommand *const commands[] = {
+    &rs_command_simulate,
+    &rs_command_models,
+};
+
+static GOptionEntry common_entries[] = {
+    {"verbose", 'v', 0, G_OPTION_ARG_NONE, &rs_cli_verbose, "Print debug messages", NULL},
+    {"quiet", 'q', 0, G_OPTION_ARG_NONE, &rs_cli_quiet, "Print no progress on stderr", NULL},
+    {NULL},
+};
+
+void
+rs_cli_add_common_options(GOptionContext *context)
+{
+    GOptionGroup *group =
+        g_option_group_new("common", "Common options", "Show common options", NULL, NULL);
+    g_option_group_add_entries(group, common_entries);
+    g_option_context_add_group(context, group);
+}
+
+int
+rs_cli_fail(const char *command, const GError *error, int code)
+{
+    g_printerr("reshard %s: %s\n", command, error->message);
+    return code;
+}
+
+void
+rs_cli_progress(const char *format, ...)
+{
+    if (rs_cli_quiet)
+        return;
+    va_list args;
+    va_start(args, format);
+    g_autofree char *text = g_strdup_vprintf(format, args);
+    va_end(args);
+    g_printerr("%s\n", text);
+}
+
+gboolean
+rs_cli_parse(const char *command, GOptionContext *context, int *argc, char ***argv,
+             int *exit_code)
+{
+    g_autoptr(GError) error = NULL;
+    if (!g_option_context_parse(context, argc, argv, &error)) {
+        g_printerr("reshard %s: %s\nTry 'reshard help %s'.\n", command, error->message, command);
+        *exit_code = RS_EXIT_USAGE;
+        return FALSE;
+    }
+    if (*argc > 1) {
+        g_printerr("reshard %s: unexpected argument \"%s\"\nTry 'reshard help %s'.\n", command,
+                   (*argv)[1], command);
+        *exit_code = RS_EXIT_USAGE;
+        return FALSE;
+    }
+    if (rs_cli_verbose)
+        g_setenv("G_MESSAGES_DEBUG", "all", TRUE);
+    return TRUE;
+}
+
+static void
+print_usage(FILE *stream)
+{
+    fprintf(stream, "Usage: reshard COMMAND [OPTIONS]\n\n"
+                    "Plan, simulate and execute the weight refit of RL post-training as a\n"
+                    "DTensor-to-DTensor reshard.\n\nCommands:\n");
+    for (guint i = 0; i < G_N_ELEMENTS(commands); i++)
+        fprintf(stream, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
+    fprintf(stream, "  %-10s %s\n", "help", "Show help for a command: reshard help COMMAND");
+    fprintf(stream, "  %-10s %s\n", "version", "Print the version");
+    fprintf(stream, "\nExit codes: 0 ok, 1 runtime failure, 2 usage or input error, "
+                    "3 a check failed.\n");
+}
+
+static const RsCommand *
+find_command(const char *name)
+{
+    for (guint i = 0; i < G_N_ELEMENTS(commands); i++)
+        if (strcmp(commands[i]->name, name) == 0)
+            return commands[i];
+    return NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_usage(stderr);
+        return RS_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "help") == 0 || strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+        if (argc < 3) {
+            print_usage(stdout);
+            return RS_EXIT_OK;
+        }
+        const RsCommand *cmd = find_command(argv[2]);
+        if (cmd == NULL) {
+            g_printerr("reshard help: unknown command \"%s\"\n", argv[2]);
+            print_usage(stderr);
+            return RS_EXIT_USAGE;
+        }
+        GOptionContext *context = cmd->make_context();
+        g_autofree char *help = g_option_context_get_help(context, FALSE, NULL);
+        g_option_context_free(context);
+        fputs(help, stdout);
+        return RS_EXIT_OK;
+    }
+    if (strcmp(name, "version") == 0 || strcmp(name, "--version") == 0) {
+        printf("reshard %s\n", RS_VERSION);
+        return RS_EXIT_OK;
+    }
+    const RsCommand *cmd = find_command(name);
+    if (cmd == NULL) {
+        g_printerr("reshard: unknown command \"%s\"\n\n", name);
+        print_usage(stderr);
+        return RS_EXIT_USAGE;
+    }
+    return cmd->run(argc - 1, argv + 1);
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the Debian packages reshard builds and tests with (Debian bookworm).
+# Run as root or with sudo available. Safe to run again.
+set -euo pipefail
+packages=(
+  meson ninja-build pkg-config gcc
+  libglib2.0-dev libyaml-dev libjson-glib-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then
+  sudo_cmd=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

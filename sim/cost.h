@@ -1,0 +1,101 @@
+/* cost.h — the first-order cost model of a plan on a topology, and the lower bound.
+ *
+ * First-order model: within a phase, every message crosses the links of its route; a link
+ * carrying B bytes at capacity C (peak × efficiency) is busy B / C seconds. A phase lasts
+ * as long as its busiest link plus the fixed per-message costs of its busiest rank (the
+ * sum, over the messages the rank sends or receives, of software overhead plus route
+ * latency: ranks post their messages one after another). Phases add up. Relays are taken
+ * as perfectly pipelined. This is the classic bottleneck (alpha-beta) estimate; the
+ * flow-level simulator refines it.
+ *
+ * Lower bound: no schedule can beat, for any set of GPUs, the bytes that must enter it
+ * divided by the capacity of the links entering it. Two cuts are evaluated: each GPU
+ * (bytes of its destination shards it does not hold itself, over its NVLink ingress plus
+ * NIC ingress) and each NVLink domain (bytes its GPUs need that no GPU of the domain holds,
+ * over the NIC ingress of all its GPUs). The bound uses the same achievable capacities as
+ * the estimate, so efficiency = bound / estimate is at most 1.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "sim/plan.h"
+#include "sim/refit.h"
+#include "sim/topology.h"
+
+G_BEGIN_DECLS
+
+#define RS_COST_ERROR (rs_cost_error_quark())
+GQuark rs_cost_error_quark(void);
+
+typedef enum {
+    RS_COST_ERROR_RANK, /* a rank of the plan or refit is not a GPU of the topology */
+} RsCostError;
+
+typedef struct {
+    double predicted_s;             /* estimated refit time, seconds */
+    guint64 bytes_moved;            /* bytes between distinct GPUs */
+    guint64 bytes_nvlink;           /* of which inside an NVLink domain */
+    guint64 bytes_network;          /* of which across the scale-out fabric */
+    guint64 local_bytes;            /* local copies (not moved) */
+    guint64 max_gpu_ingress_bytes;  /* most bytes received by one GPU, all links */
+    guint32 max_gpu_ingress_gpu;
+    guint64 max_nic_egress_bytes;   /* most bytes sent by one NIC */
+    guint32 max_nic_egress_gpu;
+    guint n_messages;               /* network messages (src != dst) */
+    guint n_phases;
+    guint32 busiest_link;           /* link id with the longest busy time in any phase */
+    double busiest_link_s;          /* that busy time, seconds */
+    guint64 busiest_link_bytes;
+} RsCostEstimate;
+
+/**
+ * rs_cost_estimate:
+ * @plan: the plan
+ * @topo: the topology its ranks are GPUs of
+ * @out: (out caller-allocates): the estimate
+ * @error: RS_COST_ERROR_RANK when a rank is not a GPU of @topo
+ *
+ * O(n_transfers + n_phases × n_links).
+ *
+ * Returns: TRUE on success.
+ */
+gboolean rs_cost_estimate(const RsPlan *plan, const RsTopology *topo, RsCostEstimate *out,
+                          GError **error);
+
+typedef enum {
+    RS_CUT_NONE,           /* nothing has to move */
+    RS_CUT_GPU_INGRESS,    /* one GPU's NVLink + NIC ingress */
+    RS_CUT_DOMAIN_INGRESS, /* one NVLink domain's NIC ingress */
+} RsCutKind;
+
+typedef struct {
+    double time_s;                /* the bound, seconds */
+    RsCutKind kind;               /* which cut binds */
+    guint32 where;                /* the GPU or NVLink domain of that cut */
+    guint64 cut_bytes;            /* bytes that must cross it */
+    double cut_capacity_bytes_per_s;
+    double gpu_ingress_s;         /* best bound of each kind */
+    double domain_ingress_s;
+} RsLowerBound;
+
+/**
+ * rs_lower_bound_compute:
+ * @refit: tensors with layouts
+ * @topo: the topology
+ * @out: (out caller-allocates): the bound and its binding cut
+ * @error: RS_COST_ERROR_RANK when a destination rank is not a GPU of @topo
+ *
+ * Strategy-independent. Tensors sharing a (source, destination) layout pair are evaluated
+ * once. O(distinct layout pairs × Σ_domains boxes²).
+ *
+ * Returns: TRUE on success.
+ */
+gboolean rs_lower_bound_compute(const RsRefit *refit, const RsTopology *topo, RsLowerBound *out,
+                                GError **error);
+
+/** rs_lower_bound_format_cut: Returns: (transfer full): "NVLink domain 33 ingress: 335.5 GB
+ * over 380 GB/s". */
+char *rs_lower_bound_format_cut(const RsLowerBound *bound);
+
+G_END_DECLS

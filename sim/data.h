@@ -1,0 +1,39 @@
+/* data.h — finding shipped data files (models/, topologies/, scenarios/) by name.
+ *
+ * A name without a slash and without a .yaml suffix is looked up as KIND/NAME.yaml in, in
+ * order: $RESHARD_DATA_DIR, the source tree the binary was built from, and the installed
+ * data directory (PREFIX/share/reshard). Anything else is taken as a path.
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+#define RS_DATA_ERROR (rs_data_error_quark())
+GQuark rs_data_error_quark(void);
+
+typedef enum {
+    RS_DATA_ERROR_NOT_FOUND, /* no such file or name; the message lists the known names */
+} RsDataError;
+
+/**
+ * rs_data_find:
+ * @kind: "models", "topologies" or "scenarios"
+ * @name_or_path: a shipped name ("deepseek-v3") or a path
+ * @error: RS_DATA_ERROR_NOT_FOUND ("unknown model \"x\" (known: deepseek-v3, …)")
+ *
+ * Returns: (transfer full): the path of an existing file, or NULL.
+ */
+char *rs_data_find(const char *kind, const char *name_or_path, GError **error);
+
+/**
+ * rs_data_list:
+ * @kind: as rs_data_find()
+ *
+ * Returns: (transfer full): the sorted names of the shipped files of @kind (first data
+ * directory that has the folder), NULL-terminated; empty when none.
+ */
+GStrv rs_data_list(const char *kind);
+
+G_END_DECLS

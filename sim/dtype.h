@@ -1,0 +1,69 @@
+/* dtype.h — element types of model tensors and their sizes on the wire.
+ *
+ * Sizes are in bytes per element as the tensor is stored. MXFP4 values are 4 bits, so
+ * sizes are expressed as a fraction: bits per element (see rs_dtype_get_bits).
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef enum {
+    RS_DTYPE_F64,
+    RS_DTYPE_F32,
+    RS_DTYPE_BF16,
+    RS_DTYPE_F16,
+    RS_DTYPE_FP8_E4M3,
+    RS_DTYPE_FP8_E5M2,
+    RS_DTYPE_I64,
+    RS_DTYPE_I32,
+    RS_DTYPE_I8,
+    RS_DTYPE_U8,
+    RS_DTYPE_N
+} RsDtype;
+
+#define RS_DTYPE_ERROR (rs_dtype_error_quark())
+GQuark rs_dtype_error_quark(void);
+
+typedef enum {
+    RS_DTYPE_ERROR_UNKNOWN, /* the name is not a known dtype */
+} RsDtypeError;
+
+/**
+ * rs_dtype_get_bits:
+ * @dtype: a valid dtype
+ *
+ * Returns: the storage size of one element in bits (64, 32, 16, 8).
+ */
+guint rs_dtype_get_bits(RsDtype dtype);
+
+/**
+ * rs_dtype_get_size_bytes:
+ * @dtype: a valid dtype
+ *
+ * Returns: the storage size of one element in bytes (8, 4, 2 or 1).
+ */
+guint rs_dtype_get_size_bytes(RsDtype dtype);
+
+/**
+ * rs_dtype_get_name:
+ * @dtype: a valid dtype
+ *
+ * Returns: (transfer none): the canonical short name ("bf16", "f32", "fp8-e4m3", …),
+ * a static string.
+ */
+const char *rs_dtype_get_name(RsDtype dtype);
+
+/**
+ * rs_dtype_parse:
+ * @name: a dtype name, case-insensitive: the canonical short names plus the PyTorch and
+ *   safetensors spellings ("bfloat16", "float32", "BF16", "F8_E4M3", "float8_e4m3fn", …)
+ * @dtype_out: (out): the parsed dtype
+ * @error: RS_DTYPE_ERROR_UNKNOWN when @name is not a dtype; the message lists valid names
+ *
+ * Returns: TRUE on success.
+ */
+gboolean rs_dtype_parse(const char *name, RsDtype *dtype_out, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,665 @@
+/* plan.c — the planner: box intersection of source and destination layouts, strategies
+ * gather-broadcast and direct, coalescing into messages, and the invariant checker.
+ *
+ * Per tensor the source layout is reduced to "source groups": distinct boxes, each with
+ * the ranks holding it (its replicas). Destinations intersect their boxes with the groups;
+ * a strategy decides which replica sends each piece. Transfers are then sorted by
+ * (phase, src, dst, tensor, box) so that each message is a contiguous run. */
+#include "sim/plan.h"
+
+#include <string.h>
+
+G_DEFINE_QUARK(rs-plan-error-quark, rs_plan_error)
+
+struct _RsPlan {
+    RsStrategy strategy;
+    GArray *transfers;    /* RsTransfer, sorted by message */
+    GArray *messages;     /* RsMessage */
+    GArray *message_deps; /* guint */
+    guint n_phases;
+    guint n_network_messages;
+    guint64 bytes_moved;
+    guint64 local_bytes;
+};
+
+/* --- source groups --- */
+
+typedef struct {
+    RsBox box;
+    guint first_holder; /* into SourceGroups.holders */
+    guint n_holders;
+    guint next_replica; /* round-robin cursor */
+} SourceGroup;
+
+typedef struct {
+    GArray *groups;  /* SourceGroup */
+    GArray *holders; /* guint32 ranks, each group's run sorted ascending */
+} SourceGroups;
+
+static guint
+box_hash(gconstpointer p)
+{
+    const RsBox *b = p;
+    guint h = b->n_dims;
+    for (guint d = 0; d < b->n_dims; d++)
+        h = h * 1000003u ^ (guint)b->lo[d] ^ ((guint)b->hi[d] << 7);
+    return h;
+}
+
+static gboolean
+box_equal(gconstpointer a, gconstpointer b)
+{
+    return rs_box_is_equal(a, b);
+}
+
+static void
+source_groups_clear(SourceGroups *sg)
+{
+    g_array_unref(sg->groups);
+    g_array_unref(sg->holders);
+}
+
+/* Groups the boxes of @src by identical global box. When the layout does not guarantee
+ * that distinct boxes are disjoint, later groups are cut down to what earlier groups do
+ * not cover, so the groups always partition what the sources hold. */
+static void
+source_groups_build(SourceGroups *sg, const RsLayout *src)
+{
+    sg->groups = g_array_new(FALSE, FALSE, sizeof(SourceGroup));
+    sg->holders = g_array_new(FALSE, FALSE, sizeof(guint32));
+    /* Keys are owned copies: the boxes array grows and would move borrowed keys. */
+    g_autoptr(GHashTable) index = g_hash_table_new_full(box_hash, box_equal, g_free, NULL);
+    g_autoptr(GPtrArray) members = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    g_autoptr(GArray) boxes = g_array_new(FALSE, FALSE, sizeof(RsBox));
+    for (guint i = 0; i < rs_layout_get_n_ranks(src); i++) {
+        guint n;
+        const RsLocalBox *lb = rs_layout_get_boxes(src, i, &n);
+        guint32 rank = rs_layout_get_rank(src, i);
+        for (guint b = 0; b < n; b++) {
+            if (rs_box_is_empty(&lb[b].box))
+                continue;
+            gpointer found = g_hash_table_lookup(index, &lb[b].box);
+            guint g;
+            if (found == NULL) {
+                g = boxes->len;
+                g_array_append_val(boxes, lb[b].box);
+                g_ptr_array_add(members, g_array_new(FALSE, FALSE, sizeof(guint32)));
+                g_hash_table_insert(index, g_memdup2(&lb[b].box, sizeof(RsBox)),
+                                    GUINT_TO_POINTER(g + 1));
+            } else {
+                g = GPOINTER_TO_UINT(found) - 1;
+            }
+            g_array_append_val(g_ptr_array_index(members, g), rank);
+        }
+    }
+    gboolean disjoint = rs_layout_has_disjoint_shards(src);
+    g_autoptr(GArray) covered = g_array_new(FALSE, FALSE, sizeof(RsBox));
+    for (guint g = 0; g < boxes->len; g++) {
+        GArray *ranks = g_ptr_array_index(members, g);
+        const RsBox *box = &g_array_index(boxes, RsBox, g);
+        g_autoptr(GArray) parts = g_array_new(FALSE, FALSE, sizeof(RsBox));
+        g_array_append_val(parts, *box);
+        if (!disjoint) {
+            for (guint c = 0; c < covered->len && parts->len > 0; c++)
+                rs_box_list_subtract(parts, &g_array_index(covered, RsBox, c));
+            g_array_append_val(covered, *box);
+        }
+        for (guint p = 0; p < parts->len; p++) {
+            SourceGroup sgroup = {g_array_index(parts, RsBox, p), sg->holders->len, ranks->len, 0};
+            g_array_append_vals(sg->holders, ranks->data, ranks->len);
+            g_array_append_val(sg->groups, sgroup);
+        }
+    }
+}
+
+/* --- building --- */
+
+typedef struct {
+    GArray *transfers;
+} Builder;
+
+static gint64
+emit(Builder *b, const RsRefitTensor *t, guint32 tensor_idx, guint32 src, guint32 dst,
+     guint32 phase, guint32 flags, gint64 depends_on, const RsBox *box)
+{
+    RsTransfer tr;
+    memset(&tr, 0, sizeof tr);
+    tr.tensor_idx = tensor_idx;
+    tr.src = src;
+    tr.dst = dst;
+    tr.phase = phase;
+    tr.flags = flags;
+    tr.depends_on = depends_on;
+    tr.box = *box;
+    tr.size_bytes = rs_box_get_n_elems(box) * rs_refit_tensor_get_elem_bytes(t);
+    g_array_append_val(b->transfers, tr);
+    return (gint64)b->transfers->len - 1;
+}
+
+static void
+set_uncovered_error(GError **error, const RsRefitTensor *t, guint32 dst, const RsBox *missing)
+{
+    g_autofree char *box = rs_box_format(missing);
+    g_set_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_UNCOVERED,
+                "%s: rank %u needs elements %s that no source rank holds", t->name, dst, box);
+}
+
+static gboolean
+plan_direct_tensor(Builder *b, const RsRefitTensor *t, guint32 tensor_idx, GError **error)
+{
+    SourceGroups sg;
+    source_groups_build(&sg, t->src);
+    gboolean ok = TRUE;
+    g_autoptr(GArray) remaining = g_array_new(FALSE, FALSE, sizeof(RsBox));
+    for (guint i = 0; ok && i < rs_layout_get_n_ranks(t->dst); i++) {
+        guint32 rank = rs_layout_get_rank(t->dst, i);
+        guint n_dst;
+        const RsLocalBox *dst_boxes = rs_layout_get_boxes(t->dst, i, &n_dst);
+        gint src_idx = rs_layout_find_rank(t->src, rank);
+        for (guint db = 0; ok && db < n_dst; db++) {
+            const RsBox *want = &dst_boxes[db].box;
+            g_array_set_size(remaining, 0);
+            g_array_append_val(remaining, *want);
+            /* What the destination holds in its own source shard is a local copy. */
+            if (src_idx >= 0) {
+                guint n_own;
+                const RsLocalBox *own = rs_layout_get_boxes(t->src, (guint)src_idx, &n_own);
+                for (guint o = 0; o < n_own; o++) {
+                    RsBox inter;
+                    if (!rs_box_intersect(want, &own[o].box, &inter))
+                        continue;
+                    emit(b, t, tensor_idx, rank, rank, 0, 0, -1, &inter);
+                    rs_box_list_subtract(remaining, &own[o].box);
+                }
+            }
+            for (guint g = 0; g < sg.groups->len && remaining->len > 0; g++) {
+                SourceGroup *group = &g_array_index(sg.groups, SourceGroup, g);
+                gboolean used = FALSE;
+                for (guint r = 0; r < remaining->len; r++) {
+                    RsBox inter;
+                    if (!rs_box_intersect(&g_array_index(remaining, RsBox, r), &group->box,
+                                          &inter))
+                        continue;
+                    guint replica = group->next_replica++ % group->n_holders;
+                    guint32 src =
+                        g_array_index(sg.holders, guint32, group->first_holder + replica);
+                    emit(b, t, tensor_idx, src, rank, 0, 0, -1, &inter);
+                    used = TRUE;
+                }
+                if (used)
+                    rs_box_list_subtract(remaining, &group->box);
+            }
+            if (remaining->len > 0) {
+                set_uncovered_error(error, t, rank, &g_array_index(remaining, RsBox, 0));
+                ok = FALSE;
+            }
+        }
+    }
+    source_groups_clear(&sg);
+    return ok;
+}
+
+static gboolean
+plan_gather_broadcast_tensor(Builder *b, const RsRefitTensor *t, guint32 tensor_idx,
+                             GError **error)
+{
+    if (rs_layout_get_n_elems(t->src) == 0)
+        return TRUE;
+    SourceGroups sg;
+    source_groups_build(&sg, t->src);
+    /* Root: the lowest source rank holding any part of the tensor. */
+    guint32 root = G_MAXUINT32;
+    for (guint g = 0; g < sg.groups->len; g++) {
+        SourceGroup *group = &g_array_index(sg.groups, SourceGroup, g);
+        root = MIN(root, g_array_index(sg.holders, guint32, group->first_holder));
+    }
+    RsBox full;
+    rs_box_init_full(&full, t->n_dims, t->shape);
+    g_autoptr(GArray) missing = g_array_new(FALSE, FALSE, sizeof(RsBox));
+    g_array_append_val(missing, full);
+
+    /* Phase 0: gather the whole tensor into the root's staging buffer. */
+    for (guint g = 0; g < sg.groups->len; g++) {
+        SourceGroup *group = &g_array_index(sg.groups, SourceGroup, g);
+        const guint32 *holders = &g_array_index(sg.holders, guint32, group->first_holder);
+        guint32 src = G_MAXUINT32;
+        for (guint h = 0; h < group->n_holders; h++)
+            if (holders[h] == root)
+                src = root;
+        if (src == G_MAXUINT32)
+            src = holders[group->next_replica++ % group->n_holders];
+        emit(b, t, tensor_idx, src, root, 0, RS_TRANSFER_TO_STAGING, -1, &group->box);
+        rs_box_list_subtract(missing, &group->box);
+    }
+    source_groups_clear(&sg);
+    if (missing->len > 0) {
+        set_uncovered_error(error, t, root, &g_array_index(missing, RsBox, 0));
+        return FALSE;
+    }
+
+    /* Phase 1: a chain root → d0 → d1 → … through every destination rank; each keeps
+     * its boxes from its staging copy. */
+    guint32 prev = root;
+    gint64 prev_transfer = -1;
+    for (guint i = 0; i < rs_layout_get_n_ranks(t->dst); i++) {
+        guint32 rank = rs_layout_get_rank(t->dst, i);
+        gint64 arrival = -1;
+        if (rank != root) {
+            arrival = emit(b, t, tensor_idx, prev, rank, 1,
+                           RS_TRANSFER_TO_STAGING | RS_TRANSFER_FROM_STAGING, prev_transfer,
+                           &full);
+            prev = rank;
+            prev_transfer = arrival;
+        }
+        guint n_dst;
+        const RsLocalBox *dst_boxes = rs_layout_get_boxes(t->dst, i, &n_dst);
+        for (guint db = 0; db < n_dst; db++)
+            emit(b, t, tensor_idx, rank, rank, 1, RS_TRANSFER_FROM_STAGING, arrival,
+                 &dst_boxes[db].box);
+    }
+    return TRUE;
+}
+
+static gint
+cmp_u64(guint64 x, guint64 y)
+{
+    return x < y ? -1 : x > y;
+}
+
+static gint
+cmp_i64(gint64 x, gint64 y)
+{
+    return x < y ? -1 : x > y;
+}
+
+/* Message order: (phase, src, dst, tensor, box.lo), then emission order. */
+static gint
+transfer_compare(gconstpointer pa, gconstpointer pb, gpointer user_data)
+{
+    const RsTransfer *all = user_data;
+    guint ia = *(const guint *)pa, ib = *(const guint *)pb;
+    const RsTransfer *a = &all[ia], *b = &all[ib];
+    gint c = cmp_u64(a->phase, b->phase);
+    if (c == 0)
+        c = cmp_u64(a->src, b->src);
+    if (c == 0)
+        c = cmp_u64(a->dst, b->dst);
+    if (c == 0)
+        c = cmp_u64(a->tensor_idx, b->tensor_idx);
+    for (guint d = 0; c == 0 && d < a->box.n_dims; d++)
+        c = cmp_i64(a->box.lo[d], b->box.lo[d]);
+    return c != 0 ? c : cmp_u64(ia, ib);
+}
+
+static gint
+compare_uint(gconstpointer a, gconstpointer b)
+{
+    return cmp_u64(*(const guint *)a, *(const guint *)b);
+}
+
+/* Sorts transfers into message order, remaps depends_on, builds messages and their
+ * dependency lists, and sums the bytes. */
+static void
+plan_finish(RsPlan *plan, GArray *raw)
+{
+    guint n = raw->len;
+    g_autofree guint *order = g_new(guint, n);
+    for (guint i = 0; i < n; i++)
+        order[i] = i;
+    g_qsort_with_data(order, (gint)n, sizeof(guint), transfer_compare, raw->data);
+    g_autofree guint *new_index = g_new(guint, n);
+    for (guint i = 0; i < n; i++)
+        new_index[order[i]] = i;
+    plan->transfers = g_array_sized_new(FALSE, FALSE, sizeof(RsTransfer), n);
+    for (guint i = 0; i < n; i++) {
+        RsTransfer tr = g_array_index(raw, RsTransfer, order[i]);
+        if (tr.depends_on >= 0)
+            tr.depends_on = new_index[tr.depends_on];
+        g_array_append_val(plan->transfers, tr);
+        if (tr.src != tr.dst)
+            plan->bytes_moved += tr.size_bytes;
+        else
+            plan->local_bytes += tr.size_bytes;
+        plan->n_phases = MAX(plan->n_phases, tr.phase + 1);
+    }
+
+    plan->messages = g_array_new(FALSE, FALSE, sizeof(RsMessage));
+    g_autofree guint *message_of = g_new(guint, n);
+    for (guint i = 0; i < n;) {
+        const RsTransfer *first = &g_array_index(plan->transfers, RsTransfer, i);
+        RsMessage m = {first->src, first->dst, first->phase, i, 0, 0, 0, 0};
+        guint j = i;
+        for (; j < n; j++) {
+            const RsTransfer *tr = &g_array_index(plan->transfers, RsTransfer, j);
+            if (tr->src != m.src || tr->dst != m.dst || tr->phase != m.phase)
+                break;
+            m.size_bytes += tr->size_bytes;
+            message_of[j] = plan->messages->len;
+        }
+        m.n_transfers = j - i;
+        g_array_append_val(plan->messages, m);
+        if (m.src != m.dst)
+            plan->n_network_messages++;
+        i = j;
+    }
+
+    plan->message_deps = g_array_new(FALSE, FALSE, sizeof(guint));
+    g_autoptr(GArray) deps = g_array_new(FALSE, FALSE, sizeof(guint));
+    for (guint mi = 0; mi < plan->messages->len; mi++) {
+        RsMessage *m = &g_array_index(plan->messages, RsMessage, mi);
+        g_array_set_size(deps, 0);
+        for (guint k = 0; k < m->n_transfers; k++) {
+            const RsTransfer *tr = &g_array_index(plan->transfers, RsTransfer, m->first_transfer + k);
+            if (tr->depends_on < 0)
+                continue;
+            guint dm = message_of[tr->depends_on];
+            if (dm != mi)
+                g_array_append_val(deps, dm);
+        }
+        g_array_sort(deps, compare_uint);
+        m->first_dep = plan->message_deps->len;
+        for (guint k = 0; k < deps->len; k++) {
+            guint d = g_array_index(deps, guint, k);
+            if (k > 0 && d == g_array_index(deps, guint, k - 1))
+                continue;
+            g_array_append_val(plan->message_deps, d);
+        }
+        m->n_deps = plan->message_deps->len - m->first_dep;
+    }
+}
+
+RsPlan *
+rs_plan_build(const RsRefit *refit, RsStrategy strategy, GError **error)
+{
+    g_return_val_if_fail(strategy < RS_STRATEGY_N, NULL);
+    Builder b = {g_array_new(FALSE, FALSE, sizeof(RsTransfer))};
+    gboolean ok = TRUE;
+    for (guint i = 0; ok && i < rs_refit_get_n_tensors(refit); i++) {
+        const RsRefitTensor *t = rs_refit_get_tensor(refit, i);
+        if (strategy == RS_STRATEGY_DIRECT)
+            ok = plan_direct_tensor(&b, t, i, error);
+        else
+            ok = plan_gather_broadcast_tensor(&b, t, i, error);
+    }
+    if (!ok) {
+        g_array_unref(b.transfers);
+        return NULL;
+    }
+    RsPlan *plan = g_new0(RsPlan, 1);
+    plan->strategy = strategy;
+    plan_finish(plan, b.transfers);
+    g_array_unref(b.transfers);
+    return plan;
+}
+
+void
+rs_plan_free(RsPlan *plan)
+{
+    if (plan == NULL)
+        return;
+    g_array_unref(plan->transfers);
+    g_array_unref(plan->messages);
+    g_array_unref(plan->message_deps);
+    g_free(plan);
+}
+
+RsStrategy
+rs_plan_get_strategy(const RsPlan *plan)
+{
+    return plan->strategy;
+}
+
+guint
+rs_plan_get_n_transfers(const RsPlan *plan)
+{
+    return plan->transfers->len;
+}
+
+const RsTransfer *
+rs_plan_get_transfer(const RsPlan *plan, guint index)
+{
+    g_return_val_if_fail(index < plan->transfers->len, NULL);
+    return &g_array_index(plan->transfers, RsTransfer, index);
+}
+
+guint
+rs_plan_get_n_messages(const RsPlan *plan)
+{
+    return plan->messages->len;
+}
+
+guint
+rs_plan_get_n_network_messages(const RsPlan *plan)
+{
+    return plan->n_network_messages;
+}
+
+const RsMessage *
+rs_plan_get_message(const RsPlan *plan, guint index)
+{
+    g_return_val_if_fail(index < plan->messages->len, NULL);
+    return &g_array_index(plan->messages, RsMessage, index);
+}
+
+const guint *
+rs_plan_get_message_deps(const RsPlan *plan, const RsMessage *message)
+{
+    if (message->n_deps == 0)
+        return NULL;
+    return &g_array_index(plan->message_deps, guint, message->first_dep);
+}
+
+guint
+rs_plan_get_n_phases(const RsPlan *plan)
+{
+    return plan->n_phases;
+}
+
+guint64
+rs_plan_get_bytes_moved(const RsPlan *plan)
+{
+    return plan->bytes_moved;
+}
+
+guint64
+rs_plan_get_local_bytes(const RsPlan *plan)
+{
+    return plan->local_bytes;
+}
+
+const char *
+rs_strategy_get_name(RsStrategy strategy)
+{
+    static const char *const names[RS_STRATEGY_N] = {
+        [RS_STRATEGY_GATHER_BROADCAST] = "gather-broadcast",
+        [RS_STRATEGY_DIRECT] = "direct",
+    };
+    g_return_val_if_fail(strategy < RS_STRATEGY_N, "invalid");
+    return names[strategy];
+}
+
+gboolean
+rs_strategy_parse(const char *name, RsStrategy *strategy_out, GError **error)
+{
+    for (guint s = 0; s < RS_STRATEGY_N; s++) {
+        if (strcmp(name, rs_strategy_get_name((RsStrategy)s)) == 0) {
+            *strategy_out = (RsStrategy)s;
+            return TRUE;
+        }
+    }
+    g_autoptr(GString) list = g_string_new(NULL);
+    for (guint s = 0; s < RS_STRATEGY_N; s++)
+        g_string_append_printf(list, "%s%s", s ? ", " : "", rs_strategy_get_name((RsStrategy)s));
+    g_set_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_UNKNOWN_STRATEGY,
+                "unknown strategy \"%s\" (known: %s)", name, list->str);
+    return FALSE;
+}
+
+/* --- invariant checker --- */
+
+static gboolean
+check_fail(GError **error, const RsRefit *refit, const RsTransfer *tr, const char *what)
+{
+    g_autofree char *box = rs_box_format(&tr->box);
+    g_set_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_INVALID,
+                "%s: transfer %u -> %u of %s (phase %u): %s",
+                rs_refit_get_tensor(refit, tr->tensor_idx)->name, tr->src, tr->dst, box,
+                tr->phase, what);
+    return FALSE;
+}
+
+/* Delivered pieces of one (tensor, dst), sorted by lo[0], must be pairwise disjoint. */
+static gint
+box_lo0_compare(gconstpointer a, gconstpointer b)
+{
+    const RsBox *x = a, *y = b;
+    return x->n_dims == 0 ? 0 : cmp_i64(x->lo[0], y->lo[0]);
+}
+
+static gboolean
+pieces_disjoint(GArray *pieces)
+{
+    g_array_sort(pieces, box_lo0_compare);
+    for (guint i = 0; i < pieces->len; i++) {
+        const RsBox *a = &g_array_index(pieces, RsBox, i);
+        for (guint j = i + 1; j < pieces->len; j++) {
+            const RsBox *b = &g_array_index(pieces, RsBox, j);
+            if (a->n_dims > 0 && b->lo[0] >= a->hi[0])
+                break;
+            if (a->n_dims == 0 || rs_box_intersect(a, b, NULL))
+                return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+typedef struct {
+    guint32 tensor_idx;
+    guint32 dst;
+    guint index;
+} DeliveryKey;
+
+static gint
+delivery_compare(gconstpointer pa, gconstpointer pb)
+{
+    const DeliveryKey *a = pa, *b = pb;
+    gint c = cmp_u64(a->tensor_idx, b->tensor_idx);
+    if (c == 0)
+        c = cmp_u64(a->dst, b->dst);
+    return c != 0 ? c : cmp_u64(a->index, b->index);
+}
+
+/* Is @box covered by the staging fills of (tensor, rank) in phases before @phase? */
+static gboolean
+staging_covers(const RsPlan *plan, GHashTable *fills, guint32 tensor_idx, guint32 rank,
+               guint32 phase, const RsBox *box)
+{
+    guint64 key = ((guint64)tensor_idx << 32) | rank;
+    GArray *list = g_hash_table_lookup(fills, &key);
+    if (list == NULL)
+        return FALSE;
+    g_autoptr(GArray) rest = g_array_new(FALSE, FALSE, sizeof(RsBox));
+    g_array_append_val(rest, *box);
+    for (guint i = 0; i < list->len && rest->len > 0; i++) {
+        const RsTransfer *f = rs_plan_get_transfer(plan, g_array_index(list, guint, i));
+        if (f->phase < phase)
+            rs_box_list_subtract(rest, &f->box);
+    }
+    return rest->len == 0;
+}
+
+gboolean
+rs_plan_check(const RsPlan *plan, const RsRefit *refit, GError **error)
+{
+    guint n = plan->transfers->len;
+    g_autoptr(GHashTable) fills = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
+                                                        (GDestroyNotify)g_array_unref);
+    for (guint i = 0; i < n; i++) {
+        const RsTransfer *tr = rs_plan_get_transfer(plan, i);
+        if (!(tr->flags & RS_TRANSFER_TO_STAGING))
+            continue;
+        guint64 key = ((guint64)tr->tensor_idx << 32) | tr->dst;
+        GArray *list = g_hash_table_lookup(fills, &key);
+        if (list == NULL) {
+            list = g_array_new(FALSE, FALSE, sizeof(guint));
+            g_hash_table_insert(fills, g_memdup2(&key, sizeof key), list);
+        }
+        g_array_append_val(list, i);
+    }
+
+    g_autoptr(GArray) deliveries = g_array_new(FALSE, FALSE, sizeof(DeliveryKey));
+    for (guint i = 0; i < n; i++) {
+        const RsTransfer *tr = rs_plan_get_transfer(plan, i);
+        if (tr->tensor_idx >= rs_refit_get_n_tensors(refit))
+            return check_fail(error, refit, tr, "tensor index out of range");
+        const RsRefitTensor *t = rs_refit_get_tensor(refit, tr->tensor_idx);
+        RsBox full;
+        rs_box_init_full(&full, t->n_dims, t->shape);
+        guint64 n_elems = rs_box_get_n_elems(&tr->box);
+        if (n_elems == 0 || !rs_box_is_within(&tr->box, &full))
+            return check_fail(error, refit, tr, "empty box or box outside the tensor");
+        if (tr->size_bytes != n_elems * rs_refit_tensor_get_elem_bytes(t))
+            return check_fail(error, refit, tr, "size_bytes does not match the box");
+        if (tr->flags & RS_TRANSFER_FROM_STAGING) {
+            if (tr->depends_on >= 0) {
+                const RsTransfer *dep = rs_plan_get_transfer(plan, (guint)tr->depends_on);
+                if (dep->dst != tr->src || !(dep->flags & RS_TRANSFER_TO_STAGING) ||
+                    dep->tensor_idx != tr->tensor_idx || dep->phase > tr->phase ||
+                    !rs_box_is_within(&tr->box, &dep->box))
+                    return check_fail(error, refit, tr,
+                                      "forwards bytes its dependency did not bring");
+            } else if (!staging_covers(plan, fills, tr->tensor_idx, tr->src, tr->phase,
+                                       &tr->box)) {
+                return check_fail(error, refit, tr,
+                                  "reads staging that no earlier phase filled");
+            }
+        } else if (rs_layout_count_held(t->src, tr->src, &tr->box) != n_elems) {
+            return check_fail(error, refit, tr, "the source rank does not hold the box");
+        }
+        if (tr->flags & RS_TRANSFER_TO_STAGING)
+            continue;
+        if (rs_layout_count_held(t->dst, tr->dst, &tr->box) != n_elems)
+            return check_fail(error, refit, tr, "the box is not part of the destination shard");
+        if (tr->src != tr->dst && rs_layout_count_held(t->src, tr->dst, &tr->box) != 0)
+            return check_fail(error, refit, tr,
+                              "sends elements the destination already holds");
+        DeliveryKey k = {tr->tensor_idx, tr->dst, i};
+        g_array_append_val(deliveries, k);
+    }
+    g_array_sort(deliveries, delivery_compare);
+
+    /* Walk every (tensor, destination rank) and compare delivered with expected. */
+    guint d = 0;
+    g_autoptr(GArray) pieces = g_array_new(FALSE, FALSE, sizeof(RsBox));
+    for (guint ti = 0; ti < rs_refit_get_n_tensors(refit); ti++) {
+        const RsRefitTensor *t = rs_refit_get_tensor(refit, ti);
+        for (guint e = 0; e < rs_layout_get_n_ranks(t->dst); e++) {
+            guint32 rank = rs_layout_get_rank(t->dst, e);
+            guint n_boxes;
+            const RsLocalBox *boxes = rs_layout_get_boxes(t->dst, e, &n_boxes);
+            guint64 expected = 0;
+            for (guint b = 0; b < n_boxes; b++)
+                expected += rs_box_get_n_elems(&boxes[b].box);
+            g_array_set_size(pieces, 0);
+            guint64 got = 0;
+            for (; d < deliveries->len; d++) {
+                const DeliveryKey *k = &g_array_index(deliveries, DeliveryKey, d);
+                if (k->tensor_idx != ti || k->dst != rank)
+                    break;
+                const RsTransfer *tr = rs_plan_get_transfer(plan, k->index);
+                g_array_append_val(pieces, tr->box);
+                got += rs_box_get_n_elems(&tr->box);
+            }
+            if (got != expected || !pieces_disjoint(pieces)) {
+                g_set_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_INVALID,
+                            "%s: rank %u receives %" G_GUINT64_FORMAT
+                            " elements for a shard of %" G_GUINT64_FORMAT "%s",
+                            t->name, rank, got, expected,
+                            got == expected ? " (some elements twice)" : "");
+                return FALSE;
+            }
+        }
+        /* Deliveries to a rank outside the destination layout were rejected above. */
+    }
+    return TRUE;
+}

@@ -1,0 +1,133 @@
+/* plan.h — what moves where: transfers, messages and phases of one refit.
+ *
+ * A transfer is one (src rank, dst rank, box of one tensor) piece. A message is the
+ * transfers of one (src, dst, phase), packed into one buffer. Phases run one after
+ * another; the messages of a phase may run concurrently, except that a relay message
+ * waits for the messages it forwards (its dependencies). A transfer with src == dst is a
+ * local copy: it is part of the plan but moves no bytes between ranks.
+ *
+ * A plan never holds buffer pointers; executors map boxes to buffers through the layouts.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "sim/box.h"
+#include "sim/refit.h"
+
+G_BEGIN_DECLS
+
+#define RS_PLAN_ERROR (rs_plan_error_quark())
+GQuark rs_plan_error_quark(void);
+
+typedef enum {
+    RS_PLAN_ERROR_UNCOVERED, /* a destination needs elements no source rank holds */
+    RS_PLAN_ERROR_INVALID,   /* the invariant checker found a wrong plan */
+    RS_PLAN_ERROR_UNKNOWN_STRATEGY,
+} RsPlanError;
+
+typedef enum {
+    RS_STRATEGY_GATHER_BROADCAST,
+    RS_STRATEGY_DIRECT,
+    RS_STRATEGY_N
+} RsStrategy;
+
+typedef enum {
+    /* The receiver keeps the bytes in a staging buffer holding the whole tensor (a gather
+     * root or a broadcast relay), not in its destination shard. */
+    RS_TRANSFER_TO_STAGING = 1 << 0,
+    /* The sender reads from its staging buffer, not from its source shard. */
+    RS_TRANSFER_FROM_STAGING = 1 << 1,
+} RsTransferFlags;
+
+typedef struct {
+    guint32 tensor_idx; /* index into the refit's tensors */
+    guint32 src;        /* global rank sending */
+    guint32 dst;        /* global rank receiving */
+    guint32 phase;
+    guint32 flags;      /* RsTransferFlags */
+    gint64 depends_on;  /* transfer that brought these bytes to src's staging, or -1 */
+    guint64 size_bytes; /* box elements × wire element size */
+    RsBox box;          /* global coordinates of the tensor */
+} RsTransfer;
+
+typedef struct {
+    guint32 src, dst, phase;
+    guint first_transfer; /* transfers of a message are contiguous, sorted by tensor */
+    guint n_transfers;
+    guint64 size_bytes;
+    guint first_dep; /* dependencies: rs_plan_get_message_deps() */
+    guint n_deps;
+} RsMessage;
+
+typedef struct _RsPlan RsPlan;
+
+/**
+ * rs_plan_build:
+ * @refit: tensors with source and destination layouts
+ * @strategy: RS_STRATEGY_GATHER_BROADCAST: phase 0 gathers each tensor on the lowest source
+ *   rank holding part of it (its pipeline stage's first rank under Megatron); phase 1
+ *   broadcasts the whole tensor along a chain through every destination rank in rank
+ *   order (a pipelined ring broadcast as NCCL runs it), each destination keeping its boxes
+ *   by a local copy. RS_STRATEGY_DIRECT: every destination receives exactly the elements
+ *   of its boxes it does not already hold, each piece from one source replica; the
+ *   replicas of a source box serve its requesting destinations round-robin, in
+ *   destination rank order; bytes a destination already holds are local copies.
+ * @error: RS_PLAN_ERROR_UNCOVERED naming the tensor and the first element no source holds
+ *
+ * Deterministic. O(Σ_tensors dst_boxes × distinct source boxes) intersections.
+ *
+ * Returns: (transfer full): the plan, or NULL on error.
+ */
+RsPlan *rs_plan_build(const RsRefit *refit, RsStrategy strategy, GError **error);
+
+void rs_plan_free(RsPlan *plan);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(RsPlan, rs_plan_free)
+
+RsStrategy rs_plan_get_strategy(const RsPlan *plan);
+guint rs_plan_get_n_transfers(const RsPlan *plan);
+/** rs_plan_get_transfer: Returns: (transfer none): transfer @index, alive as @plan. */
+const RsTransfer *rs_plan_get_transfer(const RsPlan *plan, guint index);
+/** rs_plan_get_n_messages: Returns: messages including local copies (src == dst). */
+guint rs_plan_get_n_messages(const RsPlan *plan);
+/** rs_plan_get_n_network_messages: Returns: messages with src != dst. */
+guint rs_plan_get_n_network_messages(const RsPlan *plan);
+/** rs_plan_get_message: Returns: (transfer none): message @index, alive as @plan. */
+const RsMessage *rs_plan_get_message(const RsPlan *plan, guint index);
+/** rs_plan_get_message_deps: Returns: (transfer none) (array length=n_deps): indices of the
+ * messages @message waits for. */
+const guint *rs_plan_get_message_deps(const RsPlan *plan, const RsMessage *message);
+guint rs_plan_get_n_phases(const RsPlan *plan);
+/** rs_plan_get_bytes_moved: Returns: bytes of transfers with src != dst. */
+guint64 rs_plan_get_bytes_moved(const RsPlan *plan);
+/** rs_plan_get_local_bytes: Returns: bytes of local copies (src == dst). */
+guint64 rs_plan_get_local_bytes(const RsPlan *plan);
+
+/**
+ * rs_plan_check:
+ * @plan: a plan built from @refit
+ * @error: RS_PLAN_ERROR_INVALID describing the first violation (tensor, ranks, box)
+ *
+ * The invariant every strategy keeps: each element of each destination box is delivered
+ * exactly once (by a transfer not flagged TO_STAGING), inside the destination's boxes;
+ * every transfer's source holds its box, in its source shard or (FROM_STAGING) in a
+ * staging buffer filled by an earlier transfer (its depends_on, or the TO_STAGING
+ * transfers of earlier phases); no network transfer into a destination shard carries
+ * elements the destination already holds in its source shard.
+ * O(n_transfers × log + Σ per (tensor, dst) pieces²).
+ *
+ * Returns: TRUE when the plan is correct.
+ */
+gboolean rs_plan_check(const RsPlan *plan, const RsRefit *refit, GError **error);
+
+/** rs_strategy_get_name: Returns: (transfer none): "gather-broadcast", "direct". */
+const char *rs_strategy_get_name(RsStrategy strategy);
+
+/**
+ * rs_strategy_parse:
+ * @error: RS_PLAN_ERROR_UNKNOWN_STRATEGY listing the strategies
+ * Returns: TRUE on success.
+ */
+gboolean rs_strategy_parse(const char *name, RsStrategy *strategy_out, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,88 @@
+/* scenario.h — a complete, reproducible refit case: model, dtype, topology and node count,
+ * the training layout and its GPUs, the inference layout and its GPUs.
+ *
+ * A scenario file (scenarios/NAME.yaml):
+ *   name: deepseek-v3-h100
+ *   model: deepseek-v3          # shipped name or path
+ *   dtype: bf16                 # optional: override the model's dtype
+ *   mtp: false                  # optional: include MTP layers
+ *   topology: dgx-h100          # shipped name or path
+ *   nodes: 64                   # optional: override the topology's node count
+ *   train: {convention: megatron, gpus: 0-255, tp: 1, pp: 16, ep: 16, dp: 16}
+ *   infer: {convention: vllm, gpus: 256-511, tp: 32, dp: 8}
+ * Every field can be overridden after loading (the command-line flags do).
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "sim/convention.h"
+#include "sim/model.h"
+#include "sim/refit.h"
+#include "sim/topology.h"
+
+G_BEGIN_DECLS
+
+#define RS_SCENARIO_ERROR (rs_scenario_error_quark())
+GQuark rs_scenario_error_quark(void);
+
+typedef enum {
+    RS_SCENARIO_ERROR_INVALID, /* GPUs outside the topology or listed twice, a part missing */
+} RsScenarioError;
+
+typedef struct {
+    char *path;  /* file it was loaded from, or NULL */
+    char *name;
+    char *model; /* shipped name or path */
+    gboolean has_dtype;
+    RsDtype dtype;
+    gboolean include_mtp;
+    char *topology; /* shipped name or path */
+    guint n_nodes;  /* 0 keeps the topology's */
+    RsConvention *train;
+    GArray *train_gpus; /* guint32 */
+    RsConvention *infer;
+    GArray *infer_gpus; /* guint32 */
+} RsScenario;
+
+/** rs_scenario_new: Returns: (transfer full): an empty scenario to fill in. */
+RsScenario *rs_scenario_new(void);
+
+/**
+ * rs_scenario_load_file:
+ * @error: RS_YAML_ERROR naming path:line:col and the field (unknown key, bad GPU list,
+ *   bad parallel size, unknown dtype or convention)
+ *
+ * Returns: (transfer full): the scenario, or NULL.
+ */
+RsScenario *rs_scenario_load_file(const char *path, GError **error);
+
+void rs_scenario_free(RsScenario *scenario);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(RsScenario, rs_scenario_free)
+
+/* Everything a scenario resolves to. */
+typedef struct {
+    RsModel *model;
+    RsTopology *topology;
+    RsRefit *refit;
+    char *train_summary; /* one line per stage / replica */
+    char *infer_summary;
+} RsScenarioBuild;
+
+/**
+ * rs_scenario_build:
+ * @scenario: a complete scenario (conventions resolved in place: derived sizes filled in)
+ * @out: (out caller-allocates): the loaded model, topology and refit; clear with
+ *   rs_scenario_build_clear()
+ * @error: RS_DATA_ERROR (unknown model or topology), RS_YAML_ERROR / RS_MODEL_ERROR (bad
+ *   files), RS_CONVENTION_ERROR (sizes that do not fit the GPUs or the model),
+ *   RS_SCENARIO_ERROR_INVALID (a GPU outside the topology, twice in a list, or a part
+ *   missing)
+ *
+ * Returns: TRUE on success; on failure @out holds nothing.
+ */
+gboolean rs_scenario_build(RsScenario *scenario, RsScenarioBuild *out, GError **error);
+
+void rs_scenario_build_clear(RsScenarioBuild *build);
+
+G_END_DECLS

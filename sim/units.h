@@ -1,0 +1,78 @@
+/* units.h — parsing and formatting of quantities with units: bandwidth, duration, size.
+ *
+ * Inside the code every quantity is in bytes, seconds or bytes per second. Inputs carry
+ * their unit in the text; a number without a unit, or a unit that could mean two things
+ * ("Gb/s": gigabits or gigabytes?), is an error. Decimal prefixes are powers of 10
+ * (1 GB = 10^9 bytes), binary prefixes powers of 2 (1 GiB = 2^30 bytes).
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+#define RS_UNITS_ERROR (rs_units_error_quark())
+GQuark rs_units_error_quark(void);
+
+typedef enum {
+    RS_UNITS_ERROR_SYNTAX,    /* not a number followed by a unit */
+    RS_UNITS_ERROR_MISSING,   /* a number with no unit */
+    RS_UNITS_ERROR_AMBIGUOUS, /* a unit with two readings, e.g. "Gb/s" */
+    RS_UNITS_ERROR_UNKNOWN,   /* a unit of the wrong kind or unknown */
+    RS_UNITS_ERROR_RANGE,     /* negative, not finite, or too large */
+} RsUnitsError;
+
+/**
+ * rs_units_parse_bandwidth:
+ * @text: e.g. "450 GB/s", "400 Gbit/s", "25 GiB/s", "100 Mbit/s"; space optional
+ * @bw_bytes_per_s_out: (out): the bandwidth in bytes per second (bits are divided by 8)
+ * @error: RS_UNITS_ERROR_MISSING for a bare number, RS_UNITS_ERROR_AMBIGUOUS for "Gb/s",
+ *   "Gbps", "GBps" and the like (the message says to use Gbit/s or GB/s),
+ *   RS_UNITS_ERROR_UNKNOWN, RS_UNITS_ERROR_SYNTAX, RS_UNITS_ERROR_RANGE for values <= 0.
+ *
+ * Accepted units: B/s, KB/s, MB/s, GB/s, TB/s, KiB/s, MiB/s, GiB/s, TiB/s, bit/s,
+ * Kbit/s, Mbit/s, Gbit/s, Tbit/s.
+ *
+ * Returns: TRUE on success.
+ */
+gboolean rs_units_parse_bandwidth(const char *text, double *bw_bytes_per_s_out, GError **error);
+
+/**
+ * rs_units_parse_duration:
+ * @text: e.g. "3.4 us", "2 ms", "1.5 s", "500 ns"; "µs" is accepted for "us"
+ * @duration_s_out: (out): seconds
+ * @error: as rs_units_parse_bandwidth(); zero is allowed, negative is RS_UNITS_ERROR_RANGE
+ *
+ * Returns: TRUE on success.
+ */
+gboolean rs_units_parse_duration(const char *text, double *duration_s_out, GError **error);
+
+/**
+ * rs_units_parse_size:
+ * @text: e.g. "80 GiB", "512 MiB", "1.5 GB", "4096 B"
+ * @size_bytes_out: (out): bytes, rounded down to a whole byte
+ * @error: as rs_units_parse_bandwidth(); "Gb" is ambiguous; values over 2^63 are
+ *   RS_UNITS_ERROR_RANGE
+ *
+ * Returns: TRUE on success.
+ */
+gboolean rs_units_parse_size(const char *text, guint64 *size_bytes_out, GError **error);
+
+/**
+ * rs_units_format_bandwidth:
+ * @bw_bytes_per_s: bytes per second
+ *
+ * Returns: (transfer full): decimal GB/s text such as "450 GB/s" or "48.5 GB/s".
+ */
+char *rs_units_format_bandwidth(double bw_bytes_per_s);
+
+/**
+ * rs_units_format_duration:
+ * @duration_s: seconds
+ *
+ * Returns: (transfer full): text in the largest unit that keeps the value >= 1
+ * ("3.40 us", "12.5 ms", "1.84 s").
+ */
+char *rs_units_format_duration(double duration_s);
+
+G_END_DECLS

@@ -1,0 +1,214 @@
+/* test-cost.c — the topology file, routes, the first-order estimate and the lower bound,
+ * against values computed by hand on tests/data/two-node.yaml:
+ *   2 nodes × 2 GPUs; NVLink 100 GB/s × 1.0, 1 us; NIC 80 Gbit/s × 0.5 = 5 GB/s, 10 us;
+ *   message overhead 2 us. GPUs 0,1 on node 0; 2,3 on node 1. */
+#include "sim/cost.h"
+#include "sim/topology.h"
+
+#include <string.h>
+
+static RsTopology *
+load_two_node(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "two-node.yaml", NULL);
+    RsTopology *topo = rs_topology_load_file(path, NULL, &error);
+    g_assert_no_error(error);
+    return topo;
+}
+
+static void
+test_topology_file(void)
+{
+    g_autoptr(RsTopology) topo = load_two_node();
+    g_assert_cmpuint(rs_topology_get_n_gpus(topo), ==, 4);
+    g_assert_cmpuint(rs_topology_get_n_nvlink_domains(topo), ==, 2);
+    g_assert_cmpuint(rs_topology_get_nvlink_domain(topo, 3), ==, 1);
+    g_assert_cmpuint(rs_topology_get_rail(topo, 3), ==, 1);
+    guint32 route[RS_TOPOLOGY_MAX_ROUTE];
+    g_assert_cmpuint(rs_topology_route(topo, 0, 1, route), ==, 2);
+    g_assert_cmpuint(route[0], ==, rs_topology_get_gpu_link(topo, 0, RS_LINK_NVLINK_EGRESS));
+    g_assert_cmpuint(route[1], ==, rs_topology_get_gpu_link(topo, 1, RS_LINK_NVLINK_INGRESS));
+    g_assert_cmpuint(rs_topology_route(topo, 1, 2, route), ==, 2);
+    g_autofree char *name = rs_topology_format_link(topo, route[0]);
+    g_assert_cmpstr(name, ==, "gpu1.nic-egress");
+    g_assert_cmpuint(rs_topology_route(topo, 2, 2, route), ==, 0);
+    g_assert_cmpfloat_with_epsilon(
+        rs_link_get_capacity_bytes_per_s(rs_topology_get_link(topo, route[0])), 5e9, 1);
+    g_assert_cmpfloat_with_epsilon(rs_topology_get_message_latency_s(topo, 0, 1), 4e-6, 1e-15);
+    g_assert_cmpfloat_with_epsilon(rs_topology_get_message_latency_s(topo, 0, 2), 22e-6, 1e-15);
+    RsTopologyOverrides ov = {8};
+    g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "two-node.yaml", NULL);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTopology) big = rs_topology_load_file(path, &ov, &error);
+    g_assert_cmpuint(rs_topology_get_n_gpus(big), ==, 16);
+}
+
+typedef struct {
+    const char *text;
+    const char *fragment;
+} TopologyErrorCase;
+
+static const char valid_tail[] = "nvlink:\n  bandwidth: 100 GB/s\nnic:\n  bandwidth: 10 GB/s\n";
+
+static const TopologyErrorCase topology_errors[] = {
+    {"name: t\nnodes: 2\ngpus_per_node: 2\nnvlink:\n  bandwidth: 450 Gb/s\n"
+     "nic:\n  bandwidth: 10 GB/s\n",
+     "t.yaml:5:14: nvlink.bandwidth: bandwidth \"450 Gb/s\": ambiguous, use Gbit/s or GB/s"},
+    {"name: t\nnodes: 2\ngpus_per_node: 2\nnvlink:\n  bandwidth: 450\n"
+     "nic:\n  bandwidth: 10 GB/s\n",
+     "t.yaml:5:14: nvlink.bandwidth: bandwidth \"450\": missing unit"},
+    {"name: t\nnodes: 2\ngpus_per_node: 2\nnvlink:\n  bandwidth: 100 GB/s\n  latncy: 1 us\n"
+     "nic:\n  bandwidth: 10 GB/s\n",
+     "t.yaml:6:3: nvlink.latncy: unknown field"},
+    {"name: t\ngpus_per_node: 2\nnvlink:\n  bandwidth: 100 GB/s\nnic:\n  bandwidth: 10 GB/s\n",
+     "t.yaml:1:1: nodes: required field is missing"},
+    {"name: t\nnodes: two\ngpus_per_node: 2\n", "t.yaml:2:8: nodes: \"two\": expected an integer"},
+    {"name: t\nnodes: 2\ngpus_per_node: 2\nnvlink: {bandwidth: 100 GB/s\n",
+     "t.yaml:5:1"},
+    {"name: t\nnodes: 3\ngpus_per_node: 4\nnodes_per_nvlink_domain: 2\n", NULL},
+};
+
+static void
+test_topology_error(gconstpointer data)
+{
+    const TopologyErrorCase *c = data;
+    g_autoptr(GError) error = NULL;
+    g_autofree char *text = NULL;
+    if (c->fragment == NULL)
+        text = g_strconcat(c->text, valid_tail, NULL);
+    g_autoptr(RsTopology) topo =
+        rs_topology_load_string(text ? text : c->text, "t.yaml", NULL, &error);
+    g_assert_null(topo);
+    g_assert_nonnull(error);
+    const char *fragment = c->fragment ? c->fragment : "does not divide 3 nodes";
+    if (strstr(error->message, fragment) == NULL)
+        g_error("message \"%s\" lacks \"%s\"", error->message, fragment);
+}
+
+/* A [4, 1,000,000] f32 tensor (16 MB) whole on GPU 0, sharded S(0) onto GPUs 2 and 3. */
+static RsRefit *
+make_refit(void)
+{
+    g_autoptr(GError) error = NULL;
+    const gint64 shape[] = {4, 1000000};
+    const guint32 src_ranks[] = {0};
+    g_autoptr(RsLayout) src = rs_layout_new_replicated(2, shape, src_ranks, 1);
+    g_autoptr(RsMesh) mesh = rs_mesh_parse("2", "2,3", &error);
+    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0};
+    g_autoptr(RsLayout) dst = rs_layout_new_dtensor(2, shape, mesh, &s0, 1, &error);
+    g_assert_no_error(error);
+    RsRefit *refit = rs_refit_new();
+    g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_F32, src, dst, &error));
+    return refit;
+}
+
+static void
+test_estimate_direct(void)
+{
+    g_autoptr(RsTopology) topo = load_two_node();
+    g_autoptr(RsRefit) refit = make_refit();
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsPlan) plan = rs_plan_build(refit, RS_STRATEGY_DIRECT, &error);
+    RsCostEstimate c;
+    g_assert_true(rs_cost_estimate(plan, topo, &c, &error));
+    /* GPU 0's NIC sends 16 MB at 5 GB/s = 3.2 ms; it takes part in 2 messages of
+     * 2 + 10 + 10 = 22 us each = 44 us. */
+    g_assert_cmpfloat_with_epsilon(c.predicted_s, 3.2e-3 + 44e-6, 1e-12);
+    g_assert_cmpuint(c.bytes_moved, ==, 16000000);
+    g_assert_cmpuint(c.bytes_network, ==, 16000000);
+    g_assert_cmpuint(c.bytes_nvlink, ==, 0);
+    g_assert_cmpuint(c.max_nic_egress_bytes, ==, 16000000);
+    g_assert_cmpuint(c.max_nic_egress_gpu, ==, 0);
+    g_assert_cmpuint(c.max_gpu_ingress_bytes, ==, 8000000);
+    g_assert_cmpuint(c.n_messages, ==, 2);
+    g_assert_cmpuint(c.busiest_link, ==, rs_topology_get_gpu_link(topo, 0, RS_LINK_NIC_EGRESS));
+}
+
+static void
+test_estimate_gather_broadcast(void)
+{
+    g_autoptr(RsTopology) topo = load_two_node();
+    g_autoptr(RsRefit) refit = make_refit();
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsPlan) plan = rs_plan_build(refit, RS_STRATEGY_GATHER_BROADCAST, &error);
+    RsCostEstimate c;
+    g_assert_true(rs_cost_estimate(plan, topo, &c, &error));
+    /* Phase 0: the root already holds the tensor (a local copy): 0 s. Phase 1: chain
+     * 0 → 2 (NIC, 16 MB: 3.2 ms) → 3 (NVLink, 0.16 ms); GPU 2 takes part in both
+     * messages: 22 us + (2 + 1 + 1) us = 26 us. */
+    g_assert_cmpfloat_with_epsilon(c.predicted_s, 3.2e-3 + 26e-6, 1e-12);
+    g_assert_cmpuint(c.bytes_moved, ==, 32000000);
+    g_assert_cmpuint(c.bytes_network, ==, 16000000);
+    g_assert_cmpuint(c.bytes_nvlink, ==, 16000000);
+    g_assert_cmpuint(c.local_bytes, ==, 16000000 + 16000000);
+    g_assert_cmpuint(c.n_phases, ==, 2);
+}
+
+static void
+test_lower_bound(void)
+{
+    g_autoptr(RsTopology) topo = load_two_node();
+    g_autoptr(RsRefit) refit = make_refit();
+    g_autoptr(GError) error = NULL;
+    RsLowerBound b;
+    g_assert_true(rs_lower_bound_compute(refit, topo, &b, &error));
+    /* Domain 1 (GPUs 2,3) needs 16 MB it does not hold, over 2 NICs of 5 GB/s: 1.6 ms.
+     * GPU 2 needs 8 MB over 100 + 5 GB/s. */
+    g_assert_cmpint(b.kind, ==, RS_CUT_DOMAIN_INGRESS);
+    g_assert_cmpuint(b.where, ==, 1);
+    g_assert_cmpuint(b.cut_bytes, ==, 16000000);
+    g_assert_cmpfloat_with_epsilon(b.time_s, 1.6e-3, 1e-12);
+    g_assert_cmpfloat_with_epsilon(b.gpu_ingress_s, 8e6 / 105e9, 1e-12);
+}
+
+/* The bound never exceeds either estimate. */
+static void
+test_bound_below_estimates(void)
+{
+    g_autoptr(RsTopology) topo = load_two_node();
+    g_autoptr(RsRefit) refit = make_refit();
+    g_autoptr(GError) error = NULL;
+    RsLowerBound b;
+    g_assert_true(rs_lower_bound_compute(refit, topo, &b, &error));
+    for (guint s = 0; s < RS_STRATEGY_N; s++) {
+        g_autoptr(RsPlan) plan = rs_plan_build(refit, (RsStrategy)s, &error);
+        RsCostEstimate c;
+        g_assert_true(rs_cost_estimate(plan, topo, &c, &error));
+        g_assert_cmpfloat(b.time_s, <=, c.predicted_s);
+    }
+}
+
+static void
+test_rank_outside_topology(void)
+{
+    g_autoptr(RsTopology) topo = load_two_node();
+    g_autoptr(GError) error = NULL;
+    const gint64 shape[] = {4};
+    const guint32 src_ranks[] = {0}, dst_ranks[] = {9};
+    g_autoptr(RsLayout) src = rs_layout_new_replicated(1, shape, src_ranks, 1);
+    g_autoptr(RsLayout) dst = rs_layout_new_replicated(1, shape, dst_ranks, 1);
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_F32, src, dst, &error));
+    g_autoptr(RsPlan) plan = rs_plan_build(refit, RS_STRATEGY_DIRECT, &error);
+    RsCostEstimate c;
+    g_assert_false(rs_cost_estimate(plan, topo, &c, &error));
+    g_assert_error(error, RS_COST_ERROR, RS_COST_ERROR_RANK);
+}
+
+int
+main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/cost/topology/file", test_topology_file);
+    for (guint i = 0; i < G_N_ELEMENTS(topology_errors); i++) {
+        g_autofree char *path = g_strdup_printf("/cost/topology/errors/%u", i);
+        g_test_add_data_func(path, &topology_errors[i], test_topology_error);
+    }
+    g_test_add_func("/cost/estimate/direct", test_estimate_direct);
+    g_test_add_func("/cost/estimate/gather-broadcast", test_estimate_gather_broadcast);
+    g_test_add_func("/cost/lower-bound/two-node", test_lower_bound);
+    g_test_add_func("/cost/lower-bound/below-estimates", test_bound_below_estimates);
+    g_test_add_func("/cost/rank-outside-topology", test_rank_outside_topology);
+    return g_test_run();
+}
