@@ -46,7 +46,7 @@ run(int argc, char **argv)
 
     g_auto(GStrv) names = rs_data_list("models");
     g_autoptr(GPtrArray) models = g_ptr_array_new_with_free_func((GDestroyNotify)rs_model_free);
-    RsModelOptions options = {opt_mtp, FALSE, RS_DTYPE_BF16};
+    RsModelOptions options = {.include_mtp = opt_mtp};
     for (guint i = 0; names[i] != NULL; i++) {
         g_autofree char *path = rs_data_find("models", names[i], &error);
         RsModel *model = path ? rs_model_load_file(path, &options, &error) : NULL;

@@ -1,7 +1,11 @@
-/* box.h — hyper-rectangles of global tensor indices.
+/* box.h — hyper-rectangles (regular sections) of global tensor indices.
  *
- * A box is [lo, hi) per dim in the global coordinates of one logical tensor, in elements.
- * A box with hi <= lo in any dim is empty. Boxes are plain values (copy them freely).
+ * A box is, per dim d, the indices lo[d], lo[d] + step[d], lo[d] + 2·step[d], … below
+ * hi[d], in the global coordinates of one logical tensor, in elements. step 1 is the plain
+ * range [lo, hi); larger steps keep interleaved layouts (gpt-oss gate/up rows alternating)
+ * to one box. A box with hi <= lo in any dim is empty. Boxes built by the functions here
+ * are normalised: hi[d] = lo[d] + (count[d] − 1)·step[d] + 1, so equal index sets compare
+ * equal. Boxes are plain values (copy them freely); step must be >= 1 in every dim.
  */
 #pragma once
 
@@ -15,8 +19,9 @@ G_BEGIN_DECLS
 
 typedef struct {
     guint n_dims;
-    gint64 lo[RS_MAX_DIMS]; /* first index per dim, inclusive */
-    gint64 hi[RS_MAX_DIMS]; /* last index per dim, exclusive */
+    gint64 lo[RS_MAX_DIMS];   /* first index per dim, inclusive */
+    gint64 hi[RS_MAX_DIMS];   /* bound per dim, exclusive */
+    gint64 step[RS_MAX_DIMS]; /* distance between indices per dim, >= 1 */
 } RsBox;
 
 /**
@@ -28,6 +33,37 @@ typedef struct {
  * Sets @box to the whole tensor [0, shape).
  */
 void rs_box_init_full(RsBox *box, guint n_dims, const gint64 *shape);
+
+/**
+ * rs_box_init_range:
+ * @box: (out caller-allocates): the box to fill
+ * @n_dims: 0..RS_MAX_DIMS
+ * @lo: (array length=n_dims): first index per dim
+ * @hi: (array length=n_dims): exclusive bound per dim
+ *
+ * Sets @box to the contiguous range [lo, hi) (step 1 in every dim).
+ */
+void rs_box_init_range(RsBox *box, guint n_dims, const gint64 *lo, const gint64 *hi);
+
+/**
+ * rs_box_set_dim:
+ * @d: dim index < box->n_dims
+ * @lo: first index
+ * @count: number of indices, >= 0
+ * @step: distance between indices, >= 1
+ *
+ * Sets dim @d to lo, lo + step, …, lo + (count − 1)·step (normalised).
+ */
+void rs_box_set_dim(RsBox *box, guint d, gint64 lo, gint64 count, gint64 step);
+
+/** rs_box_get_count: Returns: the number of indices of @box in dim @d (0 when empty). */
+gint64 rs_box_get_count(const RsBox *box, guint d);
+
+/** rs_box_get_index: Returns: the global index of the @k-th index of dim @d (lo + k·step). */
+gint64 rs_box_get_index(const RsBox *box, guint d, gint64 k);
+
+/** rs_box_is_contiguous: Returns: TRUE when every dim has step 1. */
+gboolean rs_box_is_contiguous(const RsBox *box);
 
 /**
  * rs_box_get_n_elems:
@@ -48,23 +84,35 @@ gboolean rs_box_is_within(const RsBox *inner, const RsBox *outer);
 /**
  * rs_box_intersect:
  * @a, @b: boxes with the same n_dims
- * @out: (out caller-allocates) (optional): the intersection
+ * @out: (out caller-allocates) (optional): the intersection, normalised
  *
- * Returns: TRUE when the intersection is not empty. O(n_dims).
+ * Exact for sections: per dim the common indices of two arithmetic progressions form one
+ * progression with step lcm(step_a, step_b), found with the Chinese remainder theorem
+ * (empty when lo_b − lo_a is not a multiple of gcd(step_a, step_b)).
+ *
+ * Returns: TRUE when the intersection is not empty. O(n_dims · log step).
  */
 gboolean rs_box_intersect(const RsBox *a, const RsBox *b, RsBox *out);
 
 /**
  * rs_box_subtract:
  * @a, @b: boxes with the same n_dims
- * @out: (out caller-allocates) (array fixed-size=12): disjoint boxes whose union is a \ b
+ * @out: (out caller-allocates) (array length=max_out): disjoint boxes whose union is a \ b
+ * @max_out: room in @out; RS_BOX_SUBTRACT_MAX always suffices for contiguous boxes
  *
- * Splits dim by dim: for each dim d in order, the slabs of @a below and above @b in dim d,
- * restricted to the intersection in dims before d. At most 2·n_dims pieces.
+ * Splits dim by dim: for each dim d in order, the indices of @a's dim d outside the
+ * intersection (below it, above it, and, for sections, the residue classes of @a modulo
+ * the intersection's step that it does not contain), restricted to the intersection in
+ * dims before d. With step 1 at most 2·n_dims pieces; with steps, up to
+ * (step_i / step_a + 1) per dim, and the function returns G_MAXUINT when more than
+ * @max_out pieces would be needed (nothing meaningful is then in @out).
  *
  * Returns: the number of boxes written to @out (0 when @b covers @a).
  */
-guint rs_box_subtract(const RsBox *a, const RsBox *b, RsBox out[2 * RS_MAX_DIMS]);
+guint rs_box_subtract(const RsBox *a, const RsBox *b, RsBox *out, guint max_out);
+
+/* Room for rs_box_subtract() of contiguous boxes. */
+#define RS_BOX_SUBTRACT_MAX (2 * RS_MAX_DIMS)
 
 /**
  * rs_box_list_subtract:
@@ -89,7 +137,8 @@ guint64 rs_box_list_get_n_elems(const GArray *boxes);
 
 /**
  * rs_box_format:
- * Returns: (transfer full): "[lo:hi, lo:hi]" (Python slice notation, hi exclusive).
+ * Returns: (transfer full): "[lo:hi, lo:hi:step]" (Python slice notation, hi exclusive;
+ * the step only where it is not 1).
  */
 char *rs_box_format(const RsBox *box);
 

@@ -54,7 +54,7 @@ local_box_init_row_major(RsLocalBox *lb, const RsBox *box)
     gint64 stride = 1;
     for (gint d = (gint)box->n_dims - 1; d >= 0; d--) {
         lb->strides_elems[d] = stride;
-        stride *= box->hi[d] - box->lo[d];
+        stride *= rs_box_get_count(box, (guint)d);
     }
 }
 

@@ -26,9 +26,9 @@ typedef enum {
     RS_LAYOUT_ERROR_OVERFLOW,    /* a shape whose element count does not fit in 63 bits */
 } RsLayoutError;
 
-/* One box a rank holds, and where it lives in the rank's local buffer: element
- * (i0, i1, …) of the box (global index lo + i) is at local index
- * offset_elems + Σ_d i_d · strides_elems[d]. */
+/* One box a rank holds, and where it lives in the rank's local buffer: the element with
+ * position (k0, k1, …) in the box (global index lo[d] + k_d·step[d] in each dim d,
+ * 0 <= k_d < count[d]) is at local index offset_elems + Σ_d k_d · strides_elems[d]. */
 typedef struct {
     RsBox box;
     guint64 offset_elems;

@@ -31,12 +31,12 @@ static gboolean
 read_common(RsModelConfig *c, CommonConfig *cc, GError **error)
 {
     cc->tie_embeddings = FALSE;
-    if (!rs_model_config_get_int(c, "hidden_size", TRUE, 1, MAX_DIM, &cc->hidden, error) ||
+    if (!rs_model_config_get_width(c, "hidden_size", TRUE, MAX_DIM, &cc->hidden, error) ||
         !rs_model_config_get_int(c, "num_hidden_layers", TRUE, 1, 100000, &cc->n_layers,
                                  error) ||
         !rs_model_config_get_int(c, "num_attention_heads", TRUE, 1, 1 << 20, &cc->n_heads,
                                  error) ||
-        !rs_model_config_get_int(c, "vocab_size", TRUE, 1, MAX_DIM, &cc->vocab, error) ||
+        !rs_model_config_get_width(c, "vocab_size", TRUE, MAX_DIM, &cc->vocab, error) ||
         !rs_model_config_get_bool(c, "tie_word_embeddings", FALSE, &cc->tie_embeddings, error))
         return FALSE;
     cc->n_kv_heads = cc->n_heads;
@@ -44,7 +44,7 @@ read_common(RsModelConfig *c, CommonConfig *cc, GError **error)
                                  error))
         return FALSE;
     cc->intermediate = 0;
-    return rs_model_config_get_int(c, "intermediate_size", FALSE, 1, MAX_DIM, &cc->intermediate,
+    return rs_model_config_get_width(c, "intermediate_size", FALSE, MAX_DIM, &cc->intermediate,
                                    error);
 }
 
@@ -91,7 +91,7 @@ generate_llama(RsModel *m, RsModelConfig *c, const RsModelOptions *options, GErr
         return FALSE;
     }
     gint64 head_dim = cc.hidden / cc.n_heads;
-    if (!rs_model_config_get_int(c, "head_dim", FALSE, 1, 1 << 20, &head_dim, error))
+    if (!rs_model_config_get_width(c, "head_dim", FALSE, 1 << 20, &head_dim, error))
         return FALSE;
     if (cc.n_heads % cc.n_kv_heads != 0) {
         rs_model_config_set_error(c, "num_key_value_heads", error,
@@ -205,7 +205,7 @@ generate_deepseek_v3(RsModel *m, RsModelConfig *c, const RsModelOptions *options
     gint64 n_mtp = 0;
     const char *topk_method = "noaux_tc";
     if (!read_common(c, &dc.cc, error) ||
-        !rs_model_config_get_int(c, "moe_intermediate_size", TRUE, 1, MAX_DIM,
+        !rs_model_config_get_width(c, "moe_intermediate_size", TRUE, MAX_DIM,
                                  &dc.moe_intermediate, error) ||
         !rs_model_config_get_int(c, "n_routed_experts", TRUE, 1, 1 << 20, &dc.n_routed, error) ||
         !rs_model_config_get_int(c, "n_shared_experts", FALSE, 0, 1 << 10, &dc.n_shared,
@@ -215,11 +215,11 @@ generate_deepseek_v3(RsModel *m, RsModelConfig *c, const RsModelOptions *options
         !rs_model_config_get_int(c, "first_k_dense_replace", FALSE, 0, 100000, &dc.first_dense,
                                  error) ||
         !rs_model_config_get_int(c, "moe_layer_freq", FALSE, 1, 100000, &dc.moe_freq, error) ||
-        !rs_model_config_get_int(c, "q_lora_rank", FALSE, 1, MAX_DIM, &dc.q_lora, error) ||
-        !rs_model_config_get_int(c, "kv_lora_rank", TRUE, 1, MAX_DIM, &dc.kv_lora, error) ||
-        !rs_model_config_get_int(c, "qk_nope_head_dim", TRUE, 1, 1 << 20, &dc.nope, error) ||
-        !rs_model_config_get_int(c, "qk_rope_head_dim", TRUE, 1, 1 << 20, &dc.rope, error) ||
-        !rs_model_config_get_int(c, "v_head_dim", TRUE, 1, 1 << 20, &dc.v_dim, error) ||
+        !rs_model_config_get_width(c, "q_lora_rank", FALSE, MAX_DIM, &dc.q_lora, error) ||
+        !rs_model_config_get_width(c, "kv_lora_rank", TRUE, MAX_DIM, &dc.kv_lora, error) ||
+        !rs_model_config_get_width(c, "qk_nope_head_dim", TRUE, 1 << 20, &dc.nope, error) ||
+        !rs_model_config_get_width(c, "qk_rope_head_dim", TRUE, 1 << 20, &dc.rope, error) ||
+        !rs_model_config_get_width(c, "v_head_dim", TRUE, 1 << 20, &dc.v_dim, error) ||
         !rs_model_config_get_int(c, "num_nextn_predict_layers", FALSE, 0, 64, &n_mtp, error) ||
         !rs_model_config_get_string(c, "topk_method", FALSE, &topk_method, error))
         return FALSE;

@@ -22,6 +22,10 @@ void rs_model_config_set(RsModelConfig *config, const char *key, const char *val
  * null counts as absent. */
 gboolean rs_model_config_get_int(RsModelConfig *config, const char *key, gboolean required,
                                  gint64 min, gint64 max, gint64 *out, GError **error);
+/* Reads a width (an integer in [1, max]) and divides it by the model's scale, rounding
+ * down, at least 1. Generators read every dimension that scaling shrinks through this. */
+gboolean rs_model_config_get_width(RsModelConfig *config, const char *key, gboolean required,
+                                   gint64 max, gint64 *out, GError **error);
 gboolean rs_model_config_get_bool(RsModelConfig *config, const char *key, gboolean required,
                                   gboolean *out, GError **error);
 gboolean rs_model_config_get_string(RsModelConfig *config, const char *key, gboolean required,
@@ -38,11 +42,16 @@ struct _RsModel {
     RsDtype dtype;
     guint n_layers;
     guint n_experts_per_token; /* 0 for dense models */
+    guint scale;               /* width divisor, >= 1 */
+    gboolean has_layer_range;  /* only layers first_layer..last_layer are kept */
+    gint first_layer, last_layer;
+    gboolean last_dropped;     /* the last rs_model_add_tensor call added nothing */
     GPtrArray *tensors;        /* RsTensorSpec*, owned */
     GHashTable *by_name;       /* name → index + 1 */
 };
 
-/* Appends a tensor; shape given as n_dims gint64 varargs. */
+/* Appends a tensor; shape given as n_dims gint64 varargs. With a layer range, tensors
+ * outside it are not added (a later rs_model_mark_kv_heads is then a no-op). */
 void rs_model_add_tensor(RsModel *model, const char *name, RsTensorRole role, gint layer,
                          RsDtype dtype, guint n_heads, guint n_dims, ...);
 

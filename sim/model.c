@@ -18,6 +18,7 @@ typedef struct {
 
 struct _RsModelConfig {
     char *source;
+    guint scale; /* width divisor, >= 1 */
     GHashTable *entries; /* key → ConfigEntry* */
     GPtrArray *order;    /* keys in insertion order, for stable messages */
 };
@@ -36,6 +37,7 @@ rs_model_config_new(const char *source)
 {
     RsModelConfig *c = g_new0(RsModelConfig, 1);
     c->source = g_strdup(source);
+    c->scale = 1;
     c->entries = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, config_entry_free);
     c->order = g_ptr_array_new_with_free_func(g_free);
     return c;
@@ -118,6 +120,21 @@ rs_model_config_get_int(RsModelConfig *config, const char *key, gboolean require
 }
 
 gboolean
+rs_model_config_get_width(RsModelConfig *config, const char *key, gboolean required, gint64 max,
+                          gint64 *out, GError **error)
+{
+    gint64 v = 0;
+    gboolean had = FALSE;
+    ConfigEntry *e = g_hash_table_lookup(config->entries, key);
+    had = e != NULL && e->value != NULL;
+    if (!rs_model_config_get_int(config, key, required, 1, max, &v, error))
+        return FALSE;
+    if (had)
+        *out = MAX(v / (gint64)config->scale, 1);
+    return TRUE;
+}
+
+gboolean
 rs_model_config_get_bool(RsModelConfig *config, const char *key, gboolean required,
                          gboolean *out, GError **error)
 {
@@ -194,11 +211,26 @@ rs_model_free(RsModel *model)
     g_free(model);
 }
 
+static gboolean
+layer_is_kept(const RsModel *model, gint layer)
+{
+    if (!model->has_layer_range)
+        return TRUE;
+    return layer >= 0 && layer < (gint)model->n_layers && layer >= model->first_layer &&
+           layer <= model->last_layer;
+}
+
 void
 rs_model_add_tensor(RsModel *model, const char *name, RsTensorRole role, gint layer,
                     RsDtype dtype, guint n_heads, guint n_dims, ...)
 {
     g_return_if_fail(n_dims <= RS_MAX_DIMS);
+    if (!layer_is_kept(model, layer)) {
+        /* Keep rs_model_mark_kv_heads() from marking the previous tensor. */
+        model->last_dropped = TRUE;
+        return;
+    }
+    model->last_dropped = FALSE;
     RsTensorSpec *t = g_new0(RsTensorSpec, 1);
     t->name = g_strdup(name);
     t->role = role;
@@ -219,6 +251,8 @@ rs_model_add_tensor(RsModel *model, const char *name, RsTensorRole role, gint la
 void
 rs_model_mark_kv_heads(RsModel *model)
 {
+    if (model->last_dropped)
+        return;
     g_return_if_fail(model->tensors->len > 0);
     RsTensorSpec *t = g_ptr_array_index(model->tensors, model->tensors->len - 1);
     t->kv_heads = TRUE;
@@ -257,6 +291,19 @@ rs_model_load_file(const char *path, const RsModelOptions *options, GError **err
     }
 
     g_autoptr(RsModel) model = model_new();
+    model->scale = options->scale > 1 ? options->scale : 1;
+    config->scale = model->scale;
+    if (options->has_layer_range) {
+        if (options->first_layer < 0 || options->last_layer < options->first_layer) {
+            g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
+                        "layers %d-%d: expected a range A-B with 0 <= A <= B",
+                        options->first_layer, options->last_layer);
+            return NULL;
+        }
+        model->has_layer_range = TRUE;
+        model->first_layer = options->first_layer;
+        model->last_layer = options->last_layer;
+    }
     const char *name = NULL, *family = NULL, *dtype_name = "bf16";
     if (!rs_model_config_get_string(config, "name", TRUE, &name, error) ||
         !rs_model_config_get_string(config, "family", TRUE, &family, error) ||
@@ -297,6 +344,12 @@ rs_model_load_file(const char *path, const RsModelOptions *options, GError **err
         return NULL;
     if (!rs_model_config_check_consumed(config, error))
         return NULL;
+    if (model->has_layer_range && model->last_layer >= (gint)model->n_layers) {
+        g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
+                    "%s: layers %d-%d: the model has layers 0-%u", path, model->first_layer,
+                    model->last_layer, model->n_layers - 1);
+        return NULL;
+    }
     return g_steal_pointer(&model);
 }
 
@@ -316,6 +369,24 @@ RsDtype
 rs_model_get_dtype(const RsModel *model)
 {
     return model->dtype;
+}
+
+guint
+rs_model_get_scale(const RsModel *model)
+{
+    return model->scale;
+}
+
+char *
+rs_model_format_variant(const RsModel *model)
+{
+    GString *s = g_string_new(NULL);
+    if (model->scale > 1)
+        g_string_append_printf(s, "scale 1/%u", model->scale);
+    if (model->has_layer_range)
+        g_string_append_printf(s, "%slayers %d-%d", s->len ? ", " : "", model->first_layer,
+                               model->last_layer);
+    return g_string_free(s, FALSE);
 }
 
 guint

@@ -59,6 +59,17 @@ typedef struct {
     gboolean include_mtp; /* emit multi-token-prediction layers (default FALSE) */
     gboolean has_dtype;   /* override the file's dtype for floating-point weights */
     RsDtype dtype;
+    /* Scaled models, for runs that must fit a small machine: every width (hidden,
+     * intermediate and expert widths, vocabulary, low-rank and per-head dims) is divided
+     * by @scale (rounded down, at least 1); head, expert and layer counts are kept, so the
+     * structure and the parallel layouts stay the same. Divisibility by a parallel size p
+     * is kept when scale × p divides the original width. 0 or 1: full size. */
+    guint scale;
+    /* Only decoder layers first_layer..last_layer (inclusive); embedding, final norm, head
+     * and MTP layers are left out. Layers keep their indices (and pipeline stages). */
+    gboolean has_layer_range;
+    gint first_layer;
+    gint last_layer;
 } RsModelOptions;
 
 /**
@@ -82,7 +93,17 @@ const char *rs_model_get_name(const RsModel *model);
 const char *rs_model_get_family(const RsModel *model);
 /** rs_model_get_dtype: Returns: the dtype of the model's floating-point weights. */
 RsDtype rs_model_get_dtype(const RsModel *model);
-/** rs_model_get_n_layers: Returns: the decoder layer count (num_hidden_layers). */
+/** rs_model_get_scale: Returns: the width divisor the model was generated with (1: full). */
+guint rs_model_get_scale(const RsModel *model);
+
+/**
+ * rs_model_format_variant:
+ * Returns: (transfer full): "" for the full model, else e.g. "scale 1/16, layers 3-4".
+ */
+char *rs_model_format_variant(const RsModel *model);
+
+/** rs_model_get_n_layers: Returns: the decoder layer count (num_hidden_layers), also when
+ * only a range of layers was generated. */
 guint rs_model_get_n_layers(const RsModel *model);
 guint rs_model_get_n_tensors(const RsModel *model);
 /** rs_model_get_tensor: Returns: (transfer none): tensor @index, alive as @model. */

@@ -42,7 +42,7 @@ box_hash(gconstpointer p)
     const RsBox *b = p;
     guint h = b->n_dims;
     for (guint d = 0; d < b->n_dims; d++)
-        h = h * 1000003u ^ (guint)b->lo[d] ^ ((guint)b->hi[d] << 7);
+        h = h * 1000003u ^ (guint)b->lo[d] ^ ((guint)b->hi[d] << 7) ^ ((guint)b->step[d] << 13);
     return h;
 }
 

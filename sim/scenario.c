@@ -165,7 +165,7 @@ rs_scenario_build(RsScenario *s, RsScenarioBuild *out, GError **error)
     g_autofree char *model_path = rs_data_find("models", s->model, error);
     if (model_path == NULL)
         return FALSE;
-    RsModelOptions mopts = {s->include_mtp, s->has_dtype, s->dtype};
+    RsModelOptions mopts = {.include_mtp = s->include_mtp, .has_dtype = s->has_dtype, .dtype = s->dtype};
     g_autoptr(RsModel) model = rs_model_load_file(model_path, &mopts, error);
     if (model == NULL)
         return FALSE;

@@ -172,10 +172,8 @@ test_replicate_and_shard(void)
     assert_rows(l, 1, 4, 8);
     assert_rows(l, 2, 0, 4);
     assert_rows(l, 3, 4, 8);
-    RsBox all = {0};
-    all.n_dims = 2;
-    all.hi[0] = 8;
-    all.hi[1] = 4;
+    RsBox all;
+    rs_box_init_full(&all, 2, shape);
     g_assert_cmpuint(rs_layout_count_held(l, 3, &all), ==, 16);
 }
 

@@ -14,7 +14,7 @@ load(const char *name, gboolean mtp)
     g_autoptr(GError) error = NULL;
     g_autofree char *path = rs_data_find("models", name, &error);
     g_assert_no_error(error);
-    RsModelOptions options = {mtp, FALSE, RS_DTYPE_BF16};
+    RsModelOptions options = {.include_mtp = mtp};
     RsModel *model = rs_model_load_file(path, &options, &error);
     g_assert_no_error(error);
     return model;
@@ -193,6 +193,57 @@ test_model_errors(void)
                        RS_MODEL_ERROR_CONFIG, "unknown dtype \"bf17\"");
 }
 
+static void
+test_scaled_subset(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *path = rs_data_find("models", "deepseek-v3", &error);
+    RsModelOptions options = {0};
+    options.scale = 16;
+    options.has_layer_range = TRUE;
+    options.first_layer = 3;
+    options.last_layer = 4;
+    g_autoptr(RsModel) m = rs_model_load_file(path, &options, &error);
+    g_assert_no_error(error);
+    /* Two MoE layers of 17 tensors; no embedding or head. */
+    g_assert_cmpuint(rs_model_get_n_tensors(m), ==, 34);
+    g_assert_cmpuint(rs_model_get_n_layers(m), ==, 61);
+    g_assert_cmpint(rs_model_find_tensor(m, "model.embed_tokens.weight"), ==, -1);
+    g_assert_cmpint(rs_model_find_tensor(m, "model.layers.5.input_layernorm.weight"), ==, -1);
+    /* Widths divided by 16, counts kept: 128 heads × (128 + 64) / 16, q_lora 1536 / 16. */
+    const RsTensorSpec *qb = rs_model_get_tensor(
+        m, (guint)rs_model_find_tensor(m, "model.layers.4.self_attn.q_b_proj.weight"));
+    g_assert_cmpint(qb->shape[0], ==, 128 * 12);
+    g_assert_cmpint(qb->shape[1], ==, 96);
+    g_assert_cmpuint(qb->n_heads, ==, 128);
+    const RsTensorSpec *gate = rs_model_get_tensor(
+        m, (guint)rs_model_find_tensor(m, "model.layers.3.mlp.experts.gate_proj.weight"));
+    g_assert_cmpint(gate->shape[0], ==, 256);
+    g_assert_cmpint(gate->shape[1], ==, 128);
+    g_assert_cmpint(gate->shape[2], ==, 448);
+    g_autofree char *variant = rs_model_format_variant(m);
+    g_assert_cmpstr(variant, ==, "scale 1/16, layers 3-4");
+
+    g_autofree char *llama = rs_data_find("models", "llama-3.1-8b", &error);
+    RsModelOptions lopt = {0};
+    lopt.scale = 4;
+    lopt.has_layer_range = TRUE;
+    lopt.first_layer = 0;
+    lopt.last_layer = 0;
+    g_autoptr(RsModel) l = rs_model_load_file(llama, &lopt, &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(rs_model_get_n_tensors(l), ==, 9);
+    const RsTensorSpec *k = rs_model_get_tensor(
+        l, (guint)rs_model_find_tensor(l, "model.layers.0.self_attn.k_proj.weight"));
+    g_assert_cmpint(k->shape[0], ==, 8 * 32);
+    g_assert_cmpint(k->shape[1], ==, 1024);
+    g_assert_true(k->kv_heads);
+    lopt.last_layer = 32;
+    g_autoptr(RsModel) bad = rs_model_load_file(llama, &lopt, &error);
+    g_assert_null(bad);
+    g_assert_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -202,5 +253,6 @@ main(int argc, char **argv)
     g_test_add_func("/model/deepseek-v3/layer", test_deepseek_v3_layer);
     g_test_add_func("/model/llama-3.1-8b", test_llama_8b);
     g_test_add_func("/model/errors", test_model_errors);
+    g_test_add_func("/model/scaled-subset", test_scaled_subset);
     return g_test_run();
 }

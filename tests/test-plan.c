@@ -115,17 +115,15 @@ for_each_elem(const RsBox *box, const gint64 *shape, void (*fn)(guint64 flat, gp
 {
     if (rs_box_is_empty(box))
         return;
-    gint64 pos[RS_MAX_DIMS];
-    for (guint d = 0; d < box->n_dims; d++)
-        pos[d] = box->lo[d];
+    gint64 k[RS_MAX_DIMS] = {0};
     for (;;) {
         guint64 flat = 0;
         for (guint d = 0; d < box->n_dims; d++)
-            flat = flat * (guint64)shape[d] + (guint64)pos[d];
+            flat = flat * (guint64)shape[d] + (guint64)rs_box_get_index(box, d, k[d]);
         fn(flat, data);
         gint d = (gint)box->n_dims - 1;
-        while (d >= 0 && ++pos[d] == box->hi[d]) {
-            pos[d] = box->lo[d];
+        while (d >= 0 && ++k[d] == rs_box_get_count(box, (guint)d)) {
+            k[d] = 0;
             d--;
         }
         if (d < 0)
