@@ -1,0 +1,96 @@
+/* trace.h — the per-message trace shared by the simulator (predicted) and the executor
+ * (measured), so the two can be compared row by row and any trace replayed.
+ *
+ * CSV, one row per message, with a header row naming the columns:
+ *   message,src,dst,bytes,phase,start_s,end_s,route,depends_on
+ * message: index of the message in its plan; src, dst: global ranks (GPUs); bytes: payload;
+ * phase: plan phase; start_s, end_s: when it started and finished, seconds from the start
+ * of the refit (empty when unknown); route: names of the links crossed, ';'-separated
+ * (empty for a local copy or when unknown); depends_on: message indices it waits for,
+ * ';'-separated. Lines starting with '#' before the header are metadata "# key: value"
+ * (source: simulated|measured, strategy, scenario, …).
+ *
+ * Reading accepts any subset of columns that includes src, dst and bytes, in any order, so
+ * traffic from other tools can be replayed; absent columns take defaults (message = row
+ * index, phase 0, times unknown, no route, no dependencies).
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+#define RS_TRACE_ERROR (rs_trace_error_quark())
+GQuark rs_trace_error_quark(void);
+
+typedef enum {
+    RS_TRACE_ERROR_IO,     /* the file could not be read or written */
+    RS_TRACE_ERROR_PARSE,  /* a malformed row or header; the message names file:line and column */
+} RsTraceError;
+
+typedef struct {
+    guint32 message;
+    guint32 src, dst;
+    guint64 size_bytes;
+    guint32 phase;
+    double start_s; /* NAN when unknown */
+    double end_s;   /* NAN when unknown */
+    char *route;    /* owned, "" when none */
+    GArray *depends_on; /* guint32 message indices; owned, never NULL */
+} RsTraceRow;
+
+typedef struct _RsTrace RsTrace;
+
+/** rs_trace_new: Returns: (transfer full): an empty trace. */
+RsTrace *rs_trace_new(void);
+void rs_trace_free(RsTrace *trace);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(RsTrace, rs_trace_free)
+
+/** rs_trace_set_meta: Sets metadata @key (a word) to @value (one line); copies both. */
+void rs_trace_set_meta(RsTrace *trace, const char *key, const char *value);
+/** rs_trace_get_meta: Returns: (transfer none) (nullable): the value of @key. */
+const char *rs_trace_get_meta(const RsTrace *trace, const char *key);
+
+/**
+ * rs_trace_add:
+ * @route: (nullable): link names, ';'-separated
+ * @depends_on: (array length=n_deps) (nullable): message indices
+ *
+ * Appends a row; strings and arrays are copied. Returns: (transfer none): the new row,
+ * valid until the next rs_trace_add.
+ */
+RsTraceRow *rs_trace_add(RsTrace *trace, guint32 message, guint32 src, guint32 dst,
+                         guint64 size_bytes, guint32 phase, double start_s, double end_s,
+                         const char *route, const guint32 *depends_on, guint n_deps);
+
+guint rs_trace_get_n_rows(const RsTrace *trace);
+/** rs_trace_get_row: Returns: (transfer none): row @index, alive as @trace. */
+const RsTraceRow *rs_trace_get_row(const RsTrace *trace, guint index);
+
+/**
+ * rs_trace_write_file:
+ * @path: destination; written to a temporary file and renamed, so a failure leaves no
+ *   half-written file
+ * @error: RS_TRACE_ERROR_IO
+ *
+ * Times are written with 9 significant digits. Returns: TRUE on success.
+ */
+gboolean rs_trace_write_file(const RsTrace *trace, const char *path, GError **error);
+
+/** rs_trace_to_string: Returns: (transfer full): the CSV text. */
+char *rs_trace_to_string(const RsTrace *trace);
+
+/**
+ * rs_trace_read_file:
+ * @error: RS_TRACE_ERROR_IO, or RS_TRACE_ERROR_PARSE "path:line: column bytes: \"x\" is not
+ *   a non-negative integer" (also for a missing src/dst/bytes column, a repeated or unknown
+ *   column, a wrong number of fields, or a dependency on a message not in the file)
+ *
+ * Returns: (transfer full): the trace, or NULL.
+ */
+RsTrace *rs_trace_read_file(const char *path, GError **error);
+
+/** rs_trace_read_string: as rs_trace_read_file(); @name is used in messages. */
+RsTrace *rs_trace_read_string(const char *text, const char *name, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,85 @@
+/* test-trace.c — the trace CSV round-trips, and bad files are refused with file:line. */
+#include "sim/trace.h"
+
+#include <math.h>
+#include <string.h>
+
+static void
+test_roundtrip(void)
+{
+    g_autoptr(RsTrace) t = rs_trace_new();
+    rs_trace_set_meta(t, "source", "simulated");
+    const guint32 deps[] = {0};
+    rs_trace_add(t, 0, 1, 2, 4096, 0, 0.0, 1.5e-6, "gpu1.nic-egress;gpu2.nic-ingress", NULL, 0);
+    rs_trace_add(t, 1, 2, 3, 4096, 1, NAN, NAN, NULL, deps, 1);
+    g_autofree char *text = rs_trace_to_string(t);
+    g_assert_cmpstr(text, ==,
+                    "# source: simulated\n"
+                    "message,src,dst,bytes,phase,start_s,end_s,route,depends_on\n"
+                    "0,1,2,4096,0,0,1.5e-06,gpu1.nic-egress;gpu2.nic-ingress,\n"
+                    "1,2,3,4096,1,,,,0\n");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTrace) back = rs_trace_read_string(text, "t.csv", &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(rs_trace_get_n_rows(back), ==, 2);
+    g_assert_cmpstr(rs_trace_get_meta(back, "source"), ==, "simulated");
+    const RsTraceRow *r = rs_trace_get_row(back, 1);
+    g_assert_cmpuint(r->src, ==, 2);
+    g_assert_true(isnan(r->start_s));
+    g_assert_cmpuint(r->depends_on->len, ==, 1);
+    g_assert_cmpfloat(rs_trace_get_row(back, 0)->end_s, ==, 1.5e-6);
+}
+
+static void
+test_minimal_columns(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTrace) t =
+        rs_trace_read_string("bytes,dst,src\n100,1,0\n200,0,1\n", "m.csv", &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(rs_trace_get_n_rows(t), ==, 2);
+    const RsTraceRow *r = rs_trace_get_row(t, 1);
+    g_assert_cmpuint(r->message, ==, 1);
+    g_assert_cmpuint(r->src, ==, 1);
+    g_assert_cmpuint(r->dst, ==, 0);
+    g_assert_cmpuint(r->size_bytes, ==, 200);
+}
+
+typedef struct {
+    const char *text;
+    const char *fragment;
+} BadCase;
+
+static const BadCase bad_cases[] = {
+    {"src,dst\n0,1\n", "m.csv:1: the header lacks the column \"bytes\""},
+    {"src,dst,bytes,color\n", "m.csv:1: unknown column \"color\""},
+    {"src,dst,bytes\n0,1,-5\n", "m.csv:2: column bytes: \"-5\""},
+    {"src,dst,bytes\n0,1\n", "m.csv:2: 2 fields, the header has 3"},
+    {"message,src,dst,bytes,depends_on\n0,0,1,5,7\n", "depends on message 7"},
+    {"", "no header row"},
+};
+
+static void
+test_bad(gconstpointer data)
+{
+    const BadCase *c = data;
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTrace) t = rs_trace_read_string(c->text, "m.csv", &error);
+    g_assert_null(t);
+    g_assert_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_PARSE);
+    if (strstr(error->message, c->fragment) == NULL)
+        g_error("\"%s\" lacks \"%s\"", error->message, c->fragment);
+}
+
+int
+main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/trace/roundtrip", test_roundtrip);
+    g_test_add_func("/trace/minimal-columns", test_minimal_columns);
+    for (guint i = 0; i < G_N_ELEMENTS(bad_cases); i++) {
+        g_autofree char *path = g_strdup_printf("/trace/bad/%u", i);
+        g_test_add_data_func(path, &bad_cases[i], test_bad);
+    }
+    return g_test_run();
+}
