@@ -190,7 +190,11 @@ run(int argc, char **argv)
         if (!strategies[s])
             continue;
         rs_cli_progress("planning %s ...", rs_strategy_get_name((RsStrategy)s));
-        g_autoptr(RsPlan) plan = rs_plan_build(build.refit, (RsStrategy)s, &error);
+        RsPlanOptions plan_options;
+        rs_plan_options_init(&plan_options, build.topology);
+        plan_options.domain_relays = g_getenv("RS_RELAYS") != NULL;
+        g_autoptr(RsPlan) plan =
+            rs_plan_build_full(build.refit, (RsStrategy)s, &plan_options, &error);
         if (plan == NULL) {
             code = rs_cli_fail(cmd, error, RS_EXIT_USAGE);
             break;

@@ -5,8 +5,9 @@
  * the ranks holding it (its replicas). Destinations intersect their boxes with the groups;
  * a strategy decides which replica sends each piece. Transfers are then sorted by
  * (phase, src, dst, tensor, box) so that each message is a contiguous run. */
-#include "sim/plan.h"
+#include "sim/plan-private.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 G_DEFINE_QUARK(rs-plan-error-quark, rs_plan_error)
@@ -14,27 +15,63 @@ G_DEFINE_QUARK(rs-plan-error-quark, rs_plan_error)
 struct _RsPlan {
     RsStrategy strategy;
     GArray *transfers;    /* RsTransfer, sorted by message */
-    GArray *messages;     /* RsMessage */
+    GArray *messages;     /* RsMessage, in the global order (phase, round, src, dst) */
     GArray *message_deps; /* guint */
     guint n_phases;
+    guint n_rounds;
     guint n_network_messages;
     guint64 bytes_moved;
     guint64 local_bytes;
+    guint64 max_round_staging_bytes;
 };
 
+#define DEFAULT_MAX_OPS_PER_GROUP 256
+#define DEFAULT_STRIPE_BYTES (G_GUINT64_CONSTANT(64) << 20)
+#define DEFAULT_STAGING_BYTES_NO_TOPOLOGY (G_GUINT64_CONSTANT(1) << 30)
+
+/* g_int64_hash folds the halves with XOR, so (high, low) keys such as (round, rank)
+ * collide massively; a multiplicative (Fibonacci) hash spreads them. */
+static guint
+u64_mix_hash(gconstpointer p)
+{
+    guint64 k = *(const guint64 *)p;
+    return (guint)((k * G_GUINT64_CONSTANT(0x9E3779B97F4A7C15)) >> 32);
+}
+
+void
+rs_plan_options_init(RsPlanOptions *options, const RsTopology *topology)
+{
+    memset(options, 0, sizeof *options);
+    options->topology = topology;
+}
+
+guint64
+rs_plan_options_get_staging_bytes(const RsPlanOptions *options)
+{
+    if (options != NULL && options->staging_bytes != 0)
+        return options->staging_bytes;
+    /* 1/16 of GPU memory: a bucket the size NeMo-RL and veRL use for weight sync (a few GB)
+     * on 80 GB parts, leaving the rest to the inference engine. */
+    if (options != NULL && options->topology != NULL &&
+        rs_topology_get_gpu_memory_bytes(options->topology) > 0)
+        return rs_topology_get_gpu_memory_bytes(options->topology) / 16;
+    return DEFAULT_STAGING_BYTES_NO_TOPOLOGY;
+}
+
+static guint
+options_max_ops(const RsPlanOptions *options)
+{
+    return options && options->max_ops_per_group ? options->max_ops_per_group
+                                                 : DEFAULT_MAX_OPS_PER_GROUP;
+}
+
+guint64
+rs_plan_options_get_stripe_bytes(const RsPlanOptions *options)
+{
+    return options && options->stripe_bytes ? options->stripe_bytes : DEFAULT_STRIPE_BYTES;
+}
+
 /* --- source groups --- */
-
-typedef struct {
-    RsBox box;
-    guint first_holder; /* into SourceGroups.holders */
-    guint n_holders;
-    guint next_replica; /* round-robin cursor */
-} SourceGroup;
-
-typedef struct {
-    GArray *groups;  /* SourceGroup */
-    GArray *holders; /* guint32 ranks, each group's run sorted ascending */
-} SourceGroups;
 
 static guint
 box_hash(gconstpointer p)
@@ -52,8 +89,8 @@ box_equal(gconstpointer a, gconstpointer b)
     return rs_box_is_equal(a, b);
 }
 
-static void
-source_groups_clear(SourceGroups *sg)
+void
+rs_source_groups_clear(RsSourceGroups *sg)
 {
     g_array_unref(sg->groups);
     g_array_unref(sg->holders);
@@ -62,10 +99,10 @@ source_groups_clear(SourceGroups *sg)
 /* Groups the boxes of @src by identical global box. When the layout does not guarantee
  * that distinct boxes are disjoint, later groups are cut down to what earlier groups do
  * not cover, so the groups always partition what the sources hold. */
-static void
-source_groups_build(SourceGroups *sg, const RsLayout *src)
+void
+rs_source_groups_build(RsSourceGroups *sg, const RsLayout *src)
 {
-    sg->groups = g_array_new(FALSE, FALSE, sizeof(SourceGroup));
+    sg->groups = g_array_new(FALSE, FALSE, sizeof(RsSourceGroup));
     sg->holders = g_array_new(FALSE, FALSE, sizeof(guint32));
     /* Keys are owned copies: the boxes array grows and would move borrowed keys. */
     g_autoptr(GHashTable) index = g_hash_table_new_full(box_hash, box_equal, g_free, NULL);
@@ -105,7 +142,7 @@ source_groups_build(SourceGroups *sg, const RsLayout *src)
             g_array_append_val(covered, *box);
         }
         for (guint p = 0; p < parts->len; p++) {
-            SourceGroup sgroup = {g_array_index(parts, RsBox, p), sg->holders->len, ranks->len, 0};
+            RsSourceGroup sgroup = {g_array_index(parts, RsBox, p), sg->holders->len, ranks->len, 0};
             g_array_append_vals(sg->holders, ranks->data, ranks->len);
             g_array_append_val(sg->groups, sgroup);
         }
@@ -114,13 +151,10 @@ source_groups_build(SourceGroups *sg, const RsLayout *src)
 
 /* --- building --- */
 
-typedef struct {
-    GArray *transfers;
-} Builder;
-
-static gint64
-emit(Builder *b, const RsRefitTensor *t, guint32 tensor_idx, guint32 src, guint32 dst,
-     guint32 phase, guint32 flags, gint64 depends_on, const RsBox *box)
+gint64
+rs_plan_builder_emit(RsPlanBuilder *b, const RsRefitTensor *t, guint32 tensor_idx, guint32 src,
+                     guint32 dst, guint32 phase, guint32 flags, gint64 depends_on,
+                     const RsBox *box)
 {
     RsTransfer tr;
     memset(&tr, 0, sizeof tr);
@@ -136,8 +170,71 @@ emit(Builder *b, const RsRefitTensor *t, guint32 tensor_idx, guint32 src, guint3
     return (gint64)b->transfers->len - 1;
 }
 
-static void
-set_uncovered_error(GError **error, const RsRefitTensor *t, guint32 dst, const RsBox *missing)
+guint
+rs_plan_split_box(const RsBox *box, guint elem_bytes, guint64 max_bytes, GArray *out)
+{
+    guint64 total = rs_box_get_n_elems(box) * elem_bytes;
+    if (total <= max_bytes || box->n_dims == 0) {
+        g_array_append_val(out, *box);
+        return 1;
+    }
+    /* The outermost dim d whose inner block (all indices of the dims after d) fits. */
+    guint64 inner = elem_bytes;
+    guint64 inner_of[RS_MAX_DIMS];
+    for (gint k = (gint)box->n_dims - 1; k >= 0; k--) {
+        inner_of[k] = inner;
+        inner *= (guint64)rs_box_get_count(box, (guint)k);
+    }
+    gint d = 0;
+    while (d < (gint)box->n_dims && inner_of[d] > max_bytes)
+        d++;
+    if (d == (gint)box->n_dims)
+        d = (gint)box->n_dims - 1; /* one element exceeds the bound: split to elements */
+    gint64 per_piece = (gint64)MAX(max_bytes / inner_of[d], 1);
+    /* Iterate the outer dims index by index, and dim d in runs of per_piece. */
+    gint64 k[RS_MAX_DIMS] = {0};
+    guint n = 0;
+    for (;;) {
+        for (gint64 start = 0; start < rs_box_get_count(box, (guint)d); start += per_piece) {
+            RsBox piece = *box;
+            for (gint o = 0; o < d; o++)
+                rs_box_set_dim(&piece, (guint)o, rs_box_get_index(box, (guint)o, k[o]), 1, 1);
+            gint64 count = MIN(per_piece, rs_box_get_count(box, (guint)d) - start);
+            rs_box_set_dim(&piece, (guint)d, rs_box_get_index(box, (guint)d, start), count,
+                           box->step[d]);
+            g_array_append_val(out, piece);
+            n++;
+        }
+        gint o = d - 1;
+        while (o >= 0 && ++k[o] == rs_box_get_count(box, (guint)o))
+            k[o--] = 0;
+        if (o < 0)
+            break;
+    }
+    return n;
+}
+
+guint
+rs_plan_builder_emit_split(RsPlanBuilder *b, const RsRefitTensor *t, guint32 tensor_idx,
+                           guint32 src, guint32 dst, guint32 phase, guint32 flags,
+                           const gint64 *depends_on, const RsBox *box, GArray *indices_out)
+{
+    g_autoptr(GArray) pieces = g_array_new(FALSE, FALSE, sizeof(RsBox));
+    guint64 max = src == dst ? G_MAXUINT64 : b->max_transfer_bytes;
+    guint n = rs_plan_split_box(box, rs_refit_tensor_get_elem_bytes(t), max, pieces);
+    for (guint i = 0; i < n; i++) {
+        gint64 idx = rs_plan_builder_emit(b, t, tensor_idx, src, dst, phase, flags,
+                                          depends_on ? depends_on[i] : -1,
+                                          &g_array_index(pieces, RsBox, i));
+        if (indices_out != NULL)
+            g_array_append_val(indices_out, idx);
+    }
+    return n;
+}
+
+void
+rs_plan_set_uncovered_error(GError **error, const RsRefitTensor *t, guint32 dst,
+                            const RsBox *missing)
 {
     g_autofree char *box = rs_box_format(missing);
     g_set_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_UNCOVERED,
@@ -145,10 +242,10 @@ set_uncovered_error(GError **error, const RsRefitTensor *t, guint32 dst, const R
 }
 
 static gboolean
-plan_direct_tensor(Builder *b, const RsRefitTensor *t, guint32 tensor_idx, GError **error)
+plan_direct_tensor(RsPlanBuilder *b, const RsRefitTensor *t, guint32 tensor_idx, GError **error)
 {
-    SourceGroups sg;
-    source_groups_build(&sg, t->src);
+    RsSourceGroups sg;
+    rs_source_groups_build(&sg, t->src);
     gboolean ok = TRUE;
     g_autoptr(GArray) remaining = g_array_new(FALSE, FALSE, sizeof(RsBox));
     for (guint i = 0; ok && i < rs_layout_get_n_ranks(t->dst); i++) {
@@ -168,12 +265,12 @@ plan_direct_tensor(Builder *b, const RsRefitTensor *t, guint32 tensor_idx, GErro
                     RsBox inter;
                     if (!rs_box_intersect(want, &own[o].box, &inter))
                         continue;
-                    emit(b, t, tensor_idx, rank, rank, 0, 0, -1, &inter);
+                    rs_plan_builder_emit(b, t, tensor_idx, rank, rank, 0, 0, -1, &inter);
                     rs_box_list_subtract(remaining, &own[o].box);
                 }
             }
             for (guint g = 0; g < sg.groups->len && remaining->len > 0; g++) {
-                SourceGroup *group = &g_array_index(sg.groups, SourceGroup, g);
+                RsSourceGroup *group = &g_array_index(sg.groups, RsSourceGroup, g);
                 gboolean used = FALSE;
                 for (guint r = 0; r < remaining->len; r++) {
                     RsBox inter;
@@ -183,34 +280,35 @@ plan_direct_tensor(Builder *b, const RsRefitTensor *t, guint32 tensor_idx, GErro
                     guint replica = group->next_replica++ % group->n_holders;
                     guint32 src =
                         g_array_index(sg.holders, guint32, group->first_holder + replica);
-                    emit(b, t, tensor_idx, src, rank, 0, 0, -1, &inter);
+                    rs_plan_builder_emit_split(b, t, tensor_idx, src, rank, 0, 0, NULL, &inter,
+                                               NULL);
                     used = TRUE;
                 }
                 if (used)
                     rs_box_list_subtract(remaining, &group->box);
             }
             if (remaining->len > 0) {
-                set_uncovered_error(error, t, rank, &g_array_index(remaining, RsBox, 0));
+                rs_plan_set_uncovered_error(error, t, rank, &g_array_index(remaining, RsBox, 0));
                 ok = FALSE;
             }
         }
     }
-    source_groups_clear(&sg);
+    rs_source_groups_clear(&sg);
     return ok;
 }
 
 static gboolean
-plan_gather_broadcast_tensor(Builder *b, const RsRefitTensor *t, guint32 tensor_idx,
+plan_gather_broadcast_tensor(RsPlanBuilder *b, const RsRefitTensor *t, guint32 tensor_idx,
                              GError **error)
 {
     if (rs_layout_get_n_elems(t->src) == 0)
         return TRUE;
-    SourceGroups sg;
-    source_groups_build(&sg, t->src);
+    RsSourceGroups sg;
+    rs_source_groups_build(&sg, t->src);
     /* Root: the lowest source rank holding any part of the tensor. */
     guint32 root = G_MAXUINT32;
     for (guint g = 0; g < sg.groups->len; g++) {
-        SourceGroup *group = &g_array_index(sg.groups, SourceGroup, g);
+        RsSourceGroup *group = &g_array_index(sg.groups, RsSourceGroup, g);
         root = MIN(root, g_array_index(sg.holders, guint32, group->first_holder));
     }
     RsBox full;
@@ -220,7 +318,7 @@ plan_gather_broadcast_tensor(Builder *b, const RsRefitTensor *t, guint32 tensor_
 
     /* Phase 0: gather the whole tensor into the root's staging buffer. */
     for (guint g = 0; g < sg.groups->len; g++) {
-        SourceGroup *group = &g_array_index(sg.groups, SourceGroup, g);
+        RsSourceGroup *group = &g_array_index(sg.groups, RsSourceGroup, g);
         const guint32 *holders = &g_array_index(sg.holders, guint32, group->first_holder);
         guint32 src = G_MAXUINT32;
         for (guint h = 0; h < group->n_holders; h++)
@@ -228,34 +326,52 @@ plan_gather_broadcast_tensor(Builder *b, const RsRefitTensor *t, guint32 tensor_
                 src = root;
         if (src == G_MAXUINT32)
             src = holders[group->next_replica++ % group->n_holders];
-        emit(b, t, tensor_idx, src, root, 0, RS_TRANSFER_TO_STAGING, -1, &group->box);
+        rs_plan_builder_emit_split(b, t, tensor_idx, src, root, 0, RS_TRANSFER_TO_STAGING, NULL,
+                                   &group->box, NULL);
         rs_box_list_subtract(missing, &group->box);
     }
-    source_groups_clear(&sg);
+    rs_source_groups_clear(&sg);
     if (missing->len > 0) {
-        set_uncovered_error(error, t, root, &g_array_index(missing, RsBox, 0));
+        rs_plan_set_uncovered_error(error, t, root, &g_array_index(missing, RsBox, 0));
         return FALSE;
     }
 
-    /* Phase 1: a chain root → d0 → d1 → … through every destination rank; each keeps
-     * its boxes from its staging copy. */
+    /* Phase 1: a chain root → d0 → d1 → … through every destination rank, in buckets;
+     * bucket i of a hop forwards bucket i of the previous hop; each rank keeps its boxes
+     * from its staging copy, bucket by bucket. */
+    g_autoptr(GArray) pieces = g_array_new(FALSE, FALSE, sizeof(RsBox));
+    guint n_pieces =
+        rs_plan_split_box(&full, rs_refit_tensor_get_elem_bytes(t), b->max_transfer_bytes, pieces);
+    g_autofree gint64 *prev_arrival = g_new(gint64, n_pieces);
+    g_autofree gint64 *arrival = g_new(gint64, n_pieces);
+    for (guint p = 0; p < n_pieces; p++)
+        prev_arrival[p] = -1;
     guint32 prev = root;
-    gint64 prev_transfer = -1;
     for (guint i = 0; i < rs_layout_get_n_ranks(t->dst); i++) {
         guint32 rank = rs_layout_get_rank(t->dst, i);
-        gint64 arrival = -1;
-        if (rank != root) {
-            arrival = emit(b, t, tensor_idx, prev, rank, 1,
-                           RS_TRANSFER_TO_STAGING | RS_TRANSFER_FROM_STAGING, prev_transfer,
-                           &full);
-            prev = rank;
-            prev_transfer = arrival;
+        for (guint p = 0; p < n_pieces; p++) {
+            arrival[p] = -1;
+            if (rank != root)
+                arrival[p] = rs_plan_builder_emit(
+                    b, t, tensor_idx, prev, rank, 1,
+                    RS_TRANSFER_TO_STAGING | RS_TRANSFER_FROM_STAGING, prev_arrival[p],
+                    &g_array_index(pieces, RsBox, p));
         }
         guint n_dst;
         const RsLocalBox *dst_boxes = rs_layout_get_boxes(t->dst, i, &n_dst);
-        for (guint db = 0; db < n_dst; db++)
-            emit(b, t, tensor_idx, rank, rank, 1, RS_TRANSFER_FROM_STAGING, arrival,
-                 &dst_boxes[db].box);
+        for (guint db = 0; db < n_dst; db++) {
+            for (guint p = 0; p < n_pieces; p++) {
+                RsBox keep;
+                if (rs_box_intersect(&dst_boxes[db].box, &g_array_index(pieces, RsBox, p),
+                                     &keep))
+                    rs_plan_builder_emit(b, t, tensor_idx, rank, rank, 1,
+                                         RS_TRANSFER_FROM_STAGING, arrival[p], &keep);
+            }
+        }
+        if (rank != root) {
+            prev = rank;
+            memcpy(prev_arrival, arrival, n_pieces * sizeof *arrival);
+        }
     }
     return TRUE;
 }
@@ -297,25 +413,109 @@ compare_uint(gconstpointer a, gconstpointer b)
     return cmp_u64(*(const guint *)a, *(const guint *)b);
 }
 
-/* Sorts transfers into message order, remaps depends_on, builds messages and their
- * dependency lists, and sums the bytes. */
-static void
-plan_finish(RsPlan *plan, GArray *raw)
+/* Rounds: per (round, rank) how many messages and bytes are placed. */
+typedef struct {
+    guint ops;
+    guint64 bytes;
+} RoundUse;
+
+typedef struct {
+    GHashTable *use;    /* (round << 32 | rank) → RoundUse* */
+    GHashTable *lowest; /* rank + 1 → first round that may have room */
+    guint max_ops;
+    guint64 max_bytes;
+    guint n_rounds;
+    guint64 max_used_bytes;
+} RoundPacker;
+
+static RoundUse *
+round_use(RoundPacker *rp, guint round, guint32 rank, gboolean create)
 {
+    guint64 key = ((guint64)round << 32) | rank;
+    RoundUse *u = g_hash_table_lookup(rp->use, &key);
+    if (u == NULL && create) {
+        u = g_new0(RoundUse, 1);
+        g_hash_table_insert(rp->use, g_memdup2(&key, sizeof key), u);
+    }
+    return u;
+}
+
+static gboolean
+round_has_room(RoundPacker *rp, guint round, guint32 rank, guint64 bytes)
+{
+    RoundUse *u = round_use(rp, round, rank, FALSE);
+    return u == NULL || (u->ops < rp->max_ops && u->bytes + bytes <= rp->max_bytes);
+}
+
+static guint
+lowest_round(RoundPacker *rp, guint32 rank)
+{
+    return GPOINTER_TO_UINT(g_hash_table_lookup(rp->lowest, GUINT_TO_POINTER(rank + 1)));
+}
+
+/* Places a message of @bytes between @src and @dst in the first round >= @min_round where
+ * both have room (first fit), and returns it. */
+static guint
+round_place(RoundPacker *rp, guint32 src, guint32 dst, guint64 bytes, guint min_round)
+{
+    guint r = MAX(min_round, MAX(lowest_round(rp, src), lowest_round(rp, dst)));
+    while (!round_has_room(rp, r, src, bytes) || !round_has_room(rp, r, dst, bytes))
+        r++;
+    guint32 ranks[2] = {src, dst};
+    for (guint k = 0; k < 2; k++) {
+        RoundUse *u = round_use(rp, r, ranks[k], TRUE);
+        u->ops++;
+        u->bytes += bytes;
+        rp->max_used_bytes = MAX(rp->max_used_bytes, u->bytes);
+        /* Advance the rank's lowest open round past rounds that are full. */
+        guint low = lowest_round(rp, ranks[k]);
+        while (low <= r) {
+            RoundUse *lu = round_use(rp, low, ranks[k], FALSE);
+            if (lu == NULL || (lu->ops < rp->max_ops && lu->bytes < rp->max_bytes))
+                break;
+            low++;
+        }
+        g_hash_table_insert(rp->lowest, GUINT_TO_POINTER(ranks[k] + 1), GUINT_TO_POINTER(low));
+    }
+    rp->n_rounds = MAX(rp->n_rounds, r + 1);
+    return r;
+}
+
+static gint
+message_order_compare(gconstpointer pa, gconstpointer pb)
+{
+    const RsMessage *a = pa, *b = pb;
+    gint c = cmp_u64(a->phase, b->phase);
+    if (c == 0)
+        c = cmp_u64(a->round, b->round);
+    if (c == 0)
+        c = cmp_u64(a->src, b->src);
+    if (c == 0)
+        c = cmp_u64(a->dst, b->dst);
+    return c != 0 ? c : cmp_u64(a->first_transfer, b->first_transfer);
+}
+
+/* Sorts transfers into message order, coalesces them into buckets of at most the staging
+ * bound, places the messages in rounds, puts messages and transfers in the global order,
+ * remaps depends_on, and records message dependencies and byte totals. */
+static void
+plan_finish(RsPlan *plan, GArray *raw, const RsPlanOptions *options)
+{
+    guint64 staging = rs_plan_options_get_staging_bytes(options);
     guint n = raw->len;
     g_autofree guint *order = g_new(guint, n);
     for (guint i = 0; i < n; i++)
         order[i] = i;
     g_qsort_with_data(order, (gint)n, sizeof(guint), transfer_compare, raw->data);
-    g_autofree guint *new_index = g_new(guint, n);
+    g_autofree guint *sorted_index = g_new(guint, n);
     for (guint i = 0; i < n; i++)
-        new_index[order[i]] = i;
-    plan->transfers = g_array_sized_new(FALSE, FALSE, sizeof(RsTransfer), n);
+        sorted_index[order[i]] = i;
+    g_autoptr(GArray) sorted = g_array_sized_new(FALSE, FALSE, sizeof(RsTransfer), n);
     for (guint i = 0; i < n; i++) {
         RsTransfer tr = g_array_index(raw, RsTransfer, order[i]);
         if (tr.depends_on >= 0)
-            tr.depends_on = new_index[tr.depends_on];
-        g_array_append_val(plan->transfers, tr);
+            tr.depends_on = sorted_index[tr.depends_on];
+        g_array_append_val(sorted, tr);
         if (tr.src != tr.dst)
             plan->bytes_moved += tr.size_bytes;
         else
@@ -323,63 +523,185 @@ plan_finish(RsPlan *plan, GArray *raw)
         plan->n_phases = MAX(plan->n_phases, tr.phase + 1);
     }
 
-    plan->messages = g_array_new(FALSE, FALSE, sizeof(RsMessage));
+    /* Buckets: consecutive transfers of one (phase, src, dst) while they fit. */
+    g_autoptr(GArray) messages = g_array_new(FALSE, FALSE, sizeof(RsMessage));
     g_autofree guint *message_of = g_new(guint, n);
     for (guint i = 0; i < n;) {
-        const RsTransfer *first = &g_array_index(plan->transfers, RsTransfer, i);
-        RsMessage m = {first->src, first->dst, first->phase, i, 0, 0, 0, 0};
+        const RsTransfer *first = &g_array_index(sorted, RsTransfer, i);
+        RsMessage m = {first->src, first->dst, first->phase, 0, i, 0, 0, 0, 0};
         guint j = i;
         for (; j < n; j++) {
-            const RsTransfer *tr = &g_array_index(plan->transfers, RsTransfer, j);
+            const RsTransfer *tr = &g_array_index(sorted, RsTransfer, j);
             if (tr->src != m.src || tr->dst != m.dst || tr->phase != m.phase)
                 break;
+            if (m.src != m.dst && j > i && m.size_bytes + tr->size_bytes > staging)
+                break;
             m.size_bytes += tr->size_bytes;
-            message_of[j] = plan->messages->len;
+            message_of[j] = messages->len;
         }
         m.n_transfers = j - i;
-        g_array_append_val(plan->messages, m);
-        if (m.src != m.dst)
-            plan->n_network_messages++;
+        g_array_append_val(messages, m);
         i = j;
     }
 
-    plan->message_deps = g_array_new(FALSE, FALSE, sizeof(guint));
-    g_autoptr(GArray) deps = g_array_new(FALSE, FALSE, sizeof(guint));
-    for (guint mi = 0; mi < plan->messages->len; mi++) {
-        RsMessage *m = &g_array_index(plan->messages, RsMessage, mi);
-        g_array_set_size(deps, 0);
+    /* Dependencies between messages: deps[m] lists message ids, sorted and unique. */
+    g_autoptr(GPtrArray) deps = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    for (guint mi = 0; mi < messages->len; mi++) {
+        RsMessage *m = &g_array_index(messages, RsMessage, mi);
+        GArray *d = g_array_new(FALSE, FALSE, sizeof(guint));
         for (guint k = 0; k < m->n_transfers; k++) {
-            const RsTransfer *tr = &g_array_index(plan->transfers, RsTransfer, m->first_transfer + k);
+            const RsTransfer *tr = &g_array_index(sorted, RsTransfer, m->first_transfer + k);
             if (tr->depends_on < 0)
                 continue;
             guint dm = message_of[tr->depends_on];
             if (dm != mi)
-                g_array_append_val(deps, dm);
+                g_array_append_val(d, dm);
         }
-        g_array_sort(deps, compare_uint);
-        m->first_dep = plan->message_deps->len;
-        for (guint k = 0; k < deps->len; k++) {
-            guint d = g_array_index(deps, guint, k);
-            if (k > 0 && d == g_array_index(deps, guint, k - 1))
-                continue;
-            g_array_append_val(plan->message_deps, d);
+        g_array_sort(d, compare_uint);
+        guint w = 0;
+        for (guint k = 0; k < d->len; k++)
+            if (k == 0 || g_array_index(d, guint, k) != g_array_index(d, guint, w - 1))
+                g_array_index(d, guint, w++) = g_array_index(d, guint, k);
+        g_array_set_size(d, w);
+        g_ptr_array_add(deps, d);
+    }
+
+    /* Rounds. Kahn's algorithm per phase: a message becomes ready when all its dependencies
+     * are placed; ready messages are placed in message order, after their dependencies'
+     * rounds and after every round of earlier phases. */
+    RoundPacker rp = {g_hash_table_new_full(u64_mix_hash, g_int64_equal, g_free, g_free),
+                      g_hash_table_new(g_direct_hash, g_direct_equal), options_max_ops(options),
+                      staging, 0, 0};
+    g_autofree guint *waiting = g_new0(guint, messages->len);
+    g_autoptr(GPtrArray) dependents = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    for (guint mi = 0; mi < messages->len; mi++)
+        g_ptr_array_add(dependents, g_array_new(FALSE, FALSE, sizeof(guint)));
+    for (guint mi = 0; mi < messages->len; mi++) {
+        GArray *d = g_ptr_array_index(deps, mi);
+        waiting[mi] = d->len;
+        for (guint k = 0; k < d->len; k++)
+            g_array_append_val(g_ptr_array_index(dependents, g_array_index(d, guint, k)), mi);
+    }
+    guint n_placed = 0, phase_first_round = 0;
+    g_autoptr(GQueue) ready = g_queue_new();
+    for (guint phase = 0; phase < plan->n_phases; phase++) {
+        for (guint mi = 0; mi < messages->len; mi++)
+            if (g_array_index(messages, RsMessage, mi).phase == phase && waiting[mi] == 0)
+                g_queue_push_tail(ready, GUINT_TO_POINTER(mi));
+        while (!g_queue_is_empty(ready)) {
+            guint mi = GPOINTER_TO_UINT(g_queue_pop_head(ready));
+            RsMessage *m = &g_array_index(messages, RsMessage, mi);
+            GArray *d = g_ptr_array_index(deps, mi);
+            guint min_round = phase_first_round;
+            for (guint k = 0; k < d->len; k++)
+                min_round = MAX(min_round,
+                                g_array_index(messages, RsMessage, g_array_index(d, guint, k))
+                                        .round + 1);
+            if (m->src == m->dst) {
+                m->round = min_round;
+                rp.n_rounds = MAX(rp.n_rounds, min_round + 1);
+            } else {
+                m->round = round_place(&rp, m->src, m->dst, m->size_bytes, min_round);
+            }
+            n_placed++;
+            GArray *next = g_ptr_array_index(dependents, mi);
+            for (guint k = 0; k < next->len; k++) {
+                guint nm = g_array_index(next, guint, k);
+                /* Dependents in the same phase become ready here; later phases wait. */
+                if (--waiting[nm] == 0 && g_array_index(messages, RsMessage, nm).phase == phase)
+                    g_queue_push_tail(ready, GUINT_TO_POINTER(nm));
+            }
         }
-        m->n_deps = plan->message_deps->len - m->first_dep;
+        phase_first_round = rp.n_rounds;
+    }
+    g_assert(n_placed == messages->len); /* dependencies never form a cycle */
+    plan->n_rounds = rp.n_rounds;
+    plan->max_round_staging_bytes = rp.max_used_bytes;
+    g_hash_table_unref(rp.use);
+    g_hash_table_unref(rp.lowest);
+
+    /* The global order: messages by (phase, round, src, dst); transfers follow. */
+    g_autofree guint *msg_order = g_new(guint, messages->len);
+    g_autoptr(GArray) ordered = g_array_sized_new(FALSE, FALSE, sizeof(RsMessage), messages->len);
+    g_array_append_vals(ordered, messages->data, messages->len);
+    g_array_sort(ordered, message_order_compare);
+    /* first_transfer is unique per message, so it identifies the message. */
+    g_autoptr(GHashTable) by_first = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (guint mi = 0; mi < messages->len; mi++)
+        g_hash_table_insert(
+            by_first, GUINT_TO_POINTER(g_array_index(messages, RsMessage, mi).first_transfer + 1),
+            GUINT_TO_POINTER(mi));
+    g_autofree guint *new_message_index = g_new(guint, messages->len);
+    for (guint k = 0; k < ordered->len; k++) {
+        guint old = GPOINTER_TO_UINT(g_hash_table_lookup(
+            by_first, GUINT_TO_POINTER(g_array_index(ordered, RsMessage, k).first_transfer + 1)));
+        msg_order[k] = old;
+        new_message_index[old] = k;
+    }
+    g_autofree guint *final_index = g_new(guint, n);
+    plan->transfers = g_array_sized_new(FALSE, FALSE, sizeof(RsTransfer), n);
+    plan->messages = g_array_sized_new(FALSE, FALSE, sizeof(RsMessage), messages->len);
+    plan->message_deps = g_array_new(FALSE, FALSE, sizeof(guint));
+    for (guint k = 0; k < ordered->len; k++) {
+        RsMessage m = g_array_index(ordered, RsMessage, k);
+        guint first = plan->transfers->len;
+        for (guint t = 0; t < m.n_transfers; t++) {
+            final_index[m.first_transfer + t] = plan->transfers->len;
+            g_array_append_val(plan->transfers,
+                               g_array_index(sorted, RsTransfer, m.first_transfer + t));
+        }
+        GArray *d = g_ptr_array_index(deps, msg_order[k]);
+        m.first_transfer = first;
+        m.first_dep = plan->message_deps->len;
+        for (guint t = 0; t < d->len; t++) {
+            guint nd = new_message_index[g_array_index(d, guint, t)];
+            g_array_append_val(plan->message_deps, nd);
+        }
+        m.n_deps = d->len;
+        if (m.n_deps > 1)
+            qsort(&g_array_index(plan->message_deps, guint, m.first_dep), m.n_deps,
+                  sizeof(guint), compare_uint);
+        g_array_append_val(plan->messages, m);
+        if (m.src != m.dst)
+            plan->n_network_messages++;
+    }
+    for (guint i = 0; i < n; i++) {
+        RsTransfer *tr = &g_array_index(plan->transfers, RsTransfer, i);
+        if (tr->depends_on >= 0)
+            tr->depends_on = final_index[tr->depends_on];
     }
 }
 
 RsPlan *
 rs_plan_build(const RsRefit *refit, RsStrategy strategy, GError **error)
 {
+    return rs_plan_build_full(refit, strategy, NULL, error);
+}
+
+RsPlan *
+rs_plan_build_full(const RsRefit *refit, RsStrategy strategy, const RsPlanOptions *options,
+                   GError **error)
+{
     g_return_val_if_fail(strategy < RS_STRATEGY_N, NULL);
-    Builder b = {g_array_new(FALSE, FALSE, sizeof(RsTransfer))};
+    RsPlanBuilder b = {g_array_new(FALSE, FALSE, sizeof(RsTransfer)),
+                       rs_plan_options_get_staging_bytes(options)};
     gboolean ok = TRUE;
-    for (guint i = 0; ok && i < rs_refit_get_n_tensors(refit); i++) {
-        const RsRefitTensor *t = rs_refit_get_tensor(refit, i);
-        if (strategy == RS_STRATEGY_DIRECT)
-            ok = plan_direct_tensor(&b, t, i, error);
-        else
-            ok = plan_gather_broadcast_tensor(&b, t, i, error);
+    if (strategy == RS_STRATEGY_NODE_AWARE || strategy == RS_STRATEGY_HIERARCHICAL) {
+        if (options == NULL || options->topology == NULL) {
+            g_set_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_INVALID,
+                        "strategy %s needs a topology", rs_strategy_get_name(strategy));
+            ok = FALSE;
+        } else {
+            ok = rs_plan_balance_build(&b, refit, strategy, options, error);
+        }
+    } else {
+        for (guint i = 0; ok && i < rs_refit_get_n_tensors(refit); i++) {
+            const RsRefitTensor *t = rs_refit_get_tensor(refit, i);
+            if (strategy == RS_STRATEGY_DIRECT)
+                ok = plan_direct_tensor(&b, t, i, error);
+            else
+                ok = plan_gather_broadcast_tensor(&b, t, i, error);
+        }
     }
     if (!ok) {
         g_array_unref(b.transfers);
@@ -387,7 +709,7 @@ rs_plan_build(const RsRefit *refit, RsStrategy strategy, GError **error)
     }
     RsPlan *plan = g_new0(RsPlan, 1);
     plan->strategy = strategy;
-    plan_finish(plan, b.transfers);
+    plan_finish(plan, b.transfers, options);
     g_array_unref(b.transfers);
     return plan;
 }
@@ -450,6 +772,18 @@ rs_plan_get_message_deps(const RsPlan *plan, const RsMessage *message)
 }
 
 guint
+rs_plan_get_n_rounds(const RsPlan *plan)
+{
+    return plan->n_rounds;
+}
+
+guint64
+rs_plan_get_max_round_staging_bytes(const RsPlan *plan)
+{
+    return plan->max_round_staging_bytes;
+}
+
+guint
 rs_plan_get_n_phases(const RsPlan *plan)
 {
     return plan->n_phases;
@@ -473,6 +807,8 @@ rs_strategy_get_name(RsStrategy strategy)
     static const char *const names[RS_STRATEGY_N] = {
         [RS_STRATEGY_GATHER_BROADCAST] = "gather-broadcast",
         [RS_STRATEGY_DIRECT] = "direct",
+        [RS_STRATEGY_NODE_AWARE] = "node-aware",
+        [RS_STRATEGY_HIERARCHICAL] = "hierarchical",
     };
     g_return_val_if_fail(strategy < RS_STRATEGY_N, "invalid");
     return names[strategy];
@@ -572,7 +908,7 @@ gboolean
 rs_plan_check(const RsPlan *plan, const RsRefit *refit, GError **error)
 {
     guint n = plan->transfers->len;
-    g_autoptr(GHashTable) fills = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
+    g_autoptr(GHashTable) fills = g_hash_table_new_full(u64_mix_hash, g_int64_equal, g_free,
                                                         (GDestroyNotify)g_array_unref);
     for (guint i = 0; i < n; i++) {
         const RsTransfer *tr = rs_plan_get_transfer(plan, i);
@@ -600,7 +936,15 @@ rs_plan_check(const RsPlan *plan, const RsRefit *refit, GError **error)
             return check_fail(error, refit, tr, "empty box or box outside the tensor");
         if (tr->size_bytes != n_elems * rs_refit_tensor_get_elem_bytes(t))
             return check_fail(error, refit, tr, "size_bytes does not match the box");
-        if (tr->flags & RS_TRANSFER_FROM_STAGING) {
+        if (tr->flags & RS_TRANSFER_FROM_DESTINATION) {
+            const RsTransfer *dep =
+                tr->depends_on >= 0 ? rs_plan_get_transfer(plan, (guint)tr->depends_on) : NULL;
+            if (dep == NULL || dep->dst != tr->src || (dep->flags & RS_TRANSFER_TO_STAGING) ||
+                dep->tensor_idx != tr->tensor_idx || dep->phase > tr->phase ||
+                !rs_box_is_within(&tr->box, &dep->box))
+                return check_fail(error, refit, tr,
+                                  "relays bytes its dependency did not deliver to its shard");
+        } else if (tr->flags & RS_TRANSFER_FROM_STAGING) {
             if (tr->depends_on >= 0) {
                 const RsTransfer *dep = rs_plan_get_transfer(plan, (guint)tr->depends_on);
                 if (dep->dst != tr->src || !(dep->flags & RS_TRANSFER_TO_STAGING) ||

@@ -14,6 +14,7 @@
 
 #include "sim/box.h"
 #include "sim/refit.h"
+#include "sim/topology.h"
 
 G_BEGIN_DECLS
 
@@ -29,6 +30,8 @@ typedef enum {
 typedef enum {
     RS_STRATEGY_GATHER_BROADCAST,
     RS_STRATEGY_DIRECT,
+    RS_STRATEGY_NODE_AWARE,
+    RS_STRATEGY_HIERARCHICAL,
     RS_STRATEGY_N
 } RsStrategy;
 
@@ -38,6 +41,9 @@ typedef enum {
     RS_TRANSFER_TO_STAGING = 1 << 0,
     /* The sender reads from its staging buffer, not from its source shard. */
     RS_TRANSFER_FROM_STAGING = 1 << 1,
+    /* The sender reads from its destination shard, where its dependency (depends_on)
+     * delivered the box earlier: a relay of the hierarchical strategy. */
+    RS_TRANSFER_FROM_DESTINATION = 1 << 2,
 } RsTransferFlags;
 
 typedef struct {
@@ -53,6 +59,7 @@ typedef struct {
 
 typedef struct {
     guint32 src, dst, phase;
+    guint32 round;        /* the group of operations every rank posts together, see below */
     guint first_transfer; /* transfers of a message are contiguous, sorted by tensor */
     guint n_transfers;
     guint64 size_bytes;
@@ -61,6 +68,50 @@ typedef struct {
 } RsMessage;
 
 typedef struct _RsPlan RsPlan;
+
+/*
+ * Options of the planner.
+ *
+ * Memory: the transfers of one (src, dst, phase) are coalesced into messages (buckets) of at
+ * most @staging_bytes; a transfer larger than that is split along its outermost dim with
+ * more than one index. Messages are then placed in rounds, in one global order: a round is
+ * the set of messages every rank posts as one group of non-blocking sends and receives;
+ * in a round each rank takes part in at most @max_ops_per_group messages whose sizes sum
+ * to at most @staging_bytes (its pack and receive buffers), and a relay message comes in a
+ * later round than the messages it forwards. Rounds of a phase follow those of earlier
+ * phases. Local copies (src == dst) need no staging and are placed after their
+ * dependencies.
+ */
+typedef struct {
+    /* The cluster; node-aware and hierarchical need it (NULL otherwise allowed). */
+    const RsTopology *topology;
+    /* Bucket bound and per-rank memory bound per round, bytes; 0 picks the default: 1/16 of
+     * the topology's GPU memory (5.4 GB on an 80 GiB H100), or 1 GiB without topology. */
+    guint64 staging_bytes;
+    /* Most messages one rank posts in one round; 0 picks 256. */
+    guint max_ops_per_group;
+    /* node-aware and hierarchical: a piece whose bytes (over all tensors sharing its
+     * layouts) exceed this is split into stripes, each from its own replica; 0 picks
+     * 64 MiB; G_MAXUINT64 disables striping. */
+    guint64 stripe_bytes;
+    /* hierarchical: an NVLink domain that received a piece may forward it to another
+     * domain that needs the same piece (a tree of domains) instead of every domain pulling
+     * from the source replicas. */
+    gboolean domain_relays;
+} RsPlanOptions;
+
+/**
+ * rs_plan_options_init:
+ * @options: (out caller-allocates): options to fill with the defaults
+ * @topology: (nullable): the cluster
+ */
+void rs_plan_options_init(RsPlanOptions *options, const RsTopology *topology);
+
+/**
+ * rs_plan_options_get_staging_bytes:
+ * Returns: the staging bound in effect for @options (the default resolved), bytes.
+ */
+guint64 rs_plan_options_get_staging_bytes(const RsPlanOptions *options);
 
 /**
  * rs_plan_build:
@@ -80,6 +131,48 @@ typedef struct _RsPlan RsPlan;
  * Returns: (transfer full): the plan, or NULL on error.
  */
 RsPlan *rs_plan_build(const RsRefit *refit, RsStrategy strategy, GError **error);
+
+/**
+ * rs_plan_build_full:
+ * @refit: tensors with source and destination layouts
+ * @strategy: gather-broadcast and direct as rs_plan_build(); and
+ *   RS_STRATEGY_NODE_AWARE: each piece a destination needs (minus what it holds) comes from
+ *   the source replica whose route is least loaded after adding it: a replica in the
+ *   destination's NVLink domain first, then one on its rail, then the least-loaded NIC.
+ *   Loads are bytes per link over link capacity, accumulated over all tensors of the refit,
+ *   pieces taken largest first; pieces above options->stripe_bytes are split into stripes
+ *   chosen independently (striping over replicas).
+ *   RS_STRATEGY_HIERARCHICAL: per destination NVLink domain, the bytes the domain's ranks
+ *   need are split into atoms (disjoint boxes with the set of ranks needing each); each atom
+ *   crosses the scale-out fabric once, to a leader among the ranks needing it chosen to
+ *   balance link loads, which forwards it over NVLink along a tree (fan-out 2) to the
+ *   others (relays, FROM_DESTINATION); with options->domain_relays, a leader that holds an
+ *   atom may also serve the same atom to another domain. Network bytes are exactly
+ *   Σ atoms × destination domains needing them.
+ *   Tensors with the same (source layout, destination layout, element size) — the layers
+ *   of a model — are planned once, with loads weighted by their number, and the plan is
+ *   reused for each.
+ * @options: (nullable): see RsPlanOptions; node-aware and hierarchical need a topology
+ * @error: RS_PLAN_ERROR_UNCOVERED; RS_PLAN_ERROR_INVALID when a strategy needs a topology
+ *   and none is given, or a rank is not a GPU of it
+ *
+ * Deterministic. Node-aware and hierarchical: O(units × replicas × route length) after
+ * sorting the units, where units are pieces (node-aware) or atoms per domain.
+ *
+ * Returns: (transfer full): the plan, or NULL on error.
+ */
+RsPlan *rs_plan_build_full(const RsRefit *refit, RsStrategy strategy,
+                           const RsPlanOptions *options, GError **error);
+
+/** rs_plan_get_n_rounds: Returns: the number of rounds (see RsPlanOptions). */
+guint rs_plan_get_n_rounds(const RsPlan *plan);
+
+/**
+ * rs_plan_get_max_round_staging_bytes:
+ * Returns: the largest sum of message sizes one rank takes part in within one round: the
+ * extra memory the plan needs per rank, bytes.
+ */
+guint64 rs_plan_get_max_round_staging_bytes(const RsPlan *plan);
 
 void rs_plan_free(RsPlan *plan);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(RsPlan, rs_plan_free)
@@ -112,7 +205,8 @@ guint64 rs_plan_get_local_bytes(const RsPlan *plan);
  * exactly once (by a transfer not flagged TO_STAGING), inside the destination's boxes;
  * every transfer's source holds its box, in its source shard or (FROM_STAGING) in a
  * staging buffer filled by an earlier transfer (its depends_on, or the TO_STAGING
- * transfers of earlier phases); no network transfer into a destination shard carries
+ * transfers of earlier phases), or (FROM_DESTINATION) in its destination shard where its
+ * depends_on delivered it; no network transfer into a destination shard carries
  * elements the destination already holds in its source shard.
  * O(n_transfers × log + Σ per (tensor, dst) pieces²).
  *
@@ -120,7 +214,8 @@ guint64 rs_plan_get_local_bytes(const RsPlan *plan);
  */
 gboolean rs_plan_check(const RsPlan *plan, const RsRefit *refit, GError **error);
 
-/** rs_strategy_get_name: Returns: (transfer none): "gather-broadcast", "direct". */
+/** rs_strategy_get_name: Returns: (transfer none): "gather-broadcast", "direct",
+ * "node-aware", "hierarchical". */
 const char *rs_strategy_get_name(RsStrategy strategy);
 
 /**

@@ -6,6 +6,7 @@
  * transfer of a plan element by element. */
 #include "sim/layout.h"
 #include "sim/plan.h"
+#include "sim/topology.h"
 
 #include <string.h>
 
@@ -190,9 +191,19 @@ replay_plan(const RsPlan *plan, const RefLayout *src, const RefLayout *dst, guin
                     continue;
                 if (tr->depends_on >= 0 && !done[tr->depends_on])
                     continue;
-                r.check = (tr->flags & RS_TRANSFER_FROM_STAGING)
-                              ? table_array(r.staging, tr->src, sizeof(gboolean), r.n_elems)
-                              : ref_holds(src, tr->src);
+                g_autofree gboolean *delivered = NULL;
+                if (tr->flags & RS_TRANSFER_FROM_DESTINATION) {
+                    /* A relay reads what was delivered to its own destination shard. */
+                    const guint *got = table_array(r.received, tr->src, sizeof(guint), r.n_elems);
+                    delivered = g_new0(gboolean, MAX(r.n_elems, 1));
+                    for (guint64 e = 0; e < r.n_elems; e++)
+                        delivered[e] = got[e] > 0;
+                    r.check = delivered;
+                } else {
+                    r.check = (tr->flags & RS_TRANSFER_FROM_STAGING)
+                                  ? table_array(r.staging, tr->src, sizeof(gboolean), r.n_elems)
+                                  : ref_holds(src, tr->src);
+                }
                 if (r.check == NULL) {
                     failure = g_strdup_printf("transfer %u: source %u holds nothing", i, tr->src);
                     break;
@@ -318,9 +329,27 @@ side_layout(const RandomSide *side, guint n_dims, const gint64 *shape, RefLayout
     return layout;
 }
 
+/* The strategies of the random test: the four planners, hierarchical also with domain
+ * relays, each with a small staging bound so buckets and rounds are exercised. */
+typedef struct {
+    RsStrategy strategy;
+    gboolean domain_relays;
+} RandomStrategy;
+
+static const RandomStrategy random_strategies[] = {
+    {RS_STRATEGY_GATHER_BROADCAST, FALSE}, {RS_STRATEGY_DIRECT, FALSE},
+    {RS_STRATEGY_NODE_AWARE, FALSE},       {RS_STRATEGY_HIERARCHICAL, FALSE},
+    {RS_STRATEGY_HIERARCHICAL, TRUE},
+};
+
 static void
 test_random_cases(void)
 {
+    g_autoptr(GError) topo_error = NULL;
+    g_autofree char *topo_path = g_test_build_filename(G_TEST_DIST, "data", "two-node.yaml", NULL);
+    RsTopologyOverrides ov = {64}; /* 128 GPUs in NVLink domains of 2 */
+    g_autoptr(RsTopology) topo = rs_topology_load_file(topo_path, &ov, &topo_error);
+    g_assert_no_error(topo_error);
     g_autoptr(GRand) rng = g_rand_new_with_seed(20261129);
     const guint n_cases = 1200;
     for (guint c = 0; c < n_cases; c++) {
@@ -359,20 +388,29 @@ test_random_cases(void)
         g_autoptr(GError) error = NULL;
         RsDtype dtype = c % 2 ? RS_DTYPE_BF16 : RS_DTYPE_F32;
         g_assert_true(rs_refit_add_tensor(refit, "t", dtype, src, dst, &error));
-        for (guint s = 0; s < RS_STRATEGY_N; s++) {
-            g_autoptr(RsPlan) plan = rs_plan_build(refit, (RsStrategy)s, &error);
+        for (guint k = 0; k < G_N_ELEMENTS(random_strategies); k++) {
+            RsStrategy s = random_strategies[k].strategy;
+            RsPlanOptions options;
+            rs_plan_options_init(&options, topo);
+            options.domain_relays = random_strategies[k].domain_relays;
+            /* Buckets of a few elements: transfers split, messages coalesce, rounds fill. */
+            options.staging_bytes = 4 * (guint64)g_rand_int_range(rng, 1, 8);
+            options.max_ops_per_group = (guint)g_rand_int_range(rng, 1, 4);
+            options.stripe_bytes = 8 * (guint64)g_rand_int_range(rng, 1, 4);
+            g_autoptr(RsPlan) plan = rs_plan_build_full(refit, s, &options, &error);
             g_assert_no_error(error);
             if (!rs_plan_check(plan, refit, &error))
-                g_error("case %u %s: checker: %s", c, rs_strategy_get_name((RsStrategy)s),
-                        error->message);
+                g_error("case %u %s: checker: %s", c, rs_strategy_get_name(s), error->message);
+            g_assert_cmpuint(rs_plan_get_max_round_staging_bytes(plan), <=,
+                             options.staging_bytes);
             g_autofree char *failure =
                 replay_plan(plan, src_ref, dst_ref, rs_dtype_get_size_bytes(dtype),
-                            s == RS_STRATEGY_DIRECT);
+                            s != RS_STRATEGY_GATHER_BROADCAST);
             if (failure != NULL) {
                 g_autofree char *sl = rs_layout_format(src);
                 g_autofree char *dl = rs_layout_format(dst);
-                g_error("case %u %s (%s -> %s): %s", c, rs_strategy_get_name((RsStrategy)s), sl,
-                        dl, failure);
+                g_error("case %u %s (%s -> %s): %s", c, rs_strategy_get_name(s), sl, dl,
+                        failure);
             }
         }
         ref_layout_free(src_ref);
