@@ -171,8 +171,11 @@ test_bound_below_estimates(void)
     g_autoptr(GError) error = NULL;
     RsLowerBound b;
     g_assert_true(rs_lower_bound_compute(refit, topo, &b, &error));
+    RsPlanOptions options;
+    rs_plan_options_init(&options, topo);
     for (guint s = 0; s < RS_STRATEGY_N; s++) {
-        g_autoptr(RsPlan) plan = rs_plan_build(refit, (RsStrategy)s, &error);
+        g_autoptr(RsPlan) plan = rs_plan_build_full(refit, (RsStrategy)s, &options, &error);
+        g_assert_no_error(error);
         RsCostEstimate c;
         g_assert_true(rs_cost_estimate(plan, topo, &c, &error));
         g_assert_cmpfloat(b.time_s, <=, c.predicted_s);

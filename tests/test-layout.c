@@ -2,6 +2,7 @@
  * C01–C04), several mesh dims on one tensor dim, replication, and the errors. */
 #include "sim/layout.h"
 #include "sim/plan.h"
+#include "sim/topology.h"
 
 #include <string.h>
 
@@ -109,8 +110,13 @@ test_c03_empty_shard_in_reshard(void)
     g_autoptr(GError) error = NULL;
     g_autoptr(RsRefit) refit = rs_refit_new();
     g_assert_true(rs_refit_add_tensor(refit, "t", RS_DTYPE_F32, rep, sharded, &error));
+    g_autofree char *topo_path = g_test_build_filename(G_TEST_DIST, "data", "two-node.yaml", NULL);
+    g_autoptr(RsTopology) topo = rs_topology_load_file(topo_path, NULL, &error);
+    g_assert_no_error(error);
+    RsPlanOptions options;
+    rs_plan_options_init(&options, topo);
     for (guint s = 0; s < RS_STRATEGY_N; s++) {
-        g_autoptr(RsPlan) plan = rs_plan_build(refit, (RsStrategy)s, &error);
+        g_autoptr(RsPlan) plan = rs_plan_build_full(refit, (RsStrategy)s, &options, &error);
         g_assert_no_error(error);
         g_assert_true(rs_plan_check(plan, refit, &error));
         g_assert_no_error(error);
