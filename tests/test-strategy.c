@@ -1,0 +1,358 @@
+/* test-strategy.c — the topology-aware strategies (node-aware, hierarchical), buckets and
+ * rounds (CASES.md C12, C13), pattern reuse and auto, with exact expected values on
+ * tests/data/four-domain.yaml (4 NVLink domains of 4 GPUs: GPUs 4d..4d+3 in domain d). */
+#include "sim/auto.h"
+#include "sim/cost.h"
+#include "sim/plan.h"
+#include "sim/topology.h"
+
+#include <string.h>
+
+static RsTopology *
+load_topology(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "four-domain.yaml", NULL);
+    RsTopology *topo = rs_topology_load_file(path, NULL, &error);
+    g_assert_no_error(error);
+    return topo;
+}
+
+static RsLayout *
+dtensor(guint n_dims, const gint64 *shape, const char *mesh, const char *ranks,
+        const char *placements)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsMesh) m = rs_mesh_parse(mesh, ranks, &error);
+    g_assert_no_error(error);
+    RsPlacement p[RS_MAX_MESH_DIMS];
+    guint n;
+    g_assert_true(rs_placements_parse(placements, p, &n, &error));
+    RsLayout *l = rs_layout_new_dtensor(n_dims, shape, m, p, n, &error);
+    g_assert_no_error(error);
+    return l;
+}
+
+static RsPlan *
+build(const RsRefit *refit, RsStrategy strategy, const RsTopology *topo, gboolean relays,
+      guint64 staging, guint max_ops)
+{
+    g_autoptr(GError) error = NULL;
+    RsPlanOptions o;
+    rs_plan_options_init(&o, topo);
+    o.domain_relays = relays;
+    o.staging_bytes = staging;
+    o.max_ops_per_group = max_ops;
+    RsPlan *plan = rs_plan_build_full(refit, strategy, &o, &error);
+    g_assert_no_error(error);
+    g_assert_true(rs_plan_check(plan, refit, &error));
+    g_assert_no_error(error);
+    return plan;
+}
+
+/* Bytes of the plan's transfers that cross NVLink domains. */
+static guint64
+network_bytes(const RsPlan *plan, const RsTopology *topo)
+{
+    guint64 total = 0;
+    for (guint i = 0; i < rs_plan_get_n_transfers(plan); i++) {
+        const RsTransfer *tr = rs_plan_get_transfer(plan, i);
+        if (rs_topology_get_nvlink_domain(topo, tr->src) !=
+            rs_topology_get_nvlink_domain(topo, tr->dst))
+            total += tr->size_bytes;
+    }
+    return total;
+}
+
+/* Sources in domain 0 (GPUs 0-3); destinations: 3 replicas of tp=4 on domains 1-3. */
+static RsRefit *
+make_replicated_refit(void)
+{
+    g_autoptr(GError) error = NULL;
+    const gint64 wshape[] = {16, 8}, nshape[] = {8};
+    g_autoptr(RsLayout) w_src = dtensor(2, wshape, "4", "0-3", "R");
+    g_autoptr(RsLayout) w_dst = dtensor(2, wshape, "3x4", "4-15", "R,S(0)");
+    g_autoptr(RsLayout) n_src = dtensor(1, nshape, "4", "0-3", "R");
+    g_autoptr(RsLayout) n_dst = dtensor(1, nshape, "12", "4-15", "R");
+    RsRefit *refit = rs_refit_new();
+    g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_BF16, w_src, w_dst, &error));
+    g_assert_true(rs_refit_add_tensor(refit, "norm", RS_DTYPE_F32, n_src, n_dst, &error));
+    return refit;
+}
+
+/* Hierarchical network bytes = Σ unique bytes × destination domains needing them:
+ * w (256 bytes) and norm (32 bytes) are each needed whole by 3 domains. */
+static void
+test_hierarchical_closed_form(void)
+{
+    g_autoptr(RsTopology) topo = load_topology();
+    g_autoptr(RsRefit) refit = make_replicated_refit();
+    for (guint relays = 0; relays < 2; relays++) {
+        g_autoptr(RsPlan) plan =
+            build(refit, RS_STRATEGY_HIERARCHICAL, topo, relays, 1 << 20, 64);
+        g_assert_cmpuint(network_bytes(plan, topo), ==, (256 + 32) * 3);
+        /* Each destination GPU receives its 64 bytes of w and the 32 bytes of norm once. */
+        g_assert_cmpuint(rs_plan_get_bytes_moved(plan), ==, 12 * (64 + 32));
+    }
+    /* node-aware sends the norm to each of the 12 GPUs over the network. */
+    g_autoptr(RsPlan) na = build(refit, RS_STRATEGY_NODE_AWARE, topo, FALSE, 1 << 20, 64);
+    g_assert_cmpuint(network_bytes(na, topo), ==, 12 * 64 + 12 * 32);
+}
+
+/* node-aware prefers a replica in the destination's NVLink domain; otherwise it spreads
+ * bytes evenly over the replicas. */
+static void
+test_node_aware_choices(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTopology) topo = load_topology();
+    const gint64 shape[] = {64, 16};
+    /* Replicas on GPUs 0, 4, 8, 12 (one per domain); destination GPU 9 (domain 2). */
+    g_autoptr(RsLayout) src = dtensor(2, shape, "4", "0,4,8,12", "R");
+    g_autoptr(RsLayout) dst_local = dtensor(2, shape, "1", "9", "R");
+    g_autoptr(RsRefit) local = rs_refit_new();
+    g_assert_true(rs_refit_add_tensor(local, "x", RS_DTYPE_F32, src, dst_local, &error));
+    g_autoptr(RsPlan) p1 = build(local, RS_STRATEGY_NODE_AWARE, topo, FALSE, 1 << 20, 64);
+    g_assert_cmpuint(rs_plan_get_n_network_messages(p1), ==, 1);
+    g_assert_cmpuint(rs_plan_get_message(p1, 0)->src, ==, 8);
+
+    /* Replicas on GPUs 0-3 (domain 0); destinations GPUs 4-11 each need 1/8: every
+     * replica sends exactly 2 of the 8 pieces (equal bytes). */
+    g_autoptr(RsLayout) src4 = dtensor(2, shape, "4", "0-3", "R");
+    g_autoptr(RsLayout) dst8 = dtensor(2, shape, "8", "4-11", "S(0)");
+    g_autoptr(RsRefit) spread = rs_refit_new();
+    g_assert_true(rs_refit_add_tensor(spread, "y", RS_DTYPE_F32, src4, dst8, &error));
+    g_autoptr(RsPlan) p2 = build(spread, RS_STRATEGY_NODE_AWARE, topo, FALSE, 1 << 20, 64);
+    guint64 sent[4] = {0};
+    for (guint i = 0; i < rs_plan_get_n_transfers(p2); i++) {
+        const RsTransfer *tr = rs_plan_get_transfer(p2, i);
+        g_assert_cmpuint(tr->src, <, 4);
+        sent[tr->src] += tr->size_bytes;
+    }
+    for (guint r = 0; r < 4; r++)
+        g_assert_cmpuint(sent[r], ==, 2 * 8 * 16 * 4);
+}
+
+/* Striping: 2 replicas (GPUs 0 and 4) serve 3 destinations in other domains (GPUs 8, 9,
+ * 12) that each need the whole 4 MiB tensor. Whole pieces load one replica's NIC with
+ * 2 × 4 MiB; stripes spread the 12 MiB evenly: 6 MiB per replica. */
+static guint64
+max_sender_bytes(const RsPlan *plan)
+{
+    guint64 sent[16] = {0}, worst = 0;
+    for (guint i = 0; i < rs_plan_get_n_transfers(plan); i++) {
+        const RsTransfer *tr = rs_plan_get_transfer(plan, i);
+        sent[tr->src] += tr->size_bytes;
+        worst = MAX(worst, sent[tr->src]);
+    }
+    return worst;
+}
+
+static void
+test_striping(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTopology) topo = load_topology();
+    const gint64 shape[] = {1024, 1024}; /* 4 MiB of f32 */
+    g_autoptr(RsLayout) src = dtensor(2, shape, "2", "0,4", "R");
+    g_autoptr(RsLayout) dst = dtensor(2, shape, "3", "8,9,12", "R");
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_assert_true(rs_refit_add_tensor(refit, "z", RS_DTYPE_F32, src, dst, &error));
+    RsPlanOptions o;
+    rs_plan_options_init(&o, topo);
+    o.stripe_bytes = G_MAXUINT64;
+    g_autoptr(RsPlan) whole = rs_plan_build_full(refit, RS_STRATEGY_NODE_AWARE, &o, &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(max_sender_bytes(whole), ==, 8 << 20);
+    o.stripe_bytes = 1 << 20;
+    g_autoptr(RsPlan) striped = rs_plan_build_full(refit, RS_STRATEGY_NODE_AWARE, &o, &error);
+    g_assert_no_error(error);
+    g_assert_true(rs_plan_check(striped, refit, &error));
+    g_assert_cmpuint(max_sender_bytes(striped), ==, 6 << 20);
+    g_assert_cmpuint(rs_plan_get_bytes_moved(striped), ==, 12 << 20);
+}
+
+/* C12: 4 ranks all-to-all, 300 pieces per rank, at most 8 operations per rank per round:
+ * the plan completes, every round pairs each send with its receive, no rank exceeds 8. */
+static void
+test_c12_many_pieces(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTopology) topo = load_topology();
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    const gint64 shape[] = {4, 4};
+    g_autoptr(RsLayout) src = dtensor(2, shape, "4", "0-3", "S(0)");
+    g_autoptr(RsLayout) dst = dtensor(2, shape, "4", "0-3", "S(1)");
+    /* 100 tensors: each rank sends one piece to each of the 3 others per tensor. */
+    for (guint t = 0; t < 100; t++) {
+        g_autofree char *name = g_strdup_printf("t%u", t);
+        g_assert_true(rs_refit_add_tensor(refit, name, RS_DTYPE_F32, src, dst, &error));
+    }
+    /* Staging of 4 bytes: one element per message, so every piece is its own message. */
+    g_autoptr(RsPlan) plan = build(refit, RS_STRATEGY_DIRECT, topo, FALSE, 4, 8);
+    guint sends[4] = {0};
+    GHashTable *ops = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (guint m = 0; m < rs_plan_get_n_messages(plan); m++) {
+        const RsMessage *msg = rs_plan_get_message(plan, m);
+        if (msg->src == msg->dst)
+            continue;
+        sends[msg->src] += msg->n_transfers;
+        guint32 ends[2] = {msg->src, msg->dst};
+        for (guint k = 0; k < 2; k++) {
+            gpointer key = GUINT_TO_POINTER(msg->round * 4 + ends[k] + 1);
+            guint n = GPOINTER_TO_UINT(g_hash_table_lookup(ops, key)) + 1;
+            g_assert_cmpuint(n, <=, 8);
+            g_hash_table_insert(ops, key, GUINT_TO_POINTER(n));
+        }
+        /* The global order: rounds never decrease. */
+        if (m > 0)
+            g_assert_cmpuint(rs_plan_get_message(plan, m - 1)->round, <=, msg->round);
+    }
+    g_hash_table_unref(ops);
+    for (guint r = 0; r < 4; r++)
+        g_assert_cmpuint(sends[r], ==, 100 * 3);
+    /* 300 sends + 300 receives per rank, 8 per round: at least 75 rounds. */
+    g_assert_cmpuint(rs_plan_get_n_rounds(plan), >=, 75);
+}
+
+/* C13: a 64 GiB model in 1 GiB buckets: no rank holds more than one bucket of extra
+ * memory in any round, and every message fits a bucket. */
+static void
+test_c13_bounded_staging(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTopology) topo = load_topology();
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    const gint64 shape[] = {32768, 16384}; /* 1 GiB of bf16 */
+    g_autoptr(RsLayout) src = dtensor(2, shape, "2", "0,1", "S(0)");
+    g_autoptr(RsLayout) dst = dtensor(2, shape, "2", "4,5", "S(1)");
+    for (guint t = 0; t < 64; t++) {
+        g_autofree char *name = g_strdup_printf("layer%u", t);
+        g_assert_true(rs_refit_add_tensor(refit, name, RS_DTYPE_BF16, src, dst, &error));
+    }
+    guint64 bucket = G_GUINT64_CONSTANT(1) << 30;
+    for (guint s = RS_STRATEGY_DIRECT; s < RS_STRATEGY_N; s++) {
+        g_autoptr(RsPlan) plan = build(refit, (RsStrategy)s, topo, FALSE, bucket, 256);
+        g_assert_cmpuint(rs_plan_get_bytes_moved(plan), ==, G_GUINT64_CONSTANT(64) << 30);
+        g_assert_cmpuint(rs_plan_get_max_round_staging_bytes(plan), <=, bucket);
+        for (guint m = 0; m < rs_plan_get_n_messages(plan); m++)
+            g_assert_cmpuint(rs_plan_get_message(plan, m)->size_bytes, <=, bucket);
+    }
+}
+
+/* Relay messages come in later rounds than what they forward. */
+static void
+test_relays_after_dependencies(void)
+{
+    g_autoptr(RsTopology) topo = load_topology();
+    g_autoptr(RsRefit) refit = make_replicated_refit();
+    g_autoptr(RsPlan) plan = build(refit, RS_STRATEGY_HIERARCHICAL, topo, TRUE, 16, 2);
+    guint n_relays = 0;
+    for (guint m = 0; m < rs_plan_get_n_messages(plan); m++) {
+        const RsMessage *msg = rs_plan_get_message(plan, m);
+        const guint *deps = rs_plan_get_message_deps(plan, msg);
+        for (guint d = 0; d < msg->n_deps; d++) {
+            g_assert_cmpuint(rs_plan_get_message(plan, deps[d])->round, <, msg->round);
+            g_assert_cmpuint(deps[d], <, m);
+            n_relays++;
+        }
+    }
+    g_assert_cmpuint(n_relays, >, 0);
+}
+
+/* Tensors sharing layouts are planned once: every tensor gets the same routes. */
+static void
+test_pattern_reuse(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTopology) topo = load_topology();
+    const gint64 shape[] = {32, 8};
+    g_autoptr(RsLayout) src = dtensor(2, shape, "2x2", "0-3", "R,S(0)");
+    g_autoptr(RsLayout) dst = dtensor(2, shape, "2x4", "4-11", "R,S(1)");
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    for (guint t = 0; t < 5; t++) {
+        g_autofree char *name = g_strdup_printf("layers.%u.w", t);
+        g_assert_true(rs_refit_add_tensor(refit, name, RS_DTYPE_BF16, src, dst, &error));
+    }
+    for (guint s = RS_STRATEGY_NODE_AWARE; s < RS_STRATEGY_N; s++) {
+        g_autoptr(RsPlan) plan = build(refit, (RsStrategy)s, topo, FALSE, 1 << 20, 64);
+        /* Collect (src, dst, box) per tensor and compare with tensor 0. */
+        g_autoptr(GPtrArray) per_tensor = g_ptr_array_new_with_free_func(g_free);
+        for (guint t = 0; t < 5; t++) {
+            GString *sig = g_string_new(NULL);
+            for (guint i = 0; i < rs_plan_get_n_transfers(plan); i++) {
+                const RsTransfer *tr = rs_plan_get_transfer(plan, i);
+                if (tr->tensor_idx != t)
+                    continue;
+                g_autofree char *box = rs_box_format(&tr->box);
+                g_string_append_printf(sig, "%u>%u%s;", tr->src, tr->dst, box);
+            }
+            g_ptr_array_add(per_tensor, g_string_free(sig, FALSE));
+        }
+        for (guint t = 1; t < 5; t++)
+            g_assert_cmpstr(g_ptr_array_index(per_tensor, t), ==,
+                            g_ptr_array_index(per_tensor, 0));
+    }
+}
+
+static gboolean
+evaluate_first_order(const RsPlan *plan, gpointer user_data, double *predicted_s,
+                     GError **error)
+{
+    RsCostEstimate c;
+    if (!rs_cost_estimate(plan, user_data, &c, error))
+        return FALSE;
+    *predicted_s = c.predicted_s;
+    return TRUE;
+}
+
+static void
+test_auto_picks_fastest(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTopology) topo = load_topology();
+    g_autoptr(RsRefit) refit = make_replicated_refit();
+    RsPlanOptions o;
+    rs_plan_options_init(&o, topo);
+    RsAutoResult result;
+    g_autoptr(RsPlan) plan =
+        rs_plan_build_auto(refit, &o, evaluate_first_order, (gpointer)topo, &result, &error);
+    g_assert_no_error(error);
+    guint n;
+    rs_auto_get_candidates(&n);
+    g_assert_cmpuint(result.n_candidates, ==, n);
+    for (guint i = 0; i < result.n_candidates; i++)
+        g_assert_cmpfloat(result.predicted_s[result.chosen], <=, result.predicted_s[i]);
+    RsCostEstimate c;
+    g_assert_true(rs_cost_estimate(plan, topo, &c, &error));
+    g_assert_cmpfloat(c.predicted_s, ==, result.predicted_s[result.chosen]);
+    g_autofree char *reason = rs_auto_result_format_reason(&result);
+    g_assert_true(g_str_has_prefix(reason, result.candidates[result.chosen].label));
+    g_assert_nonnull(strstr(reason, "gather-broadcast"));
+}
+
+static void
+test_needs_topology(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsRefit) refit = make_replicated_refit();
+    g_autoptr(RsPlan) plan = rs_plan_build_full(refit, RS_STRATEGY_HIERARCHICAL, NULL, &error);
+    g_assert_null(plan);
+    g_assert_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_INVALID);
+}
+
+int
+main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/strategy/hierarchical/closed-form", test_hierarchical_closed_form);
+    g_test_add_func("/strategy/node-aware/choices", test_node_aware_choices);
+    g_test_add_func("/strategy/node-aware/striping", test_striping);
+    g_test_add_func("/strategy/cases/C12-many-pieces", test_c12_many_pieces);
+    g_test_add_func("/strategy/cases/C13-bounded-staging", test_c13_bounded_staging);
+    g_test_add_func("/strategy/relays-after-dependencies", test_relays_after_dependencies);
+    g_test_add_func("/strategy/pattern-reuse", test_pattern_reuse);
+    g_test_add_func("/strategy/auto", test_auto_picks_fastest);
+    g_test_add_func("/strategy/needs-topology", test_needs_topology);
+    return g_test_run();
+}
