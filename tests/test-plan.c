@@ -293,10 +293,10 @@ random_side(GRand *rng, guint n_dims, guint32 *pool, guint pool_len, RandomSide 
     memcpy(side->ranks, pool, n * sizeof(guint32));
     for (guint m = 0; m < side->n_mesh_dims; m++) {
         if (n_dims == 0 || g_rand_boolean(rng))
-            side->placements[m] = (RsPlacement){RS_PLACEMENT_REPLICATE, 0};
+            side->placements[m] = (RsPlacement){RS_PLACEMENT_REPLICATE, 0, 0};
         else
             side->placements[m] =
-                (RsPlacement){RS_PLACEMENT_SHARD, g_rand_int_range(rng, 0, (gint32)n_dims)};
+                (RsPlacement){RS_PLACEMENT_SHARD, g_rand_int_range(rng, 0, (gint32)n_dims), 0};
     }
 }
 
@@ -388,7 +388,7 @@ test_checker_rejects(void)
     g_autoptr(GError) error = NULL;
     g_autoptr(RsMesh) src_mesh = rs_mesh_parse("2", "0,1", &error);
     g_autoptr(RsMesh) dst_mesh = rs_mesh_parse("4", "2-5", &error);
-    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0};
+    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0, 0};
     g_autoptr(RsLayout) src = rs_layout_new_dtensor(2, shape, src_mesh, &s0, 1, &error);
     g_autoptr(RsLayout) dst = rs_layout_new_dtensor(2, shape, dst_mesh, &s0, 1, &error);
     g_autoptr(RsRefit) refit = rs_refit_new();
@@ -425,8 +425,8 @@ test_gather_broadcast_closed_form(void)
     g_autoptr(RsMesh) src22 = rs_mesh_parse("2x2", "0-3", &error);
     g_autoptr(RsMesh) dst6 = rs_mesh_parse("2x3", "10-15", &error);
     g_autoptr(RsMesh) dst_colo = rs_mesh_parse("3", "0,1,2", &error);
-    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0}, s1 = {RS_PLACEMENT_SHARD, 1},
-                r = {RS_PLACEMENT_REPLICATE, 0};
+    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0, 0}, s1 = {RS_PLACEMENT_SHARD, 1, 0},
+                r = {RS_PLACEMENT_REPLICATE, 0, 0};
     RsPlacement dst_p[2] = {r, s1};
     RsPlacement src22_p[2] = {s0, r};
     g_autoptr(RsLayout) a_src = rs_layout_new_dtensor(2, shape_a, src4, &s0, 1, &error);
@@ -483,7 +483,7 @@ test_direct_round_robin(void)
     const guint32 src_ranks[] = {0, 1};
     g_autoptr(RsLayout) src = rs_layout_new_replicated(2, shape, src_ranks, 2);
     g_autoptr(RsMesh) dst_mesh = rs_mesh_parse("4", "4-7", &error);
-    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0};
+    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0, 0};
     g_autoptr(RsLayout) dst = rs_layout_new_dtensor(2, shape, dst_mesh, &s0, 1, &error);
     g_autoptr(RsRefit) refit = rs_refit_new();
     g_assert_true(rs_refit_add_tensor(refit, "x", RS_DTYPE_F32, src, dst, &error));
@@ -506,7 +506,7 @@ test_uncovered(void)
     g_autoptr(GError) error = NULL;
     const gint64 shape[] = {8};
     g_autoptr(RsMesh) src_mesh = rs_mesh_parse("2", "0,1", &error);
-    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0};
+    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0, 0};
     g_autoptr(RsLayout) full = rs_layout_new_dtensor(1, shape, src_mesh, &s0, 1, &error);
     /* A source layout of a different shape is refused up front. */
     const gint64 other[] = {9};
