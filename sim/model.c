@@ -426,7 +426,7 @@ rs_tensor_spec_get_n_elems(const RsTensorSpec *spec)
 guint64
 rs_tensor_spec_get_size_bytes(const RsTensorSpec *spec)
 {
-    return rs_tensor_spec_get_n_elems(spec) * rs_dtype_get_size_bytes(spec->dtype);
+    return rs_dtype_get_n_bytes(spec->dtype, rs_tensor_spec_get_n_elems(spec));
 }
 
 guint64

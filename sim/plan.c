@@ -131,7 +131,7 @@ emit(Builder *b, const RsRefitTensor *t, guint32 tensor_idx, guint32 src, guint3
     tr.flags = flags;
     tr.depends_on = depends_on;
     tr.box = *box;
-    tr.size_bytes = rs_box_get_n_elems(box) * rs_refit_tensor_get_elem_bytes(t);
+    tr.size_bytes = rs_refit_tensor_get_n_bytes(t, rs_box_get_n_elems(box));
     g_array_append_val(b->transfers, tr);
     return (gint64)b->transfers->len - 1;
 }
@@ -598,7 +598,7 @@ rs_plan_check(const RsPlan *plan, const RsRefit *refit, GError **error)
         guint64 n_elems = rs_box_get_n_elems(&tr->box);
         if (n_elems == 0 || !rs_box_is_within(&tr->box, &full))
             return check_fail(error, refit, tr, "empty box or box outside the tensor");
-        if (tr->size_bytes != n_elems * rs_refit_tensor_get_elem_bytes(t))
+        if (tr->size_bytes != rs_refit_tensor_get_n_bytes(t, n_elems))
             return check_fail(error, refit, tr, "size_bytes does not match the box");
         if (tr->flags & RS_TRANSFER_FROM_STAGING) {
             if (tr->depends_on >= 0) {
