@@ -278,6 +278,13 @@ rs_convention_has_param(const RsConvention *conv, const char *key)
     return param_index(conv->klass, key) >= 0;
 }
 
+gboolean
+rs_convention_param_is_list(const RsConvention *conv, const char *key)
+{
+    gint i = param_index(conv->klass, key);
+    return i >= 0 && conv->klass->params[i].kind == PARAM_LIST;
+}
+
 void
 rs_convention_merge(RsConvention **conv, const RsConvention *overrides)
 {

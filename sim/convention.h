@@ -161,6 +161,9 @@ gboolean rs_convention_set_text(RsConvention *conv, const char *key, const char 
 /** rs_convention_has_param: Returns: TRUE when @key is a parameter of @conv's convention. */
 gboolean rs_convention_has_param(const RsConvention *conv, const char *key);
 
+/** rs_convention_param_is_list: Returns: TRUE when @key is a list parameter. */
+gboolean rs_convention_param_is_list(const RsConvention *conv, const char *key);
+
 /**
  * rs_convention_merge:
  * @conv: the convention to update

@@ -70,6 +70,11 @@ read_side(RsYaml *yaml, yaml_node_t *root, const char *section, RsConvention **c
         /* Integers and switches are scalars; a list is a sequence or "a,b,c". */
         yaml_node_t *value = rs_yaml_node_at(yaml, pair->value);
         g_autoptr(GString) text = g_string_new(NULL);
+        if (value->type == YAML_SEQUENCE_NODE && !rs_convention_param_is_list(conv, key)) {
+            rs_yaml_set_error(yaml, value, section, key, error, RS_YAML_ERROR_TYPE,
+                              "expected a single value, not a list");
+            return FALSE;
+        }
         if (value->type == YAML_SEQUENCE_NODE) {
             for (yaml_node_item_t *item = value->data.sequence.items.start;
                  item < value->data.sequence.items.top; item++) {

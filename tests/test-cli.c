@@ -397,6 +397,35 @@ test_plan_model(void)
     g_assert_cmpint(json_object_get_int_member(o, "local_bytes"), ==, 0);
 }
 
+/* A scenario file with list and switch parameters. */
+static void
+test_scenario_params(void)
+{
+    g_autofree char *path = write_temp(
+        "typed.yaml", "model: llama-3.1-8b\ntopology: dgx-h100\nnodes: 2\n"
+                      "train: {convention: megatron, gpus: 0-7, tp: 2, pp: 2, pp-layers: [12, 20]}\n"
+                      "infer: {convention: vllm, gpus: 8-15, tp: 4, ep: true}\n");
+    const char *args[] = {"simulate", "--scenario", path, "--check", "--format", "json", "-q", NULL};
+    g_autoptr(JsonNode) root = run_json(args);
+    JsonObject *o = json_node_get_object(root);
+    assert_contains(json_object_get_string_member(json_object_get_object_member(o, "train"),
+                                                  "layout"),
+                    "pp-layers=12,20");
+    assert_contains(json_object_get_string_member(json_object_get_object_member(o, "infer"),
+                                                  "layout"),
+                    "vllm tp=4 dp=2 ep");
+    g_autofree char *bad = write_temp(
+        "bad-list.yaml", "model: llama-3.1-8b\ntopology: dgx-h100\nnodes: 2\n"
+                         "train: {convention: megatron, gpus: 0-7, tp: 2, pp: [2]}\n"
+                         "infer: {convention: vllm, gpus: 8-15, tp: 4}\n");
+    const char *bad_args[] = {"simulate", "--scenario", bad, "-q", NULL};
+    RunResult r = run_reshard(bad_args);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "bad-list.yaml:4:");
+    assert_contains(r.err, "train.pp");
+    run_result_clear(&r);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -415,5 +444,6 @@ main(int argc, char **argv)
     g_test_add_func("/cli/layout/json/tensor-names", test_layout_json_tensor_names);
     g_test_add_func("/cli/plan/json", test_plan_json);
     g_test_add_func("/cli/plan/model", test_plan_model);
+    g_test_add_func("/cli/simulate/scenario-params", test_scenario_params);
     return g_test_run();
 }
