@@ -48,12 +48,11 @@ make_context(void)
 {
     GOptionContext *context = g_option_context_new("- show every rank's boxes of one tensor");
     g_option_context_set_summary(
-        context,
-        "Resolves one tensor's layout to explicit boxes: for each rank, the global index\n"
-        "ranges it holds (lo:hi, with :step for strided runs) and where each sits in the\n"
-        "rank's local buffer (offset in elements). A model tensor is laid out as the\n"
-        "convention lays it out (fused buffers, vocabulary padding, experts, pipeline\n"
-        "stages); a fused buffer's name lists the boxes of all its tensors.");
+        context, "Resolves one tensor's layout to explicit boxes: for each rank, the global index\n"
+                 "ranges it holds (lo:hi, with :step for strided runs) and where each sits in the\n"
+                 "rank's local buffer (offset in elements). A model tensor is laid out as the\n"
+                 "convention lays it out (fused buffers, vocabulary padding, experts, pipeline\n"
+                 "stages); a fused buffer's name lists the boxes of all its tensors.");
     g_option_context_set_description(
         context,
         "Examples:\n"
@@ -120,7 +119,9 @@ collect(const RsLayout *const *layouts, const char *const *names, guint n, gint 
             gpointer found = g_hash_table_lookup(index, GUINT_TO_POINTER(rank + 1));
             RankRows *rr;
             if (found == NULL) {
-                RankRows fresh = {rank, rs_layout_get_n_dims(layouts[t]), {0},
+                RankRows fresh = {rank,
+                                  rs_layout_get_n_dims(layouts[t]),
+                                  {0},
                                   rs_layout_get_local_n_elems(layouts[t], e),
                                   g_array_new(FALSE, FALSE, sizeof(BoxRow))};
                 memcpy(fresh.buffer_shape, rs_layout_get_buffer_shape(layouts[t], e),
@@ -317,8 +318,7 @@ run_single(const char *cmd, RsFormat format)
     g_autofree char *desc = rs_layout_format(layout);
     g_autofree char *header = g_strdup_printf(
         "tensor  tensor, %s %s (%" G_GUINT64_FORMAT " bytes)\nlayout  %s\n", shape_text,
-        rs_dtype_get_name(dtype),
-        rs_dtype_get_n_bytes(dtype, rs_layout_get_n_elems(layout)), desc);
+        rs_dtype_get_name(dtype), rs_dtype_get_n_bytes(dtype, rs_layout_get_n_elems(layout)), desc);
     print_ranks(ranks, format, header);
     return RS_EXIT_OK;
 }
@@ -339,8 +339,8 @@ run_model(const char *cmd, RsFormat format)
     g_autoptr(RsConvention) conv = NULL;
     g_autoptr(GArray) gpus = NULL;
     RsConventionResult res;
-    if (!rs_cli_resolve_side(flag, opt_train ? opt_train : opt_infer, "--gpus", opt_gpus, 0,
-                             model, &conv, &gpus, &res, &error))
+    if (!rs_cli_resolve_side(flag, opt_train ? opt_train : opt_infer, "--gpus", opt_gpus, 0, model,
+                             &conv, &gpus, &res, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     g_autoptr(GArray) members = rs_cli_find_tensors(model, res.buffers, opt_tensor, &error);
     if (members == NULL) {

@@ -32,8 +32,7 @@ static GOptionEntry entries[] = {
     {"train", 0, 0, G_OPTION_ARG_STRING, &opt_train, "Training convention (source)", "SPEC"},
     {"train-gpus", 0, 0, G_OPTION_ARG_STRING, &opt_train_gpus,
      "GPUs of the training ranks (default 0..N-1)", "RANGES"},
-    {"infer", 0, 0, G_OPTION_ARG_STRING, &opt_infer, "Inference convention (destination)",
-     "SPEC"},
+    {"infer", 0, 0, G_OPTION_ARG_STRING, &opt_infer, "Inference convention (destination)", "SPEC"},
     {"infer-gpus", 0, 0, G_OPTION_ARG_STRING, &opt_infer_gpus,
      "GPUs of the inference ranks (default: right after the training GPUs)", "RANGES"},
     {"infer-dtype", 0, 0, G_OPTION_ARG_STRING, &opt_infer_dtype,
@@ -202,16 +201,16 @@ print_plan(const RsPlan *plan, const RsRefit *refit, const gboolean *keep, RsFor
     for (guint i = 0; i < rs_refit_get_n_tensors(refit); i++)
         if (keep[i])
             name_width = MAX(name_width, strlen(rs_refit_get_tensor(refit, i)->name));
-    printf("%-5s  %-6s  %-6s  %-*s  %-34s  %12s  %s\n", "phase", "src", "dst", name_width,
-           "tensor", "box (global lo:hi[:step] per dim)", "bytes", "kind");
+    printf("%-5s  %-6s  %-6s  %-*s  %-34s  %12s  %s\n", "phase", "src", "dst", name_width, "tensor",
+           "box (global lo:hi[:step] per dim)", "bytes", "kind");
     for (guint i = 0; i < rs_plan_get_n_transfers(plan); i++) {
         const RsTransfer *tr = rs_plan_get_transfer(plan, i);
         if (!keep[tr->tensor_idx])
             continue;
         g_autofree char *box = rs_box_format(&tr->box);
-        const char *kind = tr->src == tr->dst
-                               ? "local copy"
-                               : (tr->flags & RS_TRANSFER_TO_STAGING) ? "to staging" : "network";
+        const char *kind = tr->src == tr->dst                     ? "local copy"
+                           : (tr->flags & RS_TRANSFER_TO_STAGING) ? "to staging"
+                                                                  : "network";
         printf("%-5u  %-6u  %-6u  %-*s  %-34s  %12" G_GUINT64_FORMAT "  %s\n", tr->phase, tr->src,
                tr->dst, name_width, rs_refit_get_tensor(refit, tr->tensor_idx)->name, box,
                tr->size_bytes, kind);
@@ -241,8 +240,8 @@ build_model_refit(GString *header, GError **error)
     g_autoptr(RsConvention) train = NULL, infer = NULL;
     g_autoptr(GArray) train_gpus = NULL, infer_gpus = NULL;
     RsConventionResult src, dst;
-    if (!rs_cli_resolve_side("--train", opt_train, "--train-gpus", opt_train_gpus, 0, model,
-                             &train, &train_gpus, &src, error))
+    if (!rs_cli_resolve_side("--train", opt_train, "--train-gpus", opt_train_gpus, 0, model, &train,
+                             &train_gpus, &src, error))
         return NULL;
     guint32 next = 0;
     for (guint i = 0; i < train_gpus->len; i++)
@@ -258,10 +257,11 @@ build_model_refit(GString *header, GError **error)
     g_autofree char *infer_text = rs_convention_format(infer);
     g_autofree char *tg = rs_ranks_format((const guint32 *)train_gpus->data, train_gpus->len);
     g_autofree char *ig = rs_ranks_format((const guint32 *)infer_gpus->data, infer_gpus->len);
-    g_string_append_printf(header, "model     %s, %u tensors\nsource    %s on GPUs %s\n"
-                                   "dest      %s on GPUs %s\n",
-                           rs_model_get_name(model), rs_model_get_n_tensors(model), train_text,
-                           tg, infer_text, ig);
+    g_string_append_printf(header,
+                           "model     %s, %u tensors\nsource    %s on GPUs %s\n"
+                           "dest      %s on GPUs %s\n",
+                           rs_model_get_name(model), rs_model_get_n_tensors(model), train_text, tg,
+                           infer_text, ig);
     rs_convention_result_clear(&src);
     rs_convention_result_clear(&dst);
     return refit;
@@ -304,8 +304,9 @@ run(int argc, char **argv)
             const RsRefitTensor *t = rs_refit_get_tensor(refit, 0);
             g_autofree char *src = rs_layout_format(t->src);
             g_autofree char *dst = rs_layout_format(t->dst);
-            g_string_append_printf(header, "tensor    %s, %s on the source, %s on the wire\n"
-                                           "source    %s\ndest      %s\n",
+            g_string_append_printf(header,
+                                   "tensor    %s, %s on the source, %s on the wire\n"
+                                   "source    %s\ndest      %s\n",
                                    targs.shape, rs_dtype_get_name(t->src_dtype),
                                    rs_dtype_get_name(t->dtype), src, dst);
         }
@@ -318,8 +319,8 @@ run(int argc, char **argv)
     g_autoptr(RsPlan) plan = rs_plan_build(refit, strategy, &error);
     if (plan == NULL)
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    if (opt_check && (!rs_refit_check_buffers(refit, &error) ||
-                      !rs_plan_check(plan, refit, &error)))
+    if (opt_check &&
+        (!rs_refit_check_buffers(refit, &error) || !rs_plan_check(plan, refit, &error)))
         return rs_cli_fail(cmd, error, RS_EXIT_CHECK);
     print_plan(plan, refit, keep, format, header->str);
     return RS_EXIT_OK;

@@ -57,7 +57,8 @@ static GOptionEntry entries[] = {
     {"format", 'f', 0, G_OPTION_ARG_STRING, &opt_format, "table, csv or json (default table)",
      "FORMAT"},
     {"check", 0, 0, G_OPTION_ARG_NONE, &opt_check,
-     "Verify every plan with the invariant checker (exit 3 on a wrong plan)", NULL},
+     "Verify every plan with the invariant checker and the fused buffers (exit 3 when wrong)",
+     NULL},
     {NULL},
 };
 
@@ -196,6 +197,11 @@ run(int argc, char **argv)
     if (!rs_scenario_build(scenario, &build, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
 
+    if (opt_check && !rs_refit_check_buffers(build.refit, &error)) {
+        code = rs_cli_fail(cmd, error, RS_EXIT_CHECK);
+        rs_scenario_build_clear(&build);
+        return code;
+    }
     g_autoptr(GArray) results = g_array_new(FALSE, TRUE, sizeof(RsStrategyResult));
     RsSimulateReport report = {0};
     for (guint s = 0; s < RS_STRATEGY_N && code == RS_EXIT_OK; s++) {

@@ -37,8 +37,8 @@ RsModel *rs_cli_load_model(const char *name, gboolean include_mtp, GError **erro
  */
 gboolean rs_cli_resolve_side(const char *flag, const char *spec, const char *gpus_flag,
                              const char *gpus_text, guint32 first_gpu, const RsModel *model,
-                             RsConvention **conv_out, GArray **gpus_out,
-                             RsConventionResult *out, GError **error);
+                             RsConvention **conv_out, GArray **gpus_out, RsConventionResult *out,
+                             GError **error);
 
 /**
  * rs_cli_find_tensors:

@@ -9,10 +9,9 @@ GOptionGroup *
 rs_tensor_args_make_group(RsTensorArgs *args)
 {
     GOptionEntry entries[] = {
-        {"shape", 0, 0, G_OPTION_ARG_STRING, &args->shape, "Global shape of one tensor",
-         "200x200"},
-        {"dtype", 0, 0, G_OPTION_ARG_STRING, &args->dtype,
-         "Its dtype on the source (default f32)", "DTYPE"},
+        {"shape", 0, 0, G_OPTION_ARG_STRING, &args->shape, "Global shape of one tensor", "200x200"},
+        {"dtype", 0, 0, G_OPTION_ARG_STRING, &args->dtype, "Its dtype on the source (default f32)",
+         "DTYPE"},
         {"dst-dtype", 0, 0, G_OPTION_ARG_STRING, &args->dst_dtype,
          "Its dtype on the destination and the wire (default --dtype; converted at the "
          "source; fp8-e4m3 and mxfp4 add block scales)",
@@ -28,8 +27,7 @@ rs_tensor_args_make_group(RsTensorArgs *args)
          "KIND"},
         {"src-pad", 0, 0, G_OPTION_ARG_INT64, &args->src_pad,
          "Source vocabulary padding multiple replacing its Shard", "M"},
-        {"dst-mesh", 0, 0, G_OPTION_ARG_STRING, &args->dst_mesh, "Destination device mesh",
-         "4"},
+        {"dst-mesh", 0, 0, G_OPTION_ARG_STRING, &args->dst_mesh, "Destination device mesh", "4"},
         {"dst-placements", 0, 0, G_OPTION_ARG_STRING, &args->dst_placements,
          "Destination placements", "S(1)"},
         {"dst-ranks", 0, 0, G_OPTION_ARG_STRING, &args->dst_ranks,
@@ -40,8 +38,8 @@ rs_tensor_args_make_group(RsTensorArgs *args)
          "Destination vocabulary padding multiple", "M"},
         {NULL},
     };
-    GOptionGroup *group = g_option_group_new("tensor", "Single-tensor options:",
-                                             "Show single-tensor options", NULL, NULL);
+    GOptionGroup *group = g_option_group_new(
+        "tensor", "Single-tensor options:", "Show single-tensor options", NULL, NULL);
     g_option_group_add_entries(group, entries);
     return group;
 }
@@ -50,8 +48,7 @@ GOptionGroup *
 rs_tensor_args_make_layout_group(RsTensorArgs *args)
 {
     GOptionEntry entries[] = {
-        {"shape", 0, 0, G_OPTION_ARG_STRING, &args->shape, "Global shape of one tensor",
-         "200x200"},
+        {"shape", 0, 0, G_OPTION_ARG_STRING, &args->shape, "Global shape of one tensor", "200x200"},
         {"dtype", 0, 0, G_OPTION_ARG_STRING, &args->dtype, "Its dtype (default f32)", "DTYPE"},
         {"mesh", 0, 0, G_OPTION_ARG_STRING, &args->mesh, "Device mesh", "2x2"},
         {"placements", 0, 0, G_OPTION_ARG_STRING, &args->placements,
@@ -66,8 +63,8 @@ rs_tensor_args_make_layout_group(RsTensorArgs *args)
          "Vocabulary padding multiple replacing the Shard (vLLM 64, Megatron 128 x tp)", "M"},
         {NULL},
     };
-    GOptionGroup *group = g_option_group_new("tensor", "Single-tensor options:",
-                                             "Show single-tensor options", NULL, NULL);
+    GOptionGroup *group = g_option_group_new(
+        "tensor", "Single-tensor options:", "Show single-tensor options", NULL, NULL);
     g_option_group_add_entries(group, entries);
     return group;
 }
@@ -183,8 +180,7 @@ bad:
 RsLayout *
 rs_tensor_args_build_layout_full(const char *flag_prefix, guint n_dims, const gint64 *shape,
                                  const char *mesh_text, const char *placements_text,
-                                 const char *ranks, const char *fused, gint64 pad,
-                                 GError **error)
+                                 const char *ranks, const char *fused, gint64 pad, GError **error)
 {
     if (mesh_text == NULL || placements_text == NULL) {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
@@ -252,18 +248,17 @@ rs_tensor_args_build_layout_full(const char *flag_prefix, guint n_dims, const gi
     }
     RsLayout *layout = rs_layout_new_split(n_dims, shape, mesh, splits, n_placements, error);
     if (layout == NULL)
-        g_prefix_error(error, "%s%s: ", flag_prefix,
-                       fused ? "fused" : pad ? "pad" : "placements");
+        g_prefix_error(error, "%s%s: ", flag_prefix, fused ? "fused" : pad ? "pad" : "placements");
     return layout;
 }
 
 RsLayout *
 rs_tensor_args_build_layout(const char *flag_prefix, guint n_dims, const gint64 *shape,
-                            const char *mesh_text, const char *placements_text,
-                            const char *ranks, GError **error)
+                            const char *mesh_text, const char *placements_text, const char *ranks,
+                            GError **error)
 {
-    return rs_tensor_args_build_layout_full(flag_prefix, n_dims, shape, mesh_text,
-                                            placements_text, ranks, NULL, 0, error);
+    return rs_tensor_args_build_layout_full(flag_prefix, n_dims, shape, mesh_text, placements_text,
+                                            ranks, NULL, 0, error);
 }
 
 RsRefit *

@@ -13,7 +13,7 @@
 #include <stdarg.h>
 #include <string.h>
 
-G_DEFINE_QUARK(rs-convention-error-quark, rs_convention_error)
+G_DEFINE_QUARK(rs - convention - error - quark, rs_convention_error)
 
 #define MAX_PARAMS 10
 
@@ -139,8 +139,8 @@ rs_convention_set(RsConvention *conv, const char *key, gint64 value, GError **er
 }
 
 gboolean
-rs_convention_set_list(RsConvention *conv, const char *key, const gint64 *values,
-                       guint n_values, GError **error)
+rs_convention_set_list(RsConvention *conv, const char *key, const gint64 *values, guint n_values,
+                       GError **error)
 {
     gint i = param_index(conv->klass, key);
     if (i < 0)
@@ -210,8 +210,7 @@ set_from_text(RsConvention *conv, const char *spec, const char *key, const char 
             }
             g_array_append_val(values, value);
         }
-        return rs_convention_set_list(conv, key, (const gint64 *)values->data, values->len,
-                                      error);
+        return rs_convention_set_list(conv, key, (const gint64 *)values->data, values->len, error);
     }
     }
     return FALSE;
@@ -395,12 +394,12 @@ struct _Resolver {
     const RsModel *model;
     const guint32 *gpus;
     guint n_gpus;
-    char *desc;          /* rs_convention_format() after sizes are derived */
-    GHashTable *cache;   /* key → GPtrArray of RsLayout */
-    GPtrArray *layouts;  /* per model tensor, NULL until resolved */
-    GPtrArray *buffers;  /* per model tensor, char* or NULL */
+    char *desc;         /* rs_convention_format() after sizes are derived */
+    GHashTable *cache;  /* key → GPtrArray of RsLayout */
+    GPtrArray *layouts; /* per model tensor, NULL until resolved */
+    GPtrArray *buffers; /* per model tensor, char* or NULL */
     GString *summary;
-    gpointer data;       /* the convention's own state */
+    gpointer data; /* the convention's own state */
 };
 
 /* Where and how one tensor (or its fusion group) is laid out. */
@@ -437,8 +436,7 @@ choice_mesh(MeshChoice *c, const guint32 *ranks, guint n_dims, const guint *size
 static void
 choice_shard(MeshChoice *c, guint mesh_dim, gint tensor_dim)
 {
-    c->splits[mesh_dim] =
-        rs_split_placement((RsPlacement){RS_PLACEMENT_SHARD, tensor_dim, 0});
+    c->splits[mesh_dim] = rs_split_placement((RsPlacement){RS_PLACEMENT_SHARD, tensor_dim, 0});
 }
 
 static void
@@ -574,8 +572,10 @@ build_choice(Resolver *r, const MeshChoice *c, const guint *members, guint n_mem
             g_ptr_array_new_with_free_func((GDestroyNotify)rs_layout_unref);
         const guint32 *copies[2] = {c->ranks, c->copy_ranks};
         guint n_copies = c->copy_ranks ? 2 : 1;
-        g_autoptr(GPtrArray) copy0 = g_ptr_array_new_with_free_func((GDestroyNotify)rs_layout_unref);
-        g_autoptr(GPtrArray) copy1 = g_ptr_array_new_with_free_func((GDestroyNotify)rs_layout_unref);
+        g_autoptr(GPtrArray) copy0 =
+            g_ptr_array_new_with_free_func((GDestroyNotify)rs_layout_unref);
+        g_autoptr(GPtrArray) copy1 =
+            g_ptr_array_new_with_free_func((GDestroyNotify)rs_layout_unref);
         GPtrArray *per_copy[2] = {copy0, copy1};
         for (guint k = 0; k < n_copies; k++) {
             g_autoptr(RsMesh) mesh = choice_make_mesh(c, copies[k], error);
@@ -586,9 +586,8 @@ build_choice(Resolver *r, const MeshChoice *c, const guint *members, guint n_mem
                 RsLayout *set[RS_MAX_SEGMENTS];
                 for (guint i = 0; i < n_members; i++)
                     extents[i] = rs_model_get_tensor(r->model, members[i])->shape[c->fuse_dim];
-                if (!rs_layout_new_fused_set(first->n_dims, first->shape, n_members,
-                                             c->fuse_dim, extents, mesh, c->splits, c->n_dims,
-                                             set, error))
+                if (!rs_layout_new_fused_set(first->n_dims, first->shape, n_members, c->fuse_dim,
+                                             extents, mesh, c->splits, c->n_dims, set, error))
                     return FALSE;
                 for (guint i = 0; i < n_members; i++)
                     g_ptr_array_add(per_copy[k], set[i]);
@@ -644,11 +643,11 @@ resolve_tensor(Resolver *r, guint index, const MeshChoice *c, GError **error)
     if (!build_choice(r, c, members, n_members, &local)) {
         /* The layout could not be built for this tensor under these sizes. */
         gboolean model_fault = local->domain == RS_LAYOUT_ERROR;
-        g_autofree char *buffer = c->fused && c->buffer_suffix
-                                      ? g_strdup_printf(" (fused as %s%s)",
-                                                        t->fuse_group ? t->fuse_group : t->name,
-                                                        c->buffer_suffix)
-                                      : g_strdup("");
+        g_autofree char *buffer =
+            c->fused && c->buffer_suffix
+                ? g_strdup_printf(" (fused as %s%s)", t->fuse_group ? t->fuse_group : t->name,
+                                  c->buffer_suffix)
+                : g_strdup("");
         g_set_error(error, RS_CONVENTION_ERROR,
                     model_fault ? RS_CONVENTION_ERROR_MODEL : RS_CONVENTION_ERROR_PARAM,
                     "%s: %s%s: %s", r->desc, t->name, buffer, local->message);
@@ -657,8 +656,8 @@ resolve_tensor(Resolver *r, guint index, const MeshChoice *c, GError **error)
     return TRUE;
 }
 
-static gboolean
-fail_model(Resolver *r, GError **error, const char *format, ...) G_GNUC_PRINTF(3, 4);
+static gboolean fail_model(Resolver *r, GError **error, const char *format, ...)
+    G_GNUC_PRINTF(3, 4);
 
 static gboolean
 fail_model(Resolver *r, GError **error, const char *format, ...)
@@ -731,8 +730,8 @@ check_all_heads(Resolver *r, gint64 tp, gboolean kv_replicas, gboolean only_atte
         if (kv_replicas && t->kv_heads && tp % t->n_heads == 0)
             continue;
         if (kv_replicas)
-            return fail_model(r, error, "tp=%" G_GINT64_FORMAT " and the %u %sheads of %s: %s",
-                              tp, t->n_heads, t->kv_heads ? "key/value " : "attention ", t->name,
+            return fail_model(r, error, "tp=%" G_GINT64_FORMAT " and the %u %sheads of %s: %s", tp,
+                              t->n_heads, t->kv_heads ? "key/value " : "attention ", t->name,
                               t->kv_heads ? "neither divides the other"
                                           : "tp must divide the head count");
         return fail_model(r, error, "tp=%" G_GINT64_FORMAT " does not divide the %u %sheads of %s",
@@ -809,16 +808,15 @@ megatron_pipeline(Resolver *r, guint pp, guint vpp, Pipeline *p, GError **error)
     if (list != NULL) {
         if (n_list != pp && n_list != n_virtual) {
             return fail_model(r, error, "pp-layers has %u entries; give one per stage (%u)%s",
-                              n_list, pp,
-                              vpp > 1 ? " or one per virtual stage (pp x vpp)" : "");
+                              n_list, pp, vpp > 1 ? " or one per virtual stage (pp x vpp)" : "");
         }
         gint64 sum = 0;
         for (guint i = 0; i < n_list; i++)
             sum += list[i];
         if (sum != n_layers)
-            return fail_model(r, error, "pp-layers add up to %" G_GINT64_FORMAT
-                                        " layers but %s has %u",
-                              sum, rs_model_get_name(r->model), n_layers);
+            return fail_model(r, error,
+                              "pp-layers add up to %" G_GINT64_FORMAT " layers but %s has %u", sum,
+                              rs_model_get_name(r->model), n_layers);
         if (n_list == n_virtual) {
             memcpy(counts, list, n_virtual * sizeof *counts);
         } else {
@@ -844,8 +842,8 @@ megatron_pipeline(Resolver *r, guint pp, guint vpp, Pipeline *p, GError **error)
             counts[v] = n_layers / n_virtual;
     } else {
         for (guint s = 0; s < pp; s++)
-            counts[s] = (gint64)((guint64)(s + 1) * n_layers / pp) -
-                        (gint64)((guint64)s * n_layers / pp);
+            counts[s] =
+                (gint64)((guint64)(s + 1) * n_layers / pp) - (gint64)((guint64)s * n_layers / pp);
     }
     pipeline_from_counts(p, counts, n_virtual);
     return TRUE;
@@ -869,8 +867,8 @@ vllm_pipeline(Resolver *r, guint pp, Pipeline *p, GError **error)
             sum += list[i];
         if (n_list != pp || sum != n_layers)
             return fail_model(r, error,
-                              "pp-layers must give %u stages adding up to the %u layers of %s",
-                              pp, n_layers, rs_model_get_name(r->model));
+                              "pp-layers must give %u stages adding up to the %u layers of %s", pp,
+                              n_layers, rs_model_get_name(r->model));
         memcpy(counts, list, pp * sizeof *counts);
     } else {
         for (guint s = 0; s < pp; s++)
@@ -929,8 +927,7 @@ megatron_choose(Resolver *r, guint index, MeshChoice *c, GError **error)
         } else if (t->fuse == RS_FUSE_GATE_UP && complete) {
             choice_fuse(c, r->model, index, 0, 2, RS_FUSION_CONCAT, 1, ".linear_fc1.weight");
         } else if (t->fuse == RS_FUSE_GATE_UP_INTERLEAVED) {
-            choice_fuse(c, r->model, index, 0, 2, RS_FUSION_INTERLEAVED, 2,
-                        ".linear_fc1.weight");
+            choice_fuse(c, r->model, index, 0, 2, RS_FUSION_INTERLEAVED, 2, ".linear_fc1.weight");
         } else {
             if (!check_heads(r, t, mg->tp, error))
                 return FALSE;
@@ -963,8 +960,7 @@ megatron_choose(Resolver *r, guint index, MeshChoice *c, GError **error)
         else if (t->fuse == RS_FUSE_GATE_UP && complete)
             choice_fuse(c, r->model, index, 1, 2, RS_FUSION_CONCAT, 1, ".linear_fc1.weight");
         else if (t->fuse == RS_FUSE_GATE_UP_INTERLEAVED)
-            choice_fuse(c, r->model, index, 1, 2, RS_FUSION_INTERLEAVED, 2,
-                        ".linear_fc1.weight");
+            choice_fuse(c, r->model, index, 1, 2, RS_FUSION_INTERLEAVED, 2, ".linear_fc1.weight");
         else
             choice_shard(c, 2, 1);
         break;
@@ -998,7 +994,8 @@ megatron_resolve(RsConvention *conv, Resolver *r, GError **error)
     r->desc = rs_convention_format(conv);
     if (mg.stage_size % (mg.ep * mg.etp) != 0) {
         g_set_error(error, RS_CONVENTION_ERROR, RS_CONVENTION_ERROR_PARAM,
-                    "%s: ep x etp = %" G_GINT64_FORMAT " must divide tp x cp x dp = %" G_GINT64_FORMAT,
+                    "%s: ep x etp = %" G_GINT64_FORMAT
+                    " must divide tp x cp x dp = %" G_GINT64_FORMAT,
                     r->desc, mg.ep * mg.etp, mg.stage_size);
         return FALSE;
     }
@@ -1029,7 +1026,8 @@ megatron_resolve(RsConvention *conv, Resolver *r, GError **error)
     if (ok)
         g_string_append_printf(r->summary,
                                "dense weights: mesh [dp=%" G_GINT64_FORMAT ", cp=%" G_GINT64_FORMAT
-                               ", tp=%" G_GINT64_FORMAT "] per stage; experts: mesh [edp=%" G_GINT64_FORMAT
+                               ", tp=%" G_GINT64_FORMAT
+                               "] per stage; experts: mesh [edp=%" G_GINT64_FORMAT
                                ", ep=%" G_GINT64_FORMAT ", etp=%" G_GINT64_FORMAT "] per stage\n",
                                mg.dp, mg.cp, mg.tp, mg.edp, mg.ep, mg.etp);
     pipeline_clear(&mg.pipe);
@@ -1085,8 +1083,8 @@ fsdp2_choose(Resolver *r, guint index, MeshChoice *c, GError **error)
         choice_shard(c, 2, tp_dim);
     /* FSDP's Shard(0), strided when tp already split dim 0. */
     if (tp_dim == 0 && f->tp > 1)
-        c->splits[1] = rs_split_placement(
-            (RsPlacement){RS_PLACEMENT_STRIDED_SHARD, 0, (gint)f->tp});
+        c->splits[1] =
+            rs_split_placement((RsPlacement){RS_PLACEMENT_STRIDED_SHARD, 0, (gint)f->tp});
     else
         choice_shard(c, 1, 0);
     return TRUE;
@@ -1118,7 +1116,8 @@ fsdp2_resolve(RsConvention *conv, Resolver *r, GError **error)
     for (gint64 k = 0; ok && k < f.replicate; k++) {
         g_autofree char *ranks = rs_ranks_format(r->gpus + k * f.dp * f.tp, (guint)(f.dp * f.tp));
         g_string_append_printf(r->summary,
-                               "replica %" G_GINT64_FORMAT ": GPUs %s, mesh [dp_shard=%" G_GINT64_FORMAT
+                               "replica %" G_GINT64_FORMAT
+                               ": GPUs %s, mesh [dp_shard=%" G_GINT64_FORMAT
                                ", tp=%" G_GINT64_FORMAT "]\n",
                                k, ranks, f.dp, f.tp);
     }
@@ -1138,8 +1137,8 @@ typedef struct {
 /* Per-head projections that vLLM keeps unfused: q_b_proj, kv_b_proj (MLA) or a q/k/v
  * whose siblings are missing. */
 static gboolean
-vllm_unfused_heads(Resolver *r, const RsTensorSpec *t, MeshChoice *c, guint tp_dim,
-                   gint64 tp, const guint32 *ranks, gint64 outer, GError **error)
+vllm_unfused_heads(Resolver *r, const RsTensorSpec *t, MeshChoice *c, guint tp_dim, gint64 tp,
+                   const guint32 *ranks, gint64 outer, GError **error)
 {
     if (t->n_heads == 0 || t->n_heads % tp == 0) {
         choice_shard(c, tp_dim, 0);
@@ -1208,8 +1207,7 @@ vllm_choose(Resolver *r, guint index, MeshChoice *c, GError **error)
             choice_mesh(c, ranks, 1, ep_size, ep_name);
             choice_balanced(c, 0, 0);
             if (t->role == RS_ROLE_EXPERT_COLUMN && t->fuse == RS_FUSE_GATE_UP && complete)
-                choice_fuse(c, r->model, index, 1, G_MAXUINT, RS_FUSION_CONCAT, 1,
-                            ".w13_weight");
+                choice_fuse(c, r->model, index, 1, G_MAXUINT, RS_FUSION_CONCAT, 1, ".w13_weight");
         } else if (t->role == RS_ROLE_EXPERT_ROW) {
             choice_shard(c, 1, 2);
         } else if (t->fuse == RS_FUSE_GATE_UP && complete) {
@@ -1323,13 +1321,13 @@ sglang_choose(Resolver *r, guint index, MeshChoice *c, GError **error)
             choice_fuse(c, r->model, index, 0, tp_dim, RS_FUSION_QKV,
                         q->n_heads ? q->shape[0] / q->n_heads : 1, ".qkv_proj.weight");
         } else if (t->fuse == RS_FUSE_GATE_UP && complete) {
-            choice_fuse(c, r->model, index, 0, tp_dim, RS_FUSION_CONCAT, 1,
-                        ".gate_up_proj.weight");
+            choice_fuse(c, r->model, index, 0, tp_dim, RS_FUSION_CONCAT, 1, ".gate_up_proj.weight");
         } else if (t->n_heads == 0 || t->n_heads % tp == 0) {
             choice_shard(c, tp_dim, 0);
         } else {
-            return fail_model(r, error, "tp=%" G_GINT64_FORMAT " does not divide the %u heads of %s",
-                              tp, t->n_heads, t->name);
+            return fail_model(r, error,
+                              "tp=%" G_GINT64_FORMAT " does not divide the %u heads of %s", tp,
+                              t->n_heads, t->name);
         }
         break;
     case RS_ROLE_VOCAB_PARALLEL:
@@ -1457,8 +1455,8 @@ rs_convention_resolve_full(RsConvention *conv, const RsModel *model, const guint
 {
     memset(out, 0, sizeof *out);
     if (n_gpus == 0) {
-        g_set_error(error, RS_CONVENTION_ERROR, RS_CONVENTION_ERROR_WORLD_SIZE,
-                    "%s: no GPUs given", conv->klass->name);
+        g_set_error(error, RS_CONVENTION_ERROR, RS_CONVENTION_ERROR_WORLD_SIZE, "%s: no GPUs given",
+                    conv->klass->name);
         return FALSE;
     }
     guint n_tensors = rs_model_get_n_tensors(model);
@@ -1467,8 +1465,8 @@ rs_convention_resolve_full(RsConvention *conv, const RsModel *model, const guint
     r.model = model;
     r.gpus = gpus;
     r.n_gpus = n_gpus;
-    r.cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
-                                    (GDestroyNotify)g_ptr_array_unref);
+    r.cache =
+        g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_ptr_array_unref);
     r.layouts = g_ptr_array_new_full(n_tensors, (GDestroyNotify)rs_layout_unref);
     r.buffers = g_ptr_array_new_full(n_tensors, g_free);
     g_ptr_array_set_size(r.layouts, n_tensors);
@@ -1490,8 +1488,8 @@ rs_convention_resolve_full(RsConvention *conv, const RsModel *model, const guint
 }
 
 gboolean
-rs_convention_resolve(RsConvention *conv, const RsModel *model, const guint32 *gpus,
-                      guint n_gpus, GPtrArray **layouts_out, char **summary_out, GError **error)
+rs_convention_resolve(RsConvention *conv, const RsModel *model, const guint32 *gpus, guint n_gpus,
+                      GPtrArray **layouts_out, char **summary_out, GError **error)
 {
     RsConventionResult result;
     if (!rs_convention_resolve_full(conv, model, gpus, n_gpus, &result, error))
@@ -1515,7 +1513,8 @@ static const ConventionClass convention_classes[] = {
       {"pp-layers", PARAM_LIST},
       {NULL, 0}},
      megatron_resolve},
-    {"fsdp2", {{"dp", PARAM_INT}, {"replicate", PARAM_INT}, {"tp", PARAM_INT}, {NULL, 0}},
+    {"fsdp2",
+     {{"dp", PARAM_INT}, {"replicate", PARAM_INT}, {"tp", PARAM_INT}, {NULL, 0}},
      fsdp2_resolve},
     {"vllm",
      {{"tp", PARAM_INT},
@@ -1526,7 +1525,10 @@ static const ConventionClass convention_classes[] = {
       {NULL, 0}},
      vllm_resolve},
     {"sglang",
-     {{"tp", PARAM_INT}, {"dp", PARAM_INT}, {"ep", PARAM_INT}, {"dp-attention", PARAM_BOOL},
+     {{"tp", PARAM_INT},
+      {"dp", PARAM_INT},
+      {"ep", PARAM_INT},
+      {"dp-attention", PARAM_BOOL},
       {NULL, 0}},
      sglang_resolve},
 };

@@ -224,9 +224,8 @@ typedef struct {
  *
  * Returns: TRUE on success; on failure @out holds nothing.
  */
-gboolean rs_convention_resolve_full(RsConvention *conv, const RsModel *model,
-                                    const guint32 *gpus, guint n_gpus, RsConventionResult *out,
-                                    GError **error);
+gboolean rs_convention_resolve_full(RsConvention *conv, const RsModel *model, const guint32 *gpus,
+                                    guint n_gpus, RsConventionResult *out, GError **error);
 
 void rs_convention_result_clear(RsConventionResult *result);
 

@@ -16,7 +16,7 @@
 
 #include <string.h>
 
-G_DEFINE_QUARK(rs-layout-error-quark, rs_layout_error)
+G_DEFINE_QUARK(rs - layout - error - quark, rs_layout_error)
 
 typedef struct {
     guint32 rank;
@@ -32,12 +32,12 @@ struct _RsLayout {
     guint n_dims;
     gint64 shape[RS_MAX_DIMS];
     guint64 n_elems;
-    GArray *entries; /* LayoutEntry, sorted by rank */
-    GArray *boxes;   /* RsLocalBox */
-    RsMesh *mesh;    /* nullable */
+    GArray *entries;    /* LayoutEntry, sorted by rank */
+    GArray *boxes;      /* RsLocalBox */
+    RsMesh *mesh;       /* nullable */
     guint n_placements; /* > 0 only for pure DTensor layouts */
     RsPlacement placements[RS_MAX_MESH_DIMS];
-    char *description;  /* nullable: "R,S(0)" or an explicit layout's text */
+    char *description; /* nullable: "R,S(0)" or an explicit layout's text */
     gboolean disjoint;
 };
 
@@ -170,8 +170,9 @@ rs_split_format(const RsSplit *split)
         g_string_append_printf(s, "%s(%d: ", fusion_kind_name(f->kind), split->dim);
         if (f->kind == RS_FUSION_QKV || f->kind == RS_FUSION_QKV_GROUPED) {
             gint64 u = MAX(f->unit, 1);
-            g_string_append_printf(s, "%" G_GINT64_FORMAT "+%" G_GINT64_FORMAT "+%" G_GINT64_FORMAT
-                                      " heads of %" G_GINT64_FORMAT ")",
+            g_string_append_printf(s,
+                                   "%" G_GINT64_FORMAT "+%" G_GINT64_FORMAT "+%" G_GINT64_FORMAT
+                                   " heads of %" G_GINT64_FORMAT ")",
                                    f->segment_len[0] / u, f->segment_len[1] / u,
                                    f->segment_len[2] / u, u);
         } else if (f->kind == RS_FUSION_INTERLEAVED) {
@@ -229,8 +230,8 @@ check_fusion(const RsFusion *f, guint m, gint64 k, gint64 extent, GError **error
     case RS_FUSION_INTERLEAVED:
         if (f->n_segments != 1 || f->unit < 1 || f->segment_len[0] % f->unit != 0) {
             g_set_error(error, RS_LAYOUT_ERROR, RS_LAYOUT_ERROR_INVALID,
-                        "split %u (%s): %" G_GINT64_FORMAT " rows do not interleave %" G_GINT64_FORMAT
-                        " parts",
+                        "split %u (%s): %" G_GINT64_FORMAT
+                        " rows do not interleave %" G_GINT64_FORMAT " parts",
                         m, text, f->segment_len[0], f->unit);
             return FALSE;
         }
@@ -251,8 +252,7 @@ check_fusion(const RsFusion *f, guint m, gint64 k, gint64 extent, GError **error
     gint64 n_q = f->segment_len[0] / u, n_kv = f->segment_len[1] / u;
     if (n_kv == 0 || n_q % n_kv != 0) {
         g_set_error(error, RS_LAYOUT_ERROR, RS_LAYOUT_ERROR_HEADS,
-                    "%" G_GINT64_FORMAT " KV heads do not divide %" G_GINT64_FORMAT
-                    " query heads",
+                    "%" G_GINT64_FORMAT " KV heads do not divide %" G_GINT64_FORMAT " query heads",
                     n_kv, n_q);
         return FALSE;
     }
@@ -268,8 +268,7 @@ check_fusion(const RsFusion *f, guint m, gint64 k, gint64 extent, GError **error
     }
     if (n_q % k != 0) {
         g_set_error(error, RS_LAYOUT_ERROR, RS_LAYOUT_ERROR_HEADS,
-                    "tp=%" G_GINT64_FORMAT " does not divide the %" G_GINT64_FORMAT
-                    " query heads",
+                    "tp=%" G_GINT64_FORMAT " does not divide the %" G_GINT64_FORMAT " query heads",
                     k, n_q);
         return FALSE;
     }
@@ -343,8 +342,8 @@ check_splits(guint n_dims, const gint64 *shape, const RsMesh *mesh, const RsSpli
     guint n_mesh_dims = rs_mesh_get_n_dims(mesh);
     if (n_splits != n_mesh_dims) {
         g_set_error(error, RS_LAYOUT_ERROR, RS_LAYOUT_ERROR_INVALID,
-                    "%u placements for a %u-dim mesh: give one placement per mesh dim",
-                    n_splits, n_mesh_dims);
+                    "%u placements for a %u-dim mesh: give one placement per mesh dim", n_splits,
+                    n_mesh_dims);
         return FALSE;
     }
     gboolean split_before[RS_MAX_DIMS] = {FALSE};
@@ -367,8 +366,8 @@ check_splits(guint n_dims, const gint64 *shape, const RsMesh *mesh, const RsSpli
         g_autofree char *text = rs_split_format(s);
         if (dim < 0 || (guint)dim >= n_dims) {
             g_set_error(error, RS_LAYOUT_ERROR, RS_LAYOUT_ERROR_INVALID,
-                        "placement %u is %s but the tensor has %u dims (valid: 0-%d)", m,
-                        text, n_dims, (gint)n_dims - 1);
+                        "placement %u is %s but the tensor has %u dims (valid: 0-%d)", m, text,
+                        n_dims, (gint)n_dims - 1);
             return FALSE;
         }
         if (s->kind == RS_SPLIT_PLACEMENT && s->placement.kind == RS_PLACEMENT_STRIDED_SHARD &&
@@ -379,8 +378,8 @@ check_splits(guint n_dims, const gint64 *shape, const RsMesh *mesh, const RsSpli
         }
         if (locked[dim]) {
             g_set_error(error, RS_LAYOUT_ERROR, RS_LAYOUT_ERROR_INVALID,
-                        "placement %u (%s) splits dim %d again after a padded or fused split",
-                        m, text, dim);
+                        "placement %u (%s) splits dim %d again after a padded or fused split", m,
+                        text, dim);
             return FALSE;
         }
         gint64 k = rs_mesh_get_size(mesh, m);
@@ -395,14 +394,14 @@ check_splits(guint n_dims, const gint64 *shape, const RsMesh *mesh, const RsSpli
         if (s->kind == RS_SPLIT_PADDED) {
             if (s->multiple < 1) {
                 g_set_error(error, RS_LAYOUT_ERROR, RS_LAYOUT_ERROR_INVALID,
-                            "placement %u (%s): the padding multiple must be at least 1", m,
-                            text);
+                            "placement %u (%s): the padding multiple must be at least 1", m, text);
                 return FALSE;
             }
             gint64 padded = (shape[dim] + s->multiple - 1) / s->multiple * s->multiple;
             if (padded % k != 0) {
                 g_set_error(error, RS_LAYOUT_ERROR, RS_LAYOUT_ERROR_INVALID,
-                            "placement %u (%s): %" G_GINT64_FORMAT " rows padded to %" G_GINT64_FORMAT
+                            "placement %u (%s): %" G_GINT64_FORMAT
+                            " rows padded to %" G_GINT64_FORMAT
                             " do not split over %" G_GINT64_FORMAT " ranks",
                             m, text, shape[dim], padded, k);
                 return FALSE;
@@ -642,8 +641,8 @@ static gboolean
 builder_fail(GError **error, guint32 rank, const RsBox *box, const char *what)
 {
     g_autofree char *text = rs_box_format(box);
-    g_set_error(error, RS_LAYOUT_ERROR, RS_LAYOUT_ERROR_INVALID, "rank %u, box %s: %s", rank,
-                text, what);
+    g_set_error(error, RS_LAYOUT_ERROR, RS_LAYOUT_ERROR_INVALID, "rank %u, box %s: %s", rank, text,
+                what);
     return FALSE;
 }
 
@@ -846,9 +845,8 @@ position_emit(RsLayoutBuilder *builder, const Position *p, guint n_dims, guint f
                 /* Indices lo + j·step within [a, b). */
                 if (r.lo < a)
                     first = (a - r.lo + r.step - 1) / r.step;
-                gint64 last_excl = r.lo + (r.count - 1) * r.step < b
-                                       ? r.count
-                                       : (b - r.lo + r.step - 1) / r.step;
+                gint64 last_excl =
+                    r.lo + (r.count - 1) * r.step < b ? r.count : (b - r.lo + r.step - 1) / r.step;
                 count = MIN(last_excl, r.count) - first;
             }
             if (count > 0) {
@@ -896,9 +894,8 @@ emit_products(RsLayoutBuilder *builder, guint n_dims, GArray *const *kept, GArra
 /* Resolves every position of @mesh and adds it to each of the @n_out builders, builder i
  * receiving the virtual range [starts[i], starts[i+1]) of dim @f. */
 static void
-resolve_into(RsLayoutBuilder **builders, guint n_out, const gint64 *starts, guint f,
-             guint n_dims, const gint64 *shape, const RsMesh *mesh, const RsSplit *splits,
-             guint n_splits)
+resolve_into(RsLayoutBuilder **builders, guint n_out, const gint64 *starts, guint f, guint n_dims,
+             const gint64 *shape, const RsMesh *mesh, const RsSplit *splits, guint n_splits)
 {
     Position p;
     position_init(&p, n_dims);
@@ -927,8 +924,8 @@ describe_splits(const RsSplit *splits, guint n_splits)
 }
 
 RsLayout *
-rs_layout_new_split(guint n_dims, const gint64 *shape, const RsMesh *mesh,
-                    const RsSplit *splits, guint n_splits, GError **error)
+rs_layout_new_split(guint n_dims, const gint64 *shape, const RsMesh *mesh, const RsSplit *splits,
+                    guint n_splits, GError **error)
 {
     g_return_val_if_fail(mesh != NULL, NULL);
     if (!check_shape(n_dims, shape, error) ||
@@ -1010,8 +1007,8 @@ rs_layout_new_fused_set(guint n_dims, const gint64 *shape, guint n_tensors, guin
         tshape[fuse_dim] = extents[i];
         builders[i] = rs_layout_builder_new(n_dims, tshape);
         builders[i]->mesh = rs_mesh_dup(mesh);
-        builders[i]->description = g_strdup_printf("%s, part %u of %u of a fused buffer",
-                                                   description, i + 1, n_tensors);
+        builders[i]->description =
+            g_strdup_printf("%s, part %u of %u of a fused buffer", description, i + 1, n_tensors);
     }
     resolve_into(builders, n_tensors, starts, fuse_dim, n_dims, vshape, mesh, splits, n_splits);
     for (guint i = 0; i < n_tensors; i++) {
@@ -1028,13 +1025,12 @@ rs_layout_new_fused_set(guint n_dims, const gint64 *shape, guint n_tensors, guin
 }
 
 RsLayout *
-rs_layout_new_replicated(guint n_dims, const gint64 *shape, const guint32 *ranks,
-                         guint n_ranks)
+rs_layout_new_replicated(guint n_dims, const gint64 *shape, const guint32 *ranks, guint n_ranks)
 {
     guint size = n_ranks;
     g_autoptr(GError) error = NULL;
-    g_autoptr(RsMesh) mesh = rs_mesh_new(1, &size, (const char *const[]){"r"}, ranks, n_ranks,
-                                         &error);
+    g_autoptr(RsMesh) mesh =
+        rs_mesh_new(1, &size, (const char *const[]){"r"}, ranks, n_ranks, &error);
     g_return_val_if_fail(mesh != NULL, NULL);
     RsPlacement r = {RS_PLACEMENT_REPLICATE, 0, 0};
     return rs_layout_new_dtensor(n_dims, shape, mesh, &r, 1, NULL);
@@ -1196,8 +1192,8 @@ rs_layout_new_blocked(const RsLayout *layout, const gint64 *block, gboolean whol
         }
     }
     g_autofree char *base = rs_layout_format(layout);
-    b->description = g_strdup_printf("%s of (%s)",
-                                     in_blocks ? "block scales" : "whole blocks", base);
+    b->description =
+        g_strdup_printf("%s of (%s)", in_blocks ? "block scales" : "whole blocks", base);
     return rs_layout_builder_finish(b, error);
 }
 

@@ -87,8 +87,7 @@ typedef struct _RsLayout RsLayout;
  * Returns: (transfer full): the layout, or NULL on error.
  */
 RsLayout *rs_layout_new_dtensor(guint n_dims, const gint64 *shape, const RsMesh *mesh,
-                                const RsPlacement *placements, guint n_placements,
-                                GError **error);
+                                const RsPlacement *placements, guint n_placements, GError **error);
 
 /* --- framework splits beyond DTensor placements --- */
 
@@ -208,10 +207,9 @@ RsLayout *rs_layout_new_split(guint n_dims, const gint64 *shape, const RsMesh *m
  *
  * Returns: TRUE on success (then every @layouts_out entry is set, transfer full).
  */
-gboolean rs_layout_new_fused_set(guint n_dims, const gint64 *shape, guint n_tensors,
-                                 guint fuse_dim, const gint64 *extents, const RsMesh *mesh,
-                                 const RsSplit *splits, guint n_splits, RsLayout **layouts_out,
-                                 GError **error);
+gboolean rs_layout_new_fused_set(guint n_dims, const gint64 *shape, guint n_tensors, guint fuse_dim,
+                                 const gint64 *extents, const RsMesh *mesh, const RsSplit *splits,
+                                 guint n_splits, RsLayout **layouts_out, GError **error);
 
 /**
  * rs_layout_new_replicated:
@@ -255,8 +253,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(RsLayoutBuilder, rs_layout_builder_free)
  * @rank: a global rank, not added before
  * @buffer_shape: (array length=n_dims): extents of its local buffer, row-major
  */
-void rs_layout_builder_add_rank(RsLayoutBuilder *builder, guint32 rank,
-                                const gint64 *buffer_shape);
+void rs_layout_builder_add_rank(RsLayoutBuilder *builder, guint32 rank, const gint64 *buffer_shape);
 
 /**
  * rs_layout_builder_add_box:
@@ -264,8 +261,7 @@ void rs_layout_builder_add_rank(RsLayoutBuilder *builder, guint32 rank,
  * @position: (array length=n_dims): the buffer coordinates of the box's first element;
  *   its element k sits at position + k in every dim
  */
-void rs_layout_builder_add_box(RsLayoutBuilder *builder, const RsBox *box,
-                               const gint64 *position);
+void rs_layout_builder_add_box(RsLayoutBuilder *builder, const RsBox *box, const gint64 *position);
 
 /** rs_layout_builder_set_description: @text shown by rs_layout_format() (copied). */
 void rs_layout_builder_set_description(RsLayoutBuilder *builder, const char *text);
@@ -304,8 +300,8 @@ RsLayout *rs_layout_builder_finish(RsLayoutBuilder *builder, GError **error);
  *
  * Returns: (transfer full): the derived layout, or NULL.
  */
-RsLayout *rs_layout_new_blocked(const RsLayout *layout, const gint64 *block,
-                                gboolean whole_blocks, gboolean in_blocks, GError **error);
+RsLayout *rs_layout_new_blocked(const RsLayout *layout, const gint64 *block, gboolean whole_blocks,
+                                gboolean in_blocks, GError **error);
 
 RsLayout *rs_layout_ref(RsLayout *layout);
 void rs_layout_unref(RsLayout *layout);

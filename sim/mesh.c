@@ -290,7 +290,8 @@ parse_placement(const char *item, RsPlacement *out)
             return FALSE;
         g_auto(GStrv) args = g_strsplit(arg, ",", -1);
         gint dim, factor;
-        if (g_strv_length(args) != 2 || !parse_int_arg(args[0], dim_keys, 0, RS_MAX_DIMS - 1, &dim) ||
+        if (g_strv_length(args) != 2 ||
+            !parse_int_arg(args[0], dim_keys, 0, RS_MAX_DIMS - 1, &dim) ||
             !parse_int_arg(args[1], factor_keys, 1, G_MAXINT32, &factor))
             return FALSE;
         *out = (RsPlacement){RS_PLACEMENT_STRIDED_SHARD, dim, factor};

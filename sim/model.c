@@ -294,7 +294,8 @@ rs_model_find_fuse_sibling(const RsModel *model, guint index, guint segment)
         for (guint i = 0; i < m->tensors->len; i++) {
             const RsTensorSpec *s = g_ptr_array_index(m->tensors, i);
             if (s->fuse != RS_FUSE_NONE && s->fuse_group != NULL)
-                g_hash_table_insert(m->fuse_index, fuse_key(s->fuse, s->fuse_group, s->fuse_segment),
+                g_hash_table_insert(m->fuse_index,
+                                    fuse_key(s->fuse, s->fuse_group, s->fuse_segment),
                                     GUINT_TO_POINTER(i + 1));
         }
     }

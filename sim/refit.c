@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-G_DEFINE_QUARK(rs-refit-error-quark, rs_refit_error)
+G_DEFINE_QUARK(rs - refit - error - quark, rs_refit_error)
 
 struct _RsRefit {
     GArray *tensors; /* RsRefitTensor */
@@ -72,8 +72,8 @@ append(RsRefit *refit, const char *name, RsDtype src_dtype, RsDtype dtype, RsLay
 }
 
 gboolean
-rs_refit_add_tensor(RsRefit *refit, const char *name, RsDtype dtype, RsLayout *src,
-                    RsLayout *dst, GError **error)
+rs_refit_add_tensor(RsRefit *refit, const char *name, RsDtype dtype, RsLayout *src, RsLayout *dst,
+                    GError **error)
 {
     if (!same_shape(name, src, dst, error))
         return FALSE;
@@ -101,14 +101,14 @@ rs_refit_add_converted(RsRefit *refit, const RsRefitEntry *entry, RsLayout *src,
     gboolean fp8 = entry->dst_dtype == RS_DTYPE_FP8_E4M3;
     gboolean mxfp4 = entry->dst_dtype == RS_DTYPE_MXFP4;
     if ((!fp8 && !mxfp4) || entry->src_dtype == entry->dst_dtype) {
-        append(refit, entry->name, entry->src_dtype, entry->dst_dtype, src, dst,
-               entry->src_buffer, entry->dst_buffer, -1);
+        append(refit, entry->name, entry->src_dtype, entry->dst_dtype, src, dst, entry->src_buffer,
+               entry->dst_buffer, -1);
         return TRUE;
     }
     if (n_dims < (fp8 ? 2u : 1u)) {
         g_set_error(error, RS_REFIT_ERROR, RS_REFIT_ERROR_CONVERT,
-                    "%s: %s block scales need a tensor of at least %u dims, not %u",
-                    entry->name, rs_dtype_get_name(entry->dst_dtype), fp8 ? 2u : 1u, n_dims);
+                    "%s: %s block scales need a tensor of at least %u dims, not %u", entry->name,
+                    rs_dtype_get_name(entry->dst_dtype), fp8 ? 2u : 1u, n_dims);
         return FALSE;
     }
     gint64 block[RS_MAX_DIMS];
@@ -137,8 +137,8 @@ rs_refit_add_converted(RsRefit *refit, const RsRefitEntry *entry, RsLayout *src,
     const char *dotted = fp8 ? "weight_scale_inv" : "weight_scale";
     const char *plain = fp8 ? "_scale_inv" : "_scales";
     g_autofree char *name = scale_name(entry->name, dotted, plain);
-    g_autofree char *buffer = entry->dst_buffer ? scale_name(entry->dst_buffer, dotted, plain)
-                                                : NULL;
+    g_autofree char *buffer =
+        entry->dst_buffer ? scale_name(entry->dst_buffer, dotted, plain) : NULL;
     RsDtype scale_dtype = fp8 ? RS_DTYPE_F32 : RS_DTYPE_U8;
     gint weight_index = (gint)refit->tensors->len;
     append(refit, entry->name, entry->src_dtype, entry->dst_dtype, src_whole, dst,
@@ -152,8 +152,7 @@ RsRefit *
 rs_refit_new_from_model(const RsModel *model, GPtrArray *src_layouts, GPtrArray *dst_layouts,
                         GError **error)
 {
-    return rs_refit_new_from_model_full(model, src_layouts, NULL, dst_layouts, NULL, NULL,
-                                        error);
+    return rs_refit_new_from_model_full(model, src_layouts, NULL, dst_layouts, NULL, NULL, error);
 }
 
 /* Whether @dtypes' destination dtype applies to @spec (see RsRefitDtypes). */
@@ -174,10 +173,9 @@ dtype_applies(const RsRefitDtypes *dtypes, const RsTensorSpec *spec)
 }
 
 RsRefit *
-rs_refit_new_from_model_full(const RsModel *model, GPtrArray *src_layouts,
-                             GPtrArray *src_buffers, GPtrArray *dst_layouts,
-                             GPtrArray *dst_buffers, const RsRefitDtypes *dtypes,
-                             GError **error)
+rs_refit_new_from_model_full(const RsModel *model, GPtrArray *src_layouts, GPtrArray *src_buffers,
+                             GPtrArray *dst_layouts, GPtrArray *dst_buffers,
+                             const RsRefitDtypes *dtypes, GError **error)
 {
     guint n = rs_model_get_n_tensors(model);
     g_return_val_if_fail(src_layouts->len == n && dst_layouts->len == n, NULL);
@@ -287,10 +285,9 @@ check_side(const RsRefit *refit, gboolean src_side, GError **error)
         const RsRefitTensor *t = &g_array_index(refit->tensors, RsRefitTensor, i);
         const char *buffer = src_side ? t->src_buffer : t->dst_buffer;
         if (buffer != NULL)
-            g_hash_table_replace(users, (gpointer)buffer,
-                                 GUINT_TO_POINTER(GPOINTER_TO_UINT(
-                                                      g_hash_table_lookup(users, buffer)) +
-                                                  1));
+            g_hash_table_replace(
+                users, (gpointer)buffer,
+                GUINT_TO_POINTER(GPOINTER_TO_UINT(g_hash_table_lookup(users, buffer)) + 1));
     }
     /* (buffer name, rank) → BufferUse */
     g_autoptr(GHashTable) uses =
@@ -315,11 +312,10 @@ check_side(const RsRefit *refit, gboolean src_side, GError **error)
                 g_hash_table_insert(uses, g_steal_pointer(&key), use);
             } else if (use->n_dims != t->n_dims ||
                        memcmp(use->shape, shape, t->n_dims * sizeof(gint64)) != 0) {
-                g_set_error(error, RS_REFIT_ERROR, RS_REFIT_ERROR_BUFFER,
-                            "%s buffer %s on rank %u: %s and %s disagree on its shape", side,
-                            buffer, rank,
-                            g_array_index(refit->tensors, RsRefitTensor, use->first_tensor).name,
-                            t->name);
+                g_set_error(
+                    error, RS_REFIT_ERROR, RS_REFIT_ERROR_BUFFER,
+                    "%s buffer %s on rank %u: %s and %s disagree on its shape", side, buffer, rank,
+                    g_array_index(refit->tensors, RsRefitTensor, use->first_tensor).name, t->name);
                 return FALSE;
             }
             guint n;
@@ -337,13 +333,13 @@ check_side(const RsRefit *refit, gboolean src_side, GError **error)
                         !rs_box_intersect(&other->in_buffer, &piece.in_buffer, NULL))
                         continue;
                     g_autofree char *where = rs_box_format(&piece.in_buffer);
-                    g_set_error(error, RS_REFIT_ERROR, RS_REFIT_ERROR_BUFFER,
-                                "%s buffer %s on rank %u: %s and %s overlap at buffer "
-                                "positions %s",
-                                side, buffer, rank,
-                                g_array_index(refit->tensors, RsRefitTensor, other->tensor_idx)
-                                    .name,
-                                t->name, where);
+                    g_set_error(
+                        error, RS_REFIT_ERROR, RS_REFIT_ERROR_BUFFER,
+                        "%s buffer %s on rank %u: %s and %s overlap at buffer "
+                        "positions %s",
+                        side, buffer, rank,
+                        g_array_index(refit->tensors, RsRefitTensor, other->tensor_idx).name,
+                        t->name, where);
                     return FALSE;
                 }
                 g_array_append_val(use->pieces, piece);

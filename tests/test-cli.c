@@ -245,7 +245,8 @@ json_box(JsonObject *box)
     GString *s = g_string_new("[");
     for (guint d = 0; d < json_array_get_length(lo); d++) {
         g_string_append_printf(s, "%s%" G_GINT64_FORMAT ":%" G_GINT64_FORMAT, d ? ", " : "",
-                               json_array_get_int_element(lo, d), json_array_get_int_element(hi, d));
+                               json_array_get_int_element(lo, d),
+                               json_array_get_int_element(hi, d));
         if (json_array_get_int_element(step, d) != 1)
             g_string_append_printf(s, ":%" G_GINT64_FORMAT, json_array_get_int_element(step, d));
     }
@@ -290,8 +291,8 @@ static const JsonCase layout_cases[] = {
              "--fused", "qkv:128,8", "--rank", "5", "--format", "json", NULL},
      "5:[80:96, 0:4]@0;5:[133:134, 0:4]@64;5:[141:142, 0:4]@68"},
     /* C07: rank 0 rows 0,1,4,5; rank 1 rows 2,3,6,7. */
-    {"C07", {"layout", "--shape", "8x2", "--mesh", "2", "--placements", "S(0)", "--fused", "gate-up",
-             "--format", "json", NULL},
+    {"C07", {"layout", "--shape", "8x2", "--mesh", "2", "--placements", "S(0)", "--fused",
+             "gate-up", "--format", "json", NULL},
      "0:[0:2, 0:2]@0;0:[4:6, 0:2]@4;1:[2:4, 0:2]@0;1:[6:8, 0:2]@4"},
     /* gpt-oss interleaved gate/up [8 rows] as [gate; up] over 2: strided boxes. */
     {"interleaved", {"layout", "--shape", "8x3", "--mesh", "2", "--placements", "S(0)", "--fused",
@@ -331,10 +332,12 @@ test_layout_json_tensor_names(void)
     g_assert_cmpint(json_object_get_int_member(rank, "rank"), ==, 2);
     JsonArray *boxes = json_object_get_array_member(rank, "boxes");
     g_assert_cmpuint(json_array_get_length(boxes), ==, 2);
-    g_assert_cmpstr(json_object_get_string_member(json_array_get_object_element(boxes, 0), "tensor"),
-                    ==, "model.layers.16.mlp.gate_proj.weight");
-    g_assert_cmpstr(json_object_get_string_member(json_array_get_object_element(boxes, 1), "tensor"),
-                    ==, "model.layers.16.mlp.up_proj.weight");
+    JsonObject *gate = json_array_get_object_element(boxes, 0);
+    JsonObject *up_box = json_array_get_object_element(boxes, 1);
+    g_assert_cmpstr(json_object_get_string_member(gate, "tensor"), ==,
+                    "model.layers.16.mlp.gate_proj.weight");
+    g_assert_cmpstr(json_object_get_string_member(up_box, "tensor"), ==,
+                    "model.layers.16.mlp.up_proj.weight");
     g_autofree char *up = json_box(json_array_get_object_element(boxes, 1));
     g_assert_cmpstr(up, ==, "[0:7168, 0:4096]@29360128");
 }
@@ -373,7 +376,8 @@ test_plan_json(void)
     gboolean found = FALSE;
     for (guint i = 0; i < json_array_get_length(transfers); i++) {
         JsonObject *x = json_array_get_object_element(transfers, i);
-        if (json_object_get_int_member(x, "src") == 1 && json_object_get_int_member(x, "dst") == 2) {
+        if (json_object_get_int_member(x, "src") == 1 &&
+            json_object_get_int_member(x, "dst") == 2) {
             g_autofree char *b = json_box(x);
             g_assert_cmpstr(b, ==, "[2:3, 0:1]");
             found = TRUE;
@@ -403,9 +407,11 @@ test_scenario_params(void)
 {
     g_autofree char *path = write_temp(
         "typed.yaml", "model: llama-3.1-8b\ntopology: dgx-h100\nnodes: 2\n"
-                      "train: {convention: megatron, gpus: 0-7, tp: 2, pp: 2, pp-layers: [12, 20]}\n"
+                      "train: {convention: megatron, gpus: 0-7, tp: 2, pp: 2,\n"
+                      "        pp-layers: [12, 20]}\n"
                       "infer: {convention: vllm, gpus: 8-15, tp: 4, ep: true}\n");
-    const char *args[] = {"simulate", "--scenario", path, "--check", "--format", "json", "-q", NULL};
+    const char *args[] = {"simulate", "--scenario", path, "--check", "--format", "json", "-q",
+                          NULL};
     g_autoptr(JsonNode) root = run_json(args);
     JsonObject *o = json_node_get_object(root);
     assert_contains(json_object_get_string_member(json_object_get_object_member(o, "train"),

@@ -439,7 +439,8 @@ test_refit_case(gconstpointer data)
         gpus[i] = i;
     RsConventionResult src, dst;
     g_assert_true(rs_convention_resolve_full(train, m, gpus, c->n_train, &src, &error));
-    g_assert_true(rs_convention_resolve_full(infer, m, gpus + c->n_train, c->n_infer, &dst, &error));
+    g_assert_true(
+        rs_convention_resolve_full(infer, m, gpus + c->n_train, c->n_infer, &dst, &error));
     g_assert_no_error(error);
     g_autoptr(RsRefit) refit = rs_refit_new_from_model_full(m, src.layouts, src.buffers,
                                                             dst.layouts, dst.buffers, NULL, &error);
@@ -514,10 +515,13 @@ test_pipeline_stages(void)
     g_assert_cmpuint(first_rank_of(ml, mtp, "model.layers.61.embed_tokens.weight"), ==, 3);
 
     /* Errors: counts that do not add up, virtual stages that do not divide. */
-    const char *const bad[] = {"megatron:pp=4,pp-layers=3,28,15", "megatron:pp=4,pp-layers=3,28,15,14",
-                               "megatron:pp=4,vpp=2", "vllm:pp=2,pp-layers=30,30"};
-    const char *const fragment[] = {"pp-layers has 3 entries", "add up to 60 layers but DeepSeek-V3 has 61",
-                                    "61 layers do not split into pp x vpp = 8", "pp-layers must give 2 stages"};
+    const char *const bad[] = {"megatron:pp=4,pp-layers=3,28,15",
+                               "megatron:pp=4,pp-layers=3,28,15,14", "megatron:pp=4,vpp=2",
+                               "vllm:pp=2,pp-layers=30,30"};
+    const char *const fragment[] = {"pp-layers has 3 entries",
+                                    "add up to 60 layers but DeepSeek-V3 has 61",
+                                    "61 layers do not split into pp x vpp = 8",
+                                    "pp-layers must give 2 stages"};
     for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
         g_autoptr(RsConvention) c = rs_convention_parse(bad[i], &error);
         g_assert_no_error(error);

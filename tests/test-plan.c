@@ -25,8 +25,8 @@ typedef struct {
     guint64 n_elems;
     guint n_ranks;
     guint32 ranks[64];
-    gboolean *holds[64];     /* per rank, per flat element */
-    gint64 *local[64];       /* per rank, per flat element: local index or -1 */
+    gboolean *holds[64]; /* per rank, per flat element */
+    gint64 *local[64];   /* per rank, per flat element: local index or -1 */
     guint64 buffer_elems[64];
 } RefLayout;
 
@@ -281,9 +281,9 @@ compare_layout(const RsLayout *layout, const RefLayout *ref, guint fuse_dim, gin
         if (idx < 0)
             return g_strdup_printf("rank %u missing", ref->ranks[i]);
         if (rs_layout_get_local_n_elems(layout, (guint)idx) != ref->buffer_elems[i])
-            return g_strdup_printf("rank %u buffer %" G_GUINT64_FORMAT ", reference %" G_GUINT64_FORMAT,
-                                   ref->ranks[i], rs_layout_get_local_n_elems(layout, (guint)idx),
-                                   ref->buffer_elems[i]);
+            return g_strdup_printf(
+                "rank %u buffer %" G_GUINT64_FORMAT ", reference %" G_GUINT64_FORMAT, ref->ranks[i],
+                rs_layout_get_local_n_elems(layout, (guint)idx), ref->buffer_elems[i]);
         guint64 held = 0;
         guint nb;
         const RsLocalBox *boxes = rs_layout_get_boxes(layout, (guint)idx, &nb);
@@ -330,7 +330,8 @@ compare_layout(const RsLayout *layout, const RefLayout *ref, guint fuse_dim, gin
                 expected++;
         }
         if (held != expected)
-            return g_strdup_printf("rank %u holds %" G_GUINT64_FORMAT " elements, reference %" G_GUINT64_FORMAT,
+            return g_strdup_printf("rank %u holds %" G_GUINT64_FORMAT
+                                   " elements, reference %" G_GUINT64_FORMAT,
                                    ref->ranks[i], held, expected);
     }
     return NULL;
@@ -413,8 +414,12 @@ replay_plan(const RsPlan *plan, guint32 tensor_idx, const RefLayout *src, const 
             guint64 *minimal_elems_out)
 {
     Replay r = {g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free),
-                g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free), NULL, NULL,
-                NULL, TRUE, src->n_elems};
+                g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free),
+                NULL,
+                NULL,
+                NULL,
+                TRUE,
+                src->n_elems};
     char *failure = NULL;
     guint n = rs_plan_get_n_transfers(plan);
     g_autofree gboolean *done = g_new0(gboolean, MAX(n, 1));
@@ -554,9 +559,9 @@ random_fusion(GRand *rng, gint64 n, gint64 k)
             gint64 heads = n / u;
             for (gint64 kv = 1; 2 * kv < heads && n_options < 64; kv++) {
                 gint64 q = heads - 2 * kv;
-                gboolean ok = q % kv == 0 && (kind == RS_FUSION_QKV
-                                                  ? q % k == 0 && (kv % k == 0 || k % kv == 0)
-                                                  : kv % k == 0);
+                gboolean ok = q % kv == 0 &&
+                              (kind == RS_FUSION_QKV ? q % k == 0 && (kv % k == 0 || k % kv == 0)
+                                                     : kv % k == 0);
                 if (ok) {
                     options[n_options][0] = u;
                     options[n_options][1] = q;
@@ -692,8 +697,8 @@ side_layout(const RandomSide *side, guint n_dims, const gint64 *shape, RefLayout
         rs_layout_new_split(n_dims, shape, mesh, side->splits, side->n_mesh_dims, &error);
     if (layout == NULL)
         g_error("%s", error->message);
-    *ref_out = ref_layout_new(n_dims, shape, side->n_mesh_dims, side->sizes, side->ranks,
-                              side->splits);
+    *ref_out =
+        ref_layout_new(n_dims, shape, side->n_mesh_dims, side->sizes, side->ranks, side->splits);
     g_autofree char *mismatch = compare_layout(layout, *ref_out, RS_MAX_DIMS, 0);
     if (mismatch != NULL) {
         g_autofree char *text = rs_layout_format(layout);
@@ -812,7 +817,8 @@ test_random_fused_sets(void)
             if (split_dim(&dst_side.splits[m]) != (gint)f)
                 continue;
             if (fused_m >= 0) /* a fused dim has one split: drop the others */
-                dst_side.splits[m] = rs_split_placement((RsPlacement){RS_PLACEMENT_REPLICATE, 0, 0});
+                dst_side.splits[m] =
+                    rs_split_placement((RsPlacement){RS_PLACEMENT_REPLICATE, 0, 0});
             else
                 fused_m = (gint)m;
         }
@@ -848,8 +854,8 @@ test_random_fused_sets(void)
         if (!rs_layout_new_fused_set(n_dims, shape, n_t, f, fusion.segment_len, mesh,
                                      dst_side.splits, dst_side.n_mesh_dims, set, &error))
             g_error("case %u: %s", c, error->message);
-        RefLayout *virtual_ref = ref_layout_new(n_dims, shape, dst_side.n_mesh_dims,
-                                                dst_side.sizes, dst_side.ranks, dst_side.splits);
+        RefLayout *virtual_ref = ref_layout_new(n_dims, shape, dst_side.n_mesh_dims, dst_side.sizes,
+                                                dst_side.ranks, dst_side.splits);
         g_autoptr(RsRefit) refit = rs_refit_new();
         RefLayout *src_refs[RS_MAX_SEGMENTS], *dst_refs[RS_MAX_SEGMENTS];
         gint64 start = 0;
@@ -967,8 +973,8 @@ test_c11_legitimate_duplicate(void)
     g_autoptr(RsLayout) src = rs_layout_new_replicated(2, shape, stages, 2);
     g_autoptr(RsLayout) dst = rs_layout_new_replicated(2, shape, infer, 1);
     g_autoptr(RsRefit) refit = rs_refit_new();
-    g_assert_true(rs_refit_add_tensor(refit, "model.embed_tokens.weight", RS_DTYPE_BF16, src, dst,
-                                      &error));
+    g_assert_true(
+        rs_refit_add_tensor(refit, "model.embed_tokens.weight", RS_DTYPE_BF16, src, dst, &error));
     g_autoptr(RsPlan) plan = rs_plan_build(refit, RS_STRATEGY_DIRECT, &error);
     g_assert_no_error(error);
     g_assert_cmpuint(rs_plan_get_bytes_moved(plan), ==, 64);
