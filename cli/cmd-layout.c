@@ -275,6 +275,8 @@ print_ranks(GArray *ranks, RsFormat format, const char *header)
         break;
     case RS_FORMAT_TABLE:
         print_table(ranks, header);
+        if (ranks->len == 0 && opt_rank >= 0)
+            printf("(rank %d does not take part in this layout)\n", opt_rank);
         break;
     }
 }

@@ -45,7 +45,9 @@
  *   FSDP then shards dim 0 over dp: Shard(0), or StridedShard(0, tp) when tp already
  *   sharded dim 0, with Replicate over the HSDP dim (torch/distributed/fsdp/_fully_shard/
  *   _fsdp_param.py, FSDPParam._init_sharded_param). No fusion: FSDP2 keeps the model's
- *   own (Hugging Face) parameters.
+ *   own (Hugging Face) parameters. Uneven sizes follow torch.chunk and the current
+ *   _StridedShard rule (rs_layout_new_dtensor); PyTorch releases before 2.7 refused uneven
+ *   FSDP + TP sharding in that function.
  *
  * vllm (vLLM inference): tp, dp, pp, ep (switch: --enable-expert-parallel), pp-layers.
  *   World = dp·pp·tp, rank = (dp_rank·pp + pp_rank)·tp + tp_rank

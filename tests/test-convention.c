@@ -305,6 +305,11 @@ static const TableRow table[] = {
     {"llama/fsdp2-tp/o-proj", "llama-3.1-8b", "fsdp2:dp=2,tp=2", 0, 4,
      "model.layers.0.self_attn.o_proj.weight", 3, "[2048:4096, 2048:4096]@0",
      "own [2048,2048]"},
+    /* HSDP: replicate 2 × shard 2; the replica holds the same shard. */
+    {"llama/hsdp/q-proj-replica-0", "llama-3.1-8b", "fsdp2:replicate=2,dp=2", 0, 4,
+     "model.layers.0.self_attn.q_proj.weight", 1, "[2048:4096, 0:4096]@0", "own [2048,4096]"},
+    {"llama/hsdp/q-proj-replica-1", "llama-3.1-8b", "fsdp2:replicate=2,dp=2", 0, 4,
+     "model.layers.0.self_attn.q_proj.weight", 3, "[2048:4096, 0:4096]@0", "own [2048,4096]"},
     {"llama/vllm/q-proj", "llama-3.1-8b", "vllm:tp=4", 8, 4,
      "model.layers.0.self_attn.q_proj.weight", 9, "[1024:2048, 0:4096]@0",
      "model.layers.0.self_attn.qkv_proj.weight [1536,4096]"},
