@@ -18,6 +18,7 @@
 static char *opt_scenario;
 static char *opt_model;
 static char *opt_dtype;
+static char *opt_infer_dtype;
 static gboolean opt_mtp;
 static char *opt_topology;
 static gint opt_nodes;
@@ -36,6 +37,10 @@ static GOptionEntry entries[] = {
     {"dtype", 0, 0, G_OPTION_ARG_STRING, &opt_dtype, "dtype of the weights moved (bf16, f32, ...)",
      "DTYPE"},
     {"mtp", 0, 0, G_OPTION_ARG_NONE, &opt_mtp, "Include multi-token-prediction layers", NULL},
+    {"infer-dtype", 0, 0, G_OPTION_ARG_STRING, &opt_infer_dtype,
+     "dtype of the inference weights (fp8-e4m3, mxfp4: converted at the source, with block "
+     "scales)",
+     "DTYPE"},
     {"topology", 't', 0, G_OPTION_ARG_STRING, &opt_topology, "Topology name or file",
      "NAME|FILE"},
     {"nodes", 'n', 0, G_OPTION_ARG_INT, &opt_nodes, "Number of nodes of the topology", "N"},
@@ -52,7 +57,8 @@ static GOptionEntry entries[] = {
     {"format", 'f', 0, G_OPTION_ARG_STRING, &opt_format, "table, csv or json (default table)",
      "FORMAT"},
     {"check", 0, 0, G_OPTION_ARG_NONE, &opt_check,
-     "Verify every plan with the invariant checker (exit 3 on a wrong plan)", NULL},
+     "Verify every plan with the invariant checker and the fused buffers (exit 3 when wrong)",
+     NULL},
     {NULL},
 };
 
@@ -90,6 +96,13 @@ apply_overrides(RsScenario *s, GError **error)
             return FALSE;
         }
         s->has_dtype = TRUE;
+    }
+    if (opt_infer_dtype != NULL) {
+        if (!rs_dtype_parse(opt_infer_dtype, &s->infer_dtype, error)) {
+            g_prefix_error(error, "--infer-dtype: ");
+            return FALSE;
+        }
+        s->has_infer_dtype = TRUE;
     }
     if (opt_mtp)
         s->include_mtp = TRUE;
@@ -184,6 +197,11 @@ run(int argc, char **argv)
     if (!rs_scenario_build(scenario, &build, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
 
+    if (opt_check && !rs_refit_check_buffers(build.refit, &error)) {
+        code = rs_cli_fail(cmd, error, RS_EXIT_CHECK);
+        rs_scenario_build_clear(&build);
+        return code;
+    }
     g_autoptr(GArray) results = g_array_new(FALSE, TRUE, sizeof(RsStrategyResult));
     RsSimulateReport report = {0};
     for (guint s = 0; s < RS_STRATEGY_N && code == RS_EXIT_OK; s++) {

@@ -13,6 +13,8 @@ gboolean rs_cli_quiet = FALSE;
 static const RsCommand *const commands[] = {
     &rs_command_simulate,
     &rs_command_models,
+    &rs_command_layout,
+    &rs_command_plan,
 };
 
 static GOptionEntry common_entries[] = {
@@ -112,6 +114,8 @@ main(int argc, char **argv)
             print_usage(stderr);
             return RS_EXIT_USAGE;
         }
+        g_autofree char *prgname = g_strdup_printf("reshard %s", cmd->name);
+        g_set_prgname(prgname);
         GOptionContext *context = cmd->make_context();
         g_autofree char *help = g_option_context_get_help(context, FALSE, NULL);
         g_option_context_free(context);
@@ -128,5 +132,7 @@ main(int argc, char **argv)
         print_usage(stderr);
         return RS_EXIT_USAGE;
     }
+    g_autofree char *prgname = g_strdup_printf("reshard %s", cmd->name);
+    g_set_prgname(prgname);
     return cmd->run(argc - 1, argv + 1);
 }

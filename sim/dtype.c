@@ -17,6 +17,7 @@ static const DtypeInfo dtype_info[RS_DTYPE_N] = {
     [RS_DTYPE_FP8_E4M3] = {"fp8-e4m3", 8}, [RS_DTYPE_FP8_E5M2] = {"fp8-e5m2", 8},
     [RS_DTYPE_I64] = {"i64", 64},     [RS_DTYPE_I32] = {"i32", 32},
     [RS_DTYPE_I8] = {"i8", 8},        [RS_DTYPE_U8] = {"u8", 8},
+    [RS_DTYPE_MXFP4] = {"mxfp4", 4},
 };
 
 typedef struct {
@@ -35,6 +36,7 @@ static const DtypeAlias dtype_aliases[] = {
     {"float8_e5m2", RS_DTYPE_FP8_E5M2}, {"e5m2", RS_DTYPE_FP8_E5M2},
     {"int64", RS_DTYPE_I64},         {"int32", RS_DTYPE_I32},
     {"int8", RS_DTYPE_I8},           {"uint8", RS_DTYPE_U8},
+    {"fp4", RS_DTYPE_MXFP4},         {"mxfp4_e2m1", RS_DTYPE_MXFP4},
 };
 
 guint
@@ -49,6 +51,14 @@ rs_dtype_get_size_bytes(RsDtype dtype)
 {
     g_return_val_if_fail(dtype < RS_DTYPE_N, 0);
     return dtype_info[dtype].bits / 8;
+}
+
+guint64
+rs_dtype_get_n_bytes(RsDtype dtype, guint64 n_elems)
+{
+    g_return_val_if_fail(dtype < RS_DTYPE_N, 0);
+    guint bits = dtype_info[dtype].bits;
+    return bits % 8 == 0 ? n_elems * (bits / 8) : (n_elems * bits + 7) / 8;
 }
 
 const char *

@@ -20,6 +20,7 @@ typedef enum {
     RS_DTYPE_I32,
     RS_DTYPE_I8,
     RS_DTYPE_U8,
+    RS_DTYPE_MXFP4, /* OCP microscaling FP4 (E2M1) values, 4 bits, two per byte; scales apart */
     RS_DTYPE_N
 } RsDtype;
 
@@ -34,7 +35,7 @@ typedef enum {
  * rs_dtype_get_bits:
  * @dtype: a valid dtype
  *
- * Returns: the storage size of one element in bits (64, 32, 16, 8).
+ * Returns: the storage size of one element in bits (64, 32, 16, 8, 4).
  */
 guint rs_dtype_get_bits(RsDtype dtype);
 
@@ -42,9 +43,19 @@ guint rs_dtype_get_bits(RsDtype dtype);
  * rs_dtype_get_size_bytes:
  * @dtype: a valid dtype
  *
- * Returns: the storage size of one element in bytes (8, 4, 2 or 1).
+ * Returns: the storage size of one element in bytes (8, 4, 2 or 1); 0 for MXFP4, whose
+ * elements are half a byte: use rs_dtype_get_n_bytes() for counts of elements.
  */
 guint rs_dtype_get_size_bytes(RsDtype dtype);
+
+/**
+ * rs_dtype_get_n_bytes:
+ * @dtype: a valid dtype
+ * @n_elems: a number of elements
+ *
+ * Returns: the bytes of @n_elems elements packed densely: ceil(n_elems × bits / 8).
+ */
+guint64 rs_dtype_get_n_bytes(RsDtype dtype, guint64 n_elems);
 
 /**
  * rs_dtype_get_name:

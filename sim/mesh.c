@@ -223,7 +223,32 @@ rs_mesh_parse(const char *shape, const char *ranks_text, GError **error)
                        ranks ? ranks->len : 0, error);
 }
 
-/* Parses one placement item such as "S(0)", "Shard(dim=1)", "R", "Replicate()". */
+/* Reads an integer argument, optionally spelled "key=value" with one of @keys. */
+static gboolean
+parse_int_arg(char *arg, const char *const *keys, gint64 min, gint64 max, gint *out)
+{
+    arg = g_strstrip(arg);
+    for (guint i = 0; keys != NULL && keys[i] != NULL; i++) {
+        gsize len = strlen(keys[i]);
+        if (strncmp(arg, keys[i], len) != 0)
+            continue;
+        char *rest = arg + len;
+        while (g_ascii_isspace(*rest))
+            rest++;
+        if (*rest != '=')
+            continue;
+        arg = g_strstrip(rest + 1);
+        break;
+    }
+    gint64 v;
+    if (!g_ascii_string_to_signed(arg, 10, min, max, &v, NULL))
+        return FALSE;
+    *out = (gint)v;
+    return TRUE;
+}
+
+/* Parses one placement item such as "S(0)", "Shard(dim=1)", "R", "Replicate()",
+ * "SS(0,2)", "_StridedShard(dim=0, split_factor=2)". */
 static gboolean
 parse_placement(const char *item, RsPlacement *out)
 {
@@ -243,28 +268,33 @@ parse_placement(const char *item, RsPlacement *out)
     if (strcmp(s, "R") == 0 || strcmp(s, "Replicate") == 0) {
         if (arg != NULL && *arg != '\0')
             return FALSE;
-        *out = (RsPlacement){RS_PLACEMENT_REPLICATE, 0};
+        *out = (RsPlacement){RS_PLACEMENT_REPLICATE, 0, 0};
         return TRUE;
     }
     if (strcmp(s, "P") == 0 || strcmp(s, "Partial") == 0) {
-        *out = (RsPlacement){RS_PLACEMENT_PARTIAL, 0};
+        *out = (RsPlacement){RS_PLACEMENT_PARTIAL, 0, 0};
         return TRUE;
     }
+    static const char *const dim_keys[] = {"dim", NULL};
     if (strcmp(s, "S") == 0 || strcmp(s, "Shard") == 0) {
+        gint dim;
+        if (arg == NULL || !parse_int_arg(arg, dim_keys, 0, RS_MAX_DIMS - 1, &dim))
+            return FALSE;
+        *out = (RsPlacement){RS_PLACEMENT_SHARD, dim, 0};
+        return TRUE;
+    }
+    if (strcmp(s, "SS") == 0 || strcmp(s, "_S") == 0 || strcmp(s, "StridedShard") == 0 ||
+        strcmp(s, "_StridedShard") == 0) {
+        static const char *const factor_keys[] = {"split_factor", "sf", NULL};
         if (arg == NULL)
             return FALSE;
-        if (g_str_has_prefix(arg, "dim")) {
-            arg += 3;
-            while (g_ascii_isspace(*arg))
-                arg++;
-            if (*arg != '=')
-                return FALSE;
-            arg = g_strstrip(arg + 1);
-        }
-        guint64 dim;
-        if (!g_ascii_string_to_unsigned(arg, 10, 0, RS_MAX_DIMS - 1, &dim, NULL))
+        g_auto(GStrv) args = g_strsplit(arg, ",", -1);
+        gint dim, factor;
+        if (g_strv_length(args) != 2 ||
+            !parse_int_arg(args[0], dim_keys, 0, RS_MAX_DIMS - 1, &dim) ||
+            !parse_int_arg(args[1], factor_keys, 1, G_MAXINT32, &factor))
             return FALSE;
-        *out = (RsPlacement){RS_PLACEMENT_SHARD, (gint)dim};
+        *out = (RsPlacement){RS_PLACEMENT_STRIDED_SHARD, dim, factor};
         return TRUE;
     }
     return FALSE;
@@ -287,7 +317,8 @@ rs_placements_parse(const char *text, RsPlacement *placements, guint *n_placemen
             g_autofree char *item = g_strndup(start, (gsize)(p - start));
             if (n == RS_MAX_MESH_DIMS || !parse_placement(item, &placements[n])) {
                 g_set_error(error, RS_MESH_ERROR, RS_MESH_ERROR_PLACEMENT,
-                            "placements \"%s\": \"%s\" is not R, S(dim) or P (at most %d items)",
+                            "placements \"%s\": \"%s\" is not R, S(dim), SS(dim,split_factor) or P "
+                            "(at most %d items)",
                             text, g_strstrip(item), RS_MAX_MESH_DIMS);
                 return FALSE;
             }
@@ -317,6 +348,9 @@ rs_placements_format(const RsPlacement *placements, guint n_placements)
             break;
         case RS_PLACEMENT_PARTIAL:
             g_string_append(s, "P");
+            break;
+        case RS_PLACEMENT_STRIDED_SHARD:
+            g_string_append_printf(s, "SS(%d,%d)", placements[i].dim, placements[i].split_factor);
             break;
         }
     }

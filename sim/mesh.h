@@ -6,7 +6,9 @@
  * training and inference meshes of one refit share one rank space.
  *
  * A placement per mesh dim says how the tensor is spread over that dim, as in PyTorch
- * DTensor (torch/distributed/tensor/placement_types.py): Replicate, Shard(d), Partial.
+ * DTensor (torch/distributed/tensor/placement_types.py): Replicate, Shard(d), Partial, and
+ * _StridedShard(d, split_factor), the placement FSDP2 gives a parameter that tensor
+ * parallelism already sharded on the same dim (see rs_layout_new_dtensor for its rule).
  */
 #pragma once
 
@@ -103,17 +105,21 @@ typedef enum {
     RS_PLACEMENT_REPLICATE,
     RS_PLACEMENT_SHARD,
     RS_PLACEMENT_PARTIAL,
+    RS_PLACEMENT_STRIDED_SHARD, /* PyTorch _StridedShard(dim, split_factor) */
 } RsPlacementKind;
 
 typedef struct {
     RsPlacementKind kind;
-    gint dim; /* tensor dim for RS_PLACEMENT_SHARD; 0 otherwise */
+    gint dim;          /* tensor dim for SHARD and STRIDED_SHARD; 0 otherwise */
+    gint split_factor; /* STRIDED_SHARD: >= 1 (1 behaves as Shard); 0 otherwise */
 } RsPlacement;
 
 /**
  * rs_placements_parse:
- * @text: comma-separated placements, one per mesh dim: "R", "S(0)", "P", or PyTorch's
- *   spellings "Replicate()", "Shard(dim=0)", "Partial()"; white space ignored
+ * @text: comma-separated placements, one per mesh dim: "R", "S(0)", "SS(0,2)", "P", or
+ *   PyTorch's spellings "Replicate()", "Shard(dim=0)", "_StridedShard(dim=0,
+ *   split_factor=2)" (also its repr "_StridedShard(dim=0, sf=2)" and str "_S(0, 2)"),
+ *   "Partial()"; white space ignored
  * @placements: (out caller-allocates) (array fixed-size=6): the placements
  * @n_placements_out: (out): how many were parsed
  * @error: RS_MESH_ERROR_PLACEMENT naming the item that does not parse
@@ -123,7 +129,7 @@ typedef struct {
 gboolean rs_placements_parse(const char *text, RsPlacement *placements, guint *n_placements_out,
                              GError **error);
 
-/** rs_placements_format: Returns: (transfer full): "S(0),R". */
+/** rs_placements_format: Returns: (transfer full): "S(0),R" or "SS(0,2),S(0)". */
 char *rs_placements_format(const RsPlacement *placements, guint n_placements);
 
 G_END_DECLS

@@ -59,6 +59,7 @@ static void
 add_final(RsModel *m, const CommonConfig *cc)
 {
     gint post = (gint)cc->n_layers;
+    m->tie_embeddings = cc->tie_embeddings;
     rs_model_add_tensor(m, "model.norm.weight", RS_ROLE_NORM, post, m->dtype, 0, 1, cc->hidden);
     if (!cc->tie_embeddings)
         rs_model_add_tensor(m, "lm_head.weight", RS_ROLE_VOCAB_PARALLEL, post, m->dtype, 0, 2,
@@ -73,8 +74,10 @@ add_dense_mlp(RsModel *m, const char *prefix, gint layer, gint64 hidden, gint64 
     g_autofree char *down = g_strdup_printf("%s.down_proj.weight", prefix);
     rs_model_add_tensor(m, gate, RS_ROLE_COLUMN_PARALLEL, layer, m->dtype, 0, 2, intermediate,
                         hidden);
+    rs_model_mark_fused(m, RS_FUSE_GATE_UP, 0, prefix);
     rs_model_add_tensor(m, up, RS_ROLE_COLUMN_PARALLEL, layer, m->dtype, 0, 2, intermediate,
                         hidden);
+    rs_model_mark_fused(m, RS_FUSE_GATE_UP, 1, prefix);
     rs_model_add_tensor(m, down, RS_ROLE_ROW_PARALLEL, layer, m->dtype, 0, 2, hidden,
                         intermediate);
 }
@@ -104,19 +107,23 @@ generate_llama(RsModel *m, RsModelConfig *c, const RsModelOptions *options, GErr
     add_embedding(m, &cc);
     for (gint l = 0; l < (gint)cc.n_layers; l++) {
         char name[128];
+        g_autofree char *attn = g_strdup_printf("model.layers.%d.self_attn", l);
 #define NAME(suffix) (g_snprintf(name, sizeof name, "model.layers.%d." suffix, l), name)
         rs_model_add_tensor(m, NAME("input_layernorm.weight"), RS_ROLE_NORM, l, m->dtype, 0, 1,
                             cc.hidden);
         rs_model_add_tensor(m, NAME("self_attn.q_proj.weight"), RS_ROLE_COLUMN_PARALLEL, l,
                             m->dtype, (guint)cc.n_heads, 2, cc.n_heads * head_dim, cc.hidden);
+        rs_model_mark_fused(m, RS_FUSE_QKV, 0, attn);
         rs_model_add_tensor(m, NAME("self_attn.k_proj.weight"), RS_ROLE_COLUMN_PARALLEL, l,
                             m->dtype, (guint)cc.n_kv_heads, 2, cc.n_kv_heads * head_dim,
                             cc.hidden);
         rs_model_mark_kv_heads(m);
+        rs_model_mark_fused(m, RS_FUSE_QKV, 1, attn);
         rs_model_add_tensor(m, NAME("self_attn.v_proj.weight"), RS_ROLE_COLUMN_PARALLEL, l,
                             m->dtype, (guint)cc.n_kv_heads, 2, cc.n_kv_heads * head_dim,
                             cc.hidden);
         rs_model_mark_kv_heads(m);
+        rs_model_mark_fused(m, RS_FUSE_QKV, 2, attn);
         rs_model_add_tensor(m, NAME("self_attn.o_proj.weight"), RS_ROLE_ROW_PARALLEL, l,
                             m->dtype, 0, 2, cc.hidden, cc.n_heads * head_dim);
         rs_model_add_tensor(m, NAME("post_attention_layernorm.weight"), RS_ROLE_NORM, l,
@@ -148,11 +155,13 @@ add_deepseek_layer(RsModel *m, const DeepseekConfig *dc, const char *prefix, gin
 #define NAME(suffix) (g_snprintf(name, sizeof name, "%s." suffix, prefix), name)
     gint64 H = cc->hidden, nh = cc->n_heads;
     guint heads = (guint)nh;
+    g_autofree char *attn = g_strdup_printf("%s.self_attn", prefix);
     rs_model_add_tensor(m, NAME("input_layernorm.weight"), RS_ROLE_NORM, layer, m->dtype, 0, 1,
                         H);
     if (dc->q_lora > 0) {
         rs_model_add_tensor(m, NAME("self_attn.q_a_proj.weight"), RS_ROLE_REPLICATED, layer,
                             m->dtype, 0, 2, dc->q_lora, H);
+        rs_model_mark_fused(m, RS_FUSE_MLA_A, 0, attn);
         rs_model_add_tensor(m, NAME("self_attn.q_a_layernorm.weight"), RS_ROLE_NORM, layer,
                             m->dtype, 0, 1, dc->q_lora);
         rs_model_add_tensor(m, NAME("self_attn.q_b_proj.weight"), RS_ROLE_COLUMN_PARALLEL, layer,
@@ -163,6 +172,8 @@ add_deepseek_layer(RsModel *m, const DeepseekConfig *dc, const char *prefix, gin
     }
     rs_model_add_tensor(m, NAME("self_attn.kv_a_proj_with_mqa.weight"), RS_ROLE_REPLICATED, layer,
                         m->dtype, 0, 2, dc->kv_lora + dc->rope, H);
+    if (dc->q_lora > 0)
+        rs_model_mark_fused(m, RS_FUSE_MLA_A, 1, attn);
     rs_model_add_tensor(m, NAME("self_attn.kv_a_layernorm.weight"), RS_ROLE_NORM, layer,
                         m->dtype, 0, 1, dc->kv_lora);
     rs_model_add_tensor(m, NAME("self_attn.kv_b_proj.weight"), RS_ROLE_COLUMN_PARALLEL, layer,
@@ -181,10 +192,13 @@ add_deepseek_layer(RsModel *m, const DeepseekConfig *dc, const char *prefix, gin
     if (dc->has_score_bias)
         rs_model_add_tensor(m, NAME("mlp.gate.e_score_correction_bias"), RS_ROLE_ROUTER, layer,
                             RS_DTYPE_F32, 0, 1, E);
+    g_autofree char *experts = g_strdup_printf("%s.mlp.experts", prefix);
     rs_model_add_tensor(m, NAME("mlp.experts.gate_proj.weight"), RS_ROLE_EXPERT_COLUMN, layer,
                         m->dtype, 0, 3, E, I, H);
+    rs_model_mark_fused(m, RS_FUSE_GATE_UP, 0, experts);
     rs_model_add_tensor(m, NAME("mlp.experts.up_proj.weight"), RS_ROLE_EXPERT_COLUMN, layer,
                         m->dtype, 0, 3, E, I, H);
+    rs_model_mark_fused(m, RS_FUSE_GATE_UP, 1, experts);
     rs_model_add_tensor(m, NAME("mlp.experts.down_proj.weight"), RS_ROLE_EXPERT_ROW, layer,
                         m->dtype, 0, 3, E, H, I);
     if (dc->n_shared > 0) {

@@ -46,8 +46,10 @@ struct _RsModel {
     gboolean has_layer_range;  /* only layers first_layer..last_layer are kept */
     gint first_layer, last_layer;
     gboolean last_dropped;     /* the last rs_model_add_tensor call added nothing */
+    gboolean tie_embeddings;   /* the head is the embedding (no lm_head tensor) */
     GPtrArray *tensors;        /* RsTensorSpec*, owned */
     GHashTable *by_name;       /* name → index + 1 */
+    GHashTable *fuse_index;    /* "kind/group/segment" → index + 1, built on first use */
 };
 
 /* Appends a tensor; shape given as n_dims gint64 varargs. With a layer range, tensors
@@ -57,6 +59,10 @@ void rs_model_add_tensor(RsModel *model, const char *name, RsTensorRole role, gi
 
 /* Marks the tensor added last as a key/value-head projection. */
 void rs_model_mark_kv_heads(RsModel *model);
+
+/* Marks the tensor added last as segment @segment of the fusion group @group (copied) of
+ * @kind. A no-op when that tensor was dropped by a layer range. */
+void rs_model_mark_fused(RsModel *model, RsFuseKind kind, guint segment, const char *group);
 
 typedef gboolean (*RsFamilyGenerator)(RsModel *model, RsModelConfig *config,
                                       const RsModelOptions *options, GError **error);

@@ -187,6 +187,7 @@ tensor_spec_free(gpointer p)
 {
     RsTensorSpec *t = p;
     g_free(t->name);
+    g_free(t->fuse_group);
     g_free(t);
 }
 
@@ -205,6 +206,8 @@ rs_model_free(RsModel *model)
     if (model == NULL)
         return;
     g_hash_table_unref(model->by_name);
+    if (model->fuse_index != NULL)
+        g_hash_table_unref(model->fuse_index);
     g_ptr_array_unref(model->tensors);
     g_free(model->name);
     g_free(model->family);
@@ -256,6 +259,54 @@ rs_model_mark_kv_heads(RsModel *model)
     g_return_if_fail(model->tensors->len > 0);
     RsTensorSpec *t = g_ptr_array_index(model->tensors, model->tensors->len - 1);
     t->kv_heads = TRUE;
+}
+
+void
+rs_model_mark_fused(RsModel *model, RsFuseKind kind, guint segment, const char *group)
+{
+    if (model->last_dropped)
+        return;
+    g_return_if_fail(model->tensors->len > 0);
+    RsTensorSpec *t = g_ptr_array_index(model->tensors, model->tensors->len - 1);
+    t->fuse = kind;
+    t->fuse_segment = segment;
+    g_free(t->fuse_group);
+    t->fuse_group = g_strdup(group);
+}
+
+static char *
+fuse_key(RsFuseKind kind, const char *group, guint segment)
+{
+    return g_strdup_printf("%d/%s/%u", (int)kind, group, segment);
+}
+
+gint
+rs_model_find_fuse_sibling(const RsModel *model, guint index, guint segment)
+{
+    g_return_val_if_fail(index < model->tensors->len, -1);
+    const RsTensorSpec *t = g_ptr_array_index(model->tensors, index);
+    if (t->fuse == RS_FUSE_NONE || t->fuse_group == NULL)
+        return -1;
+    if (model->fuse_index == NULL) {
+        /* Built lazily: the model is otherwise immutable after loading. */
+        RsModel *m = (RsModel *)model;
+        m->fuse_index = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        for (guint i = 0; i < m->tensors->len; i++) {
+            const RsTensorSpec *s = g_ptr_array_index(m->tensors, i);
+            if (s->fuse != RS_FUSE_NONE && s->fuse_group != NULL)
+                g_hash_table_insert(m->fuse_index,
+                                    fuse_key(s->fuse, s->fuse_group, s->fuse_segment),
+                                    GUINT_TO_POINTER(i + 1));
+        }
+    }
+    g_autofree char *key = fuse_key(t->fuse, t->fuse_group, segment);
+    return (gint)GPOINTER_TO_UINT(g_hash_table_lookup(model->fuse_index, key)) - 1;
+}
+
+gboolean
+rs_model_get_tie_embeddings(const RsModel *model)
+{
+    return model->tie_embeddings;
 }
 
 RsModel *
@@ -426,7 +477,7 @@ rs_tensor_spec_get_n_elems(const RsTensorSpec *spec)
 guint64
 rs_tensor_spec_get_size_bytes(const RsTensorSpec *spec)
 {
-    return rs_tensor_spec_get_n_elems(spec) * rs_dtype_get_size_bytes(spec->dtype);
+    return rs_dtype_get_n_bytes(spec->dtype, rs_tensor_spec_get_n_elems(spec));
 }
 
 guint64

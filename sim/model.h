@@ -36,6 +36,22 @@ typedef enum {
     RS_ROLE_N
 } RsTensorRole;
 
+/* Sibling projections that frameworks fuse into one local buffer. The tensors of one
+ * group share fuse_group (their module prefix, "model.layers.3.self_attn") and the kind,
+ * and are told apart by fuse_segment. Whether and how a group is fused is the
+ * convention's business (sim/convention.h); the model only says which tensors belong
+ * together. */
+typedef enum {
+    RS_FUSE_NONE,
+    RS_FUSE_QKV,     /* segments 0 q_proj, 1 k_proj, 2 v_proj of one attention */
+    RS_FUSE_GATE_UP, /* segments 0 gate_proj, 1 up_proj of one SwiGLU MLP or expert group */
+    /* One tensor whose rows alternate gate (even) and up (odd): gpt-oss gate_up_proj. */
+    RS_FUSE_GATE_UP_INTERLEAVED,
+    /* segments 0 q_a_proj, 1 kv_a_proj_with_mqa of one MLA attention (vLLM
+     * fused_qkv_a_proj, SGLang fused_qkv_a_proj_with_mqa) */
+    RS_FUSE_MLA_A,
+} RsFuseKind;
+
 typedef struct {
     char *name;
     guint n_dims;
@@ -51,6 +67,9 @@ typedef struct {
     /* TRUE when those heads are key/value heads, which inference engines replicate when
      * tensor parallelism exceeds their count (vLLM QKVParallelLinear). */
     gboolean kv_heads;
+    RsFuseKind fuse;    /* RS_FUSE_NONE for a tensor never fused with others */
+    guint fuse_segment; /* its place in the group (see RsFuseKind) */
+    char *fuse_group;   /* the group's module prefix; NULL when fuse is RS_FUSE_NONE */
 } RsTensorSpec;
 
 typedef struct _RsModel RsModel;
@@ -105,6 +124,24 @@ char *rs_model_format_variant(const RsModel *model);
 /** rs_model_get_n_layers: Returns: the decoder layer count (num_hidden_layers), also when
  * only a range of layers was generated. */
 guint rs_model_get_n_layers(const RsModel *model);
+/**
+ * rs_model_get_tie_embeddings:
+ * Returns: TRUE when the output head is the input embedding (tie_word_embeddings): the
+ * model has no lm_head tensor, and pipeline-parallel frameworks keep a copy of the
+ * embedding on the last stage too.
+ */
+gboolean rs_model_get_tie_embeddings(const RsModel *model);
+
+/**
+ * rs_model_find_fuse_sibling:
+ * @index: a tensor of a fusion group
+ * @segment: the segment wanted
+ *
+ * Returns: the index of the tensor of the same group (fuse kind and fuse_group) with
+ * fuse_segment @segment, or -1. O(1) after the first call.
+ */
+gint rs_model_find_fuse_sibling(const RsModel *model, guint index, guint segment);
+
 guint rs_model_get_n_tensors(const RsModel *model);
 /** rs_model_get_tensor: Returns: (transfer none): tensor @index, alive as @model. */
 const RsTensorSpec *rs_model_get_tensor(const RsModel *model, guint index);

@@ -92,21 +92,21 @@ typedef struct {
 
 typedef struct {
     const RsLayout *src, *dst;
-    guint elem_bytes;
+    RsDtype dtype;
 } PatternKey;
 
 static guint
 pattern_key_hash(gconstpointer p)
 {
     const PatternKey *k = p;
-    return g_direct_hash(k->src) ^ (g_direct_hash(k->dst) * 31u) ^ k->elem_bytes;
+    return g_direct_hash(k->src) ^ (g_direct_hash(k->dst) * 31u) ^ (guint)k->dtype;
 }
 
 static gboolean
 pattern_key_equal(gconstpointer a, gconstpointer b)
 {
     const PatternKey *x = a, *y = b;
-    return x->src == y->src && x->dst == y->dst && x->elem_bytes == y->elem_bytes;
+    return x->src == y->src && x->dst == y->dst && x->dtype == y->dtype;
 }
 
 /* --- units and atoms --- */
@@ -230,8 +230,7 @@ add_unit(Planner *p, guint pattern, guint group, guint domain, const RsBox *box,
          const guint32 *needers, guint n_needers)
 {
     Pattern *pat = g_ptr_array_index(p->patterns, pattern);
-    guint elem_bytes = rs_refit_tensor_get_elem_bytes(pat->t);
-    guint64 bytes = rs_box_get_n_elems(box) * elem_bytes;
+    guint64 bytes = rs_refit_tensor_get_n_bytes(pat->t, rs_box_get_n_elems(box));
     double multiplicity = pat->members->len;
     const RsSourceGroup *g = &g_array_index(pat->sg.groups, RsSourceGroup, group);
     /* Stripes: a heavy unit with several possible senders or leaders is split so each
@@ -245,7 +244,7 @@ add_unit(Planner *p, guint pattern, guint group, guint domain, const RsBox *box,
     }
     g_autoptr(GArray) stripes = g_array_new(FALSE, FALSE, sizeof(RsBox));
     if (k > 1)
-        rs_plan_split_box(box, elem_bytes, (bytes + k - 1) / k, stripes);
+        rs_plan_split_box(box, pat->t, (bytes + k - 1) / k, stripes);
     else
         g_array_append_val(stripes, *box);
     for (guint s = 0; s < stripes->len; s++) {
@@ -257,7 +256,7 @@ add_unit(Planner *p, guint pattern, guint group, guint domain, const RsBox *box,
         u.box = g_array_index(stripes, RsBox, s);
         u.first_needer = p->needers->len;
         u.n_needers = n_needers;
-        u.bytes = rs_box_get_n_elems(&u.box) * elem_bytes;
+        u.bytes = rs_refit_tensor_get_n_bytes(pat->t, rs_box_get_n_elems(&u.box));
         u.weight = u.bytes * multiplicity;
         u.order = p->units->len;
         g_array_append_vals(p->needers, needers, n_needers);
@@ -543,7 +542,11 @@ rs_plan_balance_build(RsPlanBuilder *b, const RsRefit *refit, RsStrategy strateg
                                                          g_free, NULL);
     for (guint32 i = 0; i < rs_refit_get_n_tensors(refit); i++) {
         const RsRefitTensor *t = rs_refit_get_tensor(refit, i);
-        PatternKey key = {t->src, t->dst, rs_refit_tensor_get_elem_bytes(t)};
+        PatternKey key;
+        memset(&key, 0, sizeof key);
+        key.src = t->src;
+        key.dst = t->dst;
+        key.dtype = t->dtype;
         gpointer found = g_hash_table_lookup(by_key, &key);
         Pattern *pat;
         if (found == NULL) {

@@ -34,10 +34,11 @@ gint64 rs_plan_builder_emit(RsPlanBuilder *b, const RsRefitTensor *t, guint32 te
                             guint32 src, guint32 dst, guint32 phase, guint32 flags,
                             gint64 depends_on, const RsBox *box);
 
-/* Splits @box into pieces of at most @max_bytes (elements of @elem_bytes): index by index
- * over the outer dims and in runs along the outermost dim whose inner block fits.
+/* Splits @box into pieces of at most @max_bytes (in @t's wire dtype): index by index over
+ * the outer dims and in runs along the outermost dim whose inner block fits.
  * Deterministic: equal boxes split equally. Appends to @out (RsBox); returns the count. */
-guint rs_plan_split_box(const RsBox *box, guint elem_bytes, guint64 max_bytes, GArray *out);
+guint rs_plan_split_box(const RsBox *box, const RsRefitTensor *t, guint64 max_bytes,
+                        GArray *out);
 
 /* Emits @box from @src to @dst split into network buckets (local copies are not split);
  * piece i depends on depends_on[i] when @depends_on is given (the same split of the box

@@ -165,32 +165,44 @@ rs_plan_builder_emit(RsPlanBuilder *b, const RsRefitTensor *t, guint32 tensor_id
     tr.flags = flags;
     tr.depends_on = depends_on;
     tr.box = *box;
-    tr.size_bytes = rs_box_get_n_elems(box) * rs_refit_tensor_get_elem_bytes(t);
+    tr.size_bytes = rs_refit_tensor_get_n_bytes(t, rs_box_get_n_elems(box));
     g_array_append_val(b->transfers, tr);
     return (gint64)b->transfers->len - 1;
 }
 
 guint
-rs_plan_split_box(const RsBox *box, guint elem_bytes, guint64 max_bytes, GArray *out)
+rs_plan_split_box(const RsBox *box, const RsRefitTensor *t, guint64 max_bytes, GArray *out)
 {
-    guint64 total = rs_box_get_n_elems(box) * elem_bytes;
-    if (total <= max_bytes || box->n_dims == 0) {
+    if (rs_refit_tensor_get_n_bytes(t, rs_box_get_n_elems(box)) <= max_bytes ||
+        box->n_dims == 0) {
         g_array_append_val(out, *box);
         return 1;
     }
     /* The outermost dim d whose inner block (all indices of the dims after d) fits. */
-    guint64 inner = elem_bytes;
+    guint64 inner = 1;
     guint64 inner_of[RS_MAX_DIMS];
     for (gint k = (gint)box->n_dims - 1; k >= 0; k--) {
         inner_of[k] = inner;
         inner *= (guint64)rs_box_get_count(box, (guint)k);
     }
     gint d = 0;
-    while (d < (gint)box->n_dims && inner_of[d] > max_bytes)
+    while (d < (gint)box->n_dims && rs_refit_tensor_get_n_bytes(t, inner_of[d]) > max_bytes)
         d++;
     if (d == (gint)box->n_dims)
         d = (gint)box->n_dims - 1; /* one element exceeds the bound: split to elements */
-    gint64 per_piece = (gint64)MAX(max_bytes / inner_of[d], 1);
+    /* The most indices of dim d whose blocks fit (bytes may be fractional per element). */
+    gint64 per_piece = 1;
+    {
+        gint64 lo = 1, hi = rs_box_get_count(box, (guint)d);
+        while (lo < hi) {
+            gint64 mid = lo + (hi - lo + 1) / 2;
+            if (rs_refit_tensor_get_n_bytes(t, inner_of[d] * (guint64)mid) <= max_bytes)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        per_piece = lo;
+    }
     /* Iterate the outer dims index by index, and dim d in runs of per_piece. */
     gint64 k[RS_MAX_DIMS] = {0};
     guint n = 0;
@@ -221,7 +233,7 @@ rs_plan_builder_emit_split(RsPlanBuilder *b, const RsRefitTensor *t, guint32 ten
 {
     g_autoptr(GArray) pieces = g_array_new(FALSE, FALSE, sizeof(RsBox));
     guint64 max = src == dst ? G_MAXUINT64 : b->max_transfer_bytes;
-    guint n = rs_plan_split_box(box, rs_refit_tensor_get_elem_bytes(t), max, pieces);
+    guint n = rs_plan_split_box(box, t, max, pieces);
     for (guint i = 0; i < n; i++) {
         gint64 idx = rs_plan_builder_emit(b, t, tensor_idx, src, dst, phase, flags,
                                           depends_on ? depends_on[i] : -1,
@@ -341,7 +353,7 @@ plan_gather_broadcast_tensor(RsPlanBuilder *b, const RsRefitTensor *t, guint32 t
      * from its staging copy, bucket by bucket. */
     g_autoptr(GArray) pieces = g_array_new(FALSE, FALSE, sizeof(RsBox));
     guint n_pieces =
-        rs_plan_split_box(&full, rs_refit_tensor_get_elem_bytes(t), b->max_transfer_bytes, pieces);
+        rs_plan_split_box(&full, t, b->max_transfer_bytes, pieces);
     g_autofree gint64 *prev_arrival = g_new(gint64, n_pieces);
     g_autofree gint64 *arrival = g_new(gint64, n_pieces);
     for (guint p = 0; p < n_pieces; p++)
@@ -934,7 +946,7 @@ rs_plan_check(const RsPlan *plan, const RsRefit *refit, GError **error)
         guint64 n_elems = rs_box_get_n_elems(&tr->box);
         if (n_elems == 0 || !rs_box_is_within(&tr->box, &full))
             return check_fail(error, refit, tr, "empty box or box outside the tensor");
-        if (tr->size_bytes != n_elems * rs_refit_tensor_get_elem_bytes(t))
+        if (tr->size_bytes != rs_refit_tensor_get_n_bytes(t, n_elems))
             return check_fail(error, refit, tr, "size_bytes does not match the box");
         if (tr->flags & RS_TRANSFER_FROM_DESTINATION) {
             const RsTransfer *dep =

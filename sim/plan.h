@@ -53,7 +53,7 @@ typedef struct {
     guint32 phase;
     guint32 flags;      /* RsTransferFlags */
     gint64 depends_on;  /* transfer that brought these bytes to src's staging, or -1 */
-    guint64 size_bytes; /* box elements × wire element size */
+    guint64 size_bytes; /* the box's elements in the wire (destination) dtype */
     RsBox box;          /* global coordinates of the tensor */
 } RsTransfer;
 

@@ -61,12 +61,32 @@ read_side(RsYaml *yaml, yaml_node_t *root, const char *section, RsConvention **c
         const char *key = rs_yaml_scalar_value(rs_yaml_node_at(yaml, pair->key));
         if (key == NULL || strcmp(key, "convention") == 0 || strcmp(key, "gpus") == 0)
             continue;
-        gint64 value;
-        if (!rs_yaml_read_int64(yaml, map, section, key, TRUE, 1, 1 << 24, &value, error))
-            return FALSE;
-        if (!rs_convention_set(conv, key, value, &local)) {
+        if (!rs_convention_has_param(conv, key)) {
+            rs_convention_set_text(conv, key, "1", &local);
             rs_yaml_set_error(yaml, rs_yaml_node_at(yaml, pair->key), section, key, error,
                               RS_YAML_ERROR_UNKNOWN_KEY, "%s", local->message);
+            return FALSE;
+        }
+        /* Integers and switches are scalars; a list is a sequence or "a,b,c". */
+        yaml_node_t *value = rs_yaml_node_at(yaml, pair->value);
+        g_autoptr(GString) text = g_string_new(NULL);
+        if (value->type == YAML_SEQUENCE_NODE && !rs_convention_param_is_list(conv, key)) {
+            rs_yaml_set_error(yaml, value, section, key, error, RS_YAML_ERROR_TYPE,
+                              "expected a single value, not a list");
+            return FALSE;
+        }
+        if (value->type == YAML_SEQUENCE_NODE) {
+            for (yaml_node_item_t *item = value->data.sequence.items.start;
+                 item < value->data.sequence.items.top; item++) {
+                const char *v = rs_yaml_scalar_value(rs_yaml_node_at(yaml, *item));
+                g_string_append_printf(text, "%s%s", text->len ? "," : "", v ? v : "?");
+            }
+        } else if (rs_yaml_scalar_value(value) != NULL) {
+            g_string_append(text, rs_yaml_scalar_value(value));
+        }
+        if (!rs_convention_set_text(conv, key, text->str, &local)) {
+            rs_yaml_set_error(yaml, value, section, key, error, RS_YAML_ERROR_VALUE, "%s",
+                              local->message);
             return FALSE;
         }
     }
@@ -87,7 +107,8 @@ RsScenario *
 rs_scenario_load_file(const char *path, GError **error)
 {
     static const char *const keys[] = {"name",  "description", "model", "dtype", "mtp",
-                                       "topology", "nodes",     "train", "infer", NULL};
+                                       "topology", "nodes",     "train", "infer",
+                                       "infer_dtype", NULL};
     g_autoptr(RsYaml) yaml = rs_yaml_load_file(path, error);
     if (yaml == NULL)
         return NULL;
@@ -96,11 +117,12 @@ rs_scenario_load_file(const char *path, GError **error)
         return NULL;
     g_autoptr(RsScenario) s = rs_scenario_new();
     s->path = g_strdup(path);
-    const char *name = NULL, *model = NULL, *dtype = NULL, *topology = NULL;
+    const char *name = NULL, *model = NULL, *dtype = NULL, *topology = NULL, *infer_dtype = NULL;
     gint64 nodes = 0;
     if (!rs_yaml_read_string(yaml, root, NULL, "name", FALSE, &name, error) ||
         !rs_yaml_read_string(yaml, root, NULL, "model", TRUE, &model, error) ||
         !rs_yaml_read_string(yaml, root, NULL, "dtype", FALSE, &dtype, error) ||
+        !rs_yaml_read_string(yaml, root, NULL, "infer_dtype", FALSE, &infer_dtype, error) ||
         !rs_yaml_read_bool(yaml, root, NULL, "mtp", FALSE, &s->include_mtp, error) ||
         !rs_yaml_read_string(yaml, root, NULL, "topology", TRUE, &topology, error) ||
         !rs_yaml_read_int64(yaml, root, NULL, "nodes", FALSE, 1, 1 << 20, &nodes, error))
@@ -117,6 +139,15 @@ rs_scenario_load_file(const char *path, GError **error)
             return NULL;
         }
         s->has_dtype = TRUE;
+    }
+    if (infer_dtype != NULL) {
+        g_autoptr(GError) local = NULL;
+        if (!rs_dtype_parse(infer_dtype, &s->infer_dtype, &local)) {
+            rs_yaml_set_error(yaml, rs_yaml_lookup(yaml, root, "infer_dtype"), NULL,
+                              "infer_dtype", error, RS_YAML_ERROR_VALUE, "%s", local->message);
+            return NULL;
+        }
+        s->has_infer_dtype = TRUE;
     }
     if (!read_side(yaml, root, "train", &s->train, &s->train_gpus, error) ||
         !read_side(yaml, root, "infer", &s->infer, &s->infer_gpus, error))
@@ -180,19 +211,25 @@ rs_scenario_build(RsScenario *s, RsScenarioBuild *out, GError **error)
         !check_gpus("infer", s->infer_gpus, topo, error))
         return FALSE;
 
-    g_autoptr(GPtrArray) src = NULL, dst = NULL;
-    g_autofree char *train_summary = NULL, *infer_summary = NULL;
-    if (!rs_convention_resolve(s->train, model, (const guint32 *)s->train_gpus->data,
-                               s->train_gpus->len, &src, &train_summary, error)) {
+    RsConventionResult src, dst;
+    if (!rs_convention_resolve_full(s->train, model, (const guint32 *)s->train_gpus->data,
+                                    s->train_gpus->len, &src, error)) {
         g_prefix_error(error, "train: ");
         return FALSE;
     }
-    if (!rs_convention_resolve(s->infer, model, (const guint32 *)s->infer_gpus->data,
-                               s->infer_gpus->len, &dst, &infer_summary, error)) {
+    if (!rs_convention_resolve_full(s->infer, model, (const guint32 *)s->infer_gpus->data,
+                                    s->infer_gpus->len, &dst, error)) {
         g_prefix_error(error, "infer: ");
+        rs_convention_result_clear(&src);
         return FALSE;
     }
-    RsRefit *refit = rs_refit_new_from_model(model, src, dst, error);
+    RsRefitDtypes dtypes = {s->has_infer_dtype, s->infer_dtype};
+    RsRefit *refit = rs_refit_new_from_model_full(model, src.layouts, src.buffers, dst.layouts,
+                                                  dst.buffers, &dtypes, error);
+    g_autofree char *train_summary = g_steal_pointer(&src.summary);
+    g_autofree char *infer_summary = g_steal_pointer(&dst.summary);
+    rs_convention_result_clear(&src);
+    rs_convention_result_clear(&dst);
     if (refit == NULL)
         return FALSE;
     out->model = g_steal_pointer(&model);

@@ -5,11 +5,14 @@
  *   name: deepseek-v3-h100
  *   model: deepseek-v3          # shipped name or path
  *   dtype: bf16                 # optional: override the model's dtype
+ *   infer_dtype: fp8-e4m3       # optional: the inference side's dtype (converted at the
+ *                               # source; FP8 and MXFP4 add block scales, see refit.h)
  *   mtp: false                  # optional: include MTP layers
  *   topology: dgx-h100          # shipped name or path
  *   nodes: 64                   # optional: override the topology's node count
  *   train: {convention: megatron, gpus: 0-255, tp: 1, pp: 16, ep: 16, dp: 16}
  *   infer: {convention: vllm, gpus: 256-511, tp: 32, dp: 8}
+ * Convention parameters take integers, switches (ep: true) and lists (pp-layers: [15, 16]).
  * Every field can be overridden after loading (the command-line flags do).
  */
 #pragma once
@@ -43,6 +46,8 @@ typedef struct {
     GArray *train_gpus; /* guint32 */
     RsConvention *infer;
     GArray *infer_gpus; /* guint32 */
+    gboolean has_infer_dtype;
+    RsDtype infer_dtype; /* the inference side's dtype for quantisable weights */
 } RsScenario;
 
 /** rs_scenario_new: Returns: (transfer full): an empty scenario to fill in. */

@@ -97,7 +97,7 @@ test_default_json(void)
 }
 
 typedef struct {
-    const char *const args[12];
+    const char *const args[16];
     const char *file_name; /* a temp file written with file_text; "@" in args is its path */
     const char *file_text;
     gint exit_code;
@@ -130,6 +130,45 @@ static const CliCase cli_cases[] = {
      2, {"s.yaml:6:3: train.tq", "known: tp, cp, pp, dp, ep, etp", NULL}},
     {{"simulate", "--bogus", NULL}, NULL, NULL, 2, {"Unknown option --bogus", NULL}},
     {{"frobnicate", NULL}, NULL, NULL, 2, {"unknown command", NULL}},
+    /* reshard layout / plan: bad input names the flag, exit 2. */
+    {{"layout", "--shape", "8x4", "--mesh", "2", "--placements", "P", NULL},
+     NULL, NULL, 2, {"--placements: placement 0 is Partial", NULL}},
+    {{"layout", "--model", "llama-3.1-8b", "--infer", "vllm:tp=3", "--tensor",
+      "model.layers.0.self_attn.q_proj.weight", NULL},
+     NULL, NULL, 2,
+     {"--infer: vllm tp=3 dp=1: tp=3 and the 32 attention heads of "
+      "model.layers.0.self_attn.q_proj.weight", NULL}},
+    {{"layout", "--model", "llama-3.1-8b", "--train", "megatron:tp=16", "--tensor",
+      "lm_head.weight", NULL},
+     NULL, NULL, 2, {"--train: megatron", "tp=16 does not divide the 8 key/value heads", NULL}},
+    {{"layout", "--shape", "48x4", "--mesh", "3", "--placements", "S(0)", "--fused", "qkv:32,8",
+      NULL},
+     NULL, NULL, 2, {"--fused: tp=3 does not divide the 32 query heads", NULL}},
+    {{"layout", "--shape", "64x4", "--mesh", "12", "--placements", "S(0)", "--fused",
+      "qkv:48,8", NULL},
+     NULL, NULL, 2, {"--fused: 8 KV heads and tp=12: neither divides the other", NULL}},
+    {{"plan", "--shape", "8x4", "--src-mesh", "2", "--src-placements", "S(2)", "--dst-mesh", "2",
+      "--dst-placements", "R", NULL},
+     NULL, NULL, 2, {"--src-placements: placement 0 is S(2) but the tensor has 2 dims", NULL}},
+    {{"layout", "--shape", "8", "--mesh", "2x2", "--ranks", "0-2", "--placements", "R,R", NULL},
+     NULL, NULL, 2, {"--mesh/--ranks: mesh [2,2] has 4 positions but 3 ranks were given", NULL}},
+    {{"layout", "--shape", "8x4", "--mesh", "2", "--placements", "SS(0)", NULL},
+     NULL, NULL, 2, {"--placements: placements \"SS(0)\"", NULL}},
+    {{"layout", "--shape", "8x4", "--mesh", "2", "--placements", "R", "--fused", "gate-up", NULL},
+     NULL, NULL, 2, {"--fused needs exactly one S(d) placement", NULL}},
+    {{"layout", "--model", "llama-3.1-8b", "--infer", "vllm:tp=4", "--tensor", "q_proj", NULL},
+     NULL, NULL, 2, {"--tensor: no tensor or fused buffer named \"q_proj\"", NULL}},
+    {{"layout", "--model", "llama-3.1-8b", "--train", "megatron:pp=2,pp-layers=10,10",
+      "--tensor", "lm_head.weight", NULL},
+     NULL, NULL, 2, {"pp-layers add up to 20 layers but Llama-3.1-8B has 32", NULL}},
+    {{"layout", "--model", "llama-3.1-8b", "--shape", "8", NULL},
+     NULL, NULL, 2, {"not both", NULL}},
+    {{"plan", "--shape", "8x4", "--src-mesh", "1", "--src-placements", "R", "--dst-mesh", "3",
+      "--dst-placements", "S(0)", "--dst-ranks", "1-3", "--dst-dtype", "fp8", NULL},
+     NULL, NULL, 2, {"--dst-dtype fp8-e4m3: tensor to fp8-e4m3: destination rank 1", NULL}},
+    {{"plan", "--model", "llama-3.1-8b", "--train", "fsdp2:dp=4", "--infer", "vllm:tp=4",
+      "--infer-dtype", "mxfp5", NULL},
+     NULL, NULL, 2, {"--infer-dtype: unknown dtype \"mxfp5\"", NULL}},
 };
 
 static void
@@ -137,7 +176,7 @@ test_cli_case(gconstpointer data)
 {
     const CliCase *c = data;
     g_autofree char *path = NULL;
-    const char *args[12];
+    const char *args[18];
     if (c->file_name != NULL)
         path = write_temp(c->file_name, c->file_text);
     guint n = 0;
@@ -182,6 +221,217 @@ test_models(void)
     run_result_clear(&r);
 }
 
+/* Runs reshard and parses its JSON output. */
+static JsonNode *
+run_json(const char *const *args)
+{
+    RunResult r = run_reshard(args);
+    if (r.exit_code != 0)
+        g_error("exit %d: %s", r.exit_code, r.err);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    g_autoptr(GError) error = NULL;
+    g_assert_true(json_parser_load_from_data(parser, r.out, -1, &error));
+    run_result_clear(&r);
+    return json_node_copy(json_parser_get_root(parser));
+}
+
+/* "lo:hi" per dim of a JSON box, with ":step" where not 1, and "@offset" when present. */
+static char *
+json_box(JsonObject *box)
+{
+    JsonArray *lo = json_object_get_array_member(box, "lo");
+    JsonArray *hi = json_object_get_array_member(box, "hi");
+    JsonArray *step = json_object_get_array_member(box, "step");
+    GString *s = g_string_new("[");
+    for (guint d = 0; d < json_array_get_length(lo); d++) {
+        g_string_append_printf(s, "%s%" G_GINT64_FORMAT ":%" G_GINT64_FORMAT, d ? ", " : "",
+                               json_array_get_int_element(lo, d),
+                               json_array_get_int_element(hi, d));
+        if (json_array_get_int_element(step, d) != 1)
+            g_string_append_printf(s, ":%" G_GINT64_FORMAT, json_array_get_int_element(step, d));
+    }
+    g_string_append_c(s, ']');
+    if (json_object_has_member(box, "offset_elems"))
+        g_string_append_printf(s, "@%" G_GINT64_FORMAT,
+                               json_object_get_int_member(box, "offset_elems"));
+    return g_string_free(s, FALSE);
+}
+
+/* "rank:box@offset;…" of a `reshard layout --format json` answer. */
+static char *
+layout_summary(JsonNode *root)
+{
+    JsonArray *ranks = json_object_get_array_member(json_node_get_object(root), "ranks");
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < json_array_get_length(ranks); i++) {
+        JsonObject *rank = json_array_get_object_element(ranks, i);
+        JsonArray *boxes = json_object_get_array_member(rank, "boxes");
+        for (guint b = 0; b < json_array_get_length(boxes); b++) {
+            g_autofree char *box = json_box(json_array_get_object_element(boxes, b));
+            g_string_append_printf(s, "%s%" G_GINT64_FORMAT ":%s", s->len ? ";" : "",
+                                   json_object_get_int_member(rank, "rank"), box);
+        }
+    }
+    return g_string_free(s, FALSE);
+}
+
+typedef struct {
+    const char *name;
+    const char *const args[18];
+    const char *expected;
+} JsonCase;
+
+static const JsonCase layout_cases[] = {
+    /* C05: (0,0) row 0, (0,1) row 2, (1,0) row 1, (1,1) row 3. */
+    {"C05", {"layout", "--shape", "4x1", "--mesh", "2x2", "--placements",
+             "_StridedShard(dim=0, split_factor=2),S(0)", "--format", "json", NULL},
+     "0:[0:1, 0:1]@0;1:[2:3, 0:1]@0;2:[1:2, 0:1]@0;3:[3:4, 0:1]@0"},
+    /* C06: rank 5 holds Q rows 80..95, K row 133, V row 141. */
+    {"C06", {"layout", "--shape", "144x4", "--dtype", "bf16", "--mesh", "8", "--placements", "S(0)",
+             "--fused", "qkv:128,8", "--rank", "5", "--format", "json", NULL},
+     "5:[80:96, 0:4]@0;5:[133:134, 0:4]@64;5:[141:142, 0:4]@68"},
+    /* C07: rank 0 rows 0,1,4,5; rank 1 rows 2,3,6,7. */
+    {"C07", {"layout", "--shape", "8x2", "--mesh", "2", "--placements", "S(0)", "--fused",
+             "gate-up", "--format", "json", NULL},
+     "0:[0:2, 0:2]@0;0:[4:6, 0:2]@4;1:[2:4, 0:2]@0;1:[6:8, 0:2]@4"},
+    /* gpt-oss interleaved gate/up [8 rows] as [gate; up] over 2: strided boxes. */
+    {"interleaved", {"layout", "--shape", "8x3", "--mesh", "2", "--placements", "S(0)", "--fused",
+                     "interleaved", "--rank", "1", "--format", "json", NULL},
+     "1:[4:7:2, 0:3]@0;1:[5:8:2, 0:3]@6"},
+    /* vLLM vocabulary padding: 1000 rows padded to 1024, 256 per rank. */
+    {"pad", {"layout", "--shape", "1000x2", "--mesh", "4", "--placements", "S(0)", "--pad", "64",
+             "--rank", "3", "--format", "json", NULL},
+     "3:[768:1000, 0:2]@0"},
+    /* A model's fused buffer: vLLM qkv_proj of Llama-3.1-8B on tp rank 1 of 4. */
+    {"model-fused-buffer", {"layout", "--model", "llama-3.1-8b", "--infer", "vllm:tp=4", "--gpus",
+                            "8-11", "--tensor", "model.layers.0.self_attn.qkv_proj.weight",
+                            "--rank", "9", "--format", "json", NULL},
+     "9:[1024:2048, 0:4096]@0;9:[256:512, 0:4096]@4194304;9:[256:512, 0:4096]@5242880"},
+};
+
+static void
+test_layout_json(gconstpointer data)
+{
+    const JsonCase *c = data;
+    g_autoptr(JsonNode) root = run_json(c->args);
+    g_autofree char *got = layout_summary(root);
+    g_assert_cmpstr(got, ==, c->expected);
+}
+
+/* The box and tensor names of layout JSON: every box names its tensor. */
+static void
+test_layout_json_tensor_names(void)
+{
+    const char *args[] = {"layout", "--model", "llama-3.1-8b", "--train", "megatron:tp=2,pp=2",
+                          "--tensor", "model.layers.16.mlp.linear_fc1.weight", "--rank", "2",
+                          "--format", "json", NULL};
+    g_autoptr(JsonNode) root = run_json(args);
+    JsonArray *ranks = json_object_get_array_member(json_node_get_object(root), "ranks");
+    g_assert_cmpuint(json_array_get_length(ranks), ==, 1);
+    JsonObject *rank = json_array_get_object_element(ranks, 0);
+    g_assert_cmpint(json_object_get_int_member(rank, "rank"), ==, 2);
+    JsonArray *boxes = json_object_get_array_member(rank, "boxes");
+    g_assert_cmpuint(json_array_get_length(boxes), ==, 2);
+    JsonObject *gate = json_array_get_object_element(boxes, 0);
+    JsonObject *up_box = json_array_get_object_element(boxes, 1);
+    g_assert_cmpstr(json_object_get_string_member(gate, "tensor"), ==,
+                    "model.layers.16.mlp.gate_proj.weight");
+    g_assert_cmpstr(json_object_get_string_member(up_box, "tensor"), ==,
+                    "model.layers.16.mlp.up_proj.weight");
+    g_autofree char *up = json_box(json_array_get_object_element(boxes, 1));
+    g_assert_cmpstr(up, ==, "[0:7168, 0:4096]@29360128");
+}
+
+/* C16 through the command: [8,4] f32 to bf16, 64 bytes; and C05's gather. */
+static void
+test_plan_json(void)
+{
+    const char *args[] = {"plan", "--shape", "8x4", "--dtype", "f32", "--dst-dtype", "bf16",
+                          "--src-mesh", "1", "--src-placements", "R", "--src-ranks", "0",
+                          "--dst-mesh", "1", "--dst-placements", "R", "--dst-ranks", "1",
+                          "--format", "json", NULL};
+    g_autoptr(JsonNode) root = run_json(args);
+    JsonObject *o = json_node_get_object(root);
+    g_assert_cmpint(json_object_get_int_member(o, "bytes_moved"), ==, 64);
+    g_assert_cmpint(json_object_get_int_member(o, "local_bytes"), ==, 0);
+    JsonArray *transfers = json_object_get_array_member(o, "transfers");
+    g_assert_cmpuint(json_array_get_length(transfers), ==, 1);
+    JsonObject *t = json_array_get_object_element(transfers, 0);
+    g_assert_cmpint(json_object_get_int_member(t, "src"), ==, 0);
+    g_assert_cmpint(json_object_get_int_member(t, "dst"), ==, 1);
+    g_assert_cmpint(json_object_get_int_member(t, "bytes"), ==, 64);
+    g_autofree char *box = json_box(t);
+    g_assert_cmpstr(box, ==, "[0:8, 0:4]");
+
+    const char *c05[] = {"plan", "--shape", "4x1", "--src-mesh", "2x2", "--src-placements",
+                         "SS(0,2),S(0)", "--dst-mesh", "2x2", "--dst-placements", "R,R",
+                         "--format", "json", "--check", NULL};
+    g_autoptr(JsonNode) gather = run_json(c05);
+    o = json_node_get_object(gather);
+    g_assert_cmpint(json_object_get_int_member(o, "bytes_moved"), ==, 48);
+    g_assert_cmpint(json_object_get_int_member(o, "local_bytes"), ==, 16);
+    transfers = json_object_get_array_member(o, "transfers");
+    g_assert_cmpuint(json_array_get_length(transfers), ==, 16);
+    /* Rank 1 (dp 0, tp 1) sends row 2 to rank 2. */
+    gboolean found = FALSE;
+    for (guint i = 0; i < json_array_get_length(transfers); i++) {
+        JsonObject *x = json_array_get_object_element(transfers, i);
+        if (json_object_get_int_member(x, "src") == 1 &&
+            json_object_get_int_member(x, "dst") == 2) {
+            g_autofree char *b = json_box(x);
+            g_assert_cmpstr(b, ==, "[2:3, 0:1]");
+            found = TRUE;
+        }
+    }
+    g_assert_true(found);
+}
+
+/* A model refit between conventions, checked (exit 0) and filtered to one fused buffer. */
+static void
+test_plan_model(void)
+{
+    const char *args[] = {"plan", "--model", "llama-3.1-8b", "--train", "megatron:tp=2,pp=2",
+                          "--infer", "vllm:tp=4", "--tensor",
+                          "model.layers.0.self_attn.qkv_proj.weight", "--check", "--format",
+                          "json", NULL};
+    g_autoptr(JsonNode) root = run_json(args);
+    JsonObject *o = json_node_get_object(root);
+    /* q, k, v of layer 0 (6144 x 4096 bf16) all cross from GPUs 0-3 to GPUs 4-7. */
+    g_assert_cmpint(json_object_get_int_member(o, "bytes_moved"), ==, 6144ll * 4096 * 2);
+    g_assert_cmpint(json_object_get_int_member(o, "local_bytes"), ==, 0);
+}
+
+/* A scenario file with list and switch parameters. */
+static void
+test_scenario_params(void)
+{
+    g_autofree char *path = write_temp(
+        "typed.yaml", "model: llama-3.1-8b\ntopology: dgx-h100\nnodes: 2\n"
+                      "train: {convention: megatron, gpus: 0-7, tp: 2, pp: 2,\n"
+                      "        pp-layers: [12, 20]}\n"
+                      "infer: {convention: vllm, gpus: 8-15, tp: 4, ep: true}\n");
+    const char *args[] = {"simulate", "--scenario", path, "--check", "--format", "json", "-q",
+                          NULL};
+    g_autoptr(JsonNode) root = run_json(args);
+    JsonObject *o = json_node_get_object(root);
+    assert_contains(json_object_get_string_member(json_object_get_object_member(o, "train"),
+                                                  "layout"),
+                    "pp-layers=12,20");
+    assert_contains(json_object_get_string_member(json_object_get_object_member(o, "infer"),
+                                                  "layout"),
+                    "vllm tp=4 dp=2 ep");
+    g_autofree char *bad = write_temp(
+        "bad-list.yaml", "model: llama-3.1-8b\ntopology: dgx-h100\nnodes: 2\n"
+                         "train: {convention: megatron, gpus: 0-7, tp: 2, pp: [2]}\n"
+                         "infer: {convention: vllm, gpus: 8-15, tp: 4}\n");
+    const char *bad_args[] = {"simulate", "--scenario", bad, "-q", NULL};
+    RunResult r = run_reshard(bad_args);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "bad-list.yaml:4:");
+    assert_contains(r.err, "train.pp");
+    run_result_clear(&r);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -193,5 +443,13 @@ main(int argc, char **argv)
     }
     g_test_add_func("/cli/help", test_help);
     g_test_add_func("/cli/models", test_models);
+    for (guint i = 0; i < G_N_ELEMENTS(layout_cases); i++) {
+        g_autofree char *path = g_strdup_printf("/cli/layout/json/%s", layout_cases[i].name);
+        g_test_add_data_func(path, &layout_cases[i], test_layout_json);
+    }
+    g_test_add_func("/cli/layout/json/tensor-names", test_layout_json_tensor_names);
+    g_test_add_func("/cli/plan/json", test_plan_json);
+    g_test_add_func("/cli/plan/model", test_plan_model);
+    g_test_add_func("/cli/simulate/scenario-params", test_scenario_params);
     return g_test_run();
 }

@@ -95,7 +95,7 @@ make_refit(void)
     const guint32 src_ranks[] = {0};
     g_autoptr(RsLayout) src = rs_layout_new_replicated(2, shape, src_ranks, 1);
     g_autoptr(RsMesh) mesh = rs_mesh_parse("2", "2,3", &error);
-    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0};
+    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0, 0};
     g_autoptr(RsLayout) dst = rs_layout_new_dtensor(2, shape, mesh, &s0, 1, &error);
     g_assert_no_error(error);
     RsRefit *refit = rs_refit_new();

@@ -1,5 +1,7 @@
-/* test-layout.c — DTensor placements resolved to boxes: uneven and empty shards (CASES.md
- * C01–C04), several mesh dims on one tensor dim, replication, and the errors. */
+/* test-layout.c — placements and framework splits resolved to boxes: uneven and empty
+ * shards (CASES.md C01–C04), StridedShard (C05 and PyTorch's own examples), vocabulary
+ * padding, balanced expert splits, fused buffers (C06, C07, C08, KV-head replication,
+ * gpt-oss interleaving), unions, block-scale derivations, and the errors. */
 #include "sim/layout.h"
 #include "sim/plan.h"
 #include "sim/topology.h"
@@ -235,6 +237,499 @@ test_placement_spellings(void)
     g_assert_cmpstr(text, ==, "S(1),R,S(0)");
 }
 
+
+/* --- helpers for multi-box ranks --- */
+
+/* Local index of global element @g (one index per dim) in entry @idx, or -1. */
+static gint64
+local_index_of(const RsLayout *layout, guint idx, const gint64 *g)
+{
+    guint n;
+    const RsLocalBox *boxes = rs_layout_get_boxes(layout, idx, &n);
+    for (guint b = 0; b < n; b++) {
+        const RsBox *box = &boxes[b].box;
+        gint64 offset = (gint64)boxes[b].offset_elems;
+        gboolean inside = TRUE;
+        for (guint d = 0; d < box->n_dims && inside; d++) {
+            gint64 rel = g[d] - box->lo[d];
+            inside = rel >= 0 && g[d] < box->hi[d] && rel % box->step[d] == 0;
+            offset += rel / box->step[d] * boxes[b].strides_elems[d];
+        }
+        if (inside)
+            return offset;
+    }
+    return -1;
+}
+
+/* The global rows (dim 0) a rank holds, in local buffer order, as a string "0,2,5"; the
+ * other dims must be held whole and row-major behind the row. */
+static char *
+rows_in_order(const RsLayout *layout, guint32 rank)
+{
+    gint idx = rs_layout_find_rank(layout, rank);
+    g_assert_cmpint(idx, >=, 0);
+    const gint64 *shape = rs_layout_get_shape(layout);
+    guint n_dims = rs_layout_get_n_dims(layout);
+    gint64 row_elems = 1;
+    for (guint d = 1; d < n_dims; d++)
+        row_elems *= shape[d];
+    guint64 buffer = rs_layout_get_local_n_elems(layout, (guint)idx);
+    g_autofree gint64 *row_at = g_new(gint64, buffer / MAX(row_elems, 1) + 1);
+    for (guint64 i = 0; i < buffer / MAX(row_elems, 1); i++)
+        row_at[i] = -1;
+    for (gint64 row = 0; row < shape[0]; row++) {
+        gint64 g[RS_MAX_DIMS] = {row};
+        gint64 at = local_index_of(layout, (guint)idx, g);
+        if (at < 0)
+            continue;
+        g_assert_cmpint(at % row_elems, ==, 0);
+        /* The rest of the row follows contiguously. */
+        for (gint64 e = 1; e < row_elems; e++) {
+            gint64 rest = e;
+            for (gint d = (gint)n_dims - 1; d >= 1; d--) {
+                g[d] = rest % shape[d];
+                rest /= shape[d];
+            }
+            g_assert_cmpint(local_index_of(layout, (guint)idx, g), ==, at + e);
+        }
+        row_at[at / row_elems] = row;
+    }
+    GString *s = g_string_new(NULL);
+    for (guint64 i = 0; i < buffer / MAX(row_elems, 1); i++) {
+        if (row_at[i] < 0)
+            g_string_append_printf(s, "%s_", i ? "," : "");
+        else
+            g_string_append_printf(s, "%s%" G_GINT64_FORMAT, i ? "," : "", row_at[i]);
+    }
+    return g_string_free(s, FALSE);
+}
+
+static void
+assert_rows_in_order(const RsLayout *layout, guint32 rank, const char *expected)
+{
+    g_autofree char *got = rows_in_order(layout, rank);
+    if (g_strcmp0(got, expected) != 0)
+        g_error("rank %u holds rows %s, expected %s", rank, got, expected);
+}
+
+static RsLayout *
+make_split_layout(guint n_dims, const gint64 *shape, const char *mesh_shape,
+                  const RsSplit *splits, guint n_splits, GError **error)
+{
+    g_autoptr(RsMesh) mesh = rs_mesh_parse(mesh_shape, NULL, NULL);
+    g_assert_nonnull(mesh);
+    return rs_layout_new_split(n_dims, shape, mesh, splits, n_splits, error);
+}
+
+/* C05: [4,1] with row i = i, mesh [2,2] (dp, tp), [SS(0,2), S(0)]: (0,0) row 0, (0,1)
+ * row 2, (1,0) row 1, (1,1) row 3. The gather is checked in test-plan.c. */
+static void
+test_c05_strided_shard(void)
+{
+    const gint64 shape[] = {4, 1};
+    g_autoptr(RsLayout) l = make_layout(2, shape, "2x2", NULL, "SS(0,2),S(0)");
+    assert_rows_in_order(l, 0, "0");
+    assert_rows_in_order(l, 1, "2");
+    assert_rows_in_order(l, 2, "1");
+    assert_rows_in_order(l, 3, "3");
+    g_assert_true(rs_layout_has_disjoint_shards(l));
+}
+
+/* PyTorch's _StridedShard docstrings: [8,8] on mesh [2,2], [SS(0,2), S(0)] gives rank 0
+ * rows 0-1, rank 1 rows 4-5, rank 2 rows 2-3, rank 3 rows 6-7 (FSDP2 + TP), while
+ * [S(0), S(0)] gives 0-1, 2-3, 4-5, 6-7; and 9 rows, split factor 2, 4 chunks give
+ * {0,1,5}, {2,3,6}, {4,7}, {8}. */
+static void
+test_strided_shard_pytorch_examples(void)
+{
+    const gint64 shape[] = {8, 8};
+    g_autoptr(RsLayout) ss = make_layout(2, shape, "2x2", NULL, "_StridedShard(dim=0, sf=2),S(0)");
+    assert_rows_in_order(ss, 0, "0,1");
+    assert_rows_in_order(ss, 1, "4,5");
+    assert_rows_in_order(ss, 2, "2,3");
+    assert_rows_in_order(ss, 3, "6,7");
+    g_autoptr(RsLayout) plain = make_layout(2, shape, "2x2", NULL, "S(0),S(0)");
+    assert_rows_in_order(plain, 1, "2,3");
+    assert_rows_in_order(plain, 2, "4,5");
+    const gint64 nine[] = {9};
+    g_autoptr(RsLayout) uneven = make_layout(1, nine, "4", NULL, "SS(0,2)");
+    assert_rows_in_order(uneven, 0, "0,1,5");
+    assert_rows_in_order(uneven, 1, "2,3,6");
+    assert_rows_in_order(uneven, 2, "4,7");
+    assert_rows_in_order(uneven, 3, "8");
+    /* Rank 0 holds two boxes: rows 0-1 at offset 0 and row 5 at offset 2. */
+    guint n;
+    const RsLocalBox *b = rs_layout_get_boxes(uneven, 0, &n);
+    g_assert_cmpuint(n, ==, 2);
+    g_assert_cmpint(b[1].box.lo[0], ==, 5);
+    g_assert_cmpuint(b[1].offset_elems, ==, 2);
+    /* Split factor 1 is Shard. */
+    g_autoptr(RsLayout) one = make_layout(1, nine, "4", NULL, "SS(0,1)");
+    assert_rows_in_order(one, 2, "6,7,8");
+}
+
+/* vLLM pads the vocabulary to a multiple of 64 and gives each tp rank padded/tp rows. */
+static void
+test_vocab_padding(void)
+{
+    const gint64 shape[] = {1000, 4};
+    RsSplit pad = {.kind = RS_SPLIT_PADDED, .dim = 0, .multiple = 64};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsLayout) l = make_split_layout(2, shape, "4", &pad, 1, &error);
+    g_assert_no_error(error);
+    /* 1024 padded rows, 256 per rank: rank 3 holds 768..999 and 24 padding rows. */
+    for (guint32 r = 0; r < 3; r++) {
+        g_assert_cmpuint(rs_layout_get_local_n_elems(l, r), ==, 256 * 4);
+        g_assert_cmpuint(rs_layout_get_held_n_elems(l, r), ==, 256 * 4);
+    }
+    g_assert_cmpuint(rs_layout_get_local_n_elems(l, 3), ==, 256 * 4);
+    g_assert_cmpuint(rs_layout_get_held_n_elems(l, 3), ==, 232 * 4);
+    guint n;
+    const RsLocalBox *b = rs_layout_get_boxes(l, 3, &n);
+    g_assert_cmpuint(n, ==, 1);
+    g_assert_cmpint(b[0].box.lo[0], ==, 768);
+    g_assert_cmpint(b[0].box.hi[0], ==, 1000);
+    g_assert_cmpint(rs_layout_get_buffer_shape(l, 3)[0], ==, 256);
+    /* torch.chunk would have given 250 rows per rank instead. */
+    g_autoptr(RsLayout) chunk = make_layout(2, shape, "4", NULL, "S(0)");
+    b = rs_layout_get_boxes(chunk, 3, &n);
+    g_assert_cmpint(b[0].box.lo[0], ==, 750);
+    /* Megatron: 128 × tp = 512: 1024 rows; tp=3 with vLLM's 64: 1024 is not divisible. */
+    pad.multiple = 64;
+    g_autoptr(RsLayout) bad = make_split_layout(2, shape, "3", &pad, 1, &error);
+    g_assert_null(bad);
+    g_assert_error(error, RS_LAYOUT_ERROR, RS_LAYOUT_ERROR_INVALID);
+    g_assert_nonnull(strstr(error->message, "padded to 1024 do not split over 3"));
+}
+
+/* vLLM's linear expert map: 10 experts over 4 ranks are 3, 3, 2, 2. */
+static void
+test_balanced_experts(void)
+{
+    const gint64 shape[] = {10, 2, 2};
+    RsSplit bal = {.kind = RS_SPLIT_BALANCED, .dim = 0};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsLayout) l = make_split_layout(3, shape, "4", &bal, 1, &error);
+    g_assert_no_error(error);
+    const gint64 lo[] = {0, 3, 6, 8}, hi[] = {3, 6, 8, 10};
+    for (guint32 r = 0; r < 4; r++) {
+        guint n;
+        const RsLocalBox *b = rs_layout_get_boxes(l, r, &n);
+        g_assert_cmpuint(n, ==, 1);
+        g_assert_cmpint(b[0].box.lo[0], ==, lo[r]);
+        g_assert_cmpint(b[0].box.hi[0], ==, hi[r]);
+    }
+}
+
+static RsSplit
+fused_split(RsFusionKind kind, gint dim, gint64 unit, guint n_segments, const gint64 *lens)
+{
+    RsSplit s;
+    memset(&s, 0, sizeof s);
+    s.kind = RS_SPLIT_FUSED;
+    s.dim = dim;
+    s.fusion.kind = kind;
+    s.fusion.unit = unit;
+    s.fusion.n_segments = n_segments;
+    for (guint i = 0; i < n_segments; i++)
+        s.fusion.segment_len[i] = lens[i];
+    return s;
+}
+
+/* C06: fused qkv [144,4] as [Q;K;V], 128 Q heads, 8 KV heads, head_dim 1, TP 8: rank r
+ * holds Q rows 16r..16r+15, K row 128+r, V row 136+r (18 rows), not a contiguous chunk. */
+static void
+test_c06_fused_qkv(void)
+{
+    const gint64 shape[] = {144, 4}, lens[] = {128, 8, 8};
+    RsSplit qkv = fused_split(RS_FUSION_QKV, 0, 1, 3, lens);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsLayout) l = make_split_layout(2, shape, "8", &qkv, 1, &error);
+    g_assert_no_error(error);
+    for (guint32 r = 0; r < 8; r++) {
+        GString *want = g_string_new(NULL);
+        for (gint64 i = 0; i < 16; i++)
+            g_string_append_printf(want, "%" G_GINT64_FORMAT ",", 16 * r + i);
+        g_string_append_printf(want, "%u,%u", 128 + r, 136 + r);
+        assert_rows_in_order(l, r, want->str);
+        g_string_free(want, TRUE);
+        g_assert_cmpuint(rs_layout_get_local_n_elems(l, r), ==, 18 * 4);
+    }
+}
+
+/* C07: gate_up [8,2] (gate rows 0..3, up rows 4..7), TP 2: rank 0 rows 0,1,4,5; rank 1
+ * rows 2,3,6,7. */
+static void
+test_c07_fused_gate_up(void)
+{
+    const gint64 shape[] = {8, 2}, lens[] = {4, 4};
+    RsSplit gu = fused_split(RS_FUSION_CONCAT, 0, 1, 2, lens);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsLayout) l = make_split_layout(2, shape, "2", &gu, 1, &error);
+    g_assert_no_error(error);
+    assert_rows_in_order(l, 0, "0,1,4,5");
+    assert_rows_in_order(l, 1, "2,3,6,7");
+    /* With one rank the fused tensor is whole and one box. */
+    g_autoptr(RsLayout) one = make_split_layout(2, shape, "1", &gu, 1, &error);
+    guint n;
+    rs_layout_get_boxes(one, 0, &n);
+    g_assert_cmpuint(n, ==, 1);
+}
+
+/* Buffer row @row of @rank in a fused set: "q3", "k0", … or "_" for padding. */
+static char *
+fused_rows(RsLayout **set, const char *const *names, guint n_set, guint32 rank)
+{
+    g_autofree char *parts[RS_MAX_SEGMENTS] = {NULL};
+    guint64 buffer_rows = 0;
+    for (guint t = 0; t < n_set; t++) {
+        gint idx = rs_layout_find_rank(set[t], rank);
+        g_assert_cmpint(idx, >=, 0);
+        buffer_rows = rs_layout_get_buffer_shape(set[t], (guint)idx)[0];
+    }
+    g_autofree char **label = g_new0(char *, buffer_rows + 1);
+    for (guint t = 0; t < n_set; t++) {
+        gint idx = rs_layout_find_rank(set[t], rank);
+        const gint64 *shape = rs_layout_get_shape(set[t]);
+        const gint64 *bshape = rs_layout_get_buffer_shape(set[t], (guint)idx);
+        gint64 row_elems = rs_layout_get_local_n_elems(set[t], (guint)idx) / bshape[0];
+        for (gint64 row = 0; row < shape[0]; row++) {
+            gint64 g[RS_MAX_DIMS] = {row};
+            gint64 at = local_index_of(set[t], (guint)idx, g);
+            if (at >= 0) {
+                g_assert_null(label[at / row_elems]);
+                label[at / row_elems] = g_strdup_printf("%s%" G_GINT64_FORMAT, names[t], row);
+            }
+        }
+    }
+    GString *s = g_string_new(NULL);
+    for (guint64 i = 0; i < buffer_rows; i++) {
+        g_string_append_printf(s, "%s%s", i ? "," : "", label[i] ? label[i] : "_");
+        g_free(label[i]);
+    }
+    return g_string_free(s, FALSE);
+}
+
+/* C08: HF q [16,4], k [8,4], v [8,4] (16 Q heads, 8 KV heads, head_dim 1) into Megatron's
+ * linear_qkv, group g = q(2g), q(2g+1), k(g), v(g), then TP 2: rank 0 holds groups 0–3
+ * (fused rows 0..15), rank 1 groups 4–7. */
+static void
+test_c08_megatron_grouped_qkv(void)
+{
+    const gint64 shape[] = {0, 4}, extents[] = {16, 8, 8};
+    RsSplit qkv = fused_split(RS_FUSION_QKV_GROUPED, 0, 1, 3, extents);
+    g_autoptr(RsMesh) mesh = rs_mesh_parse("2", NULL, NULL);
+    RsLayout *set[3];
+    g_autoptr(GError) error = NULL;
+    g_assert_true(rs_layout_new_fused_set(2, shape, 3, 0, extents, mesh, &qkv, 1, set, &error));
+    const char *const names[] = {"q", "k", "v"};
+    g_autofree char *r0 = fused_rows(set, names, 3, 0);
+    g_autofree char *r1 = fused_rows(set, names, 3, 1);
+    g_assert_cmpstr(r0, ==, "q0,q1,k0,v0,q2,q3,k1,v1,q4,q5,k2,v2,q6,q7,k3,v3");
+    g_assert_cmpstr(r1, ==, "q8,q9,k4,v4,q10,q11,k5,v5,q12,q13,k6,v6,q14,q15,k7,v7");
+    /* Each canonical tensor keeps its own global coordinates. */
+    g_assert_cmpint(rs_layout_get_shape(set[0])[0], ==, 16);
+    g_assert_cmpint(rs_layout_get_shape(set[1])[0], ==, 8);
+    for (guint t = 0; t < 3; t++)
+        rs_layout_unref(set[t]);
+}
+
+/* vLLM qkv_proj with tp 16 > 8 KV heads: per rank [q_local; k; v], KV head r / 2. */
+static void
+test_fused_qkv_kv_replication(void)
+{
+    const gint64 shape[] = {0, 2}, extents[] = {32, 8, 8};
+    RsSplit qkv = fused_split(RS_FUSION_QKV, 0, 1, 3, extents);
+    g_autoptr(RsMesh) mesh = rs_mesh_parse("16", NULL, NULL);
+    RsLayout *set[3];
+    g_autoptr(GError) error = NULL;
+    g_assert_true(rs_layout_new_fused_set(2, shape, 3, 0, extents, mesh, &qkv, 1, set, &error));
+    const char *const names[] = {"q", "k", "v"};
+    for (guint32 r = 0; r < 16; r++) {
+        g_autofree char *got = fused_rows(set, names, 3, r);
+        g_autofree char *want = g_strdup_printf("q%u,q%u,k%u,v%u", 2 * r, 2 * r + 1, r / 2, r / 2);
+        g_assert_cmpstr(got, ==, want);
+    }
+    /* Ranks 2r and 2r+1 hold the same k box: replicas; the layout stays "identical or
+     * disjoint". */
+    g_assert_true(rs_layout_has_disjoint_shards(set[1]));
+    for (guint t = 0; t < 3; t++)
+        rs_layout_unref(set[t]);
+}
+
+/* gpt-oss gate_up_proj [E, 2I, H] with even rows gate, odd rows up, held by a [gate; up]
+ * training layout with TP 2 on the fused dim 1: strided boxes (step 2). */
+static void
+test_fused_interleaved(void)
+{
+    const gint64 shape[] = {2, 8, 3}, lens[] = {8};
+    RsSplit il = fused_split(RS_FUSION_INTERLEAVED, 1, 2, 1, lens);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsLayout) l = make_split_layout(3, shape, "2", &il, 1, &error);
+    g_assert_no_error(error);
+    /* Rank 1: gate rows 2,3 (canonical 4, 6) then up rows 2,3 (canonical 5, 7). */
+    gint idx = rs_layout_find_rank(l, 1);
+    guint n;
+    const RsLocalBox *b = rs_layout_get_boxes(l, (guint)idx, &n);
+    g_assert_cmpuint(n, ==, 2);
+    g_assert_cmpint(b[0].box.lo[1], ==, 4);
+    g_assert_cmpint(b[0].box.step[1], ==, 2);
+    g_assert_cmpint(rs_box_get_count(&b[0].box, 1), ==, 2);
+    g_assert_cmpint(b[1].box.lo[1], ==, 5);
+    g_assert_cmpuint(b[1].offset_elems, ==, 2 * 3); /* after 2 gate rows of 3 */
+    g_assert_cmpint(b[0].strides_elems[0], ==, 4 * 3); /* per expert: 4 rows of 3 */
+    gint64 g[] = {1, 7, 2};                             /* expert 1, up row 3, col 2 */
+    g_assert_cmpint(local_index_of(l, (guint)idx, g), ==, 12 + 3 * 3 + 2);
+}
+
+typedef struct {
+    const char *name;
+    RsFusionKind kind;
+    gint64 lens[3];
+    const char *mesh;
+    gint code;
+    const char *fragment;
+} FusedErrorCase;
+
+static const FusedErrorCase fused_errors[] = {
+    {"q-heads", RS_FUSION_QKV, {32, 8, 8}, "3", RS_LAYOUT_ERROR_HEADS,
+     "tp=3 does not divide the 32 query heads"},
+    {"kv-neither", RS_FUSION_QKV, {48, 8, 8}, "12", RS_LAYOUT_ERROR_HEADS,
+     "8 KV heads and tp=12: neither divides the other"},
+    {"groups", RS_FUSION_QKV_GROUPED, {32, 8, 8}, "16", RS_LAYOUT_ERROR_HEADS,
+     "tp=16 does not divide the 8 query groups"},
+    {"kv-v", RS_FUSION_QKV, {32, 8, 4}, "2", RS_LAYOUT_ERROR_INVALID,
+     "as many k as v rows"},
+};
+
+static void
+test_fused_error(gconstpointer data)
+{
+    const FusedErrorCase *c = data;
+    gint64 shape[] = {c->lens[0] + c->lens[1] + c->lens[2], 2};
+    RsSplit s = fused_split(c->kind, 0, 1, 3, c->lens);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsLayout) l = make_split_layout(2, shape, c->mesh, &s, 1, &error);
+    g_assert_null(l);
+    g_assert_error(error, RS_LAYOUT_ERROR, c->code);
+    if (strstr(error->message, c->fragment) == NULL)
+        g_error("\"%s\" lacks \"%s\"", error->message, c->fragment);
+}
+
+/* A tied embedding held by the first and the last pipeline stage. */
+static void
+test_union(void)
+{
+    const gint64 shape[] = {8, 4};
+    g_autoptr(RsLayout) first = make_layout(2, shape, "2", "0,1", "S(0)");
+    g_autoptr(RsLayout) last = make_layout(2, shape, "2", "6,7", "S(0)");
+    RsLayout *both[] = {first, last};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsLayout) u = rs_layout_new_union(both, 2, &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(rs_layout_get_n_ranks(u), ==, 4);
+    assert_rows(u, 7, 4, 8);
+    RsLayout *twice[] = {first, first};
+    g_assert_null(rs_layout_new_union(twice, 2, &error));
+    g_assert_error(error, RS_LAYOUT_ERROR, RS_LAYOUT_ERROR_INVALID);
+}
+
+/* FP8 128×128 blocks: destination scales mirror the weight buffer; a source keeps the
+ * blocks it holds whole. */
+static void
+test_blocked(void)
+{
+    const gint64 shape[] = {384, 256}, block[] = {128, 128};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsLayout) dst = make_layout(2, shape, "3", NULL, "S(0)"); /* 128 rows each */
+    g_autoptr(RsLayout) scales = rs_layout_new_blocked(dst, block, FALSE, TRUE, &error);
+    g_assert_no_error(error);
+    g_assert_cmpint(rs_layout_get_shape(scales)[0], ==, 3);
+    g_assert_cmpint(rs_layout_get_shape(scales)[1], ==, 2);
+    assert_rows(scales, 2, 2, 3);
+    /* A source split at row 192 holds blocks 0 and 2 whole, block 1 nowhere whole. */
+    g_autoptr(RsLayout) src = make_layout(2, shape, "2", NULL, "S(0)");
+    g_autoptr(RsLayout) whole = rs_layout_new_blocked(src, block, TRUE, FALSE, &error);
+    assert_rows(whole, 0, 0, 128);
+    guint n;
+    const RsLocalBox *b = rs_layout_get_boxes(whole, 1, &n);
+    g_assert_cmpuint(n, ==, 1);
+    g_assert_cmpint(b[0].box.lo[0], ==, 256);
+    g_assert_cmpint(b[0].box.hi[0], ==, 384);
+    g_assert_cmpuint(b[0].offset_elems, ==, 64 * 256); /* rows 192..255 come first */
+    g_assert_cmpuint(rs_layout_get_local_n_elems(whole, 1), ==, 192 * 256);
+    /* A destination not on block boundaries is refused, naming rank and box. */
+    g_autoptr(RsLayout) odd = make_layout(2, shape, "4", NULL, "S(0)"); /* 96 rows */
+    g_assert_null(rs_layout_new_blocked(odd, block, FALSE, TRUE, &error));
+    g_assert_error(error, RS_LAYOUT_ERROR, RS_LAYOUT_ERROR_INVALID);
+    g_assert_nonnull(strstr(error->message, "rank 0, box [0:96, 0:256]"));
+}
+
+static void
+test_builder_errors(void)
+{
+    const gint64 shape[] = {4, 4}, buffer[] = {2, 4}, at0[] = {0, 0}, at1[] = {1, 0};
+    const gint64 lo[] = {0, 0}, hi[] = {2, 4}, lo2[] = {2, 0}, hi2[] = {4, 4};
+    RsBox a, b;
+    rs_box_init_range(&a, 2, lo, hi);
+    rs_box_init_range(&b, 2, lo2, hi2);
+    g_autoptr(GError) error = NULL;
+    /* Two boxes on overlapping buffer rows. */
+    RsLayoutBuilder *bld = rs_layout_builder_new(2, shape);
+    rs_layout_builder_add_rank(bld, 3, buffer);
+    rs_layout_builder_add_box(bld, &a, at0);
+    rs_layout_builder_add_box(bld, &b, at1);
+    g_assert_null(rs_layout_builder_finish(bld, &error));
+    g_assert_error(error, RS_LAYOUT_ERROR, RS_LAYOUT_ERROR_INVALID);
+    g_assert_nonnull(strstr(error->message, "rank 3"));
+    g_clear_error(&error);
+    /* A box that does not fit the buffer. */
+    bld = rs_layout_builder_new(2, shape);
+    rs_layout_builder_add_rank(bld, 3, buffer);
+    rs_layout_builder_add_box(bld, &a, at1);
+    g_assert_null(rs_layout_builder_finish(bld, &error));
+    g_assert_nonnull(strstr(error->message, "does not fit"));
+    g_clear_error(&error);
+    /* A rank twice. */
+    bld = rs_layout_builder_new(2, shape);
+    rs_layout_builder_add_rank(bld, 3, buffer);
+    rs_layout_builder_add_rank(bld, 3, buffer);
+    g_assert_null(rs_layout_builder_finish(bld, &error));
+    g_assert_nonnull(strstr(error->message, "rank 3 appears twice"));
+}
+
+static void
+test_strided_shard_spellings(void)
+{
+    RsPlacement p[RS_MAX_MESH_DIMS];
+    guint n;
+    g_autoptr(GError) error = NULL;
+    const char *const spellings[] = {"SS(1,4)", "_StridedShard(dim=1, split_factor=4)",
+                                     "_StridedShard(dim=1, sf=4)", "_S(1, 4)",
+                                     "StridedShard(1,4)"};
+    for (guint i = 0; i < G_N_ELEMENTS(spellings); i++) {
+        g_assert_true(rs_placements_parse(spellings[i], p, &n, &error));
+        g_assert_cmpuint(n, ==, 1);
+        g_assert_cmpint(p[0].kind, ==, RS_PLACEMENT_STRIDED_SHARD);
+        g_assert_cmpint(p[0].dim, ==, 1);
+        g_assert_cmpint(p[0].split_factor, ==, 4);
+        g_autofree char *text = rs_placements_format(p, n);
+        g_assert_cmpstr(text, ==, "SS(1,4)");
+    }
+    g_assert_false(rs_placements_parse("SS(0,0)", p, &n, &error));
+    g_assert_error(error, RS_MESH_ERROR, RS_MESH_ERROR_PLACEMENT);
+    g_clear_error(&error);
+    g_assert_false(rs_placements_parse("SS(0)", p, &n, &error));
+    g_clear_error(&error);
+    /* Shard dims out of range name the placement and the valid dims. */
+    const gint64 shape[] = {8, 4};
+    g_autoptr(RsMesh) mesh = rs_mesh_parse("2", NULL, NULL);
+    g_assert_true(rs_placements_parse("SS(3,2)", p, &n, &error));
+    g_assert_null(rs_layout_new_dtensor(2, shape, mesh, p, n, &error));
+    g_assert_error(error, RS_LAYOUT_ERROR, RS_LAYOUT_ERROR_INVALID);
+    g_assert_nonnull(strstr(error->message, "placement 0 is SS(3,2) but the tensor has 2 dims"));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -247,5 +742,22 @@ main(int argc, char **argv)
     g_test_add_func("/layout/replicate-and-shard", test_replicate_and_shard);
     g_test_add_func("/layout/errors", test_errors);
     g_test_add_func("/layout/placement-spellings", test_placement_spellings);
+    g_test_add_func("/layout/cases/C05-strided-shard", test_c05_strided_shard);
+    g_test_add_func("/layout/strided-shard/pytorch-examples", test_strided_shard_pytorch_examples);
+    g_test_add_func("/layout/strided-shard/spellings", test_strided_shard_spellings);
+    g_test_add_func("/layout/padded/vocab", test_vocab_padding);
+    g_test_add_func("/layout/balanced/experts", test_balanced_experts);
+    g_test_add_func("/layout/cases/C06-fused-qkv", test_c06_fused_qkv);
+    g_test_add_func("/layout/cases/C07-fused-gate-up", test_c07_fused_gate_up);
+    g_test_add_func("/layout/cases/C08-megatron-grouped-qkv", test_c08_megatron_grouped_qkv);
+    g_test_add_func("/layout/fused/kv-replication", test_fused_qkv_kv_replication);
+    g_test_add_func("/layout/fused/interleaved", test_fused_interleaved);
+    for (guint i = 0; i < G_N_ELEMENTS(fused_errors); i++) {
+        g_autofree char *path = g_strdup_printf("/layout/fused/errors/%s", fused_errors[i].name);
+        g_test_add_data_func(path, &fused_errors[i], test_fused_error);
+    }
+    g_test_add_func("/layout/union", test_union);
+    g_test_add_func("/layout/blocked", test_blocked);
+    g_test_add_func("/layout/builder-errors", test_builder_errors);
     return g_test_run();
 }

@@ -1,9 +1,14 @@
 /* test-plan.c — the planner against a brute-force reference on random layouts, the
- * gather-broadcast closed form, and legitimate duplicates (CASES.md C11).
+ * gather-broadcast closed form, legitimate duplicates (CASES.md C11), StridedShard gathers
+ * (C05), expert ids (C09, C10), dtype on the wire (C16) and fused buffers (C08).
  *
- * The reference never uses boxes: it resolves a DTensor layout by chunking explicit index
- * lists as torch.chunk does, marks element by element who holds what, and replays every
- * transfer of a plan element by element. */
+ * The reference never uses boxes or runs: it resolves every layout by transforming
+ * explicit index lists as the frameworks do (torch.chunk, _StridedShard's two-level
+ * chunking, vLLM's balanced expert map and padded vocabulary, the fused q/k/v and gate/up
+ * rules), derives each element's local index from the list positions, marks element by
+ * element who holds what, and replays every transfer of a plan element by element. Random
+ * cases cover strided, uneven, empty, padded, balanced and fused layouts, fused buffers
+ * shared by several tensors, and disjoint, overlapping and identical rank sets. */
 #include "sim/layout.h"
 #include "sim/plan.h"
 #include "sim/topology.h"
@@ -11,6 +16,7 @@
 #include <string.h>
 
 #define MAX_REF_ELEMS 4096
+#define MAX_LIST 64
 
 /* --- reference layouts --- */
 
@@ -21,9 +27,11 @@ typedef struct {
     guint n_ranks;
     guint32 ranks[64];
     gboolean *holds[64]; /* per rank, per flat element */
+    gint64 *local[64];   /* per rank, per flat element: local index or -1 */
+    guint64 buffer_elems[64];
 } RefLayout;
 
-/* torch.chunk(list, k)[c] of the list [lo, lo + len): the sub-range, possibly empty. */
+/* torch.chunk(list, k)[c]: the sub-list, possibly empty. */
 static void
 ref_chunk(const gint64 *list, gint64 len, gint64 k, gint64 c, gint64 *out, gint64 *out_len)
 {
@@ -34,9 +42,123 @@ ref_chunk(const gint64 *list, gint64 len, gint64 k, gint64 c, gint64 *out, gint6
     *out_len = n;
 }
 
+/* Rows coordinate @c of @k holds under a fused split of @n rows (written from the
+ * frameworks' weight loaders, one head or row at a time). */
+static void
+ref_fused(const RsFusion *f, gint64 k, gint64 c, gint64 *out, gint64 *out_len)
+{
+    gint64 n = 0;
+    switch (f->kind) {
+    case RS_FUSION_CONCAT: {
+        gint64 start = 0;
+        for (guint s = 0; s < f->n_segments; s++) {
+            gint64 seg[MAX_LIST], sub[MAX_LIST], sub_len;
+            for (gint64 i = 0; i < f->segment_len[s]; i++)
+                seg[i] = start + i;
+            ref_chunk(seg, f->segment_len[s], k, c, sub, &sub_len);
+            for (gint64 i = 0; i < sub_len; i++)
+                out[n++] = sub[i];
+            start += f->segment_len[s];
+        }
+        break;
+    }
+    case RS_FUSION_INTERLEAVED: {
+        gint64 parts = f->unit, per = f->segment_len[0] / parts;
+        for (gint64 p = 0; p < parts; p++) {
+            gint64 part[MAX_LIST], sub[MAX_LIST], sub_len;
+            for (gint64 j = 0; j < per; j++)
+                part[j] = j * parts + p; /* row j of part p */
+            ref_chunk(part, per, k, c, sub, &sub_len);
+            for (gint64 i = 0; i < sub_len; i++)
+                out[n++] = sub[i];
+        }
+        break;
+    }
+    case RS_FUSION_QKV:
+    case RS_FUSION_QKV_GROUPED: {
+        gint64 u = f->unit, n_q = f->segment_len[0] / u, n_kv = f->segment_len[1] / u;
+        gint64 k_base = f->segment_len[0], v_base = k_base + f->segment_len[1];
+        if (f->kind == RS_FUSION_QKV) {
+            /* Query heads c·n_q/k …; KV heads evenly, or head c / (k / n_kv). */
+            for (gint64 h = c * (n_q / k); h < (c + 1) * (n_q / k); h++)
+                for (gint64 r = 0; r < u; r++)
+                    out[n++] = h * u + r;
+            for (gint64 base = k_base; base <= v_base; base += v_base - k_base) {
+                for (gint64 h = 0; h < n_kv; h++) {
+                    gboolean mine = n_kv >= k ? h / (n_kv / k) == c : h == c / (k / n_kv);
+                    for (gint64 r = 0; mine && r < u; r++)
+                        out[n++] = base + h * u + r;
+                }
+            }
+        } else {
+            gint64 qpg = n_q / n_kv;
+            for (gint64 g = 0; g < n_kv; g++) {
+                if (g / (n_kv / k) != c)
+                    continue;
+                for (gint64 r = 0; r < qpg * u; r++)
+                    out[n++] = g * qpg * u + r;
+                for (gint64 r = 0; r < u; r++)
+                    out[n++] = k_base + g * u + r;
+                for (gint64 r = 0; r < u; r++)
+                    out[n++] = v_base + g * u + r;
+            }
+        }
+        break;
+    }
+    }
+    *out_len = n;
+}
+
+/* Applies split @s (coordinate @c of @k) to one dim's list and buffer extent. */
+static void
+ref_apply(const RsSplit *s, gint64 k, gint64 c, gint64 *list, gint64 *len, gint64 *extent)
+{
+    gint64 out[MAX_LIST], out_len = 0;
+    switch (s->kind) {
+    case RS_SPLIT_PLACEMENT:
+        if (s->placement.kind == RS_PLACEMENT_SHARD) {
+            ref_chunk(list, *len, k, c, out, &out_len);
+        } else if (s->placement.kind == RS_PLACEMENT_STRIDED_SHARD) {
+            gint64 f = s->placement.split_factor;
+            for (gint64 j = 0; j < f; j++) {
+                gint64 piece[MAX_LIST], piece_len, sub[MAX_LIST], sub_len;
+                ref_chunk(list, *len, f, j, piece, &piece_len);
+                ref_chunk(piece, piece_len, k, c, sub, &sub_len);
+                for (gint64 i = 0; i < sub_len; i++)
+                    out[out_len++] = sub[i];
+            }
+        } else {
+            return;
+        }
+        *extent = out_len;
+        break;
+    case RS_SPLIT_BALANCED: {
+        gint64 base = *len / k, rem = *len % k;
+        gint64 start = c * base + MIN(c, rem), count = base + (c < rem);
+        for (gint64 i = 0; i < count; i++)
+            out[out_len++] = list[start + i];
+        *extent = out_len;
+        break;
+    }
+    case RS_SPLIT_PADDED: {
+        gint64 padded = (*len + s->multiple - 1) / s->multiple * s->multiple, per = padded / k;
+        for (gint64 i = c * per; i < (c + 1) * per && i < *len; i++)
+            out[out_len++] = list[i];
+        *extent = per;
+        break;
+    }
+    case RS_SPLIT_FUSED:
+        ref_fused(&s->fusion, k, c, out, &out_len);
+        *extent = out_len;
+        break;
+    }
+    memcpy(list, out, (gsize)out_len * sizeof *out);
+    *len = out_len;
+}
+
 static RefLayout *
 ref_layout_new(guint n_dims, const gint64 *shape, guint n_mesh_dims, const guint *mesh_sizes,
-               const guint32 *ranks, const RsPlacement *placements)
+               const guint32 *ranks, const RsSplit *splits)
 {
     RefLayout *ref = g_new0(RefLayout, 1);
     ref->n_dims = n_dims;
@@ -57,32 +179,41 @@ ref_layout_new(guint n_dims, const gint64 *shape, guint n_mesh_dims, const guint
             coords[m] = rest % mesh_sizes[m];
             rest /= mesh_sizes[m];
         }
-        gint64 idx[RS_MAX_DIMS][64], len[RS_MAX_DIMS];
+        gint64 idx[RS_MAX_DIMS][MAX_LIST], len[RS_MAX_DIMS], extent[RS_MAX_DIMS];
         for (guint d = 0; d < n_dims; d++) {
-            len[d] = shape[d];
+            len[d] = extent[d] = shape[d];
             for (gint64 j = 0; j < shape[d]; j++)
                 idx[d][j] = j;
         }
         for (guint m = 0; m < n_mesh_dims; m++) {
-            if (placements[m].kind != RS_PLACEMENT_SHARD)
+            const RsSplit *s = &splits[m];
+            if (s->kind == RS_SPLIT_PLACEMENT && s->placement.kind == RS_PLACEMENT_REPLICATE)
                 continue;
-            guint d = (guint)placements[m].dim;
-            gint64 tmp[64], tmp_len;
-            ref_chunk(idx[d], len[d], mesh_sizes[m], coords[m], tmp, &tmp_len);
-            memcpy(idx[d], tmp, (gsize)tmp_len * sizeof(gint64));
-            len[d] = tmp_len;
+            guint d = (guint)(s->kind == RS_SPLIT_PLACEMENT ? s->placement.dim : s->dim);
+            ref_apply(s, mesh_sizes[m], coords[m], idx[d], &len[d], &extent[d]);
         }
         ref->holds[i] = g_new0(gboolean, MAX(ref->n_elems, 1));
-        /* Mark the cartesian product of the index lists. */
+        ref->local[i] = g_new(gint64, MAX(ref->n_elems, 1));
+        for (guint64 e = 0; e < MAX(ref->n_elems, 1); e++)
+            ref->local[i][e] = -1;
+        ref->buffer_elems[i] = 1;
+        for (guint d = 0; d < n_dims; d++)
+            ref->buffer_elems[i] *= (guint64)extent[d];
+        /* Mark the cartesian product of the index lists, with row-major local indices. */
         gint64 pos[RS_MAX_DIMS] = {0};
         gboolean any = TRUE;
         for (guint d = 0; d < n_dims; d++)
             any = any && len[d] > 0;
         while (any) {
             guint64 flat = 0;
-            for (guint d = 0; d < n_dims; d++)
+            gint64 local = 0;
+            for (guint d = 0; d < n_dims; d++) {
                 flat = flat * (guint64)shape[d] + (guint64)idx[d][pos[d]];
+                local = local * extent[d] + pos[d];
+            }
+            g_assert_false(ref->holds[i][flat]);
             ref->holds[i][flat] = TRUE;
+            ref->local[i][flat] = local;
             gint d = (gint)n_dims - 1;
             while (d >= 0 && ++pos[d] == len[d])
                 pos[d--] = 0;
@@ -95,8 +226,10 @@ ref_layout_new(guint n_dims, const gint64 *shape, guint n_mesh_dims, const guint
 static void
 ref_layout_free(RefLayout *ref)
 {
-    for (guint i = 0; i < ref->n_ranks; i++)
+    for (guint i = 0; i < ref->n_ranks; i++) {
         g_free(ref->holds[i]);
+        g_free(ref->local[i]);
+    }
     g_free(ref);
 }
 
@@ -132,10 +265,117 @@ for_each_elem(const RsBox *box, const gint64 *shape, void (*fn)(guint64 flat, gp
     }
 }
 
-/* --- element-level replay of a plan (one tensor) --- */
+/* Checks @layout against @ref element by element: the same ranks, buffer sizes, elements
+ * held, and the local index of every element (offsets and strides). Returns a message or
+ * NULL. A @shift along @fuse_dim maps the layout's coordinates into the reference's (a
+ * tensor of a fused set checked against its virtual concatenation). */
+static char *
+compare_layout(const RsLayout *layout, const RefLayout *ref, guint fuse_dim, gint64 shift)
+{
+    guint n_dims = rs_layout_get_n_dims(layout);
+    const gint64 *shape = rs_layout_get_shape(layout);
+    if (rs_layout_get_n_ranks(layout) != ref->n_ranks)
+        return g_strdup_printf("%u ranks, reference %u", rs_layout_get_n_ranks(layout),
+                               ref->n_ranks);
+    for (guint i = 0; i < ref->n_ranks; i++) {
+        gint idx = rs_layout_find_rank(layout, ref->ranks[i]);
+        if (idx < 0)
+            return g_strdup_printf("rank %u missing", ref->ranks[i]);
+        if (rs_layout_get_local_n_elems(layout, (guint)idx) != ref->buffer_elems[i])
+            return g_strdup_printf(
+                "rank %u buffer %" G_GUINT64_FORMAT ", reference %" G_GUINT64_FORMAT, ref->ranks[i],
+                rs_layout_get_local_n_elems(layout, (guint)idx), ref->buffer_elems[i]);
+        guint64 held = 0;
+        guint nb;
+        const RsLocalBox *boxes = rs_layout_get_boxes(layout, (guint)idx, &nb);
+        for (guint b = 0; b < nb; b++) {
+            const RsBox *box = &boxes[b].box;
+            gint64 k[RS_MAX_DIMS] = {0};
+            if (rs_box_is_empty(box) && n_dims > 0)
+                continue;
+            for (;;) {
+                guint64 flat = 0;
+                gint64 local = (gint64)boxes[b].offset_elems;
+                for (guint d = 0; d < n_dims; d++) {
+                    gint64 g = rs_box_get_index(box, d, k[d]) + (d == fuse_dim ? shift : 0);
+                    flat = flat * (guint64)ref->shape[d] + (guint64)g;
+                    local += k[d] * boxes[b].strides_elems[d];
+                }
+                if (ref->local[i][flat] != local)
+                    return g_strdup_printf("rank %u element %" G_GUINT64_FORMAT
+                                           ": local index %" G_GINT64_FORMAT
+                                           ", reference %" G_GINT64_FORMAT,
+                                           ref->ranks[i], flat, local, ref->local[i][flat]);
+                held++;
+                gint d = (gint)n_dims - 1;
+                while (d >= 0 && ++k[d] == rs_box_get_count(box, (guint)d))
+                    k[d--] = 0;
+                if (d < 0)
+                    break;
+            }
+        }
+        /* Everything the reference holds in this tensor's range is in a box. */
+        guint64 expected = 0;
+        for (guint64 e = 0; e < ref->n_elems; e++) {
+            if (!ref->holds[i][e])
+                continue;
+            guint64 rest = e;
+            gint64 coord_f = 0;
+            for (gint d = (gint)n_dims - 1; d >= 0; d--) {
+                if ((guint)d == fuse_dim)
+                    coord_f = (gint64)(rest % (guint64)ref->shape[d]);
+                rest /= (guint64)ref->shape[d];
+            }
+            if (n_dims == 0 || fuse_dim >= n_dims ||
+                (coord_f >= shift && coord_f < shift + shape[fuse_dim]))
+                expected++;
+        }
+        if (held != expected)
+            return g_strdup_printf("rank %u holds %" G_GUINT64_FORMAT
+                                   " elements, reference %" G_GUINT64_FORMAT,
+                                   ref->ranks[i], held, expected);
+    }
+    return NULL;
+}
+
+/* The part of @ref (a virtual concatenation) that is one tensor of a fused set: fuse dim
+ * entries [start, start + extent). */
+static RefLayout *
+ref_slice(const RefLayout *ref, guint fuse_dim, gint64 start, gint64 extent)
+{
+    RefLayout *out = g_new0(RefLayout, 1);
+    out->n_dims = ref->n_dims;
+    memcpy(out->shape, ref->shape, sizeof ref->shape);
+    out->shape[fuse_dim] = extent;
+    out->n_elems = 1;
+    for (guint d = 0; d < out->n_dims; d++)
+        out->n_elems *= (guint64)out->shape[d];
+    out->n_ranks = ref->n_ranks;
+    memcpy(out->ranks, ref->ranks, sizeof ref->ranks);
+    for (guint i = 0; i < ref->n_ranks; i++) {
+        out->holds[i] = g_new0(gboolean, MAX(out->n_elems, 1));
+        out->local[i] = g_new(gint64, MAX(out->n_elems, 1));
+        out->buffer_elems[i] = ref->buffer_elems[i];
+        for (guint64 e = 0; e < out->n_elems; e++) {
+            guint64 rest = e, vflat = 0, mul = 1;
+            for (gint d = (gint)out->n_dims - 1; d >= 0; d--) {
+                gint64 c = (gint64)(rest % (guint64)out->shape[d]);
+                rest /= (guint64)out->shape[d];
+                if ((guint)d == fuse_dim)
+                    c += start;
+                vflat += (guint64)c * mul;
+                mul *= (guint64)ref->shape[d];
+            }
+            out->holds[i][e] = ref->holds[i][vflat];
+            out->local[i][e] = ref->local[i][vflat];
+        }
+    }
+    return out;
+}
+
+/* --- element-level replay of a plan (one tensor of it) --- */
 
 typedef struct {
-    const RefLayout *src, *dst;
     GHashTable *staging;   /* rank → gboolean[] of elements in its staging buffer */
     GHashTable *received;  /* rank → guint[] delivery count per element */
     const gboolean *check; /* array a transfer's elements must all be TRUE in */
@@ -168,18 +408,26 @@ table_array(GHashTable *t, guint32 rank, gsize elem_size, guint64 n)
     return a;
 }
 
-/* Replays @plan for its single tensor; returns a message on failure. */
+/* Replays the transfers of tensor @tensor_idx of @plan; returns a message on failure.
+ * *minimal_elems_out is the least number of elements that must cross between ranks. */
 static char *
-replay_plan(const RsPlan *plan, const RefLayout *src, const RefLayout *dst, guint elem_bytes,
-            gboolean expect_minimal)
+replay_plan(const RsPlan *plan, guint32 tensor_idx, const RefLayout *src, const RefLayout *dst,
+            guint64 *minimal_elems_out)
 {
-    Replay r = {src, dst, g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free),
-                g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free), NULL, NULL,
-                NULL, TRUE, src->n_elems};
+    Replay r = {g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free),
+                g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free),
+                NULL,
+                NULL,
+                NULL,
+                TRUE,
+                src->n_elems};
     char *failure = NULL;
     guint n = rs_plan_get_n_transfers(plan);
-    g_autofree gboolean *done = g_new0(gboolean, n);
-    guint n_done = 0;
+    g_autofree gboolean *done = g_new0(gboolean, MAX(n, 1));
+    guint n_done = 0, n_mine = 0;
+    for (guint i = 0; i < n; i++)
+        if (rs_plan_get_transfer(plan, i)->tensor_idx == tensor_idx)
+            n_mine++;
     for (guint phase = 0; phase < rs_plan_get_n_phases(plan) && failure == NULL; phase++) {
         /* Relays: repeat until every transfer of the phase whose dependency is done ran. */
         gboolean progress = TRUE;
@@ -187,7 +435,7 @@ replay_plan(const RsPlan *plan, const RefLayout *src, const RefLayout *dst, guin
             progress = FALSE;
             for (guint i = 0; i < n && failure == NULL; i++) {
                 const RsTransfer *tr = rs_plan_get_transfer(plan, i);
-                if (done[i] || tr->phase != phase)
+                if (done[i] || tr->phase != phase || tr->tensor_idx != tensor_idx)
                     continue;
                 if (tr->depends_on >= 0 && !done[tr->depends_on])
                     continue;
@@ -221,16 +469,15 @@ replay_plan(const RsPlan *plan, const RefLayout *src, const RefLayout *dst, guin
                                               tr->src, tr->dst);
                 if (!(tr->flags & RS_TRANSFER_TO_STAGING) && tr->src != tr->dst) {
                     const gboolean *own = ref_holds(src, tr->dst);
-                    Replay probe = r;
-                    probe.check = NULL;
-                    probe.mark = NULL;
-                    probe.count = NULL;
                     if (own != NULL) {
                         /* A network delivery must not carry elements dst already holds. */
+                        Replay probe = r;
                         gboolean *inv = g_new0(gboolean, MAX(r.n_elems, 1));
                         for (guint64 e = 0; e < r.n_elems; e++)
                             inv[e] = !own[e];
                         probe.check = inv;
+                        probe.mark = NULL;
+                        probe.count = NULL;
                         probe.ok = TRUE;
                         for_each_elem(&tr->box, src->shape, visit, &probe);
                         g_free(inv);
@@ -244,8 +491,8 @@ replay_plan(const RsPlan *plan, const RefLayout *src, const RefLayout *dst, guin
             }
         }
     }
-    if (failure == NULL && n_done != n)
-        failure = g_strdup_printf("%u transfers never became ready", n - n_done);
+    if (failure == NULL && n_done != n_mine)
+        failure = g_strdup_printf("%u transfers never became ready", n_mine - n_done);
     guint64 minimal_elems = 0;
     for (guint i = 0; failure == NULL && i < dst->n_ranks; i++) {
         guint32 rank = dst->ranks[i];
@@ -264,10 +511,7 @@ replay_plan(const RsPlan *plan, const RefLayout *src, const RefLayout *dst, guin
                 minimal_elems++;
         }
     }
-    if (failure == NULL && expect_minimal &&
-        rs_plan_get_bytes_moved(plan) != minimal_elems * elem_bytes)
-        failure = g_strdup_printf("moved %" G_GUINT64_FORMAT " bytes, minimum %" G_GUINT64_FORMAT,
-                                  rs_plan_get_bytes_moved(plan), minimal_elems * elem_bytes);
+    *minimal_elems_out = minimal_elems;
     g_hash_table_unref(r.staging);
     g_hash_table_unref(r.received);
     return failure;
@@ -278,19 +522,100 @@ replay_plan(const RsPlan *plan, const RefLayout *src, const RefLayout *dst, guin
 typedef struct {
     guint n_mesh_dims;
     guint sizes[3];
-    guint32 ranks[27];
-    RsPlacement placements[3];
+    guint32 ranks[64];
+    RsSplit splits[3];
 } RandomSide;
 
+static guint
+side_n_ranks(const RandomSide *side)
+{
+    guint n = 1;
+    for (guint m = 0; m < side->n_mesh_dims; m++)
+        n *= side->sizes[m];
+    return n;
+}
+
+static gint
+split_dim(const RsSplit *s)
+{
+    if (s->kind != RS_SPLIT_PLACEMENT)
+        return s->dim;
+    if (s->placement.kind == RS_PLACEMENT_SHARD || s->placement.kind == RS_PLACEMENT_STRIDED_SHARD)
+        return s->placement.dim;
+    return -1;
+}
+
+/* A random fusion of @n rows for @k positions. */
+static RsFusion
+random_fusion(GRand *rng, gint64 n, gint64 k)
+{
+    RsFusion f;
+    memset(&f, 0, sizeof f);
+    guint pick = (guint)g_rand_int_range(rng, 0, 4);
+    if (pick == 1 && n % 2 == 0) {
+        f.kind = RS_FUSION_INTERLEAVED;
+        f.n_segments = 1;
+        f.unit = 2;
+        f.segment_len[0] = n;
+        return f;
+    }
+    if (pick >= 2) {
+        /* q, k, v heads: (n_q + 2·n_kv)·u = n, n_kv | n_q, and what the kind needs of k. */
+        RsFusionKind kind = pick == 2 ? RS_FUSION_QKV : RS_FUSION_QKV_GROUPED;
+        gint64 options[64][3];
+        guint n_options = 0;
+        for (gint64 u = 1; u <= n && n_options < 64; u++) {
+            if (n % u)
+                continue;
+            gint64 heads = n / u;
+            for (gint64 kv = 1; 2 * kv < heads && n_options < 64; kv++) {
+                gint64 q = heads - 2 * kv;
+                gboolean ok = q % kv == 0 &&
+                              (kind == RS_FUSION_QKV ? q % k == 0 && (kv % k == 0 || k % kv == 0)
+                                                     : kv % k == 0);
+                if (ok) {
+                    options[n_options][0] = u;
+                    options[n_options][1] = q;
+                    options[n_options][2] = kv;
+                    n_options++;
+                }
+            }
+        }
+        if (n_options > 0) {
+            guint o = (guint)g_rand_int_range(rng, 0, (gint32)n_options);
+            f.kind = kind;
+            f.n_segments = 3;
+            f.unit = options[o][0];
+            f.segment_len[0] = options[o][1] * f.unit;
+            f.segment_len[1] = f.segment_len[2] = options[o][2] * f.unit;
+            return f;
+        }
+    }
+    f.kind = RS_FUSION_CONCAT;
+    f.unit = 1;
+    f.n_segments = (guint)g_rand_int_range(rng, 1, 4);
+    gint64 left = n;
+    for (guint s = 0; s + 1 < f.n_segments; s++) {
+        f.segment_len[s] = g_rand_int_range(rng, 0, (gint32)left + 1);
+        left -= f.segment_len[s];
+    }
+    f.segment_len[f.n_segments - 1] = left;
+    return f;
+}
+
+/* A random side: mesh of 1-3 dims of size 1-3 over ranks drawn from @pool, with DTensor
+ * placements (R, S, SS) and, when @frameworks, at most one framework split (balanced,
+ * padded or fused) that is the only split of its tensor dim. */
 static void
-random_side(GRand *rng, guint n_dims, guint32 *pool, guint pool_len, RandomSide *side)
+random_side(GRand *rng, guint n_dims, const gint64 *shape, guint32 *pool, guint pool_len,
+            gboolean frameworks, RandomSide *side)
 {
     guint n;
     do {
         side->n_mesh_dims = (guint)g_rand_int_range(rng, 1, 4);
         n = 1;
         for (guint m = 0; m < side->n_mesh_dims; m++) {
-            side->sizes[m] = (guint)g_rand_int_range(rng, 1, 4);
+            side->sizes[m] = (guint)g_rand_int_range(rng, 1, 5);
             n *= side->sizes[m];
         }
     } while (n > pool_len);
@@ -303,64 +628,177 @@ random_side(GRand *rng, guint n_dims, guint32 *pool, guint pool_len, RandomSide 
     }
     memcpy(side->ranks, pool, n * sizeof(guint32));
     for (guint m = 0; m < side->n_mesh_dims; m++) {
-        if (n_dims == 0 || g_rand_boolean(rng))
-            side->placements[m] = (RsPlacement){RS_PLACEMENT_REPLICATE, 0};
-        else
-            side->placements[m] =
-                (RsPlacement){RS_PLACEMENT_SHARD, g_rand_int_range(rng, 0, (gint32)n_dims)};
+        gint32 roll = g_rand_int_range(rng, 0, 20);
+        gint dim = n_dims ? g_rand_int_range(rng, 0, (gint32)n_dims) : 0;
+        RsPlacement p = {RS_PLACEMENT_REPLICATE, 0, 0};
+        if (n_dims > 0 && roll < 7)
+            p = (RsPlacement){RS_PLACEMENT_SHARD, dim, 0};
+        else if (n_dims > 0 && roll < 10)
+            p = (RsPlacement){RS_PLACEMENT_STRIDED_SHARD, dim, g_rand_int_range(rng, 1, 4)};
+        side->splits[m] = rs_split_placement(p);
     }
+    if (!frameworks || n_dims == 0 || g_rand_int_range(rng, 0, 3) != 0)
+        return;
+    guint m = (guint)g_rand_int_range(rng, 0, (gint32)side->n_mesh_dims);
+    gint dim = g_rand_int_range(rng, 0, (gint32)n_dims);
+    for (guint o = 0; o < side->n_mesh_dims; o++)
+        if (o != m && split_dim(&side->splits[o]) == dim)
+            return; /* a padded or fused split must be the only split of its dim */
+    gint64 k = side->sizes[m];
+    RsSplit s;
+    memset(&s, 0, sizeof s);
+    s.dim = dim;
+    switch (g_rand_int_range(rng, 0, 3)) {
+    case 0:
+        s.kind = RS_SPLIT_BALANCED;
+        break;
+    case 1: {
+        s.kind = RS_SPLIT_PADDED;
+        s.multiple = g_rand_int_range(rng, 1, 5);
+        gint64 padded = (shape[dim] + s.multiple - 1) / s.multiple * s.multiple;
+        if (padded % k != 0)
+            s.multiple = k; /* padded to a multiple of k always divides */
+        break;
+    }
+    default:
+        s.kind = RS_SPLIT_FUSED;
+        s.fusion = random_fusion(rng, shape[dim], k);
+        break;
+    }
+    side->splits[m] = s;
+}
+
+/* How often each kind of split occurred, reported so a reader sees what was covered. */
+static guint kind_seen[6];
+
+static void
+count_kinds(const RandomSide *side)
+{
+    for (guint m = 0; m < side->n_mesh_dims; m++) {
+        const RsSplit *s = &side->splits[m];
+        if (s->kind != RS_SPLIT_PLACEMENT)
+            kind_seen[2 + s->kind]++;
+        else if (s->placement.kind == RS_PLACEMENT_STRIDED_SHARD)
+            kind_seen[1]++;
+        else if (s->placement.kind == RS_PLACEMENT_SHARD)
+            kind_seen[0]++;
+    }
+}
+
+static void
+report_kinds(const char *what)
+{
+    g_test_message("%s: splits seen: Shard %u, StridedShard %u, padded %u, balanced %u, "
+                   "fused %u",
+                   what, kind_seen[0], kind_seen[1], kind_seen[2 + RS_SPLIT_PADDED],
+                   kind_seen[2 + RS_SPLIT_BALANCED], kind_seen[2 + RS_SPLIT_FUSED]);
+    g_assert_cmpuint(kind_seen[1], >, 0);
+    memset(kind_seen, 0, sizeof kind_seen);
 }
 
 static RsLayout *
 side_layout(const RandomSide *side, guint n_dims, const gint64 *shape, RefLayout **ref_out)
 {
+    count_kinds(side);
     g_autoptr(GError) error = NULL;
-    guint n = 1;
-    for (guint m = 0; m < side->n_mesh_dims; m++)
-        n *= side->sizes[m];
     g_autoptr(RsMesh) mesh =
-        rs_mesh_new(side->n_mesh_dims, side->sizes, NULL, side->ranks, n, &error);
+        rs_mesh_new(side->n_mesh_dims, side->sizes, NULL, side->ranks, side_n_ranks(side), &error);
     g_assert_no_error(error);
     RsLayout *layout =
-        rs_layout_new_dtensor(n_dims, shape, mesh, side->placements, side->n_mesh_dims, &error);
-    g_assert_no_error(error);
-    *ref_out = ref_layout_new(n_dims, shape, side->n_mesh_dims, side->sizes, side->ranks,
-                              side->placements);
+        rs_layout_new_split(n_dims, shape, mesh, side->splits, side->n_mesh_dims, &error);
+    if (layout == NULL)
+        g_error("%s", error->message);
+    *ref_out =
+        ref_layout_new(n_dims, shape, side->n_mesh_dims, side->sizes, side->ranks, side->splits);
+    g_autofree char *mismatch = compare_layout(layout, *ref_out, RS_MAX_DIMS, 0);
+    if (mismatch != NULL) {
+        g_autofree char *text = rs_layout_format(layout);
+        g_error("layout %s: %s", text, mismatch);
+    }
     return layout;
 }
 
-/* The strategies of the random test: the four planners, hierarchical also with domain
- * relays, each with a small staging bound so buckets and rounds are exercised. */
+static void
+random_shape(GRand *rng, guint n_dims, gint64 *shape)
+{
+    guint64 n_elems = 1;
+    for (guint d = 0; d < n_dims; d++) {
+        shape[d] = g_rand_int_range(rng, 1, n_dims > 2 ? 6 : 13);
+        n_elems *= (guint64)shape[d];
+    }
+    g_assert_cmpuint(n_elems, <=, MAX_REF_ELEMS);
+}
+
+/* The strategies every refit of these tests is planned with: the four planners,
+ * hierarchical also with domain relays. */
 typedef struct {
     RsStrategy strategy;
     gboolean domain_relays;
-} RandomStrategy;
+} TestStrategy;
 
-static const RandomStrategy random_strategies[] = {
+static const TestStrategy test_strategies[] = {
     {RS_STRATEGY_GATHER_BROADCAST, FALSE}, {RS_STRATEGY_DIRECT, FALSE},
     {RS_STRATEGY_NODE_AWARE, FALSE},       {RS_STRATEGY_HIERARCHICAL, FALSE},
     {RS_STRATEGY_HIERARCHICAL, TRUE},
 };
 
+/* 128 GPUs in NVLink domains of 2: every rank of these tests is a GPU of it. */
+static RsTopology *test_topology;
+
+/* Plans @refit with every strategy and replays each tensor against the references. The
+ * staging bound is a few elements (varied with the case number), so transfers are split,
+ * messages coalesce and rounds fill up. */
+static void
+check_all_strategies(const RsRefit *refit, RefLayout **src_refs, RefLayout **dst_refs,
+                     guint case_no)
+{
+    g_autoptr(GError) error = NULL;
+    if (!rs_refit_check_buffers(refit, &error))
+        g_error("case %u: buffers: %s", case_no, error->message);
+    for (guint k = 0; k < G_N_ELEMENTS(test_strategies); k++) {
+        RsStrategy s = test_strategies[k].strategy;
+        RsPlanOptions options;
+        rs_plan_options_init(&options, test_topology);
+        options.domain_relays = test_strategies[k].domain_relays;
+        options.staging_bytes = 4 * (1 + (guint64)(case_no % 7));
+        options.max_ops_per_group = 1 + case_no % 3;
+        options.stripe_bytes = 8 * (1 + (guint64)(case_no % 3));
+        g_autoptr(RsPlan) plan = rs_plan_build_full(refit, s, &options, &error);
+        g_assert_no_error(error);
+        if (!rs_plan_check(plan, refit, &error))
+            g_error("case %u %s: checker: %s", case_no, rs_strategy_get_name(s),
+                    error->message);
+        g_assert_cmpuint(rs_plan_get_max_round_staging_bytes(plan), <=, options.staging_bytes);
+        guint64 minimal_bytes = 0;
+        for (guint t = 0; t < rs_refit_get_n_tensors(refit); t++) {
+            const RsRefitTensor *rt = rs_refit_get_tensor(refit, t);
+            guint64 minimal;
+            g_autofree char *failure = replay_plan(plan, t, src_refs[t], dst_refs[t], &minimal);
+            if (failure != NULL) {
+                g_autofree char *sl = rs_layout_format(rt->src);
+                g_autofree char *dl = rs_layout_format(rt->dst);
+                g_error("case %u %s tensor %u (%s -> %s): %s", case_no, rs_strategy_get_name(s),
+                        t, sl, dl, failure);
+            }
+            minimal_bytes += rs_refit_tensor_get_n_bytes(rt, minimal);
+        }
+        /* Every strategy but the baseline moves the minimum. */
+        if (s != RS_STRATEGY_GATHER_BROADCAST && rs_plan_get_bytes_moved(plan) != minimal_bytes)
+            g_error("case %u %s: moved %" G_GUINT64_FORMAT " bytes, minimum %" G_GUINT64_FORMAT,
+                    case_no, rs_strategy_get_name(s), rs_plan_get_bytes_moved(plan),
+                    minimal_bytes);
+    }
+}
+
 static void
 test_random_cases(void)
 {
-    g_autoptr(GError) topo_error = NULL;
-    g_autofree char *topo_path = g_test_build_filename(G_TEST_DIST, "data", "two-node.yaml", NULL);
-    RsTopologyOverrides ov = {64}; /* 128 GPUs in NVLink domains of 2 */
-    g_autoptr(RsTopology) topo = rs_topology_load_file(topo_path, &ov, &topo_error);
-    g_assert_no_error(topo_error);
     g_autoptr(GRand) rng = g_rand_new_with_seed(20261129);
-    const guint n_cases = 1200;
+    const guint n_cases = 1500;
     for (guint c = 0; c < n_cases; c++) {
         guint n_dims = (guint)g_rand_int_range(rng, 1, 5);
         gint64 shape[RS_MAX_DIMS];
-        guint64 n_elems = 1;
-        for (guint d = 0; d < n_dims; d++) {
-            shape[d] = g_rand_int_range(rng, 1, n_dims > 2 ? 6 : 10);
-            n_elems *= (guint64)shape[d];
-        }
-        g_assert_cmpuint(n_elems, <=, MAX_REF_ELEMS);
+        random_shape(rng, n_dims, shape);
         /* Rank sets: disjoint (mode 0), drawn from one pool (overlapping or identical). */
         guint mode = c % 3;
         guint32 pool_a[12], pool_b[12];
@@ -369,53 +807,125 @@ test_random_cases(void)
             pool_b[i] = mode == 0 ? 100 + i : i;
         }
         RandomSide src_side, dst_side;
-        random_side(rng, n_dims, pool_a, 12, &src_side);
-        random_side(rng, n_dims, pool_b, 12, &dst_side);
-        if (mode == 2) {
-            /* Colocated: the same ranks in the same order. */
-            guint n_src = 1, n_dst = 1;
-            for (guint m = 0; m < src_side.n_mesh_dims; m++)
-                n_src *= src_side.sizes[m];
-            for (guint m = 0; m < dst_side.n_mesh_dims; m++)
-                n_dst *= dst_side.sizes[m];
-            if (n_src == n_dst)
-                memcpy(dst_side.ranks, src_side.ranks, n_src * sizeof(guint32));
-        }
+        random_side(rng, n_dims, shape, pool_a, 12, TRUE, &src_side);
+        random_side(rng, n_dims, shape, pool_b, 12, TRUE, &dst_side);
+        if (mode == 2 && side_n_ranks(&src_side) == side_n_ranks(&dst_side))
+            memcpy(dst_side.ranks, src_side.ranks, side_n_ranks(&src_side) * sizeof(guint32));
         RefLayout *src_ref, *dst_ref;
         g_autoptr(RsLayout) src = side_layout(&src_side, n_dims, shape, &src_ref);
         g_autoptr(RsLayout) dst = side_layout(&dst_side, n_dims, shape, &dst_ref);
         g_autoptr(RsRefit) refit = rs_refit_new();
         g_autoptr(GError) error = NULL;
-        RsDtype dtype = c % 2 ? RS_DTYPE_BF16 : RS_DTYPE_F32;
-        g_assert_true(rs_refit_add_tensor(refit, "t", dtype, src, dst, &error));
-        for (guint k = 0; k < G_N_ELEMENTS(random_strategies); k++) {
-            RsStrategy s = random_strategies[k].strategy;
-            RsPlanOptions options;
-            rs_plan_options_init(&options, topo);
-            options.domain_relays = random_strategies[k].domain_relays;
-            /* Buckets of a few elements: transfers split, messages coalesce, rounds fill. */
-            options.staging_bytes = 4 * (guint64)g_rand_int_range(rng, 1, 8);
-            options.max_ops_per_group = (guint)g_rand_int_range(rng, 1, 4);
-            options.stripe_bytes = 8 * (guint64)g_rand_int_range(rng, 1, 4);
-            g_autoptr(RsPlan) plan = rs_plan_build_full(refit, s, &options, &error);
-            g_assert_no_error(error);
-            if (!rs_plan_check(plan, refit, &error))
-                g_error("case %u %s: checker: %s", c, rs_strategy_get_name(s), error->message);
-            g_assert_cmpuint(rs_plan_get_max_round_staging_bytes(plan), <=,
-                             options.staging_bytes);
-            g_autofree char *failure =
-                replay_plan(plan, src_ref, dst_ref, rs_dtype_get_size_bytes(dtype),
-                            s != RS_STRATEGY_GATHER_BROADCAST);
-            if (failure != NULL) {
-                g_autofree char *sl = rs_layout_format(src);
-                g_autofree char *dl = rs_layout_format(dst);
-                g_error("case %u %s (%s -> %s): %s", c, rs_strategy_get_name(s), sl, dl,
-                        failure);
-            }
-        }
+        /* dtypes on the wire: same, or converted at the source (f32 held, bf16 sent). */
+        RsRefitEntry entry = {"t", c % 4 ? RS_DTYPE_BF16 : RS_DTYPE_F32,
+                              c % 2 ? RS_DTYPE_BF16 : RS_DTYPE_F32, NULL, NULL};
+        g_assert_true(rs_refit_add_converted(refit, &entry, src, dst, &error));
+        check_all_strategies(refit, &src_ref, &dst_ref, c);
         ref_layout_free(src_ref);
         ref_layout_free(dst_ref);
     }
+    g_assert_cmpuint(kind_seen[2 + RS_SPLIT_FUSED], >, 50);
+    g_assert_cmpuint(kind_seen[2 + RS_SPLIT_PADDED], >, 50);
+    g_assert_cmpuint(kind_seen[2 + RS_SPLIT_BALANCED], >, 50);
+    report_kinds("random cases");
+}
+
+/* Fused sets: 1-3 tensors concatenated along one dim into one destination buffer (with a
+ * random fusion rule, or whole), each from its own random source layout. */
+static void
+test_random_fused_sets(void)
+{
+    guint n_split_sets = 0;
+    g_autoptr(GRand) rng = g_rand_new_with_seed(7);
+    const guint n_cases = 400;
+    for (guint c = 0; c < n_cases; c++) {
+        guint n_dims = (guint)g_rand_int_range(rng, 1, 4);
+        guint f = (guint)g_rand_int_range(rng, 0, (gint32)n_dims);
+        gint64 shape[RS_MAX_DIMS];
+        random_shape(rng, n_dims, shape);
+        guint32 pool_a[12], pool_b[12];
+        for (guint i = 0; i < 12; i++) {
+            pool_a[i] = i;
+            pool_b[i] = c % 2 ? 100 + i : i;
+        }
+        /* The destination: a random side whose split of dim f (if any) becomes fused. */
+        RandomSide dst_side;
+        random_side(rng, n_dims, shape, pool_b, 12, FALSE, &dst_side);
+        gint fused_m = -1;
+        for (guint m = 0; m < dst_side.n_mesh_dims; m++) {
+            if (split_dim(&dst_side.splits[m]) != (gint)f)
+                continue;
+            if (fused_m >= 0) /* a fused dim has one split: drop the others */
+                dst_side.splits[m] =
+                    rs_split_placement((RsPlacement){RS_PLACEMENT_REPLICATE, 0, 0});
+            else
+                fused_m = (gint)m;
+        }
+        RsFusion fusion;
+        memset(&fusion, 0, sizeof fusion);
+        if (fused_m >= 0) {
+            fusion = random_fusion(rng, shape[f], dst_side.sizes[fused_m]);
+            if (fusion.kind == RS_FUSION_INTERLEAVED)
+                fusion.kind = RS_FUSION_CONCAT, fusion.segment_len[0] = shape[f], fusion.unit = 1;
+            RsSplit s;
+            memset(&s, 0, sizeof s);
+            s.kind = RS_SPLIT_FUSED;
+            s.dim = (gint)f;
+            s.fusion = fusion;
+            dst_side.splits[fused_m] = s;
+        } else {
+            /* No split of dim f: a whole concatenation of 1-3 tensors. */
+            fusion.n_segments = (guint)g_rand_int_range(rng, 1, 4);
+            gint64 left = shape[f];
+            for (guint t = 0; t + 1 < fusion.n_segments; t++) {
+                fusion.segment_len[t] = g_rand_int_range(rng, 0, (gint32)left + 1);
+                left -= fusion.segment_len[t];
+            }
+            fusion.segment_len[fusion.n_segments - 1] = left;
+        }
+        guint n_t = fusion.n_segments;
+        if (fused_m >= 0 && n_t > 1)
+            n_split_sets++;
+        g_autoptr(GError) error = NULL;
+        g_autoptr(RsMesh) mesh = rs_mesh_new(dst_side.n_mesh_dims, dst_side.sizes, NULL,
+                                             dst_side.ranks, side_n_ranks(&dst_side), &error);
+        RsLayout *set[RS_MAX_SEGMENTS];
+        if (!rs_layout_new_fused_set(n_dims, shape, n_t, f, fusion.segment_len, mesh,
+                                     dst_side.splits, dst_side.n_mesh_dims, set, &error))
+            g_error("case %u: %s", c, error->message);
+        RefLayout *virtual_ref = ref_layout_new(n_dims, shape, dst_side.n_mesh_dims, dst_side.sizes,
+                                                dst_side.ranks, dst_side.splits);
+        g_autoptr(RsRefit) refit = rs_refit_new();
+        RefLayout *src_refs[RS_MAX_SEGMENTS], *dst_refs[RS_MAX_SEGMENTS];
+        gint64 start = 0;
+        for (guint t = 0; t < n_t; t++) {
+            g_autofree char *mismatch = compare_layout(set[t], virtual_ref, f, start);
+            if (mismatch != NULL)
+                g_error("case %u tensor %u: %s", c, t, mismatch);
+            gint64 tshape[RS_MAX_DIMS];
+            memcpy(tshape, shape, sizeof tshape);
+            tshape[f] = fusion.segment_len[t];
+            dst_refs[t] = ref_slice(virtual_ref, f, start, tshape[f]);
+            RandomSide src_side;
+            random_side(rng, n_dims, tshape, pool_a, 12, TRUE, &src_side);
+            RsLayout *src = side_layout(&src_side, n_dims, tshape, &src_refs[t]);
+            g_autofree char *name = g_strdup_printf("t%u", t);
+            RsRefitEntry entry = {name, RS_DTYPE_F32, RS_DTYPE_F32, NULL, "fused"};
+            g_assert_true(rs_refit_add_converted(refit, &entry, src, set[t], &error));
+            rs_layout_unref(src);
+            rs_layout_unref(set[t]);
+            start += tshape[f];
+        }
+        check_all_strategies(refit, src_refs, dst_refs, c);
+        for (guint t = 0; t < n_t; t++) {
+            ref_layout_free(src_refs[t]);
+            ref_layout_free(dst_refs[t]);
+        }
+        ref_layout_free(virtual_ref);
+    }
+    g_test_message("fused sets split by a fusion rule over the mesh: %u of 400", n_split_sets);
+    g_assert_cmpuint(n_split_sets, >, 40);
+    report_kinds("fused sets (sources)");
 }
 
 /* The checker must reject wrong plans: tamper with a good one and expect failure. */
@@ -426,7 +936,7 @@ test_checker_rejects(void)
     g_autoptr(GError) error = NULL;
     g_autoptr(RsMesh) src_mesh = rs_mesh_parse("2", "0,1", &error);
     g_autoptr(RsMesh) dst_mesh = rs_mesh_parse("4", "2-5", &error);
-    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0};
+    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0, 0};
     g_autoptr(RsLayout) src = rs_layout_new_dtensor(2, shape, src_mesh, &s0, 1, &error);
     g_autoptr(RsLayout) dst = rs_layout_new_dtensor(2, shape, dst_mesh, &s0, 1, &error);
     g_autoptr(RsRefit) refit = rs_refit_new();
@@ -463,8 +973,8 @@ test_gather_broadcast_closed_form(void)
     g_autoptr(RsMesh) src22 = rs_mesh_parse("2x2", "0-3", &error);
     g_autoptr(RsMesh) dst6 = rs_mesh_parse("2x3", "10-15", &error);
     g_autoptr(RsMesh) dst_colo = rs_mesh_parse("3", "0,1,2", &error);
-    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0}, s1 = {RS_PLACEMENT_SHARD, 1},
-                r = {RS_PLACEMENT_REPLICATE, 0};
+    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0, 0}, s1 = {RS_PLACEMENT_SHARD, 1, 0},
+                r = {RS_PLACEMENT_REPLICATE, 0, 0};
     RsPlacement dst_p[2] = {r, s1};
     RsPlacement src22_p[2] = {s0, r};
     g_autoptr(RsLayout) a_src = rs_layout_new_dtensor(2, shape_a, src4, &s0, 1, &error);
@@ -502,8 +1012,8 @@ test_c11_legitimate_duplicate(void)
     g_autoptr(RsLayout) src = rs_layout_new_replicated(2, shape, stages, 2);
     g_autoptr(RsLayout) dst = rs_layout_new_replicated(2, shape, infer, 1);
     g_autoptr(RsRefit) refit = rs_refit_new();
-    g_assert_true(rs_refit_add_tensor(refit, "model.embed_tokens.weight", RS_DTYPE_BF16, src, dst,
-                                      &error));
+    g_assert_true(
+        rs_refit_add_tensor(refit, "model.embed_tokens.weight", RS_DTYPE_BF16, src, dst, &error));
     g_autoptr(RsPlan) plan = rs_plan_build(refit, RS_STRATEGY_DIRECT, &error);
     g_assert_no_error(error);
     g_assert_cmpuint(rs_plan_get_bytes_moved(plan), ==, 64);
@@ -521,7 +1031,7 @@ test_direct_round_robin(void)
     const guint32 src_ranks[] = {0, 1};
     g_autoptr(RsLayout) src = rs_layout_new_replicated(2, shape, src_ranks, 2);
     g_autoptr(RsMesh) dst_mesh = rs_mesh_parse("4", "4-7", &error);
-    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0};
+    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0, 0};
     g_autoptr(RsLayout) dst = rs_layout_new_dtensor(2, shape, dst_mesh, &s0, 1, &error);
     g_autoptr(RsRefit) refit = rs_refit_new();
     g_assert_true(rs_refit_add_tensor(refit, "x", RS_DTYPE_F32, src, dst, &error));
@@ -544,7 +1054,7 @@ test_uncovered(void)
     g_autoptr(GError) error = NULL;
     const gint64 shape[] = {8};
     g_autoptr(RsMesh) src_mesh = rs_mesh_parse("2", "0,1", &error);
-    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0};
+    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0, 0};
     g_autoptr(RsLayout) full = rs_layout_new_dtensor(1, shape, src_mesh, &s0, 1, &error);
     /* A source layout of a different shape is refused up front. */
     const gint64 other[] = {9};
@@ -555,15 +1065,296 @@ test_uncovered(void)
     g_assert_error(error, RS_REFIT_ERROR, RS_REFIT_ERROR_MISMATCH);
 }
 
+/* Replays the direct plan of @refit on real buffers: every source buffer holds, at each
+ * box position, the element's global flat index + 1; transfers copy element by element
+ * through the layouts' offsets; returns destination buffer @rank of tensor @t (0 where
+ * nothing landed). */
+static gint64
+local_index(const RsLayout *layout, guint32 rank, const gint64 *g)
+{
+    gint idx = rs_layout_find_rank(layout, rank);
+    g_assert_cmpint(idx, >=, 0);
+    guint n;
+    const RsLocalBox *boxes = rs_layout_get_boxes(layout, (guint)idx, &n);
+    for (guint b = 0; b < n; b++) {
+        gint64 off = (gint64)boxes[b].offset_elems;
+        gboolean in = TRUE;
+        for (guint d = 0; d < boxes[b].box.n_dims && in; d++) {
+            gint64 rel = g[d] - boxes[b].box.lo[d];
+            in = rel >= 0 && g[d] < boxes[b].box.hi[d] && rel % boxes[b].box.step[d] == 0;
+            off += rel / boxes[b].box.step[d] * boxes[b].strides_elems[d];
+        }
+        if (in)
+            return off;
+    }
+    return -1;
+}
+
+static gint64 *
+gathered_buffer(const RsRefit *refit, const RsPlan *plan, guint t, guint32 rank)
+{
+    const RsRefitTensor *rt = rs_refit_get_tensor(refit, t);
+    gint idx = rs_layout_find_rank(rt->dst, rank);
+    guint64 size = rs_layout_get_local_n_elems(rt->dst, (guint)idx);
+    gint64 *out = g_new0(gint64, MAX(size, 1));
+    for (guint i = 0; i < rs_plan_get_n_transfers(plan); i++) {
+        const RsTransfer *tr = rs_plan_get_transfer(plan, i);
+        if (tr->tensor_idx != t || tr->dst != rank)
+            continue;
+        gint64 k[RS_MAX_DIMS] = {0};
+        for (;;) {
+            gint64 g[RS_MAX_DIMS], flat = 0;
+            for (guint d = 0; d < tr->box.n_dims; d++) {
+                g[d] = rs_box_get_index(&tr->box, d, k[d]);
+                flat = flat * rt->shape[d] + g[d];
+            }
+            g_assert_cmpint(local_index(rt->src, tr->src, g), >=, 0);
+            out[local_index(rt->dst, rank, g)] = flat + 1;
+            gint d = (gint)tr->box.n_dims - 1;
+            while (d >= 0 && ++k[d] == rs_box_get_count(&tr->box, (guint)d))
+                k[d--] = 0;
+            if (d < 0)
+                break;
+        }
+    }
+    return out;
+}
+
+/* C05: [4,1] with row i = i under [SS(0,2), S(0)] on (dp, tp) gathered to [R, R]: every
+ * rank ends with rows 0, 1, 2, 3 in order; each receives the 3 rows it lacks. */
+static void
+test_c05_gather_strided(void)
+{
+    const gint64 shape[] = {4, 1};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsMesh) mesh = rs_mesh_parse("2x2", NULL, &error);
+    RsPlacement ss[] = {{RS_PLACEMENT_STRIDED_SHARD, 0, 2}, {RS_PLACEMENT_SHARD, 0, 0}};
+    RsPlacement rr[] = {{RS_PLACEMENT_REPLICATE, 0, 0}, {RS_PLACEMENT_REPLICATE, 0, 0}};
+    g_autoptr(RsLayout) src = rs_layout_new_dtensor(2, shape, mesh, ss, 2, &error);
+    g_autoptr(RsLayout) dst = rs_layout_new_dtensor(2, shape, mesh, rr, 2, &error);
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_F32, src, dst, &error));
+    g_autoptr(RsPlan) plan = rs_plan_build(refit, RS_STRATEGY_DIRECT, &error);
+    g_assert_true(rs_plan_check(plan, refit, &error));
+    g_assert_cmpuint(rs_plan_get_bytes_moved(plan), ==, 4 * 3 * 4);
+    g_assert_cmpuint(rs_plan_get_local_bytes(plan), ==, 4 * 4);
+    for (guint32 r = 0; r < 4; r++) {
+        g_autofree gint64 *rows = gathered_buffer(refit, plan, 0, r);
+        for (gint64 i = 0; i < 4; i++)
+            g_assert_cmpint(rows[i], ==, i + 1); /* row i holds value i (stored + 1) */
+    }
+}
+
+/* C08 as a refit: HF q [16,4], k [8,4], v [8,4] on rank 0 into Megatron's linear_qkv on
+ * ranks 1, 2 (TP 2): rank 1's buffer rows are q0 q1 k0 v0 q2 q3 k1 v1 … (groups 0-3). */
+static void
+test_c08_fused_refit(void)
+{
+    const gint64 shape[] = {0, 4}, extents[] = {16, 8, 8};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsMesh) mesh = rs_mesh_parse("2", "1,2", &error);
+    RsSplit qkv;
+    memset(&qkv, 0, sizeof qkv);
+    qkv.kind = RS_SPLIT_FUSED;
+    qkv.fusion.kind = RS_FUSION_QKV_GROUPED;
+    qkv.fusion.n_segments = 3;
+    qkv.fusion.unit = 1;
+    memcpy(qkv.fusion.segment_len, extents, sizeof extents);
+    RsLayout *set[3];
+    g_assert_true(rs_layout_new_fused_set(2, shape, 3, 0, extents, mesh, &qkv, 1, set, &error));
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    const char *const names[] = {"q_proj", "k_proj", "v_proj"};
+    const guint32 zero[] = {0};
+    for (guint t = 0; t < 3; t++) {
+        const gint64 tshape[] = {extents[t], 4};
+        g_autoptr(RsLayout) src = rs_layout_new_replicated(2, tshape, zero, 1);
+        RsRefitEntry e = {names[t], RS_DTYPE_BF16, RS_DTYPE_BF16, NULL, "linear_qkv"};
+        g_assert_true(rs_refit_add_converted(refit, &e, src, set[t], &error));
+        rs_layout_unref(set[t]);
+    }
+    g_assert_true(rs_refit_check_buffers(refit, &error));
+    g_autoptr(RsPlan) plan = rs_plan_build(refit, RS_STRATEGY_DIRECT, &error);
+    g_assert_true(rs_plan_check(plan, refit, &error));
+    g_assert_cmpuint(rs_plan_get_bytes_moved(plan), ==, 32 * 4 * 2);
+    /* Rebuild rank 1's 16-row buffer from the three tensors' deliveries. */
+    char *rows[16] = {NULL};
+    for (guint t = 0; t < 3; t++) {
+        g_autofree gint64 *buf = gathered_buffer(refit, plan, t, 1);
+        for (guint i = 0; i < 16; i++)
+            if (buf[i * 4] != 0)
+                rows[i] = g_strdup_printf("%c%" G_GINT64_FORMAT, names[t][0], (buf[i * 4] - 1) / 4);
+    }
+    g_autoptr(GString) s = g_string_new(NULL);
+    for (guint i = 0; i < 16; i++) {
+        g_string_append_printf(s, "%s%s", i ? "," : "", rows[i] ? rows[i] : "_");
+        g_free(rows[i]);
+    }
+    g_assert_cmpstr(s->str, ==, "q0,q1,k0,v0,q2,q3,k1,v1,q4,q5,k2,v2,q6,q7,k3,v3");
+}
+
+/* C09: grouped experts [8,4,2] bf16 on EP 2: EP rank 1 holds global experts 4-7; to vLLM's
+ * EP 4 (balanced) the transfers name global ids: rank 4 (ep rank 2) gets experts 4-5
+ * from rank 1. */
+static void
+test_c09_expert_ids(void)
+{
+    const gint64 shape[] = {8, 4, 2};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsMesh) ep2 = rs_mesh_parse("2", "0,1", &error);
+    g_autoptr(RsMesh) ep4 = rs_mesh_parse("4", "2-5", &error);
+    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0, 0};
+    RsSplit bal;
+    memset(&bal, 0, sizeof bal);
+    bal.kind = RS_SPLIT_BALANCED;
+    g_autoptr(RsLayout) src = rs_layout_new_dtensor(3, shape, ep2, &s0, 1, &error);
+    g_autoptr(RsLayout) dst = rs_layout_new_split(3, shape, ep4, &bal, 1, &error);
+    guint n;
+    const RsLocalBox *b = rs_layout_get_boxes(src, 1, &n);
+    g_assert_cmpuint(n, ==, 1);
+    g_assert_cmpint(b[0].box.lo[0], ==, 4); /* local expert j is global expert 4 + j */
+    g_assert_cmpint(b[0].box.hi[0], ==, 8);
+    g_assert_cmpuint(b[0].offset_elems, ==, 0);
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_assert_true(rs_refit_add_tensor(refit, "experts", RS_DTYPE_BF16, src, dst, &error));
+    g_autoptr(RsPlan) plan = rs_plan_build(refit, RS_STRATEGY_DIRECT, &error);
+    g_assert_true(rs_plan_check(plan, refit, &error));
+    gboolean found = FALSE;
+    for (guint i = 0; i < rs_plan_get_n_transfers(plan); i++) {
+        const RsTransfer *tr = rs_plan_get_transfer(plan, i);
+        if (tr->dst != 4)
+            continue;
+        g_assert_cmpuint(tr->src, ==, 1);
+        g_assert_cmpint(tr->box.lo[0], ==, 4);
+        g_assert_cmpint(tr->box.hi[0], ==, 6);
+        g_assert_cmpuint(tr->size_bytes, ==, 2 * 4 * 2 * 2);
+        found = TRUE;
+    }
+    g_assert_true(found);
+}
+
+/* C10: an expert weight [512,4] bf16 held as ETP 2 S(0) → destination TP 2 S(0): dst
+ * rank 1 receives rows 256..511 from source ETP rank 1, 2048 bytes. */
+static void
+test_c10_expert_shard(void)
+{
+    const gint64 shape[] = {512, 4};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsMesh) etp = rs_mesh_parse("2", "10,11", &error);
+    g_autoptr(RsMesh) tp = rs_mesh_parse("2", "0,1", &error);
+    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0, 0};
+    g_autoptr(RsLayout) src = rs_layout_new_dtensor(2, shape, etp, &s0, 1, &error);
+    g_autoptr(RsLayout) dst = rs_layout_new_dtensor(2, shape, tp, &s0, 1, &error);
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_assert_true(rs_refit_add_tensor(refit, "expert", RS_DTYPE_BF16, src, dst, &error));
+    g_autoptr(RsPlan) plan = rs_plan_build(refit, RS_STRATEGY_DIRECT, &error);
+    g_assert_true(rs_plan_check(plan, refit, &error));
+    g_assert_cmpuint(rs_plan_get_n_transfers(plan), ==, 2);
+    const RsTransfer *tr = rs_plan_get_transfer(plan, 1);
+    g_assert_cmpuint(tr->src, ==, 11);
+    g_assert_cmpuint(tr->dst, ==, 1);
+    g_assert_cmpint(tr->box.lo[0], ==, 256);
+    g_assert_cmpint(tr->box.hi[0], ==, 512);
+    g_assert_cmpuint(tr->size_bytes, ==, 2048);
+}
+
+/* C16: [8,4] f32 on the source, bf16 on the destination: 64 bytes, not 128. */
+static void
+test_c16_dtype_on_the_wire(void)
+{
+    const gint64 shape[] = {8, 4};
+    const guint32 src_ranks[] = {0}, dst_ranks[] = {1};
+    g_autoptr(RsLayout) src = rs_layout_new_replicated(2, shape, src_ranks, 1);
+    g_autoptr(RsLayout) dst = rs_layout_new_replicated(2, shape, dst_ranks, 1);
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_autoptr(GError) error = NULL;
+    RsRefitEntry e = {"w", RS_DTYPE_F32, RS_DTYPE_BF16, NULL, NULL};
+    g_assert_true(rs_refit_add_converted(refit, &e, src, dst, &error));
+    g_assert_cmpuint(rs_refit_get_n_tensors(refit), ==, 1);
+    g_assert_cmpint(rs_refit_get_tensor(refit, 0)->src_dtype, ==, RS_DTYPE_F32);
+    g_autoptr(RsPlan) plan = rs_plan_build(refit, RS_STRATEGY_DIRECT, &error);
+    g_assert_true(rs_plan_check(plan, refit, &error));
+    g_assert_cmpuint(rs_plan_get_bytes_moved(plan), ==, 64);
+    g_assert_cmpuint(rs_refit_get_size_bytes(refit), ==, 64);
+}
+
+/* BF16 → FP8 e4m3 with 128×128 block scales, and → MXFP4 with group-32 scales. */
+static void
+test_block_scaled_destinations(void)
+{
+    g_autoptr(GError) error = NULL;
+    const gint64 shape[] = {256, 256};
+    g_autoptr(RsMesh) src_mesh = rs_mesh_parse("2", "0,1", &error);
+    g_autoptr(RsMesh) dst_mesh = rs_mesh_parse("2", "2,3", &error);
+    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0, 0}, s1 = {RS_PLACEMENT_SHARD, 1, 0};
+    g_autoptr(RsLayout) src = rs_layout_new_dtensor(2, shape, src_mesh, &s0, 1, &error);
+    g_autoptr(RsLayout) dst = rs_layout_new_dtensor(2, shape, dst_mesh, &s1, 1, &error);
+    g_autoptr(RsRefit) fp8 = rs_refit_new();
+    RsRefitEntry e = {"w.weight", RS_DTYPE_BF16, RS_DTYPE_FP8_E4M3, NULL, NULL};
+    g_assert_true(rs_refit_add_converted(fp8, &e, src, dst, &error));
+    g_assert_cmpuint(rs_refit_get_n_tensors(fp8), ==, 2);
+    const RsRefitTensor *scales = rs_refit_get_tensor(fp8, 1);
+    g_assert_cmpstr(scales->name, ==, "w.weight_scale_inv");
+    g_assert_cmpint(scales->scale_of, ==, 0);
+    g_assert_cmpint(scales->shape[0], ==, 2);
+    g_autoptr(RsPlan) plan = rs_plan_build(fp8, RS_STRATEGY_DIRECT, &error);
+    g_assert_true(rs_plan_check(plan, fp8, &error));
+    /* 65536 one-byte weights + 4 f32 scales. */
+    g_assert_cmpuint(rs_plan_get_bytes_moved(plan), ==, 65536 + 16);
+
+    /* Blocks split over sources (86-row shards) are held whole by no one. */
+    g_autoptr(RsMesh) three = rs_mesh_parse("3", "0-2", &error);
+    g_autoptr(RsLayout) split = rs_layout_new_dtensor(2, shape, three, &s0, 1, &error);
+    g_autoptr(RsRefit) bad = rs_refit_new();
+    g_assert_true(rs_refit_add_converted(bad, &e, split, dst, &error));
+    g_assert_null(rs_plan_build(bad, RS_STRATEGY_DIRECT, &error));
+    g_assert_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_UNCOVERED);
+    g_clear_error(&error);
+
+    /* A destination not on block boundaries is refused. */
+    g_autoptr(RsMesh) dst3 = rs_mesh_parse("3", "3-5", &error);
+    g_autoptr(RsLayout) odd = rs_layout_new_dtensor(2, shape, dst3, &s1, 1, &error);
+    g_autoptr(RsRefit) refused = rs_refit_new();
+    g_assert_false(rs_refit_add_converted(refused, &e, src, odd, &error));
+    g_assert_error(error, RS_REFIT_ERROR, RS_REFIT_ERROR_CONVERT);
+    g_clear_error(&error);
+
+    /* MXFP4 experts [2, 64, 64]: half a byte per value, one u8 scale per 32 values. */
+    const gint64 eshape[] = {2, 64, 64};
+    RsPlacement e1 = {RS_PLACEMENT_SHARD, 1, 0};
+    g_autoptr(RsLayout) esrc = rs_layout_new_dtensor(3, eshape, src_mesh, &s0, 1, &error);
+    g_autoptr(RsLayout) edst = rs_layout_new_dtensor(3, eshape, dst_mesh, &e1, 1, &error);
+    g_autoptr(RsRefit) mx = rs_refit_new();
+    RsRefitEntry me = {"experts.gate_up_proj", RS_DTYPE_BF16, RS_DTYPE_MXFP4, NULL, NULL};
+    g_assert_true(rs_refit_add_converted(mx, &me, esrc, edst, &error));
+    g_assert_cmpstr(rs_refit_get_tensor(mx, 1)->name, ==, "experts.gate_up_proj_scales");
+    g_autoptr(RsPlan) mplan = rs_plan_build(mx, RS_STRATEGY_DIRECT, &error);
+    g_assert_true(rs_plan_check(mplan, mx, &error));
+    g_assert_cmpuint(rs_plan_get_bytes_moved(mplan), ==, 2 * 64 * 64 / 2 + 2 * 64 * 2);
+}
+
 int
 main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
-    g_test_add_func("/plan/random/1200-cases-vs-reference", test_random_cases);
+    g_autoptr(GError) topo_error = NULL;
+    g_autofree char *topo_path = g_test_build_filename(G_TEST_DIST, "data", "two-node.yaml", NULL);
+    RsTopologyOverrides ov = {64};
+    test_topology = rs_topology_load_file(topo_path, &ov, &topo_error);
+    g_assert_no_error(topo_error);
+    g_test_add_func("/plan/random/1500-cases-vs-reference", test_random_cases);
+    g_test_add_func("/plan/random/400-fused-sets-vs-reference", test_random_fused_sets);
     g_test_add_func("/plan/checker-rejects", test_checker_rejects);
     g_test_add_func("/plan/gather-broadcast/closed-form", test_gather_broadcast_closed_form);
     g_test_add_func("/plan/cases/C11-legitimate-duplicate", test_c11_legitimate_duplicate);
     g_test_add_func("/plan/direct/round-robin", test_direct_round_robin);
+    g_test_add_func("/plan/cases/C05-gather-strided", test_c05_gather_strided);
+    g_test_add_func("/plan/cases/C08-fused-refit", test_c08_fused_refit);
+    g_test_add_func("/plan/cases/C09-expert-ids", test_c09_expert_ids);
+    g_test_add_func("/plan/cases/C10-expert-shard", test_c10_expert_shard);
+    g_test_add_func("/plan/cases/C16-dtype-on-the-wire", test_c16_dtype_on_the_wire);
+    g_test_add_func("/plan/dtype/block-scaled", test_block_scaled_destinations);
     g_test_add_func("/plan/shape-mismatch", test_uncovered);
-    return g_test_run();
+    int rc = g_test_run();
+    rs_topology_free(test_topology);
+    return rc;
 }
