@@ -358,11 +358,13 @@ megatron_resolve(RsConvention *conv, const RsModel *model, const guint32 *gpus, 
         case RS_ROLE_REPLICATED:
         case RS_ROLE_NORM:
         case RS_ROLE_ROUTER:
+        case RS_ROLE_COLUMN_SEGMENTED: /* whole until layouts split segments (issue 3) */
             ok = add_layout(&cache, layouts, t, slice, 3, dense_sizes, dense_names, "R,R,R",
                             error);
             break;
         case RS_ROLE_EXPERT_COLUMN:
         case RS_ROLE_EXPERT_ROW:
+        case RS_ROLE_EXPERT_REPLICATED:
             if (t->shape[0] % ep != 0) {
                 g_set_error(error, RS_CONVENTION_ERROR, RS_CONVENTION_ERROR_MODEL,
                             "%s: ep=%" G_GINT64_FORMAT " does not divide the %" G_GINT64_FORMAT
@@ -372,7 +374,9 @@ megatron_resolve(RsConvention *conv, const RsModel *model, const guint32 *gpus, 
                 break;
             }
             ok = add_layout(&cache, layouts, t, slice, 3, expert_sizes, expert_names,
-                            t->role == RS_ROLE_EXPERT_COLUMN ? "R,S(0),S(1)" : "R,S(0),S(2)",
+                            t->role == RS_ROLE_EXPERT_COLUMN ? "R,S(0),S(1)"
+                            : t->role == RS_ROLE_EXPERT_ROW  ? "R,S(0),S(2)"
+                                                             : "R,S(0),R",
                             error);
             break;
         case RS_ROLE_N:
@@ -452,6 +456,8 @@ vllm_resolve(RsConvention *conv, const RsModel *model, const guint32 *gpus, guin
         case RS_ROLE_REPLICATED:
         case RS_ROLE_NORM:
         case RS_ROLE_ROUTER:
+        case RS_ROLE_EXPERT_REPLICATED: /* every rank holds all experts' biases */
+        case RS_ROLE_COLUMN_SEGMENTED:  /* whole until layouts split segments (issue 3) */
             ok = add_layout(&cache, layouts, t, gpus, 2, sizes, names, "R,R", error);
             break;
         case RS_ROLE_EXPERT_COLUMN:
