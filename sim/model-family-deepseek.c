@@ -26,6 +26,7 @@ typedef struct {
     gboolean has_score_bias;
     /* MLA (deepseek_v3) */
     gint64 q_lora, kv_lora, nope, rope, v_dim;
+    gboolean mla_bias; /* attention_bias: biases on q_a (or q), kv_a and o */
     /* GQA (glm4_moe) */
     gboolean attention_bias, qk_norm;
 } MoeConfig;
@@ -86,9 +87,14 @@ add_mla(RsModel *m, const MoeConfig *mc, const char *prefix, gint layer)
     guint heads = (guint)nh;
     char name[192];
 #define NAME(suffix) (g_snprintf(name, sizeof name, "%s.self_attn." suffix, prefix), name)
+    /* attention_bias adds biases to q_a_proj (or q_proj), kv_a_proj_with_mqa and o_proj
+     * (DeepseekV3Attention); a bias follows its linear's split, o_proj's is replicated. */
     if (mc->q_lora > 0) {
         rs_family_add_linear(m, &mc->q, NAME("q_a_proj"), RS_ROLE_REPLICATED, layer, 0, FALSE,
                              mc->q_lora, H, TRUE);
+        if (mc->mla_bias)
+            rs_family_add_vector(m, NAME("q_a_proj.bias"), RS_ROLE_REPLICATED, layer, m->dtype,
+                                 0, FALSE, mc->q_lora);
         rs_family_add_vector(m, NAME("q_a_layernorm.weight"), RS_ROLE_NORM, layer, m->dtype, 0,
                              FALSE, mc->q_lora);
         rs_family_add_linear(m, &mc->q, NAME("q_b_proj"), RS_ROLE_COLUMN_PARALLEL, layer, heads,
@@ -96,15 +102,23 @@ add_mla(RsModel *m, const MoeConfig *mc, const char *prefix, gint layer)
     } else {
         rs_family_add_linear(m, &mc->q, NAME("q_proj"), RS_ROLE_COLUMN_PARALLEL, layer, heads,
                              FALSE, nh * (mc->nope + mc->rope), H, TRUE);
+        if (mc->mla_bias)
+            rs_family_add_vector(m, NAME("q_proj.bias"), RS_ROLE_COLUMN_PARALLEL, layer,
+                                 m->dtype, heads, FALSE, nh * (mc->nope + mc->rope));
     }
     rs_family_add_linear(m, &mc->q, NAME("kv_a_proj_with_mqa"), RS_ROLE_REPLICATED, layer, 0,
                          FALSE, mc->kv_lora + mc->rope, H, TRUE);
+    if (mc->mla_bias)
+        rs_family_add_vector(m, NAME("kv_a_proj_with_mqa.bias"), RS_ROLE_REPLICATED, layer,
+                             m->dtype, 0, FALSE, mc->kv_lora + mc->rope);
     rs_family_add_vector(m, NAME("kv_a_layernorm.weight"), RS_ROLE_NORM, layer, m->dtype, 0,
                          FALSE, mc->kv_lora);
     rs_family_add_linear(m, &mc->q, NAME("kv_b_proj"), RS_ROLE_COLUMN_PARALLEL, layer, heads,
                          FALSE, nh * (mc->nope + mc->v_dim), mc->kv_lora, TRUE);
     rs_family_add_linear(m, &mc->q, NAME("o_proj"), RS_ROLE_ROW_PARALLEL, layer, 0, FALSE, H,
                          nh * mc->v_dim, TRUE);
+    if (mc->mla_bias)
+        rs_family_add_vector(m, NAME("o_proj.bias"), RS_ROLE_NORM, layer, m->dtype, 0, FALSE, H);
 #undef NAME
 }
 
@@ -223,7 +237,8 @@ rs_family_generate_deepseek_v3(RsModel *m, RsModelConfig *c, const RsModelOption
                                    error) ||
         !rs_model_config_get_width(c, "qk_nope_head_dim", TRUE, 1 << 20, &mc.nope, error) ||
         !rs_model_config_get_width(c, "qk_rope_head_dim", TRUE, 1 << 20, &mc.rope, error) ||
-        !rs_model_config_get_width(c, "v_head_dim", TRUE, 1 << 20, &mc.v_dim, error))
+        !rs_model_config_get_width(c, "v_head_dim", TRUE, 1 << 20, &mc.v_dim, error) ||
+        !rs_model_config_get_bool(c, "attention_bias", FALSE, &mc.mla_bias, error))
         return FALSE;
     generate_moe_decoder(m, &mc, add_mla, options);
     return TRUE;

@@ -78,22 +78,46 @@ line_col_to_offset(const char *text, gsize len, guint line, guint column)
     return MIN(i + col_bytes, len);
 }
 
-/* Where the key of entry @name starts in the header (the opening quote), or 0. */
-static guint64
-find_key_offset(const char *text, gsize len, const char *name)
+/* The offset in @text of every top-level key (its opening quote), in one pass: a string
+ * at depth 1 that follows '{' or ',' is a key. */
+static GHashTable *
+scan_top_level_keys(const char *text, gsize len)
 {
-    g_autofree char *quoted = g_strdup_printf("\"%s\"", name);
-    const char *p = text;
-    gsize qlen = strlen(quoted);
-    while ((p = g_strstr_len(p, (gssize)(len - (gsize)(p - text)), quoted)) != NULL) {
-        const char *q = p + qlen;
-        while (q < text + len && g_ascii_isspace(*q))
-            q++;
-        if (q < text + len && *q == ':')
-            return (guint64)(p - text);
-        p += qlen;
+    GHashTable *keys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    gint depth = 0;
+    gboolean expect_key = FALSE;
+    for (gsize i = 0; i < len; i++) {
+        char ch = text[i];
+        if (ch == '"') {
+            gsize start = i;
+            GString *s = g_string_new(NULL);
+            for (i++; i < len && text[i] != '"'; i++) {
+                if (text[i] == '\\' && i + 1 < len)
+                    i++;
+                g_string_append_c(s, text[i]);
+            }
+            if (depth == 1 && expect_key && !g_hash_table_contains(keys, s->str))
+                g_hash_table_insert(keys, g_strdup(s->str), GSIZE_TO_POINTER(start + 1));
+            expect_key = FALSE;
+            g_string_free(s, TRUE);
+        } else if (ch == '{' || ch == '[') {
+            depth++;
+            expect_key = ch == '{' && depth == 1;
+        } else if (ch == '}' || ch == ']') {
+            depth--;
+        } else if (ch == ',' && depth == 1) {
+            expect_key = TRUE;
+        }
     }
-    return 0;
+    return keys;
+}
+
+/* The offset of @name's key in the header, from the scan (stored + 1 so 0 means absent). */
+static guint64
+key_offset(GHashTable *keys, const char *name)
+{
+    gsize v = GPOINTER_TO_SIZE(g_hash_table_lookup(keys, name));
+    return v > 0 ? v - 1 : 0;
 }
 
 static gboolean
@@ -302,13 +326,14 @@ close_file:
     g_autoptr(GPtrArray) tensors = g_ptr_array_new_with_free_func(tensor_free);
     JsonObject *obj = json_node_get_object(root);
     g_autoptr(GList) members = json_object_get_members(obj);
+    g_autoptr(GHashTable) keys = scan_top_level_keys(text, header_bytes);
     for (GList *l = members; l != NULL; l = l->next) {
         const char *name = l->data;
         JsonNode *value = json_object_get_member(obj, name);
-        guint64 key_offset = 8 + find_key_offset(text, header_bytes, name);
+        guint64 offset = 8 + key_offset(keys, name);
         if (strcmp(name, "__metadata__") == 0) {
             if (!JSON_NODE_HOLDS_OBJECT(value)) {
-                set_malformed(error, path, key_offset, "__metadata__: expected an object");
+                set_malformed(error, path, offset, "__metadata__: expected an object");
                 return NULL;
             }
             continue;
@@ -316,9 +341,9 @@ close_file:
         RsSafetensorsTensor *t = g_new0(RsSafetensorsTensor, 1);
         t->name = g_strdup(name);
         t->file = g_strdup(base);
-        t->header_offset_bytes = key_offset;
+        t->header_offset_bytes = offset;
         g_ptr_array_add(tensors, t);
-        if (!read_entry(path, name, value, key_offset, data_bytes, t, error))
+        if (!read_entry(path, name, value, offset, data_bytes, t, error))
             return NULL;
     }
     g_ptr_array_sort(tensors, compare_by_offset);
