@@ -153,8 +153,8 @@ rs_model_config_get_width(RsModelConfig *config, const char *key, gboolean requi
 }
 
 gboolean
-rs_model_config_get_bool(RsModelConfig *config, const char *key, gboolean required,
-                         gboolean *out, GError **error)
+rs_model_config_get_bool(RsModelConfig *config, const char *key, gboolean required, gboolean *out,
+                         GError **error)
 {
     ConfigEntry *e;
     if (!config_find(config, key, required, &e, error))
@@ -166,8 +166,7 @@ rs_model_config_get_bool(RsModelConfig *config, const char *key, gboolean requir
     } else if (g_ascii_strcasecmp(e->value, "false") == 0) {
         *out = FALSE;
     } else {
-        rs_model_config_set_error(config, key, error, "\"%s\": expected true or false",
-                                  e->value);
+        rs_model_config_set_error(config, key, error, "\"%s\": expected true or false", e->value);
         return FALSE;
     }
     return TRUE;
@@ -186,8 +185,8 @@ rs_model_config_get_string(RsModelConfig *config, const char *key, gboolean requ
 }
 
 gboolean
-rs_model_config_get_int_list(RsModelConfig *config, const char *key, gboolean required,
-                             gint64 min, gint64 max, GArray **out, GError **error)
+rs_model_config_get_int_list(RsModelConfig *config, const char *key, gboolean required, gint64 min,
+                             gint64 max, GArray **out, GError **error)
 {
     ConfigEntry *e;
     if (!config_find(config, key, required, &e, error))
@@ -311,8 +310,8 @@ json_key_positions(const char *text)
                 col++;
             }
             if (top != NULL && top->object && top->expect_key) {
-                char *path = *top->path ? g_strdup_printf("%s.%s", top->path, s->str)
-                                        : g_strdup(s->str);
+                char *path =
+                    *top->path ? g_strdup_printf("%s.%s", top->path, s->str) : g_strdup(s->str);
                 g_hash_table_replace(pos, g_strdup(path),
                                      g_strdup_printf("%u:%u", start_line, start_col));
                 g_free(pending_key);
@@ -384,8 +383,7 @@ static void
 json_flatten(JsonFlatten *f, const char *key, const char *json_path, JsonNode *node)
 {
     const char *pos = g_hash_table_lookup(f->positions, json_path);
-    g_autofree char *where =
-        pos ? g_strdup_printf("%s:%s", f->path, pos) : g_strdup(f->path);
+    g_autofree char *where = pos ? g_strdup_printf("%s:%s", f->path, pos) : g_strdup(f->path);
     if (JSON_NODE_HOLDS_OBJECT(node)) {
         JsonObject *obj = json_node_get_object(node);
         g_autoptr(GList) members = json_object_get_members(obj);

@@ -20,10 +20,10 @@ typedef enum {
 
 typedef struct {
     RsQuantKind kind;
-    RsDtype fp8_dtype;    /* fmt: e4m3 (default) or e5m2 */
-    gint64 block_rows;    /* weight_block_size[0], 128 by default */
-    gint64 block_cols;    /* weight_block_size[1] */
-    gint64 group;         /* MXFP4 values per e8m0 scale: 32 (OCP MX spec) */
+    RsDtype fp8_dtype;     /* fmt: e4m3 (default) or e5m2 */
+    gint64 block_rows;     /* weight_block_size[0], 128 by default */
+    gint64 block_cols;     /* weight_block_size[1] */
+    gint64 group;          /* MXFP4 values per e8m0 scale: 32 (OCP MX spec) */
     gboolean packed_names; /* compressed-tensors names (NAME.weight_packed, NAME.weight_scale)
                             * instead of gpt-oss names (NAME_blocks, NAME_scales) */
 } RsQuant;
@@ -48,7 +48,7 @@ typedef struct {
     gint64 n_layers;
     gint64 n_heads;
     gint64 n_kv_heads;
-    gint64 head_dim;     /* head_dim, else hidden / heads (before scaling) / scale */
+    gint64 head_dim; /* head_dim, else hidden / heads (before scaling) / scale */
     gint64 vocab;
     gboolean tie_embeddings;
 } RsCommonConfig;
@@ -87,9 +87,9 @@ void rs_family_add_dense_mlp(RsModel *m, const RsQuant *q, const char *prefix, g
  * PREFIX.NAME_scales [E, out, ceil(in/32)] u8; MXFP4 compressed-tensors names:
  * PREFIX.NAME.weight_packed [E, out, ceil(in/2)] u8 + PREFIX.NAME.weight_scale
  * [E, out, ceil(in/group)] u8. Blocks hold E·out·in parameters; scales none. */
-void rs_family_add_expert_weight(RsModel *m, const RsQuant *q, const char *prefix,
-                                 const char *name, const char *weight_suffix, RsTensorRole role,
-                                 gint layer, gint64 n_experts, gint64 out, gint64 in);
+void rs_family_add_expert_weight(RsModel *m, const RsQuant *q, const char *prefix, const char *name,
+                                 const char *weight_suffix, RsTensorRole role, gint layer,
+                                 gint64 n_experts, gint64 out, gint64 in);
 
 /* Grouped-query attention under PREFIX (e.g. "model.layers.0.self_attn"): q_proj
  * [heads·head_dim·(gate ? 2 : 1), H], k_proj and v_proj [kv·head_dim, H] (KV heads),

@@ -37,8 +37,7 @@ scan_config_groups(const char *subkey, const char *value, const char *where, gpo
 }
 
 gboolean
-rs_family_read_quant(RsModelConfig *c, const RsModelOptions *options, RsQuant *q,
-                     GError **error)
+rs_family_read_quant(RsModelConfig *c, const RsModelOptions *options, RsQuant *q, GError **error)
 {
     memset(q, 0, sizeof *q);
     q->fp8_dtype = RS_DTYPE_FP8_E4M3;
@@ -46,12 +45,11 @@ rs_family_read_quant(RsModelConfig *c, const RsModelOptions *options, RsQuant *q
     q->group = 32;
     const char *method = NULL, *fmt = NULL, *format = NULL;
     g_autoptr(GArray) block = NULL;
-    if (!rs_model_config_get_string(c, "quantization_config.quant_method", FALSE, &method,
-                                    error) ||
+    if (!rs_model_config_get_string(c, "quantization_config.quant_method", FALSE, &method, error) ||
         !rs_model_config_get_string(c, "quantization_config.fmt", FALSE, &fmt, error) ||
         !rs_model_config_get_string(c, "quantization_config.format", FALSE, &format, error) ||
-        !rs_model_config_get_int_list(c, "quantization_config.weight_block_size", FALSE, 1,
-                                      1 << 20, &block, error))
+        !rs_model_config_get_int_list(c, "quantization_config.weight_block_size", FALSE, 1, 1 << 20,
+                                      &block, error))
         return FALSE;
     QuantGroupScan scan = {format != NULL && strstr(format, "mxfp4") != NULL, 32};
     rs_model_config_foreach_prefix(c, "quantization_config.config_groups.", scan_config_groups,
@@ -105,14 +103,11 @@ gboolean
 rs_family_read_common(RsModelConfig *c, RsCommonConfig *cc, GError **error)
 {
     memset(cc, 0, sizeof *cc);
-    if (!rs_model_config_get_width(c, "hidden_size", TRUE, RS_FAMILY_MAX_DIM, &cc->hidden,
-                                   error) ||
-        !rs_model_config_get_int(c, "num_hidden_layers", TRUE, 1, 100000, &cc->n_layers,
-                                 error) ||
+    if (!rs_model_config_get_width(c, "hidden_size", TRUE, RS_FAMILY_MAX_DIM, &cc->hidden, error) ||
+        !rs_model_config_get_int(c, "num_hidden_layers", TRUE, 1, 100000, &cc->n_layers, error) ||
         !rs_model_config_get_int(c, "num_attention_heads", TRUE, 1, RS_FAMILY_MAX_COUNT,
                                  &cc->n_heads, error) ||
-        !rs_model_config_get_width(c, "vocab_size", TRUE, RS_FAMILY_MAX_DIM, &cc->vocab,
-                                   error) ||
+        !rs_model_config_get_width(c, "vocab_size", TRUE, RS_FAMILY_MAX_DIM, &cc->vocab, error) ||
         !rs_model_config_get_bool(c, "tie_word_embeddings", FALSE, &cc->tie_embeddings, error))
         return FALSE;
     cc->n_kv_heads = cc->n_heads;
@@ -143,8 +138,7 @@ void
 rs_family_add_embedding(RsModel *m, const char *prefix, const RsCommonConfig *cc)
 {
     g_autofree char *name = g_strconcat(prefix, "model.embed_tokens.weight", NULL);
-    rs_model_add_tensor(m, name, RS_ROLE_VOCAB_PARALLEL, -1, m->dtype, 0, 2, cc->vocab,
-                        cc->hidden);
+    rs_model_add_tensor(m, name, RS_ROLE_VOCAB_PARALLEL, -1, m->dtype, 0, 2, cc->vocab, cc->hidden);
 }
 
 void
@@ -175,14 +169,12 @@ ceil_div(gint64 a, gint64 b)
 }
 
 void
-rs_family_add_linear(RsModel *m, const RsQuant *q, const char *base, RsTensorRole role,
-                     gint layer, guint n_heads, gboolean kv, gint64 out, gint64 in,
-                     gboolean quantizable)
+rs_family_add_linear(RsModel *m, const RsQuant *q, const char *base, RsTensorRole role, gint layer,
+                     guint n_heads, gboolean kv, gint64 out, gint64 in, gboolean quantizable)
 {
     g_autofree char *weight = g_strconcat(base, ".weight", NULL);
     gboolean fp8 = quantizable && q != NULL && q->kind == RS_QUANT_FP8_BLOCK;
-    rs_model_add_tensor(m, weight, role, layer, fp8 ? q->fp8_dtype : m->dtype, n_heads, 2, out,
-                        in);
+    rs_model_add_tensor(m, weight, role, layer, fp8 ? q->fp8_dtype : m->dtype, n_heads, 2, out, in);
     if (kv)
         rs_model_mark_kv_heads(m);
     if (!fp8)
@@ -196,18 +188,18 @@ rs_family_add_linear(RsModel *m, const RsQuant *q, const char *base, RsTensorRol
 }
 
 void
-rs_family_add_dense_mlp(RsModel *m, const RsQuant *q, const char *prefix, gint layer,
-                        gint64 hidden, gint64 intermediate, gboolean quantizable)
+rs_family_add_dense_mlp(RsModel *m, const RsQuant *q, const char *prefix, gint layer, gint64 hidden,
+                        gint64 intermediate, gboolean quantizable)
 {
     g_autofree char *gate = g_strdup_printf("%s.gate_proj", prefix);
     g_autofree char *up = g_strdup_printf("%s.up_proj", prefix);
     g_autofree char *down = g_strdup_printf("%s.down_proj", prefix);
-    rs_family_add_linear(m, q, gate, RS_ROLE_COLUMN_PARALLEL, layer, 0, FALSE, intermediate,
-                         hidden, quantizable);
-    rs_family_add_linear(m, q, up, RS_ROLE_COLUMN_PARALLEL, layer, 0, FALSE, intermediate,
-                         hidden, quantizable);
-    rs_family_add_linear(m, q, down, RS_ROLE_ROW_PARALLEL, layer, 0, FALSE, hidden,
-                         intermediate, quantizable);
+    rs_family_add_linear(m, q, gate, RS_ROLE_COLUMN_PARALLEL, layer, 0, FALSE, intermediate, hidden,
+                         quantizable);
+    rs_family_add_linear(m, q, up, RS_ROLE_COLUMN_PARALLEL, layer, 0, FALSE, intermediate, hidden,
+                         quantizable);
+    rs_family_add_linear(m, q, down, RS_ROLE_ROW_PARALLEL, layer, 0, FALSE, hidden, intermediate,
+                         quantizable);
 }
 
 void
@@ -221,15 +213,14 @@ rs_family_add_expert_weight(RsModel *m, const RsQuant *q, const char *prefix, co
         /* Two FP4 values per byte, one e8m0 scale byte per group of 32 values along the
          * input dim (OCP Microscaling Formats v1.0, MXFP4). */
         gint64 groups = ceil_div(in, q->group);
-        g_autofree char *blocks =
-            q->packed_names ? g_strdup_printf("%s.%s.weight_packed", prefix, name)
-                            : g_strdup_printf("%s.%s_blocks", prefix, name);
-        g_autofree char *scales =
-            q->packed_names ? g_strdup_printf("%s.%s.weight_scale", prefix, name)
-                            : g_strdup_printf("%s.%s_scales", prefix, name);
+        g_autofree char *blocks = q->packed_names
+                                      ? g_strdup_printf("%s.%s.weight_packed", prefix, name)
+                                      : g_strdup_printf("%s.%s_blocks", prefix, name);
+        g_autofree char *scales = q->packed_names
+                                      ? g_strdup_printf("%s.%s.weight_scale", prefix, name)
+                                      : g_strdup_printf("%s.%s_scales", prefix, name);
         if (q->packed_names)
-            rs_model_add_tensor(m, blocks, role, layer, RS_DTYPE_U8, 0, 3, E, out,
-                                ceil_div(in, 2));
+            rs_model_add_tensor(m, blocks, role, layer, RS_DTYPE_U8, 0, 3, E, out, ceil_div(in, 2));
         else
             rs_model_add_tensor(m, blocks, role, layer, RS_DTYPE_U8, 0, 4, E, out, groups,
                                 q->group / 2);
@@ -260,31 +251,29 @@ rs_family_add_gqa_attention(RsModel *m, const RsQuant *q, const char *prefix, gi
     gint64 q_out = cc->n_heads * hd * (opts->q_gate ? 2 : 1);
     char name[192];
 #define NAME(suffix) (g_snprintf(name, sizeof name, "%s." suffix, prefix), name)
-    rs_family_add_linear(m, q, NAME("q_proj"), RS_ROLE_COLUMN_PARALLEL, layer, nh, FALSE, q_out,
-                         H, TRUE);
+    rs_family_add_linear(m, q, NAME("q_proj"), RS_ROLE_COLUMN_PARALLEL, layer, nh, FALSE, q_out, H,
+                         TRUE);
     if (opts->qkv_bias)
-        rs_family_add_vector(m, NAME("q_proj.bias"), RS_ROLE_COLUMN_PARALLEL, layer, m->dtype,
-                             nh, FALSE, q_out);
+        rs_family_add_vector(m, NAME("q_proj.bias"), RS_ROLE_COLUMN_PARALLEL, layer, m->dtype, nh,
+                             FALSE, q_out);
     rs_family_add_linear(m, q, NAME("k_proj"), RS_ROLE_COLUMN_PARALLEL, layer, kv, TRUE,
                          cc->n_kv_heads * hd, H, TRUE);
     if (opts->qkv_bias)
-        rs_family_add_vector(m, NAME("k_proj.bias"), RS_ROLE_COLUMN_PARALLEL, layer, m->dtype,
-                             kv, TRUE, cc->n_kv_heads * hd);
+        rs_family_add_vector(m, NAME("k_proj.bias"), RS_ROLE_COLUMN_PARALLEL, layer, m->dtype, kv,
+                             TRUE, cc->n_kv_heads * hd);
     rs_family_add_linear(m, q, NAME("v_proj"), RS_ROLE_COLUMN_PARALLEL, layer, kv, TRUE,
                          cc->n_kv_heads * hd, H, TRUE);
     if (opts->qkv_bias)
-        rs_family_add_vector(m, NAME("v_proj.bias"), RS_ROLE_COLUMN_PARALLEL, layer, m->dtype,
-                             kv, TRUE, cc->n_kv_heads * hd);
+        rs_family_add_vector(m, NAME("v_proj.bias"), RS_ROLE_COLUMN_PARALLEL, layer, m->dtype, kv,
+                             TRUE, cc->n_kv_heads * hd);
     rs_family_add_linear(m, q, NAME("o_proj"), RS_ROLE_ROW_PARALLEL, layer, 0, FALSE, H,
                          cc->n_heads * hd, TRUE);
     /* A row-parallel layer adds its bias once, after the reduction: every rank holds it. */
     if (opts->o_bias)
         rs_family_add_vector(m, NAME("o_proj.bias"), RS_ROLE_NORM, layer, m->dtype, 0, FALSE, H);
     if (opts->qk_norm) {
-        rs_family_add_vector(m, NAME("q_norm.weight"), RS_ROLE_NORM, layer, m->dtype, 0, FALSE,
-                             hd);
-        rs_family_add_vector(m, NAME("k_norm.weight"), RS_ROLE_NORM, layer, m->dtype, 0, FALSE,
-                             hd);
+        rs_family_add_vector(m, NAME("q_norm.weight"), RS_ROLE_NORM, layer, m->dtype, 0, FALSE, hd);
+        rs_family_add_vector(m, NAME("k_norm.weight"), RS_ROLE_NORM, layer, m->dtype, 0, FALSE, hd);
     }
 #undef NAME
 }
@@ -336,7 +325,8 @@ generate_dense(RsModel *m, RsModelConfig *c, const RsModelOptions *options, gboo
     RsCommonConfig cc;
     RsQuant q;
     gboolean attention_bias, mlp_bias;
-    if (!rs_family_read_common(c, &cc, error) || !read_biases(c, &attention_bias, &mlp_bias, error) ||
+    if (!rs_family_read_common(c, &cc, error) ||
+        !read_biases(c, &attention_bias, &mlp_bias, error) ||
         !rs_family_read_quant(c, options, &q, error))
         return FALSE;
     if (cc.intermediate == 0) {
@@ -348,8 +338,8 @@ generate_dense(RsModel *m, RsModelConfig *c, const RsModelOptions *options, gboo
     m->n_layers = (guint)cc.n_layers;
     rs_family_add_embedding(m, "", &cc);
     /* attention_bias puts a bias on q, k, v and o (LlamaAttention, Qwen3Attention). */
-    RsAttentionOptions opts = {.qkv_bias = attention_bias, .o_bias = attention_bias,
-                               .qk_norm = qk_norm};
+    RsAttentionOptions opts = {
+        .qkv_bias = attention_bias, .o_bias = attention_bias, .qk_norm = qk_norm};
     for (gint l = 0; l < (gint)cc.n_layers; l++) {
         add_attention_block(m, &q, l, &cc, &opts);
         g_autofree char *prefix = g_strdup_printf("model.layers.%d.mlp", l);
@@ -396,7 +386,8 @@ generate_qwen3_moe(RsModel *m, RsModelConfig *c, const RsModelOptions *options, 
     gboolean attention_bias, mlp_bias;
     gint64 n_experts = 0, n_per_token = 0, moe_intermediate = 0, step = 1;
     g_autoptr(GArray) mlp_only = NULL;
-    if (!rs_family_read_common(c, &cc, error) || !read_biases(c, &attention_bias, &mlp_bias, error) ||
+    if (!rs_family_read_common(c, &cc, error) ||
+        !read_biases(c, &attention_bias, &mlp_bias, error) ||
         !rs_family_read_quant(c, options, &q, error) ||
         !rs_model_config_get_int(c, "num_experts", TRUE, 1, RS_FAMILY_MAX_COUNT, &n_experts,
                                  error) ||
@@ -419,8 +410,8 @@ generate_qwen3_moe(RsModel *m, RsModelConfig *c, const RsModelOptions *options, 
     m->n_layers = (guint)cc.n_layers;
     m->n_experts_per_token = (guint)n_per_token;
     rs_family_add_embedding(m, "", &cc);
-    RsAttentionOptions opts = {.qkv_bias = attention_bias, .o_bias = attention_bias,
-                               .qk_norm = TRUE};
+    RsAttentionOptions opts = {
+        .qkv_bias = attention_bias, .o_bias = attention_bias, .qk_norm = TRUE};
     for (gint l = 0; l < (gint)cc.n_layers; l++) {
         add_attention_block(m, &q, l, &cc, &opts);
         g_autofree char *prefix = g_strdup_printf("model.layers.%d.mlp", l);
@@ -439,10 +430,10 @@ generate_qwen3_moe(RsModel *m, RsModelConfig *c, const RsModelOptions *options, 
         g_autofree char *experts = g_strdup_printf("%s.experts", prefix);
         rs_family_add_expert_weight(m, &q, experts, "gate_proj", ".weight", RS_ROLE_EXPERT_COLUMN,
                                     l, n_experts, moe_intermediate, cc.hidden);
-        rs_family_add_expert_weight(m, &q, experts, "up_proj", ".weight", RS_ROLE_EXPERT_COLUMN,
-                                    l, n_experts, moe_intermediate, cc.hidden);
-        rs_family_add_expert_weight(m, &q, experts, "down_proj", ".weight", RS_ROLE_EXPERT_ROW,
-                                    l, n_experts, cc.hidden, moe_intermediate);
+        rs_family_add_expert_weight(m, &q, experts, "up_proj", ".weight", RS_ROLE_EXPERT_COLUMN, l,
+                                    n_experts, moe_intermediate, cc.hidden);
+        rs_family_add_expert_weight(m, &q, experts, "down_proj", ".weight", RS_ROLE_EXPERT_ROW, l,
+                                    n_experts, cc.hidden, moe_intermediate);
     }
     rs_family_add_final(m, "", &cc);
     return TRUE;
@@ -457,8 +448,8 @@ generate_mixtral(RsModel *m, RsModelConfig *c, const RsModelOptions *options, GE
     RsQuant q;
     gint64 n_experts = 0, n_per_token = 0;
     if (!rs_family_read_common(c, &cc, error) || !rs_family_read_quant(c, options, &q, error) ||
-        !rs_model_config_get_int(c, "num_local_experts", TRUE, 1, RS_FAMILY_MAX_COUNT,
-                                 &n_experts, error) ||
+        !rs_model_config_get_int(c, "num_local_experts", TRUE, 1, RS_FAMILY_MAX_COUNT, &n_experts,
+                                 error) ||
         !rs_model_config_get_int(c, "num_experts_per_tok", TRUE, 1, RS_FAMILY_MAX_COUNT,
                                  &n_per_token, error))
         return FALSE;

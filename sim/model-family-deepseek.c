@@ -48,10 +48,10 @@ add_moe_mlp(RsModel *m, const MoeConfig *mc, const char *prefix, gint layer)
     g_snprintf(name, sizeof name, "%s.mlp.experts", prefix);
     rs_family_add_expert_weight(m, &mc->q, name, "gate_proj", ".weight", RS_ROLE_EXPERT_COLUMN,
                                 layer, E, I, H);
-    rs_family_add_expert_weight(m, &mc->q, name, "up_proj", ".weight", RS_ROLE_EXPERT_COLUMN,
-                                layer, E, I, H);
-    rs_family_add_expert_weight(m, &mc->q, name, "down_proj", ".weight", RS_ROLE_EXPERT_ROW,
-                                layer, E, H, I);
+    rs_family_add_expert_weight(m, &mc->q, name, "up_proj", ".weight", RS_ROLE_EXPERT_COLUMN, layer,
+                                E, I, H);
+    rs_family_add_expert_weight(m, &mc->q, name, "down_proj", ".weight", RS_ROLE_EXPERT_ROW, layer,
+                                E, H, I);
     if (mc->n_shared > 0) {
         g_snprintf(name, sizeof name, "%s.mlp.shared_experts", prefix);
         rs_family_add_dense_mlp(m, &mc->q, name, layer, H, I * mc->n_shared, TRUE);
@@ -93,8 +93,8 @@ add_mla(RsModel *m, const MoeConfig *mc, const char *prefix, gint layer)
         rs_family_add_linear(m, &mc->q, NAME("q_a_proj"), RS_ROLE_REPLICATED, layer, 0, FALSE,
                              mc->q_lora, H, TRUE);
         if (mc->mla_bias)
-            rs_family_add_vector(m, NAME("q_a_proj.bias"), RS_ROLE_REPLICATED, layer, m->dtype,
-                                 0, FALSE, mc->q_lora);
+            rs_family_add_vector(m, NAME("q_a_proj.bias"), RS_ROLE_REPLICATED, layer, m->dtype, 0,
+                                 FALSE, mc->q_lora);
         rs_family_add_vector(m, NAME("q_a_layernorm.weight"), RS_ROLE_NORM, layer, m->dtype, 0,
                              FALSE, mc->q_lora);
         rs_family_add_linear(m, &mc->q, NAME("q_b_proj"), RS_ROLE_COLUMN_PARALLEL, layer, heads,
@@ -103,18 +103,18 @@ add_mla(RsModel *m, const MoeConfig *mc, const char *prefix, gint layer)
         rs_family_add_linear(m, &mc->q, NAME("q_proj"), RS_ROLE_COLUMN_PARALLEL, layer, heads,
                              FALSE, nh * (mc->nope + mc->rope), H, TRUE);
         if (mc->mla_bias)
-            rs_family_add_vector(m, NAME("q_proj.bias"), RS_ROLE_COLUMN_PARALLEL, layer,
-                                 m->dtype, heads, FALSE, nh * (mc->nope + mc->rope));
+            rs_family_add_vector(m, NAME("q_proj.bias"), RS_ROLE_COLUMN_PARALLEL, layer, m->dtype,
+                                 heads, FALSE, nh * (mc->nope + mc->rope));
     }
-    rs_family_add_linear(m, &mc->q, NAME("kv_a_proj_with_mqa"), RS_ROLE_REPLICATED, layer, 0,
-                         FALSE, mc->kv_lora + mc->rope, H, TRUE);
+    rs_family_add_linear(m, &mc->q, NAME("kv_a_proj_with_mqa"), RS_ROLE_REPLICATED, layer, 0, FALSE,
+                         mc->kv_lora + mc->rope, H, TRUE);
     if (mc->mla_bias)
         rs_family_add_vector(m, NAME("kv_a_proj_with_mqa.bias"), RS_ROLE_REPLICATED, layer,
                              m->dtype, 0, FALSE, mc->kv_lora + mc->rope);
-    rs_family_add_vector(m, NAME("kv_a_layernorm.weight"), RS_ROLE_NORM, layer, m->dtype, 0,
-                         FALSE, mc->kv_lora);
-    rs_family_add_linear(m, &mc->q, NAME("kv_b_proj"), RS_ROLE_COLUMN_PARALLEL, layer, heads,
-                         FALSE, nh * (mc->nope + mc->v_dim), mc->kv_lora, TRUE);
+    rs_family_add_vector(m, NAME("kv_a_layernorm.weight"), RS_ROLE_NORM, layer, m->dtype, 0, FALSE,
+                         mc->kv_lora);
+    rs_family_add_linear(m, &mc->q, NAME("kv_b_proj"), RS_ROLE_COLUMN_PARALLEL, layer, heads, FALSE,
+                         nh * (mc->nope + mc->v_dim), mc->kv_lora, TRUE);
     rs_family_add_linear(m, &mc->q, NAME("o_proj"), RS_ROLE_ROW_PARALLEL, layer, 0, FALSE, H,
                          nh * mc->v_dim, TRUE);
     if (mc->mla_bias)
@@ -143,15 +143,15 @@ add_mtp_layers(RsModel *m, const MoeConfig *mc, AddAttention add_attention)
         g_autofree char *prefix = g_strdup_printf("model.layers.%d", layer);
         char name[192];
 #define NAME(suffix) (g_snprintf(name, sizeof name, "%s." suffix, prefix), name)
-        rs_model_add_tensor(m, NAME("embed_tokens.weight"), RS_ROLE_VOCAB_PARALLEL, layer,
-                            m->dtype, 0, 2, mc->cc.vocab, H);
+        rs_model_add_tensor(m, NAME("embed_tokens.weight"), RS_ROLE_VOCAB_PARALLEL, layer, m->dtype,
+                            0, 2, mc->cc.vocab, H);
         rs_family_add_vector(m, NAME("enorm.weight"), RS_ROLE_NORM, layer, m->dtype, 0, FALSE, H);
         rs_family_add_vector(m, NAME("hnorm.weight"), RS_ROLE_NORM, layer, m->dtype, 0, FALSE, H);
         rs_family_add_linear(m, &mc->q, NAME("eh_proj"), RS_ROLE_REPLICATED, layer, 0, FALSE, H,
                              2 * H, FALSE);
         add_layer(m, mc, add_attention, prefix, layer, TRUE);
-        rs_family_add_vector(m, NAME("shared_head.norm.weight"), RS_ROLE_NORM, layer, m->dtype,
-                             0, FALSE, H);
+        rs_family_add_vector(m, NAME("shared_head.norm.weight"), RS_ROLE_NORM, layer, m->dtype, 0,
+                             FALSE, H);
         rs_model_add_tensor(m, NAME("shared_head.head.weight"), RS_ROLE_VOCAB_PARALLEL, layer,
                             m->dtype, 0, 2, mc->cc.vocab, H);
 #undef NAME
@@ -168,17 +168,15 @@ read_moe_config(RsModelConfig *c, const RsModelOptions *options, MoeConfig *mc, 
         !rs_family_read_quant(c, options, &mc->q, error) ||
         !rs_model_config_get_width(c, "moe_intermediate_size", TRUE, RS_FAMILY_MAX_DIM,
                                    &mc->moe_intermediate, error) ||
-        !rs_model_config_get_int(c, "n_routed_experts", TRUE, 1, RS_FAMILY_MAX_COUNT,
-                                 &mc->n_routed, error) ||
-        !rs_model_config_get_int(c, "n_shared_experts", FALSE, 0, 1 << 10, &mc->n_shared,
+        !rs_model_config_get_int(c, "n_routed_experts", TRUE, 1, RS_FAMILY_MAX_COUNT, &mc->n_routed,
                                  error) ||
+        !rs_model_config_get_int(c, "n_shared_experts", FALSE, 0, 1 << 10, &mc->n_shared, error) ||
         !rs_model_config_get_int(c, "num_experts_per_tok", TRUE, 1, RS_FAMILY_MAX_COUNT,
                                  &mc->n_per_token, error) ||
         !rs_model_config_get_int(c, "first_k_dense_replace", FALSE, 0, 100000, &mc->first_dense,
                                  error) ||
         !rs_model_config_get_int(c, "moe_layer_freq", FALSE, 1, 100000, &mc->moe_freq, error) ||
-        !rs_model_config_get_int(c, "num_nextn_predict_layers", FALSE, 0, 64, &mc->n_mtp,
-                                 error) ||
+        !rs_model_config_get_int(c, "num_nextn_predict_layers", FALSE, 0, 64, &mc->n_mtp, error) ||
         !rs_model_config_get_string(c, "topk_method", FALSE, &topk_method, error))
         return FALSE;
     /* Routing details that do not change the tensors. */
@@ -231,8 +229,7 @@ rs_family_generate_deepseek_v3(RsModel *m, RsModelConfig *c, const RsModelOption
 {
     MoeConfig mc = {0};
     if (!read_moe_config(c, options, &mc, error) ||
-        !rs_model_config_get_width(c, "q_lora_rank", FALSE, RS_FAMILY_MAX_DIM, &mc.q_lora,
-                                   error) ||
+        !rs_model_config_get_width(c, "q_lora_rank", FALSE, RS_FAMILY_MAX_DIM, &mc.q_lora, error) ||
         !rs_model_config_get_width(c, "kv_lora_rank", TRUE, RS_FAMILY_MAX_DIM, &mc.kv_lora,
                                    error) ||
         !rs_model_config_get_width(c, "qk_nope_head_dim", TRUE, 1 << 20, &mc.nope, error) ||

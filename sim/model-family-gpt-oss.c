@@ -24,8 +24,8 @@ rs_family_generate_gpt_oss(RsModel *m, RsModelConfig *c, const RsModelOptions *o
     gint64 n_experts = 0, n_per_token = 0, n_per_token_alias = 0;
     gboolean attention_bias = TRUE;
     if (!rs_family_read_common(c, &cc, error) || !rs_family_read_quant(c, options, &q, error) ||
-        !rs_model_config_get_int(c, "num_local_experts", TRUE, 1, RS_FAMILY_MAX_COUNT,
-                                 &n_experts, error) ||
+        !rs_model_config_get_int(c, "num_local_experts", TRUE, 1, RS_FAMILY_MAX_COUNT, &n_experts,
+                                 error) ||
         !rs_model_config_get_int(c, "num_experts_per_tok", FALSE, 1, RS_FAMILY_MAX_COUNT,
                                  &n_per_token, error) ||
         !rs_model_config_get_int(c, "experts_per_token", FALSE, 1, RS_FAMILY_MAX_COUNT,
@@ -43,8 +43,9 @@ rs_family_generate_gpt_oss(RsModel *m, RsModelConfig *c, const RsModelOptions *o
     }
     if (n_per_token_alias != 0 && n_per_token_alias != n_per_token) {
         rs_model_config_set_error(c, "experts_per_token", error,
-                                  "%" G_GINT64_FORMAT " disagrees with num_experts_per_tok %"
-                                  G_GINT64_FORMAT, n_per_token_alias, n_per_token);
+                                  "%" G_GINT64_FORMAT
+                                  " disagrees with num_experts_per_tok %" G_GINT64_FORMAT,
+                                  n_per_token_alias, n_per_token);
         return FALSE;
     }
     if (cc.intermediate == 0) {
@@ -80,8 +81,8 @@ rs_family_generate_gpt_oss(RsModel *m, RsModelConfig *c, const RsModelOptions *o
         g_snprintf(name, sizeof name, "model.layers.%d.mlp.router.bias", l);
         rs_family_add_vector(m, name, RS_ROLE_ROUTER, l, m->dtype, 0, FALSE, E);
         g_autofree char *experts = g_strdup_printf("model.layers.%d.mlp.experts", l);
-        rs_family_add_expert_weight(m, &q, experts, "gate_up_proj", "", RS_ROLE_EXPERT_COLUMN, l,
-                                    E, 2 * I, H);
+        rs_family_add_expert_weight(m, &q, experts, "gate_up_proj", "", RS_ROLE_EXPERT_COLUMN, l, E,
+                                    2 * I, H);
         g_snprintf(name, sizeof name, "%s.gate_up_proj_bias", experts);
         rs_model_add_tensor(m, name, RS_ROLE_EXPERT_COLUMN, l, m->dtype, 0, 2, E, 2 * I);
         rs_family_add_expert_weight(m, &q, experts, "down_proj", "", RS_ROLE_EXPERT_ROW, l, E, H,

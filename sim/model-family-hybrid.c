@@ -58,12 +58,12 @@ add_kda(RsModel *m, const K3Config *k, const char *prefix, gint layer)
     guint heads = (guint)k->kda_heads;
     char name[224];
 #define NAME(suffix) (g_snprintf(name, sizeof name, "%s.self_attn." suffix, prefix), name)
-    rs_family_add_linear(m, NULL, NAME("q_proj"), RS_ROLE_COLUMN_PARALLEL, layer, heads, FALSE,
-                         P, H, FALSE);
-    rs_family_add_linear(m, NULL, NAME("k_proj"), RS_ROLE_COLUMN_PARALLEL, layer, heads, FALSE,
-                         P, H, FALSE);
-    rs_family_add_linear(m, NULL, NAME("v_proj"), RS_ROLE_COLUMN_PARALLEL, layer, heads, FALSE,
-                         P, H, FALSE);
+    rs_family_add_linear(m, NULL, NAME("q_proj"), RS_ROLE_COLUMN_PARALLEL, layer, heads, FALSE, P,
+                         H, FALSE);
+    rs_family_add_linear(m, NULL, NAME("k_proj"), RS_ROLE_COLUMN_PARALLEL, layer, heads, FALSE, P,
+                         H, FALSE);
+    rs_family_add_linear(m, NULL, NAME("v_proj"), RS_ROLE_COLUMN_PARALLEL, layer, heads, FALSE, P,
+                         H, FALSE);
     /* Depthwise short convolutions, one channel per projection row: they split with their
      * projection's heads. */
     static const char *const convs[] = {"q_conv1d.weight", "k_conv1d.weight", "v_conv1d.weight"};
@@ -80,28 +80,27 @@ add_kda(RsModel *m, const K3Config *k, const char *prefix, gint layer)
         rs_model_add_tensor(m, NAME("A_log"), RS_ROLE_NORM, layer, RS_DTYPE_F32, 0, 1, padded);
         rs_model_set_last_format(m, RS_TENSOR_FORMAT_PLAIN, (guint64)k->kda_heads);
     } else {
-        rs_family_add_vector(m, NAME("A_log"), RS_ROLE_COLUMN_PARALLEL, layer, RS_DTYPE_F32,
-                             heads, FALSE, k->kda_heads);
+        rs_family_add_vector(m, NAME("A_log"), RS_ROLE_COLUMN_PARALLEL, layer, RS_DTYPE_F32, heads,
+                             FALSE, k->kda_heads);
     }
     rs_family_add_linear(m, NULL, NAME("f_a_proj"), RS_ROLE_REPLICATED, layer, 0, FALSE, hd, H,
                          FALSE);
-    rs_family_add_linear(m, NULL, NAME("f_b_proj"), RS_ROLE_COLUMN_PARALLEL, layer, heads, FALSE,
-                         P, hd, FALSE);
+    rs_family_add_linear(m, NULL, NAME("f_b_proj"), RS_ROLE_COLUMN_PARALLEL, layer, heads, FALSE, P,
+                         hd, FALSE);
     rs_family_add_vector(m, NAME("dt_bias"), RS_ROLE_COLUMN_PARALLEL, layer, RS_DTYPE_F32, heads,
                          FALSE, P);
     rs_family_add_linear(m, NULL, NAME("b_proj"), RS_ROLE_COLUMN_PARALLEL, layer, heads, FALSE,
                          k->kda_heads, H, FALSE);
     if (k->full_rank_gate) {
-        rs_family_add_linear(m, NULL, NAME("g_proj"), RS_ROLE_COLUMN_PARALLEL, layer, heads,
-                             FALSE, P, H, FALSE);
+        rs_family_add_linear(m, NULL, NAME("g_proj"), RS_ROLE_COLUMN_PARALLEL, layer, heads, FALSE,
+                             P, H, FALSE);
     } else {
-        rs_family_add_linear(m, NULL, NAME("g_a_proj"), RS_ROLE_REPLICATED, layer, 0, FALSE, hd,
-                             H, FALSE);
+        rs_family_add_linear(m, NULL, NAME("g_a_proj"), RS_ROLE_REPLICATED, layer, 0, FALSE, hd, H,
+                             FALSE);
         rs_family_add_linear(m, NULL, NAME("g_b_proj"), RS_ROLE_COLUMN_PARALLEL, layer, heads,
                              FALSE, P, hd, FALSE);
     }
-    rs_family_add_vector(m, NAME("o_norm.weight"), RS_ROLE_NORM, layer, RS_DTYPE_F32, 0, FALSE,
-                         hd);
+    rs_family_add_vector(m, NAME("o_norm.weight"), RS_ROLE_NORM, layer, RS_DTYPE_F32, 0, FALSE, hd);
     rs_family_add_linear(m, NULL, NAME("o_proj"), RS_ROLE_ROW_PARALLEL, layer, 0, FALSE, H, P,
                          FALSE);
 #undef NAME
@@ -122,20 +121,20 @@ add_k3_mla(RsModel *m, const K3Config *k, const char *prefix, gint layer)
         rs_family_add_linear(m, NULL, NAME("q_b_proj"), RS_ROLE_COLUMN_PARALLEL, layer, heads,
                              FALSE, nh * (k->nope + k->rope), k->q_lora, FALSE);
     } else {
-        rs_family_add_linear(m, NULL, NAME("q_proj"), RS_ROLE_COLUMN_PARALLEL, layer, heads,
-                             FALSE, nh * (k->nope + k->rope), H, FALSE);
+        rs_family_add_linear(m, NULL, NAME("q_proj"), RS_ROLE_COLUMN_PARALLEL, layer, heads, FALSE,
+                             nh * (k->nope + k->rope), H, FALSE);
     }
-    rs_family_add_linear(m, NULL, NAME("kv_a_proj_with_mqa"), RS_ROLE_REPLICATED, layer, 0,
-                         FALSE, k->kv_lora + k->rope, H, FALSE);
-    rs_family_add_vector(m, NAME("kv_a_layernorm.weight"), RS_ROLE_NORM, layer, m->dtype, 0,
-                         FALSE, k->kv_lora);
-    rs_family_add_linear(m, NULL, NAME("kv_b_proj"), RS_ROLE_COLUMN_PARALLEL, layer, heads,
-                         FALSE, nh * (k->nope + k->v_dim), k->kv_lora, FALSE);
+    rs_family_add_linear(m, NULL, NAME("kv_a_proj_with_mqa"), RS_ROLE_REPLICATED, layer, 0, FALSE,
+                         k->kv_lora + k->rope, H, FALSE);
+    rs_family_add_vector(m, NAME("kv_a_layernorm.weight"), RS_ROLE_NORM, layer, m->dtype, 0, FALSE,
+                         k->kv_lora);
+    rs_family_add_linear(m, NULL, NAME("kv_b_proj"), RS_ROLE_COLUMN_PARALLEL, layer, heads, FALSE,
+                         nh * (k->nope + k->v_dim), k->kv_lora, FALSE);
     rs_family_add_linear(m, NULL, NAME("o_proj"), RS_ROLE_ROW_PARALLEL, layer, 0, FALSE, H,
                          nh * k->v_dim, FALSE);
     if (k->mla_gate)
-        rs_family_add_linear(m, NULL, NAME("g_proj"), RS_ROLE_COLUMN_PARALLEL, layer, heads,
-                             FALSE, nh * k->v_dim, H, FALSE);
+        rs_family_add_linear(m, NULL, NAME("g_proj"), RS_ROLE_COLUMN_PARALLEL, layer, heads, FALSE,
+                             nh * k->v_dim, H, FALSE);
 #undef NAME
 }
 
@@ -153,10 +152,10 @@ add_k3_moe(RsModel *m, const K3Config *k, const char *prefix, gint layer)
     if (k->latent > 0) {
         /* The latent projections run once per token outside the expert dispatch; every
          * rank holds them whole. */
-        rs_family_add_linear(m, NULL, NAME("routed_expert_down_proj"), RS_ROLE_REPLICATED,
-                             layer, 0, FALSE, L, H, FALSE);
-        rs_family_add_linear(m, NULL, NAME("routed_expert_up_proj"), RS_ROLE_REPLICATED, layer,
-                             0, FALSE, H, L, FALSE);
+        rs_family_add_linear(m, NULL, NAME("routed_expert_down_proj"), RS_ROLE_REPLICATED, layer, 0,
+                             FALSE, L, H, FALSE);
+        rs_family_add_linear(m, NULL, NAME("routed_expert_up_proj"), RS_ROLE_REPLICATED, layer, 0,
+                             FALSE, H, L, FALSE);
         if (k->latent_norm)
             rs_family_add_vector(m, NAME("routed_expert_norm.weight"), RS_ROLE_NORM, layer,
                                  m->dtype, 0, FALSE, L);
@@ -166,12 +165,12 @@ add_k3_moe(RsModel *m, const K3Config *k, const char *prefix, gint layer)
         rs_family_add_dense_mlp(m, NULL, shared, layer, H, I * k->n_shared, FALSE);
     }
     g_autofree char *experts = g_strdup_printf("%s.block_sparse_moe.experts", prefix);
-    rs_family_add_expert_weight(m, &k->q, experts, "w1", ".weight", RS_ROLE_EXPERT_COLUMN, layer,
-                                E, I, L);
-    rs_family_add_expert_weight(m, &k->q, experts, "w3", ".weight", RS_ROLE_EXPERT_COLUMN, layer,
-                                E, I, L);
-    rs_family_add_expert_weight(m, &k->q, experts, "w2", ".weight", RS_ROLE_EXPERT_ROW, layer, E,
-                                L, I);
+    rs_family_add_expert_weight(m, &k->q, experts, "w1", ".weight", RS_ROLE_EXPERT_COLUMN, layer, E,
+                                I, L);
+    rs_family_add_expert_weight(m, &k->q, experts, "w3", ".weight", RS_ROLE_EXPERT_COLUMN, layer, E,
+                                I, L);
+    rs_family_add_expert_weight(m, &k->q, experts, "w2", ".weight", RS_ROLE_EXPERT_ROW, layer, E, L,
+                                I);
 #undef NAME
 }
 
@@ -192,8 +191,8 @@ read_k3_layer_kinds(RsModelConfig *c, K3Config *k, GError **error)
     gint64 n = k->cc.n_layers;
     if (!rs_model_config_get_int_list(c, "linear_attn_config.kda_layers", FALSE, 1, n, &kda,
                                       error) ||
-        !rs_model_config_get_int_list(c, "linear_attn_config.full_attn_layers", FALSE, 1, n,
-                                      &full, error))
+        !rs_model_config_get_int_list(c, "linear_attn_config.full_attn_layers", FALSE, 1, n, &full,
+                                      error))
         return FALSE;
     if (kda == NULL && full == NULL) {
         rs_model_config_set_error(c, "linear_attn_config.full_attn_layers", error,
@@ -255,8 +254,7 @@ rs_family_generate_kimi_k3(RsModel *m, RsModelConfig *c, const RsModelOptions *o
                                  error) ||
         !rs_model_config_get_int(c, "num_experts_per_token", TRUE, 1, RS_FAMILY_MAX_COUNT,
                                  &k.n_per_token, error) ||
-        !rs_model_config_get_int(c, "num_shared_experts", FALSE, 0, 1 << 10, &k.n_shared,
-                                 error) ||
+        !rs_model_config_get_int(c, "num_shared_experts", FALSE, 0, 1 << 10, &k.n_shared, error) ||
         !rs_model_config_get_int(c, "first_k_dense_replace", FALSE, 0, 100000, &k.first_dense,
                                  error) ||
         !rs_model_config_get_int(c, "moe_layer_freq", FALSE, 1, 100000, &k.moe_freq, error) ||
@@ -264,18 +262,16 @@ rs_family_generate_kimi_k3(RsModel *m, RsModelConfig *c, const RsModelOptions *o
                                    &k.latent, error) ||
         !rs_model_config_get_bool(c, "latent_moe_use_norm", FALSE, &k.latent_norm, error) ||
         !rs_model_config_get_string(c, "topk_method", FALSE, &topk_method, error) ||
-        !rs_model_config_get_width(c, "q_lora_rank", FALSE, RS_FAMILY_MAX_DIM, &k.q_lora,
-                                   error) ||
-        !rs_model_config_get_width(c, "kv_lora_rank", TRUE, RS_FAMILY_MAX_DIM, &k.kv_lora,
-                                   error) ||
+        !rs_model_config_get_width(c, "q_lora_rank", FALSE, RS_FAMILY_MAX_DIM, &k.q_lora, error) ||
+        !rs_model_config_get_width(c, "kv_lora_rank", TRUE, RS_FAMILY_MAX_DIM, &k.kv_lora, error) ||
         !rs_model_config_get_width(c, "qk_nope_head_dim", TRUE, 1 << 20, &k.nope, error) ||
         !rs_model_config_get_width(c, "qk_rope_head_dim", TRUE, 1 << 20, &k.rope, error) ||
         !rs_model_config_get_width(c, "v_head_dim", TRUE, 1 << 20, &k.v_dim, error) ||
         !rs_model_config_get_bool(c, "mla_use_output_gate", FALSE, &k.mla_gate, error) ||
-        !rs_model_config_get_int(c, "linear_attn_config.num_heads", TRUE, 1,
-                                 RS_FAMILY_MAX_COUNT, &k.kda_heads, error) ||
-        !rs_model_config_get_width(c, "linear_attn_config.head_dim", TRUE, 1 << 20,
-                                   &k.kda_head_dim, error) ||
+        !rs_model_config_get_int(c, "linear_attn_config.num_heads", TRUE, 1, RS_FAMILY_MAX_COUNT,
+                                 &k.kda_heads, error) ||
+        !rs_model_config_get_width(c, "linear_attn_config.head_dim", TRUE, 1 << 20, &k.kda_head_dim,
+                                   error) ||
         !rs_model_config_get_int(c, "linear_attn_config.short_conv_kernel_size", FALSE, 1, 1024,
                                  &k.conv, error) ||
         !rs_model_config_get_bool(c, "linear_attn_config.use_full_rank_gate", FALSE,
@@ -372,8 +368,8 @@ add_gated_deltanet(RsModel *m, const NextConfig *n, const char *prefix, gint lay
 #define NAME(suffix) (g_snprintf(name, sizeof name, "%s.linear_attn." suffix, prefix), name)
     /* Rows grouped per key head ([q, k, v, z] of each group), so whole key-head groups
      * split contiguously. */
-    rs_family_add_linear(m, &n->q, NAME("in_proj_qkvz"), RS_ROLE_COLUMN_PARALLEL, layer, hk,
-                         FALSE, 2 * Kd + 2 * Vd, H, TRUE);
+    rs_family_add_linear(m, &n->q, NAME("in_proj_qkvz"), RS_ROLE_COLUMN_PARALLEL, layer, hk, FALSE,
+                         2 * Kd + 2 * Vd, H, TRUE);
     rs_family_add_linear(m, &n->q, NAME("in_proj_ba"), RS_ROLE_COLUMN_PARALLEL, layer, hk, FALSE,
                          2 * n->lin_v_heads, H, TRUE);
     /* The convolution runs over [q; k; v] of all heads: three segments, each split over
@@ -403,8 +399,8 @@ add_next_moe(RsModel *m, const NextConfig *n, const char *prefix, gint layer)
     g_snprintf(name, sizeof name, "%s.mlp.experts", prefix);
     rs_family_add_expert_weight(m, &n->q, name, "gate_proj", ".weight", RS_ROLE_EXPERT_COLUMN,
                                 layer, E, I, H);
-    rs_family_add_expert_weight(m, &n->q, name, "up_proj", ".weight", RS_ROLE_EXPERT_COLUMN,
-                                layer, E, I, H);
+    rs_family_add_expert_weight(m, &n->q, name, "up_proj", ".weight", RS_ROLE_EXPERT_COLUMN, layer,
+                                E, I, H);
     rs_family_add_expert_weight(m, &n->q, name, "down_proj", ".weight", RS_ROLE_EXPERT_ROW, layer,
                                 E, H, I);
     if (n->shared_intermediate > 0) {
@@ -457,8 +453,8 @@ rs_family_generate_qwen3_next(RsModel *m, RsModelConfig *c, const RsModelOptions
                                  &n.n_per_token, error) ||
         !rs_model_config_get_width(c, "moe_intermediate_size", TRUE, RS_FAMILY_MAX_DIM,
                                    &n.moe_intermediate, error) ||
-        !rs_model_config_get_width(c, "shared_expert_intermediate_size", FALSE,
-                                   RS_FAMILY_MAX_DIM, &n.shared_intermediate, error) ||
+        !rs_model_config_get_width(c, "shared_expert_intermediate_size", FALSE, RS_FAMILY_MAX_DIM,
+                                   &n.shared_intermediate, error) ||
         !rs_model_config_get_int(c, "decoder_sparse_step", FALSE, 1, 100000, &step, error) ||
         !rs_model_config_get_int_list(c, "mlp_only_layers", FALSE, 0, 100000, &mlp_only, error) ||
         !rs_model_config_get_int(c, "full_attention_interval", FALSE, 1, 100000, &interval,
@@ -468,8 +464,7 @@ rs_family_generate_qwen3_next(RsModel *m, RsModelConfig *c, const RsModelOptions
                                  &n.lin_k_heads, error) ||
         !rs_model_config_get_int(c, "linear_num_value_heads", TRUE, 1, RS_FAMILY_MAX_COUNT,
                                  &n.lin_v_heads, error) ||
-        !rs_model_config_get_width(c, "linear_key_head_dim", TRUE, 1 << 20, &n.lin_k_dim,
-                                   error) ||
+        !rs_model_config_get_width(c, "linear_key_head_dim", TRUE, 1 << 20, &n.lin_k_dim, error) ||
         !rs_model_config_get_width(c, "linear_value_head_dim", TRUE, 1 << 20, &n.lin_v_dim,
                                    error) ||
         !rs_model_config_get_int(c, "linear_conv_kernel_dim", FALSE, 1, 1024, &n.conv, error) ||
@@ -479,8 +474,9 @@ rs_family_generate_qwen3_next(RsModel *m, RsModelConfig *c, const RsModelOptions
         return FALSE;
     if (n.lin_v_heads % n.lin_k_heads != 0) {
         rs_model_config_set_error(c, "linear_num_value_heads", error,
-                                  "%" G_GINT64_FORMAT " value heads are not a multiple of the %"
-                                  G_GINT64_FORMAT " key heads",
+                                  "%" G_GINT64_FORMAT
+                                  " value heads are not a multiple of the %" G_GINT64_FORMAT
+                                  " key heads",
                                   n.lin_v_heads, n.lin_k_heads);
         return FALSE;
     }
@@ -532,16 +528,16 @@ rs_family_generate_qwen3_next(RsModel *m, RsModelConfig *c, const RsModelOptions
         gint post = (gint)n.cc.n_layers;
         rs_family_add_linear(m, &n.q, "mtp.fc", RS_ROLE_REPLICATED, post, 0, FALSE, H, 2 * H,
                              FALSE);
-        rs_family_add_vector(m, "mtp.pre_fc_norm_embedding.weight", RS_ROLE_NORM, post, m->dtype,
-                             0, FALSE, H);
+        rs_family_add_vector(m, "mtp.pre_fc_norm_embedding.weight", RS_ROLE_NORM, post, m->dtype, 0,
+                             FALSE, H);
         rs_family_add_vector(m, "mtp.pre_fc_norm_hidden.weight", RS_ROLE_NORM, post, m->dtype, 0,
                              FALSE, H);
         for (gint k = 0; k < (gint)n_mtp; k++) {
             g_autofree char *prefix = g_strdup_printf("mtp.layers.%d", k);
             add_next_layer(m, &n, prefix, post + k, TRUE, TRUE);
         }
-        rs_family_add_vector(m, "mtp.norm.weight", RS_ROLE_NORM, post + (gint)n_mtp - 1,
-                             m->dtype, 0, FALSE, H);
+        rs_family_add_vector(m, "mtp.norm.weight", RS_ROLE_NORM, post + (gint)n_mtp - 1, m->dtype,
+                             0, FALSE, H);
     }
     return TRUE;
 }

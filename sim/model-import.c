@@ -227,8 +227,8 @@ rule_name(const char *name, RsTensorFormat *format)
     for (guint i = 0; i < G_N_ELEMENTS(suffixes); i++) {
         if (g_str_has_suffix(name, suffixes[i].suffix)) {
             *format = suffixes[i].format;
-            return g_strdup_printf("%.*s%s", (int)(strlen(name) - strlen(suffixes[i].suffix)),
-                                   name, suffixes[i].replacement);
+            return g_strdup_printf("%.*s%s", (int)(strlen(name) - strlen(suffixes[i].suffix)), name,
+                                   suffixes[i].replacement);
         }
     }
     *format = RS_TENSOR_FORMAT_PLAIN;
@@ -288,7 +288,7 @@ tensor_layer(const char *name, guint n_layers, gboolean *is_mtp)
 }
 
 typedef struct {
-    char *name;      /* grouped name */
+    char *name; /* grouped name */
     RsDtype dtype;
     gboolean e8m0;
     guint n_dims;
@@ -494,8 +494,8 @@ rs_model_import_safetensors(RsModel *m, const char *path, RsModelConfig *config,
         }
         if (g->n_dims + 1 > RS_MAX_DIMS) {
             g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
-                        "%s: tensor \"%s\": %u dims, one too many to stack experts", path,
-                        t->name, g->n_dims);
+                        "%s: tensor \"%s\": %u dims, one too many to stack experts", path, t->name,
+                        g->n_dims);
             return FALSE;
         }
         gint64 *key = g_new(gint64, 1);
@@ -518,8 +518,8 @@ rs_model_import_safetensors(RsModel *m, const char *path, RsModelConfig *config,
             while (g_hash_table_contains(g->ids, &missing))
                 missing++;
             g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
-                        "%s: experts of \"%s\": ids run to %" G_GINT64_FORMAT " but expert %"
-                        G_GINT64_FORMAT " is missing",
+                        "%s: experts of \"%s\": ids run to %" G_GINT64_FORMAT
+                        " but expert %" G_GINT64_FORMAT " is missing",
                         path, g->name, g->max_id, missing);
             return FALSE;
         }

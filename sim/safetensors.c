@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-G_DEFINE_QUARK(rs-safetensors-error-quark, rs_safetensors_error)
+G_DEFINE_QUARK(rs - safetensors - error - quark, rs_safetensors_error)
 
 typedef struct {
     const char *name;
@@ -24,11 +24,16 @@ typedef struct {
 
 /* The safetensors dtype spellings (safetensors/src/tensor.rs Dtype) this toolkit models. */
 static const DtypeName dtype_names[] = {
-    {"F64", RS_DTYPE_F64, FALSE},         {"F32", RS_DTYPE_F32, FALSE},
-    {"BF16", RS_DTYPE_BF16, FALSE},       {"F16", RS_DTYPE_F16, FALSE},
-    {"F8_E4M3", RS_DTYPE_FP8_E4M3, FALSE}, {"F8_E5M2", RS_DTYPE_FP8_E5M2, FALSE},
-    {"I64", RS_DTYPE_I64, FALSE},         {"I32", RS_DTYPE_I32, FALSE},
-    {"I8", RS_DTYPE_I8, FALSE},           {"U8", RS_DTYPE_U8, FALSE},
+    {"F64", RS_DTYPE_F64, FALSE},
+    {"F32", RS_DTYPE_F32, FALSE},
+    {"BF16", RS_DTYPE_BF16, FALSE},
+    {"F16", RS_DTYPE_F16, FALSE},
+    {"F8_E4M3", RS_DTYPE_FP8_E4M3, FALSE},
+    {"F8_E5M2", RS_DTYPE_FP8_E5M2, FALSE},
+    {"I64", RS_DTYPE_I64, FALSE},
+    {"I32", RS_DTYPE_I32, FALSE},
+    {"I8", RS_DTYPE_I8, FALSE},
+    {"U8", RS_DTYPE_U8, FALSE},
     {"F8_E8M0", RS_DTYPE_U8, TRUE},
 };
 
@@ -50,8 +55,7 @@ tensor_free(gpointer p)
     g_free(t);
 }
 
-static void
-set_malformed(GError **error, const char *path, guint64 offset, const char *format, ...)
+static void set_malformed(GError **error, const char *path, guint64 offset, const char *format, ...)
     G_GNUC_PRINTF(4, 5);
 
 static void
@@ -151,8 +155,10 @@ read_entry(const char *path, const char *name, JsonNode *value, guint64 key_offs
            guint64 data_bytes, RsSafetensorsTensor *t, GError **error)
 {
     if (!JSON_NODE_HOLDS_OBJECT(value)) {
-        set_malformed(error, path, key_offset, "tensor \"%s\": expected an object with dtype, "
-                      "shape and data_offsets", name);
+        set_malformed(error, path, key_offset,
+                      "tensor \"%s\": expected an object with dtype, "
+                      "shape and data_offsets",
+                      name);
         return FALSE;
     }
     JsonObject *obj = json_node_get_object(value);
@@ -188,8 +194,10 @@ read_entry(const char *path, const char *name, JsonNode *value, guint64 key_offs
     JsonArray *shape = json_node_get_array(shape_node);
     guint n_dims = json_array_get_length(shape);
     if (n_dims > RS_MAX_DIMS) {
-        set_malformed(error, path, key_offset, "tensor \"%s\": shape has %u dims, at most %d "
-                      "are supported", name, n_dims, RS_MAX_DIMS);
+        set_malformed(error, path, key_offset,
+                      "tensor \"%s\": shape has %u dims, at most %d "
+                      "are supported",
+                      name, n_dims, RS_MAX_DIMS);
         return FALSE;
     }
     guint64 n_elems = 1;
@@ -199,8 +207,10 @@ read_entry(const char *path, const char *name, JsonNode *value, guint64 key_offs
         guint64 extent;
         if (!node_is_uint(json_array_get_element(shape, d), &extent) ||
             extent > (guint64)G_MAXINT64) {
-            set_malformed(error, path, key_offset, "tensor \"%s\": shape[%u]: expected a "
-                          "non-negative integer", name, d);
+            set_malformed(error, path, key_offset,
+                          "tensor \"%s\": shape[%u]: expected a "
+                          "non-negative integer",
+                          name, d);
             return FALSE;
         }
         t->shape[d] = (gint64)extent;
@@ -213,15 +223,17 @@ read_entry(const char *path, const char *name, JsonNode *value, guint64 key_offs
         set_malformed(error, path, key_offset, "tensor \"%s\": shape overflows 64 bits", name);
         return FALSE;
     }
-    JsonArray *offsets =
-        offsets_node && JSON_NODE_HOLDS_ARRAY(offsets_node) ? json_node_get_array(offsets_node)
-                                                            : NULL;
+    JsonArray *offsets = offsets_node && JSON_NODE_HOLDS_ARRAY(offsets_node)
+                             ? json_node_get_array(offsets_node)
+                             : NULL;
     if (offsets == NULL || json_array_get_length(offsets) != 2 ||
         !node_is_uint(json_array_get_element(offsets, 0), &t->data_begin) ||
         !node_is_uint(json_array_get_element(offsets, 1), &t->data_end) ||
         t->data_end < t->data_begin) {
-        set_malformed(error, path, key_offset, "tensor \"%s\": data_offsets: expected "
-                      "[begin, end] with 0 <= begin <= end", name);
+        set_malformed(error, path, key_offset,
+                      "tensor \"%s\": data_offsets: expected "
+                      "[begin, end] with 0 <= begin <= end",
+                      name);
         return FALSE;
     }
     if (t->data_end - t->data_begin != n_elems * elem_bytes) {
@@ -264,29 +276,32 @@ rs_safetensors_read_header(const char *path, GError **error)
     guint64 header_bytes = 0;
     gboolean ok = FALSE;
     if (file_bytes < 8 || fread(len_bytes, 1, 8, f) != 8) {
-        set_malformed(error, path, 0, "the file is %" G_GUINT64_FORMAT " bytes, shorter than "
-                      "the 8-byte header length", file_bytes);
+        set_malformed(error, path, 0,
+                      "the file is %" G_GUINT64_FORMAT " bytes, shorter than "
+                      "the 8-byte header length",
+                      file_bytes);
         goto close_file;
     }
     for (gint i = 7; i >= 0; i--)
         header_bytes = (header_bytes << 8) | len_bytes[i];
     if (header_bytes > RS_SAFETENSORS_MAX_HEADER_BYTES) {
-        set_malformed(error, path, 0, "header length %" G_GUINT64_FORMAT " exceeds the %"
-                      G_GUINT64_FORMAT "-byte limit (not a safetensors file?)",
+        set_malformed(error, path, 0,
+                      "header length %" G_GUINT64_FORMAT " exceeds the %" G_GUINT64_FORMAT
+                      "-byte limit (not a safetensors file?)",
                       header_bytes, RS_SAFETENSORS_MAX_HEADER_BYTES);
         goto close_file;
     }
     if (header_bytes > file_bytes - 8) {
-        set_malformed(error, path, 0, "header length %" G_GUINT64_FORMAT " exceeds the %"
-                      G_GUINT64_FORMAT " bytes after the length field",
+        set_malformed(error, path, 0,
+                      "header length %" G_GUINT64_FORMAT " exceeds the %" G_GUINT64_FORMAT
+                      " bytes after the length field",
                       header_bytes, file_bytes - 8);
         goto close_file;
     }
     text = g_malloc(header_bytes + 1);
     if (fread(text, 1, header_bytes, f) != header_bytes) {
         g_set_error(error, RS_SAFETENSORS_ERROR, RS_SAFETENSORS_ERROR_IO,
-                    "%s: could not read the %" G_GUINT64_FORMAT "-byte header", path,
-                    header_bytes);
+                    "%s: could not read the %" G_GUINT64_FORMAT "-byte header", path, header_bytes);
         goto close_file;
     }
     text[header_bytes] = '\0';
@@ -357,8 +372,7 @@ close_file:
                           "tensor \"%s\": data_offsets begin %" G_GUINT64_FORMAT " %s the "
                           "previous tensor's end %" G_GUINT64_FORMAT,
                           t->name, t->data_begin,
-                          t->data_begin < expected ? "overlaps" : "leaves a hole after",
-                          expected);
+                          t->data_begin < expected ? "overlaps" : "leaves a hole after", expected);
             return NULL;
         }
         expected = t->data_end;
@@ -397,8 +411,7 @@ rs_safetensors_read_index(const char *path, GError **error)
     JsonNode *map_node = obj ? json_object_get_member(obj, "weight_map") : NULL;
     if (map_node == NULL || !JSON_NODE_HOLDS_OBJECT(map_node)) {
         g_set_error(error, RS_SAFETENSORS_ERROR, RS_SAFETENSORS_ERROR_MALFORMED,
-                    "%s: weight_map: expected an object mapping tensor names to shard files",
-                    path);
+                    "%s: weight_map: expected an object mapping tensor names to shard files", path);
         return NULL;
     }
     JsonObject *map = json_node_get_object(map_node);

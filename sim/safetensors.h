@@ -39,9 +39,9 @@ typedef struct {
     gboolean e8m0;
     guint n_dims;
     gint64 shape[RS_MAX_DIMS];
-    char *file;          /* the shard's base name ("model-00001-of-00002.safetensors") */
-    guint64 data_begin;  /* bytes, relative to the data section of its file */
-    guint64 data_end;    /* exclusive */
+    char *file;                  /* the shard's base name ("model-00001-of-00002.safetensors") */
+    guint64 data_begin;          /* bytes, relative to the data section of its file */
+    guint64 data_end;            /* exclusive */
     guint64 header_offset_bytes; /* where the tensor's key sits in its file, for messages */
 } RsSafetensorsTensor;
 

@@ -61,15 +61,16 @@ write_safetensors(const char *path, const Entry *entries, guint n)
     guint64 offset = 0;
     for (guint i = 0; i < n; i++) {
         guint64 elems = 1;
-        g_string_append_printf(json, ", \"%s\": {\"dtype\": \"%s\", \"shape\": [",
-                               entries[i].name, entries[i].dtype);
+        g_string_append_printf(json, ", \"%s\": {\"dtype\": \"%s\", \"shape\": [", entries[i].name,
+                               entries[i].dtype);
         for (guint d = 0; d < entries[i].n_dims; d++) {
             g_string_append_printf(json, "%s%" G_GINT64_FORMAT, d ? ", " : "", entries[i].shape[d]);
             elems *= (guint64)entries[i].shape[d];
         }
         guint64 end = offset + elems * dtype_bytes(entries[i].dtype);
-        g_string_append_printf(json, "], \"data_offsets\": [%" G_GUINT64_FORMAT ", %"
-                               G_GUINT64_FORMAT "]}", offset, end);
+        g_string_append_printf(
+            json, "], \"data_offsets\": [%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT "]}", offset,
+            end);
         offset = end;
     }
     g_string_append_c(json, '}');
@@ -116,12 +117,9 @@ test_read_header(void)
     g_autofree char *dir = temp_dir();
     g_autofree char *path = g_build_filename(dir, "model.safetensors", NULL);
     const Entry entries[] = {
-        {"b.weight", "BF16", 2, {4, 3}},
-        {"a.bias", "F32", 1, {2}},
-        {"c.weight", "F8_E4M3", 2, {2, 2}},
-        {"c.weight_scale_inv", "F32", 2, {1, 1}},
-        {"d.blocks", "U8", 3, {2, 1, 16}},
-        {"d.scales", "F8_E8M0", 2, {2, 1}},
+        {"b.weight", "BF16", 2, {4, 3}},    {"a.bias", "F32", 1, {2}},
+        {"c.weight", "F8_E4M3", 2, {2, 2}}, {"c.weight_scale_inv", "F32", 2, {1, 1}},
+        {"d.blocks", "U8", 3, {2, 1, 16}},  {"d.scales", "F8_E8M0", 2, {2, 1}},
         {"e.empty", "BF16", 2, {0, 5}},
     };
     write_safetensors(path, entries, G_N_ELEMENTS(entries));
@@ -135,9 +133,9 @@ test_read_header(void)
         gboolean e8m0;
         guint64 begin, end;
     } expected[] = {
-        {RS_DTYPE_BF16, FALSE, 0, 24},   {RS_DTYPE_F32, FALSE, 24, 32},
+        {RS_DTYPE_BF16, FALSE, 0, 24},      {RS_DTYPE_F32, FALSE, 24, 32},
         {RS_DTYPE_FP8_E4M3, FALSE, 32, 36}, {RS_DTYPE_F32, FALSE, 36, 40},
-        {RS_DTYPE_U8, FALSE, 40, 72},    {RS_DTYPE_U8, TRUE, 72, 74},
+        {RS_DTYPE_U8, FALSE, 40, 72},       {RS_DTYPE_U8, TRUE, 72, 74},
         {RS_DTYPE_BF16, FALSE, 74, 74},
     };
     for (guint i = 0; i < tensors->len; i++) {
@@ -170,58 +168,117 @@ static const guint8 long_length[] = {0xe8, 0x03, 0, 0, 0, 0, 0, 0, '{', '}', ' '
 static const guint8 huge_length[] = {0, 0, 0, 0, 0, 1, 0, 0, '{', '}'};
 
 static const MalformedCase malformed[] = {
-    {"short", short_file, sizeof short_file, NULL, 0, RS_SAFETENSORS_ERROR_MALFORMED,
+    {"short",
+     short_file,
+     sizeof short_file,
+     NULL,
+     0,
+     RS_SAFETENSORS_ERROR_MALFORMED,
      {"byte offset 0:", "the file is 5 bytes, shorter than the 8-byte header length", NULL}},
-    {"length past the end", long_length, sizeof long_length, NULL, 0,
+    {"length past the end",
+     long_length,
+     sizeof long_length,
+     NULL,
+     0,
      RS_SAFETENSORS_ERROR_MALFORMED,
      {"byte offset 0:", "header length 1000 exceeds the 4 bytes after the length field", NULL}},
-    {"length over the limit", huge_length, sizeof huge_length, NULL, 0,
+    {"length over the limit",
+     huge_length,
+     sizeof huge_length,
+     NULL,
+     0,
      RS_SAFETENSORS_ERROR_MALFORMED,
      {"byte offset 0:", "header length 1099511627776 exceeds the 100000000-byte limit", NULL}},
     /* The parser stops at the '}' where a value should be: byte 8 + 6. */
-    {"bad JSON", NULL, 0, "{\"t\": }", 0, RS_SAFETENSORS_ERROR_MALFORMED,
+    {"bad JSON",
+     NULL,
+     0,
+     "{\"t\": }",
+     0,
+     RS_SAFETENSORS_ERROR_MALFORMED,
      {"byte offset 14:", "does not parse", NULL}},
     /* On the second line: the trailing comma at line 2, column 12 is byte 8 + 9 + 11. */
-    {"bad JSON line 2", NULL, 0, "{\"a\": 1,\n \"b\": [1, 2,]}", 0,
-     RS_SAFETENSORS_ERROR_MALFORMED, {"byte offset 28:", NULL}},
-    {"root not an object", NULL, 0, "[1, 2]", 0, RS_SAFETENSORS_ERROR_MALFORMED,
+    {"bad JSON line 2",
+     NULL,
+     0,
+     "{\"a\": 1,\n \"b\": [1, 2,]}",
+     0,
+     RS_SAFETENSORS_ERROR_MALFORMED,
+     {"byte offset 28:", NULL}},
+    {"root not an object",
+     NULL,
+     0,
+     "[1, 2]",
+     0,
+     RS_SAFETENSORS_ERROR_MALFORMED,
      {"byte offset 8: the JSON header is not an object", NULL}},
-    {"unknown dtype", NULL, 0,
-     "{\"t\": {\"dtype\": \"F4\", \"shape\": [2], \"data_offsets\": [0, 1]}}", 1,
-     RS_SAFETENSORS_ERROR_DTYPE, {"byte offset 9: tensor \"t\": dtype \"F4\" is not supported",
-                                  NULL}},
-    {"negative shape", NULL, 0,
-     "{\"t\": {\"dtype\": \"F32\", \"shape\": [-2], \"data_offsets\": [0, 8]}}", 8,
+    {"unknown dtype",
+     NULL,
+     0,
+     "{\"t\": {\"dtype\": \"F4\", \"shape\": [2], \"data_offsets\": [0, 1]}}",
+     1,
+     RS_SAFETENSORS_ERROR_DTYPE,
+     {"byte offset 9: tensor \"t\": dtype \"F4\" is not supported", NULL}},
+    {"negative shape",
+     NULL,
+     0,
+     "{\"t\": {\"dtype\": \"F32\", \"shape\": [-2], \"data_offsets\": [0, 8]}}",
+     8,
      RS_SAFETENSORS_ERROR_MALFORMED,
      {"byte offset 9: tensor \"t\": shape[0]: expected a non-negative integer", NULL}},
-    {"no dtype", NULL, 0, "{\"t\": {\"shape\": [2], \"data_offsets\": [0, 8]}}", 8,
-     RS_SAFETENSORS_ERROR_MALFORMED, {"byte offset 9: tensor \"t\": dtype: expected a string",
-                                      NULL}},
-    {"wrong byte count", NULL, 0,
-     "{\"t\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [0, 5]}}", 5,
+    {"no dtype",
+     NULL,
+     0,
+     "{\"t\": {\"shape\": [2], \"data_offsets\": [0, 8]}}",
+     8,
+     RS_SAFETENSORS_ERROR_MALFORMED,
+     {"byte offset 9: tensor \"t\": dtype: expected a string", NULL}},
+    {"wrong byte count",
+     NULL,
+     0,
+     "{\"t\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [0, 5]}}",
+     5,
      RS_SAFETENSORS_ERROR_MALFORMED,
      {"byte offset 9:", "hold 5 bytes, but shape × F32 is 4 bytes", NULL}},
-    {"beyond the file", NULL, 0,
-     "{\"t\": {\"dtype\": \"F32\", \"shape\": [4], \"data_offsets\": [0, 16]}}", 8,
+    {"beyond the file",
+     NULL,
+     0,
+     "{\"t\": {\"dtype\": \"F32\", \"shape\": [4], \"data_offsets\": [0, 16]}}",
+     8,
      RS_SAFETENSORS_ERROR_MALFORMED,
      {"byte offset 9:", "end 16 lies beyond the data section of 8 bytes", NULL}},
-    {"hole", NULL, 0,
+    {"hole",
+     NULL,
+     0,
      "{\"a\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [0, 4]},\n"
      " \"b\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [8, 12]}}",
-     12, RS_SAFETENSORS_ERROR_MALFORMED,
+     12,
+     RS_SAFETENSORS_ERROR_MALFORMED,
      {"byte offset 71: tensor \"b\": data_offsets begin 8 leaves a hole after the previous "
       "tensor's end 4",
       NULL}},
-    {"overlap", NULL, 0,
+    {"overlap",
+     NULL,
+     0,
      "{\"a\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 8]},\n"
      " \"b\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [4, 8]}}",
-     8, RS_SAFETENSORS_ERROR_MALFORMED, {"byte offset 71: tensor \"b\":", "overlaps", NULL}},
+     8,
+     RS_SAFETENSORS_ERROR_MALFORMED,
+     {"byte offset 71: tensor \"b\":", "overlaps", NULL}},
     /* 4 bytes of tensor data, 8 in the file: the first stray byte is 8 + 61 + 4. */
-    {"trailing bytes", NULL, 0,
-     "{\"a\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [0, 4]}}", 8,
+    {"trailing bytes",
+     NULL,
+     0,
+     "{\"a\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [0, 4]}}",
+     8,
      RS_SAFETENSORS_ERROR_MALFORMED,
      {"byte offset 73: the data section has 8 bytes, but the tensors cover 4", NULL}},
-    {"entry not an object", NULL, 0, "{\"t\": 3}", 0, RS_SAFETENSORS_ERROR_MALFORMED,
+    {"entry not an object",
+     NULL,
+     0,
+     "{\"t\": 3}",
+     0,
+     RS_SAFETENSORS_ERROR_MALFORMED,
      {"byte offset 9: tensor \"t\": expected an object", NULL}},
 };
 
@@ -281,9 +338,27 @@ test_index(void)
     for (guint i = 0; i < 4; i++) {
         const RsSafetensorsTensor *t = g_ptr_array_index(tensors, i);
         g_assert_cmpstr(t->name, ==, order[i]);
-        g_assert_cmpstr(t->file, ==, i < 2 ? "model-00001-of-00002.safetensors"
-                                           : "model-00002-of-00002.safetensors");
+        g_assert_cmpstr(t->file, ==,
+                        i < 2 ? "model-00001-of-00002.safetensors"
+                              : "model-00002-of-00002.safetensors");
     }
+
+    /* Checkpoint names are paths for rs_data_find, with or without a folder. */
+    g_autofree char *found = rs_data_find("models", index, &error);
+    g_assert_no_error(error);
+    g_assert_cmpstr(found, ==, index);
+    g_autofree char *shard = rs_data_find("models", s1, &error);
+    g_assert_no_error(error);
+    g_assert_cmpstr(shard, ==, s1);
+    g_autofree char *nosuch = rs_data_find("models", "nosuch.safetensors", &error);
+    g_assert_null(nosuch);
+    g_assert_error(error, RS_DATA_ERROR, RS_DATA_ERROR_NOT_FOUND);
+    assert_contains(error->message, "model file \"nosuch.safetensors\": not found");
+    g_clear_error(&error);
+    g_autofree char *nosuch_index = rs_data_find("models", "m.safetensors.index.json", &error);
+    g_assert_null(nosuch_index);
+    g_assert_error(error, RS_DATA_ERROR, RS_DATA_ERROR_NOT_FOUND);
+    g_clear_error(&error);
 
     /* A weight map that names a tensor no shard holds, and a shard tensor it does not list. */
     const char *missing =
@@ -360,8 +435,8 @@ test_import(void)
         const char *proj[] = {"gate_proj", "up_proj", "down_proj"};
         for (guint p = 0; p < 3; p++) {
             char *w = g_strdup_printf("model.layers.0.mlp.experts.%d.%s.weight", order[k], proj[p]);
-            char *s = g_strdup_printf("model.layers.0.mlp.experts.%d.%s.weight_scale_inv",
-                                      order[k], proj[p]);
+            char *s = g_strdup_printf("model.layers.0.mlp.experts.%d.%s.weight_scale_inv", order[k],
+                                      proj[p]);
             g_ptr_array_add(names, w);
             g_ptr_array_add(names, s);
             Entry ew = {w, "F8_E4M3", 2, {p < 2 ? 8 : 16, p < 2 ? 16 : 8}};
@@ -380,31 +455,160 @@ test_import(void)
     g_array_append_vals(entries, tail, G_N_ELEMENTS(tail));
     write_safetensors(path, (const Entry *)entries->data, entries->len);
     g_array_unref(entries);
-    g_assert_true(g_file_set_contents(config,
-                                      "{\"model_type\": \"deepseek_v3\", \"num_hidden_layers\": 1,\n"
-                                      " \"num_attention_heads\": 4, \"num_key_value_heads\": 2,\n"
-                                      " \"num_experts_per_tok\": 2, \"torch_dtype\": \"bfloat16\"}",
-                                      -1, NULL));
+    g_assert_true(
+        g_file_set_contents(config,
+                            "{\"model_type\": \"deepseek_v3\", \"num_hidden_layers\": 1,\n"
+                            " \"num_attention_heads\": 4, \"num_key_value_heads\": 2,\n"
+                            " \"num_experts_per_tok\": 2, \"torch_dtype\": \"bfloat16\"}",
+                            -1, NULL));
     g_autoptr(GError) error = NULL;
     g_autoptr(RsModel) m = rs_model_load_file(path, NULL, &error);
     g_assert_no_error(error);
     const ImportedTensor expected[] = {
-        {"model.embed_tokens.weight", 2, {32, 16}, RS_DTYPE_BF16, RS_ROLE_VOCAB_PARALLEL, -1, 512, 0, FALSE},
-        {"model.layers.0.input_layernorm.weight", 1, {16}, RS_DTYPE_BF16, RS_ROLE_NORM, 0, 16, 0, FALSE},
-        {"model.layers.0.self_attn.q_proj.weight", 2, {16, 16}, RS_DTYPE_FP8_E4M3, RS_ROLE_COLUMN_PARALLEL, 0, 256, 4, FALSE},
-        {"model.layers.0.self_attn.q_proj.weight_scale_inv", 2, {1, 1}, RS_DTYPE_F32, RS_ROLE_COLUMN_PARALLEL, 0, 0, 4, FALSE},
-        {"model.layers.0.self_attn.k_proj.weight", 2, {8, 16}, RS_DTYPE_BF16, RS_ROLE_COLUMN_PARALLEL, 0, 128, 2, TRUE},
-        {"model.layers.0.self_attn.v_proj.weight", 2, {8, 16}, RS_DTYPE_BF16, RS_ROLE_COLUMN_PARALLEL, 0, 128, 2, TRUE},
-        {"model.layers.0.self_attn.o_proj.weight", 2, {16, 16}, RS_DTYPE_BF16, RS_ROLE_ROW_PARALLEL, 0, 256, 0, FALSE},
-        {"model.layers.0.mlp.gate.weight", 2, {4, 16}, RS_DTYPE_BF16, RS_ROLE_ROUTER, 0, 64, 0, FALSE},
-        {"model.layers.0.mlp.gate.e_score_correction_bias", 1, {4}, RS_DTYPE_F32, RS_ROLE_ROUTER, 0, 4, 0, FALSE},
-        {"model.layers.0.mlp.experts.gate_proj.weight", 3, {4, 8, 16}, RS_DTYPE_FP8_E4M3, RS_ROLE_EXPERT_COLUMN, 0, 512, 0, FALSE},
-        {"model.layers.0.mlp.experts.gate_proj.weight_scale_inv", 3, {4, 1, 1}, RS_DTYPE_F32, RS_ROLE_EXPERT_COLUMN, 0, 0, 0, FALSE},
-        {"model.layers.0.mlp.experts.up_proj.weight", 3, {4, 8, 16}, RS_DTYPE_FP8_E4M3, RS_ROLE_EXPERT_COLUMN, 0, 512, 0, FALSE},
-        {"model.layers.0.mlp.experts.up_proj.weight_scale_inv", 3, {4, 1, 1}, RS_DTYPE_F32, RS_ROLE_EXPERT_COLUMN, 0, 0, 0, FALSE},
-        {"model.layers.0.mlp.experts.down_proj.weight", 3, {4, 16, 8}, RS_DTYPE_FP8_E4M3, RS_ROLE_EXPERT_ROW, 0, 512, 0, FALSE},
-        {"model.layers.0.mlp.experts.down_proj.weight_scale_inv", 3, {4, 1, 1}, RS_DTYPE_F32, RS_ROLE_EXPERT_ROW, 0, 0, 0, FALSE},
-        {"model.layers.0.post_attention_layernorm.weight", 1, {16}, RS_DTYPE_BF16, RS_ROLE_NORM, 0, 16, 0, FALSE},
+        {"model.embed_tokens.weight",
+         2,
+         {32, 16},
+         RS_DTYPE_BF16,
+         RS_ROLE_VOCAB_PARALLEL,
+         -1,
+         512,
+         0,
+         FALSE},
+        {"model.layers.0.input_layernorm.weight",
+         1,
+         {16},
+         RS_DTYPE_BF16,
+         RS_ROLE_NORM,
+         0,
+         16,
+         0,
+         FALSE},
+        {"model.layers.0.self_attn.q_proj.weight",
+         2,
+         {16, 16},
+         RS_DTYPE_FP8_E4M3,
+         RS_ROLE_COLUMN_PARALLEL,
+         0,
+         256,
+         4,
+         FALSE},
+        {"model.layers.0.self_attn.q_proj.weight_scale_inv",
+         2,
+         {1, 1},
+         RS_DTYPE_F32,
+         RS_ROLE_COLUMN_PARALLEL,
+         0,
+         0,
+         4,
+         FALSE},
+        {"model.layers.0.self_attn.k_proj.weight",
+         2,
+         {8, 16},
+         RS_DTYPE_BF16,
+         RS_ROLE_COLUMN_PARALLEL,
+         0,
+         128,
+         2,
+         TRUE},
+        {"model.layers.0.self_attn.v_proj.weight",
+         2,
+         {8, 16},
+         RS_DTYPE_BF16,
+         RS_ROLE_COLUMN_PARALLEL,
+         0,
+         128,
+         2,
+         TRUE},
+        {"model.layers.0.self_attn.o_proj.weight",
+         2,
+         {16, 16},
+         RS_DTYPE_BF16,
+         RS_ROLE_ROW_PARALLEL,
+         0,
+         256,
+         0,
+         FALSE},
+        {"model.layers.0.mlp.gate.weight",
+         2,
+         {4, 16},
+         RS_DTYPE_BF16,
+         RS_ROLE_ROUTER,
+         0,
+         64,
+         0,
+         FALSE},
+        {"model.layers.0.mlp.gate.e_score_correction_bias",
+         1,
+         {4},
+         RS_DTYPE_F32,
+         RS_ROLE_ROUTER,
+         0,
+         4,
+         0,
+         FALSE},
+        {"model.layers.0.mlp.experts.gate_proj.weight",
+         3,
+         {4, 8, 16},
+         RS_DTYPE_FP8_E4M3,
+         RS_ROLE_EXPERT_COLUMN,
+         0,
+         512,
+         0,
+         FALSE},
+        {"model.layers.0.mlp.experts.gate_proj.weight_scale_inv",
+         3,
+         {4, 1, 1},
+         RS_DTYPE_F32,
+         RS_ROLE_EXPERT_COLUMN,
+         0,
+         0,
+         0,
+         FALSE},
+        {"model.layers.0.mlp.experts.up_proj.weight",
+         3,
+         {4, 8, 16},
+         RS_DTYPE_FP8_E4M3,
+         RS_ROLE_EXPERT_COLUMN,
+         0,
+         512,
+         0,
+         FALSE},
+        {"model.layers.0.mlp.experts.up_proj.weight_scale_inv",
+         3,
+         {4, 1, 1},
+         RS_DTYPE_F32,
+         RS_ROLE_EXPERT_COLUMN,
+         0,
+         0,
+         0,
+         FALSE},
+        {"model.layers.0.mlp.experts.down_proj.weight",
+         3,
+         {4, 16, 8},
+         RS_DTYPE_FP8_E4M3,
+         RS_ROLE_EXPERT_ROW,
+         0,
+         512,
+         0,
+         FALSE},
+        {"model.layers.0.mlp.experts.down_proj.weight_scale_inv",
+         3,
+         {4, 1, 1},
+         RS_DTYPE_F32,
+         RS_ROLE_EXPERT_ROW,
+         0,
+         0,
+         0,
+         FALSE},
+        {"model.layers.0.post_attention_layernorm.weight",
+         1,
+         {16},
+         RS_DTYPE_BF16,
+         RS_ROLE_NORM,
+         0,
+         16,
+         0,
+         FALSE},
         {"model.norm.weight", 1, {16}, RS_DTYPE_BF16, RS_ROLE_NORM, 1, 16, 0, FALSE},
         {"lm_head.weight", 2, {32, 16}, RS_DTYPE_BF16, RS_ROLE_VOCAB_PARALLEL, 1, 512, 0, FALSE},
     };
@@ -470,15 +674,18 @@ test_import_errors(void)
     } cases[] = {
         {{{"model.layers.0.mlp.experts.0.w1.weight", "BF16", 2, {2, 2}},
           {"model.layers.0.mlp.experts.2.w1.weight", "BF16", 2, {2, 2}}},
-         2, RS_MODEL_ERROR_CONFIG,
+         2,
+         RS_MODEL_ERROR_CONFIG,
          "experts of \"model.layers.0.mlp.experts.w1.weight\": ids run to 2 but expert 1 is "
          "missing"},
         {{{"model.layers.0.mlp.experts.0.w1.weight", "BF16", 2, {2, 2}},
           {"model.layers.0.mlp.experts.1.w1.weight", "BF16", 2, {2, 3}}},
-         2, RS_MODEL_ERROR_CONFIG,
+         2,
+         RS_MODEL_ERROR_CONFIG,
          "tensor \"model.layers.0.mlp.experts.1.w1.weight\": its shape or dtype differs"},
         {{{"model.layers.0.mixer.in_proj.weight", "BF16", 2, {2, 2}}},
-         1, RS_MODEL_ERROR_ROLE,
+         1,
+         RS_MODEL_ERROR_ROLE,
          "tensor \"model.layers.0.mixer.in_proj.weight\": no rule gives it a role"},
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -591,8 +798,8 @@ test_round_trip(gconstpointer data)
     const RoundTrip *c = data;
     g_autoptr(GError) error = NULL;
     g_autofree char *yaml = rs_data_find("models", c->id, &error);
-    RsModelOptions options = {.scale = c->scale, .include_mtp = TRUE,
-                              .storage = RS_MODEL_STORAGE_CHECKPOINT};
+    RsModelOptions options = {
+        .scale = c->scale, .include_mtp = TRUE, .storage = RS_MODEL_STORAGE_CHECKPOINT};
     if (c->last_layer >= 0) {
         options.has_layer_range = TRUE;
         options.first_layer = 0;
@@ -629,7 +836,7 @@ test_round_trip(gconstpointer data)
         g_assert_cmpint(t->format, ==, g->format);
         /* Padding (Kimi-K3's A_log) is not marked in a header: a padded vector counts its
          * whole length when read back. */
-        guint64 unpadded = g->format == RS_TENSOR_FORMAT_MXFP4 ? 2 * rs_tensor_spec_get_n_elems(g)
+        guint64 unpadded = g->format == RS_TENSOR_FORMAT_MXFP4   ? 2 * rs_tensor_spec_get_n_elems(g)
                            : g->format == RS_TENSOR_FORMAT_SCALE ? 0
                                                                  : rs_tensor_spec_get_n_elems(g);
         g_assert_cmpuint(t->n_params, ==, unpadded);
@@ -671,8 +878,7 @@ test_import_refit(void)
     g_autoptr(RsModel) m = rs_model_load_file(path, NULL, &error);
     g_assert_no_error(error);
     g_assert_cmpuint(rs_model_get_n_params(m), ==, rs_model_get_n_params(generated));
-    g_assert_cmpuint(rs_model_get_n_active_params(m), ==,
-                     rs_model_get_n_active_params(generated));
+    g_assert_cmpuint(rs_model_get_n_active_params(m), ==, rs_model_get_n_active_params(generated));
     guint32 train_gpus[8], infer_gpus[8];
     for (guint i = 0; i < 8; i++) {
         train_gpus[i] = i;
