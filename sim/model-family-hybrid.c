@@ -356,6 +356,7 @@ typedef struct {
     gint64 n_experts, n_per_token, moe_intermediate, shared_intermediate;
     gint64 lin_k_heads, lin_v_heads, lin_k_dim, lin_v_dim, conv;
     gboolean q_gate;
+    gboolean attention_bias; /* biases on q, k, v and o of the gated-attention layers */
 } NextConfig;
 
 static void
@@ -421,7 +422,10 @@ add_next_layer(RsModel *m, const NextConfig *n, const char *prefix, gint layer, 
     rs_family_add_vector(m, name, RS_ROLE_NORM, layer, m->dtype, 0, FALSE, n->cc.hidden);
     if (full) {
         g_snprintf(name, sizeof name, "%s.self_attn", prefix);
-        RsAttentionOptions opts = {.qk_norm = TRUE, .q_gate = n->q_gate};
+        RsAttentionOptions opts = {.qk_norm = TRUE,
+                                   .q_gate = n->q_gate,
+                                   .qkv_bias = n->attention_bias,
+                                   .o_bias = n->attention_bias};
         rs_family_add_gqa_attention(m, &n->q, name, layer, &n->cc, &opts);
     } else {
         add_gated_deltanet(m, n, prefix, layer);
@@ -469,6 +473,7 @@ rs_family_generate_qwen3_next(RsModel *m, RsModelConfig *c, const RsModelOptions
                                    error) ||
         !rs_model_config_get_int(c, "linear_conv_kernel_dim", FALSE, 1, 1024, &n.conv, error) ||
         !rs_model_config_get_bool(c, "attn_output_gate", FALSE, &n.q_gate, error) ||
+        !rs_model_config_get_bool(c, "attention_bias", FALSE, &n.attention_bias, error) ||
         !rs_model_config_get_int(c, "mtp_num_hidden_layers", FALSE, 0, 64, &n_mtp, error) ||
         !rs_family_check_gqa(c, &n.cc, error))
         return FALSE;

@@ -933,6 +933,7 @@ static const ConfigCase config_cases[] = {
      " \"decoder_sparse_step\": 1, \"mlp_only_layers\": [], \"norm_topk_prob\": true,\n"
      " \"partial_rotary_factor\": 0.25, \"rope_theta\": 10000000, \"rms_norm_eps\": 1e-06,\n"
      " \"mtp_num_hidden_layers\": 1, \"mtp_use_dedicated_embeddings\": false,\n"
+     " \"attention_bias\": false, \"attention_dropout\": 0.0, \"hidden_act\": \"silu\",\n"
      " \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\", \"vocab_size\": 248320}\n",
      2419804697984ull},
 };
@@ -1108,6 +1109,64 @@ test_stored_unknown_method(void)
     g_unlink(path);
 }
 
+/* FP8 block scales split with their weight: under vLLM tp=8 and Megatron tp=2 ep=8, every
+ * rank's scale rows (or columns) are exactly the 128-blocks of its weight rows (columns). */
+static void
+test_scale_alignment(void)
+{
+    RsModelOptions stored = {.storage = RS_MODEL_STORAGE_CHECKPOINT};
+    g_autoptr(RsModel) m = load_with("deepseek-v3", &stored);
+    const char *const specs[] = {"vllm:tp=8", "megatron:tp=2,pp=2,ep=8,etp=1"};
+    const char *const weights[] = {
+        "model.layers.3.self_attn.q_b_proj.weight",
+        "model.layers.3.self_attn.o_proj.weight",
+        "model.layers.3.mlp.experts.gate_proj.weight",
+        "model.layers.3.mlp.experts.down_proj.weight",
+        "model.layers.3.mlp.shared_experts.down_proj.weight",
+        "model.layers.0.mlp.gate_proj.weight",
+    };
+    guint32 gpus[32];
+    for (guint i = 0; i < 32; i++)
+        gpus[i] = i;
+    for (guint s = 0; s < G_N_ELEMENTS(specs); s++) {
+        g_autoptr(GError) error = NULL;
+        g_autoptr(RsConvention) conv = rs_convention_parse(specs[s], &error);
+        g_autoptr(GPtrArray) layouts = NULL;
+        guint n_gpus = s == 0 ? 8 : 32;
+        g_assert_true(rs_convention_resolve(conv, m, gpus, n_gpus, &layouts, NULL, &error));
+        g_assert_no_error(error);
+        for (guint p = 0; p < G_N_ELEMENTS(weights); p++) {
+            g_autofree char *scale_name = g_strconcat(weights[p], "_scale_inv", NULL);
+            gint wi = rs_model_find_tensor(m, weights[p]);
+            gint si = rs_model_find_tensor(m, scale_name);
+            g_assert_cmpint(wi, >=, 0);
+            g_assert_cmpint(si, >=, 0);
+            const RsLayout *wl = g_ptr_array_index(layouts, wi);
+            const RsLayout *sl = g_ptr_array_index(layouts, si);
+            const RsTensorSpec *w = rs_model_get_tensor(m, (guint)wi);
+            for (guint r = 0; r < n_gpus; r++) {
+                gint wr = rs_layout_find_rank(wl, r), sr = rs_layout_find_rank(sl, r);
+                g_assert_cmpint(wr < 0, ==, sr < 0);
+                if (wr < 0)
+                    continue;
+                guint nw, ns;
+                const RsLocalBox *wb = rs_layout_get_boxes(wl, (guint)wr, &nw);
+                const RsLocalBox *sb = rs_layout_get_boxes(sl, (guint)sr, &ns);
+                g_assert_cmpuint(nw, ==, ns);
+                for (guint b = 0; b < nw; b++) {
+                    for (guint d = 0; d < w->n_dims; d++) {
+                        /* The expert dim is not blocked. */
+                        gint64 block = w->n_dims == 3 && d == 0 ? 1 : 128;
+                        g_assert_cmpint(sb[b].box.lo[d], ==, wb[b].box.lo[d] / block);
+                        g_assert_cmpint(sb[b].box.hi[d], ==,
+                                        (wb[b].box.hi[d] + block - 1) / block);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /* --- one refit per family, checked element by element --- */
 
 typedef struct {
@@ -1197,6 +1256,7 @@ main(int argc, char **argv)
     g_test_add_func("/model/config-json/errors", test_config_json_errors);
     g_test_add_func("/model/yaml-nesting", test_yaml_nesting);
     g_test_add_func("/model/stored-unknown-method", test_stored_unknown_method);
+    g_test_add_func("/model/stored-scale-alignment", test_scale_alignment);
     for (guint i = 0; i < G_N_ELEMENTS(family_scenarios); i++) {
         g_autofree char *path = g_strdup_printf("/model/scenario/%u-%s%s", i,
                                                 family_scenarios[i].id,
