@@ -11,7 +11,12 @@
  *   - PATH/model.safetensors, PATH/model.safetensors.index.json: the exact tensor names,
  *     shapes and dtypes of a checkpoint, read from its safetensors headers, with roles
  *     assigned by the name rules of sim/model-import.c (see rs_model_role_rules_describe());
- *     a model YAML with `safetensors: PATH` and `roles:` overrides the rules.
+ *     per-expert tensors experts.{e}.NAME are stacked into experts.NAME [E, …]. The
+ *     config.json beside the checkpoint, when there is one, gives the name, family, layer,
+ *     head and active-expert counts. A model YAML with `safetensors: PATH` (relative to the
+ *     YAML) and `roles: {"GLOB": "ROLE [heads=N|kv_heads=N]" | skip}` overrides the rules;
+ *     it reads name, family, dtype, published_params and those counts, and accepts other
+ *     config keys unread.
  * Parameter counts are logical parameters: FP4 values unpacked, quantisation scales and
  * zero padding not counted.
  */
