@@ -327,14 +327,58 @@ rs_report_simulate(const RsSimulateReport *report, RsFormat format, GString *out
     }
 }
 
+/* "bf16:123,fp8-e4m3:456" of the dtypes a model stores (raw bytes), in dtype order. */
+static char *
+bytes_by_dtype_text(const RsModel *m, gboolean decimal_gb)
+{
+    guint64 bytes[RS_DTYPE_N];
+    rs_model_get_size_bytes_by_dtype(m, bytes);
+    GString *s = g_string_new(NULL);
+    for (guint d = 0; d < RS_DTYPE_N; d++) {
+        if (bytes[d] == 0)
+            continue;
+        if (decimal_gb)
+            g_string_append_printf(s, "%s%s %.2f", s->len ? ", " : "",
+                                   rs_dtype_get_name((RsDtype)d), bytes[d] / 1e9);
+        else
+            g_string_append_printf(s, "%s%s:%" G_GUINT64_FORMAT, s->len ? ";" : "",
+                                   rs_dtype_get_name((RsDtype)d), bytes[d]);
+    }
+    return g_string_free(s, FALSE);
+}
+
+/* "exact", "-0.73% of 2.8T", "MISMATCH (...)" or "" when nothing is published. */
+static char *
+published_text(const RsModel *m)
+{
+    gboolean rounded;
+    guint64 published = rs_model_get_published_params(m, &rounded);
+    if (published == 0)
+        return g_strdup("");
+    g_autoptr(GError) error = NULL;
+    gboolean ok = rs_model_check_published(m, &error);
+    double diff = 100.0 * ((double)rs_model_get_n_params(m) - (double)published) /
+                  (double)published;
+    if (!rounded)
+        return g_strdup(ok ? "exact" : "MISMATCH");
+    return g_strdup_printf("%s%+.2f%% of %.4g%s", ok ? "" : "MISMATCH ", diff,
+                           published >= 1000000000000ull ? published / 1e12 : published / 1e9,
+                           published >= 1000000000000ull ? "T" : "B");
+}
+
 void
-rs_report_models(GPtrArray *models, const char *const *names, RsFormat format, GString *out)
+rs_report_models(GPtrArray *models, GPtrArray *stored, const char *const *names,
+                 RsFormat format, GString *out)
 {
     if (format == RS_FORMAT_JSON) {
         g_autoptr(JsonBuilder) b = json_builder_new();
         json_builder_begin_array(b);
         for (guint i = 0; i < models->len; i++) {
             const RsModel *m = g_ptr_array_index(models, i);
+            const RsModel *st = stored ? g_ptr_array_index(stored, i) : m;
+            guint64 embed = rs_model_get_n_embedding_params(m);
+            gboolean rounded;
+            guint64 published = rs_model_get_published_params(m, &rounded);
             json_builder_begin_object(b);
             JSON_STRING(b, "id", names[i]);
             JSON_STRING(b, "name", rs_model_get_name(m));
@@ -343,8 +387,27 @@ rs_report_models(GPtrArray *models, const char *const *names, RsFormat format, G
             JSON_INT(b, "tensors", rs_model_get_n_tensors(m));
             JSON_INT(b, "params", rs_model_get_n_params(m));
             JSON_INT(b, "active_params", rs_model_get_n_active_params(m));
+            JSON_INT(b, "params_without_embeddings", rs_model_get_n_params(m) - embed);
+            JSON_INT(b, "active_params_without_embeddings",
+                     rs_model_get_n_active_params(m) - embed);
             JSON_STRING(b, "dtype", rs_dtype_get_name(rs_model_get_dtype(m)));
             JSON_INT(b, "bytes", rs_model_get_size_bytes(m));
+            JSON_INT(b, "stored_bytes", rs_model_get_size_bytes(st));
+            json_builder_set_member_name(b, "stored_bytes_by_dtype");
+            json_builder_begin_object(b);
+            guint64 bytes[RS_DTYPE_N];
+            rs_model_get_size_bytes_by_dtype(st, bytes);
+            for (guint d = 0; d < RS_DTYPE_N; d++)
+                if (bytes[d] != 0)
+                    JSON_INT(b, rs_dtype_get_name((RsDtype)d), bytes[d]);
+            json_builder_end_object(b);
+            if (published != 0) {
+                JSON_INT(b, "published_params", published);
+                json_builder_set_member_name(b, "published_rounded");
+                json_builder_add_boolean_value(b, rounded);
+                json_builder_set_member_name(b, "published_match");
+                json_builder_add_boolean_value(b, rs_model_check_published(m, NULL));
+            }
             json_builder_end_object(b);
         }
         json_builder_end_array(b);
@@ -352,17 +415,27 @@ rs_report_models(GPtrArray *models, const char *const *names, RsFormat format, G
         return;
     }
     if (format == RS_FORMAT_CSV) {
-        g_string_append(out, "id,name,family,layers,tensors,params,active_params,dtype,bytes\n");
+        g_string_append(out, "id,name,family,layers,tensors,params,active_params,dtype,bytes,"
+                             "params_without_embeddings,active_params_without_embeddings,"
+                             "published_params,published_match,stored_bytes,"
+                             "stored_bytes_by_dtype\n");
         for (guint i = 0; i < models->len; i++) {
             const RsModel *m = g_ptr_array_index(models, i);
-            g_string_append_printf(out,
-                                   "%s,%s,%s,%u,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
-                                   ",%s,%" G_GUINT64_FORMAT "\n",
-                                   names[i], rs_model_get_name(m), rs_model_get_family(m),
-                                   rs_model_get_n_layers(m), rs_model_get_n_tensors(m),
-                                   rs_model_get_n_params(m), rs_model_get_n_active_params(m),
-                                   rs_dtype_get_name(rs_model_get_dtype(m)),
-                                   rs_model_get_size_bytes(m));
+            const RsModel *st = stored ? g_ptr_array_index(stored, i) : m;
+            guint64 embed = rs_model_get_n_embedding_params(m);
+            g_autofree char *published = published_text(m);
+            g_autofree char *by_dtype = bytes_by_dtype_text(st, FALSE);
+            g_string_append_printf(
+                out,
+                "%s,%s,%s,%u,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%s,%" G_GUINT64_FORMAT
+                ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%s,%"
+                G_GUINT64_FORMAT ",%s\n",
+                names[i], rs_model_get_name(m), rs_model_get_family(m), rs_model_get_n_layers(m),
+                rs_model_get_n_tensors(m), rs_model_get_n_params(m),
+                rs_model_get_n_active_params(m), rs_dtype_get_name(rs_model_get_dtype(m)),
+                rs_model_get_size_bytes(m), rs_model_get_n_params(m) - embed,
+                rs_model_get_n_active_params(m) - embed, rs_model_get_published_params(m, NULL),
+                published, rs_model_get_size_bytes(st), by_dtype);
         }
         return;
     }
@@ -370,31 +443,129 @@ rs_report_models(GPtrArray *models, const char *const *names, RsFormat format, G
     table_init(&t);
     GPtrArray *h = table_row(&t);
     cell(h, "id");
-    cell(h, "name");
     cell(h, "family");
     cell(h, "layers");
-    cell(h, "tensors");
     cell(h, "parameters");
-    cell(h, "active parameters");
-    cell(h, "dtype");
-    cell(h, "size GB");
+    cell(h, "w/o embeddings");
+    cell(h, "active");
+    cell(h, "active w/o emb.");
+    cell(h, "published");
+    cell(h, "refit GB");
+    cell(h, "stored GB");
+    cell(h, "stored GB by dtype");
     for (guint i = 0; i < models->len; i++) {
         const RsModel *m = g_ptr_array_index(models, i);
+        const RsModel *st = stored ? g_ptr_array_index(stored, i) : m;
+        guint64 embed = rs_model_get_n_embedding_params(m);
         g_autofree char *params = rs_format_thousands(rs_model_get_n_params(m));
+        g_autofree char *params_ne = rs_format_thousands(rs_model_get_n_params(m) - embed);
         g_autofree char *active = rs_format_thousands(rs_model_get_n_active_params(m));
+        g_autofree char *active_ne =
+            rs_format_thousands(rs_model_get_n_active_params(m) - embed);
+        g_autofree char *published = published_text(m);
+        g_autofree char *by_dtype = bytes_by_dtype_text(st, TRUE);
         GPtrArray *row = table_row(&t);
         cell(row, "%s", names[i]);
-        cell(row, "%s", rs_model_get_name(m));
         cell(row, "%s", rs_model_get_family(m));
         cell(row, "%u", rs_model_get_n_layers(m));
-        cell(row, "%u", rs_model_get_n_tensors(m));
         cell(row, "%s", params);
+        cell(row, "%s", params_ne);
         cell(row, "%s", active);
-        cell(row, "%s", rs_dtype_get_name(rs_model_get_dtype(m)));
+        cell(row, "%s", active_ne);
+        cell(row, "%s", published);
         cell(row, "%.2f", rs_model_get_size_bytes(m) / 1e9);
+        cell(row, "%.2f", rs_model_get_size_bytes(st) / 1e9);
+        cell(row, "%s", by_dtype);
     }
     table_print(&t, out);
-    g_string_append(out, "parameters: logical weights including embedding and head, without MTP "
-                         "layers and quantisation scales; active: routed experts counted for "
-                         "num_experts_per_tok of them\n");
+    g_string_append(
+        out,
+        "parameters: logical weights including embedding and head, without MTP layers (--mtp "
+        "adds them), FP4 values unpacked, quantisation scales and padding not counted.\n"
+        "w/o embeddings: less the input token embeddings (embed_tokens); the output head stays "
+        "counted.\n"
+        "active: routed experts counted for num_experts_per_tok of them, everything else "
+        "whole.\n"
+        "published: exact figures must match exactly, rounded ones (e.g. 2.8T) within 1%.\n"
+        "refit GB: every tensor in the model dtype (what a refit moves); stored GB: as the "
+        "published checkpoint stores it (FP8 + block scales, MXFP4 blocks + scales); GB = "
+        "10^9 bytes.\n");
+}
+
+void
+rs_report_model_tensors(const RsModel *model, gint layer, RsFormat format, GString *out)
+{
+    g_autoptr(JsonBuilder) b = NULL;
+    Table t = {NULL};
+    if (format == RS_FORMAT_JSON) {
+        b = json_builder_new();
+        json_builder_begin_array(b);
+    } else if (format == RS_FORMAT_CSV) {
+        g_string_append(out, "name,shape,dtype,role,layer,heads,params,bytes\n");
+    } else {
+        table_init(&t);
+        GPtrArray *h = table_row(&t);
+        cell(h, "name");
+        cell(h, "shape");
+        cell(h, "dtype");
+        cell(h, "role");
+        cell(h, "layer");
+        cell(h, "heads");
+        cell(h, "parameters");
+        cell(h, "bytes");
+    }
+    for (guint i = 0; i < rs_model_get_n_tensors(model); i++) {
+        const RsTensorSpec *s = rs_model_get_tensor(model, i);
+        if (layer != G_MININT && s->layer != layer)
+            continue;
+        GString *shape = g_string_new(NULL);
+        for (guint d = 0; d < s->n_dims; d++)
+            g_string_append_printf(shape, "%s%" G_GINT64_FORMAT, d ? "x" : "", s->shape[d]);
+        g_autofree char *heads =
+            s->n_heads ? g_strdup_printf("%u%s", s->n_heads, s->kv_heads ? " kv" : "")
+                       : g_strdup("");
+        if (format == RS_FORMAT_JSON) {
+            json_builder_begin_object(b);
+            JSON_STRING(b, "name", s->name);
+            json_builder_set_member_name(b, "shape");
+            json_builder_begin_array(b);
+            for (guint d = 0; d < s->n_dims; d++)
+                json_builder_add_int_value(b, s->shape[d]);
+            json_builder_end_array(b);
+            JSON_STRING(b, "dtype", rs_dtype_get_name(s->dtype));
+            JSON_STRING(b, "role", rs_tensor_role_get_name(s->role));
+            JSON_INT(b, "layer", s->layer);
+            JSON_INT(b, "heads", s->n_heads);
+            json_builder_set_member_name(b, "kv_heads");
+            json_builder_add_boolean_value(b, s->kv_heads);
+            JSON_INT(b, "params", rs_tensor_spec_get_n_params(s));
+            JSON_INT(b, "bytes", rs_tensor_spec_get_size_bytes(s));
+            json_builder_end_object(b);
+        } else if (format == RS_FORMAT_CSV) {
+            g_string_append_printf(out, "%s,%s,%s,%s,%d,%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                                   "\n",
+                                   s->name, shape->str, rs_dtype_get_name(s->dtype),
+                                   rs_tensor_role_get_name(s->role), s->layer, heads,
+                                   rs_tensor_spec_get_n_params(s), rs_tensor_spec_get_size_bytes(s));
+        } else {
+            g_autofree char *params = rs_format_thousands(rs_tensor_spec_get_n_params(s));
+            g_autofree char *bytes = rs_format_thousands(rs_tensor_spec_get_size_bytes(s));
+            GPtrArray *row = table_row(&t);
+            cell(row, "%s", s->name);
+            cell(row, "%s", shape->str);
+            cell(row, "%s", rs_dtype_get_name(s->dtype));
+            cell(row, "%s", rs_tensor_role_get_name(s->role));
+            cell(row, "%d", s->layer);
+            cell(row, "%s", heads);
+            cell(row, "%s", params);
+            cell(row, "%s", bytes);
+        }
+        g_string_free(shape, TRUE);
+    }
+    if (format == RS_FORMAT_JSON) {
+        json_builder_end_array(b);
+        json_append(b, out);
+    } else if (format == RS_FORMAT_TABLE) {
+        table_print(&t, out);
+    }
 }

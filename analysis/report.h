@@ -71,13 +71,28 @@ void rs_report_simulate(const RsSimulateReport *report, RsFormat format, GString
 
 /**
  * rs_report_models:
- * @models: (element-type RsModel): loaded models
- * @names: (array zero-terminated=1): the shipped name of each
- * @format: table, csv or json
+ * @models: (element-type RsModel): loaded models, generated in the training form
+ * @stored: (element-type RsModel) (nullable): the same models as their checkpoints store
+ *   them (same order), for the stored bytes per dtype; NULL uses @models
+ * @names: (array zero-terminated=1): the shipped name (or path) of each
+ * @format: table, csv or json. Each row: layers, tensors, parameters and active
+ *   parameters with and without the input embeddings (rs_model_get_n_embedding_params()),
+ *   the published figure and whether it matches (rs_model_check_published()), refit bytes
+ *   (model dtype) and stored bytes per dtype. CSV keeps the columns id,name,family,layers,
+ *   tensors,params,active_params,dtype,bytes first.
  * @out: text is appended here
  */
-void rs_report_models(GPtrArray *models, const char *const *names, RsFormat format,
-                      GString *out);
+void rs_report_models(GPtrArray *models, GPtrArray *stored, const char *const *names,
+                      RsFormat format, GString *out);
+
+/**
+ * rs_report_model_tensors:
+ * @layer: only tensors of this layer (-1: before the first layer); G_MININT for all
+ * @format: table, csv (name,shape,dtype,role,layer,heads,params,bytes; shape as 7168x2048)
+ *   or json (an array of {name, shape[], dtype, role, layer, heads, kv_heads, params, bytes})
+ * @out: text is appended here
+ */
+void rs_report_model_tensors(const RsModel *model, gint layer, RsFormat format, GString *out);
 
 /** rs_format_thousands: Returns: (transfer full): "671,026,419,200". */
 char *rs_format_thousands(guint64 value);

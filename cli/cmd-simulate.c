@@ -20,6 +20,7 @@ static char *opt_model;
 static char *opt_dtype;
 static char *opt_infer_dtype;
 static gboolean opt_mtp;
+static gboolean opt_stored;
 static char *opt_topology;
 static gint opt_nodes;
 static char *opt_train;
@@ -33,7 +34,9 @@ static gboolean opt_check;
 static GOptionEntry entries[] = {
     {"scenario", 's', 0, G_OPTION_ARG_STRING, &opt_scenario,
      "Scenario name or file (default " DEFAULT_SCENARIO ")", "NAME|FILE"},
-    {"model", 'm', 0, G_OPTION_ARG_STRING, &opt_model, "Model name or file", "NAME|FILE"},
+    {"model", 'm', 0, G_OPTION_ARG_STRING, &opt_model,
+     "Model name or file (model YAML, config.json, .safetensors, .safetensors.index.json)",
+     "NAME|FILE"},
     {"dtype", 0, 0, G_OPTION_ARG_STRING, &opt_dtype, "dtype of the weights moved (bf16, f32, ...)",
      "DTYPE"},
     {"mtp", 0, 0, G_OPTION_ARG_NONE, &opt_mtp, "Include multi-token-prediction layers", NULL},
@@ -41,6 +44,8 @@ static GOptionEntry entries[] = {
      "dtype of the inference weights (fp8-e4m3, mxfp4: converted at the source, with block "
      "scales)",
      "DTYPE"},
+    {"stored", 0, 0, G_OPTION_ARG_NONE, &opt_stored,
+     "Move the weights as the checkpoint stores them (FP8 + block scales, MXFP4)", NULL},
     {"topology", 't', 0, G_OPTION_ARG_STRING, &opt_topology, "Topology name or file",
      "NAME|FILE"},
     {"nodes", 'n', 0, G_OPTION_ARG_INT, &opt_nodes, "Number of nodes of the topology", "N"},
@@ -106,6 +111,8 @@ apply_overrides(RsScenario *s, GError **error)
     }
     if (opt_mtp)
         s->include_mtp = TRUE;
+    if (opt_stored)
+        s->stored = TRUE;
     if (opt_topology != NULL) {
         g_free(s->topology);
         s->topology = g_strdup(opt_topology);

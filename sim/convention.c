@@ -945,9 +945,11 @@ megatron_choose(Resolver *r, guint index, MeshChoice *c, GError **error)
     case RS_ROLE_REPLICATED:
     case RS_ROLE_NORM:
     case RS_ROLE_ROUTER:
+    case RS_ROLE_COLUMN_SEGMENTED: /* held whole: segments are not split separately yet */
         break;
     case RS_ROLE_EXPERT_COLUMN:
     case RS_ROLE_EXPERT_ROW:
+    case RS_ROLE_EXPERT_REPLICATED:
         if (t->shape[0] % mg->ep != 0)
             return fail_model(r, error,
                               "ep=%" G_GINT64_FORMAT " does not divide the %" G_GINT64_FORMAT
@@ -955,6 +957,8 @@ megatron_choose(Resolver *r, guint index, MeshChoice *c, GError **error)
                               mg->ep, t->shape[0], t->name);
         choice_mesh(c, slice, 3, expert_sizes, expert_names);
         choice_shard(c, 1, 0);
+        if (t->role == RS_ROLE_EXPERT_REPLICATED)
+            break; /* [E, out] biases: whole on each etp rank */
         if (t->role == RS_ROLE_EXPERT_ROW)
             choice_shard(c, 2, 2);
         else if (t->fuse == RS_FUSE_GATE_UP && complete)
@@ -1065,6 +1069,8 @@ fsdp2_choose(Resolver *r, guint index, MeshChoice *c, GError **error)
     case RS_ROLE_REPLICATED:
     case RS_ROLE_NORM:
     case RS_ROLE_ROUTER:
+    case RS_ROLE_COLUMN_SEGMENTED:
+    case RS_ROLE_EXPERT_REPLICATED:
         break;
     case RS_ROLE_EXPERT_COLUMN:
         tp_dim = 1;
@@ -1197,6 +1203,16 @@ vllm_choose(Resolver *r, guint index, MeshChoice *c, GError **error)
         break;
     case RS_ROLE_NORM:
     case RS_ROLE_ROUTER:
+    case RS_ROLE_COLUMN_SEGMENTED:
+        break;
+    case RS_ROLE_EXPERT_REPLICATED:
+        if (v->ep) {
+            /* [E, out] biases follow their experts. */
+            const guint ep_size[1] = {(guint)(v->dp * v->tp)};
+            const char *const ep_name[1] = {"ep"};
+            choice_mesh(c, ranks, 1, ep_size, ep_name);
+            choice_balanced(c, 0, 0);
+        }
         break;
     case RS_ROLE_EXPERT_COLUMN:
     case RS_ROLE_EXPERT_ROW:
@@ -1351,9 +1367,11 @@ sglang_choose(Resolver *r, guint index, MeshChoice *c, GError **error)
         break;
     case RS_ROLE_NORM:
     case RS_ROLE_ROUTER:
+    case RS_ROLE_COLUMN_SEGMENTED:
         break;
     case RS_ROLE_EXPERT_COLUMN:
-    case RS_ROLE_EXPERT_ROW: {
+    case RS_ROLE_EXPERT_ROW:
+    case RS_ROLE_EXPERT_REPLICATED: {
         if (t->shape[0] % s->ep != 0)
             return fail_model(r, error,
                               "ep=%" G_GINT64_FORMAT " does not divide the %" G_GINT64_FORMAT
@@ -1363,6 +1381,8 @@ sglang_choose(Resolver *r, guint index, MeshChoice *c, GError **error)
         const char *const moe_names[3] = {"dp", "ep", "moe_tp"};
         choice_mesh(c, r->gpus, 3, moe_sizes, moe_names);
         choice_shard(c, 1, 0);
+        if (t->role == RS_ROLE_EXPERT_REPLICATED)
+            break;
         if (t->role == RS_ROLE_EXPERT_ROW)
             choice_shard(c, 2, 2);
         else if (t->fuse == RS_FUSE_GATE_UP && complete)

@@ -107,7 +107,7 @@ RsScenario *
 rs_scenario_load_file(const char *path, GError **error)
 {
     static const char *const keys[] = {"name",  "description", "model", "dtype", "mtp",
-                                       "topology", "nodes",     "train", "infer",
+                                       "stored", "topology", "nodes", "train", "infer",
                                        "infer_dtype", NULL};
     g_autoptr(RsYaml) yaml = rs_yaml_load_file(path, error);
     if (yaml == NULL)
@@ -124,6 +124,7 @@ rs_scenario_load_file(const char *path, GError **error)
         !rs_yaml_read_string(yaml, root, NULL, "dtype", FALSE, &dtype, error) ||
         !rs_yaml_read_string(yaml, root, NULL, "infer_dtype", FALSE, &infer_dtype, error) ||
         !rs_yaml_read_bool(yaml, root, NULL, "mtp", FALSE, &s->include_mtp, error) ||
+        !rs_yaml_read_bool(yaml, root, NULL, "stored", FALSE, &s->stored, error) ||
         !rs_yaml_read_string(yaml, root, NULL, "topology", TRUE, &topology, error) ||
         !rs_yaml_read_int64(yaml, root, NULL, "nodes", FALSE, 1, 1 << 20, &nodes, error))
         return NULL;
@@ -197,6 +198,8 @@ rs_scenario_build(RsScenario *s, RsScenarioBuild *out, GError **error)
     if (model_path == NULL)
         return FALSE;
     RsModelOptions mopts = {.include_mtp = s->include_mtp, .has_dtype = s->has_dtype, .dtype = s->dtype};
+    if (s->stored)
+        mopts.storage = RS_MODEL_STORAGE_CHECKPOINT;
     g_autoptr(RsModel) model = rs_model_load_file(model_path, &mopts, error);
     if (model == NULL)
         return FALSE;
