@@ -1469,6 +1469,44 @@ rs_convention_result_clear(RsConventionResult *result)
     memset(result, 0, sizeof *result);
 }
 
+/* Block-quantisation scales follow their weight: the weight's layout in block
+ * coordinates. A weight split that cuts a block is refused, as vLLM refuses it (a scale
+ * covers one whole block; two ranks holding parts of a block would each need it whole).
+ * Layers sharing a weight layout share the derived one. */
+static gboolean
+derive_block_scales(Resolver *r, GError **error)
+{
+    g_autoptr(GHashTable) cache =
+        g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)rs_layout_unref);
+    for (guint i = 0; i < rs_model_get_n_tensors(r->model); i++) {
+        const RsTensorSpec *t = rs_model_get_tensor(r->model, i);
+        if (t->scale_of < 0)
+            continue;
+        RsLayout *weight = g_ptr_array_index(r->layouts, t->scale_of);
+        GString *key = g_string_new(NULL);
+        g_string_append_printf(key, "%p", (void *)weight);
+        for (guint d = 0; d < t->n_dims; d++)
+            g_string_append_printf(key, ",%" G_GINT64_FORMAT, t->scale_block[d]);
+        RsLayout *derived = g_hash_table_lookup(cache, key->str);
+        if (derived == NULL) {
+            derived = rs_layout_new_blocked(weight, t->scale_block, FALSE, TRUE, error);
+            if (derived == NULL) {
+                g_prefix_error(error, "%s: %s: ", r->desc ? r->desc : rs_convention_get_name(r->conv),
+                               rs_model_get_tensor(r->model, (guint)t->scale_of)->name);
+                g_string_free(key, TRUE);
+                return FALSE;
+            }
+            g_hash_table_insert(cache, g_string_free(key, FALSE), derived);
+        } else {
+            g_string_free(key, TRUE);
+        }
+        RsLayout *old = g_ptr_array_index(r->layouts, i);
+        g_ptr_array_index(r->layouts, i) = rs_layout_ref(derived);
+        rs_layout_unref(old);
+    }
+    return TRUE;
+}
+
 gboolean
 rs_convention_resolve_full(RsConvention *conv, const RsModel *model, const guint32 *gpus,
                            guint n_gpus, RsConventionResult *out, GError **error)
@@ -1493,6 +1531,8 @@ rs_convention_resolve_full(RsConvention *conv, const RsModel *model, const guint
     g_ptr_array_set_size(r.buffers, n_tensors);
     r.summary = g_string_new(NULL);
     gboolean ok = conv->klass->resolve(conv, &r, error);
+    if (ok)
+        ok = derive_block_scales(&r, error);
     g_hash_table_unref(r.cache);
     g_free(r.desc);
     if (!ok) {

@@ -70,6 +70,12 @@ rs_family_read_quant(RsModelConfig *c, const RsModelOptions *options, RsQuant *q
             q->block_rows = g_array_index(block, gint64, 0);
             q->block_cols = g_array_index(block, gint64, 1);
         }
+        /* A scaled model's blocks shrink with its widths, so a split that is block-aligned
+         * at full size stays aligned (MX groups of 32 values are a format, not scaled). */
+        if (options->scale > 1) {
+            q->block_rows = MAX(q->block_rows / (gint64)options->scale, 1);
+            q->block_cols = MAX(q->block_cols / (gint64)options->scale, 1);
+        }
         if (fmt != NULL && g_ascii_strcasecmp(fmt, "e5m2") == 0)
             q->fp8_dtype = RS_DTYPE_FP8_E5M2;
         else if (fmt != NULL && g_ascii_strcasecmp(fmt, "e4m3") != 0) {
@@ -186,6 +192,8 @@ rs_family_add_linear(RsModel *m, const RsQuant *q, const char *base, RsTensorRol
     if (kv)
         rs_model_mark_kv_heads(m);
     rs_model_set_last_format(m, RS_TENSOR_FORMAT_SCALE, 0);
+    const gint64 block[2] = {q->block_rows, q->block_cols};
+    rs_model_mark_block_scale(m, block);
 }
 
 void
@@ -230,6 +238,11 @@ rs_family_add_expert_weight(RsModel *m, const RsQuant *q, const char *prefix, co
         rs_model_set_last_format(m, RS_TENSOR_FORMAT_MXFP4, params);
         rs_model_add_tensor(m, scales, role, layer, RS_DTYPE_U8, 0, 3, E, out, groups);
         rs_model_set_last_format(m, RS_TENSOR_FORMAT_SCALE, 0);
+        if (q->packed_names) {
+            /* One scale per group of values = group / 2 packed bytes along the input. */
+            const gint64 block[3] = {1, 1, q->group / 2};
+            rs_model_mark_block_scale(m, block);
+        }
         return;
     }
     if (q != NULL && q->kind == RS_QUANT_FP8_BLOCK) {
@@ -239,6 +252,8 @@ rs_family_add_expert_weight(RsModel *m, const RsQuant *q, const char *prefix, co
         rs_model_add_tensor(m, scale, role, layer, RS_DTYPE_F32, 0, 3, E,
                             ceil_div(out, q->block_rows), ceil_div(in, q->block_cols));
         rs_model_set_last_format(m, RS_TENSOR_FORMAT_SCALE, 0);
+        const gint64 block[3] = {1, q->block_rows, q->block_cols};
+        rs_model_mark_block_scale(m, block);
         return;
     }
     g_autofree char *weight = g_strdup_printf("%s.%s%s", prefix, name, weight_suffix);

@@ -112,6 +112,10 @@ void rs_model_add_tensor_shape(RsModel *model, const char *name, RsTensorRole ro
 void rs_model_mark_kv_heads(RsModel *model);
 /* Sets the format and logical parameter count of the tensor added last. */
 void rs_model_set_last_format(RsModel *model, RsTensorFormat format, guint64 n_params);
+/* Marks the tensor added last as the block scales of the one added before it, one scale
+ * per @block elements (array of n_dims) of that weight. */
+void rs_model_mark_block_scale(RsModel *model, const gint64 *block);
+
 /* Sets the dim-0 segments of the tensor added last (n <= RS_MAX_TENSOR_SEGMENTS). */
 void rs_model_set_last_segments(RsModel *model, guint n, const gint64 *sizes);
 

@@ -76,6 +76,7 @@ rs_model_add_tensor_shape(RsModel *model, const char *name, RsTensorRole role, g
     }
     model->last_dropped = FALSE;
     RsTensorSpec *t = g_new0(RsTensorSpec, 1);
+    t->scale_of = -1;
     t->fuse = fuse;
     t->fuse_segment = fuse_segment;
     t->fuse_group = g_steal_pointer(&fuse_group);
@@ -188,6 +189,20 @@ rs_model_set_last_format(RsModel *model, RsTensorFormat format, guint64 n_params
         return;
     t->format = format;
     t->n_params = n_params;
+}
+
+void
+rs_model_mark_block_scale(RsModel *model, const gint64 *block)
+{
+    RsTensorSpec *t = last_tensor(model);
+    if (t == NULL)
+        return;
+    g_return_if_fail(model->tensors->len >= 2);
+    t->scale_of = (gint)model->tensors->len - 2;
+    const RsTensorSpec *w = g_ptr_array_index(model->tensors, model->tensors->len - 2);
+    g_return_if_fail(w->n_dims == t->n_dims);
+    for (guint d = 0; d < t->n_dims; d++)
+        t->scale_block[d] = block[d];
 }
 
 void

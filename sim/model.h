@@ -111,6 +111,13 @@ typedef struct {
     /* RS_ROLE_COLUMN_SEGMENTED: the sizes of the parts along dim 0 (they sum to shape[0]). */
     guint n_segments;
     gint64 segments[RS_MAX_TENSOR_SEGMENTS];
+    /* Block-quantisation scales: the index of the tensor these scales belong to (added
+     * just before them) and how many of its elements one scale covers per dim (FP8:
+     * [.., 128, 128]; packed MXFP4: [.., 1, 16] bytes). Conventions lay the scales out as
+     * their weight's layout in block coordinates, and refuse a weight split that cuts a
+     * block (as vLLM does). scale_of is -1 for every other tensor. */
+    gint scale_of;
+    gint64 scale_block[RS_MAX_DIMS];
 } RsTensorSpec;
 
 typedef struct _RsModel RsModel;

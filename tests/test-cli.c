@@ -130,6 +130,11 @@ static const CliCase cli_cases[] = {
      2, {"s.yaml:6:3: train.tq", "known: tp, cp, pp, dp, ep, etp", NULL}},
     {{"simulate", "--bogus", NULL}, NULL, NULL, 2, {"Unknown option --bogus", NULL}},
     {{"frobnicate", NULL}, NULL, NULL, 2, {"unknown command", NULL}},
+    /* vLLM tp=32 cuts DeepSeek-V3's 128-row FP8 blocks: the stored form cannot be laid out. */
+    {{"simulate", "--stored", "--strategy", "direct", NULL},
+     NULL, NULL, 2,
+     {"infer: vllm tp=32 dp=8: model.layers.0.mlp.gate_proj.weight",
+      "not aligned to blocks of 128 elements", NULL}},
     /* reshard layout / plan: bad input names the flag, exit 2. */
     {{"layout", "--shape", "8x4", "--mesh", "2", "--placements", "P", NULL},
      NULL, NULL, 2, {"--placements: placement 0 is Partial", NULL}},

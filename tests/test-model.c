@@ -1188,7 +1188,7 @@ static const FamilyScenario family_scenarios[] = {
     {"deepseek-v3", 64, "megatron:tp=1,pp=4,ep=2", "vllm:tp=8", FALSE},
     {"deepseek-v3", 16, "megatron:tp=1,pp=4,ep=2", "vllm:tp=4", TRUE},
     {"kimi-k3", 64, "megatron:tp=2,pp=2,ep=4,etp=1", "vllm:tp=8", FALSE},
-    {"kimi-k3", 32, "megatron:tp=2,pp=2,ep=4,etp=1", "vllm:tp=2", TRUE},
+    {"kimi-k3", 16, "megatron:tp=2,pp=2,ep=4,etp=1", "vllm:tp=2", TRUE},
     {"qwen3.8-2.4t-a95b", 64, "megatron:tp=4,pp=2,ep=2,etp=1", "vllm:tp=8", FALSE},
 };
 
