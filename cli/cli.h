@@ -23,6 +23,8 @@ typedef struct {
 
 extern const RsCommand rs_command_simulate;
 extern const RsCommand rs_command_models;
+extern const RsCommand rs_command_run;
+extern const RsCommand rs_command_calibrate;
 
 /* Global switches shared by every subcommand. */
 extern gboolean rs_cli_verbose;

@@ -13,6 +13,8 @@ gboolean rs_cli_quiet = FALSE;
 static const RsCommand *const commands[] = {
     &rs_command_simulate,
     &rs_command_models,
+    &rs_command_run,
+    &rs_command_calibrate,
 };
 
 static GOptionEntry common_entries[] = {

@@ -51,6 +51,7 @@ typedef struct {
     RsLocalBox *staging_local; /* per tensor: the whole tensor, row-major */
     GHashTable *staging;       /* (tensor << 32 | gpu) + 1 present when a staging buffer is used */
     gboolean is_root_process; /* this process hosts rank 0 */
+    gboolean use_iov;         /* the transport takes scatter-gather lists */
     /* Written by rank 0 only. */
     RsExecResult *result;
     GArray *run_rows; /* per run: double[2 × n_messages] (start, end) */
@@ -523,14 +524,16 @@ typedef struct {
     guint32 chunk;
     RsTransportRequest req;
     guint8 *bounce; /* pack buffer, or NULL when sent from / received into the buffers */
-    guint8 *ptr;
+    GArray *iov;    /* RsIovec: the runs of the buffers a scatter-gather chunk uses */
+    guint8 *ptr;    /* the chunk's bytes when they are one run (bounce or in place) */
     gboolean posted, done;
     double post_s, done_s;
 } Op;
 
 /* What each rank sends to rank 0 after a run. */
 typedef struct {
-    double elapsed_s;
+    double t0_abs;    /* the rank's clock when it left the start barrier */
+    double elapsed_s; /* from then to its last completion */
     guint64 n_bad;
     RsExecMismatch first;
     guint64 n_sends;
@@ -561,6 +564,7 @@ typedef struct {
     GArray *lpieces; /* LocalPiece */
     GArray *ops;     /* Op, sorted by key */
     GPtrArray *free_bounce;
+    GPtrArray *free_iov; /* GArray of RsIovec, reused */
     guint64 bounce_in_use, peak_bounce;
     guint64 buffer_bytes;
     guint64 n_sends, n_zero_copy;
@@ -595,12 +599,17 @@ rank_free(Rank *r, guint n_tensors)
     if (r->lpieces)
         g_array_unref(r->lpieces);
     if (r->ops) {
-        for (guint i = 0; i < r->ops->len; i++)
+        for (guint i = 0; i < r->ops->len; i++) {
             g_free(g_array_index(r->ops, Op, i).bounce);
+            if (g_array_index(r->ops, Op, i).iov)
+                g_array_unref(g_array_index(r->ops, Op, i).iov);
+        }
         g_array_unref(r->ops);
     }
     if (r->free_bounce)
         g_ptr_array_unref(r->free_bounce);
+    if (r->free_iov)
+        g_ptr_array_unref(r->free_iov);
 }
 
 static guint8 *
@@ -715,6 +724,7 @@ rank_build(Rank *r, GError **error)
     r->lpieces = g_array_new(FALSE, FALSE, sizeof(LocalPiece));
     r->ops = g_array_new(FALSE, TRUE, sizeof(Op));
     r->free_bounce = g_ptr_array_new_with_free_func(g_free);
+    r->free_iov = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
     g_autoptr(GArray) boxes = g_array_new(FALSE, FALSE, sizeof(PieceBox));
     for (guint m = 0; m < rs_plan_get_n_messages(plan); m++) {
         const RsMessage *msg = rs_plan_get_message(plan, m);
@@ -916,6 +926,54 @@ chunk_in_place(Rank *r, const RankMsg *rm, guint64 a, guint64 b, guint8 **ptr)
     return rs_region_get_contiguous(&p->region, a - p->wire_offset, b - p->wire_offset, ptr);
 }
 
+/* Rows shorter than this go through a pack buffer rather than a scatter-gather list: a
+ * list entry per few bytes would cost more than the copy it saves. */
+#define MIN_IOV_ROW_BYTES 64
+
+/* The runs of the rank's memory that hold wire bytes [a, b) of @rm, when every piece they
+ * touch has rows long enough; NULL otherwise. */
+static GArray *
+chunk_runs(Rank *r, const RankMsg *rm, guint64 a, guint64 b)
+{
+    guint end = rm->first_piece + rm->n_pieces;
+    guint first = first_piece_after(r, rm, a);
+    for (guint i = first; i < end; i++) {
+        const Piece *p = &g_array_index(r->pieces, Piece, i);
+        if (p->wire_offset >= b)
+            break;
+        if (!rs_region_has_long_rows(&p->region, MIN_IOV_ROW_BYTES))
+            return NULL;
+    }
+    GArray *iov = r->free_iov->len > 0
+                      ? g_ptr_array_steal_index_fast(r->free_iov, r->free_iov->len - 1)
+                      : g_array_new(FALSE, FALSE, sizeof(RsIovec));
+    g_array_set_size(iov, 0);
+    for (guint i = first; i < end; i++) {
+        const Piece *p = &g_array_index(r->pieces, Piece, i);
+        if (p->wire_offset >= b)
+            break;
+        guint64 from = MAX(a, p->wire_offset) - p->wire_offset;
+        guint64 to = MIN(b, p->wire_offset + p->region.n_bytes) - p->wire_offset;
+        rs_region_append_runs(&p->region, from, to, iov);
+    }
+    return iov;
+}
+
+/* The byte at wire offset @off of a chunk, wherever the chunk's bytes lie. */
+static guint8 *
+chunk_byte(const Op *op, guint64 off)
+{
+    if (op->iov == NULL)
+        return op->ptr + off;
+    for (guint i = 0; i < op->iov->len; i++) {
+        const RsIovec *run = &g_array_index(op->iov, RsIovec, i);
+        if (off < run->len)
+            return (guint8 *)run->base + off;
+        off -= run->len;
+    }
+    g_return_val_if_reached(NULL);
+}
+
 static gboolean
 post_op(Rank *r, Op *op, GError **error)
 {
@@ -923,8 +981,13 @@ post_op(Rank *r, Op *op, GError **error)
     RankMsg *rm = &g_array_index(r->msgs, RankMsg, op->rmsg);
     guint64 a = (guint64)op->chunk * ctx->chunk, b = MIN(a + ctx->chunk, rm->size_bytes);
     guint32 tag = rm->msg % 32768;
+    op->post_s = rs_endpoint_now_s(r->ep) - r->t0;
     op->bounce = NULL;
+    op->iov = NULL;
     if (chunk_in_place(r, rm, a, b, &op->ptr)) {
+        r->n_zero_copy++;
+    } else if (ctx->use_iov && (op->iov = chunk_runs(r, rm, a, b)) != NULL) {
+        /* The transport copies between the shards' runs directly: no pack, no unpack. */
         r->n_zero_copy++;
     } else {
         op->bounce = bounce_get(r, b - a);
@@ -932,16 +995,19 @@ post_op(Rank *r, Op *op, GError **error)
         if (rm->is_send)
             move_chunk(r, rm, a, b, op->bounce, TRUE);
     }
-    op->post_s = rs_endpoint_now_s(r->ep) - r->t0;
     if (op->chunk == 0 && rm->is_send)
         rm->start_s = op->post_s;
     op->posted = TRUE;
     gboolean ok;
+    const RsIovec *iov = op->iov ? (const RsIovec *)op->iov->data : NULL;
+    guint n_iov = op->iov ? op->iov->len : 0;
     if (rm->is_send) {
         r->n_sends++;
-        ok = rs_endpoint_isend(r->ep, rm->peer, tag, op->ptr, b - a, &op->req, error);
+        ok = iov ? rs_endpoint_isendv(r->ep, rm->peer, tag, iov, n_iov, &op->req, error)
+                 : rs_endpoint_isend(r->ep, rm->peer, tag, op->ptr, b - a, &op->req, error);
     } else {
-        ok = rs_endpoint_irecv(r->ep, rm->peer, tag, op->ptr, b - a, &op->req, error);
+        ok = iov ? rs_endpoint_irecvv(r->ep, rm->peer, tag, iov, n_iov, &op->req, error)
+                 : rs_endpoint_irecv(r->ep, rm->peer, tag, op->ptr, b - a, &op->req, error);
     }
     if (!ok)
         g_prefix_error(error, "message %u (%u -> %u) chunk %u: ", rm->msg,
@@ -961,7 +1027,7 @@ complete_op(Rank *r, Op *op)
     if (!rm->is_send) {
         if (ctx->opts.corrupt && ctx->opts.corrupt_message == rm->msg &&
             ctx->opts.corrupt_byte >= a && ctx->opts.corrupt_byte < b)
-            op->ptr[ctx->opts.corrupt_byte - a] ^= 0xff;
+            *chunk_byte(op, ctx->opts.corrupt_byte - a) ^= 0xff;
         if (op->bounce != NULL)
             move_chunk(r, rm, a, b, op->bounce, FALSE);
         rm->chunk_done[op->chunk] = 1;
@@ -973,6 +1039,10 @@ complete_op(Rank *r, Op *op)
     if (op->bounce != NULL) {
         bounce_put(r, op->bounce, b - a);
         op->bounce = NULL;
+    }
+    if (op->iov != NULL) {
+        g_ptr_array_add(r->free_iov, op->iov);
+        op->iov = NULL;
     }
 }
 
@@ -1259,12 +1329,21 @@ collect_run(ExecContext *ctx, GPtrArray *all)
     RsExecMismatch first = {0};
     guint64 n_sends = 0, n_zero_copy = 0, peak = 0, buffer_bytes = 0;
     guint max_out = 0;
+    /* Times of all ranks on one axis: from the first rank leaving the start barrier (the
+     * ranks of one machine share the monotonic clock). */
+    double ref = INFINITY;
+    for (guint r = 0; r < all->len; r++) {
+        RankSummary sum;
+        memcpy(&sum, g_bytes_get_data(g_ptr_array_index(all, r), NULL), sizeof sum);
+        ref = MIN(ref, sum.t0_abs);
+    }
     for (guint r = 0; r < all->len; r++) {
         gsize size;
         const guint8 *data = g_bytes_get_data(g_ptr_array_index(all, r), &size);
         RankSummary sum;
         memcpy(&sum, data, sizeof sum);
-        run_s = MAX(run_s, sum.elapsed_s);
+        double shift = sum.t0_abs - ref;
+        run_s = MAX(run_s, shift + sum.elapsed_s);
         if (sum.n_bad > 0 && (n_bad == 0 || mismatch_before(&sum.first, &first)))
             first = sum.first;
         n_bad += sum.n_bad;
@@ -1275,7 +1354,7 @@ collect_run(ExecContext *ctx, GPtrArray *all)
         buffer_bytes += sum.buffer_bytes;
         const TimeRecord *times = (const TimeRecord *)(data + sizeof sum);
         for (guint i = 0; i < sum.n_times; i++)
-            rows[2 * times[i].msg + times[i].kind] = times[i].t;
+            rows[2 * times[i].msg + times[i].kind] = times[i].t + shift;
     }
     g_array_append_val(res->run_s, run_s);
     g_array_append_val(ctx->run_rows, rows);
@@ -1342,6 +1421,7 @@ rank_main(RsEndpoint *ep, gpointer data, GError **error)
         if (!ok)
             break;
         RankSummary sum = {0};
+        sum.t0_abs = r.t0;
         sum.elapsed_s = rs_endpoint_now_s(ep) - r.t0;
         if (!ctx->opts.no_validate)
             rank_validate(&r, &sum);
@@ -1454,6 +1534,7 @@ rs_exec_run(RsTransport *transport, const RsPlan *plan, const RsRefit *refit,
     result->validated = !ctx.opts.no_validate;
     ctx.result = result;
     ctx.is_root_process = rs_transport_is_root(transport);
+    ctx.use_iov = rs_transport_has_iov(transport);
     ctx.run_rows = g_array_new(FALSE, FALSE, sizeof(double *));
     g_array_set_clear_func(ctx.run_rows, free_rows);
     gboolean ok = rs_transport_launch(transport, ctx.n_ranks, rank_main, &ctx, error);

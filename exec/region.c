@@ -88,7 +88,10 @@ rs_region_get_contiguous(const RsRegion *region, guint64 from, guint64 to, guint
     return TRUE;
 }
 
-/* Copies @n whole elements starting at element @index between the region and @wire. */
+/* Copies @n whole elements starting at element @index between the region and @wire. The
+ * position is unravelled once; rows then follow by pointer steps (no division per row),
+ * which matters for layouts whose rows are a cache line or two (a last dim split over
+ * tensor-parallel ranks). */
 static void
 copy_elems(const RsRegion *r, guint64 index, guint64 n, guint8 *wire, gboolean pack)
 {
@@ -97,14 +100,17 @@ copy_elems(const RsRegion *r, guint64 index, guint64 n, guint8 *wire, gboolean p
     gint64 s = r->strides_bytes[last];
     gint64 row = r->counts[last];
     gint64 pos[RS_MAX_DIMS];
+    guint8 *p = elem_address(r, index, pos);
+    guint8 *row_start = p - pos[last] * s;
+    gint64 k0 = pos[last];
     while (n > 0) {
-        guint8 *p = elem_address(r, index, pos);
-        guint64 run = MIN((guint64)(row - pos[last]), n);
+        guint64 run = MIN((guint64)(row - k0), n);
+        gsize run_bytes = (gsize)run * e;
         if (s == (gint64)e) {
             if (pack)
-                memcpy(wire, p, run * e);
+                memcpy(wire, p, run_bytes);
             else
-                memcpy(p, wire, run * e);
+                memcpy(p, wire, run_bytes);
         } else if (pack) {
             for (guint64 k = 0; k < run; k++)
                 memcpy(wire + k * e, p + (gint64)k * s, e);
@@ -112,9 +118,18 @@ copy_elems(const RsRegion *r, guint64 index, guint64 n, guint8 *wire, gboolean p
             for (guint64 k = 0; k < run; k++)
                 memcpy(p + (gint64)k * s, wire + k * e, e);
         }
-        wire += run * e;
-        index += run;
+        wire += run_bytes;
         n -= run;
+        /* The next row: carry through the outer dims. */
+        for (gint d = (gint)last - 1; d >= 0; d--) {
+            row_start += r->strides_bytes[d];
+            if (++pos[d] < r->counts[d])
+                break;
+            row_start -= r->counts[d] * r->strides_bytes[d];
+            pos[d] = 0;
+        }
+        p = row_start;
+        k0 = 0;
     }
 }
 
@@ -152,6 +167,58 @@ copy_range(const RsRegion *r, guint64 from, guint64 to, guint8 *wire, gboolean p
     }
 }
 
+gboolean
+rs_region_has_long_rows(const RsRegion *region, gsize min_row_bytes)
+{
+    guint last = region->n_dims - 1;
+    if (region->strides_bytes[last] != (gint64)region->elem_bytes)
+        return FALSE;
+    guint64 row_bytes = (guint64)region->counts[last] * region->elem_bytes;
+    return row_bytes >= min_row_bytes || row_bytes == region->n_bytes;
+}
+
+static void
+append_run(GArray *runs, guint8 *base, gsize len)
+{
+    if (runs->len > 0) {
+        RsIovec *prev = &g_array_index(runs, RsIovec, runs->len - 1);
+        if ((guint8 *)prev->base + prev->len == base) {
+            prev->len += len;
+            return;
+        }
+    }
+    RsIovec run = {base, len};
+    g_array_append_val(runs, run);
+}
+
+void
+rs_region_append_runs(const RsRegion *r, guint64 from, guint64 to, GArray *runs)
+{
+    guint e = r->elem_bytes;
+    guint last = r->n_dims - 1;
+    g_return_if_fail(r->strides_bytes[last] == (gint64)e && from < to);
+    gsize row_bytes = (gsize)r->counts[last] * e;
+    /* Walk rows: the first may start inside a row (even inside an element). */
+    guint64 row = from / row_bytes;
+    gsize in_row = (gsize)(from % row_bytes);
+    gint64 pos[RS_MAX_DIMS];
+    guint8 *row_start = elem_address(r, row * (guint64)r->counts[last], pos);
+    guint64 left = to - from;
+    while (left > 0) {
+        gsize len = (gsize)MIN((guint64)(row_bytes - in_row), left);
+        append_run(runs, row_start + in_row, len);
+        left -= len;
+        in_row = 0;
+        for (gint d = (gint)last - 1; d >= 0; d--) {
+            row_start += r->strides_bytes[d];
+            if (++pos[d] < r->counts[d])
+                break;
+            row_start -= r->counts[d] * r->strides_bytes[d];
+            pos[d] = 0;
+        }
+    }
+}
+
 void
 rs_region_pack(const RsRegion *region, guint64 from, guint64 to, guint8 *out)
 {
@@ -175,15 +242,33 @@ rs_region_copy(const RsRegion *dst, const RsRegion *src)
     guint last = dst->n_dims - 1;
     if (same_shape && dst->strides_bytes[last] == (gint64)e &&
         src->strides_bytes[last] == (gint64)e) {
-        /* Row by row, one memcpy each. */
-        guint64 n_elems = dst->n_bytes / e;
-        gint64 row = dst->counts[last];
-        gint64 pos[RS_MAX_DIMS];
-        for (guint64 index = 0; index < n_elems; index += (guint64)row) {
-            guint8 *d = elem_address(dst, index, pos);
-            const guint8 *s = elem_address(src, index, pos);
-            memcpy(d, s, (gsize)row * e);
+        /* Row by row, one memcpy each, both positions stepped without division. */
+        guint64 n_rows = dst->n_bytes / e / (guint64)dst->counts[last];
+        gsize row_bytes = (gsize)dst->counts[last] * e;
+        gint64 pos[RS_MAX_DIMS] = {0};
+        guint8 *d = dst->base;
+        const guint8 *s = src->base;
+        for (guint64 i = 0; i < n_rows; i++) {
+            memcpy(d, s, row_bytes);
+            for (gint k = (gint)last - 1; k >= 0; k--) {
+                d += dst->strides_bytes[k];
+                s += src->strides_bytes[k];
+                if (++pos[k] < dst->counts[k])
+                    break;
+                d -= dst->counts[k] * dst->strides_bytes[k];
+                s -= src->counts[k] * src->strides_bytes[k];
+                pos[k] = 0;
+            }
         }
+        return;
+    }
+    /* One side is a single run of memory: pack into it or unpack from it directly. */
+    if (dst->n_dims == 1 && dst->strides_bytes[0] == (gint64)e) {
+        copy_range(src, 0, src->n_bytes, dst->base, TRUE);
+        return;
+    }
+    if (src->n_dims == 1 && src->strides_bytes[0] == (gint64)e) {
+        copy_range(dst, 0, dst->n_bytes, src->base, FALSE);
         return;
     }
     /* Different row structure: go through a bounce buffer of whole elements. */

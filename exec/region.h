@@ -14,6 +14,7 @@
 
 #include <glib.h>
 
+#include "exec/transport.h"
 #include "sim/layout.h"
 
 G_BEGIN_DECLS
@@ -53,6 +54,26 @@ void rs_region_init(RsRegion *region, guint8 *buffer, const RsLocalBox *local, c
  */
 gboolean rs_region_get_contiguous(const RsRegion *region, guint64 from, guint64 to,
                                   guint8 **ptr_out);
+
+/**
+ * rs_region_has_long_rows:
+ * @min_row_bytes: the shortest run worth handing to a scatter-gather copy
+ *
+ * Returns: TRUE when the region's elements are adjacent along its last dim and a row (or
+ * the whole region, if shorter) holds at least @min_row_bytes bytes.
+ */
+gboolean rs_region_has_long_rows(const RsRegion *region, gsize min_row_bytes);
+
+/**
+ * rs_region_append_runs:
+ * @from, @to: a byte range of the wire image, 0 <= from < to <= n_bytes
+ * @runs: (element-type RsIovec): gets the memory runs holding those bytes, in wire
+ *   order; a run that continues the previous one in memory is merged into it
+ *
+ * For regions with adjacent elements along the last dim (rs_region_has_long_rows with any
+ * minimum), one run per row touched.
+ */
+void rs_region_append_runs(const RsRegion *region, guint64 from, guint64 to, GArray *runs);
 
 /**
  * rs_region_pack:

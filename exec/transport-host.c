@@ -6,6 +6,9 @@
  * once and the send completes (eager); a larger one records where the sender's bytes are,
  * and the receiver copies them straight into its own buffer when its receive matches, then
  * completes the send (rendezvous: one copy, as MPI's single-copy shared-memory path does).
+ * Both sides may describe their bytes as scatter-gather lists, so a message made of rows
+ * of several shards goes from the sender's shards into the receiver's shards in that one
+ * copy, with no pack or unpack buffer.
  * When the ring is full, further sends to that receiver wait in the sender, in order, so
  * no rank can queue unbounded work on another. Receives match the head of the channel:
  * messages between two ranks arrive in the order they were sent, and the receiver checks
@@ -27,7 +30,9 @@ typedef struct _HostWorld HostWorld;
 typedef struct {
     guint32 tag;
     gsize size;
-    const guint8 *data;          /* the sender's buffer (rendezvous) or the slot (eager) */
+    const RsIovec *iov;          /* the sender's runs (rendezvous) or the slot (eager) */
+    guint n_iov;
+    RsIovec slot;                /* eager: the slot, as a run */
     RsTransportRequest *send_req; /* rendezvous: completed by the receiver; NULL when eager */
 } Entry;
 
@@ -71,6 +76,55 @@ struct _HostWorld {
 typedef struct {
     RsTransport base;
 } HostTransport;
+
+/* Request fields: priv[0] the runs, priv[1] their count, priv[2..3] one run for the
+ * contiguous calls. */
+static void
+set_iov(RsTransportRequest *req, const RsIovec *iov, guint n_iov)
+{
+    req->priv[0] = (gpointer)iov;
+    req->priv[1] = GUINT_TO_POINTER(n_iov);
+}
+
+static const RsIovec *
+get_iov(const RsTransportRequest *req, guint *n_iov)
+{
+    *n_iov = GPOINTER_TO_UINT(req->priv[1]);
+    return req->priv[0];
+}
+
+static RsIovec *
+inline_iov(RsTransportRequest *req, const void *buf, gsize size)
+{
+    G_STATIC_ASSERT(sizeof(RsIovec) <= 2 * sizeof(gpointer));
+    RsIovec *iov = (RsIovec *)&req->priv[2];
+    iov->base = (void *)buf;
+    iov->len = size;
+    return iov;
+}
+
+/* Copies the bytes of @src into @dst, run by run; both hold the same number of bytes. */
+static void
+iov_copy(const RsIovec *dst, guint n_dst, const RsIovec *src, guint n_src)
+{
+    guint i = 0, j = 0;
+    gsize off_i = 0, off_j = 0;
+    while (i < n_dst && j < n_src) {
+        gsize n = MIN(dst[i].len - off_i, src[j].len - off_j);
+        if (n > 0)
+            memcpy((guint8 *)dst[i].base + off_i, (const guint8 *)src[j].base + off_j, n);
+        off_i += n;
+        off_j += n;
+        if (off_i == dst[i].len) {
+            i++;
+            off_i = 0;
+        }
+        if (off_j == src[j].len) {
+            j++;
+            off_j = 0;
+        }
+    }
+}
 
 static RsTransport *
 host_open(const RsTransportConfig *config, GError **error)
@@ -136,16 +190,20 @@ try_place(HostEndpoint *self, RsTransportRequest *req)
     Entry *e = &ch->ring[pos];
     e->tag = req->tag;
     e->size = req->size_bytes;
+    guint n_iov;
+    const RsIovec *iov = get_iov(req, &n_iov);
     if (eager) {
         if (ch->slots == NULL)
             ch->slots = g_malloc((gsize)w->depth * w->eager_bytes);
-        guint8 *slot = ch->slots + (gsize)pos * w->eager_bytes;
-        if (req->size_bytes > 0)
-            memcpy(slot, req->priv[0], req->size_bytes);
-        e->data = slot;
+        e->slot.base = ch->slots + (gsize)pos * w->eager_bytes;
+        e->slot.len = req->size_bytes;
+        iov_copy(&e->slot, 1, iov, n_iov);
+        e->iov = NULL;
+        e->n_iov = 0;
         e->send_req = NULL;
     } else {
-        e->data = req->priv[0];
+        e->iov = iov;
+        e->n_iov = n_iov;
         e->send_req = req;
     }
     ch->count++;
@@ -158,13 +216,13 @@ try_place(HostEndpoint *self, RsTransportRequest *req)
 }
 
 static gboolean
-host_isend(RsEndpoint *base, guint32 peer, guint32 tag, const void *buf, gsize size,
-           RsTransportRequest *req, GError **error)
+host_isendv(RsEndpoint *base, guint32 peer, guint32 tag, const RsIovec *iov, guint n_iov,
+            RsTransportRequest *req, GError **error)
 {
     HostEndpoint *self = (HostEndpoint *)base;
     if (!check_aborted(self, error))
         return FALSE;
-    req->priv[0] = (gpointer)buf;
+    set_iov(req, iov, n_iov);
     GQueue *pending = &self->pending_sends[peer];
     if (!g_queue_is_empty(pending) || !try_place(self, req))
         g_queue_push_tail(pending, req);
@@ -172,15 +230,29 @@ host_isend(RsEndpoint *base, guint32 peer, guint32 tag, const void *buf, gsize s
 }
 
 static gboolean
-host_irecv(RsEndpoint *base, guint32 peer, guint32 tag, void *buf, gsize size,
+host_isend(RsEndpoint *base, guint32 peer, guint32 tag, const void *buf, gsize size,
            RsTransportRequest *req, GError **error)
+{
+    return host_isendv(base, peer, tag, inline_iov(req, buf, size), 1, req, error);
+}
+
+static gboolean
+host_irecvv(RsEndpoint *base, guint32 peer, guint32 tag, const RsIovec *iov, guint n_iov,
+            RsTransportRequest *req, GError **error)
 {
     HostEndpoint *self = (HostEndpoint *)base;
     if (!check_aborted(self, error))
         return FALSE;
-    req->priv[0] = buf;
+    set_iov(req, iov, n_iov);
     g_queue_push_tail(&self->posted_recvs[peer], req);
     return TRUE;
+}
+
+static gboolean
+host_irecv(RsEndpoint *base, guint32 peer, guint32 tag, void *buf, gsize size,
+           RsTransportRequest *req, GError **error)
+{
+    return host_irecvv(base, peer, tag, inline_iov(req, buf, size), 1, req, error);
 }
 
 /* Matches posted receives from @peer with arrived entries. Returns the number completed,
@@ -211,8 +283,12 @@ match_from(HostEndpoint *self, guint32 peer, GError **error)
                         self->base.rank, recv->tag, recv->size_bytes, peer, e.tag, e.size);
             return -1;
         }
-        if (e.size > 0)
-            memcpy(recv->priv[0], e.data, e.size);
+        guint n_dst;
+        const RsIovec *dst = get_iov(recv, &n_dst);
+        if (e.send_req == NULL)
+            iov_copy(dst, n_dst, &e.slot, 1);
+        else
+            iov_copy(dst, n_dst, e.iov, e.n_iov);
         g_mutex_lock(&self->lock);
         ch->head = (ch->head + 1) % w->depth;
         ch->count--;
@@ -432,6 +508,8 @@ const RsTransportClass rs_transport_host_class = {
     .launch = host_launch,
     .isend = host_isend,
     .irecv = host_irecv,
+    .isendv = host_isendv,
+    .irecvv = host_irecvv,
     .progress = host_progress,
     .barrier = host_barrier,
     .gather = host_gather,

@@ -20,6 +20,11 @@ typedef struct {
                       RsTransportRequest *req, GError **error);
     gboolean (*irecv)(RsEndpoint *ep, guint32 peer, guint32 tag, void *buf, gsize size,
                       RsTransportRequest *req, GError **error);
+    /* Optional: scatter-gather; NULL when the backend needs contiguous buffers. */
+    gboolean (*isendv)(RsEndpoint *ep, guint32 peer, guint32 tag, const RsIovec *iov,
+                       guint n_iov, RsTransportRequest *req, GError **error);
+    gboolean (*irecvv)(RsEndpoint *ep, guint32 peer, guint32 tag, const RsIovec *iov,
+                       guint n_iov, RsTransportRequest *req, GError **error);
     gboolean (*progress)(RsEndpoint *ep, double timeout_s, GError **error);
     gboolean (*barrier)(RsEndpoint *ep, GError **error);
     gboolean (*gather)(RsEndpoint *ep, GBytes *data, GPtrArray **all_out, GError **error);

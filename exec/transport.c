@@ -160,6 +160,51 @@ rs_endpoint_irecv(RsEndpoint *endpoint, guint32 peer, guint32 tag, void *buf, gs
 }
 
 gboolean
+rs_transport_has_iov(const RsTransport *transport)
+{
+    return transport->klass->isendv != NULL && transport->klass->irecvv != NULL;
+}
+
+static gsize
+iov_total(const RsIovec *iov, guint n_iov)
+{
+    gsize total = 0;
+    for (guint i = 0; i < n_iov; i++)
+        total += iov[i].len;
+    return total;
+}
+
+gboolean
+rs_endpoint_isendv(RsEndpoint *endpoint, guint32 peer, guint32 tag, const RsIovec *iov,
+                   guint n_iov, RsTransportRequest *req, GError **error)
+{
+    g_return_val_if_fail(rs_transport_has_iov(endpoint->transport) && n_iov >= 1, FALSE);
+    gsize size = iov_total(iov, n_iov);
+    if (!check_p2p(endpoint, peer, tag, size, error))
+        return FALSE;
+    memset(req, 0, sizeof *req);
+    req->peer = peer;
+    req->tag = tag;
+    req->size_bytes = size;
+    return endpoint->transport->klass->isendv(endpoint, peer, tag, iov, n_iov, req, error);
+}
+
+gboolean
+rs_endpoint_irecvv(RsEndpoint *endpoint, guint32 peer, guint32 tag, const RsIovec *iov,
+                   guint n_iov, RsTransportRequest *req, GError **error)
+{
+    g_return_val_if_fail(rs_transport_has_iov(endpoint->transport) && n_iov >= 1, FALSE);
+    gsize size = iov_total(iov, n_iov);
+    if (!check_p2p(endpoint, peer, tag, size, error))
+        return FALSE;
+    memset(req, 0, sizeof *req);
+    req->peer = peer;
+    req->tag = tag;
+    req->size_bytes = size;
+    return endpoint->transport->klass->irecvv(endpoint, peer, tag, iov, n_iov, req, error);
+}
+
+gboolean
 rs_endpoint_progress(RsEndpoint *endpoint, double timeout_s, GError **error)
 {
     return endpoint->transport->klass->progress(endpoint, timeout_s, error);

@@ -60,6 +60,12 @@ typedef struct {
 #define RS_TRANSPORT_DEFAULT_EAGER_BYTES ((gsize)16 << 10)
 #define RS_TRANSPORT_DEFAULT_QUEUE_DEPTH 8
 
+/* One contiguous run of bytes of a scatter-gather operation. */
+typedef struct {
+    void *base;
+    gsize len;
+} RsIovec;
+
 /* A posted operation. The caller owns the storage and keeps it in place until done. */
 typedef struct {
     gint done;          /* set (atomically) by the transport when the operation completed */
@@ -184,6 +190,32 @@ gboolean rs_endpoint_isend(RsEndpoint *endpoint, guint32 peer, guint32 tag, cons
  */
 gboolean rs_endpoint_irecv(RsEndpoint *endpoint, guint32 peer, guint32 tag, void *buf,
                            gsize size_bytes, RsTransportRequest *req, GError **error);
+
+/**
+ * rs_transport_has_iov:
+ * Returns: TRUE when the backend moves scatter-gather lists itself (rs_endpoint_isendv,
+ * rs_endpoint_irecvv): the host backend copies straight from the sender's runs into the
+ * receiver's runs, one copy per byte. Other backends take contiguous buffers only, and the
+ * caller packs.
+ */
+gboolean rs_transport_has_iov(const RsTransport *transport);
+
+/**
+ * rs_endpoint_isendv:
+ * @iov: (array length=n_iov): the runs the message is made of, in order; the array and the
+ *   bytes stay untouched until the send is done
+ * @n_iov: >= 1
+ *
+ * As rs_endpoint_isend() for the concatenation of @iov (at most 2^31-1 bytes). Only for a
+ * transport with rs_transport_has_iov(). The receiver sees one message; it may receive it
+ * into one buffer or into runs of its own.
+ */
+gboolean rs_endpoint_isendv(RsEndpoint *endpoint, guint32 peer, guint32 tag, const RsIovec *iov,
+                            guint n_iov, RsTransportRequest *req, GError **error);
+
+/** rs_endpoint_irecvv: As rs_endpoint_irecv() into the runs of @iov, filled in order. */
+gboolean rs_endpoint_irecvv(RsEndpoint *endpoint, guint32 peer, guint32 tag, const RsIovec *iov,
+                            guint n_iov, RsTransportRequest *req, GError **error);
 
 /**
  * rs_endpoint_progress:

@@ -258,6 +258,30 @@ rs_model_mark_kv_heads(RsModel *model)
     t->kv_heads = TRUE;
 }
 
+gboolean
+rs_model_options_parse_layers(RsModelOptions *options, const char *text, GError **error)
+{
+    g_auto(GStrv) parts = g_strsplit(text, "-", 3);
+    guint n = g_strv_length(parts);
+    guint64 first = 0, last = 0;
+    gboolean ok = (n == 1 || n == 2) &&
+                  g_ascii_string_to_unsigned(g_strstrip(parts[0]), 10, 0, G_MAXINT32, &first,
+                                             NULL) &&
+                  g_ascii_string_to_unsigned(g_strstrip(parts[n - 1]), 10, 0, G_MAXINT32, &last,
+                                             NULL) &&
+                  first <= last;
+    if (!ok) {
+        g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
+                    "layers \"%s\": expected A-B with 0 <= A <= B (decoder layers, inclusive)",
+                    text);
+        return FALSE;
+    }
+    options->has_layer_range = TRUE;
+    options->first_layer = (gint)first;
+    options->last_layer = (gint)last;
+    return TRUE;
+}
+
 RsModel *
 rs_model_load_file(const char *path, const RsModelOptions *options, GError **error)
 {

@@ -8,6 +8,8 @@
  *   mtp: false                  # optional: include MTP layers
  *   topology: dgx-h100          # shipped name or path
  *   nodes: 64                   # optional: override the topology's node count
+ *   scale: 16                   # optional: divide every width by 16 (RsModelOptions.scale)
+ *   layers: 3-5                 # optional: only decoder layers 3 to 5
  *   train: {convention: megatron, gpus: 0-255, tp: 1, pp: 16, ep: 16, dp: 16}
  *   infer: {convention: vllm, gpus: 256-511, tp: 32, dp: 8}
  * Every field can be overridden after loading (the command-line flags do).
@@ -37,6 +39,9 @@ typedef struct {
     gboolean has_dtype;
     RsDtype dtype;
     gboolean include_mtp;
+    guint scale;                /* 0 or 1: full size; else the model's widths divided by it */
+    gboolean has_layer_range;   /* only decoder layers first_layer..last_layer */
+    gint first_layer, last_layer;
     char *topology; /* shipped name or path */
     guint n_nodes;  /* 0 keeps the topology's */
     RsConvention *train;

@@ -154,8 +154,8 @@ test_c12_all_to_all(void)
 }
 
 /* C17: 10,000 small tensors between two ranks travel as one message in ~20 chunks
- * (buckets), not 10,000 calls: 10,000 × 1 KiB in 512 KiB buckets = 20 sends. Pack memory
- * stays within window × bucket. */
+ * (buckets), not 10,000 calls: 10,000 × 1 KiB in 512 KiB buckets = 20 sends. The host
+ * transport copies the 1 KiB runs straight between the shards (no pack buffer). */
 static void
 test_c17_many_small_tensors(void)
 {
@@ -170,8 +170,26 @@ test_c17_many_small_tensors(void)
     run_checked(refit, RS_STRATEGY_DIRECT, &opts, &res);
     g_assert_cmpuint(res.bytes_moved, ==, 10000 * 1024);
     g_assert_cmpuint(res.n_sends, ==, 20);
-    g_assert_cmpuint(res.peak_pack_bytes, <=, 2 * (512 << 10));
+    g_assert_cmpuint(res.n_zero_copy, ==, 40);
+    g_assert_cmpuint(res.peak_pack_bytes, ==, 0);
+    rs_exec_result_clear(&res);
+}
+
+/* C14: packing never holds a second full copy of a bucket: rows of 16 bytes (a [4096, 8]
+ * f32 tensor split on its last dim) must be packed, at most `window` chunks at a time. */
+static void
+test_c14_pack_memory(void)
+{
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    TensorSpec t = {"w", "4096x8", RS_DTYPE_F32, "1", "R", "0", "2", "S(1)", "1,2"};
+    add_tensor(refit, &t);
+    RsExecOptions opts = {.chunk_bytes = 16 << 10, .window = 2};
+    RsExecResult res;
+    run_checked(refit, RS_STRATEGY_DIRECT, &opts, &res);
+    /* Two messages of 4096 × 4 × 4 = 64 KiB: 4 chunks each. */
+    g_assert_cmpuint(res.n_sends, ==, 8);
     g_assert_cmpuint(res.peak_pack_bytes, >, 0);
+    g_assert_cmpuint(res.peak_pack_bytes, <=, 2 * (16 << 10));
     rs_exec_result_clear(&res);
 }
 
@@ -401,6 +419,7 @@ main(int argc, char **argv)
         g_test_add_data_func(path, &case_rows[i], test_case_row);
     }
     g_test_add_func("/exec/cases/C12-all-to-all-300-pieces", test_c12_all_to_all);
+    g_test_add_func("/exec/cases/C14-pack-memory", test_c14_pack_memory);
     g_test_add_func("/exec/cases/C17-many-small-tensors", test_c17_many_small_tensors);
     if (g_test_slow())
         g_test_add_func("/exec/slow/C15-2.5GiB-tensor", test_c15_large_tensor);

@@ -107,6 +107,28 @@ test_region(gconstpointer data)
                 g_assert_true(got);
         }
     }
+    /* Scatter-gather runs: in wire order, every byte at its reference address. */
+    if (rs_region_has_long_rows(&region, 1)) {
+        g_autoptr(GArray) runs = g_array_new(FALSE, FALSE, sizeof(RsIovec));
+        for (guint64 from = 0; from < n; from++) {
+            for (guint64 to = from + 1; to <= n; to++) {
+                g_array_set_size(runs, 0);
+                rs_region_append_runs(&region, from, to, runs);
+                guint64 b = from;
+                for (guint i = 0; i < runs->len; i++) {
+                    const RsIovec *run = &g_array_index(runs, RsIovec, i);
+                    for (gsize k = 0; k < run->len; k++, b++)
+                        g_assert_true((guint8 *)run->base + k == buf + ref_address(c, b));
+                    /* Merged: no run continues the previous one in memory. */
+                    if (i > 0) {
+                        const RsIovec *prev = &g_array_index(runs, RsIovec, i - 1);
+                        g_assert_false((guint8 *)prev->base + prev->len == run->base);
+                    }
+                }
+                g_assert_cmpuint(b, ==, to);
+            }
+        }
+    }
     /* Unpack writes exactly the piece's bytes and nothing else. */
     g_autofree guint8 *out = g_malloc0(buf_size);
     g_autofree guint8 *image = g_malloc(n);
