@@ -21,6 +21,7 @@ static char *opt_sizes;
 static gint opt_runs;
 static char *opt_chunk_size;
 static gint opt_window;
+static gint opt_concurrency;
 static char *opt_output;
 static char *opt_name;
 static char *opt_format;
@@ -31,12 +32,15 @@ static GOptionEntry entries[] = {
     {"ranks", 0, 0, G_OPTION_ARG_INT, &opt_ranks,
      "Ranks to calibrate for (host default 8; mpi: the process count)", "N"},
     {"sizes", 0, 0, G_OPTION_ARG_STRING, &opt_sizes,
-     "Message sizes of the sweep (default 4KiB,64KiB,1MiB,8MiB)", "LIST"},
+     "Message sizes of the sweep (default 4KiB,64KiB,4MiB,32MiB)", "LIST"},
     {"runs", 'r', 0, G_OPTION_ARG_INT, &opt_runs, "Runs per point, median taken (default 5)",
      "N"},
     {"chunk-size", 0, 0, G_OPTION_ARG_STRING, &opt_chunk_size,
      "Bytes per transport call, as reshard run (default 4MiB)", "SIZE"},
     {"window", 0, 0, G_OPTION_ARG_INT, &opt_window, "Chunks in flight per rank (default 8)", "N"},
+    {"concurrency", 'k', 0, G_OPTION_ARG_INT, &opt_concurrency,
+     "Ranks receiving at once in the refits to predict; its fit goes to the topology "
+     "(default: all ranks)", "K"},
     {"output", 'o', 0, G_OPTION_ARG_FILENAME, &opt_output,
      "Write the topology YAML for this machine here", "FILE"},
     {"name", 0, 0, G_OPTION_ARG_STRING, &opt_name,
@@ -53,11 +57,13 @@ make_context(void)
         g_option_context_new("- measure a transport and write a topology for this machine");
     g_option_context_set_summary(
         context,
-        "Runs the executor on synthetic reshards (each active rank sends P messages of S bytes\n"
-        "to P peers) over a sweep of message sizes and concurrency, fits the first-order cost\n"
-        "model (per-message overhead + bytes per rank / bandwidth), reports the fit error and\n"
-        "the single-thread memcpy and large-message bandwidth measured in the same run, and\n"
-        "writes a topology file that reshard run --topology predicts with.");
+        "Runs the executor on synthetic reshards (K ranks each receive P messages of S bytes\n"
+        "from P peers) over a sweep of message sizes and concurrency K, fits the first-order\n"
+        "cost model (per-message overhead + bytes per rank / bandwidth) per K, reports the fit\n"
+        "error and the single-thread memcpy and large-message bandwidth measured in the same\n"
+        "run, and writes a topology file that reshard run --topology predicts with. Choose K\n"
+        "as the number of ranks that receive at once in the refits to predict: all ranks when\n"
+        "training and inference share them, the inference ranks otherwise.");
     g_option_context_set_description(
         context, "Examples:\n"
                  "  reshard calibrate --ranks 8 --output host.yaml\n"
@@ -90,22 +96,29 @@ parse_sizes(const char *text, GArray *sizes, GError **error)
 static void
 print_table(const RsCalibration *cal, const char *transport, GString *out)
 {
-    g_string_append_printf(out, "transport %s, %u ranks; each point: active ranks each send P "
-                                "messages of S bytes to P peers and receive P\n\n",
+    g_string_append_printf(out, "transport %s, %u ranks; each point: K ranks each receive P "
+                                "messages of S bytes from P peers\n\n",
                            transport, cal->n_ranks);
-    g_string_append_printf(out, "%6s  %5s  %12s  %12s  %12s  %7s\n", "active", "peers",
+    g_string_append_printf(out, "%4s  %5s  %12s  %12s  %12s  %7s\n", "K", "peers",
                            "size bytes", "measured s", "fitted s", "error");
     for (guint i = 0; i < cal->points->len; i++) {
         const RsCalibratePoint *p = &g_array_index(cal->points, RsCalibratePoint, i);
-        g_string_append_printf(out, "%6u  %5u  %12" G_GUINT64_FORMAT "  %12.6f  %12.6f  %+6.1f%%\n",
-                               p->active_ranks, p->peers, p->size_bytes, p->measured_s,
+        g_string_append_printf(out, "%4u  %5u  %12" G_GUINT64_FORMAT "  %12.6f  %12.6f  %+6.1f%%\n",
+                               p->receivers, p->peers, p->size_bytes, p->measured_s,
                                p->fitted_s, 100 * (p->fitted_s - p->measured_s) / p->measured_s);
     }
-    g_string_append_printf(out, "\nfit        overhead %.3f us per message sent or received, "
+    g_string_append_printf(out, "\n%4s  %14s  %15s  %9s  %9s\n", "K", "overhead us",
+                           "bandwidth GB/s", "RMS error", "max error");
+    for (guint f = 0; f < cal->fits->len; f++) {
+        const RsCalibrateFit *fit = &g_array_index(cal->fits, RsCalibrateFit, f);
+        g_string_append_printf(out, "%4u  %14.3f  %15.3f  %8.1f%%  %8.1f%%%s\n", fit->receivers,
+                               fit->overhead_s * 1e6, fit->bw_bytes_per_s / 1e9,
+                               100 * fit->rms_error, 100 * fit->max_error,
+                               fit->receivers == cal->concurrency ? "  <- topology" : "");
+    }
+    g_string_append_printf(out, "\nfit        K=%u: overhead %.3f us per message sent or received, "
                                 "bandwidth %.3f GB/s per rank and direction\n",
-                           cal->overhead_s * 1e6, cal->bw_bytes_per_s / 1e9);
-    g_string_append_printf(out, "fit error  RMS %.1f%%, max %.1f%% (relative, over %u points)\n",
-                           100 * cal->rms_error, 100 * cal->max_error, cal->points->len);
+                           cal->concurrency, cal->overhead_s * 1e6, cal->bw_bytes_per_s / 1e9);
     g_string_append_printf(out, "reference  single-thread memcpy %.3f GB/s; one %.0f MiB "
                                 "message rank 0 -> 1 %.3f GB/s = %.0f%% of memcpy\n",
                            cal->memcpy_bytes_per_s / 1e9, cal->reference_bytes / 1048576.0,
@@ -124,6 +137,8 @@ print_json(const RsCalibration *cal, const char *transport, GString *out)
     json_builder_add_string_value(b, transport);
     json_builder_set_member_name(b, "ranks");
     json_builder_add_int_value(b, cal->n_ranks);
+    json_builder_set_member_name(b, "concurrency");
+    json_builder_add_int_value(b, cal->concurrency);
     json_builder_set_member_name(b, "overhead_s");
     json_builder_add_double_value(b, cal->overhead_s);
     json_builder_set_member_name(b, "bw_bytes_per_s");
@@ -141,8 +156,8 @@ print_json(const RsCalibration *cal, const char *transport, GString *out)
     for (guint i = 0; i < cal->points->len; i++) {
         const RsCalibratePoint *p = &g_array_index(cal->points, RsCalibratePoint, i);
         json_builder_begin_object(b);
-        json_builder_set_member_name(b, "active_ranks");
-        json_builder_add_int_value(b, p->active_ranks);
+        json_builder_set_member_name(b, "receivers");
+        json_builder_add_int_value(b, p->receivers);
         json_builder_set_member_name(b, "peers");
         json_builder_add_int_value(b, p->peers);
         json_builder_set_member_name(b, "size_bytes");
@@ -151,6 +166,24 @@ print_json(const RsCalibration *cal, const char *transport, GString *out)
         json_builder_add_double_value(b, p->measured_s);
         json_builder_set_member_name(b, "fitted_s");
         json_builder_add_double_value(b, p->fitted_s);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_set_member_name(b, "fits");
+    json_builder_begin_array(b);
+    for (guint f = 0; f < cal->fits->len; f++) {
+        const RsCalibrateFit *fit = &g_array_index(cal->fits, RsCalibrateFit, f);
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "receivers");
+        json_builder_add_int_value(b, fit->receivers);
+        json_builder_set_member_name(b, "overhead_s");
+        json_builder_add_double_value(b, fit->overhead_s);
+        json_builder_set_member_name(b, "bw_bytes_per_s");
+        json_builder_add_double_value(b, fit->bw_bytes_per_s);
+        json_builder_set_member_name(b, "rms_error");
+        json_builder_add_double_value(b, fit->rms_error);
+        json_builder_set_member_name(b, "max_error");
+        json_builder_add_double_value(b, fit->max_error);
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
@@ -190,12 +223,13 @@ run(int argc, char **argv)
     if (opt_sizes != NULL && !parse_sizes(opt_sizes, sizes, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     RsCalibrateOptions opts = {0};
-    if (opt_runs < 0 || opt_window < 0 || opt_ranks < 0) {
+    if (opt_runs < 0 || opt_window < 0 || opt_ranks < 0 || opt_concurrency < 0) {
         g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "--ranks, --runs and --window must not be negative");
+                    "--ranks, --concurrency, --runs and --window must not be negative");
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     }
     opts.n_runs = (guint)opt_runs;
+    opts.concurrency = (guint)opt_concurrency;
     opts.exec.window = (guint)opt_window;
     if (opt_chunk_size != NULL &&
         (!rs_units_parse_size(opt_chunk_size, &opts.exec.chunk_bytes, &error) ||
@@ -223,6 +257,11 @@ run(int argc, char **argv)
         g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                     "--ranks %u: need at least 2%s", opts.n_ranks,
                     world ? ", and exactly the number of mpi processes" : "");
+        return root ? rs_cli_fail(cmd, error, RS_EXIT_USAGE) : RS_EXIT_USAGE;
+    }
+    if (opts.concurrency > opts.n_ranks) {
+        g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--concurrency %u: at most the %u ranks", opts.concurrency, opts.n_ranks);
         return root ? rs_cli_fail(cmd, error, RS_EXIT_USAGE) : RS_EXIT_USAGE;
     }
     rs_cli_progress("calibrating the %s transport with %u ranks ...",

@@ -6,7 +6,7 @@
 
 #include "exec/transport-private.h"
 
-static const guint64 default_sizes[] = {4 << 10, 64 << 10, 1 << 20, 8 << 20};
+static const guint64 default_sizes[] = {4 << 10, 64 << 10, 4 << 20, 32 << 20};
 
 static gint
 cmp_double(gconstpointer a, gconstpointer b)
@@ -129,16 +129,24 @@ measure(RsTransport *transport, const RsRefit *refit, const RsCalibrateOptions *
     return TRUE;
 }
 
-void
-rs_calibration_fit(RsCalibration *cal)
+guint
+rs_calibrate_point_get_messages(const RsCalibratePoint *p)
 {
-    /* Features: m = messages per rank (2P), l = bytes on the busiest link (P·S). */
+    return p->receivers == 1 ? p->peers : 2 * p->peers;
+}
+
+/* Fits the points of concurrency @k; fills @fit and their fitted_s. */
+static void
+fit_one(RsCalibration *cal, guint k, RsCalibrateFit *fit)
+{
+    /* Features: m = messages per rank, l = bytes on the busiest link (P·S). */
     double smm = 0, sml = 0, sll = 0, smt = 0, slt = 0;
     for (guint i = 0; i < cal->points->len; i++) {
         const RsCalibratePoint *p = &g_array_index(cal->points, RsCalibratePoint, i);
-        if (p->measured_s <= 0)
+        if (p->receivers != k || p->measured_s <= 0)
             continue;
-        double m = 2.0 * p->peers, l = (double)p->peers * (double)p->size_bytes;
+        double m = rs_calibrate_point_get_messages(p);
+        double l = (double)p->peers * (double)p->size_bytes;
         double w = 1.0 / (p->measured_s * p->measured_s);
         smm += w * m * m;
         sml += w * m * l;
@@ -160,22 +168,63 @@ rs_calibration_fit(RsCalibration *cal)
         b = 0;
         a = smm > 0 ? smt / smm : 0;
     }
-    cal->overhead_s = a;
-    cal->bw_bytes_per_s = b > 0 ? 1.0 / b : INFINITY;
+    memset(fit, 0, sizeof *fit);
+    fit->receivers = k;
+    fit->overhead_s = a;
+    fit->bw_bytes_per_s = b > 0 ? 1.0 / b : INFINITY;
     double sum2 = 0;
     guint n = 0;
-    cal->max_error = 0;
     for (guint i = 0; i < cal->points->len; i++) {
         RsCalibratePoint *p = &g_array_index(cal->points, RsCalibratePoint, i);
-        p->fitted_s = a * 2.0 * p->peers + b * (double)p->peers * (double)p->size_bytes;
+        if (p->receivers != k)
+            continue;
+        p->fitted_s = a * rs_calibrate_point_get_messages(p) +
+                      b * (double)p->peers * (double)p->size_bytes;
         if (p->measured_s <= 0)
             continue;
         double e = (p->fitted_s - p->measured_s) / p->measured_s;
         sum2 += e * e;
         n++;
-        cal->max_error = MAX(cal->max_error, fabs(e));
+        fit->max_error = MAX(fit->max_error, fabs(e));
     }
-    cal->rms_error = n ? sqrt(sum2 / n) : 0;
+    fit->rms_error = n ? sqrt(sum2 / n) : 0;
+}
+
+void
+rs_calibration_fit(RsCalibration *cal)
+{
+    if (cal->fits == NULL)
+        cal->fits = g_array_new(FALSE, TRUE, sizeof(RsCalibrateFit));
+    g_array_set_size(cal->fits, 0);
+    for (guint i = 0; i < cal->points->len; i++) {
+        guint k = g_array_index(cal->points, RsCalibratePoint, i).receivers;
+        gboolean seen = FALSE;
+        for (guint f = 0; f < cal->fits->len; f++)
+            seen = seen || g_array_index(cal->fits, RsCalibrateFit, f).receivers == k;
+        if (seen)
+            continue;
+        RsCalibrateFit fit;
+        fit_one(cal, k, &fit);
+        guint at = 0;
+        while (at < cal->fits->len && g_array_index(cal->fits, RsCalibrateFit, at).receivers < k)
+            at++;
+        g_array_insert_val(cal->fits, at, fit);
+    }
+    /* The chosen concurrency, or the nearest one measured. */
+    const RsCalibrateFit *best = NULL;
+    for (guint f = 0; f < cal->fits->len; f++) {
+        const RsCalibrateFit *fit = &g_array_index(cal->fits, RsCalibrateFit, f);
+        if (best == NULL || ABS((gint)fit->receivers - (gint)cal->concurrency) <
+                                ABS((gint)best->receivers - (gint)cal->concurrency))
+            best = fit;
+    }
+    if (best != NULL) {
+        cal->concurrency = best->receivers;
+        cal->overhead_s = best->overhead_s;
+        cal->bw_bytes_per_s = best->bw_bytes_per_s;
+        cal->rms_error = best->rms_error;
+        cal->max_error = best->max_error;
+    }
 }
 
 gboolean
@@ -203,15 +252,20 @@ rs_calibrate_run(RsTransport *transport, const RsCalibrateOptions *options, RsCa
     out->points = g_array_new(FALSE, TRUE, sizeof(RsCalibratePoint));
     out->reference_bytes = options->reference_bytes ? options->reference_bytes : 64 << 20;
 
-    /* Concurrency: one pair, and every rank active; one peer and every other rank. */
-    guint actives[2] = {2, n};
-    for (guint ai = 0; ai < (n > 2 ? 2u : 1u); ai++) {
-        guint active = actives[ai];
-        guint peers_list[2] = {1, active - 1};
-        for (guint pi = 0; pi < (active > 2 ? 2u : 1u); pi++) {
+    /* Concurrency K: 1, then doubling up to every rank; P = 1 and, where K allows, 2. */
+    g_autoptr(GArray) ks = g_array_new(FALSE, FALSE, sizeof(guint));
+    for (guint k = 1; k < n; k *= 2)
+        g_array_append_val(ks, k);
+    g_array_append_val(ks, n);
+    for (guint ki = 0; ki < ks->len; ki++) {
+        guint k = g_array_index(ks, guint, ki);
+        guint peers_list[2] = {1, 2};
+        for (guint pi = 0; pi < (k > 2 ? 2u : 1u); pi++) {
             for (guint si = 0; si < n_sizes; si++) {
-                RsCalibratePoint p = {active, peers_list[pi], sizes[si], 0, 0};
-                g_autoptr(RsRefit) refit = shift_refit(n, active, p.peers, p.size_bytes, error);
+                RsCalibratePoint p = {k, peers_list[pi], sizes[si], 0, 0};
+                g_autoptr(RsRefit) refit =
+                    k == 1 ? one_message_refit(n, p.size_bytes, error)
+                           : shift_refit(n, k, p.peers, p.size_bytes, error);
                 if (refit == NULL || !measure(transport, refit, options, n_runs, &p.measured_s,
                                               error))
                     return FALSE;
@@ -219,6 +273,7 @@ rs_calibrate_run(RsTransport *transport, const RsCalibrateOptions *options, RsCa
             }
         }
     }
+    out->concurrency = options->concurrency ? options->concurrency : n;
     rs_calibration_fit(out);
 
     /* References: one large message from rank 0 to rank 1, and memcpy on one thread. */
@@ -237,6 +292,8 @@ rs_calibration_clear(RsCalibration *cal)
 {
     if (cal->points)
         g_array_unref(cal->points);
+    if (cal->fits)
+        g_array_unref(cal->fits);
     memset(cal, 0, sizeof *cal);
 }
 
@@ -253,13 +310,23 @@ rs_calibration_to_topology(const RsCalibration *cal, const char *name, const cha
         g_string_append_printf(s, "# by: %s\n", command);
     g_string_append_printf(
         s,
-        "# Fit of the first-order cost model (sim/cost.h) to %u executor runs of shifted\n"
-        "# Shard(0) reshards: time = overhead x messages per rank + bytes per rank / bandwidth;\n"
-        "# relative error RMS %.1f%%, max %.1f%%. Every rank is a \"GPU\" of one NVLink domain;\n"
-        "# the NIC section is unused on one node and repeats the same figures.\n"
-        "# References in the same run: single-thread memcpy %.2f GB/s; one %.0f MiB message\n"
-        "# from rank 0 to rank 1 %.2f GB/s.\n",
-        cal->points->len, 100 * cal->rms_error, 100 * cal->max_error,
+        "# Fit of the first-order cost model (sim/cost.h) to executor runs of shifted Shard(0)\n"
+        "# reshards: time = overhead x messages per rank + bytes per rank / bandwidth, per\n"
+        "# number of ranks receiving at once (K):\n");
+    for (guint f = 0; f < cal->fits->len; f++) {
+        const RsCalibrateFit *fit = &g_array_index(cal->fits, RsCalibrateFit, f);
+        g_string_append_printf(s,
+                               "#   K=%-3u overhead %8.3f us  bandwidth %8.3f GB/s  error RMS "
+                               "%5.1f%% max %5.1f%%%s\n",
+                               fit->receivers, fit->overhead_s * 1e6, fit->bw_bytes_per_s / 1e9,
+                               100 * fit->rms_error, 100 * fit->max_error,
+                               fit->receivers == cal->concurrency ? "  <- written below" : "");
+    }
+    g_string_append_printf(
+        s,
+        "# Every rank is a \"GPU\" of one NVLink domain; the NIC section is unused on one node\n"
+        "# and repeats the same figures. References in the same run: single-thread memcpy\n"
+        "# %.2f GB/s; one %.0f MiB message from rank 0 to rank 1 %.2f GB/s.\n",
         cal->memcpy_bytes_per_s / 1e9, cal->reference_bytes / 1048576.0,
         cal->large_bytes_per_s / 1e9);
     g_string_append_printf(s, "name: %s\n", name);

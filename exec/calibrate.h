@@ -2,21 +2,25 @@
  *
  * The first-order cost model (sim/cost.h) charges a phase the bytes of its busiest link over
  * the link's capacity plus, for its busiest rank, a fixed cost per message sent or received.
- * Calibration runs the executor on synthetic plans whose features are known exactly: A
- * active ranks, each sending P messages of S bytes to P distinct peers and receiving P
- * (rank i sends to i+1 … i+P mod A, as a shifted Shard(0) → Shard(0) reshard of P tensors),
- * over a sweep of S (message size) and of P and A (concurrency). For such a plan the model
- * predicts
+ * Calibration runs the executor on synthetic plans whose features are known exactly: K
+ * ranks receive at once (the concurrency), each P messages of S bytes from P distinct
+ * peers — for K >= 2 the K ranks also send (rank i sends to i+1 … i+P mod K, a shifted
+ * Shard(0) → Shard(0) reshard of P tensors); for K = 1 rank 0 sends to rank 1 — over a
+ * sweep of S, P and K. For such a plan the model predicts
  *
- *     t = overhead · (2·P) + (P·S) / bandwidth
+ *     t = overhead · m + (P·S) / bandwidth,   m = messages per rank (2P, or P for K = 1)
  *
- * so a weighted least-squares fit of the median measured times (weights 1/t², i.e. relative
- * errors count equally at every size) gives the per-message overhead and the per-rank link
- * bandwidth; the fit error says how well the model describes the machine. The result is
- * written as a topology file (sim/topology.c format) with every rank a GPU of one NVLink
- * domain whose links carry the fitted bandwidth, so `reshard run --topology FILE` predicts
- * with it. References measured in the same run: single-thread memcpy bandwidth, and the
- * bandwidth of one large message between two ranks through the executor.
+ * and a weighted least-squares fit of the median measured times (weights 1/t², so relative
+ * errors count equally at every size) gives, per concurrency K, the per-message overhead
+ * and the per-rank link bandwidth; the fit error says how well the model describes the
+ * machine. Where ranks share cores (threads of the host transport on a small machine) the
+ * bandwidth falls as K grows, which a per-link model cannot express by itself: the topology
+ * file is written with the fit at one concurrency, chosen to match how many ranks receive
+ * at once in the refits to be predicted (all of them when training and inference share the
+ * ranks; the inference ranks otherwise). It uses the sim/topology.c format, every rank a
+ * GPU of one NVLink domain, so `reshard run --topology FILE` predicts with it. References
+ * measured in the same run: single-thread memcpy bandwidth, and the bandwidth of one large
+ * message between two ranks through the executor.
  */
 #pragma once
 
@@ -29,28 +33,40 @@ G_BEGIN_DECLS
 typedef struct {
     guint n_ranks;              /* ranks to calibrate for (mpi: the world size); >= 2 */
     const guint64 *sizes_bytes; /* (array length=n_sizes) (nullable): message sizes; NULL:
-                                 * 4 KiB, 64 KiB, 1 MiB, 8 MiB */
+                                 * 4 KiB, 64 KiB, 4 MiB, 32 MiB */
     guint n_sizes;
+    guint concurrency;          /* K of the topology written; 0: n_ranks */
     guint n_runs;               /* runs per point, median taken; 0: 5 */
     guint64 reference_bytes;    /* memcpy and large-message size; 0: 64 MiB */
     RsExecOptions exec;         /* chunk size, window of the runs (as reshard run) */
 } RsCalibrateOptions;
 
 typedef struct {
-    guint active_ranks; /* A */
+    guint receivers;    /* K: ranks receiving at once */
     guint peers;        /* P */
     guint64 size_bytes; /* S */
     double measured_s;  /* median of the runs */
-    double fitted_s;    /* overhead · 2P + P·S / bandwidth */
+    double fitted_s;    /* overhead · m + P·S / bandwidth, with the fit of its K */
 } RsCalibratePoint;
+
+/* The fit at one concurrency. */
+typedef struct {
+    guint receivers;       /* K */
+    double overhead_s;     /* per message sent or received, seconds */
+    double bw_bytes_per_s; /* per rank and direction */
+    double rms_error;      /* relative, over the points of this K */
+    double max_error;      /* largest |fitted − measured| / measured */
+} RsCalibrateFit;
 
 typedef struct {
     guint n_ranks;
     GArray *points;            /* RsCalibratePoint */
-    double overhead_s;         /* per message sent or received, seconds */
-    double bw_bytes_per_s;     /* per rank and direction */
-    double rms_error;          /* relative, over the points */
-    double max_error;          /* largest |fitted − measured| / measured */
+    GArray *fits;              /* RsCalibrateFit, by increasing K */
+    guint concurrency;         /* the K written to the topology */
+    double overhead_s;         /* that fit's figures */
+    double bw_bytes_per_s;
+    double rms_error;
+    double max_error;
     double memcpy_bytes_per_s; /* single-thread memcpy of reference_bytes */
     double large_bytes_per_s;  /* one message of reference_bytes, rank 0 → 1, executor */
     guint64 reference_bytes;
@@ -74,13 +90,18 @@ void rs_calibration_clear(RsCalibration *calibration);
 
 /**
  * rs_calibration_fit:
- * @calibration: points with measured_s set; overhead_s, bw_bytes_per_s, fitted_s and the
- *   errors are computed
+ * @calibration: points with measured_s set, and the concurrency to write; the fits per K,
+ *   fitted_s and the errors are computed
  *
- * Weighted linear least squares (weights 1/measured²) of t = overhead·2P + P·S/bandwidth,
- * both parameters kept >= 0 (a negative one is fixed at 0 and the other refitted).
+ * Per K, weighted linear least squares (weights 1/measured²) of t = overhead·m +
+ * P·S/bandwidth, both parameters kept >= 0 (a negative one is fixed at 0 and the other
+ * refitted). The fit of the chosen concurrency (or the nearest measured K) is copied into
+ * overhead_s, bw_bytes_per_s and the errors.
  */
 void rs_calibration_fit(RsCalibration *calibration);
+
+/** rs_calibrate_point_get_messages: Returns: m, the messages per rank of @point. */
+guint rs_calibrate_point_get_messages(const RsCalibratePoint *point);
 
 /**
  * rs_calibration_to_topology:
@@ -88,9 +109,10 @@ void rs_calibration_fit(RsCalibration *calibration);
  * @command: (nullable): the command line that measured it, recorded in a comment
  *
  * Returns: (transfer full): topology YAML for this machine: one node of n_ranks "GPUs" in
- * one NVLink domain, NVLink and NIC at the fitted bandwidth (efficiency 1, latency 0: the
- * fit already is the achievable figure), software.message_overhead the fitted overhead;
- * comments give the fit error and the references.
+ * one NVLink domain, NVLink and NIC at the bandwidth fitted at the chosen concurrency
+ * (efficiency 1, latency 0: the fit already is the achievable figure),
+ * software.message_overhead the fitted overhead; comments give every concurrency's fit,
+ * the fit error and the references.
  */
 char *rs_calibration_to_topology(const RsCalibration *calibration, const char *name,
                                  const char *command);

@@ -49,6 +49,10 @@ typedef struct {
     GMutex lock; /* guards in[], events */
     GCond cond;
     guint64 events;
+    /* Used by the owning thread only: the event count when progress last returned. An
+     * event after that (a send of this rank completed by its receiver while the caller
+     * was looking at its requests) must end the next wait at once, or it is lost. */
+    guint64 consumed;
     Channel *in; /* [n_ranks]: the channel from each sender */
     /* Used by the owning thread only. */
     GQueue *pending_sends; /* [n_ranks]: sends waiting for room, per receiver, in order */
@@ -315,9 +319,7 @@ host_progress(RsEndpoint *base, double timeout_s, GError **error)
     for (;;) {
         if (!check_aborted(self, error))
             return FALSE;
-        g_mutex_lock(&self->lock);
-        guint64 seen = self->events;
-        g_mutex_unlock(&self->lock);
+        guint64 seen = self->consumed;
         gint n_done = 0;
         for (guint32 peer = 0; peer < w->n_ranks; peer++) {
             GQueue *pending = &self->pending_sends[peer];
@@ -330,12 +332,12 @@ host_progress(RsEndpoint *base, double timeout_s, GError **error)
                 return FALSE;
             n_done += n;
         }
-        if (n_done > 0 || timeout_s < 0)
-            return TRUE;
-        /* Nothing moved: sleep until an event for this endpoint or the deadline. */
+        /* Sleep only when nothing moved and no event came since the last return: until
+         * an event for this endpoint or the deadline. */
         gboolean timed_out = FALSE;
         g_mutex_lock(&self->lock);
-        while (self->events == seen && !g_atomic_int_get(&w->aborted)) {
+        while (n_done == 0 && timeout_s >= 0 && self->events == seen &&
+               !g_atomic_int_get(&w->aborted)) {
             if (deadline_us == 0) {
                 g_cond_wait(&self->cond, &self->lock);
             } else if (!g_cond_wait_until(&self->cond, &self->lock, deadline_us)) {
@@ -344,10 +346,9 @@ host_progress(RsEndpoint *base, double timeout_s, GError **error)
             }
         }
         gboolean changed = self->events != seen;
+        self->consumed = self->events;
         g_mutex_unlock(&self->lock);
-        if (timed_out)
-            return TRUE;
-        if (changed)
+        if (n_done > 0 || timeout_s < 0 || timed_out || changed)
             return TRUE;
     }
 }

@@ -200,6 +200,55 @@ test_collectives(void)
     g_assert_cmpint(cd.bcast_ok, ==, 5);
 }
 
+/* The executor's pattern: one non-blocking pass, look at the requests, then block. A send
+ * the receiver completes between the look and the block must end the block (it used to be
+ * lost, and the rank slept forever). The sender pauses between the look and the block so
+ * that the completion lands there; a 2 s limit turns a lost wake-up into a failure. */
+typedef struct {
+    gint lost;
+} WakeData;
+
+static gboolean
+wake_rank(RsEndpoint *ep, gpointer user_data, GError **error)
+{
+    WakeData *wd = user_data;
+    gboolean sender = rs_endpoint_get_rank(ep) == 0;
+    guint8 buf[64 << 10];
+    memset(buf, 7, sizeof buf);
+    for (guint i = 0; i < 40 && !g_atomic_int_get(&wd->lost); i++) {
+        RsTransportRequest req;
+        gboolean ok = sender ? rs_endpoint_isend(ep, 1, i, buf, sizeof buf, &req, error)
+                             : rs_endpoint_irecv(ep, 0, i, buf, sizeof buf, &req, error);
+        if (!ok)
+            return FALSE;
+        while (!g_atomic_int_get(&req.done) && !g_atomic_int_get(&wd->lost)) {
+            if (!rs_endpoint_progress(ep, -1, error))
+                return FALSE;
+            if (g_atomic_int_get(&req.done))
+                break;
+            if (sender)
+                g_usleep(2000);
+            double t0 = rs_endpoint_now_s(ep);
+            if (!rs_endpoint_progress(ep, 2.0, error))
+                return FALSE;
+            if (!g_atomic_int_get(&req.done) && rs_endpoint_now_s(ep) - t0 >= 1.9)
+                g_atomic_int_inc(&wd->lost);
+        }
+    }
+    return TRUE;
+}
+
+static void
+test_no_lost_wakeup(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTransport) t = rs_transport_open("host", NULL, &error);
+    WakeData wd = {0};
+    g_assert_true(rs_transport_launch(t, 2, wake_rank, &wd, &error));
+    g_assert_no_error(error);
+    g_assert_cmpint(wd.lost, ==, 0);
+}
+
 static void
 test_registry(void)
 {
@@ -232,6 +281,7 @@ main(int argc, char **argv)
     g_test_add_func("/transport/host/mismatch-is-an-error", test_mismatch);
     g_test_add_func("/transport/host/abort-reports-the-cause", test_abort);
     g_test_add_func("/transport/host/collectives", test_collectives);
+    g_test_add_func("/transport/host/no-lost-wakeup", test_no_lost_wakeup);
     g_test_add_func("/transport/registry", test_registry);
     return g_test_run();
 }
