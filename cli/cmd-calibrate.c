@@ -97,15 +97,18 @@ static void
 print_table(const RsCalibration *cal, const char *transport, GString *out)
 {
     g_string_append_printf(out, "transport %s, %u ranks; each point: K ranks each receive P "
-                                "messages of S bytes from P peers\n\n",
+                                "messages of S bytes from P peers (senders: K other ranks, or "
+                                "the K receivers themselves)\n\n",
                            transport, cal->n_ranks);
-    g_string_append_printf(out, "%4s  %5s  %12s  %12s  %12s  %7s\n", "K", "peers",
-                           "size bytes", "measured s", "fitted s", "error");
+    g_string_append_printf(out, "%4s  %7s  %5s  %12s  %12s  %12s  %7s\n", "K", "senders",
+                           "peers", "size bytes", "measured s", "fitted s", "error");
     for (guint i = 0; i < cal->points->len; i++) {
         const RsCalibratePoint *p = &g_array_index(cal->points, RsCalibratePoint, i);
-        g_string_append_printf(out, "%4u  %5u  %12" G_GUINT64_FORMAT "  %12.6f  %12.6f  %+6.1f%%\n",
-                               p->receivers, p->peers, p->size_bytes, p->measured_s,
-                               p->fitted_s, 100 * (p->fitted_s - p->measured_s) / p->measured_s);
+        g_string_append_printf(out, "%4u  %7s  %5u  %12" G_GUINT64_FORMAT
+                                    "  %12.6f  %12.6f  %+6.1f%%\n",
+                               p->receivers, p->own_senders ? "other" : "same", p->peers,
+                               p->size_bytes, p->measured_s, p->fitted_s,
+                               100 * (p->fitted_s - p->measured_s) / p->measured_s);
     }
     g_string_append_printf(out, "\n%4s  %14s  %15s  %9s  %9s\n", "K", "overhead us",
                            "bandwidth GB/s", "RMS error", "max error");
@@ -158,6 +161,8 @@ print_json(const RsCalibration *cal, const char *transport, GString *out)
         json_builder_begin_object(b);
         json_builder_set_member_name(b, "receivers");
         json_builder_add_int_value(b, p->receivers);
+        json_builder_set_member_name(b, "other_senders");
+        json_builder_add_boolean_value(b, p->own_senders);
         json_builder_set_member_name(b, "peers");
         json_builder_add_int_value(b, p->peers);
         json_builder_set_member_name(b, "size_bytes");

@@ -370,14 +370,15 @@ run(int argc, char **argv)
                     rs_transport_get_name(transport));
     RsExecResult res;
     if (!rs_exec_run(transport, plan, w.refit, &opts, &res, &error)) {
-        code = g_error_matches(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID) ||
-                       g_error_matches(error, RS_EXEC_ERROR, RS_EXEC_ERROR_MEMORY) ||
-                       g_error_matches(error, RS_TRANSPORT_ERROR, RS_TRANSPORT_ERROR_WORLD)
+        /* Bad options and a world of the wrong size are found the same way by every
+         * process: rank 0 reports them. Anything else (a failed transfer, memory a
+         * process could not get) is reported by the process that saw it, which then ends
+         * the job so that no process waits for it forever. */
+        gboolean everywhere = g_error_matches(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID) ||
+                              g_error_matches(error, RS_TRANSPORT_ERROR, RS_TRANSPORT_ERROR_WORLD);
+        code = everywhere || g_error_matches(error, RS_EXEC_ERROR, RS_EXEC_ERROR_MEMORY)
                    ? RS_EXIT_USAGE
                    : RS_EXIT_RUNTIME;
-        /* Errors found before the ranks start are the same on every process; a failed
-         * transfer is reported by the process that saw it, which then ends the job. */
-        gboolean everywhere = code == RS_EXIT_USAGE;
         if (root || !everywhere)
             rs_cli_fail(cmd, error, code);
         if (!everywhere && rs_transport_get_world_size(transport) > 0)

@@ -49,11 +49,13 @@ add_presence(RsRefit *refit, guint n_ranks, GError **error)
     return rs_refit_add_tensor(refit, "presence", RS_DTYPE_U8, all, all, error);
 }
 
-/* P tensors of A·S bytes: tensor p is Shard(0) over ranks 0..A-1 on the source and over
- * the same ranks rotated by p+1 on the destination, so rank i sends S bytes to rank
- * i+p+1 mod A. */
+/* P tensors of A·S bytes. With @own_senders, tensor p is Shard(0) over ranks A..2A-1 on
+ * the source and over ranks 0..A-1 rotated by p on the destination, so rank A+i sends S
+ * bytes to rank i+p mod A; otherwise Shard(0) over ranks 0..A-1 on both sides, rotated by
+ * p+1 on the destination, so rank i sends to rank i+p+1 mod A. */
 static RsRefit *
-shift_refit(guint n_ranks, guint active, guint peers, guint64 size, GError **error)
+shift_refit(guint n_ranks, guint active, gboolean own_senders, guint peers, guint64 size,
+            GError **error)
 {
     g_autoptr(RsRefit) refit = rs_refit_new();
     const gint64 shape[] = {(gint64)(active * size)};
@@ -62,7 +64,7 @@ shift_refit(guint n_ranks, guint active, guint peers, guint64 size, GError **err
     g_autofree guint32 *src_ranks = g_new(guint32, active);
     g_autofree guint32 *dst_ranks = g_new(guint32, active);
     for (guint i = 0; i < active; i++)
-        src_ranks[i] = i;
+        src_ranks[i] = own_senders ? active + i : i;
     g_autoptr(RsMesh) src_mesh = rs_mesh_new(1, &size_mesh, NULL, src_ranks, active, error);
     if (src_mesh == NULL)
         return NULL;
@@ -71,7 +73,7 @@ shift_refit(guint n_ranks, guint active, guint peers, guint64 size, GError **err
         return NULL;
     for (guint p = 0; p < peers; p++) {
         for (guint i = 0; i < active; i++)
-            dst_ranks[i] = (i + p + 1) % active;
+            dst_ranks[i] = (i + p + (own_senders ? 0 : 1)) % active;
         g_autoptr(RsMesh) dst_mesh = rs_mesh_new(1, &size_mesh, NULL, dst_ranks, active, error);
         if (dst_mesh == NULL)
             return NULL;
@@ -80,7 +82,7 @@ shift_refit(guint n_ranks, guint active, guint peers, guint64 size, GError **err
         if (dst == NULL || !rs_refit_add_tensor(refit, name, RS_DTYPE_U8, src, dst, error))
             return NULL;
     }
-    if (active < n_ranks && !add_presence(refit, n_ranks, error))
+    if ((own_senders ? 2 * active : active) < n_ranks && !add_presence(refit, n_ranks, error))
         return NULL;
     return g_steal_pointer(&refit);
 }
@@ -132,7 +134,7 @@ measure(RsTransport *transport, const RsRefit *refit, const RsCalibrateOptions *
 guint
 rs_calibrate_point_get_messages(const RsCalibratePoint *p)
 {
-    return p->receivers == 1 ? p->peers : 2 * p->peers;
+    return p->receivers == 1 || p->own_senders ? p->peers : 2 * p->peers;
 }
 
 /* Fits the points of concurrency @k; fills @fit and their fitted_s. */
@@ -259,13 +261,16 @@ rs_calibrate_run(RsTransport *transport, const RsCalibrateOptions *options, RsCa
     g_array_append_val(ks, n);
     for (guint ki = 0; ki < ks->len; ki++) {
         guint k = g_array_index(ks, guint, ki);
-        guint peers_list[2] = {1, 2};
-        for (guint pi = 0; pi < (k > 2 ? 2u : 1u); pi++) {
+        gboolean own = k > 1 && 2 * k <= n;
+        /* P = 2 needs two distinct peers: other senders, or at least 3 ranks sending to
+         * each other. */
+        guint n_peers = (own ? k >= 2 : k > 2) ? 2u : 1u;
+        for (guint peers = 1; peers <= n_peers; peers++) {
             for (guint si = 0; si < n_sizes; si++) {
-                RsCalibratePoint p = {k, peers_list[pi], sizes[si], 0, 0};
+                RsCalibratePoint p = {k, own || k == 1, peers, sizes[si], 0, 0};
                 g_autoptr(RsRefit) refit =
                     k == 1 ? one_message_refit(n, p.size_bytes, error)
-                           : shift_refit(n, k, p.peers, p.size_bytes, error);
+                           : shift_refit(n, k, own, p.peers, p.size_bytes, error);
                 if (refit == NULL || !measure(transport, refit, options, n_runs, &p.measured_s,
                                               error))
                     return FALSE;

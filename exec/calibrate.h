@@ -4,11 +4,14 @@
  * the link's capacity plus, for its busiest rank, a fixed cost per message sent or received.
  * Calibration runs the executor on synthetic plans whose features are known exactly: K
  * ranks receive at once (the concurrency), each P messages of S bytes from P distinct
- * peers — for K >= 2 the K ranks also send (rank i sends to i+1 … i+P mod K, a shifted
- * Shard(0) → Shard(0) reshard of P tensors); for K = 1 rank 0 sends to rank 1 — over a
- * sweep of S, P and K. For such a plan the model predicts
+ * peers, as shifted Shard(0) → Shard(0) reshards of P tensors. When there are ranks enough
+ * (2K <= n_ranks), K other ranks send, as when training and inference ranks differ
+ * (sender K+i sends to receivers i, i+1, … i+P−1 mod K); otherwise the K ranks send to
+ * each other (rank i to i+1 … i+P mod K), as when they share the ranks. The sweep covers
+ * S, P and K. For such a plan the model predicts
  *
- *     t = overhead · m + (P·S) / bandwidth,   m = messages per rank (2P, or P for K = 1)
+ *     t = overhead · m + (P·S) / bandwidth,   m = messages per rank (P, or 2P when the
+ *                                                 receivers also send)
  *
  * and a weighted least-squares fit of the median measured times (weights 1/t², so relative
  * errors count equally at every size) gives, per concurrency K, the per-message overhead
@@ -43,6 +46,7 @@ typedef struct {
 
 typedef struct {
     guint receivers;    /* K: ranks receiving at once */
+    gboolean own_senders; /* K other ranks send (else the receivers send to each other) */
     guint peers;        /* P */
     guint64 size_bytes; /* S */
     double measured_s;  /* median of the runs */

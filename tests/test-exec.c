@@ -408,6 +408,23 @@ test_bad_options(void)
     g_assert_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_MEMORY);
     g_assert_nonnull(strstr(error->message, "--scale"));
     g_assert_cmpuint(rs_exec_get_buffer_bytes(plan, refit), ==, 2 * 128 + 2 * 128);
+    g_clear_error(&error);
+    /* A transfer whose source does not hold its box is refused with its name, not run. */
+    guint net = G_MAXUINT;
+    for (guint k = 0; k < rs_plan_get_n_transfers(plan); k++)
+        if (rs_plan_get_transfer(plan, k)->src != rs_plan_get_transfer(plan, k)->dst)
+            net = k;
+    RsTransfer *bad = (RsTransfer *)rs_plan_get_transfer(plan, net);
+    RsTransfer saved = *bad;
+    bad->box.lo[0] = bad->src == 0 ? 4 : 0; /* rows the other rank holds */
+    bad->box.hi[0] = bad->box.lo[0] + 4;
+    RsExecOptions plain = {0};
+    g_assert_false(rs_exec_run(tr, plan, refit, &plain, &res, &error));
+    g_assert_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID);
+    g_assert_nonnull(strstr(error->message, "w: transfer"));
+    g_assert_nonnull(strstr(error->message, "hold 0 of its 16 elements"));
+    rs_exec_result_clear(&res);
+    *bad = saved;
 }
 
 int
