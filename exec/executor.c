@@ -526,7 +526,6 @@ typedef struct {
     guint8 *bounce; /* pack buffer, or NULL when sent from / received into the buffers */
     GArray *iov;    /* RsIovec: the runs of the buffers a scatter-gather chunk uses */
     guint8 *ptr;    /* the chunk's bytes when they are one run (bounce or in place) */
-    gboolean posted, done;
     double post_s, done_s;
 } Op;
 
@@ -997,7 +996,6 @@ post_op(Rank *r, Op *op, GError **error)
     }
     if (op->chunk == 0 && rm->is_send)
         rm->start_s = op->post_s;
-    op->posted = TRUE;
     gboolean ok;
     const RsIovec *iov = op->iov ? (const RsIovec *)op->iov->data : NULL;
     guint n_iov = op->iov ? op->iov->len : 0;
@@ -1022,7 +1020,6 @@ complete_op(Rank *r, Op *op)
     const ExecContext *ctx = r->ctx;
     RankMsg *rm = &g_array_index(r->msgs, RankMsg, op->rmsg);
     guint64 a = (guint64)op->chunk * ctx->chunk, b = MIN(a + ctx->chunk, rm->size_bytes);
-    op->done = TRUE;
     op->done_s = rs_endpoint_now_s(r->ep) - r->t0;
     if (!rm->is_send) {
         if (ctx->opts.corrupt && ctx->opts.corrupt_message == rm->msg &&
@@ -1212,10 +1209,6 @@ rank_reset(Rank *r)
         l->cursor = 0;
         l->prefix_bytes = 0;
         l->start_s = l->end_s = 0;
-    }
-    for (guint i = 0; i < r->ops->len; i++) {
-        Op *op = &g_array_index(r->ops, Op, i);
-        op->posted = op->done = FALSE;
     }
     r->n_sends = r->n_zero_copy = 0;
     r->max_outstanding = 0;

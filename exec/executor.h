@@ -5,7 +5,11 @@
  * receives, packs each send chunk from its boxes (or sends straight from the shard when the
  * chunk is one contiguous run of it), unpacks each received chunk into its boxes, performs
  * its local copies, and forwards relays (gather-broadcast chains) chunk by chunk as soon as
- * the bytes they forward have arrived, as NCCL's pipelined ring broadcast does.
+ * the bytes they forward have arrived, as NCCL's pipelined ring broadcast does. With a
+ * transport that takes scatter-gather lists (host), a chunk whose pieces have rows of at
+ * least 64 bytes is described by the runs of the shards it covers instead of being packed:
+ * the transport then copies from the sender's shard rows into the receiver's shard rows,
+ * one copy per byte.
  *
  * Order and bounds. Every network message is cut into chunks of chunk_bytes. Each chunk
  * gets a key (phase, slot, message, chunk) where slot is the chunk's place in its relay
@@ -19,7 +23,10 @@
  * Validation: source shards are filled with the pattern of pattern.h; after each run every
  * element of every destination box is compared with its expected value and every padding
  * element of a destination buffer with zero. Timing covers only the movement of bytes
- * (from a barrier to the last rank's last completion), not filling or checking.
+ * (from the first rank leaving the start barrier to the last rank's last completion), not
+ * filling or checking. Times of all ranks are put on one axis through the monotonic clock,
+ * which the ranks of one machine share; ranks on several machines would need synchronised
+ * clocks for the trace and the run time to be exact.
  */
 #pragma once
 

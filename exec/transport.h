@@ -219,10 +219,15 @@ gboolean rs_endpoint_irecvv(RsEndpoint *endpoint, guint32 peer, guint32 tag, con
 
 /**
  * rs_endpoint_progress:
- * @timeout_s: < 0: return at once after one pass; >= 0: block until at least one posted
- *   operation of this endpoint completed or @timeout_s seconds passed (0 waits forever)
+ * @timeout_s: < 0: one pass, then return; 0: block until something happened; > 0: block
+ *   at most this many seconds
  * @error: RS_TRANSPORT_ERROR_MISMATCH naming both ranks, the tags and the sizes;
- *   RS_TRANSPORT_ERROR_TIMEOUT; RS_TRANSPORT_ERROR_ABORTED; RS_TRANSPORT_ERROR_FAILED
+ *   RS_TRANSPORT_ERROR_ABORTED; RS_TRANSPORT_ERROR_FAILED
+ *
+ * Advances the posted operations of this endpoint. Blocking ends as soon as an operation
+ * of this endpoint completed, or anything that may complete one happened, since the
+ * previous call returned, so a caller that looks at its requests between calls never
+ * sleeps through a completion. Callers loop: look at req->done, call again.
  *
  * Returns: TRUE on success (a timeout with nothing completed is not an error here: the
  * caller sees no request done and decides).
