@@ -208,7 +208,8 @@ run(int argc, char **argv)
     const char *cmd = "calibrate";
     int code = RS_EXIT_OK;
     /* The command line, for the topology file's comment. */
-    g_autofree char *command = g_strjoinv(" ", argv);
+    g_autofree char *args = g_strjoinv(" ", argv);
+    g_autofree char *command = g_strdup_printf("reshard %s", args);
     GOptionContext *context = make_context();
     gboolean go_on = rs_cli_parse(cmd, context, &argc, &argv, &code);
     g_option_context_free(context);

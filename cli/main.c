@@ -114,6 +114,8 @@ main(int argc, char **argv)
             print_usage(stderr);
             return RS_EXIT_USAGE;
         }
+        g_autofree char *prgname = g_strdup_printf("reshard %s", cmd->name);
+        g_set_prgname(prgname);
         GOptionContext *context = cmd->make_context();
         g_autofree char *help = g_option_context_get_help(context, FALSE, NULL);
         g_option_context_free(context);

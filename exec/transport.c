@@ -133,30 +133,34 @@ check_p2p(const RsEndpoint *ep, guint32 peer, guint32 tag, gsize size, GError **
     return TRUE;
 }
 
-gboolean
-rs_endpoint_isend(RsEndpoint *endpoint, guint32 peer, guint32 tag, const void *buf,
-                  gsize size_bytes, RsTransportRequest *req, GError **error)
+/* Checks a point-to-point operation and fills the caller's request; FALSE with @error. */
+static gboolean
+begin_p2p(RsEndpoint *ep, guint32 peer, guint32 tag, gsize size, RsTransportRequest *req,
+          GError **error)
 {
-    if (!check_p2p(endpoint, peer, tag, size_bytes, error))
+    if (!check_p2p(ep, peer, tag, size, error))
         return FALSE;
     memset(req, 0, sizeof *req);
     req->peer = peer;
     req->tag = tag;
-    req->size_bytes = size_bytes;
-    return endpoint->transport->klass->isend(endpoint, peer, tag, buf, size_bytes, req, error);
+    req->size_bytes = size;
+    return TRUE;
+}
+
+gboolean
+rs_endpoint_isend(RsEndpoint *endpoint, guint32 peer, guint32 tag, const void *buf,
+                  gsize size_bytes, RsTransportRequest *req, GError **error)
+{
+    return begin_p2p(endpoint, peer, tag, size_bytes, req, error) &&
+           endpoint->transport->klass->isend(endpoint, peer, tag, buf, size_bytes, req, error);
 }
 
 gboolean
 rs_endpoint_irecv(RsEndpoint *endpoint, guint32 peer, guint32 tag, void *buf, gsize size_bytes,
                   RsTransportRequest *req, GError **error)
 {
-    if (!check_p2p(endpoint, peer, tag, size_bytes, error))
-        return FALSE;
-    memset(req, 0, sizeof *req);
-    req->peer = peer;
-    req->tag = tag;
-    req->size_bytes = size_bytes;
-    return endpoint->transport->klass->irecv(endpoint, peer, tag, buf, size_bytes, req, error);
+    return begin_p2p(endpoint, peer, tag, size_bytes, req, error) &&
+           endpoint->transport->klass->irecv(endpoint, peer, tag, buf, size_bytes, req, error);
 }
 
 gboolean
@@ -179,14 +183,8 @@ rs_endpoint_isendv(RsEndpoint *endpoint, guint32 peer, guint32 tag, const RsIove
                    guint n_iov, RsTransportRequest *req, GError **error)
 {
     g_return_val_if_fail(rs_transport_has_iov(endpoint->transport) && n_iov >= 1, FALSE);
-    gsize size = iov_total(iov, n_iov);
-    if (!check_p2p(endpoint, peer, tag, size, error))
-        return FALSE;
-    memset(req, 0, sizeof *req);
-    req->peer = peer;
-    req->tag = tag;
-    req->size_bytes = size;
-    return endpoint->transport->klass->isendv(endpoint, peer, tag, iov, n_iov, req, error);
+    return begin_p2p(endpoint, peer, tag, iov_total(iov, n_iov), req, error) &&
+           endpoint->transport->klass->isendv(endpoint, peer, tag, iov, n_iov, req, error);
 }
 
 gboolean
@@ -194,14 +192,8 @@ rs_endpoint_irecvv(RsEndpoint *endpoint, guint32 peer, guint32 tag, const RsIove
                    guint n_iov, RsTransportRequest *req, GError **error)
 {
     g_return_val_if_fail(rs_transport_has_iov(endpoint->transport) && n_iov >= 1, FALSE);
-    gsize size = iov_total(iov, n_iov);
-    if (!check_p2p(endpoint, peer, tag, size, error))
-        return FALSE;
-    memset(req, 0, sizeof *req);
-    req->peer = peer;
-    req->tag = tag;
-    req->size_bytes = size;
-    return endpoint->transport->klass->irecvv(endpoint, peer, tag, iov, n_iov, req, error);
+    return begin_p2p(endpoint, peer, tag, iov_total(iov, n_iov), req, error) &&
+           endpoint->transport->klass->irecvv(endpoint, peer, tag, iov, n_iov, req, error);
 }
 
 gboolean
