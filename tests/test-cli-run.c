@@ -180,6 +180,40 @@ test_run_scaled_model(void)
     run_result_clear(&r);
 }
 
+/* Scenario files take the same variant: scale and layers. */
+static void
+test_scenario_variant(void)
+{
+    g_autofree char *topo = data_path("two-node.yaml");
+    g_autofree char *text = g_strdup_printf(
+        "model: llama-3.1-8b\ntopology: %s\nscale: 64\nlayers: 0-1\n"
+        "train: {convention: megatron, gpus: 0-1, tp: 2}\n"
+        "infer: {convention: vllm, gpus: 2-3, tp: 2}\n",
+        topo);
+    g_autofree char *path = g_build_filename(g_get_tmp_dir(), "rs-cli-variant.yaml", NULL);
+    g_assert_true(g_file_set_contents(path, text, -1, NULL));
+    const char *args[] = {"simulate", "--scenario", path, "--format", "json", "-q", NULL};
+    RunResult r = run_cmd(args, 0);
+    if (r.exit_code != 0)
+        g_error("exit %d: %s", r.exit_code, r.err);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    JsonObject *o = parse_json(parser, r.out);
+    g_assert_cmpint(json_object_get_int_member(json_object_get_object_member(o, "model"),
+                                               "params"),
+                    ==, 2 * 53376);
+    run_result_clear(&r);
+    /* A bad range names the file, line and field. */
+    g_autofree char *bad = g_strdup_printf("model: llama-3.1-8b\ntopology: %s\nlayers: 4-2\n",
+                                           topo);
+    g_assert_true(g_file_set_contents(path, bad, -1, NULL));
+    r = run_cmd(args, 0);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "rs-cli-variant.yaml:3:9: layers");
+    assert_contains(r.err, "expected A-B with 0 <= A <= B");
+    run_result_clear(&r);
+    g_unlink(path);
+}
+
 typedef struct {
     const char *const args[16];
     const char *fragment;
@@ -336,6 +370,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli-run/predicted-and-trace", test_run_predicted);
     g_test_add_func("/cli-run/corrupt-byte-exit-3", test_run_corrupt);
     g_test_add_func("/cli-run/scaled-model-run-and-simulate", test_run_scaled_model);
+    g_test_add_func("/cli-run/scenario-scale-and-layers", test_scenario_variant);
     for (guint i = 0; i < G_N_ELEMENTS(bad_cases); i++) {
         g_autofree char *path = g_strdup_printf("/cli-run/errors/%u", i);
         g_test_add_data_func(path, &bad_cases[i], test_bad);
