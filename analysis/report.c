@@ -122,8 +122,10 @@ simulate_table(const RsSimulateReport *r, GString *out)
     g_autofree char *params = rs_format_thousands(rs_model_get_n_params(r->model));
     g_autofree char *topo = rs_topology_format_summary(r->topology);
     g_string_append_printf(out, "scenario   %s\n", r->scenario_name);
-    g_string_append_printf(out, "model      %s (%s): %s parameters, %.2f GB as %s, %u tensors\n",
-                           rs_model_get_name(r->model), rs_model_get_family(r->model), params,
+    g_autofree char *variant = rs_model_format_variant(r->model);
+    g_string_append_printf(out, "model      %s%s%s%s (%s): %s parameters, %.2f GB as %s, %u tensors\n",
+                           rs_model_get_name(r->model), *variant ? " [" : "", variant,
+                           *variant ? "]" : "", rs_model_get_family(r->model), params,
                            rs_refit_get_size_bytes(r->refit) / 1e9,
                            rs_dtype_get_name(rs_model_get_dtype(r->model)),
                            rs_refit_get_n_tensors(r->refit));
@@ -567,5 +569,188 @@ rs_report_model_tensors(const RsModel *model, gint layer, RsFormat format, GStri
         json_append(b, out);
     } else if (format == RS_FORMAT_TABLE) {
         table_print(&t, out);
+    }
+}
+
+double
+rs_run_report_get_error(const RsRunReport *r)
+{
+    if (!r->has_prediction || r->measured_s <= 0)
+        return 0.0;
+    return (r->predicted_s - r->measured_s) / r->measured_s;
+}
+
+static void
+run_table(const RsRunReport *r, GString *out)
+{
+    g_string_append_printf(out, "work       %s\n", r->work);
+    g_string_append_printf(out, "plan       %s: %u transfers, %u network messages, %.4f GB moved, "
+                                "%.4f GB local copies\n",
+                           r->strategy, r->n_transfers, r->n_network_messages,
+                           r->bytes_moved / 1e9, r->local_bytes / 1e9);
+    g_string_append_printf(out, "executor   %s transport, %u ranks, chunks of %" G_GUINT64_FORMAT
+                                " bytes, %u in flight per rank, %.3f GB of buffers\n",
+                           r->transport, r->n_ranks, r->chunk_bytes, r->window,
+                           r->buffer_bytes / 1e9);
+    g_string_append_c(out, '\n');
+
+    Table t;
+    table_init(&t);
+    GPtrArray *h = table_row(&t);
+    cell(h, "%s", "");
+    cell(h, "measured");
+    cell(h, "predicted");
+    cell(h, "error");
+    GPtrArray *row = table_row(&t);
+    cell(row, "time s");
+    cell(row, "%.6f", r->measured_s);
+    if (r->has_prediction) {
+        cell(row, "%.6f", r->predicted_s);
+        cell(row, "%+.1f%%", 100.0 * rs_run_report_get_error(r));
+    } else {
+        cell(row, "-");
+        cell(row, "-");
+    }
+    row = table_row(&t);
+    cell(row, "GB/s");
+    cell(row, "%.3f", r->measured_s > 0 ? r->bytes_moved / r->measured_s / 1e9 : 0.0);
+    if (r->has_prediction && r->predicted_s > 0)
+        cell(row, "%.3f", r->bytes_moved / r->predicted_s / 1e9);
+    else
+        cell(row, "-");
+    cell(row, "%s", "");
+    table_print(&t, out);
+    g_string_append_c(out, '\n');
+
+    table_init(&t);
+    h = table_row(&t);
+    cell(h, "phase");
+    cell(h, "messages");
+    cell(h, "GB");
+    cell(h, "measured s");
+    cell(h, "GB/s");
+    for (guint p = 0; p < r->n_phases; p++) {
+        const RsRunPhase *ph = &r->phases[p];
+        row = table_row(&t);
+        cell(row, "%u", p);
+        cell(row, "%u", ph->n_messages);
+        cell(row, "%.4f", ph->size_bytes / 1e9);
+        cell(row, "%.6f", ph->measured_s);
+        cell(row, "%.3f", ph->measured_s > 0 ? ph->size_bytes / ph->measured_s / 1e9 : 0.0);
+    }
+    table_print(&t, out);
+    g_string_append_c(out, '\n');
+
+    g_string_append_printf(out, "runs       %u:", r->n_runs);
+    for (guint i = 0; i < r->n_runs; i++)
+        g_string_append_printf(out, " %.6f", r->run_s[i]);
+    g_string_append(out, " s (the median is reported)\n");
+    g_string_append_printf(out, "transport  %" G_GUINT64_FORMAT " send calls, %" G_GUINT64_FORMAT
+                                " chunks without a pack copy, at most %.3f MB of pack buffers "
+                                "on one rank\n",
+                           r->n_sends, r->n_zero_copy, r->peak_pack_bytes / 1e6);
+    if (!r->validated)
+        g_string_append(out, "validation skipped (--no-validate)\n");
+    else if (r->n_bad_elems == 0)
+        g_string_append_printf(out, "validation every destination element checked: %" G_GUINT64_FORMAT
+                                    " elements correct\n",
+                               r->n_checked_elems);
+    else
+        g_string_append_printf(out, "validation FAILED: %" G_GUINT64_FORMAT " elements differ; "
+                                    "first: %s\n",
+                               r->n_bad_elems, r->first_bad ? r->first_bad : "");
+    if (r->has_prediction)
+        g_string_append_printf(out, "prediction first-order estimate (sim/cost.h) of the same plan "
+                                    "on topology %s; error = (predicted - measured) / measured\n",
+                               r->topology);
+    else
+        g_string_append(out, "prediction none: give --topology (a calibrated one: reshard "
+                             "calibrate)\n");
+}
+
+static void
+run_csv(const RsRunReport *r, GString *out)
+{
+    g_string_append(out, "strategy,transport,ranks,transfers,messages,bytes_moved,local_bytes,"
+                         "runs,measured_s,predicted_s,error,validated,bad_elements,send_calls\n");
+    g_string_append_printf(out, "%s,%s,%u,%u,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                                ",%u,%.9g,",
+                           r->strategy, r->transport, r->n_ranks, r->n_transfers,
+                           r->n_network_messages, r->bytes_moved, r->local_bytes, r->n_runs,
+                           r->measured_s);
+    if (r->has_prediction)
+        g_string_append_printf(out, "%.9g,%.6f,", r->predicted_s, rs_run_report_get_error(r));
+    else
+        g_string_append(out, ",,");
+    g_string_append_printf(out, "%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "\n",
+                           r->validated ? "true" : "false", r->n_bad_elems, r->n_sends);
+}
+
+static void
+run_json(const RsRunReport *r, GString *out)
+{
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    JSON_STRING(b, "work", r->work);
+    JSON_STRING(b, "strategy", r->strategy);
+    JSON_STRING(b, "transport", r->transport);
+    JSON_INT(b, "ranks", r->n_ranks);
+    JSON_INT(b, "transfers", r->n_transfers);
+    JSON_INT(b, "messages", r->n_network_messages);
+    JSON_INT(b, "bytes_moved", r->bytes_moved);
+    JSON_INT(b, "local_bytes", r->local_bytes);
+    JSON_INT(b, "chunk_bytes", r->chunk_bytes);
+    JSON_INT(b, "window", r->window);
+    JSON_DOUBLE(b, "measured_s", r->measured_s);
+    json_builder_set_member_name(b, "runs_s");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < r->n_runs; i++)
+        json_builder_add_double_value(b, r->run_s[i]);
+    json_builder_end_array(b);
+    if (r->has_prediction) {
+        JSON_DOUBLE(b, "predicted_s", r->predicted_s);
+        JSON_DOUBLE(b, "error", rs_run_report_get_error(r));
+        JSON_STRING(b, "topology", r->topology);
+    }
+    json_builder_set_member_name(b, "phases");
+    json_builder_begin_array(b);
+    for (guint p = 0; p < r->n_phases; p++) {
+        json_builder_begin_object(b);
+        JSON_INT(b, "messages", r->phases[p].n_messages);
+        JSON_INT(b, "bytes", r->phases[p].size_bytes);
+        JSON_DOUBLE(b, "measured_s", r->phases[p].measured_s);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_set_member_name(b, "validation");
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "checked");
+    json_builder_add_boolean_value(b, r->validated);
+    JSON_INT(b, "elements", r->n_checked_elems);
+    JSON_INT(b, "bad_elements", r->n_bad_elems);
+    if (r->first_bad != NULL)
+        JSON_STRING(b, "first_bad", r->first_bad);
+    json_builder_end_object(b);
+    JSON_INT(b, "send_calls", r->n_sends);
+    JSON_INT(b, "zero_copy_chunks", r->n_zero_copy);
+    JSON_INT(b, "peak_pack_bytes", r->peak_pack_bytes);
+    JSON_INT(b, "buffer_bytes", r->buffer_bytes);
+    json_builder_end_object(b);
+    json_append(b, out);
+}
+
+void
+rs_report_run(const RsRunReport *report, RsFormat format, GString *out)
+{
+    switch (format) {
+    case RS_FORMAT_TABLE:
+        run_table(report, out);
+        break;
+    case RS_FORMAT_CSV:
+        run_csv(report, out);
+        break;
+    case RS_FORMAT_JSON:
+        run_json(report, out);
+        break;
     }
 }

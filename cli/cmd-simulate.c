@@ -6,6 +6,7 @@
 #include "cli/cli.h"
 
 #include "analysis/report.h"
+#include "cli/scenario-args.h"
 #include "sim/cost.h"
 #include "sim/data.h"
 #include "sim/plan.h"
@@ -30,6 +31,8 @@ static char *opt_infer_gpus;
 static char *opt_strategy;
 static char *opt_format;
 static gboolean opt_check;
+static gint opt_scale;
+static char *opt_layers;
 
 static GOptionEntry entries[] = {
     {"scenario", 's', 0, G_OPTION_ARG_STRING, &opt_scenario,
@@ -64,6 +67,10 @@ static GOptionEntry entries[] = {
     {"check", 0, 0, G_OPTION_ARG_NONE, &opt_check,
      "Verify every plan with the invariant checker and the fused buffers (exit 3 when wrong)",
      NULL},
+    {"scale", 0, 0, G_OPTION_ARG_INT, &opt_scale,
+     "Divide hidden, intermediate, vocabulary and expert widths by F (as reshard run)", "F"},
+    {"layers", 0, 0, G_OPTION_ARG_STRING, &opt_layers,
+     "Only decoder layers A to B, no embedding or head (as reshard run)", "A-B"},
     {NULL},
 };
 
@@ -163,7 +170,7 @@ apply_overrides(RsScenario *s, GError **error)
             g_array_unref(s->infer_gpus);
         s->infer_gpus = gpus;
     }
-    return TRUE;
+    return rs_scenario_apply_variant(s, opt_scale, opt_layers, error);
 }
 
 static int

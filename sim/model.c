@@ -264,6 +264,30 @@ yaml_flatten(RsYaml *yaml, RsModelConfig *config, const char *path, const char *
     rs_model_config_set(config, key, is_null ? NULL : value, where);
 }
 
+gboolean
+rs_model_options_parse_layers(RsModelOptions *options, const char *text, GError **error)
+{
+    g_auto(GStrv) parts = g_strsplit(text, "-", 3);
+    guint n = g_strv_length(parts);
+    guint64 first = 0, last = 0;
+    gboolean ok = (n == 1 || n == 2) &&
+                  g_ascii_string_to_unsigned(g_strstrip(parts[0]), 10, 0, G_MAXINT32, &first,
+                                             NULL) &&
+                  g_ascii_string_to_unsigned(g_strstrip(parts[n - 1]), 10, 0, G_MAXINT32, &last,
+                                             NULL) &&
+                  first <= last;
+    if (!ok) {
+        g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
+                    "layers \"%s\": expected A-B with 0 <= A <= B (decoder layers, inclusive)",
+                    text);
+        return FALSE;
+    }
+    options->has_layer_range = TRUE;
+    options->first_layer = (gint)first;
+    options->last_layer = (gint)last;
+    return TRUE;
+}
+
 static gboolean
 load_yaml_config(RsModelConfig *config, const char *path, GError **error)
 {

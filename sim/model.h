@@ -154,6 +154,17 @@ typedef struct {
 } RsModelOptions;
 
 /**
+ * rs_model_options_parse_layers:
+ * @options: where the range goes (has_layer_range, first_layer, last_layer)
+ * @text: "A-B" (decoder layers A to B inclusive, 0 <= A <= B) or "A" (one layer)
+ * @error: RS_MODEL_ERROR_CONFIG ("layers \"7-3\": expected A-B with 0 <= A <= B")
+ *
+ * Whether B exists in the model is checked when the model loads. Returns: TRUE on success.
+ */
+gboolean rs_model_options_parse_layers(RsModelOptions *options, const char *text,
+                                       GError **error);
+
+/**
  * rs_model_load_file:
  * @path: a model YAML file (.yaml, .yml), a Hugging Face config (.json), a safetensors
  *   checkpoint (.safetensors) or its index (.safetensors.index.json, with its shard files

@@ -11,6 +11,8 @@
  *   stored: false               # optional: move the weights as the checkpoint stores them
  *   topology: dgx-h100          # shipped name or path
  *   nodes: 64                   # optional: override the topology's node count
+ *   scale: 16                   # optional: divide every width by 16 (RsModelOptions.scale)
+ *   layers: 3-5                 # optional: only decoder layers 3 to 5
  *   train: {convention: megatron, gpus: 0-255, tp: 1, pp: 16, ep: 16, dp: 16}
  *   infer: {convention: vllm, gpus: 256-511, tp: 32, dp: 8}
  * Convention parameters take integers, switches (ep: true) and lists (pp-layers: [15, 16]).
@@ -42,6 +44,9 @@ typedef struct {
     RsDtype dtype;
     gboolean include_mtp;
     gboolean stored; /* generate the model as stored (RS_MODEL_STORAGE_CHECKPOINT) */
+    guint scale;                /* 0 or 1: full size; else the model's widths divided by it */
+    gboolean has_layer_range;   /* only decoder layers first_layer..last_layer */
+    gint first_layer, last_layer;
     char *topology; /* shipped name or path */
     guint n_nodes;  /* 0 keeps the topology's */
     RsConvention *train;
