@@ -122,8 +122,10 @@ simulate_table(const RsSimulateReport *r, GString *out)
     g_autofree char *params = rs_format_thousands(rs_model_get_n_params(r->model));
     g_autofree char *topo = rs_topology_format_summary(r->topology);
     g_string_append_printf(out, "scenario   %s\n", r->scenario_name);
-    g_string_append_printf(out, "model      %s (%s): %s parameters, %.2f GB as %s, %u tensors\n",
-                           rs_model_get_name(r->model), rs_model_get_family(r->model), params,
+    g_autofree char *variant = rs_model_format_variant(r->model);
+    g_string_append_printf(out, "model      %s%s%s%s (%s): %s parameters, %.2f GB as %s, %u tensors\n",
+                           rs_model_get_name(r->model), *variant ? " [" : "", variant,
+                           *variant ? "]" : "", rs_model_get_family(r->model), params,
                            rs_refit_get_size_bytes(r->refit) / 1e9,
                            rs_dtype_get_name(rs_model_get_dtype(r->model)),
                            rs_refit_get_n_tensors(r->refit));
@@ -327,14 +329,58 @@ rs_report_simulate(const RsSimulateReport *report, RsFormat format, GString *out
     }
 }
 
+/* "bf16:123,fp8-e4m3:456" of the dtypes a model stores (raw bytes), in dtype order. */
+static char *
+bytes_by_dtype_text(const RsModel *m, gboolean decimal_gb)
+{
+    guint64 bytes[RS_DTYPE_N];
+    rs_model_get_size_bytes_by_dtype(m, bytes);
+    GString *s = g_string_new(NULL);
+    for (guint d = 0; d < RS_DTYPE_N; d++) {
+        if (bytes[d] == 0)
+            continue;
+        if (decimal_gb)
+            g_string_append_printf(s, "%s%s %.2f", s->len ? ", " : "",
+                                   rs_dtype_get_name((RsDtype)d), bytes[d] / 1e9);
+        else
+            g_string_append_printf(s, "%s%s:%" G_GUINT64_FORMAT, s->len ? ";" : "",
+                                   rs_dtype_get_name((RsDtype)d), bytes[d]);
+    }
+    return g_string_free(s, FALSE);
+}
+
+/* "exact", "-0.73% of 2.8T", "MISMATCH (...)" or "" when nothing is published. */
+static char *
+published_text(const RsModel *m)
+{
+    gboolean rounded;
+    guint64 published = rs_model_get_published_params(m, &rounded);
+    if (published == 0)
+        return g_strdup("");
+    g_autoptr(GError) error = NULL;
+    gboolean ok = rs_model_check_published(m, &error);
+    double diff = 100.0 * ((double)rs_model_get_n_params(m) - (double)published) /
+                  (double)published;
+    if (!rounded)
+        return g_strdup(ok ? "exact" : "MISMATCH");
+    return g_strdup_printf("%s%+.2f%% of %.4g%s", ok ? "" : "MISMATCH ", diff,
+                           published >= 1000000000000ull ? published / 1e12 : published / 1e9,
+                           published >= 1000000000000ull ? "T" : "B");
+}
+
 void
-rs_report_models(GPtrArray *models, const char *const *names, RsFormat format, GString *out)
+rs_report_models(GPtrArray *models, GPtrArray *stored, const char *const *names,
+                 RsFormat format, GString *out)
 {
     if (format == RS_FORMAT_JSON) {
         g_autoptr(JsonBuilder) b = json_builder_new();
         json_builder_begin_array(b);
         for (guint i = 0; i < models->len; i++) {
             const RsModel *m = g_ptr_array_index(models, i);
+            const RsModel *st = stored ? g_ptr_array_index(stored, i) : m;
+            guint64 embed = rs_model_get_n_embedding_params(m);
+            gboolean rounded;
+            guint64 published = rs_model_get_published_params(m, &rounded);
             json_builder_begin_object(b);
             JSON_STRING(b, "id", names[i]);
             JSON_STRING(b, "name", rs_model_get_name(m));
@@ -343,8 +389,27 @@ rs_report_models(GPtrArray *models, const char *const *names, RsFormat format, G
             JSON_INT(b, "tensors", rs_model_get_n_tensors(m));
             JSON_INT(b, "params", rs_model_get_n_params(m));
             JSON_INT(b, "active_params", rs_model_get_n_active_params(m));
+            JSON_INT(b, "params_without_embeddings", rs_model_get_n_params(m) - embed);
+            JSON_INT(b, "active_params_without_embeddings",
+                     rs_model_get_n_active_params(m) - embed);
             JSON_STRING(b, "dtype", rs_dtype_get_name(rs_model_get_dtype(m)));
             JSON_INT(b, "bytes", rs_model_get_size_bytes(m));
+            JSON_INT(b, "stored_bytes", rs_model_get_size_bytes(st));
+            json_builder_set_member_name(b, "stored_bytes_by_dtype");
+            json_builder_begin_object(b);
+            guint64 bytes[RS_DTYPE_N];
+            rs_model_get_size_bytes_by_dtype(st, bytes);
+            for (guint d = 0; d < RS_DTYPE_N; d++)
+                if (bytes[d] != 0)
+                    JSON_INT(b, rs_dtype_get_name((RsDtype)d), bytes[d]);
+            json_builder_end_object(b);
+            if (published != 0) {
+                JSON_INT(b, "published_params", published);
+                json_builder_set_member_name(b, "published_rounded");
+                json_builder_add_boolean_value(b, rounded);
+                json_builder_set_member_name(b, "published_match");
+                json_builder_add_boolean_value(b, rs_model_check_published(m, NULL));
+            }
             json_builder_end_object(b);
         }
         json_builder_end_array(b);
@@ -352,17 +417,27 @@ rs_report_models(GPtrArray *models, const char *const *names, RsFormat format, G
         return;
     }
     if (format == RS_FORMAT_CSV) {
-        g_string_append(out, "id,name,family,layers,tensors,params,active_params,dtype,bytes\n");
+        g_string_append(out, "id,name,family,layers,tensors,params,active_params,dtype,bytes,"
+                             "params_without_embeddings,active_params_without_embeddings,"
+                             "published_params,published_match,stored_bytes,"
+                             "stored_bytes_by_dtype\n");
         for (guint i = 0; i < models->len; i++) {
             const RsModel *m = g_ptr_array_index(models, i);
-            g_string_append_printf(out,
-                                   "%s,%s,%s,%u,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
-                                   ",%s,%" G_GUINT64_FORMAT "\n",
-                                   names[i], rs_model_get_name(m), rs_model_get_family(m),
-                                   rs_model_get_n_layers(m), rs_model_get_n_tensors(m),
-                                   rs_model_get_n_params(m), rs_model_get_n_active_params(m),
-                                   rs_dtype_get_name(rs_model_get_dtype(m)),
-                                   rs_model_get_size_bytes(m));
+            const RsModel *st = stored ? g_ptr_array_index(stored, i) : m;
+            guint64 embed = rs_model_get_n_embedding_params(m);
+            g_autofree char *published = published_text(m);
+            g_autofree char *by_dtype = bytes_by_dtype_text(st, FALSE);
+            g_string_append_printf(
+                out,
+                "%s,%s,%s,%u,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%s,%" G_GUINT64_FORMAT
+                ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%s,%"
+                G_GUINT64_FORMAT ",%s\n",
+                names[i], rs_model_get_name(m), rs_model_get_family(m), rs_model_get_n_layers(m),
+                rs_model_get_n_tensors(m), rs_model_get_n_params(m),
+                rs_model_get_n_active_params(m), rs_dtype_get_name(rs_model_get_dtype(m)),
+                rs_model_get_size_bytes(m), rs_model_get_n_params(m) - embed,
+                rs_model_get_n_active_params(m) - embed, rs_model_get_published_params(m, NULL),
+                published, rs_model_get_size_bytes(st), by_dtype);
         }
         return;
     }
@@ -370,31 +445,312 @@ rs_report_models(GPtrArray *models, const char *const *names, RsFormat format, G
     table_init(&t);
     GPtrArray *h = table_row(&t);
     cell(h, "id");
-    cell(h, "name");
     cell(h, "family");
     cell(h, "layers");
-    cell(h, "tensors");
     cell(h, "parameters");
-    cell(h, "active parameters");
-    cell(h, "dtype");
-    cell(h, "size GB");
+    cell(h, "w/o embeddings");
+    cell(h, "active");
+    cell(h, "active w/o emb.");
+    cell(h, "published");
+    cell(h, "refit GB");
+    cell(h, "stored GB");
+    cell(h, "stored GB by dtype");
     for (guint i = 0; i < models->len; i++) {
         const RsModel *m = g_ptr_array_index(models, i);
+        const RsModel *st = stored ? g_ptr_array_index(stored, i) : m;
+        guint64 embed = rs_model_get_n_embedding_params(m);
         g_autofree char *params = rs_format_thousands(rs_model_get_n_params(m));
+        g_autofree char *params_ne = rs_format_thousands(rs_model_get_n_params(m) - embed);
         g_autofree char *active = rs_format_thousands(rs_model_get_n_active_params(m));
+        g_autofree char *active_ne =
+            rs_format_thousands(rs_model_get_n_active_params(m) - embed);
+        g_autofree char *published = published_text(m);
+        g_autofree char *by_dtype = bytes_by_dtype_text(st, TRUE);
         GPtrArray *row = table_row(&t);
         cell(row, "%s", names[i]);
-        cell(row, "%s", rs_model_get_name(m));
         cell(row, "%s", rs_model_get_family(m));
         cell(row, "%u", rs_model_get_n_layers(m));
-        cell(row, "%u", rs_model_get_n_tensors(m));
         cell(row, "%s", params);
+        cell(row, "%s", params_ne);
         cell(row, "%s", active);
-        cell(row, "%s", rs_dtype_get_name(rs_model_get_dtype(m)));
+        cell(row, "%s", active_ne);
+        cell(row, "%s", published);
         cell(row, "%.2f", rs_model_get_size_bytes(m) / 1e9);
+        cell(row, "%.2f", rs_model_get_size_bytes(st) / 1e9);
+        cell(row, "%s", by_dtype);
     }
     table_print(&t, out);
-    g_string_append(out, "parameters: logical weights including embedding and head, without MTP "
-                         "layers and quantisation scales; active: routed experts counted for "
-                         "num_experts_per_tok of them\n");
+    g_string_append(
+        out,
+        "parameters: logical weights including embedding and head, without MTP layers (--mtp "
+        "adds them), FP4 values unpacked, quantisation scales and padding not counted.\n"
+        "w/o embeddings: less the input token embeddings (embed_tokens); the output head stays "
+        "counted.\n"
+        "active: routed experts counted for num_experts_per_tok of them, everything else "
+        "whole.\n"
+        "published: exact figures must match exactly, rounded ones (e.g. 2.8T) within 1%.\n"
+        "refit GB: every tensor in the model dtype (what a refit moves); stored GB: as the "
+        "published checkpoint stores it (FP8 + block scales, MXFP4 blocks + scales); GB = "
+        "10^9 bytes.\n");
+}
+
+void
+rs_report_model_tensors(const RsModel *model, gint layer, RsFormat format, GString *out)
+{
+    g_autoptr(JsonBuilder) b = NULL;
+    Table t = {NULL};
+    if (format == RS_FORMAT_JSON) {
+        b = json_builder_new();
+        json_builder_begin_array(b);
+    } else if (format == RS_FORMAT_CSV) {
+        g_string_append(out, "name,shape,dtype,role,layer,heads,params,bytes\n");
+    } else {
+        table_init(&t);
+        GPtrArray *h = table_row(&t);
+        cell(h, "name");
+        cell(h, "shape");
+        cell(h, "dtype");
+        cell(h, "role");
+        cell(h, "layer");
+        cell(h, "heads");
+        cell(h, "parameters");
+        cell(h, "bytes");
+    }
+    for (guint i = 0; i < rs_model_get_n_tensors(model); i++) {
+        const RsTensorSpec *s = rs_model_get_tensor(model, i);
+        if (layer != G_MININT && s->layer != layer)
+            continue;
+        GString *shape = g_string_new(NULL);
+        for (guint d = 0; d < s->n_dims; d++)
+            g_string_append_printf(shape, "%s%" G_GINT64_FORMAT, d ? "x" : "", s->shape[d]);
+        g_autofree char *heads =
+            s->n_heads ? g_strdup_printf("%u%s", s->n_heads, s->kv_heads ? " kv" : "")
+                       : g_strdup("");
+        if (format == RS_FORMAT_JSON) {
+            json_builder_begin_object(b);
+            JSON_STRING(b, "name", s->name);
+            json_builder_set_member_name(b, "shape");
+            json_builder_begin_array(b);
+            for (guint d = 0; d < s->n_dims; d++)
+                json_builder_add_int_value(b, s->shape[d]);
+            json_builder_end_array(b);
+            JSON_STRING(b, "dtype", rs_dtype_get_name(s->dtype));
+            JSON_STRING(b, "role", rs_tensor_role_get_name(s->role));
+            JSON_INT(b, "layer", s->layer);
+            JSON_INT(b, "heads", s->n_heads);
+            json_builder_set_member_name(b, "kv_heads");
+            json_builder_add_boolean_value(b, s->kv_heads);
+            JSON_INT(b, "params", rs_tensor_spec_get_n_params(s));
+            JSON_INT(b, "bytes", rs_tensor_spec_get_size_bytes(s));
+            json_builder_end_object(b);
+        } else if (format == RS_FORMAT_CSV) {
+            g_string_append_printf(out, "%s,%s,%s,%s,%d,%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                                   "\n",
+                                   s->name, shape->str, rs_dtype_get_name(s->dtype),
+                                   rs_tensor_role_get_name(s->role), s->layer, heads,
+                                   rs_tensor_spec_get_n_params(s), rs_tensor_spec_get_size_bytes(s));
+        } else {
+            g_autofree char *params = rs_format_thousands(rs_tensor_spec_get_n_params(s));
+            g_autofree char *bytes = rs_format_thousands(rs_tensor_spec_get_size_bytes(s));
+            GPtrArray *row = table_row(&t);
+            cell(row, "%s", s->name);
+            cell(row, "%s", shape->str);
+            cell(row, "%s", rs_dtype_get_name(s->dtype));
+            cell(row, "%s", rs_tensor_role_get_name(s->role));
+            cell(row, "%d", s->layer);
+            cell(row, "%s", heads);
+            cell(row, "%s", params);
+            cell(row, "%s", bytes);
+        }
+        g_string_free(shape, TRUE);
+    }
+    if (format == RS_FORMAT_JSON) {
+        json_builder_end_array(b);
+        json_append(b, out);
+    } else if (format == RS_FORMAT_TABLE) {
+        table_print(&t, out);
+    }
+}
+
+double
+rs_run_report_get_error(const RsRunReport *r)
+{
+    if (!r->has_prediction || r->measured_s <= 0)
+        return 0.0;
+    return (r->predicted_s - r->measured_s) / r->measured_s;
+}
+
+static void
+run_table(const RsRunReport *r, GString *out)
+{
+    g_string_append_printf(out, "work       %s\n", r->work);
+    g_string_append_printf(out, "plan       %s: %u transfers, %u network messages, %.4f GB moved, "
+                                "%.4f GB local copies\n",
+                           r->strategy, r->n_transfers, r->n_network_messages,
+                           r->bytes_moved / 1e9, r->local_bytes / 1e9);
+    g_string_append_printf(out, "executor   %s transport, %u ranks, chunks of %" G_GUINT64_FORMAT
+                                " bytes, %u in flight per rank, %.3f GB of buffers\n",
+                           r->transport, r->n_ranks, r->chunk_bytes, r->window,
+                           r->buffer_bytes / 1e9);
+    g_string_append_c(out, '\n');
+
+    Table t;
+    table_init(&t);
+    GPtrArray *h = table_row(&t);
+    cell(h, "%s", "");
+    cell(h, "measured");
+    cell(h, "predicted");
+    cell(h, "error");
+    GPtrArray *row = table_row(&t);
+    cell(row, "time s");
+    cell(row, "%.6f", r->measured_s);
+    if (r->has_prediction) {
+        cell(row, "%.6f", r->predicted_s);
+        cell(row, "%+.1f%%", 100.0 * rs_run_report_get_error(r));
+    } else {
+        cell(row, "-");
+        cell(row, "-");
+    }
+    row = table_row(&t);
+    cell(row, "GB/s");
+    cell(row, "%.3f", r->measured_s > 0 ? r->bytes_moved / r->measured_s / 1e9 : 0.0);
+    if (r->has_prediction && r->predicted_s > 0)
+        cell(row, "%.3f", r->bytes_moved / r->predicted_s / 1e9);
+    else
+        cell(row, "-");
+    cell(row, "%s", "");
+    table_print(&t, out);
+    g_string_append_c(out, '\n');
+
+    table_init(&t);
+    h = table_row(&t);
+    cell(h, "phase");
+    cell(h, "messages");
+    cell(h, "GB");
+    cell(h, "measured s");
+    cell(h, "GB/s");
+    for (guint p = 0; p < r->n_phases; p++) {
+        const RsRunPhase *ph = &r->phases[p];
+        row = table_row(&t);
+        cell(row, "%u", p);
+        cell(row, "%u", ph->n_messages);
+        cell(row, "%.4f", ph->size_bytes / 1e9);
+        cell(row, "%.6f", ph->measured_s);
+        cell(row, "%.3f", ph->measured_s > 0 ? ph->size_bytes / ph->measured_s / 1e9 : 0.0);
+    }
+    table_print(&t, out);
+    g_string_append_c(out, '\n');
+
+    g_string_append_printf(out, "runs       %u:", r->n_runs);
+    for (guint i = 0; i < r->n_runs; i++)
+        g_string_append_printf(out, " %.6f", r->run_s[i]);
+    g_string_append(out, " s (the median is reported)\n");
+    g_string_append_printf(out, "transport  %" G_GUINT64_FORMAT " send calls, %" G_GUINT64_FORMAT
+                                " chunks without a pack copy, at most %.3f MB of pack buffers "
+                                "on one rank\n",
+                           r->n_sends, r->n_zero_copy, r->peak_pack_bytes / 1e6);
+    if (!r->validated)
+        g_string_append(out, "validation skipped (--no-validate)\n");
+    else if (r->n_bad_elems == 0)
+        g_string_append_printf(out, "validation every destination element checked: %" G_GUINT64_FORMAT
+                                    " elements correct\n",
+                               r->n_checked_elems);
+    else
+        g_string_append_printf(out, "validation FAILED: %" G_GUINT64_FORMAT " elements differ; "
+                                    "first: %s\n",
+                               r->n_bad_elems, r->first_bad ? r->first_bad : "");
+    if (r->has_prediction)
+        g_string_append_printf(out, "prediction first-order estimate (sim/cost.h) of the same plan "
+                                    "on topology %s; error = (predicted - measured) / measured\n",
+                               r->topology);
+    else
+        g_string_append(out, "prediction none: give --topology (a calibrated one: reshard "
+                             "calibrate)\n");
+}
+
+static void
+run_csv(const RsRunReport *r, GString *out)
+{
+    g_string_append(out, "strategy,transport,ranks,transfers,messages,bytes_moved,local_bytes,"
+                         "runs,measured_s,predicted_s,error,validated,bad_elements,send_calls\n");
+    g_string_append_printf(out, "%s,%s,%u,%u,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                                ",%u,%.9g,",
+                           r->strategy, r->transport, r->n_ranks, r->n_transfers,
+                           r->n_network_messages, r->bytes_moved, r->local_bytes, r->n_runs,
+                           r->measured_s);
+    if (r->has_prediction)
+        g_string_append_printf(out, "%.9g,%.6f,", r->predicted_s, rs_run_report_get_error(r));
+    else
+        g_string_append(out, ",,");
+    g_string_append_printf(out, "%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "\n",
+                           r->validated ? "true" : "false", r->n_bad_elems, r->n_sends);
+}
+
+static void
+run_json(const RsRunReport *r, GString *out)
+{
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    JSON_STRING(b, "work", r->work);
+    JSON_STRING(b, "strategy", r->strategy);
+    JSON_STRING(b, "transport", r->transport);
+    JSON_INT(b, "ranks", r->n_ranks);
+    JSON_INT(b, "transfers", r->n_transfers);
+    JSON_INT(b, "messages", r->n_network_messages);
+    JSON_INT(b, "bytes_moved", r->bytes_moved);
+    JSON_INT(b, "local_bytes", r->local_bytes);
+    JSON_INT(b, "chunk_bytes", r->chunk_bytes);
+    JSON_INT(b, "window", r->window);
+    JSON_DOUBLE(b, "measured_s", r->measured_s);
+    json_builder_set_member_name(b, "runs_s");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < r->n_runs; i++)
+        json_builder_add_double_value(b, r->run_s[i]);
+    json_builder_end_array(b);
+    if (r->has_prediction) {
+        JSON_DOUBLE(b, "predicted_s", r->predicted_s);
+        JSON_DOUBLE(b, "error", rs_run_report_get_error(r));
+        JSON_STRING(b, "topology", r->topology);
+    }
+    json_builder_set_member_name(b, "phases");
+    json_builder_begin_array(b);
+    for (guint p = 0; p < r->n_phases; p++) {
+        json_builder_begin_object(b);
+        JSON_INT(b, "messages", r->phases[p].n_messages);
+        JSON_INT(b, "bytes", r->phases[p].size_bytes);
+        JSON_DOUBLE(b, "measured_s", r->phases[p].measured_s);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_set_member_name(b, "validation");
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "checked");
+    json_builder_add_boolean_value(b, r->validated);
+    JSON_INT(b, "elements", r->n_checked_elems);
+    JSON_INT(b, "bad_elements", r->n_bad_elems);
+    if (r->first_bad != NULL)
+        JSON_STRING(b, "first_bad", r->first_bad);
+    json_builder_end_object(b);
+    JSON_INT(b, "send_calls", r->n_sends);
+    JSON_INT(b, "zero_copy_chunks", r->n_zero_copy);
+    JSON_INT(b, "peak_pack_bytes", r->peak_pack_bytes);
+    JSON_INT(b, "buffer_bytes", r->buffer_bytes);
+    json_builder_end_object(b);
+    json_append(b, out);
+}
+
+void
+rs_report_run(const RsRunReport *report, RsFormat format, GString *out)
+{
+    switch (format) {
+    case RS_FORMAT_TABLE:
+        run_table(report, out);
+        break;
+    case RS_FORMAT_CSV:
+        run_csv(report, out);
+        break;
+    case RS_FORMAT_JSON:
+        run_json(report, out);
+        break;
+    }
 }

@@ -71,13 +71,84 @@ void rs_report_simulate(const RsSimulateReport *report, RsFormat format, GString
 
 /**
  * rs_report_models:
- * @models: (element-type RsModel): loaded models
- * @names: (array zero-terminated=1): the shipped name of each
- * @format: table, csv or json
+ * @models: (element-type RsModel): loaded models, generated in the training form
+ * @stored: (element-type RsModel) (nullable): the same models as their checkpoints store
+ *   them (same order), for the stored bytes per dtype; NULL uses @models
+ * @names: (array zero-terminated=1): the shipped name (or path) of each
+ * @format: table, csv or json. Each row: layers, tensors, parameters and active
+ *   parameters with and without the input embeddings (rs_model_get_n_embedding_params()),
+ *   the published figure and whether it matches (rs_model_check_published()), refit bytes
+ *   (model dtype) and stored bytes per dtype. CSV keeps the columns id,name,family,layers,
+ *   tensors,params,active_params,dtype,bytes first.
  * @out: text is appended here
  */
-void rs_report_models(GPtrArray *models, const char *const *names, RsFormat format,
-                      GString *out);
+void rs_report_models(GPtrArray *models, GPtrArray *stored, const char *const *names,
+                      RsFormat format, GString *out);
+
+/**
+ * rs_report_model_tensors:
+ * @layer: only tensors of this layer (-1: before the first layer); G_MININT for all
+ * @format: table, csv (name,shape,dtype,role,layer,heads,params,bytes; shape as 7168x2048)
+ *   or json (an array of {name, shape[], dtype, role, layer, heads, kv_heads, params, bytes})
+ * @out: text is appended here
+ */
+void rs_report_model_tensors(const RsModel *model, gint layer, RsFormat format, GString *out);
+
+/* One phase of a measured run. */
+typedef struct {
+    guint n_messages;  /* network messages */
+    guint64 size_bytes; /* their bytes */
+    double measured_s; /* first post to last completion */
+} RsRunPhase;
+
+/* Everything `reshard run` reports: the measured run next to the prediction of the same
+ * plan; all pointers borrowed. */
+typedef struct {
+    const char *work;       /* "DeepSeek-V3 (scale 1/16, layers 3-5)" or "tensor [64, 64] f32" */
+    const char *strategy;
+    const char *transport;
+    guint n_ranks;
+    guint n_transfers;
+    guint n_network_messages;
+    guint64 bytes_moved;    /* bytes between distinct ranks, per run */
+    guint64 local_bytes;
+    guint64 chunk_bytes;
+    guint window;
+    guint n_runs;
+    const double *run_s;    /* (array length=n_runs): measured time of each run, seconds */
+    double measured_s;      /* median of run_s */
+    gboolean has_prediction;
+    double predicted_s;     /* first-order estimate (sim/cost.h) of the same plan, seconds */
+    const char *topology;   /* the topology the prediction used */
+    guint n_phases;
+    const RsRunPhase *phases; /* (array length=n_phases) */
+    gboolean validated;
+    guint64 n_checked_elems; /* destination elements checked per run */
+    guint64 n_bad_elems;
+    const char *first_bad;  /* (nullable): the first bad element, formatted */
+    guint64 n_sends;        /* transport send calls (chunks) */
+    guint64 n_zero_copy;    /* chunks moved without a pack copy */
+    guint64 peak_pack_bytes;
+    guint64 buffer_bytes;
+} RsRunReport;
+
+/**
+ * rs_run_report_get_error:
+ * Returns: the relative error of the prediction, (predicted − measured) / measured; 0 when
+ *   there is no prediction or nothing was measured.
+ */
+double rs_run_report_get_error(const RsRunReport *report);
+
+/**
+ * rs_report_run:
+ * @format: table (measured and predicted side by side, per-phase times, validation), csv
+ *   (one row: strategy, ranks, bytes_moved, measured_s, predicted_s, error, …) or json (the
+ *   same fields plus runs_s[] and phases[])
+ * @out: text is appended here
+ *
+ * GB and GB/s are decimal (10^9 bytes).
+ */
+void rs_report_run(const RsRunReport *report, RsFormat format, GString *out);
 
 /** rs_format_thousands: Returns: (transfer full): "671,026,419,200". */
 char *rs_format_thousands(guint64 value);

@@ -25,6 +25,8 @@ extern const RsCommand rs_command_simulate;
 extern const RsCommand rs_command_models;
 extern const RsCommand rs_command_layout;
 extern const RsCommand rs_command_plan;
+extern const RsCommand rs_command_run;
+extern const RsCommand rs_command_calibrate;
 
 /* Global switches shared by every subcommand. */
 extern gboolean rs_cli_verbose;

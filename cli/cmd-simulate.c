@@ -6,6 +6,7 @@
 #include "cli/cli.h"
 
 #include "analysis/report.h"
+#include "cli/scenario-args.h"
 #include "sim/cost.h"
 #include "sim/data.h"
 #include "sim/plan.h"
@@ -20,6 +21,7 @@ static char *opt_model;
 static char *opt_dtype;
 static char *opt_infer_dtype;
 static gboolean opt_mtp;
+static gboolean opt_stored;
 static char *opt_topology;
 static gint opt_nodes;
 static char *opt_train;
@@ -29,11 +31,15 @@ static char *opt_infer_gpus;
 static char *opt_strategy;
 static char *opt_format;
 static gboolean opt_check;
+static gint opt_scale;
+static char *opt_layers;
 
 static GOptionEntry entries[] = {
     {"scenario", 's', 0, G_OPTION_ARG_STRING, &opt_scenario,
      "Scenario name or file (default " DEFAULT_SCENARIO ")", "NAME|FILE"},
-    {"model", 'm', 0, G_OPTION_ARG_STRING, &opt_model, "Model name or file", "NAME|FILE"},
+    {"model", 'm', 0, G_OPTION_ARG_STRING, &opt_model,
+     "Model name or file (model YAML, config.json, .safetensors, .safetensors.index.json)",
+     "NAME|FILE"},
     {"dtype", 0, 0, G_OPTION_ARG_STRING, &opt_dtype, "dtype of the weights moved (bf16, f32, ...)",
      "DTYPE"},
     {"mtp", 0, 0, G_OPTION_ARG_NONE, &opt_mtp, "Include multi-token-prediction layers", NULL},
@@ -41,6 +47,8 @@ static GOptionEntry entries[] = {
      "dtype of the inference weights (fp8-e4m3, mxfp4: converted at the source, with block "
      "scales)",
      "DTYPE"},
+    {"stored", 0, 0, G_OPTION_ARG_NONE, &opt_stored,
+     "Move the weights as the checkpoint stores them (FP8 + block scales, MXFP4)", NULL},
     {"topology", 't', 0, G_OPTION_ARG_STRING, &opt_topology, "Topology name or file",
      "NAME|FILE"},
     {"nodes", 'n', 0, G_OPTION_ARG_INT, &opt_nodes, "Number of nodes of the topology", "N"},
@@ -59,6 +67,10 @@ static GOptionEntry entries[] = {
     {"check", 0, 0, G_OPTION_ARG_NONE, &opt_check,
      "Verify every plan with the invariant checker and the fused buffers (exit 3 when wrong)",
      NULL},
+    {"scale", 0, 0, G_OPTION_ARG_INT, &opt_scale,
+     "Divide hidden, intermediate, vocabulary and expert widths by F (as reshard run)", "F"},
+    {"layers", 0, 0, G_OPTION_ARG_STRING, &opt_layers,
+     "Only decoder layers A to B, no embedding or head (as reshard run)", "A-B"},
     {NULL},
 };
 
@@ -106,6 +118,8 @@ apply_overrides(RsScenario *s, GError **error)
     }
     if (opt_mtp)
         s->include_mtp = TRUE;
+    if (opt_stored)
+        s->stored = TRUE;
     if (opt_topology != NULL) {
         g_free(s->topology);
         s->topology = g_strdup(opt_topology);
@@ -156,7 +170,7 @@ apply_overrides(RsScenario *s, GError **error)
             g_array_unref(s->infer_gpus);
         s->infer_gpus = gpus;
     }
-    return TRUE;
+    return rs_scenario_apply_variant(s, opt_scale, opt_layers, error);
 }
 
 static int

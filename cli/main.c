@@ -15,6 +15,8 @@ static const RsCommand *const commands[] = {
     &rs_command_models,
     &rs_command_layout,
     &rs_command_plan,
+    &rs_command_run,
+    &rs_command_calibrate,
 };
 
 static GOptionEntry common_entries[] = {

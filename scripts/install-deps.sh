@@ -5,6 +5,7 @@ set -euo pipefail
 packages=(
   meson ninja-build pkg-config gcc
   libglib2.0-dev libyaml-dev libjson-glib-dev
+  openmpi-bin libopenmpi-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -945,9 +945,11 @@ megatron_choose(Resolver *r, guint index, MeshChoice *c, GError **error)
     case RS_ROLE_REPLICATED:
     case RS_ROLE_NORM:
     case RS_ROLE_ROUTER:
+    case RS_ROLE_COLUMN_SEGMENTED: /* held whole: segments are not split separately yet */
         break;
     case RS_ROLE_EXPERT_COLUMN:
     case RS_ROLE_EXPERT_ROW:
+    case RS_ROLE_EXPERT_REPLICATED:
         if (t->shape[0] % mg->ep != 0)
             return fail_model(r, error,
                               "ep=%" G_GINT64_FORMAT " does not divide the %" G_GINT64_FORMAT
@@ -955,6 +957,8 @@ megatron_choose(Resolver *r, guint index, MeshChoice *c, GError **error)
                               mg->ep, t->shape[0], t->name);
         choice_mesh(c, slice, 3, expert_sizes, expert_names);
         choice_shard(c, 1, 0);
+        if (t->role == RS_ROLE_EXPERT_REPLICATED)
+            break; /* [E, out] biases: whole on each etp rank */
         if (t->role == RS_ROLE_EXPERT_ROW)
             choice_shard(c, 2, 2);
         else if (t->fuse == RS_FUSE_GATE_UP && complete)
@@ -1065,6 +1069,8 @@ fsdp2_choose(Resolver *r, guint index, MeshChoice *c, GError **error)
     case RS_ROLE_REPLICATED:
     case RS_ROLE_NORM:
     case RS_ROLE_ROUTER:
+    case RS_ROLE_COLUMN_SEGMENTED:
+    case RS_ROLE_EXPERT_REPLICATED:
         break;
     case RS_ROLE_EXPERT_COLUMN:
         tp_dim = 1;
@@ -1197,6 +1203,16 @@ vllm_choose(Resolver *r, guint index, MeshChoice *c, GError **error)
         break;
     case RS_ROLE_NORM:
     case RS_ROLE_ROUTER:
+    case RS_ROLE_COLUMN_SEGMENTED:
+        break;
+    case RS_ROLE_EXPERT_REPLICATED:
+        if (v->ep) {
+            /* [E, out] biases follow their experts. */
+            const guint ep_size[1] = {(guint)(v->dp * v->tp)};
+            const char *const ep_name[1] = {"ep"};
+            choice_mesh(c, ranks, 1, ep_size, ep_name);
+            choice_balanced(c, 0, 0);
+        }
         break;
     case RS_ROLE_EXPERT_COLUMN:
     case RS_ROLE_EXPERT_ROW:
@@ -1351,9 +1367,11 @@ sglang_choose(Resolver *r, guint index, MeshChoice *c, GError **error)
         break;
     case RS_ROLE_NORM:
     case RS_ROLE_ROUTER:
+    case RS_ROLE_COLUMN_SEGMENTED:
         break;
     case RS_ROLE_EXPERT_COLUMN:
-    case RS_ROLE_EXPERT_ROW: {
+    case RS_ROLE_EXPERT_ROW:
+    case RS_ROLE_EXPERT_REPLICATED: {
         if (t->shape[0] % s->ep != 0)
             return fail_model(r, error,
                               "ep=%" G_GINT64_FORMAT " does not divide the %" G_GINT64_FORMAT
@@ -1363,6 +1381,8 @@ sglang_choose(Resolver *r, guint index, MeshChoice *c, GError **error)
         const char *const moe_names[3] = {"dp", "ep", "moe_tp"};
         choice_mesh(c, r->gpus, 3, moe_sizes, moe_names);
         choice_shard(c, 1, 0);
+        if (t->role == RS_ROLE_EXPERT_REPLICATED)
+            break;
         if (t->role == RS_ROLE_EXPERT_ROW)
             choice_shard(c, 2, 2);
         else if (t->fuse == RS_FUSE_GATE_UP && complete)
@@ -1449,6 +1469,44 @@ rs_convention_result_clear(RsConventionResult *result)
     memset(result, 0, sizeof *result);
 }
 
+/* Block-quantisation scales follow their weight: the weight's layout in block
+ * coordinates. A weight split that cuts a block is refused, as vLLM refuses it (a scale
+ * covers one whole block; two ranks holding parts of a block would each need it whole).
+ * Layers sharing a weight layout share the derived one. */
+static gboolean
+derive_block_scales(Resolver *r, GError **error)
+{
+    g_autoptr(GHashTable) cache =
+        g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)rs_layout_unref);
+    for (guint i = 0; i < rs_model_get_n_tensors(r->model); i++) {
+        const RsTensorSpec *t = rs_model_get_tensor(r->model, i);
+        if (t->scale_of < 0)
+            continue;
+        RsLayout *weight = g_ptr_array_index(r->layouts, t->scale_of);
+        GString *key = g_string_new(NULL);
+        g_string_append_printf(key, "%p", (void *)weight);
+        for (guint d = 0; d < t->n_dims; d++)
+            g_string_append_printf(key, ",%" G_GINT64_FORMAT, t->scale_block[d]);
+        RsLayout *derived = g_hash_table_lookup(cache, key->str);
+        if (derived == NULL) {
+            derived = rs_layout_new_blocked(weight, t->scale_block, FALSE, TRUE, error);
+            if (derived == NULL) {
+                g_prefix_error(error, "%s: %s: ", r->desc ? r->desc : rs_convention_get_name(r->conv),
+                               rs_model_get_tensor(r->model, (guint)t->scale_of)->name);
+                g_string_free(key, TRUE);
+                return FALSE;
+            }
+            g_hash_table_insert(cache, g_string_free(key, FALSE), derived);
+        } else {
+            g_string_free(key, TRUE);
+        }
+        RsLayout *old = g_ptr_array_index(r->layouts, i);
+        g_ptr_array_index(r->layouts, i) = rs_layout_ref(derived);
+        rs_layout_unref(old);
+    }
+    return TRUE;
+}
+
 gboolean
 rs_convention_resolve_full(RsConvention *conv, const RsModel *model, const guint32 *gpus,
                            guint n_gpus, RsConventionResult *out, GError **error)
@@ -1473,6 +1531,8 @@ rs_convention_resolve_full(RsConvention *conv, const RsModel *model, const guint
     g_ptr_array_set_size(r.buffers, n_tensors);
     r.summary = g_string_new(NULL);
     gboolean ok = conv->klass->resolve(conv, &r, error);
+    if (ok)
+        ok = derive_block_scales(&r, error);
     g_hash_table_unref(r.cache);
     g_free(r.desc);
     if (!ok) {

@@ -37,7 +37,8 @@ rs_data_find(const char *kind, const char *name_or_path, GError **error)
     gboolean is_path = strchr(name_or_path, '/') != NULL ||
                        g_str_has_suffix(name_or_path, ".yaml") ||
                        g_str_has_suffix(name_or_path, ".yml") ||
-                       g_str_has_suffix(name_or_path, ".json");
+                       g_str_has_suffix(name_or_path, ".json") ||
+                       g_str_has_suffix(name_or_path, ".safetensors");
     if (is_path) {
         if (g_file_test(name_or_path, G_FILE_TEST_IS_REGULAR))
             return g_strdup(name_or_path);

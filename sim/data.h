@@ -1,6 +1,7 @@
 /* data.h — finding shipped data files (models/, topologies/, scenarios/) by name.
  *
- * A name without a slash and without a .yaml suffix is looked up as KIND/NAME.yaml in, in
+ * A name without a slash and without a .yaml, .yml, .json (config.json,
+ * .safetensors.index.json) or .safetensors suffix is looked up as KIND/NAME.yaml in, in
  * order: $RESHARD_DATA_DIR, the source tree the binary was built from, and the installed
  * data directory (PREFIX/share/reshard). Anything else is taken as a path.
  */

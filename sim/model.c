@@ -1,186 +1,19 @@
-/* model.c — the model container, its YAML loading and the config reader generators use.
+/* model.c — the model container, loading from each source, and the figures of a model.
+ *
  * Loading reads name, family and dtype, hands every other key to the family generator
- * through RsModelConfig, and fails on keys no generator consumed. */
+ * through RsModelConfig, and fails on keys no generator consumed. A config.json gets its
+ * family from model_type and its name from _name_or_path (or its folder); a safetensors
+ * checkpoint is read by model-import.c. */
 #include "sim/model-private.h"
 
+#include "sim/safetensors.h"
 #include "sim/yaml-reader.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
 G_DEFINE_QUARK(rs-model-error-quark, rs_model_error)
-
-typedef struct {
-    char *value; /* NULL for an explicit null */
-    char *where;
-    gboolean consumed;
-} ConfigEntry;
-
-struct _RsModelConfig {
-    char *source;
-    guint scale; /* width divisor, >= 1 */
-    GHashTable *entries; /* key → ConfigEntry* */
-    GPtrArray *order;    /* keys in insertion order, for stable messages */
-};
-
-static void
-config_entry_free(gpointer p)
-{
-    ConfigEntry *e = p;
-    g_free(e->value);
-    g_free(e->where);
-    g_free(e);
-}
-
-RsModelConfig *
-rs_model_config_new(const char *source)
-{
-    RsModelConfig *c = g_new0(RsModelConfig, 1);
-    c->source = g_strdup(source);
-    c->scale = 1;
-    c->entries = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, config_entry_free);
-    c->order = g_ptr_array_new_with_free_func(g_free);
-    return c;
-}
-
-void
-rs_model_config_free(RsModelConfig *config)
-{
-    if (config == NULL)
-        return;
-    g_hash_table_unref(config->entries);
-    g_ptr_array_unref(config->order);
-    g_free(config->source);
-    g_free(config);
-}
-
-void
-rs_model_config_set(RsModelConfig *config, const char *key, const char *value, const char *where)
-{
-    ConfigEntry *e = g_new0(ConfigEntry, 1);
-    e->value = g_strdup(value);
-    e->where = g_strdup(where);
-    if (!g_hash_table_contains(config->entries, key))
-        g_ptr_array_add(config->order, g_strdup(key));
-    g_hash_table_replace(config->entries, g_strdup(key), e);
-}
-
-void
-rs_model_config_set_error(RsModelConfig *config, const char *key, GError **error,
-                          const char *format, ...)
-{
-    va_list args;
-    va_start(args, format);
-    g_autofree char *message = g_strdup_vprintf(format, args);
-    va_end(args);
-    ConfigEntry *e = key ? g_hash_table_lookup(config->entries, key) : NULL;
-    g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG, "%s: %s%s%s",
-                e ? e->where : config->source, key ? key : "", key ? ": " : "", message);
-}
-
-/* Looks @key up; *entry_out is NULL when absent or null. */
-static gboolean
-config_find(RsModelConfig *config, const char *key, gboolean required, ConfigEntry **entry_out,
-            GError **error)
-{
-    ConfigEntry *e = g_hash_table_lookup(config->entries, key);
-    if (e != NULL)
-        e->consumed = TRUE;
-    if (e == NULL || e->value == NULL) {
-        *entry_out = NULL;
-        if (required) {
-            rs_model_config_set_error(config, key, error, "required field is missing");
-            return FALSE;
-        }
-        return TRUE;
-    }
-    *entry_out = e;
-    return TRUE;
-}
-
-gboolean
-rs_model_config_get_int(RsModelConfig *config, const char *key, gboolean required, gint64 min,
-                        gint64 max, gint64 *out, GError **error)
-{
-    ConfigEntry *e;
-    if (!config_find(config, key, required, &e, error))
-        return FALSE;
-    if (e == NULL)
-        return TRUE;
-    gint64 v;
-    if (!g_ascii_string_to_signed(e->value, 10, min, max, &v, NULL)) {
-        rs_model_config_set_error(config, key, error,
-                                  "\"%s\": expected an integer in [%" G_GINT64_FORMAT
-                                  ", %" G_GINT64_FORMAT "]",
-                                  e->value, min, max);
-        return FALSE;
-    }
-    *out = v;
-    return TRUE;
-}
-
-gboolean
-rs_model_config_get_width(RsModelConfig *config, const char *key, gboolean required, gint64 max,
-                          gint64 *out, GError **error)
-{
-    gint64 v = 0;
-    gboolean had = FALSE;
-    ConfigEntry *e = g_hash_table_lookup(config->entries, key);
-    had = e != NULL && e->value != NULL;
-    if (!rs_model_config_get_int(config, key, required, 1, max, &v, error))
-        return FALSE;
-    if (had)
-        *out = MAX(v / (gint64)config->scale, 1);
-    return TRUE;
-}
-
-gboolean
-rs_model_config_get_bool(RsModelConfig *config, const char *key, gboolean required,
-                         gboolean *out, GError **error)
-{
-    ConfigEntry *e;
-    if (!config_find(config, key, required, &e, error))
-        return FALSE;
-    if (e == NULL)
-        return TRUE;
-    if (g_ascii_strcasecmp(e->value, "true") == 0) {
-        *out = TRUE;
-    } else if (g_ascii_strcasecmp(e->value, "false") == 0) {
-        *out = FALSE;
-    } else {
-        rs_model_config_set_error(config, key, error, "\"%s\": expected true or false",
-                                  e->value);
-        return FALSE;
-    }
-    return TRUE;
-}
-
-gboolean
-rs_model_config_get_string(RsModelConfig *config, const char *key, gboolean required,
-                           const char **out, GError **error)
-{
-    ConfigEntry *e;
-    if (!config_find(config, key, required, &e, error))
-        return FALSE;
-    if (e != NULL)
-        *out = e->value;
-    return TRUE;
-}
-
-gboolean
-rs_model_config_check_consumed(RsModelConfig *config, GError **error)
-{
-    for (guint i = 0; i < config->order->len; i++) {
-        const char *key = g_ptr_array_index(config->order, i);
-        ConfigEntry *e = g_hash_table_lookup(config->entries, key);
-        if (!e->consumed) {
-            rs_model_config_set_error(config, key, error,
-                                      "unknown field for this family (a typo?)");
-            return FALSE;
-        }
-    }
-    return TRUE;
-}
 
 static void
 tensor_spec_free(gpointer p)
@@ -191,10 +24,12 @@ tensor_spec_free(gpointer p)
     g_free(t);
 }
 
-static RsModel *
-model_new(void)
+RsModel *
+rs_model_new(void)
 {
     RsModel *m = g_new0(RsModel, 1);
+    m->scale = 1;
+    m->dtype = RS_DTYPE_BF16;
     m->tensors = g_ptr_array_new_with_free_func(tensor_spec_free);
     m->by_name = g_hash_table_new(g_str_hash, g_str_equal);
     return m;
@@ -205,6 +40,7 @@ rs_model_free(RsModel *model)
 {
     if (model == NULL)
         return;
+    g_free(model->next_fuse_group);
     g_hash_table_unref(model->by_name);
     if (model->fuse_index != NULL)
         g_hash_table_unref(model->fuse_index);
@@ -214,8 +50,8 @@ rs_model_free(RsModel *model)
     g_free(model);
 }
 
-static gboolean
-layer_is_kept(const RsModel *model, gint layer)
+gboolean
+rs_model_is_layer_kept(const RsModel *model, gint layer)
 {
     if (!model->has_layer_range)
         return TRUE;
@@ -224,17 +60,26 @@ layer_is_kept(const RsModel *model, gint layer)
 }
 
 void
-rs_model_add_tensor(RsModel *model, const char *name, RsTensorRole role, gint layer,
-                    RsDtype dtype, guint n_heads, guint n_dims, ...)
+rs_model_add_tensor_shape(RsModel *model, const char *name, RsTensorRole role, gint layer,
+                          RsDtype dtype, guint n_heads, guint n_dims, const gint64 *shape)
 {
     g_return_if_fail(n_dims <= RS_MAX_DIMS);
-    if (!layer_is_kept(model, layer)) {
+    /* A fusion announced with rs_model_fuse_next() belongs to this tensor only. */
+    RsFuseKind fuse = model->next_fuse;
+    guint fuse_segment = model->next_fuse_segment;
+    g_autofree char *fuse_group = g_steal_pointer(&model->next_fuse_group);
+    model->next_fuse = RS_FUSE_NONE;
+    if (!rs_model_is_layer_kept(model, layer)) {
         /* Keep rs_model_mark_kv_heads() from marking the previous tensor. */
         model->last_dropped = TRUE;
         return;
     }
     model->last_dropped = FALSE;
     RsTensorSpec *t = g_new0(RsTensorSpec, 1);
+    t->scale_of = -1;
+    t->fuse = fuse;
+    t->fuse_segment = fuse_segment;
+    t->fuse_group = g_steal_pointer(&fuse_group);
     t->name = g_strdup(name);
     t->role = role;
     t->layer = layer;
@@ -242,36 +87,63 @@ rs_model_add_tensor(RsModel *model, const char *name, RsTensorRole role, gint la
     t->n_heads = n_heads;
     t->kv_heads = FALSE;
     t->n_dims = n_dims;
-    va_list args;
-    va_start(args, n_dims);
+    t->format = RS_TENSOR_FORMAT_PLAIN;
     for (guint d = 0; d < n_dims; d++)
-        t->shape[d] = va_arg(args, gint64);
-    va_end(args);
+        t->shape[d] = shape[d];
+    t->n_params = rs_tensor_spec_get_n_elems(t);
     g_ptr_array_add(model->tensors, t);
     g_hash_table_insert(model->by_name, t->name, GUINT_TO_POINTER(model->tensors->len));
 }
 
 void
+rs_model_add_tensor(RsModel *model, const char *name, RsTensorRole role, gint layer,
+                    RsDtype dtype, guint n_heads, guint n_dims, ...)
+{
+    g_return_if_fail(n_dims <= RS_MAX_DIMS);
+    gint64 shape[RS_MAX_DIMS];
+    va_list args;
+    va_start(args, n_dims);
+    for (guint d = 0; d < n_dims; d++)
+        shape[d] = va_arg(args, gint64);
+    va_end(args);
+    rs_model_add_tensor_shape(model, name, role, layer, dtype, n_heads, n_dims, shape);
+}
+
+static RsTensorSpec *
+last_tensor(RsModel *model)
+{
+    if (model->last_dropped || model->tensors->len == 0)
+        return NULL;
+    return g_ptr_array_index(model->tensors, model->tensors->len - 1);
+}
+
+void
 rs_model_mark_kv_heads(RsModel *model)
 {
-    if (model->last_dropped)
-        return;
-    g_return_if_fail(model->tensors->len > 0);
-    RsTensorSpec *t = g_ptr_array_index(model->tensors, model->tensors->len - 1);
-    t->kv_heads = TRUE;
+    RsTensorSpec *t = last_tensor(model);
+    if (t != NULL)
+        t->kv_heads = TRUE;
 }
 
 void
 rs_model_mark_fused(RsModel *model, RsFuseKind kind, guint segment, const char *group)
 {
-    if (model->last_dropped)
+    RsTensorSpec *t = last_tensor(model);
+    if (t == NULL)
         return;
-    g_return_if_fail(model->tensors->len > 0);
-    RsTensorSpec *t = g_ptr_array_index(model->tensors, model->tensors->len - 1);
     t->fuse = kind;
     t->fuse_segment = segment;
     g_free(t->fuse_group);
     t->fuse_group = g_strdup(group);
+}
+
+void
+rs_model_fuse_next(RsModel *model, RsFuseKind kind, guint segment, const char *group)
+{
+    model->next_fuse = kind;
+    model->next_fuse_segment = segment;
+    g_free(model->next_fuse_group);
+    model->next_fuse_group = g_strdup(group);
 }
 
 static char *
@@ -309,41 +181,305 @@ rs_model_get_tie_embeddings(const RsModel *model)
     return model->tie_embeddings;
 }
 
-RsModel *
-rs_model_load_file(const char *path, const RsModelOptions *options, GError **error)
+void
+rs_model_set_last_format(RsModel *model, RsTensorFormat format, guint64 n_params)
 {
-    static const RsModelOptions defaults = {0};
-    if (options == NULL)
-        options = &defaults;
+    RsTensorSpec *t = last_tensor(model);
+    if (t == NULL)
+        return;
+    t->format = format;
+    t->n_params = n_params;
+}
+
+void
+rs_model_mark_block_scale(RsModel *model, const gint64 *block)
+{
+    RsTensorSpec *t = last_tensor(model);
+    if (t == NULL)
+        return;
+    g_return_if_fail(model->tensors->len >= 2);
+    t->scale_of = (gint)model->tensors->len - 2;
+    const RsTensorSpec *w = g_ptr_array_index(model->tensors, model->tensors->len - 2);
+    g_return_if_fail(w->n_dims == t->n_dims);
+    for (guint d = 0; d < t->n_dims; d++)
+        t->scale_block[d] = block[d];
+}
+
+void
+rs_model_set_last_segments(RsModel *model, guint n, const gint64 *sizes)
+{
+    g_return_if_fail(n <= RS_MAX_TENSOR_SEGMENTS);
+    RsTensorSpec *t = last_tensor(model);
+    if (t == NULL)
+        return;
+    t->n_segments = n;
+    for (guint i = 0; i < n; i++)
+        t->segments[i] = sizes[i];
+}
+
+/* --- reading a model file into a config --- */
+
+static void
+yaml_flatten(RsYaml *yaml, RsModelConfig *config, const char *path, const char *key,
+             yaml_node_t *v)
+{
+    g_autofree char *where =
+        g_strdup_printf("%s:%zu:%zu", path, v->start_mark.line + 1, v->start_mark.column + 1);
+    if (v->type == YAML_MAPPING_NODE) {
+        for (yaml_node_pair_t *pair = v->data.mapping.pairs.start;
+             pair < v->data.mapping.pairs.top; pair++) {
+            const char *sub = rs_yaml_scalar_value(rs_yaml_node_at(yaml, pair->key));
+            g_autofree char *full = g_strdup_printf("%s.%s", key, sub ? sub : "?");
+            yaml_flatten(yaml, config, path, full, rs_yaml_node_at(yaml, pair->value));
+        }
+        return;
+    }
+    if (v->type == YAML_SEQUENCE_NODE) {
+        gboolean scalars = TRUE;
+        for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+             it++)
+            if (rs_yaml_node_at(yaml, *it)->type != YAML_SCALAR_NODE)
+                scalars = FALSE;
+        guint i = 0;
+        if (scalars) {
+            GString *s = g_string_new(NULL);
+            for (yaml_node_item_t *it = v->data.sequence.items.start;
+                 it < v->data.sequence.items.top; it++, i++)
+                g_string_append_printf(s, "%s%s", i ? "," : "",
+                                       rs_yaml_scalar_value(rs_yaml_node_at(yaml, *it)));
+            rs_model_config_set(config, key, s->str, where);
+            g_string_free(s, TRUE);
+            return;
+        }
+        for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+             it++, i++) {
+            g_autofree char *full = g_strdup_printf("%s.%u", key, i);
+            yaml_flatten(yaml, config, path, full, rs_yaml_node_at(yaml, *it));
+        }
+        return;
+    }
+    const char *value = rs_yaml_scalar_value(v);
+    gboolean is_null = v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+                       (strcmp(value, "null") == 0 || strcmp(value, "~") == 0 || *value == 0);
+    rs_model_config_set(config, key, is_null ? NULL : value, where);
+}
+
+gboolean
+rs_model_options_parse_layers(RsModelOptions *options, const char *text, GError **error)
+{
+    g_auto(GStrv) parts = g_strsplit(text, "-", 3);
+    guint n = g_strv_length(parts);
+    guint64 first = 0, last = 0;
+    gboolean ok = (n == 1 || n == 2) &&
+                  g_ascii_string_to_unsigned(g_strstrip(parts[0]), 10, 0, G_MAXINT32, &first,
+                                             NULL) &&
+                  g_ascii_string_to_unsigned(g_strstrip(parts[n - 1]), 10, 0, G_MAXINT32, &last,
+                                             NULL) &&
+                  first <= last;
+    if (!ok) {
+        g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
+                    "layers \"%s\": expected A-B with 0 <= A <= B (decoder layers, inclusive)",
+                    text);
+        return FALSE;
+    }
+    options->has_layer_range = TRUE;
+    options->first_layer = (gint)first;
+    options->last_layer = (gint)last;
+    return TRUE;
+}
+
+static gboolean
+load_yaml_config(RsModelConfig *config, const char *path, GError **error)
+{
     g_autoptr(RsYaml) yaml = rs_yaml_load_file(path, error);
     if (yaml == NULL)
-        return NULL;
+        return FALSE;
     yaml_node_t *root = rs_yaml_get_root_mapping(yaml, error);
     if (root == NULL)
-        return NULL;
-
-    g_autoptr(RsModelConfig) config = rs_model_config_new(path);
+        return FALSE;
     for (yaml_node_pair_t *pair = root->data.mapping.pairs.start;
          pair < root->data.mapping.pairs.top; pair++) {
         yaml_node_t *k = rs_yaml_node_at(yaml, pair->key);
-        yaml_node_t *v = rs_yaml_node_at(yaml, pair->value);
         const char *key = rs_yaml_scalar_value(k);
-        if (key == NULL || v->type != YAML_SCALAR_NODE) {
-            rs_yaml_set_error(yaml, v, NULL, key, error, RS_YAML_ERROR_TYPE,
-                              "expected a single value");
-            return NULL;
+        if (key == NULL) {
+            rs_yaml_set_error(yaml, k, NULL, NULL, error, RS_YAML_ERROR_TYPE,
+                              "expected a plain key");
+            return FALSE;
         }
-        g_autofree char *where =
-            g_strdup_printf("%s:%zu:%zu", path, v->start_mark.line + 1, v->start_mark.column + 1);
-        const char *value = rs_yaml_scalar_value(v);
-        gboolean is_null = v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
-                           (strcmp(value, "null") == 0 || strcmp(value, "~") == 0 || *value == 0);
-        rs_model_config_set(config, key, is_null ? NULL : value, where);
+        yaml_flatten(yaml, config, path, key, rs_yaml_node_at(yaml, pair->value));
     }
+    return TRUE;
+}
 
-    g_autoptr(RsModel) model = model_new();
+/* The model_type values each family reads. Families read the model_type of their own
+ * name; Kimi-K2's config.json says kimi_k2 and its checkpoint is DeepseekV3ForCausalLM. */
+static const struct {
+    const char *model_type;
+    const char *family;
+} model_types[] = {
+    {"llama", "llama"},           {"qwen3", "qwen3"},           {"qwen3_moe", "qwen3_moe"},
+    {"mixtral", "mixtral"},       {"gpt_oss", "gpt_oss"},       {"glm4_moe", "glm4_moe"},
+    {"deepseek_v3", "deepseek_v3"}, {"kimi_k2", "deepseek_v3"}, {"kimi_k3", "kimi_k3"},
+    {"qwen3_next", "qwen3_next"},
+};
+
+const char *
+rs_model_family_for_model_type(const char *model_type)
+{
+    for (guint i = 0; i < G_N_ELEMENTS(model_types); i++)
+        if (strcmp(model_type, model_types[i].model_type) == 0)
+            return model_types[i].family;
+    return NULL;
+}
+
+static char *
+model_types_list(void)
+{
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < G_N_ELEMENTS(model_types); i++)
+        g_string_append_printf(s, "%s%s", i ? ", " : "", model_types[i].model_type);
+    return g_string_free(s, FALSE);
+}
+
+/* Gives a config.json its name and family: the name from _name_or_path or the folder,
+ * the family from model_type. */
+static gboolean
+name_json_config(RsModelConfig *config, const char *path, GError **error)
+{
+    const char *model_type = NULL, *name_or_path = NULL;
+    if (!rs_model_config_get_string(config, "model_type", TRUE, &model_type, error) ||
+        !rs_model_config_get_string(config, "_name_or_path", FALSE, &name_or_path, error))
+        return FALSE;
+    const char *family = rs_model_family_for_model_type(model_type);
+    if (family == NULL) {
+        g_autofree char *families = rs_model_families_list();
+        g_autofree char *types = model_types_list();
+        g_autoptr(GError) tmp = NULL;
+        rs_model_config_set_error(config, "model_type", &tmp,
+                                  "unknown model_type \"%s\" (supported families: %s; "
+                                  "model_type values: %s)",
+                                  model_type, families, types);
+        g_set_error_literal(error, RS_MODEL_ERROR, RS_MODEL_ERROR_UNKNOWN_FAMILY, tmp->message);
+        return FALSE;
+    }
+    g_autofree char *name = NULL;
+    if (name_or_path != NULL && *name_or_path != '\0') {
+        name = g_path_get_basename(name_or_path);
+    } else {
+        g_autofree char *abs = g_canonicalize_filename(path, NULL);
+        g_autofree char *dir = g_path_get_dirname(abs);
+        name = g_path_get_basename(dir);
+    }
+    if (!rs_model_config_has(config, "name"))
+        rs_model_config_set(config, "name", name, path);
+    if (!rs_model_config_has(config, "family"))
+        rs_model_config_set(config, "family", family, path);
+    return TRUE;
+}
+
+/* Parses a published figure: an exact integer ("671026419200", "1,026,408,232,448") or a
+ * rounded one with a suffix ("2.8T", "141B", "355 B"). */
+static gboolean
+parse_published(const char *text, guint64 *value_out, gboolean *rounded_out)
+{
+    g_autofree char *s = g_strdup(text);
+    g_strstrip(s);
+    GString *digits = g_string_new(NULL);
+    for (const char *p = s; *p; p++)
+        if (*p != ',' && *p != '_' && *p != ' ')
+            g_string_append_c(digits, *p);
+    g_autofree char *d = g_string_free(digits, FALSE);
+    gsize n = strlen(d);
+    if (n == 0)
+        return FALSE;
+    double mult = 0;
+    switch (d[n - 1]) {
+    case 'T':
+        mult = 1e12;
+        break;
+    case 'B':
+        mult = 1e9;
+        break;
+    case 'M':
+        mult = 1e6;
+        break;
+    default:
+        break;
+    }
+    if (mult == 0) {
+        guint64 v;
+        if (!g_ascii_string_to_unsigned(d, 10, 1, G_MAXUINT64, &v, NULL))
+            return FALSE;
+        *value_out = v;
+        *rounded_out = FALSE;
+        return TRUE;
+    }
+    d[n - 1] = '\0';
+    char *end = NULL;
+    double v = g_ascii_strtod(d, &end);
+    if (end == d || *end != '\0' || !isfinite(v) || v <= 0)
+        return FALSE;
+    *value_out = (guint64)llround(v * mult);
+    *rounded_out = TRUE;
+    return TRUE;
+}
+
+/* Config values that describe the model but do not change its tensors; accepted so that a
+ * config.json (or one copied into YAML) loads unchanged. The first group are model fields,
+ * the second the bookkeeping keys transformers writes into every config.json
+ * (PretrainedConfig attributes). */
+static const char *const informational[] = {
+    "model_type", "architectures", "_name_or_path", "transformers_version", "rms_norm_eps",
+    "layer_norm_eps", "rope_theta", "max_position_embeddings", "hidden_act",
+    "initializer_range", "attention_dropout", "bos_token_id", "eos_token_id", "pad_token_id",
+    "use_cache", "source", "num_experts_per_tok_note", "pretraining_tp", "use_sliding_window",
+    "sliding_window", "max_window_layers", "output_router_logits", "router_aux_loss_coef",
+    "router_jitter_noise", "norm_topk_prob", "aux_loss_alpha", "seq_aux", "ep_size",
+    "partial_rotary_factor", "swiglu_limit", "initial_context_length", "use_bfloat16",
+    "rope_interleave", "mla_use_nope", "moe_renormalize", "moe_router_activation_func",
+    "use_grouped_topk", "num_expert_group", "activation_situ_beta",
+    "activation_situ_linear_beta", "media_placeholder_token_id", "image_placeholder",
+    "ignore_index", "mtp_use_dedicated_embeddings", "layer_types", "decoder_start_token_id",
+    "add_cross_attention", "bad_words_ids", "begin_suppress_tokens", "chunk_size_feed_forward",
+    "cross_attention_hidden_size", "diversity_penalty", "do_sample", "early_stopping",
+    "encoder_no_repeat_ngram_size", "exponential_decay_length_penalty", "finetuning_task",
+    "forced_bos_token_id", "forced_eos_token_id", "is_decoder", "is_encoder_decoder",
+    "length_penalty", "max_length", "min_length", "no_repeat_ngram_size", "num_beam_groups",
+    "num_beams", "num_return_sequences", "output_attentions", "output_hidden_states",
+    "output_scores", "prefix", "problem_type", "pruned_heads", "remove_invalid_values",
+    "repetition_penalty", "return_dict", "return_dict_in_generate", "sep_token_id",
+    "suppress_tokens", "temperature", "tf_legacy_loss", "tie_encoder_decoder",
+    "tokenizer_class", "top_k", "top_p", "torchscript", "typical_p",
+    "keys_to_ignore_at_inference",
+};
+/* Whole sub-trees that never change the tensors: rotary scaling, generation bookkeeping,
+ * and the vision tower of a vision-language wrapper (only the language model is
+ * generated; a checkpoint import reads the vision tensors as they are). */
+static const char *const informational_prefixes[] = {
+    "rope_scaling", "rope_parameters", "auto_map", "id2label", "label2id",
+    "task_specific_params", "vision_config", "text_config",
+};
+
+static void
+consume_informational(RsModelConfig *config)
+{
+    for (guint i = 0; i < G_N_ELEMENTS(informational); i++) {
+        const char *ignored;
+        rs_model_config_get_string(config, informational[i], FALSE, &ignored, NULL);
+    }
+    for (guint i = 0; i < G_N_ELEMENTS(informational_prefixes); i++)
+        rs_model_config_consume_prefix(config, informational_prefixes[i]);
+}
+
+/* Builds the model described by @config (from a YAML or JSON file at @path). */
+static RsModel *
+model_from_config(RsModelConfig *config, const char *path, const RsModelOptions *options,
+                  GError **error)
+{
+    g_autoptr(RsModel) model = rs_model_new();
     model->scale = options->scale > 1 ? options->scale : 1;
-    config->scale = model->scale;
+    model->storage = options->storage;
+    rs_model_config_set_scale(config, model->scale);
     if (options->has_layer_range) {
         if (options->first_layer < 0 || options->last_layer < options->first_layer) {
             g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
@@ -355,33 +491,54 @@ rs_model_load_file(const char *path, const RsModelOptions *options, GError **err
         model->first_layer = options->first_layer;
         model->last_layer = options->last_layer;
     }
-    const char *name = NULL, *family = NULL, *dtype_name = "bf16";
+    const char *name = NULL, *family = NULL, *dtype_name = "bf16", *checkpoint = NULL;
+    const char *published = NULL;
     if (!rs_model_config_get_string(config, "name", TRUE, &name, error) ||
-        !rs_model_config_get_string(config, "family", TRUE, &family, error) ||
-        !rs_model_config_get_string(config, "dtype", FALSE, &dtype_name, error))
+        !rs_model_config_get_string(config, "safetensors", FALSE, &checkpoint, error) ||
+        !rs_model_config_get_string(config, "family", checkpoint == NULL, &family, error) ||
+        !rs_model_config_get_string(config, "torch_dtype", FALSE, &dtype_name, error) ||
+        !rs_model_config_get_string(config, "dtype", FALSE, &dtype_name, error) ||
+        !rs_model_config_get_string(config, "published_params", FALSE, &published, error))
         return NULL;
+    /* Stated for the reader of `reshard models`; not checked. */
+    const char *ignored;
+    rs_model_config_get_string(config, "published_active_params", FALSE, &ignored, NULL);
     model->name = g_strdup(name);
-    model->family = g_strdup(family);
     g_autoptr(GError) dtype_error = NULL;
     if (!rs_dtype_parse(dtype_name, &model->dtype, &dtype_error)) {
-        rs_model_config_set_error(config, "dtype", error, "%s", dtype_error->message);
+        rs_model_config_set_error(config, rs_model_config_has(config, "dtype") ? "dtype"
+                                                                               : "torch_dtype",
+                                  error, "%s", dtype_error->message);
         return NULL;
     }
     if (options->has_dtype)
         model->dtype = options->dtype;
+    if (published != NULL &&
+        !parse_published(published, &model->published_params, &model->published_rounded)) {
+        rs_model_config_set_error(config, "published_params", error,
+                                  "\"%s\": expected an integer (exact) or a number with T, B "
+                                  "or M (a rounded figure, e.g. 2.8T)",
+                                  published);
+        return NULL;
+    }
+    consume_informational(config);
 
-    /* Config values that describe the model but do not change its tensors; accepted so
-     * that a config.json copied into YAML loads unchanged. */
-    static const char *const informational[] = {
-        "model_type", "architectures", "rms_norm_eps", "rope_theta", "max_position_embeddings",
-        "hidden_act", "initializer_range", "attention_dropout", "bos_token_id", "eos_token_id",
-        "use_cache", "source", "num_experts_per_tok_note", "transformers_version",
-    };
-    for (guint i = 0; i < G_N_ELEMENTS(informational); i++) {
-        const char *ignored;
-        rs_model_config_get_string(config, informational[i], FALSE, &ignored, NULL);
+    if (checkpoint != NULL) {
+        /* A model YAML that points at a checkpoint: tensors from the headers, roles from its
+         * `roles:` rules first. A relative path is relative to the YAML file. */
+        g_autofree char *dir = g_path_get_dirname(path);
+        g_autofree char *ckpt = g_path_is_absolute(checkpoint)
+                                    ? g_strdup(checkpoint)
+                                    : g_build_filename(dir, checkpoint, NULL);
+        model->family = g_strdup(family ? family : "checkpoint");
+        if (!rs_model_import_safetensors(model, ckpt, config, options, error))
+            return NULL;
+        if (!rs_model_config_check_consumed(config, error))
+            return NULL;
+        return g_steal_pointer(&model);
     }
 
+    model->family = g_strdup(family);
     RsFamilyGenerator generate = rs_model_family_lookup(family);
     if (generate == NULL) {
         g_autofree char *list = rs_model_families_list();
@@ -403,6 +560,73 @@ rs_model_load_file(const char *path, const RsModelOptions *options, GError **err
     }
     return g_steal_pointer(&model);
 }
+
+static gboolean
+is_checkpoint_path(const char *path)
+{
+    return g_str_has_suffix(path, ".safetensors") ||
+           g_str_has_suffix(path, ".safetensors.index.json");
+}
+
+/* A checkpoint given directly: the config.json beside it (when there is one) supplies
+ * name, family, head counts and experts per token. */
+static RsModel *
+load_checkpoint(const char *path, const RsModelOptions *options, GError **error)
+{
+    if (options->scale > 1) {
+        g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
+                    "%s: --scale applies to generated models; a checkpoint is read as stored",
+                    path);
+        return NULL;
+    }
+    g_autofree char *dir = g_path_get_dirname(path);
+    g_autofree char *config_path = g_build_filename(dir, "config.json", NULL);
+    g_autoptr(RsModelConfig) config = rs_model_config_new(config_path);
+    g_autoptr(RsModel) model = rs_model_new();
+    model->storage = RS_MODEL_STORAGE_CHECKPOINT;
+    if (options->has_layer_range) {
+        model->has_layer_range = TRUE;
+        model->first_layer = options->first_layer;
+        model->last_layer = options->last_layer;
+    }
+    const char *model_type = NULL;
+    if (g_file_test(config_path, G_FILE_TEST_IS_REGULAR)) {
+        if (!rs_model_config_load_json(config, config_path, error))
+            return NULL;
+        rs_model_config_get_string(config, "model_type", FALSE, &model_type, NULL);
+    }
+    const char *name_or_path = NULL;
+    rs_model_config_get_string(config, "_name_or_path", FALSE, &name_or_path, NULL);
+    g_autofree char *abs = g_canonicalize_filename(dir, NULL);
+    model->name = name_or_path && *name_or_path ? g_path_get_basename(name_or_path)
+                                                : g_path_get_basename(abs);
+    const char *family = model_type ? rs_model_family_for_model_type(model_type) : NULL;
+    model->family = g_strdup(family ? family : model_type ? model_type : "checkpoint");
+    if (!rs_model_import_safetensors(model, path, config, options, error))
+        return NULL;
+    return g_steal_pointer(&model);
+}
+
+RsModel *
+rs_model_load_file(const char *path, const RsModelOptions *options, GError **error)
+{
+    static const RsModelOptions defaults = {0};
+    if (options == NULL)
+        options = &defaults;
+    if (is_checkpoint_path(path))
+        return load_checkpoint(path, options, error);
+    g_autoptr(RsModelConfig) config = rs_model_config_new(path);
+    if (g_str_has_suffix(path, ".json")) {
+        if (!rs_model_config_load_json(config, path, error) ||
+            !name_json_config(config, path, error))
+            return NULL;
+    } else if (!load_yaml_config(config, path, error)) {
+        return NULL;
+    }
+    return model_from_config(config, path, options, error);
+}
+
+/* --- figures --- */
 
 const char *
 rs_model_get_name(const RsModel *model)
@@ -428,6 +652,51 @@ rs_model_get_scale(const RsModel *model)
     return model->scale;
 }
 
+RsModelStorage
+rs_model_get_storage(const RsModel *model)
+{
+    return model->storage;
+}
+
+guint
+rs_model_get_n_experts_per_token(const RsModel *model)
+{
+    return model->n_experts_per_token;
+}
+
+guint64
+rs_model_get_published_params(const RsModel *model, gboolean *is_rounded_out)
+{
+    if (is_rounded_out != NULL)
+        *is_rounded_out = model->published_rounded;
+    return model->published_params;
+}
+
+gboolean
+rs_model_check_published(const RsModel *model, GError **error)
+{
+    if (model->published_params == 0)
+        return TRUE;
+    guint64 n = rs_model_get_n_params(model);
+    double diff = ((double)n - (double)model->published_params) / (double)model->published_params;
+    if (!model->published_rounded && n != model->published_params) {
+        g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
+                    "%s: generated %" G_GUINT64_FORMAT " parameters, published %" G_GUINT64_FORMAT
+                    " (exact): off by %+" G_GINT64_FORMAT,
+                    model->name, n, model->published_params,
+                    (gint64)n - (gint64)model->published_params);
+        return FALSE;
+    }
+    if (model->published_rounded && fabs(diff) > 0.01) {
+        g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
+                    "%s: generated %" G_GUINT64_FORMAT " parameters, %+.2f%% from the published "
+                    "rounded figure %" G_GUINT64_FORMAT " (more than 1%%)",
+                    model->name, n, 100 * diff, model->published_params);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 char *
 rs_model_format_variant(const RsModel *model)
 {
@@ -437,6 +706,8 @@ rs_model_format_variant(const RsModel *model)
     if (model->has_layer_range)
         g_string_append_printf(s, "%slayers %d-%d", s->len ? ", " : "", model->first_layer,
                                model->last_layer);
+    if (model->storage == RS_MODEL_STORAGE_CHECKPOINT)
+        g_string_append_printf(s, "%sas stored", s->len ? ", " : "");
     return g_string_free(s, FALSE);
 }
 
@@ -475,6 +746,12 @@ rs_tensor_spec_get_n_elems(const RsTensorSpec *spec)
 }
 
 guint64
+rs_tensor_spec_get_n_params(const RsTensorSpec *spec)
+{
+    return spec->n_params;
+}
+
+guint64
 rs_tensor_spec_get_size_bytes(const RsTensorSpec *spec)
 {
     return rs_dtype_get_n_bytes(spec->dtype, rs_tensor_spec_get_n_elems(spec));
@@ -485,8 +762,15 @@ rs_model_get_n_params(const RsModel *model)
 {
     guint64 n = 0;
     for (guint i = 0; i < model->tensors->len; i++)
-        n += rs_tensor_spec_get_n_elems(g_ptr_array_index(model->tensors, i));
+        n += rs_tensor_spec_get_n_params(g_ptr_array_index(model->tensors, i));
     return n;
+}
+
+static gboolean
+role_is_expert(RsTensorRole role)
+{
+    return role == RS_ROLE_EXPERT_COLUMN || role == RS_ROLE_EXPERT_ROW ||
+           role == RS_ROLE_EXPERT_REPLICATED;
 }
 
 guint64
@@ -495,11 +779,22 @@ rs_model_get_n_active_params(const RsModel *model)
     guint64 n = 0;
     for (guint i = 0; i < model->tensors->len; i++) {
         const RsTensorSpec *t = g_ptr_array_index(model->tensors, i);
-        guint64 elems = rs_tensor_spec_get_n_elems(t);
-        if ((t->role == RS_ROLE_EXPERT_COLUMN || t->role == RS_ROLE_EXPERT_ROW) &&
-            t->shape[0] > 0)
-            elems = elems / (guint64)t->shape[0] * model->n_experts_per_token;
-        n += elems;
+        guint64 params = rs_tensor_spec_get_n_params(t);
+        if (role_is_expert(t->role) && t->shape[0] > 0 && model->n_experts_per_token > 0)
+            params = params / (guint64)t->shape[0] * model->n_experts_per_token;
+        n += params;
+    }
+    return n;
+}
+
+guint64
+rs_model_get_n_embedding_params(const RsModel *model)
+{
+    guint64 n = 0;
+    for (guint i = 0; i < model->tensors->len; i++) {
+        const RsTensorSpec *t = g_ptr_array_index(model->tensors, i);
+        if (g_str_has_suffix(t->name, "embed_tokens.weight"))
+            n += rs_tensor_spec_get_n_params(t);
     }
     return n;
 }
@@ -513,19 +808,44 @@ rs_model_get_size_bytes(const RsModel *model)
     return n;
 }
 
+void
+rs_model_get_size_bytes_by_dtype(const RsModel *model, guint64 *bytes_out)
+{
+    memset(bytes_out, 0, sizeof(guint64) * RS_DTYPE_N);
+    for (guint i = 0; i < model->tensors->len; i++) {
+        const RsTensorSpec *t = g_ptr_array_index(model->tensors, i);
+        bytes_out[t->dtype] += rs_tensor_spec_get_size_bytes(t);
+    }
+}
+
+static const char *const role_names[RS_ROLE_N] = {
+    [RS_ROLE_COLUMN_PARALLEL] = "column-parallel",
+    [RS_ROLE_ROW_PARALLEL] = "row-parallel",
+    [RS_ROLE_VOCAB_PARALLEL] = "vocab-parallel",
+    [RS_ROLE_REPLICATED] = "replicated",
+    [RS_ROLE_NORM] = "norm",
+    [RS_ROLE_ROUTER] = "router",
+    [RS_ROLE_EXPERT_COLUMN] = "expert-column",
+    [RS_ROLE_EXPERT_ROW] = "expert-row",
+    [RS_ROLE_EXPERT_REPLICATED] = "expert-replicated",
+    [RS_ROLE_COLUMN_SEGMENTED] = "column-segmented",
+};
+
 const char *
 rs_tensor_role_get_name(RsTensorRole role)
 {
-    static const char *const names[RS_ROLE_N] = {
-        [RS_ROLE_COLUMN_PARALLEL] = "column-parallel",
-        [RS_ROLE_ROW_PARALLEL] = "row-parallel",
-        [RS_ROLE_VOCAB_PARALLEL] = "vocab-parallel",
-        [RS_ROLE_REPLICATED] = "replicated",
-        [RS_ROLE_NORM] = "norm",
-        [RS_ROLE_ROUTER] = "router",
-        [RS_ROLE_EXPERT_COLUMN] = "expert-column",
-        [RS_ROLE_EXPERT_ROW] = "expert-row",
-    };
     g_return_val_if_fail(role < RS_ROLE_N, "invalid");
-    return names[role];
+    return role_names[role];
+}
+
+gboolean
+rs_tensor_role_parse(const char *name, RsTensorRole *role_out)
+{
+    for (guint i = 0; i < RS_ROLE_N; i++) {
+        if (strcmp(name, role_names[i]) == 0) {
+            *role_out = (RsTensorRole)i;
+            return TRUE;
+        }
+    }
+    return FALSE;
 }

@@ -106,8 +106,9 @@ read_side(RsYaml *yaml, yaml_node_t *root, const char *section, RsConvention **c
 RsScenario *
 rs_scenario_load_file(const char *path, GError **error)
 {
-    static const char *const keys[] = {"name",  "description", "model", "dtype", "mtp",
-                                       "topology", "nodes",     "train", "infer",
+    static const char *const keys[] = {"name",   "description", "model",  "dtype",
+                                       "mtp",    "stored",      "scale",  "layers",
+                                       "topology", "nodes",     "train",  "infer",
                                        "infer_dtype", NULL};
     g_autoptr(RsYaml) yaml = rs_yaml_load_file(path, error);
     if (yaml == NULL)
@@ -118,15 +119,32 @@ rs_scenario_load_file(const char *path, GError **error)
     g_autoptr(RsScenario) s = rs_scenario_new();
     s->path = g_strdup(path);
     const char *name = NULL, *model = NULL, *dtype = NULL, *topology = NULL, *infer_dtype = NULL;
-    gint64 nodes = 0;
+    const char *layers = NULL;
+    gint64 nodes = 0, scale = 0;
     if (!rs_yaml_read_string(yaml, root, NULL, "name", FALSE, &name, error) ||
         !rs_yaml_read_string(yaml, root, NULL, "model", TRUE, &model, error) ||
         !rs_yaml_read_string(yaml, root, NULL, "dtype", FALSE, &dtype, error) ||
         !rs_yaml_read_string(yaml, root, NULL, "infer_dtype", FALSE, &infer_dtype, error) ||
         !rs_yaml_read_bool(yaml, root, NULL, "mtp", FALSE, &s->include_mtp, error) ||
+        !rs_yaml_read_bool(yaml, root, NULL, "stored", FALSE, &s->stored, error) ||
         !rs_yaml_read_string(yaml, root, NULL, "topology", TRUE, &topology, error) ||
-        !rs_yaml_read_int64(yaml, root, NULL, "nodes", FALSE, 1, 1 << 20, &nodes, error))
+        !rs_yaml_read_int64(yaml, root, NULL, "nodes", FALSE, 1, 1 << 20, &nodes, error) ||
+        !rs_yaml_read_int64(yaml, root, NULL, "scale", FALSE, 1, 1 << 20, &scale, error) ||
+        !rs_yaml_read_string(yaml, root, NULL, "layers", FALSE, &layers, error))
         return NULL;
+    s->scale = (guint)scale;
+    if (layers != NULL) {
+        g_autoptr(GError) local = NULL;
+        RsModelOptions range = {0};
+        if (!rs_model_options_parse_layers(&range, layers, &local)) {
+            rs_yaml_set_error(yaml, rs_yaml_lookup(yaml, root, "layers"), NULL, "layers", error,
+                              RS_YAML_ERROR_VALUE, "%s", local->message);
+            return NULL;
+        }
+        s->has_layer_range = TRUE;
+        s->first_layer = range.first_layer;
+        s->last_layer = range.last_layer;
+    }
     s->name = g_strdup(name ? name : path);
     s->model = g_strdup(model);
     s->topology = g_strdup(topology);
@@ -196,7 +214,12 @@ rs_scenario_build(RsScenario *s, RsScenarioBuild *out, GError **error)
     g_autofree char *model_path = rs_data_find("models", s->model, error);
     if (model_path == NULL)
         return FALSE;
-    RsModelOptions mopts = {.include_mtp = s->include_mtp, .has_dtype = s->has_dtype, .dtype = s->dtype};
+    RsModelOptions mopts = {.include_mtp = s->include_mtp, .has_dtype = s->has_dtype,
+                            .dtype = s->dtype, .scale = s->scale,
+                            .has_layer_range = s->has_layer_range,
+                            .first_layer = s->first_layer, .last_layer = s->last_layer};
+    if (s->stored)
+        mopts.storage = RS_MODEL_STORAGE_CHECKPOINT;
     g_autoptr(RsModel) model = rs_model_load_file(model_path, &mopts, error);
     if (model == NULL)
         return FALSE;

@@ -8,8 +8,11 @@
  *   infer_dtype: fp8-e4m3       # optional: the inference side's dtype (converted at the
  *                               # source; FP8 and MXFP4 add block scales, see refit.h)
  *   mtp: false                  # optional: include MTP layers
+ *   stored: false               # optional: move the weights as the checkpoint stores them
  *   topology: dgx-h100          # shipped name or path
  *   nodes: 64                   # optional: override the topology's node count
+ *   scale: 16                   # optional: divide every width by 16 (RsModelOptions.scale)
+ *   layers: 3-5                 # optional: only decoder layers 3 to 5
  *   train: {convention: megatron, gpus: 0-255, tp: 1, pp: 16, ep: 16, dp: 16}
  *   infer: {convention: vllm, gpus: 256-511, tp: 32, dp: 8}
  * Convention parameters take integers, switches (ep: true) and lists (pp-layers: [15, 16]).
@@ -40,6 +43,10 @@ typedef struct {
     gboolean has_dtype;
     RsDtype dtype;
     gboolean include_mtp;
+    gboolean stored; /* generate the model as stored (RS_MODEL_STORAGE_CHECKPOINT) */
+    guint scale;                /* 0 or 1: full size; else the model's widths divided by it */
+    gboolean has_layer_range;   /* only decoder layers first_layer..last_layer */
+    gint first_layer, last_layer;
     char *topology; /* shipped name or path */
     guint n_nodes;  /* 0 keeps the topology's */
     RsConvention *train;
@@ -79,8 +86,9 @@ typedef struct {
  * @scenario: a complete scenario (conventions resolved in place: derived sizes filled in)
  * @out: (out caller-allocates): the loaded model, topology and refit; clear with
  *   rs_scenario_build_clear()
- * @error: RS_DATA_ERROR (unknown model or topology), RS_YAML_ERROR / RS_MODEL_ERROR (bad
- *   files), RS_CONVENTION_ERROR (sizes that do not fit the GPUs or the model),
+ * @error: RS_DATA_ERROR (unknown model or topology), RS_YAML_ERROR / RS_MODEL_ERROR /
+ *   RS_SAFETENSORS_ERROR (bad files; the model may be a shipped name, a model YAML, a
+ *   config.json, a .safetensors file or a .safetensors.index.json), RS_CONVENTION_ERROR (sizes that do not fit the GPUs or the model),
  *   RS_SCENARIO_ERROR_INVALID (a GPU outside the topology, twice in a list, or a part
  *   missing)
  *

@@ -130,6 +130,11 @@ static const CliCase cli_cases[] = {
      2, {"s.yaml:6:3: train.tq", "known: tp, cp, pp, dp, ep, etp", NULL}},
     {{"simulate", "--bogus", NULL}, NULL, NULL, 2, {"Unknown option --bogus", NULL}},
     {{"frobnicate", NULL}, NULL, NULL, 2, {"unknown command", NULL}},
+    /* vLLM tp=32 cuts DeepSeek-V3's 128-row FP8 blocks: the stored form cannot be laid out. */
+    {{"simulate", "--stored", "--strategy", "direct", NULL},
+     NULL, NULL, 2,
+     {"infer: vllm tp=32 dp=8: model.layers.0.mlp.gate_proj.weight",
+      "not aligned to blocks of 128 elements", NULL}},
     /* reshard layout / plan: bad input names the flag, exit 2. */
     {{"layout", "--shape", "8x4", "--mesh", "2", "--placements", "P", NULL},
      NULL, NULL, 2, {"--placements: placement 0 is Partial", NULL}},
@@ -432,6 +437,221 @@ test_scenario_params(void)
     run_result_clear(&r);
 }
 
+/* Every shipped model with its exact total, stored bytes, and the published check. */
+static void
+test_models_zoo(void)
+{
+    const char *args[] = {"models", "--format", "csv", NULL};
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    const char *rows[] = {
+        "deepseek-v3,DeepSeek-V3,deepseek_v3,61,1025,671026419200,",
+        "glm-4.5,GLM-4.5,glm4_moe,92,",
+        "gpt-oss-120b,gpt-oss-120b,gpt_oss,36,615,116829156672,",
+        "gpt-oss-20b,gpt-oss-20b,gpt_oss,24,411,20914757184,",
+        "kimi-k2,Kimi-K2,deepseek_v3,61,",
+        "kimi-k3,Kimi-K3,kimi_k3,93,",
+        "llama-3.1-405b,Llama-3.1-405B,llama,126,1137,405853388800,",
+        "llama-3.1-70b,Llama-3.1-70B,llama,80,723,70553706496,",
+        "mixtral-8x22b,Mixtral-8x22B,mixtral,56,563,140620634112,",
+        "qwen3-235b-a22b,Qwen3-235B-A22B,qwen3_moe,94,1131,235093634560,",
+        "qwen3-30b-a3b,Qwen3-30B-A3B,qwen3_moe,48,579,30532122624,",
+        "qwen3-32b,Qwen3-32B,qwen3,64,707,32762123264,",
+        "qwen3-8b,Qwen3-8B,qwen3,36,399,8190735360,",
+        "qwen3.8-2.4t-a95b,Qwen3.8-2.4T-A95B,qwen3_next,92,",
+        /* Exact figures: "exact"; rounded ones: the distance; then the stored bytes. */
+        ",352797829024,exact,705595686528,f32:56960;bf16:705595629568\n",
+        ",1026408232448,exact,1029173249888,f32:250072928;bf16:5029935104;"
+        "fp8-e4m3:1023893241856\n",
+        ",2779484476000,",
+        ",-0.73% of 2.8T,1559965606912,f32:44489728;bf16:113465051136;u8:1446456066048\n",
+        ",2419804697984,",
+        ",+0.83% of 2.4T,4839609395968,bf16:4839609395968\n",
+        ",exact,13761264768,bf16:3608919168;u8:10152345600\n",
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(rows); i++)
+        assert_contains(r.out, rows[i]);
+    run_result_clear(&r);
+
+    const char *table[] = {"models", NULL};
+    r = run_reshard(table);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "w/o embeddings");
+    assert_contains(r.out, "2,779,484,476,000");
+    assert_contains(r.out, "w/o embeddings: less the input token embeddings");
+    run_result_clear(&r);
+}
+
+static void
+test_models_tensors(void)
+{
+    const char *args[] = {"models", "--model", "deepseek-v3", "--tensors", "--stored", "--layer",
+                          "3", "--format", "csv", NULL};
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "name,shape,dtype,role,layer,heads,params,bytes\n");
+    assert_contains(r.out, "model.layers.3.mlp.experts.down_proj.weight_scale_inv,256x56x16,f32,"
+                           "expert-row,3,,0,917504\n");
+    assert_contains(r.out, "model.layers.3.self_attn.q_b_proj.weight,24576x1536,fp8-e4m3,"
+                           "column-parallel,3,128,37748736,37748736\n");
+    g_assert_cmpuint(g_strv_length(g_strsplit(r.out, "\n", -1)), ==, 1 + 28 + 1);
+    run_result_clear(&r);
+    const char *rules[] = {"models", "--rules", NULL};
+    r = run_reshard(rules);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "-> expert-row");
+    run_result_clear(&r);
+    const char *bad[] = {"models", "--tensors", NULL};
+    r = run_reshard(bad);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "--tensors, --stored and --layer need --model");
+    run_result_clear(&r);
+}
+
+/* Writes a safetensors file: length, @header, @data_bytes zero bytes. */
+static void
+write_safetensors_file(const char *path, const char *header, gsize data_bytes)
+{
+    gsize n = strlen(header);
+    g_autofree char *bytes = g_malloc0(8 + n + data_bytes);
+    for (guint i = 0; i < 8; i++)
+        bytes[i] = (char)((guint64)n >> (8 * i));
+    memcpy(bytes + 8, header, n);
+    g_assert_true(g_file_set_contents(path, bytes, (gssize)(8 + n + data_bytes), NULL));
+}
+
+/* `--model` takes a config.json and a safetensors checkpoint; bad ones exit 2 naming the
+ * file (and for a header, the byte offset). */
+static void
+test_model_imports(void)
+{
+    g_autofree char *config = write_temp("config.json",
+                                         "{\"model_type\": \"llama\", \"hidden_size\": 64,\n"
+                                         " \"intermediate_size\": 128, \"num_hidden_layers\": 2,\n"
+                                         " \"num_attention_heads\": 4, \"num_key_value_heads\": 2,\n"
+                                         " \"vocab_size\": 100, \"tie_word_embeddings\": false}\n");
+    const char *models[] = {"models", "--model", config, "--format", "csv", NULL};
+    RunResult r = run_reshard(models);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    /* 2 × 100·64 + 64 + 2 × (2 × 64 + 64·64 + 2 × 32·64 + 64·64 + 3 × 128·64). */
+    assert_contains(r.out, ",llama,2,21,86848,86848,bf16,");
+    run_result_clear(&r);
+
+    /* A checkpoint of that model, with the config beside it: simulate and check. */
+    g_autofree char *dir = g_path_get_dirname(config);
+    g_autofree char *ckpt = g_build_filename(dir, "model.safetensors", NULL);
+    GString *header = g_string_new("{");
+    guint64 offset = 0;
+    struct {
+        const char *name;
+        gint64 rows, cols;
+    } tensors[] = {
+        {"model.embed_tokens.weight", 100, 64},
+        {"model.layers.0.input_layernorm.weight", 64, 0},
+        {"model.layers.0.self_attn.q_proj.weight", 64, 64},
+        {"model.layers.0.self_attn.k_proj.weight", 32, 64},
+        {"model.layers.0.self_attn.v_proj.weight", 32, 64},
+        {"model.layers.0.self_attn.o_proj.weight", 64, 64},
+        {"model.layers.0.post_attention_layernorm.weight", 64, 0},
+        {"model.layers.0.mlp.gate_proj.weight", 128, 64},
+        {"model.layers.0.mlp.up_proj.weight", 128, 64},
+        {"model.layers.0.mlp.down_proj.weight", 64, 128},
+        {"model.norm.weight", 64, 0},
+        {"lm_head.weight", 100, 64},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(tensors); i++) {
+        guint64 bytes = 2 * (guint64)tensors[i].rows * (tensors[i].cols ? tensors[i].cols : 1);
+        g_autofree char *shape =
+            tensors[i].cols ? g_strdup_printf("%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT,
+                                              tensors[i].rows, tensors[i].cols)
+                            : g_strdup_printf("%" G_GINT64_FORMAT, tensors[i].rows);
+        g_string_append_printf(header,
+                               "%s\"%s\": {\"dtype\": \"BF16\", \"shape\": [%s], "
+                               "\"data_offsets\": [%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT "]}",
+                               i ? ", " : "", tensors[i].name, shape, offset, offset + bytes);
+        offset += bytes;
+    }
+    g_string_append_c(header, '}');
+    write_safetensors_file(ckpt, header->str, offset);
+    g_string_free(header, TRUE);
+    /* The config says 2 layers, the checkpoint holds 1: fine for a refit of what it holds. */
+    const char *simulate[] = {"simulate", "--model", ckpt, "--nodes", "2", "--train",
+                              "megatron:tp=2", "--train-gpus", "0-1", "--infer", "vllm:tp=4",
+                              "--infer-gpus", "8-11", "--check", "--format", "json", "-q", NULL};
+    r = run_reshard(simulate);
+    if (r.exit_code != 0)
+        g_error("simulate failed: %s", r.err);
+    /* One layer: 2 × 100·64 + 64 + 36,992. */
+    assert_contains(r.out, "\"params\" : 49856");
+    run_result_clear(&r);
+
+    /* A truncated header: exit 2 with the byte offset. */
+    g_autofree char *bad = g_build_filename(dir, "bad.safetensors", NULL);
+    write_safetensors_file(bad, "{\"t\": {\"dtype\": \"BF16\", \"shape\": [4], "
+                                "\"data_offsets\": [0, 8]}}", 4);
+    const char *bad_args[] = {"simulate", "--model", bad, "-q", NULL};
+    r = run_reshard(bad_args);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    g_assert_cmpstr(r.out, ==, "");
+    assert_contains(r.err, "bad.safetensors: byte offset 9: tensor \"t\": data_offsets end 8 "
+                           "lies beyond the data section of 4 bytes");
+    run_result_clear(&r);
+
+    /* An unknown model_type lists the families. */
+    g_autofree char *unknown = write_temp("config.json", "{\"model_type\": \"mamba\"}");
+    const char *unknown_args[] = {"models", "--model", unknown, NULL};
+    r = run_reshard(unknown_args);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "model_type: unknown model_type \"mamba\" (supported families: "
+                           "llama, deepseek_v3, qwen3, qwen3_moe, mixtral, gpt_oss, glm4_moe, "
+                           "kimi_k3, qwen3_next");
+    run_result_clear(&r);
+}
+
+/* `stored: true` (or --stored) moves the checkpoint's bytes: DeepSeek-V3 in FP8 with its
+ * block scales. */
+static void
+test_simulate_stored(void)
+{
+    g_autofree char *path = write_temp("s.yaml",
+                                       "model: deepseek-v3\nstored: true\ntopology: dgx-h100\n"
+                                       "nodes: 64\ntrain: {convention: megatron, gpus: 0-255, "
+                                       "pp: 16, ep: 16}\n"
+                                       "infer: {convention: vllm, gpus: 256-511, tp: 16}\n");
+    const char *args[] = {"simulate", "--scenario", path, "--strategy", "direct", "--format",
+                          "json", "-q", NULL};
+    RunResult r = run_reshard(args);
+    if (r.exit_code != 0)
+        g_error("simulate failed: %s", r.err);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    g_autoptr(GError) error = NULL;
+    g_assert_true(json_parser_load_from_data(parser, r.out, -1, &error));
+    JsonObject *model =
+        json_object_get_object_member(json_node_get_object(json_parser_get_root(parser)), "model");
+    g_assert_cmpint(json_object_get_int_member(model, "params"), ==, 671026419200);
+    g_assert_cmpint(json_object_get_int_member(model, "bytes"), ==, 673150611808);
+    run_result_clear(&r);
+}
+
+/* A total that misses its published figure is a failed check: exit 3. */
+static void
+test_models_mismatch(void)
+{
+    g_autofree char *path = write_temp("m.yaml",
+                                       "name: Claims-8.3B\nfamily: llama\n"
+                                       "published_params: 8.3B\nhidden_size: 4096\n"
+                                       "intermediate_size: 14336\nnum_hidden_layers: 32\n"
+                                       "num_attention_heads: 32\nnum_key_value_heads: 8\n"
+                                       "vocab_size: 128256\n");
+    const char *args[] = {"models", "--model", path, NULL};
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 3);
+    assert_contains(r.out, "MISMATCH -3.25% of 8.3B");
+    assert_contains(r.err, "Claims-8.3B: generated 8030261248 parameters, -3.25% from the "
+                           "published rounded figure 8300000000 (more than 1%)");
+    run_result_clear(&r);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -451,5 +671,10 @@ main(int argc, char **argv)
     g_test_add_func("/cli/plan/json", test_plan_json);
     g_test_add_func("/cli/plan/model", test_plan_model);
     g_test_add_func("/cli/simulate/scenario-params", test_scenario_params);
+    g_test_add_func("/cli/models/zoo", test_models_zoo);
+    g_test_add_func("/cli/models/tensors", test_models_tensors);
+    g_test_add_func("/cli/models/mismatch", test_models_mismatch);
+    g_test_add_func("/cli/model-imports", test_model_imports);
+    g_test_add_func("/cli/simulate/stored", test_simulate_stored);
     return g_test_run();
 }

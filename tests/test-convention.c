@@ -636,6 +636,50 @@ test_params(void)
     rs_convention_free(merged);
 }
 
+/* Stored FP8 block scales follow their weight in block coordinates (DeepSeek-V3, vLLM tp=8:
+ * the experts' intermediate dim 2048 = 16 blocks of 128, 2 blocks per rank). */
+static void
+test_block_scales_follow_weights(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *path = rs_data_find("models", "deepseek-v3", &error);
+    RsModelOptions options = {.storage = RS_MODEL_STORAGE_CHECKPOINT};
+    g_autoptr(RsModel) m = rs_model_load_file(path, &options, &error);
+    g_assert_no_error(error);
+    g_autoptr(RsConvention) conv = rs_convention_parse("vllm:tp=8", &error);
+    guint32 gpus[8];
+    for (guint i = 0; i < 8; i++)
+        gpus[i] = i;
+    g_autoptr(GPtrArray) layouts = NULL;
+    g_assert_true(rs_convention_resolve(conv, m, gpus, 8, &layouts, NULL, &error));
+    g_assert_no_error(error);
+    gint w = rs_model_find_tensor(m, "model.layers.3.mlp.experts.down_proj.weight");
+    gint s = rs_model_find_tensor(m, "model.layers.3.mlp.experts.down_proj.weight_scale_inv");
+    g_assert_cmpint(w, >=, 0);
+    g_assert_cmpint(rs_model_get_tensor(m, (guint)s)->scale_of, ==, w);
+    /* down_proj [256, 7168, 2048] is split on its input dim: rank 5 holds columns
+     * 1280..1535, so scales [256, 56, 16] columns 10..11. */
+    const RsLayout *scales = g_ptr_array_index(layouts, s);
+    gint idx = rs_layout_find_rank(scales, 5);
+    guint n;
+    const RsLocalBox *b = rs_layout_get_boxes(scales, (guint)idx, &n);
+    g_assert_cmpuint(n, ==, 1);
+    g_assert_cmpint(b[0].box.lo[0], ==, 0);
+    g_assert_cmpint(b[0].box.hi[0], ==, 256);
+    g_assert_cmpint(b[0].box.lo[1], ==, 0);
+    g_assert_cmpint(b[0].box.hi[1], ==, 56);
+    g_assert_cmpint(b[0].box.lo[2], ==, 10);
+    g_assert_cmpint(b[0].box.hi[2], ==, 12);
+    /* tp=32 cuts the blocks (2048 / 32 = 64 rows): refused, as vLLM refuses it. */
+    g_autoptr(RsConvention) tp32 = rs_convention_parse("vllm:tp=32", &error);
+    guint32 many[32];
+    for (guint i = 0; i < 32; i++)
+        many[i] = i;
+    g_autoptr(GPtrArray) bad = NULL;
+    g_assert_false(rs_convention_resolve(tp32, m, many, 32, &bad, NULL, &error));
+    g_assert_nonnull(strstr(error->message, "not aligned to blocks"));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -660,5 +704,6 @@ main(int argc, char **argv)
     g_test_add_func("/convention/tied-embedding", test_tied_embedding);
     g_test_add_func("/convention/sglang", test_sglang);
     g_test_add_func("/convention/params", test_params);
+    g_test_add_func("/convention/block-scales-follow-weights", test_block_scales_follow_weights);
     return g_test_run();
 }

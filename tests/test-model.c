@@ -1,7 +1,13 @@
-/* test-model.c — generated models reproduce the published parameter totals exactly, and
- * one layer of each family has the tensors of its checkpoint. */
+/* test-model.c — generated models reproduce the published parameter totals exactly (or
+ * within 1% of a rounded figure), one layer of each family has the tensors of its
+ * checkpoint (hand-written from MODELS.md), the stored forms have the checkpoint's shapes and
+ * bytes, a config.json of each family imports to the same model, and one refit per family
+ * plans correctly under both conventions. */
+#include "sim/convention.h"
 #include "sim/data.h"
 #include "sim/model.h"
+#include "sim/plan.h"
+#include "sim/refit.h"
 #include "sim/yaml-reader.h"
 
 #include <glib/gstdio.h>
@@ -178,7 +184,8 @@ test_model_errors(void)
     expect_model_error("name: x\nfamily: llama\nhidden_size: [1, 2\n", RS_YAML_ERROR,
                        RS_YAML_ERROR_SYNTAX, ":4:1:");
     expect_model_error("name: x\nfamily: gpt2\n", RS_MODEL_ERROR, RS_MODEL_ERROR_UNKNOWN_FAMILY,
-                       "supported: llama, deepseek_v3");
+                       "supported: llama, deepseek_v3, qwen3, qwen3_moe, mixtral, gpt_oss, "
+                       "glm4_moe, kimi_k3, qwen3_next");
     expect_model_error("name: x\nfamily: llama\nhidden_size: 4096\nnum_hidden_layers: 2\n"
                        "num_attention_heads: 32\nvocab_size: 100\nintermediate_size: 10\n"
                        "hiden_size: 3\n",
@@ -244,6 +251,981 @@ test_scaled_subset(void)
     g_assert_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG);
 }
 
+/* --- the zoo: every shipped model's figures --- */
+
+typedef struct {
+    const char *id;
+    guint n_layers;
+    guint64 params;       /* MODELS.md (exact), or the generated total of a rounded figure */
+    guint64 active;       /* routed experts × num_experts_per_tok / E, embeddings included */
+    guint64 embedding;    /* vocab × hidden */
+    guint64 stored_bytes; /* as the checkpoint stores it */
+} ZooRow;
+
+/* Active counts: total − layers × (E − k) × per-expert parameters. Stored bytes: BF16
+ * models 2 bytes per parameter (+2 per f32 score bias); FP8 ones 1 byte per quantised
+ * parameter + 4 per 128×128 block scale; MXFP4 0.5 + 1/32 bytes per expert parameter.
+ * Kimi-K3's stored bytes are the text tensors of its released checkpoint (total_size
+ * 1,560,860,324,864 B less the 894,717,952 B of the vision tower). */
+static const ZooRow zoo[] = {
+    {"deepseek-v3", 61, 671026419200ull, 37552297472ull, 129280ull * 7168, 673150611808ull},
+    {"glm-4.5", 92, 352797829024ull, 33632266144ull, 151552ull * 5120,
+     352797829024ull * 2 + 89 * 160 * 2},
+    {"gpt-oss-120b", 36, 116829156672ull, 5711982912ull, 201088ull * 2880, 65248815744ull},
+    {"gpt-oss-20b", 24, 20914757184ull, 4187440704ull, 201088ull * 2880, 13761264768ull},
+    {"kimi-k2", 61, 1026408232448ull, 32861500928ull, 163840ull * 7168, 1029173249888ull},
+    {"kimi-k3", 93, 2779484476000ull, 105364017760ull, 163840ull * 7168, 1559965606912ull},
+    {"llama-3.1-405b", 126, 405853388800ull, 405853388800ull, 128256ull * 16384,
+     405853388800ull * 2},
+    {"llama-3.1-70b", 80, 70553706496ull, 70553706496ull, 128256ull * 8192, 70553706496ull * 2},
+    {"llama-3.1-8b", 32, 8030261248ull, 8030261248ull, 128256ull * 4096, 8030261248ull * 2},
+    {"mixtral-8x22b", 56, 140620634112ull, 39152031744ull, 32000ull * 6144, 140620634112ull * 2},
+    {"qwen3-235b-a22b", 94, 235093634560ull, 22190763520ull, 151936ull * 4096,
+     235093634560ull * 2},
+    {"qwen3-30b-a3b", 48, 30532122624ull, 3353032704ull, 151936ull * 2048, 30532122624ull * 2},
+    {"qwen3-32b", 64, 32762123264ull, 32762123264ull, 151936ull * 5120, 32762123264ull * 2},
+    {"qwen3-8b", 36, 8190735360ull, 8190735360ull, 151936ull * 4096, 8190735360ull * 2},
+    {"qwen3.8-2.4t-a95b", 92, 2419804697984ull, 95287866752ull, 248320ull * 8192,
+     2419804697984ull * 2},
+};
+
+static RsModel *
+load_with(const char *name, const RsModelOptions *options)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *path = rs_data_find("models", name, &error);
+    g_assert_no_error(error);
+    RsModel *model = rs_model_load_file(path, options, &error);
+    g_assert_no_error(error);
+    return model;
+}
+
+static void
+test_zoo_row(gconstpointer data)
+{
+    const ZooRow *row = data;
+    RsModelOptions training = {0};
+    g_autoptr(RsModel) m = load_with(row->id, &training);
+    g_assert_cmpuint(rs_model_get_n_layers(m), ==, row->n_layers);
+    g_assert_cmpuint(rs_model_get_n_params(m), ==, row->params);
+    g_assert_cmpuint(rs_model_get_n_active_params(m), ==, row->active);
+    g_assert_cmpuint(rs_model_get_n_embedding_params(m), ==, row->embedding);
+    g_autoptr(GError) error = NULL;
+    g_assert_true(rs_model_check_published(m, &error));
+    g_assert_no_error(error);
+    RsModelOptions stored = {.storage = RS_MODEL_STORAGE_CHECKPOINT};
+    g_autoptr(RsModel) s = load_with(row->id, &stored);
+    /* Storing changes bytes, never the parameter count. */
+    g_assert_cmpuint(rs_model_get_n_params(s), ==, row->params);
+    g_assert_cmpuint(rs_model_get_n_active_params(s), ==, row->active);
+    g_assert_cmpuint(rs_model_get_size_bytes(s), ==, row->stored_bytes);
+    guint64 by_dtype[RS_DTYPE_N], sum = 0;
+    rs_model_get_size_bytes_by_dtype(s, by_dtype);
+    for (guint d = 0; d < RS_DTYPE_N; d++)
+        sum += by_dtype[d];
+    g_assert_cmpuint(sum, ==, row->stored_bytes);
+}
+
+/* The rounded figures: within 1% of the published one, and outside it fails the check. */
+static void
+test_published_rounded(void)
+{
+    g_autoptr(RsModel) k3 = load("kimi-k3", FALSE);
+    gboolean rounded = FALSE;
+    g_assert_cmpuint(rs_model_get_published_params(k3, &rounded), ==, 2800000000000ull);
+    g_assert_true(rounded);
+    g_autoptr(RsModel) q = load("qwen3.8-2.4t-a95b", FALSE);
+    g_assert_cmpuint(rs_model_get_published_params(q, &rounded), ==, 2400000000000ull);
+    g_assert_true(rounded);
+    g_autoptr(RsModel) d = load("deepseek-v3", FALSE);
+    g_assert_cmpuint(rs_model_get_published_params(d, &rounded), ==, 671026419200ull);
+    g_assert_false(rounded);
+
+    /* A Llama-3.1-8B that claims 8.2B (2.1% off) or one parameter more than it has. */
+    g_autofree char *llama = rs_data_find("models", "llama-3.1-8b", NULL);
+    g_autofree char *text = NULL;
+    g_assert_true(g_file_get_contents(llama, &text, NULL, NULL));
+    const char *claims[] = {"8.2B", "8030261249", "8.1B"};
+    const gboolean ok[] = {FALSE, FALSE, TRUE};
+    for (guint i = 0; i < G_N_ELEMENTS(claims); i++) {
+        g_autofree char *replacement = g_strdup_printf("published_params: %s  #", claims[i]);
+        g_autoptr(GString) s = g_string_new(text);
+        g_string_replace(s, "published_params: 8030261248      #", replacement, 1);
+        g_autofree char *dir = g_dir_make_tmp("rs-model-XXXXXX", NULL);
+        g_autofree char *path = g_build_filename(dir, "m.yaml", NULL);
+        g_assert_true(g_file_set_contents(path, s->str, -1, NULL));
+        g_autoptr(GError) error = NULL;
+        g_autoptr(RsModel) m = rs_model_load_file(path, NULL, &error);
+        g_assert_no_error(error);
+        g_assert_cmpint(rs_model_check_published(m, &error), ==, ok[i]);
+        if (!ok[i])
+            g_assert_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG);
+        g_unlink(path);
+        g_rmdir(dir);
+    }
+}
+
+/* --- one layer of each family, by hand from MODELS.md --- */
+
+#define BF16 RS_DTYPE_BF16
+#define F32 RS_DTYPE_F32
+#define U8 RS_DTYPE_U8
+#define FP8 RS_DTYPE_FP8_E4M3
+#define COL RS_ROLE_COLUMN_PARALLEL
+#define ROW RS_ROLE_ROW_PARALLEL
+#define REP RS_ROLE_REPLICATED
+#define NORM RS_ROLE_NORM
+#define ROUTER RS_ROLE_ROUTER
+#define ECOL RS_ROLE_EXPERT_COLUMN
+#define EROW RS_ROLE_EXPERT_ROW
+#define EREP RS_ROLE_EXPERT_REPLICATED
+#define SEG RS_ROLE_COLUMN_SEGMENTED
+
+static void
+test_qwen3_layer(void)
+{
+    g_autoptr(RsModel) m = load("qwen3-8b", FALSE);
+    const ExpectedTensor layer0[] = {
+        {"input_layernorm.weight", 1, {4096}, NORM, BF16},
+        {"self_attn.q_proj.weight", 2, {4096, 4096}, COL, BF16},
+        {"self_attn.k_proj.weight", 2, {1024, 4096}, COL, BF16},
+        {"self_attn.v_proj.weight", 2, {1024, 4096}, COL, BF16},
+        {"self_attn.o_proj.weight", 2, {4096, 4096}, ROW, BF16},
+        {"self_attn.q_norm.weight", 1, {128}, NORM, BF16},
+        {"self_attn.k_norm.weight", 1, {128}, NORM, BF16},
+        {"post_attention_layernorm.weight", 1, {4096}, NORM, BF16},
+        {"mlp.gate_proj.weight", 2, {12288, 4096}, COL, BF16},
+        {"mlp.up_proj.weight", 2, {12288, 4096}, COL, BF16},
+        {"mlp.down_proj.weight", 2, {4096, 12288}, ROW, BF16},
+    };
+    assert_tensors(m, "model.layers.0.", layer0, G_N_ELEMENTS(layer0), 0);
+    g_assert_cmpuint(rs_model_get_n_tensors(m), ==, 2 + 36 * 11 + 1);
+}
+
+static void
+test_qwen3_moe_layer(void)
+{
+    g_autoptr(RsModel) m = load("qwen3-30b-a3b", FALSE);
+    const ExpectedTensor layer0[] = {
+        {"input_layernorm.weight", 1, {2048}, NORM, BF16},
+        {"self_attn.q_proj.weight", 2, {4096, 2048}, COL, BF16},
+        {"self_attn.k_proj.weight", 2, {512, 2048}, COL, BF16},
+        {"self_attn.v_proj.weight", 2, {512, 2048}, COL, BF16},
+        {"self_attn.o_proj.weight", 2, {2048, 4096}, ROW, BF16},
+        {"self_attn.q_norm.weight", 1, {128}, NORM, BF16},
+        {"self_attn.k_norm.weight", 1, {128}, NORM, BF16},
+        {"post_attention_layernorm.weight", 1, {2048}, NORM, BF16},
+        {"mlp.gate.weight", 2, {128, 2048}, ROUTER, BF16},
+        {"mlp.experts.gate_proj.weight", 3, {128, 768, 2048}, ECOL, BF16},
+        {"mlp.experts.up_proj.weight", 3, {128, 768, 2048}, ECOL, BF16},
+        {"mlp.experts.down_proj.weight", 3, {128, 2048, 768}, EROW, BF16},
+    };
+    assert_tensors(m, "model.layers.0.", layer0, G_N_ELEMENTS(layer0), 0);
+    g_assert_cmpuint(rs_model_get_n_experts_per_token(m), ==, 8);
+}
+
+static void
+test_mixtral_layer(void)
+{
+    g_autoptr(RsModel) m = load("mixtral-8x22b", FALSE);
+    const ExpectedTensor layer0[] = {
+        {"input_layernorm.weight", 1, {6144}, NORM, BF16},
+        {"self_attn.q_proj.weight", 2, {6144, 6144}, COL, BF16},
+        {"self_attn.k_proj.weight", 2, {1024, 6144}, COL, BF16},
+        {"self_attn.v_proj.weight", 2, {1024, 6144}, COL, BF16},
+        {"self_attn.o_proj.weight", 2, {6144, 6144}, ROW, BF16},
+        {"post_attention_layernorm.weight", 1, {6144}, NORM, BF16},
+        {"block_sparse_moe.gate.weight", 2, {8, 6144}, ROUTER, BF16},
+        {"block_sparse_moe.experts.w1.weight", 3, {8, 16384, 6144}, ECOL, BF16},
+        {"block_sparse_moe.experts.w3.weight", 3, {8, 16384, 6144}, ECOL, BF16},
+        {"block_sparse_moe.experts.w2.weight", 3, {8, 6144, 16384}, EROW, BF16},
+    };
+    assert_tensors(m, "model.layers.0.", layer0, G_N_ELEMENTS(layer0), 0);
+}
+
+static void
+test_gpt_oss_layer(void)
+{
+    g_autoptr(RsModel) m = load("gpt-oss-120b", FALSE);
+    const ExpectedTensor layer0[] = {
+        {"input_layernorm.weight", 1, {2880}, NORM, BF16},
+        {"self_attn.q_proj.weight", 2, {4096, 2880}, COL, BF16},
+        {"self_attn.q_proj.bias", 1, {4096}, COL, BF16},
+        {"self_attn.k_proj.weight", 2, {512, 2880}, COL, BF16},
+        {"self_attn.k_proj.bias", 1, {512}, COL, BF16},
+        {"self_attn.v_proj.weight", 2, {512, 2880}, COL, BF16},
+        {"self_attn.v_proj.bias", 1, {512}, COL, BF16},
+        {"self_attn.o_proj.weight", 2, {2880, 4096}, ROW, BF16},
+        {"self_attn.o_proj.bias", 1, {2880}, NORM, BF16},
+        {"self_attn.sinks", 1, {64}, COL, BF16},
+        {"post_attention_layernorm.weight", 1, {2880}, NORM, BF16},
+        {"mlp.router.weight", 2, {128, 2880}, ROUTER, BF16},
+        {"mlp.router.bias", 1, {128}, ROUTER, BF16},
+        {"mlp.experts.gate_up_proj", 3, {128, 5760, 2880}, ECOL, BF16},
+        {"mlp.experts.gate_up_proj_bias", 2, {128, 5760}, ECOL, BF16},
+        {"mlp.experts.down_proj", 3, {128, 2880, 2880}, EROW, BF16},
+        {"mlp.experts.down_proj_bias", 2, {128, 2880}, EREP, BF16},
+    };
+    assert_tensors(m, "model.layers.0.", layer0, G_N_ELEMENTS(layer0), 0);
+    const RsTensorSpec *sinks = rs_model_get_tensor(
+        m, (guint)rs_model_find_tensor(m, "model.layers.0.self_attn.sinks"));
+    g_assert_cmpuint(sinks->n_heads, ==, 64);
+    const RsTensorSpec *kb = rs_model_get_tensor(
+        m, (guint)rs_model_find_tensor(m, "model.layers.0.self_attn.k_proj.bias"));
+    g_assert_true(kb->kv_heads);
+    g_assert_cmpuint(kb->n_heads, ==, 8);
+
+    /* As stored: MXFP4 blocks [E, rows, cols/32, 16] u8 (two values a byte) and scales
+     * [E, rows, cols/32] u8; biases stay BF16. */
+    RsModelOptions stored = {.storage = RS_MODEL_STORAGE_CHECKPOINT};
+    g_autoptr(RsModel) s = load_with("gpt-oss-120b", &stored);
+    const ExpectedTensor experts[] = {
+        {"gate_up_proj_blocks", 4, {128, 5760, 90, 16}, ECOL, U8},
+        {"gate_up_proj_scales", 3, {128, 5760, 90}, ECOL, U8},
+        {"gate_up_proj_bias", 2, {128, 5760}, ECOL, BF16},
+        {"down_proj_blocks", 4, {128, 2880, 90, 16}, EROW, U8},
+        {"down_proj_scales", 3, {128, 2880, 90}, EROW, U8},
+        {"down_proj_bias", 2, {128, 2880}, EREP, BF16},
+    };
+    assert_tensors(s, "model.layers.35.mlp.experts.", experts, G_N_ELEMENTS(experts), 35);
+    const RsTensorSpec *blocks = rs_model_get_tensor(
+        s, (guint)rs_model_find_tensor(s, "model.layers.35.mlp.experts.gate_up_proj_blocks"));
+    g_assert_cmpint(blocks->format, ==, RS_TENSOR_FORMAT_MXFP4);
+    g_assert_cmpuint(rs_tensor_spec_get_n_params(blocks), ==, 128ull * 5760 * 2880);
+    g_assert_cmpuint(rs_tensor_spec_get_size_bytes(blocks), ==, 128ull * 5760 * 2880 / 2);
+    const RsTensorSpec *scales = rs_model_get_tensor(
+        s, (guint)rs_model_find_tensor(s, "model.layers.35.mlp.experts.gate_up_proj_scales"));
+    g_assert_cmpint(scales->format, ==, RS_TENSOR_FORMAT_SCALE);
+    g_assert_cmpuint(rs_tensor_spec_get_n_params(scales), ==, 0);
+}
+
+static void
+test_glm4_moe_layer(void)
+{
+    g_autoptr(RsModel) m = load("glm-4.5", FALSE);
+    const ExpectedTensor layer3[] = {
+        {"input_layernorm.weight", 1, {5120}, NORM, BF16},
+        {"self_attn.q_proj.weight", 2, {12288, 5120}, COL, BF16},
+        {"self_attn.q_proj.bias", 1, {12288}, COL, BF16},
+        {"self_attn.k_proj.weight", 2, {1024, 5120}, COL, BF16},
+        {"self_attn.k_proj.bias", 1, {1024}, COL, BF16},
+        {"self_attn.v_proj.weight", 2, {1024, 5120}, COL, BF16},
+        {"self_attn.v_proj.bias", 1, {1024}, COL, BF16},
+        {"self_attn.o_proj.weight", 2, {5120, 12288}, ROW, BF16},
+        {"self_attn.q_norm.weight", 1, {128}, NORM, BF16},
+        {"self_attn.k_norm.weight", 1, {128}, NORM, BF16},
+        {"post_attention_layernorm.weight", 1, {5120}, NORM, BF16},
+        {"mlp.gate.weight", 2, {160, 5120}, ROUTER, BF16},
+        {"mlp.gate.e_score_correction_bias", 1, {160}, ROUTER, F32},
+        {"mlp.experts.gate_proj.weight", 3, {160, 1536, 5120}, ECOL, BF16},
+        {"mlp.experts.up_proj.weight", 3, {160, 1536, 5120}, ECOL, BF16},
+        {"mlp.experts.down_proj.weight", 3, {160, 5120, 1536}, EROW, BF16},
+        {"mlp.shared_experts.gate_proj.weight", 2, {1536, 5120}, COL, BF16},
+        {"mlp.shared_experts.up_proj.weight", 2, {1536, 5120}, COL, BF16},
+        {"mlp.shared_experts.down_proj.weight", 2, {5120, 1536}, ROW, BF16},
+    };
+    assert_tensors(m, "model.layers.3.", layer3, G_N_ELEMENTS(layer3), 3);
+    const ExpectedTensor layer2_mlp[] = {
+        {"gate_proj.weight", 2, {12288, 5120}, COL, BF16},
+        {"up_proj.weight", 2, {12288, 5120}, COL, BF16},
+        {"down_proj.weight", 2, {5120, 12288}, ROW, BF16},
+    };
+    assert_tensors(m, "model.layers.2.mlp.", layer2_mlp, G_N_ELEMENTS(layer2_mlp), 2);
+    /* The MTP layer (id 92): its own embedding, enorm, hnorm, eh_proj, a MoE layer,
+     * shared_head.norm and head: 1 + 3 + 1 + 20 + 1 + 1 - 1 tensors (eh_proj is one). */
+    g_autoptr(RsModel) mtp = load("glm-4.5", TRUE);
+    guint64 mtp_params = rs_model_get_n_params(mtp) - 352797829024ull;
+    guint64 moe_layer = 2 * 5120 + 12288ull * 5120 + 12288 + 2 * (1024ull * 5120 + 1024) +
+                        5120ull * 12288 + 2 * 128 + 160ull * 5120 + 160 +
+                        3ull * 160 * 1536 * 5120 + 3ull * 1536 * 5120;
+    g_assert_cmpuint(mtp_params, ==,
+                     moe_layer + 2 * 151552ull * 5120 + 3 * 5120 + 5120ull * 10240);
+}
+
+static void
+test_deepseek_v3_stored(void)
+{
+    RsModelOptions stored = {.storage = RS_MODEL_STORAGE_CHECKPOINT};
+    g_autoptr(RsModel) m = load_with("deepseek-v3", &stored);
+    /* FP8 weights with f32 weight_scale_inv [ceil(out/128), ceil(in/128)]; norms, router
+     * and score bias unquantised. */
+    const ExpectedTensor layer3[] = {
+        {"input_layernorm.weight", 1, {7168}, NORM, BF16},
+        {"self_attn.q_a_proj.weight", 2, {1536, 7168}, REP, FP8},
+        {"self_attn.q_a_proj.weight_scale_inv", 2, {12, 56}, REP, F32},
+        {"self_attn.q_a_layernorm.weight", 1, {1536}, NORM, BF16},
+        {"self_attn.q_b_proj.weight", 2, {24576, 1536}, COL, FP8},
+        {"self_attn.q_b_proj.weight_scale_inv", 2, {192, 12}, COL, F32},
+        {"self_attn.kv_a_proj_with_mqa.weight", 2, {576, 7168}, REP, FP8},
+        {"self_attn.kv_a_proj_with_mqa.weight_scale_inv", 2, {5, 56}, REP, F32},
+        {"self_attn.kv_a_layernorm.weight", 1, {512}, NORM, BF16},
+        {"self_attn.kv_b_proj.weight", 2, {32768, 512}, COL, FP8},
+        {"self_attn.kv_b_proj.weight_scale_inv", 2, {256, 4}, COL, F32},
+        {"self_attn.o_proj.weight", 2, {7168, 16384}, ROW, FP8},
+        {"self_attn.o_proj.weight_scale_inv", 2, {56, 128}, ROW, F32},
+        {"post_attention_layernorm.weight", 1, {7168}, NORM, BF16},
+        {"mlp.gate.weight", 2, {256, 7168}, ROUTER, BF16},
+        {"mlp.gate.e_score_correction_bias", 1, {256}, ROUTER, F32},
+        {"mlp.experts.gate_proj.weight", 3, {256, 2048, 7168}, ECOL, FP8},
+        {"mlp.experts.gate_proj.weight_scale_inv", 3, {256, 16, 56}, ECOL, F32},
+        {"mlp.experts.up_proj.weight", 3, {256, 2048, 7168}, ECOL, FP8},
+        {"mlp.experts.up_proj.weight_scale_inv", 3, {256, 16, 56}, ECOL, F32},
+        {"mlp.experts.down_proj.weight", 3, {256, 7168, 2048}, EROW, FP8},
+        {"mlp.experts.down_proj.weight_scale_inv", 3, {256, 56, 16}, EROW, F32},
+        {"mlp.shared_experts.gate_proj.weight", 2, {2048, 7168}, COL, FP8},
+        {"mlp.shared_experts.gate_proj.weight_scale_inv", 2, {16, 56}, COL, F32},
+        {"mlp.shared_experts.up_proj.weight", 2, {2048, 7168}, COL, FP8},
+        {"mlp.shared_experts.up_proj.weight_scale_inv", 2, {16, 56}, COL, F32},
+        {"mlp.shared_experts.down_proj.weight", 2, {7168, 2048}, ROW, FP8},
+        {"mlp.shared_experts.down_proj.weight_scale_inv", 2, {56, 16}, ROW, F32},
+    };
+    assert_tensors(m, "model.layers.3.", layer3, G_N_ELEMENTS(layer3), 3);
+    const RsTensorSpec *scale = rs_model_get_tensor(
+        m, (guint)rs_model_find_tensor(m, "model.layers.3.self_attn.q_b_proj.weight_scale_inv"));
+    g_assert_cmpint(scale->format, ==, RS_TENSOR_FORMAT_SCALE);
+    g_assert_cmpuint(scale->n_heads, ==, 128);
+    g_assert_cmpint(rs_model_find_tensor(m, "model.embed_tokens.weight"), >=, 0);
+    g_assert_cmpint(rs_model_find_tensor(m, "model.embed_tokens.weight_scale_inv"), ==, -1);
+    /* The MTP layer's eh_proj stays BF16 (vLLM loads it as a plain nn.Linear). */
+    RsModelOptions stored_mtp = {.storage = RS_MODEL_STORAGE_CHECKPOINT, .include_mtp = TRUE};
+    g_autoptr(RsModel) mtp = load_with("deepseek-v3", &stored_mtp);
+    const RsTensorSpec *eh =
+        rs_model_get_tensor(mtp, (guint)rs_model_find_tensor(mtp, "model.layers.61.eh_proj.weight"));
+    g_assert_cmpint(eh->dtype, ==, BF16);
+    g_assert_cmpint(rs_model_find_tensor(mtp, "model.layers.61.eh_proj.weight_scale_inv"), ==, -1);
+    g_assert_cmpuint(rs_model_get_size_bytes(mtp), ==, 688574839360ull);
+}
+
+static void
+test_kimi_k3_layers(void)
+{
+    g_autoptr(RsModel) m = load("kimi-k3", FALSE);
+    const char *p0 = "language_model.model.layers.0.";
+    /* Layer 0: KDA and the dense MLP of width 33792. */
+    const ExpectedTensor layer0[] = {
+        {"input_layernorm.weight", 1, {7168}, NORM, BF16},
+        {"self_attn.q_proj.weight", 2, {12288, 7168}, COL, BF16},
+        {"self_attn.k_proj.weight", 2, {12288, 7168}, COL, BF16},
+        {"self_attn.v_proj.weight", 2, {12288, 7168}, COL, BF16},
+        {"self_attn.q_conv1d.weight", 3, {12288, 1, 4}, COL, F32},
+        {"self_attn.k_conv1d.weight", 3, {12288, 1, 4}, COL, F32},
+        {"self_attn.v_conv1d.weight", 3, {12288, 1, 4}, COL, F32},
+        {"self_attn.A_log", 1, {96}, COL, F32},
+        {"self_attn.f_a_proj.weight", 2, {128, 7168}, REP, BF16},
+        {"self_attn.f_b_proj.weight", 2, {12288, 128}, COL, BF16},
+        {"self_attn.dt_bias", 1, {12288}, COL, F32},
+        {"self_attn.b_proj.weight", 2, {96, 7168}, COL, BF16},
+        {"self_attn.g_proj.weight", 2, {12288, 7168}, COL, BF16},
+        {"self_attn.o_norm.weight", 1, {128}, NORM, F32},
+        {"self_attn.o_proj.weight", 2, {7168, 12288}, ROW, BF16},
+        {"post_attention_layernorm.weight", 1, {7168}, NORM, BF16},
+        {"self_attention_res_norm.weight", 1, {7168}, NORM, BF16},
+        {"self_attention_res_proj.weight", 2, {1, 7168}, REP, BF16},
+        {"mlp_res_norm.weight", 1, {7168}, NORM, BF16},
+        {"mlp_res_proj.weight", 2, {1, 7168}, REP, BF16},
+        {"mlp.gate_proj.weight", 2, {33792, 7168}, COL, BF16},
+        {"mlp.up_proj.weight", 2, {33792, 7168}, COL, BF16},
+        {"mlp.down_proj.weight", 2, {7168, 33792}, ROW, BF16},
+    };
+    assert_tensors(m, p0, layer0, G_N_ELEMENTS(layer0), 0);
+    /* Layer 3 (1-based 4): gated MLA and the latent MoE. */
+    const ExpectedTensor layer3[] = {
+        {"input_layernorm.weight", 1, {7168}, NORM, BF16},
+        {"self_attn.q_a_proj.weight", 2, {1536, 7168}, REP, BF16},
+        {"self_attn.q_a_layernorm.weight", 1, {1536}, NORM, BF16},
+        {"self_attn.q_b_proj.weight", 2, {18432, 1536}, COL, BF16},
+        {"self_attn.kv_a_proj_with_mqa.weight", 2, {576, 7168}, REP, BF16},
+        {"self_attn.kv_a_layernorm.weight", 1, {512}, NORM, BF16},
+        {"self_attn.kv_b_proj.weight", 2, {24576, 512}, COL, BF16},
+        {"self_attn.o_proj.weight", 2, {7168, 12288}, ROW, BF16},
+        {"self_attn.g_proj.weight", 2, {12288, 7168}, COL, BF16},
+        {"post_attention_layernorm.weight", 1, {7168}, NORM, BF16},
+        {"self_attention_res_norm.weight", 1, {7168}, NORM, BF16},
+        {"self_attention_res_proj.weight", 2, {1, 7168}, REP, BF16},
+        {"mlp_res_norm.weight", 1, {7168}, NORM, BF16},
+        {"mlp_res_proj.weight", 2, {1, 7168}, REP, BF16},
+        {"block_sparse_moe.gate.weight", 2, {896, 7168}, ROUTER, BF16},
+        {"block_sparse_moe.gate.e_score_correction_bias", 1, {896}, ROUTER, F32},
+        {"block_sparse_moe.routed_expert_down_proj.weight", 2, {3584, 7168}, REP, BF16},
+        {"block_sparse_moe.routed_expert_up_proj.weight", 2, {7168, 3584}, REP, BF16},
+        {"block_sparse_moe.routed_expert_norm.weight", 1, {3584}, NORM, BF16},
+        {"block_sparse_moe.shared_experts.gate_proj.weight", 2, {6144, 7168}, COL, BF16},
+        {"block_sparse_moe.shared_experts.up_proj.weight", 2, {6144, 7168}, COL, BF16},
+        {"block_sparse_moe.shared_experts.down_proj.weight", 2, {7168, 6144}, ROW, BF16},
+        {"block_sparse_moe.experts.w1.weight", 3, {896, 3072, 3584}, ECOL, BF16},
+        {"block_sparse_moe.experts.w3.weight", 3, {896, 3072, 3584}, ECOL, BF16},
+        {"block_sparse_moe.experts.w2.weight", 3, {896, 3584, 3072}, EROW, BF16},
+    };
+    assert_tensors(m, "language_model.model.layers.3.", layer3, G_N_ELEMENTS(layer3), 3);
+    /* 69 KDA layers and 24 MLA layers (every 4th, plus the last). */
+    guint kda = 0, mla = 0;
+    for (gint l = 0; l < 93; l++) {
+        g_autofree char *a = g_strdup_printf("language_model.model.layers.%d.self_attn.A_log", l);
+        g_autofree char *q =
+            g_strdup_printf("language_model.model.layers.%d.self_attn.q_a_proj.weight", l);
+        gboolean is_kda = rs_model_find_tensor(m, a) >= 0;
+        gboolean is_mla = rs_model_find_tensor(m, q) >= 0;
+        g_assert_cmpint(is_kda, !=, is_mla);
+        g_assert_cmpint(is_mla, ==, (l + 1) % 4 == 0 || l == 92);
+        kda += is_kda;
+        mla += is_mla;
+    }
+    g_assert_cmpuint(kda, ==, 69);
+    g_assert_cmpuint(mla, ==, 24);
+    g_assert_cmpint(rs_model_find_tensor(m, "language_model.lm_head.weight"), >=, 0);
+    g_assert_cmpint(rs_model_find_tensor(m, "language_model.model.output_attn_res_proj.weight"),
+                    >=, 0);
+
+    /* As stored: experts compressed-tensors MXFP4, A_log zero-padded to 128 (96 counted). */
+    RsModelOptions stored = {.storage = RS_MODEL_STORAGE_CHECKPOINT};
+    g_autoptr(RsModel) s = load_with("kimi-k3", &stored);
+    const ExpectedTensor experts[] = {
+        {"w1.weight_packed", 3, {896, 3072, 1792}, ECOL, U8},
+        {"w1.weight_scale", 3, {896, 3072, 112}, ECOL, U8},
+        {"w3.weight_packed", 3, {896, 3072, 1792}, ECOL, U8},
+        {"w3.weight_scale", 3, {896, 3072, 112}, ECOL, U8},
+        {"w2.weight_packed", 3, {896, 3584, 1536}, EROW, U8},
+        {"w2.weight_scale", 3, {896, 3584, 96}, EROW, U8},
+    };
+    assert_tensors(s, "language_model.model.layers.1.block_sparse_moe.experts.", experts,
+                   G_N_ELEMENTS(experts), 1);
+    const RsTensorSpec *a_log = rs_model_get_tensor(
+        s, (guint)rs_model_find_tensor(s, "language_model.model.layers.0.self_attn.A_log"));
+    g_assert_cmpint(a_log->shape[0], ==, 128);
+    g_assert_cmpuint(rs_tensor_spec_get_n_params(a_log), ==, 96);
+    g_assert_cmpint(a_log->role, ==, NORM);
+}
+
+static void
+test_qwen3_next_layers(void)
+{
+    g_autoptr(RsModel) m = load("qwen3.8-2.4t-a95b", FALSE);
+    /* Layer 0: Gated DeltaNet, 16 key heads and 128 value heads of dim 128. */
+    const ExpectedTensor layer0_attn[] = {
+        {"in_proj_qkvz.weight", 2, {36864, 8192}, COL, BF16},
+        {"in_proj_ba.weight", 2, {256, 8192}, COL, BF16},
+        {"conv1d.weight", 3, {20480, 1, 4}, SEG, BF16},
+        {"dt_bias", 1, {128}, COL, BF16},
+        {"A_log", 1, {128}, COL, BF16},
+        {"norm.weight", 1, {128}, NORM, BF16},
+        {"out_proj.weight", 2, {8192, 16384}, ROW, BF16},
+    };
+    assert_tensors(m, "model.layers.0.linear_attn.", layer0_attn, G_N_ELEMENTS(layer0_attn), 0);
+    const RsTensorSpec *conv = rs_model_get_tensor(
+        m, (guint)rs_model_find_tensor(m, "model.layers.0.linear_attn.conv1d.weight"));
+    g_assert_cmpuint(conv->n_segments, ==, 3);
+    g_assert_cmpint(conv->segments[0], ==, 2048);
+    g_assert_cmpint(conv->segments[1], ==, 2048);
+    g_assert_cmpint(conv->segments[2], ==, 16384);
+    const RsTensorSpec *qkvz = rs_model_get_tensor(
+        m, (guint)rs_model_find_tensor(m, "model.layers.0.linear_attn.in_proj_qkvz.weight"));
+    g_assert_cmpuint(qkvz->n_heads, ==, 16);
+    /* Layer 3: gated attention (q_proj carries a per-head gate) and the MoE. */
+    const ExpectedTensor layer3[] = {
+        {"input_layernorm.weight", 1, {8192}, NORM, BF16},
+        {"self_attn.q_proj.weight", 2, {32768, 8192}, COL, BF16},
+        {"self_attn.k_proj.weight", 2, {1024, 8192}, COL, BF16},
+        {"self_attn.v_proj.weight", 2, {1024, 8192}, COL, BF16},
+        {"self_attn.o_proj.weight", 2, {8192, 16384}, ROW, BF16},
+        {"self_attn.q_norm.weight", 1, {256}, NORM, BF16},
+        {"self_attn.k_norm.weight", 1, {256}, NORM, BF16},
+        {"post_attention_layernorm.weight", 1, {8192}, NORM, BF16},
+        {"mlp.gate.weight", 2, {512, 8192}, ROUTER, BF16},
+        {"mlp.experts.gate_proj.weight", 3, {512, 2048, 8192}, ECOL, BF16},
+        {"mlp.experts.up_proj.weight", 3, {512, 2048, 8192}, ECOL, BF16},
+        {"mlp.experts.down_proj.weight", 3, {512, 8192, 2048}, EROW, BF16},
+        {"mlp.shared_expert.gate_proj.weight", 2, {2048, 8192}, COL, BF16},
+        {"mlp.shared_expert.up_proj.weight", 2, {2048, 8192}, COL, BF16},
+        {"mlp.shared_expert.down_proj.weight", 2, {8192, 2048}, ROW, BF16},
+        {"mlp.shared_expert_gate.weight", 2, {1, 8192}, ROUTER, BF16},
+    };
+    assert_tensors(m, "model.layers.3.", layer3, G_N_ELEMENTS(layer3), 3);
+    /* 23 gated-attention layers, 69 Gated-DeltaNet ones. */
+    guint full = 0;
+    for (gint l = 0; l < 92; l++) {
+        g_autofree char *q = g_strdup_printf("model.layers.%d.self_attn.q_proj.weight", l);
+        full += rs_model_find_tensor(m, q) >= 0;
+    }
+    g_assert_cmpuint(full, ==, 23);
+    /* MTP: fc [H, 2H], two pre-norms, one full-attention MoE layer, a final norm. */
+    g_autoptr(RsModel) mtp = load("qwen3.8-2.4t-a95b", TRUE);
+    guint64 layer = 2 * 8192 + 32768ull * 8192 + 2 * 1024ull * 8192 + 8192ull * 16384 + 2 * 256 +
+                    512ull * 8192 + 3ull * 512 * 2048 * 8192 + 3ull * 2048 * 8192 + 8192;
+    g_assert_cmpuint(rs_model_get_n_params(mtp) - rs_model_get_n_params(m), ==,
+                     8192ull * 16384 + 3 * 8192 + layer);
+    g_assert_cmpint(rs_model_find_tensor(mtp, "mtp.layers.0.self_attn.q_proj.weight"), >=, 0);
+}
+
+/* --- config.json of each family --- */
+
+typedef struct {
+    const char *id;         /* the shipped model the config describes */
+    const char *config;     /* config.json text, from the published values */
+    guint64 params;
+} ConfigCase;
+
+static const ConfigCase config_cases[] = {
+    {"llama-3.1-8b",
+     "{\"architectures\": [\"LlamaForCausalLM\"], \"attention_bias\": false,\n"
+     " \"attention_dropout\": 0.0, \"bos_token_id\": 128000, \"eos_token_id\": 128001,\n"
+     " \"head_dim\": 128, \"hidden_act\": \"silu\", \"hidden_size\": 4096,\n"
+     " \"initializer_range\": 0.02, \"intermediate_size\": 14336,\n"
+     " \"max_position_embeddings\": 131072, \"mlp_bias\": false, \"model_type\": \"llama\",\n"
+     " \"num_attention_heads\": 32, \"num_hidden_layers\": 32, \"num_key_value_heads\": 8,\n"
+     " \"pretraining_tp\": 1, \"rms_norm_eps\": 1e-05,\n"
+     " \"rope_scaling\": {\"factor\": 8.0, \"low_freq_factor\": 1.0, \"high_freq_factor\": 4.0,\n"
+     "   \"original_max_position_embeddings\": 8192, \"rope_type\": \"llama3\"},\n"
+     " \"rope_theta\": 500000.0, \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\",\n"
+     " \"transformers_version\": \"4.43.0.dev0\", \"use_cache\": true, \"vocab_size\": 128256}\n",
+     8030261248ull},
+    {"qwen3-8b",
+     "{\"architectures\": [\"Qwen3ForCausalLM\"], \"attention_bias\": false,\n"
+     " \"attention_dropout\": 0.0, \"bos_token_id\": 151643, \"eos_token_id\": 151645,\n"
+     " \"head_dim\": 128, \"hidden_act\": \"silu\", \"hidden_size\": 4096,\n"
+     " \"initializer_range\": 0.02, \"intermediate_size\": 12288,\n"
+     " \"max_position_embeddings\": 40960, \"max_window_layers\": 36, \"model_type\": \"qwen3\",\n"
+     " \"num_attention_heads\": 32, \"num_hidden_layers\": 36, \"num_key_value_heads\": 8,\n"
+     " \"rms_norm_eps\": 1e-06, \"rope_scaling\": null, \"rope_theta\": 1000000,\n"
+     " \"sliding_window\": null, \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\",\n"
+     " \"transformers_version\": \"4.51.0\", \"use_cache\": true, \"use_sliding_window\": false,\n"
+     " \"vocab_size\": 151936}\n",
+     8190735360ull},
+    {"qwen3-30b-a3b",
+     "{\"architectures\": [\"Qwen3MoeForCausalLM\"], \"attention_bias\": false,\n"
+     " \"attention_dropout\": 0.0, \"bos_token_id\": 151643, \"decoder_sparse_step\": 1,\n"
+     " \"eos_token_id\": 151645, \"head_dim\": 128, \"hidden_act\": \"silu\",\n"
+     " \"hidden_size\": 2048, \"initializer_range\": 0.02, \"intermediate_size\": 6144,\n"
+     " \"max_position_embeddings\": 40960, \"max_window_layers\": 48, \"mlp_only_layers\": [],\n"
+     " \"model_type\": \"qwen3_moe\", \"moe_intermediate_size\": 768, \"norm_topk_prob\": true,\n"
+     " \"num_attention_heads\": 32, \"num_experts\": 128, \"num_experts_per_tok\": 8,\n"
+     " \"num_hidden_layers\": 48, \"num_key_value_heads\": 4, \"output_router_logits\": false,\n"
+     " \"rms_norm_eps\": 1e-06, \"rope_scaling\": null, \"rope_theta\": 1000000,\n"
+     " \"router_aux_loss_coef\": 0.001, \"sliding_window\": null, \"tie_word_embeddings\": false,\n"
+     " \"torch_dtype\": \"bfloat16\", \"transformers_version\": \"4.51.0\", \"use_cache\": true,\n"
+     " \"use_sliding_window\": false, \"vocab_size\": 151936}\n",
+     30532122624ull},
+    {"mixtral-8x22b",
+     "{\"architectures\": [\"MixtralForCausalLM\"], \"attention_dropout\": 0.0,\n"
+     " \"bos_token_id\": 1, \"eos_token_id\": 2, \"hidden_act\": \"silu\", \"hidden_size\": 6144,\n"
+     " \"initializer_range\": 0.02, \"intermediate_size\": 16384,\n"
+     " \"max_position_embeddings\": 65536, \"model_type\": \"mixtral\",\n"
+     " \"num_attention_heads\": 48, \"num_experts_per_tok\": 2, \"num_hidden_layers\": 56,\n"
+     " \"num_key_value_heads\": 8, \"num_local_experts\": 8, \"output_router_logits\": false,\n"
+     " \"rms_norm_eps\": 1e-05, \"rope_theta\": 1000000, \"router_aux_loss_coef\": 0.001,\n"
+     " \"sliding_window\": null, \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\",\n"
+     " \"transformers_version\": \"4.38.0\", \"use_cache\": true, \"vocab_size\": 32000}\n",
+     140620634112ull},
+    {"gpt-oss-20b",
+     "{\"architectures\": [\"GptOssForCausalLM\"], \"attention_bias\": true,\n"
+     " \"attention_dropout\": 0.0, \"eos_token_id\": 200002, \"experts_per_token\": 4,\n"
+     " \"head_dim\": 64, \"hidden_act\": \"silu\", \"hidden_size\": 2880,\n"
+     " \"initial_context_length\": 4096, \"initializer_range\": 0.02,\n"
+     " \"intermediate_size\": 2880, \"layer_types\": [\"sliding_attention\",\n"
+     "   \"full_attention\", \"sliding_attention\", \"full_attention\"],\n"
+     " \"max_position_embeddings\": 131072, \"model_type\": \"gpt_oss\",\n"
+     " \"num_attention_heads\": 64, \"num_experts_per_tok\": 4, \"num_hidden_layers\": 24,\n"
+     " \"num_key_value_heads\": 8, \"num_local_experts\": 32, \"output_router_logits\": false,\n"
+     " \"pad_token_id\": 199999, \"quantization_config\": {\"modules_to_not_convert\":\n"
+     "   [\"model.layers.*.self_attn\", \"model.layers.*.mlp.router\", \"model.embed_tokens\",\n"
+     "    \"lm_head\"], \"quant_method\": \"mxfp4\"}, \"rms_norm_eps\": 1e-05,\n"
+     " \"rope_scaling\": {\"beta_fast\": 32.0, \"beta_slow\": 1.0, \"factor\": 32.0,\n"
+     "   \"original_max_position_embeddings\": 4096, \"rope_type\": \"yarn\",\n"
+     "   \"truncate\": false}, \"rope_theta\": 150000, \"router_aux_loss_coef\": 0.9,\n"
+     " \"sliding_window\": 128, \"swiglu_limit\": 7.0, \"tie_word_embeddings\": false,\n"
+     " \"transformers_version\": \"4.55.0.dev0\", \"use_cache\": true, \"vocab_size\": 201088}\n",
+     20914757184ull},
+    {"glm-4.5",
+     "{\"architectures\": [\"Glm4MoeForCausalLM\"], \"attention_bias\": true,\n"
+     " \"attention_dropout\": 0.0, \"pad_token_id\": 151329, \"eos_token_id\": [151329, 151336,\n"
+     "   151338], \"head_dim\": 128, \"hidden_act\": \"silu\", \"hidden_size\": 5120,\n"
+     " \"partial_rotary_factor\": 0.5, \"initializer_range\": 0.02,\n"
+     " \"intermediate_size\": 12288, \"max_position_embeddings\": 131072,\n"
+     " \"model_type\": \"glm4_moe\", \"moe_intermediate_size\": 1536, \"norm_topk_prob\": true,\n"
+     " \"num_attention_heads\": 96, \"n_group\": 1, \"topk_group\": 1, \"n_routed_experts\": 160,\n"
+     " \"n_shared_experts\": 1, \"routed_scaling_factor\": 2.5, \"num_experts_per_tok\": 8,\n"
+     " \"first_k_dense_replace\": 3, \"num_hidden_layers\": 92, \"num_key_value_heads\": 8,\n"
+     " \"rms_norm_eps\": 1e-05, \"rope_theta\": 1000000, \"num_nextn_predict_layers\": 1,\n"
+     " \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\",\n"
+     " \"transformers_version\": \"4.54.0\", \"use_cache\": true, \"use_qk_norm\": true,\n"
+     " \"vocab_size\": 151552}\n",
+     352797829024ull},
+    {"deepseek-v3",
+     "{\"architectures\": [\"DeepseekV3ForCausalLM\"], \"attention_bias\": false,\n"
+     " \"attention_dropout\": 0.0, \"auto_map\": {\"AutoConfig\":\n"
+     "   \"configuration_deepseek.DeepseekV3Config\"}, \"aux_loss_alpha\": 0.001,\n"
+     " \"bos_token_id\": 0, \"eos_token_id\": 1, \"ep_size\": 1, \"first_k_dense_replace\": 3,\n"
+     " \"hidden_act\": \"silu\", \"hidden_size\": 7168, \"initializer_range\": 0.02,\n"
+     " \"intermediate_size\": 18432, \"kv_lora_rank\": 512, \"max_position_embeddings\": 163840,\n"
+     " \"model_type\": \"deepseek_v3\", \"moe_intermediate_size\": 2048, \"moe_layer_freq\": 1,\n"
+     " \"n_group\": 8, \"n_routed_experts\": 256, \"n_shared_experts\": 1,\n"
+     " \"norm_topk_prob\": true, \"num_attention_heads\": 128, \"num_experts_per_tok\": 8,\n"
+     " \"num_hidden_layers\": 61, \"num_key_value_heads\": 128,\n"
+     " \"num_nextn_predict_layers\": 1, \"q_lora_rank\": 1536, \"qk_nope_head_dim\": 128,\n"
+     " \"qk_rope_head_dim\": 64, \"quantization_config\": {\"activation_scheme\": \"dynamic\",\n"
+     "   \"fmt\": \"e4m3\", \"quant_method\": \"fp8\", \"weight_block_size\": [128, 128]},\n"
+     " \"rms_norm_eps\": 1e-06, \"rope_scaling\": {\"beta_fast\": 32, \"beta_slow\": 1,\n"
+     "   \"factor\": 40, \"mscale\": 1.0, \"mscale_all_dim\": 1.0,\n"
+     "   \"original_max_position_embeddings\": 4096, \"type\": \"yarn\"},\n"
+     " \"rope_theta\": 10000, \"routed_scaling_factor\": 2.5, \"scoring_func\": \"sigmoid\",\n"
+     " \"seq_aux\": true, \"tie_word_embeddings\": false, \"topk_group\": 4,\n"
+     " \"topk_method\": \"noaux_tc\", \"torch_dtype\": \"bfloat16\",\n"
+     " \"transformers_version\": \"4.33.1\", \"use_cache\": true, \"v_head_dim\": 128,\n"
+     " \"vocab_size\": 129280}\n",
+     671026419200ull},
+    {"kimi-k2",
+     "{\"architectures\": [\"DeepseekV3ForCausalLM\"], \"attention_bias\": false,\n"
+     " \"attention_dropout\": 0.0, \"bos_token_id\": 163584, \"eos_token_id\": 163585,\n"
+     " \"first_k_dense_replace\": 1, \"hidden_act\": \"silu\", \"hidden_size\": 7168,\n"
+     " \"initializer_range\": 0.02, \"intermediate_size\": 18432, \"kv_lora_rank\": 512,\n"
+     " \"max_position_embeddings\": 131072, \"model_type\": \"kimi_k2\",\n"
+     " \"moe_intermediate_size\": 2048, \"moe_layer_freq\": 1, \"n_group\": 1,\n"
+     " \"n_routed_experts\": 384, \"n_shared_experts\": 1, \"norm_topk_prob\": true,\n"
+     " \"num_attention_heads\": 64, \"num_experts_per_tok\": 8, \"num_hidden_layers\": 61,\n"
+     " \"num_key_value_heads\": 64, \"num_nextn_predict_layers\": 0, \"pretraining_tp\": 1,\n"
+     " \"q_lora_rank\": 1536, \"qk_nope_head_dim\": 128, \"qk_rope_head_dim\": 64,\n"
+     " \"quantization_config\": {\"activation_scheme\": \"dynamic\", \"fmt\": \"e4m3\",\n"
+     "   \"quant_method\": \"fp8\", \"weight_block_size\": [128, 128]},\n"
+     " \"rms_norm_eps\": 1e-06, \"rope_theta\": 50000.0, \"routed_scaling_factor\": 2.827,\n"
+     " \"scoring_func\": \"sigmoid\", \"tie_word_embeddings\": false, \"topk_group\": 1,\n"
+     " \"topk_method\": \"noaux_tc\", \"torch_dtype\": \"bfloat16\", \"use_cache\": true,\n"
+     " \"v_head_dim\": 128, \"vocab_size\": 163840}\n",
+     1026408232448ull},
+    /* The K3 form: a vision-language wrapper with the text model under text_config. */
+    {"kimi-k3",
+     "{\"architectures\": [\"KimiK3ForConditionalGeneration\"], \"model_type\": \"kimi_k3\",\n"
+     " \"media_placeholder_token_id\": 163605, \"tie_word_embeddings\": false,\n"
+     " \"vision_config\": {\"hidden_size\": 1152, \"num_hidden_layers\": 27},\n"
+     " \"text_config\": {\"model_type\": \"kimi_linear\", \"vocab_size\": 163840,\n"
+     "  \"hidden_size\": 7168, \"intermediate_size\": 33792, \"num_hidden_layers\": 93,\n"
+     "  \"num_attention_heads\": 96, \"num_key_value_heads\": 96, \"hidden_act\": \"situ\",\n"
+     "  \"activation_situ_beta\": 4.0, \"activation_situ_linear_beta\": 25.0,\n"
+     "  \"rms_norm_eps\": 1e-05, \"tie_word_embeddings\": false,\n"
+     "  \"moe_intermediate_size\": 3072, \"moe_renormalize\": true,\n"
+     "  \"moe_router_activation_func\": \"sigmoid\", \"num_experts\": 896,\n"
+     "  \"num_experts_per_token\": 16, \"num_shared_experts\": 2,\n"
+     "  \"routed_scaling_factor\": 2.5, \"first_k_dense_replace\": 1, \"moe_layer_freq\": 1,\n"
+     "  \"use_grouped_topk\": true, \"num_expert_group\": 1, \"topk_group\": 1,\n"
+     "  \"q_lora_rank\": 1536, \"kv_lora_rank\": 512, \"qk_nope_head_dim\": 128,\n"
+     "  \"qk_rope_head_dim\": 64, \"v_head_dim\": 128, \"mla_use_nope\": true,\n"
+     "  \"mla_use_output_gate\": true, \"num_nextn_predict_layers\": 0,\n"
+     "  \"attn_res_block_size\": 8, \"latent_moe_use_norm\": true,\n"
+     "  \"routed_expert_hidden_size\": 3584, \"topk_method\": \"noaux_tc\",\n"
+     "  \"linear_attn_config\": {\"full_attn_layers\": [4, 8, 12, 16, 20, 24, 28, 32, 36, 40,\n"
+     "    44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 93], \"num_heads\": 96,\n"
+     "    \"head_dim\": 128, \"short_conv_kernel_size\": 4, \"use_full_rank_gate\": true,\n"
+     "    \"gate_lower_bound\": -5.0},\n"
+     "  \"quantization_config\": {\"quant_method\": \"compressed-tensors\",\n"
+     "    \"format\": \"mxfp4-pack-quantized\", \"quantization_status\": \"compressed\",\n"
+     "    \"config_groups\": {\"group_0\": {\"format\": \"mxfp4-pack-quantized\",\n"
+     "      \"input_activations\": null, \"weights\": {\"group_size\": 32, \"num_bits\": 4,\n"
+     "      \"type\": \"float\", \"symmetric\": true, \"strategy\": \"group\"}}},\n"
+     "    \"ignore\": [\"re:.*self_attn.*\", \"re:.*shared_experts.*\", \"re:.*lm_head.*\"]}},\n"
+     " \"torch_dtype\": \"bfloat16\", \"transformers_version\": \"4.56.2\"}\n",
+     2779484476000ull},
+    {"qwen3.8-2.4t-a95b",
+     "{\"architectures\": [\"Qwen3NextForCausalLM\"], \"model_type\": \"qwen3_next\",\n"
+     " \"hidden_size\": 8192, \"num_hidden_layers\": 92, \"num_attention_heads\": 64,\n"
+     " \"num_key_value_heads\": 4, \"head_dim\": 256, \"full_attention_interval\": 4,\n"
+     " \"linear_num_key_heads\": 16, \"linear_num_value_heads\": 128,\n"
+     " \"linear_key_head_dim\": 128, \"linear_value_head_dim\": 128,\n"
+     " \"linear_conv_kernel_dim\": 4, \"num_experts\": 512, \"num_experts_per_tok\": 10,\n"
+     " \"moe_intermediate_size\": 2048, \"shared_expert_intermediate_size\": 2048,\n"
+     " \"decoder_sparse_step\": 1, \"mlp_only_layers\": [], \"norm_topk_prob\": true,\n"
+     " \"partial_rotary_factor\": 0.25, \"rope_theta\": 10000000, \"rms_norm_eps\": 1e-06,\n"
+     " \"mtp_num_hidden_layers\": 1, \"mtp_use_dedicated_embeddings\": false,\n"
+     " \"attention_bias\": false, \"attention_dropout\": 0.0, \"hidden_act\": \"silu\",\n"
+     " \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\", \"vocab_size\": 248320}\n",
+     2419804697984ull},
+};
+
+static char *
+write_config_dir(const char *name, const char *text)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *dir = g_dir_make_tmp("rs-config-XXXXXX", &error);
+    g_assert_no_error(error);
+    g_autofree char *sub = g_build_filename(dir, name, NULL);
+    g_assert_cmpint(g_mkdir(sub, 0700), ==, 0);
+    char *path = g_build_filename(sub, "config.json", NULL);
+    g_assert_true(g_file_set_contents(path, text, -1, &error));
+    return path;
+}
+
+static void
+remove_config_dir(const char *path)
+{
+    g_autofree char *sub = g_path_get_dirname(path);
+    g_autofree char *dir = g_path_get_dirname(sub);
+    g_unlink(path);
+    g_rmdir(sub);
+    g_rmdir(dir);
+}
+
+/* The same tensors (names, shapes, dtypes, roles, heads, parameters) in the same order. */
+static void
+assert_same_model(const RsModel *a, const RsModel *b)
+{
+    g_assert_cmpuint(rs_model_get_n_tensors(a), ==, rs_model_get_n_tensors(b));
+    g_assert_cmpuint(rs_model_get_n_layers(a), ==, rs_model_get_n_layers(b));
+    g_assert_cmpuint(rs_model_get_n_active_params(a), ==, rs_model_get_n_active_params(b));
+    for (guint i = 0; i < rs_model_get_n_tensors(a); i++) {
+        const RsTensorSpec *x = rs_model_get_tensor(a, i);
+        const RsTensorSpec *y = rs_model_get_tensor(b, i);
+        g_assert_cmpstr(x->name, ==, y->name);
+        g_assert_cmpuint(x->n_dims, ==, y->n_dims);
+        for (guint d = 0; d < x->n_dims; d++)
+            g_assert_cmpint(x->shape[d], ==, y->shape[d]);
+        g_assert_cmpint(x->dtype, ==, y->dtype);
+        g_assert_cmpint(x->role, ==, y->role);
+        g_assert_cmpuint(x->n_heads, ==, y->n_heads);
+        g_assert_cmpint(x->kv_heads, ==, y->kv_heads);
+        g_assert_cmpuint(x->n_params, ==, y->n_params);
+    }
+}
+
+static void
+test_config_json(gconstpointer data)
+{
+    const ConfigCase *c = data;
+    g_autofree char *path = write_config_dir(c->id, c->config);
+    g_autoptr(GError) error = NULL;
+    for (guint stored = 0; stored < 2; stored++) {
+        RsModelOptions options = {.storage = stored ? RS_MODEL_STORAGE_CHECKPOINT
+                                                    : RS_MODEL_STORAGE_TRAINING};
+        g_autoptr(RsModel) imported = rs_model_load_file(path, &options, &error);
+        g_assert_no_error(error);
+        g_assert_cmpuint(rs_model_get_n_params(imported), ==, c->params);
+        /* The name comes from the folder; the family from model_type. */
+        g_assert_cmpstr(rs_model_get_name(imported), ==, c->id);
+        g_autoptr(RsModel) shipped = load_with(c->id, &options);
+        g_assert_cmpstr(rs_model_get_family(imported), ==, rs_model_get_family(shipped));
+        assert_same_model(imported, shipped);
+        g_assert_cmpuint(rs_model_get_size_bytes(imported), ==, rs_model_get_size_bytes(shipped));
+    }
+    remove_config_dir(path);
+}
+
+static void
+test_config_json_errors(void)
+{
+    struct {
+        const char *text;
+        gint code;
+        const char *fragments[3];
+    } cases[] = {
+        {"{\"model_type\": \"gpt2\", \"n_embd\": 768}", RS_MODEL_ERROR_UNKNOWN_FAMILY,
+         {"config.json:1:2: model_type: unknown model_type \"gpt2\"",
+          "supported families: llama, deepseek_v3, qwen3, qwen3_moe, mixtral, gpt_oss, "
+          "glm4_moe, kimi_k3, qwen3_next",
+          "kimi_k2"}},
+        {"{\"model_type\": \"llama\",\n \"hidden_size\": 4096,\n \"num_hidden_layers\": 2,\n"
+         " \"num_attention_heads\": 32, \"vocab_size\": 100, \"intermediate_size\": 10,\n"
+         " \"hiden_size\": 3}",
+         RS_MODEL_ERROR_CONFIG, {"config.json:5:2: hiden_size: unknown field", NULL}},
+        {"{\"model_type\": \"llama\",\n \"hidden_size\": 40.5}", RS_MODEL_ERROR_CONFIG,
+         {"config.json:2:2: hidden_size", "expected an integer", NULL}},
+        {"{\"model_type\": \"llama\",\n \"hidden_size\": [1, 2,}", RS_MODEL_ERROR_CONFIG,
+         {"config.json:2:", NULL}},
+        {"[1, 2]", RS_MODEL_ERROR_CONFIG, {"config.json:1:1: a config.json must be an object",
+                                           NULL}},
+        {"{\"hidden_size\": 8}", RS_MODEL_ERROR_CONFIG,
+         {"config.json: model_type: required field is missing", NULL}},
+        {"{\"model_type\": \"kimi_k3\", \"text_config\": {\"hidden_size\": 64,\n"
+         "  \"num_hidden_layers\": 4, \"num_attention_heads\": 2, \"vocab_size\": 10,\n"
+         "  \"moe_intermediate_size\": 8, \"num_experts\": 4, \"num_experts_per_token\": 2,\n"
+         "  \"kv_lora_rank\": 8, \"qk_nope_head_dim\": 4, \"qk_rope_head_dim\": 2,\n"
+         "  \"v_head_dim\": 4, \"linear_attn_config\": {\"num_heads\": 2, \"head_dim\": 4,\n"
+         "    \"full_attn_layers\": [4, 4]}}}",
+         RS_MODEL_ERROR_CONFIG,
+         {"config.json:6:5: linear_attn_config.full_attn_layers", "listed twice", NULL}},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *path = write_config_dir("m", cases[i].text);
+        g_autoptr(GError) error = NULL;
+        g_autoptr(RsModel) m = rs_model_load_file(path, NULL, &error);
+        g_assert_null(m);
+        g_assert_error(error, RS_MODEL_ERROR, cases[i].code);
+        for (guint f = 0; f < G_N_ELEMENTS(cases[i].fragments) && cases[i].fragments[f]; f++)
+            if (strstr(error->message, cases[i].fragments[f]) == NULL)
+                g_error("case %u: \"%s\" lacks \"%s\"", i, error->message,
+                        cases[i].fragments[f]);
+        remove_config_dir(path);
+    }
+}
+
+/* A nested YAML mapping and a sequence read like the config.json they copy, and an item
+ * that is not an integer is named by key and position. */
+static void
+test_yaml_nesting(void)
+{
+    expect_model_error("name: x\nfamily: qwen3_moe\nhidden_size: 64\nnum_hidden_layers: 4\n"
+                       "num_attention_heads: 4\nvocab_size: 10\nintermediate_size: 32\n"
+                       "num_experts: 4\nnum_experts_per_tok: 2\nmoe_intermediate_size: 8\n"
+                       "mlp_only_layers: [0, two]\n",
+                       RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
+                       ":11:18: mlp_only_layers: item 1 \"two\"");
+    g_autofree char *dir = g_dir_make_tmp("rs-model-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "m.yaml", NULL);
+    g_assert_true(g_file_set_contents(
+        path,
+        "name: x\nfamily: qwen3_moe\nhidden_size: 64\nnum_hidden_layers: 4\n"
+        "num_attention_heads: 4\nvocab_size: 10\nintermediate_size: 32\nnum_experts: 4\n"
+        "num_experts_per_tok: 2\nmoe_intermediate_size: 8\nmlp_only_layers: [0, 2]\n"
+        "rope_scaling:\n  rope_type: yarn\n  factor: 4.0\n",
+        -1, NULL));
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsModel) m = rs_model_load_file(path, NULL, &error);
+    g_assert_no_error(error);
+    /* Layers 0 and 2 dense, 1 and 3 MoE. */
+    g_assert_cmpint(rs_model_find_tensor(m, "model.layers.0.mlp.gate_proj.weight"), >=, 0);
+    g_assert_cmpint(rs_model_find_tensor(m, "model.layers.1.mlp.experts.gate_proj.weight"), >=,
+                    0);
+    g_assert_cmpint(rs_model_find_tensor(m, "model.layers.2.mlp.gate_proj.weight"), >=, 0);
+    g_assert_cmpint(rs_model_find_tensor(m, "model.layers.3.mlp.gate.weight"), >=, 0);
+    g_unlink(path);
+}
+
+/* A stored form the generator does not model is an error, not silently BF16. */
+static void
+test_stored_unknown_method(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("rs-model-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "m.yaml", NULL);
+    g_assert_true(g_file_set_contents(path,
+                                      "name: x\nfamily: llama\nhidden_size: 64\n"
+                                      "num_hidden_layers: 2\nnum_attention_heads: 4\n"
+                                      "vocab_size: 10\nintermediate_size: 32\n"
+                                      "quantization_config: {quant_method: awq, bits: 4}\n",
+                                      -1, NULL));
+    RsModelOptions stored = {.storage = RS_MODEL_STORAGE_CHECKPOINT};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsModel) m = rs_model_load_file(path, &stored, &error);
+    g_assert_null(m);
+    g_assert_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG);
+    g_assert_nonnull(strstr(error->message, ":8:37: quantization_config.quant_method: \"awq\""));
+    g_clear_error(&error);
+    g_autoptr(RsModel) training = rs_model_load_file(path, NULL, &error);
+    g_assert_no_error(error);
+    g_unlink(path);
+}
+
+/* FP8 block scales split with their weight: under vLLM tp=8 and Megatron tp=2 ep=8, every
+ * rank's scale rows (or columns) are exactly the 128-blocks of its weight rows (columns). */
+static void
+test_scale_alignment(void)
+{
+    RsModelOptions stored = {.storage = RS_MODEL_STORAGE_CHECKPOINT};
+    g_autoptr(RsModel) m = load_with("deepseek-v3", &stored);
+    const char *const specs[] = {"vllm:tp=8", "megatron:tp=2,pp=2,ep=8,etp=1"};
+    const char *const weights[] = {
+        "model.layers.3.self_attn.q_b_proj.weight",
+        "model.layers.3.self_attn.o_proj.weight",
+        "model.layers.3.mlp.experts.gate_proj.weight",
+        "model.layers.3.mlp.experts.down_proj.weight",
+        "model.layers.3.mlp.shared_experts.down_proj.weight",
+        "model.layers.0.mlp.gate_proj.weight",
+    };
+    guint32 gpus[32];
+    for (guint i = 0; i < 32; i++)
+        gpus[i] = i;
+    for (guint s = 0; s < G_N_ELEMENTS(specs); s++) {
+        g_autoptr(GError) error = NULL;
+        g_autoptr(RsConvention) conv = rs_convention_parse(specs[s], &error);
+        g_autoptr(GPtrArray) layouts = NULL;
+        guint n_gpus = s == 0 ? 8 : 32;
+        g_assert_true(rs_convention_resolve(conv, m, gpus, n_gpus, &layouts, NULL, &error));
+        g_assert_no_error(error);
+        for (guint p = 0; p < G_N_ELEMENTS(weights); p++) {
+            g_autofree char *scale_name = g_strconcat(weights[p], "_scale_inv", NULL);
+            gint wi = rs_model_find_tensor(m, weights[p]);
+            gint si = rs_model_find_tensor(m, scale_name);
+            g_assert_cmpint(wi, >=, 0);
+            g_assert_cmpint(si, >=, 0);
+            const RsLayout *wl = g_ptr_array_index(layouts, wi);
+            const RsLayout *sl = g_ptr_array_index(layouts, si);
+            const RsTensorSpec *w = rs_model_get_tensor(m, (guint)wi);
+            for (guint r = 0; r < n_gpus; r++) {
+                gint wr = rs_layout_find_rank(wl, r), sr = rs_layout_find_rank(sl, r);
+                g_assert_cmpint(wr < 0, ==, sr < 0);
+                if (wr < 0)
+                    continue;
+                guint nw, ns;
+                const RsLocalBox *wb = rs_layout_get_boxes(wl, (guint)wr, &nw);
+                const RsLocalBox *sb = rs_layout_get_boxes(sl, (guint)sr, &ns);
+                g_assert_cmpuint(nw, ==, ns);
+                for (guint b = 0; b < nw; b++) {
+                    for (guint d = 0; d < w->n_dims; d++) {
+                        /* The expert dim is not blocked. */
+                        gint64 block = w->n_dims == 3 && d == 0 ? 1 : 128;
+                        g_assert_cmpint(sb[b].box.lo[d], ==, wb[b].box.lo[d] / block);
+                        g_assert_cmpint(sb[b].box.hi[d], ==,
+                                        (wb[b].box.hi[d] + block - 1) / block);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* --- one refit per family, checked element by element --- */
+
+typedef struct {
+    const char *id;
+    guint scale;
+    const char *train; /* on 8 GPUs */
+    const char *infer; /* on 8 other GPUs */
+    gboolean stored;
+} FamilyScenario;
+
+static const FamilyScenario family_scenarios[] = {
+    {"llama-3.1-8b", 64, "megatron:tp=2,pp=2", "vllm:tp=4", FALSE},
+    {"qwen3-8b", 64, "megatron:tp=4,pp=2", "vllm:tp=8", FALSE},
+    {"qwen3-30b-a3b", 64, "megatron:tp=2,pp=2,ep=2,etp=1", "vllm:tp=8", FALSE},
+    {"mixtral-8x22b", 64, "megatron:tp=2,pp=4,ep=2,etp=1", "vllm:tp=4", FALSE},
+    {"gpt-oss-20b", 32, "megatron:tp=2,pp=2,ep=2,etp=1", "vllm:tp=8", FALSE},
+    {"gpt-oss-20b", 16, "megatron:tp=2,pp=2,ep=2,etp=1", "vllm:tp=2", TRUE},
+    {"glm-4.5", 64, "megatron:tp=2,pp=4,ep=2,etp=1", "vllm:tp=8", FALSE},
+    {"deepseek-v3", 64, "megatron:tp=1,pp=4,ep=2", "vllm:tp=8", FALSE},
+    {"deepseek-v3", 16, "megatron:tp=1,pp=4,ep=2", "vllm:tp=4", TRUE},
+    {"kimi-k3", 64, "megatron:tp=2,pp=2,ep=4,etp=1", "vllm:tp=8", FALSE},
+    {"kimi-k3", 16, "megatron:tp=2,pp=2,ep=4,etp=1", "vllm:tp=2", TRUE},
+    {"qwen3.8-2.4t-a95b", 64, "megatron:tp=4,pp=2,ep=2,etp=1", "vllm:tp=8", FALSE},
+};
+
+static void
+test_family_scenario(gconstpointer data)
+{
+    const FamilyScenario *c = data;
+    RsModelOptions options = {.scale = c->scale, .include_mtp = TRUE};
+    if (c->stored)
+        options.storage = RS_MODEL_STORAGE_CHECKPOINT;
+    g_autoptr(RsModel) m = load_with(c->id, &options);
+    g_autoptr(GError) error = NULL;
+    guint32 train_gpus[8], infer_gpus[8];
+    for (guint i = 0; i < 8; i++) {
+        train_gpus[i] = i;
+        infer_gpus[i] = 8 + i;
+    }
+    g_autoptr(RsConvention) train = rs_convention_parse(c->train, &error);
+    g_assert_no_error(error);
+    g_autoptr(RsConvention) infer = rs_convention_parse(c->infer, &error);
+    g_assert_no_error(error);
+    g_autoptr(GPtrArray) src = NULL, dst = NULL;
+    g_assert_true(rs_convention_resolve(train, m, train_gpus, 8, &src, NULL, &error));
+    g_assert_no_error(error);
+    g_assert_true(rs_convention_resolve(infer, m, infer_gpus, 8, &dst, NULL, &error));
+    g_assert_no_error(error);
+    g_autoptr(RsRefit) refit = rs_refit_new_from_model(m, src, dst, &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(rs_refit_get_size_bytes(refit), ==, rs_model_get_size_bytes(m));
+    for (guint s = 0; s < RS_STRATEGY_N; s++) {
+        g_autoptr(RsPlan) plan = rs_plan_build(refit, (RsStrategy)s, &error);
+        g_assert_no_error(error);
+        g_assert_true(rs_plan_check(plan, refit, &error));
+        g_assert_no_error(error);
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -254,5 +1236,32 @@ main(int argc, char **argv)
     g_test_add_func("/model/llama-3.1-8b", test_llama_8b);
     g_test_add_func("/model/errors", test_model_errors);
     g_test_add_func("/model/scaled-subset", test_scaled_subset);
+    for (guint i = 0; i < G_N_ELEMENTS(zoo); i++) {
+        g_autofree char *path = g_strdup_printf("/model/zoo/%s", zoo[i].id);
+        g_test_add_data_func(path, &zoo[i], test_zoo_row);
+    }
+    g_test_add_func("/model/zoo/published-rounded", test_published_rounded);
+    g_test_add_func("/model/layer/qwen3", test_qwen3_layer);
+    g_test_add_func("/model/layer/qwen3_moe", test_qwen3_moe_layer);
+    g_test_add_func("/model/layer/mixtral", test_mixtral_layer);
+    g_test_add_func("/model/layer/gpt_oss", test_gpt_oss_layer);
+    g_test_add_func("/model/layer/glm4_moe", test_glm4_moe_layer);
+    g_test_add_func("/model/layer/deepseek_v3-stored", test_deepseek_v3_stored);
+    g_test_add_func("/model/layer/kimi_k3", test_kimi_k3_layers);
+    g_test_add_func("/model/layer/qwen3_next", test_qwen3_next_layers);
+    for (guint i = 0; i < G_N_ELEMENTS(config_cases); i++) {
+        g_autofree char *path = g_strdup_printf("/model/config-json/%s", config_cases[i].id);
+        g_test_add_data_func(path, &config_cases[i], test_config_json);
+    }
+    g_test_add_func("/model/config-json/errors", test_config_json_errors);
+    g_test_add_func("/model/yaml-nesting", test_yaml_nesting);
+    g_test_add_func("/model/stored-unknown-method", test_stored_unknown_method);
+    g_test_add_func("/model/stored-scale-alignment", test_scale_alignment);
+    for (guint i = 0; i < G_N_ELEMENTS(family_scenarios); i++) {
+        g_autofree char *path = g_strdup_printf("/model/scenario/%u-%s%s", i,
+                                                family_scenarios[i].id,
+                                                family_scenarios[i].stored ? "-stored" : "");
+        g_test_add_data_func(path, &family_scenarios[i], test_family_scenario);
+    }
     return g_test_run();
 }

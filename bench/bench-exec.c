@@ -1,0 +1,238 @@
+/* bench-exec.c — the executor against the prediction, and large messages against memcpy.
+ *
+ * For 4 ranks (training and inference colocated on ranks 0-3) and 8 ranks (training on 0-3,
+ * inference on 4-7): calibrate the host transport in this process (reshard calibrate with
+ * K = 4, the ranks receiving at once in both layouts), then for a scaled DeepSeek-V3 and a
+ * scaled Qwen3-30B-A3B stand-in (bench/models/, deepseek_v3 family: the qwen3_moe family is
+ * not in this tree) under each strategy, run the refit (validated) several times and print
+ * the median measured time next to the first-order prediction of the same plan on the
+ * calibrated topology, with the relative error. Also prints single-thread memcpy
+ * bandwidth and one large message through the executor, measured in the same run, and
+ * their ratio. Prints ratios and figures; it asserts nothing about speed (exit 3 only when
+ * a validation fails). Run it on a quiet machine: other processes on the cores change
+ * every figure (the load average is printed). */
+#include "exec/calibrate.h"
+#include "sim/cost.h"
+#include "sim/scenario.h"
+
+#include "rs-config.h"
+
+#include <glib/gstdio.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct {
+    const char *label;
+    const char *model; /* shipped name or path relative to the source tree */
+    guint scale;
+    gint first_layer, last_layer;
+} BenchModel;
+
+typedef struct {
+    const char *label;
+    guint n_ranks;
+    const char *train, *train_gpus, *infer, *infer_gpus;
+} BenchLayout;
+
+/* Scales that keep the rows a tensor-parallel split of the experts leaves (the down
+ * projection split on its last dim over tp=4) at 128 and 192 bytes; full-size models have
+ * 1 KiB rows and more. --scale 16 leaves 64-byte rows, whose strided copies cost several
+ * times a contiguous copy on a CPU: the --fine option runs those too. Layers 29-30 and
+ * 23-24 sit on both sides of the pipeline-stage boundary (pp=2), so both stages send. */
+static const BenchModel models[] = {
+    {"DeepSeek-V3 1/8 layers 29-30", "deepseek-v3", 8, 29, 30},
+    {"Qwen3-30B-A3B-like 1/2 layers 23-24", "bench/models/qwen3-30b-a3b-like.yaml", 2, 23, 24},
+};
+
+static const BenchModel fine_models[] = {
+    {"DeepSeek-V3 1/16 layers 29-30", "deepseek-v3", 16, 29, 30},
+    {"Qwen3-30B-A3B-like 1/4 layers 23-24", "bench/models/qwen3-30b-a3b-like.yaml", 4, 23, 24},
+};
+
+static const BenchLayout layouts[] = {
+    {"4 ranks, colocated", 4, "megatron:tp=1,pp=2,ep=2", "0-3", "vllm:tp=4", "0-3"},
+    {"8 ranks, 0-3 -> 4-7", 8, "megatron:tp=1,pp=2,ep=2", "0-3", "vllm:tp=4", "4-7"},
+};
+
+static gint opt_runs = 5;
+static gboolean opt_quick;
+static gboolean opt_fine;
+
+static GOptionEntry entries[] = {
+    {"runs", 'r', 0, G_OPTION_ARG_INT, &opt_runs, "Measured runs per case (median; default 5)",
+     "N"},
+    {"quick", 0, 0, G_OPTION_ARG_NONE, &opt_quick, "One model, smaller calibration", NULL},
+    {"fine", 0, 0, G_OPTION_ARG_NONE, &opt_fine,
+     "Also run the models scaled further (64- and 96-byte rows)", NULL},
+    {NULL},
+};
+
+static double
+load_average(void)
+{
+    double load = NAN;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f != NULL) {
+        if (fscanf(f, "%lf", &load) != 1)
+            load = NAN;
+        fclose(f);
+    }
+    return load;
+}
+
+static gint
+cmp_double(gconstpointer a, gconstpointer b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void
+die(const char *what, const GError *error)
+{
+    g_printerr("bench-exec: %s: %s\n", what, error->message);
+    exit(1);
+}
+
+int
+main(int argc, char **argv)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GOptionContext) context = g_option_context_new("- executor benchmark");
+    g_option_context_add_main_entries(context, entries, NULL);
+    if (!g_option_context_parse(context, &argc, &argv, &error)) {
+        g_printerr("bench-exec: %s\n", error->message);
+        return 2;
+    }
+    if (g_getenv("RESHARD_DATA_DIR") == NULL)
+        g_setenv("RESHARD_DATA_DIR", RS_SOURCE_DATA_DIR, TRUE);
+    g_autoptr(RsTransport) transport = rs_transport_open("host", NULL, &error);
+    if (transport == NULL)
+        die("transport", error);
+    printf("load average at start %.2f on %d CPUs\n\n", load_average(), g_get_num_processors());
+
+    g_autofree char *dir = g_dir_make_tmp("bench-exec-XXXXXX", &error);
+    if (dir == NULL)
+        die("temporary directory", error);
+    int exit_code = 0;
+    g_autoptr(GArray) errors = g_array_new(FALSE, FALSE, sizeof(double));
+    g_autoptr(GString) table = g_string_new(NULL);
+    g_string_append_printf(table, "%-36s  %-20s  %-16s  %8s  %8s  %11s  %11s  %8s\n", "model",
+                           "layout", "strategy", "GB moved", "GB local", "measured s",
+                           "predicted s", "error");
+    double memcpy_bw = 0, large_bw = 0;
+    guint64 large_bytes = 0;
+    for (guint li = 0; li < G_N_ELEMENTS(layouts); li++) {
+        const BenchLayout *lay = &layouts[li];
+        RsCalibrateOptions copts = {.n_ranks = lay->n_ranks, .concurrency = 4,
+                                    .n_runs = opt_quick ? 3 : 5,
+                                    .reference_bytes = li == 0 ? 256 << 20 : 0};
+        RsCalibration cal;
+        fprintf(stderr, "calibrating %u ranks ...\n", lay->n_ranks);
+        if (!rs_calibrate_run(transport, &copts, &cal, &error))
+            die("calibration", error);
+        if (li == 0) {
+            memcpy_bw = cal.memcpy_bytes_per_s;
+            large_bw = cal.large_bytes_per_s;
+            large_bytes = cal.reference_bytes;
+        }
+        printf("calibration, %u ranks: K=%u overhead %.2f us, bandwidth %.3f GB/s per rank, "
+               "fit error RMS %.1f%% max %.1f%%\n",
+               lay->n_ranks, cal.concurrency, cal.overhead_s * 1e6, cal.bw_bytes_per_s / 1e9,
+               100 * cal.rms_error, 100 * cal.max_error);
+        g_autofree char *yaml = rs_calibration_to_topology(&cal, "bench-host", "bench-exec");
+        g_autofree char *topo_path = g_build_filename(dir, "host.yaml", NULL);
+        if (!g_file_set_contents(topo_path, yaml, -1, &error))
+            die("topology", error);
+        rs_calibration_clear(&cal);
+
+        guint n_models = opt_quick ? 1u : G_N_ELEMENTS(models);
+        guint n_fine = opt_fine ? G_N_ELEMENTS(fine_models) : 0u;
+        for (guint mi = 0; mi < n_models + n_fine; mi++) {
+            const BenchModel *bm = mi < n_models ? &models[mi] : &fine_models[mi - n_models];
+            g_autoptr(RsScenario) s = rs_scenario_new();
+            s->name = g_strdup(bm->label);
+            s->model = g_str_has_suffix(bm->model, ".yaml")
+                           ? g_build_filename(RS_SOURCE_DATA_DIR, bm->model, NULL)
+                           : g_strdup(bm->model);
+            s->topology = g_strdup(topo_path);
+            s->scale = bm->scale;
+            s->has_layer_range = TRUE;
+            s->first_layer = bm->first_layer;
+            s->last_layer = bm->last_layer;
+            s->train = rs_convention_parse(lay->train, &error);
+            s->infer = rs_convention_parse(lay->infer, &error);
+            if (s->train == NULL || s->infer == NULL ||
+                !rs_ranks_parse(lay->train_gpus, &s->train_gpus, &error) ||
+                !rs_ranks_parse(lay->infer_gpus, &s->infer_gpus, &error))
+                die("layout", error);
+            RsScenarioBuild build;
+            if (!rs_scenario_build(s, &build, &error))
+                die(bm->label, error);
+            for (guint st = 0; st < RS_STRATEGY_N; st++) {
+                g_autoptr(RsPlan) plan = rs_plan_build(build.refit, (RsStrategy)st, &error);
+                if (plan == NULL)
+                    die("plan", error);
+                RsCostEstimate cost;
+                if (!rs_cost_estimate(plan, build.topology, &cost, &error))
+                    die("prediction", error);
+                fprintf(stderr, "running %s, %s, %s ...\n", bm->label, lay->label,
+                        rs_strategy_get_name((RsStrategy)st));
+                /* One warm-up run, then the measured ones. */
+                RsExecOptions eo = {.n_runs = (guint)opt_runs + 1};
+                RsExecResult res;
+                if (!rs_exec_run(transport, plan, build.refit, &eo, &res, &error))
+                    die("run", error);
+                if (res.n_bad_elems > 0) {
+                    g_autofree char *what = rs_exec_mismatch_format(&res.first_bad, build.refit);
+                    g_printerr("bench-exec: validation failed: %s\n", what);
+                    exit_code = 3;
+                }
+                g_autoptr(GArray) measured = g_array_new(FALSE, FALSE, sizeof(double));
+                for (guint i = 1; i < res.run_s->len; i++)
+                    g_array_append_val(measured, g_array_index(res.run_s, double, i));
+                g_array_sort(measured, cmp_double);
+                double median = measured->len
+                                    ? g_array_index(measured, double, (measured->len - 1) / 2)
+                                    : 0;
+                double err = (cost.predicted_s - median) / median;
+                if (mi < n_models)
+                    g_array_append_val(errors, err);
+                g_string_append_printf(table,
+                                       "%-36s  %-20s  %-16s  %8.3f  %8.3f  %11.4f  %11.4f  "
+                                       "%+7.1f%%%s\n",
+                                       bm->label, lay->label,
+                                       rs_strategy_get_name((RsStrategy)st),
+                                       res.bytes_moved / 1e9, res.local_bytes / 1e9, median,
+                                       cost.predicted_s, 100 * err,
+                                       mi < n_models ? "" : "  (fine rows)");
+                rs_exec_result_clear(&res);
+            }
+            rs_scenario_build_clear(&build);
+        }
+    }
+    printf("\n%s\n", table->str);
+    g_autoptr(GArray) abs_errors = g_array_new(FALSE, FALSE, sizeof(double));
+    guint within = 0;
+    for (guint i = 0; i < errors->len; i++) {
+        double e = fabs(g_array_index(errors, double, i));
+        g_array_append_val(abs_errors, e);
+        within += e <= 0.20;
+    }
+    g_array_sort(abs_errors, cmp_double);
+    printf("prediction error (error = (predicted - measured) / measured; fine-row cases not "
+           "counted): median |error| %.1f%%, %u of %u cases within 20%%\n",
+           abs_errors->len ? 100 * g_array_index(abs_errors, double, (abs_errors->len - 1) / 2)
+                           : 0.0,
+           within, errors->len);
+    printf("large messages: one %.0f MiB message rank 0 -> 1 %.3f GB/s; single-thread memcpy "
+           "%.3f GB/s; ratio %.2f (target >= 0.70)\n",
+           large_bytes / 1048576.0, large_bw / 1e9, memcpy_bw / 1e9,
+           memcpy_bw > 0 ? large_bw / memcpy_bw : 0.0);
+    printf("load average at end %.2f\n", load_average());
+    g_autofree char *topo_path = g_build_filename(dir, "host.yaml", NULL);
+    g_unlink(topo_path);
+    g_rmdir(dir);
+    return exit_code;
+}

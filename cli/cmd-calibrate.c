@@ -1,0 +1,312 @@
+/* cmd-calibrate.c — `reshard calibrate`: measure a transport on this machine, fit the cost
+ * model to it, and write a topology file that `reshard run` and `reshard simulate` predict
+ * with. See exec/calibrate.h for the method. */
+#include "cli/cli.h"
+
+#include "analysis/report.h"
+#include "exec/calibrate.h"
+#include "sim/topology.h"
+#include "sim/units.h"
+
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define DEFAULT_RANKS 8
+
+static char *opt_transport;
+static gint opt_ranks;
+static char *opt_sizes;
+static gint opt_runs;
+static char *opt_chunk_size;
+static gint opt_window;
+static gint opt_concurrency;
+static char *opt_output;
+static char *opt_name;
+static char *opt_format;
+
+static GOptionEntry entries[] = {
+    {"transport", 0, 0, G_OPTION_ARG_STRING, &opt_transport,
+     "host (threads, default) or mpi (under mpirun -np N)", "NAME"},
+    {"ranks", 0, 0, G_OPTION_ARG_INT, &opt_ranks,
+     "Ranks to calibrate for (host default 8; mpi: the process count)", "N"},
+    {"sizes", 0, 0, G_OPTION_ARG_STRING, &opt_sizes,
+     "Message sizes of the sweep (default 4KiB,64KiB,4MiB,32MiB)", "LIST"},
+    {"runs", 'r', 0, G_OPTION_ARG_INT, &opt_runs, "Runs per point, median taken (default 5)",
+     "N"},
+    {"chunk-size", 0, 0, G_OPTION_ARG_STRING, &opt_chunk_size,
+     "Bytes per transport call, as reshard run (default 4MiB)", "SIZE"},
+    {"window", 0, 0, G_OPTION_ARG_INT, &opt_window, "Chunks in flight per rank (default 8)", "N"},
+    {"concurrency", 'k', 0, G_OPTION_ARG_INT, &opt_concurrency,
+     "Ranks receiving at once in the refits to predict; its fit goes to the topology "
+     "(default: all ranks)", "K"},
+    {"output", 'o', 0, G_OPTION_ARG_FILENAME, &opt_output,
+     "Write the topology YAML for this machine here", "FILE"},
+    {"name", 0, 0, G_OPTION_ARG_STRING, &opt_name,
+     "The topology's name (default host-calibrated)", "NAME"},
+    {"format", 'f', 0, G_OPTION_ARG_STRING, &opt_format, "table or json (default table)",
+     "FORMAT"},
+    {NULL},
+};
+
+static GOptionContext *
+make_context(void)
+{
+    GOptionContext *context =
+        g_option_context_new("- measure a transport and write a topology for this machine");
+    g_option_context_set_summary(
+        context,
+        "Runs the executor on synthetic reshards (K ranks each receive P messages of S bytes\n"
+        "from P peers) over a sweep of message sizes and concurrency K, fits the first-order\n"
+        "cost model (per-message overhead + bytes per rank / bandwidth) per K, reports the fit\n"
+        "error and the single-thread memcpy and large-message bandwidth measured in the same\n"
+        "run, and writes a topology file that reshard run --topology predicts with. Choose K\n"
+        "as the number of ranks that receive at once in the refits to predict: all ranks when\n"
+        "training and inference share them, the inference ranks otherwise.");
+    g_option_context_set_description(
+        context, "Examples:\n"
+                 "  reshard calibrate --ranks 8 --output host.yaml\n"
+                 "  mpirun -np 4 reshard calibrate --transport mpi --output mpi4.yaml\n");
+    g_option_context_add_main_entries(context, entries, NULL);
+    rs_cli_add_common_options(context);
+    return context;
+}
+
+static gboolean
+parse_sizes(const char *text, GArray *sizes, GError **error)
+{
+    g_auto(GStrv) items = g_strsplit(text, ",", -1);
+    for (guint i = 0; items[i] != NULL; i++) {
+        guint64 v;
+        if (!rs_units_parse_size(g_strstrip(items[i]), &v, error)) {
+            g_prefix_error(error, "--sizes: ");
+            return FALSE;
+        }
+        if (v == 0 || v > (G_GUINT64_CONSTANT(1) << 32)) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "--sizes: %s is outside 1 B .. 4 GiB", items[i]);
+            return FALSE;
+        }
+        g_array_append_val(sizes, v);
+    }
+    return TRUE;
+}
+
+static void
+print_table(const RsCalibration *cal, const char *transport, GString *out)
+{
+    g_string_append_printf(out, "transport %s, %u ranks; each point: K ranks each receive P "
+                                "messages of S bytes from P peers (senders: K other ranks, or "
+                                "the K receivers themselves)\n\n",
+                           transport, cal->n_ranks);
+    g_string_append_printf(out, "%4s  %7s  %5s  %12s  %12s  %12s  %7s\n", "K", "senders",
+                           "peers", "size bytes", "measured s", "fitted s", "error");
+    for (guint i = 0; i < cal->points->len; i++) {
+        const RsCalibratePoint *p = &g_array_index(cal->points, RsCalibratePoint, i);
+        g_string_append_printf(out, "%4u  %7s  %5u  %12" G_GUINT64_FORMAT
+                                    "  %12.6f  %12.6f  %+6.1f%%\n",
+                               p->receivers, p->own_senders ? "other" : "same", p->peers,
+                               p->size_bytes, p->measured_s, p->fitted_s,
+                               100 * (p->fitted_s - p->measured_s) / p->measured_s);
+    }
+    g_string_append_printf(out, "\n%4s  %14s  %15s  %9s  %9s\n", "K", "overhead us",
+                           "bandwidth GB/s", "RMS error", "max error");
+    for (guint f = 0; f < cal->fits->len; f++) {
+        const RsCalibrateFit *fit = &g_array_index(cal->fits, RsCalibrateFit, f);
+        g_string_append_printf(out, "%4u  %14.3f  %15.3f  %8.1f%%  %8.1f%%%s\n", fit->receivers,
+                               fit->overhead_s * 1e6, fit->bw_bytes_per_s / 1e9,
+                               100 * fit->rms_error, 100 * fit->max_error,
+                               fit->receivers == cal->concurrency ? "  <- topology" : "");
+    }
+    g_string_append_printf(out, "\nfit        K=%u: overhead %.3f us per message sent or received, "
+                                "bandwidth %.3f GB/s per rank and direction\n",
+                           cal->concurrency, cal->overhead_s * 1e6, cal->bw_bytes_per_s / 1e9);
+    g_string_append_printf(out, "reference  single-thread memcpy %.3f GB/s; one %.0f MiB "
+                                "message rank 0 -> 1 %.3f GB/s = %.0f%% of memcpy\n",
+                           cal->memcpy_bytes_per_s / 1e9, cal->reference_bytes / 1048576.0,
+                           cal->large_bytes_per_s / 1e9,
+                           cal->memcpy_bytes_per_s > 0
+                               ? 100 * cal->large_bytes_per_s / cal->memcpy_bytes_per_s
+                               : 0.0);
+}
+
+static void
+print_json(const RsCalibration *cal, const char *transport, GString *out)
+{
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "transport");
+    json_builder_add_string_value(b, transport);
+    json_builder_set_member_name(b, "ranks");
+    json_builder_add_int_value(b, cal->n_ranks);
+    json_builder_set_member_name(b, "concurrency");
+    json_builder_add_int_value(b, cal->concurrency);
+    json_builder_set_member_name(b, "overhead_s");
+    json_builder_add_double_value(b, cal->overhead_s);
+    json_builder_set_member_name(b, "bw_bytes_per_s");
+    json_builder_add_double_value(b, cal->bw_bytes_per_s);
+    json_builder_set_member_name(b, "rms_error");
+    json_builder_add_double_value(b, cal->rms_error);
+    json_builder_set_member_name(b, "max_error");
+    json_builder_add_double_value(b, cal->max_error);
+    json_builder_set_member_name(b, "memcpy_bytes_per_s");
+    json_builder_add_double_value(b, cal->memcpy_bytes_per_s);
+    json_builder_set_member_name(b, "large_message_bytes_per_s");
+    json_builder_add_double_value(b, cal->large_bytes_per_s);
+    json_builder_set_member_name(b, "points");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < cal->points->len; i++) {
+        const RsCalibratePoint *p = &g_array_index(cal->points, RsCalibratePoint, i);
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "receivers");
+        json_builder_add_int_value(b, p->receivers);
+        json_builder_set_member_name(b, "other_senders");
+        json_builder_add_boolean_value(b, p->own_senders);
+        json_builder_set_member_name(b, "peers");
+        json_builder_add_int_value(b, p->peers);
+        json_builder_set_member_name(b, "size_bytes");
+        json_builder_add_int_value(b, (gint64)p->size_bytes);
+        json_builder_set_member_name(b, "measured_s");
+        json_builder_add_double_value(b, p->measured_s);
+        json_builder_set_member_name(b, "fitted_s");
+        json_builder_add_double_value(b, p->fitted_s);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_set_member_name(b, "fits");
+    json_builder_begin_array(b);
+    for (guint f = 0; f < cal->fits->len; f++) {
+        const RsCalibrateFit *fit = &g_array_index(cal->fits, RsCalibrateFit, f);
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "receivers");
+        json_builder_add_int_value(b, fit->receivers);
+        json_builder_set_member_name(b, "overhead_s");
+        json_builder_add_double_value(b, fit->overhead_s);
+        json_builder_set_member_name(b, "bw_bytes_per_s");
+        json_builder_add_double_value(b, fit->bw_bytes_per_s);
+        json_builder_set_member_name(b, "rms_error");
+        json_builder_add_double_value(b, fit->rms_error);
+        json_builder_set_member_name(b, "max_error");
+        json_builder_add_double_value(b, fit->max_error);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+    g_autoptr(JsonNode) root = json_builder_get_root(b);
+    g_autoptr(JsonGenerator) gen = json_generator_new();
+    json_generator_set_pretty(gen, TRUE);
+    json_generator_set_root(gen, root);
+    g_autofree char *text = json_generator_to_data(gen, NULL);
+    g_string_append(out, text);
+    g_string_append_c(out, '\n');
+}
+
+static int
+run(int argc, char **argv)
+{
+    const char *cmd = "calibrate";
+    int code = RS_EXIT_OK;
+    /* The command line, for the topology file's comment. */
+    g_autofree char *args = g_strjoinv(" ", argv);
+    g_autofree char *command = g_strdup_printf("reshard %s", args);
+    GOptionContext *context = make_context();
+    gboolean go_on = rs_cli_parse(cmd, context, &argc, &argv, &code);
+    g_option_context_free(context);
+    if (!go_on)
+        return code;
+
+    g_autoptr(GError) error = NULL;
+    RsFormat format = RS_FORMAT_TABLE;
+    if (opt_format != NULL && (!rs_format_parse(opt_format, &format, &error) ||
+                               format == RS_FORMAT_CSV)) {
+        if (error == NULL)
+            g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "--format: table or json");
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    }
+    g_autoptr(GArray) sizes = g_array_new(FALSE, FALSE, sizeof(guint64));
+    if (opt_sizes != NULL && !parse_sizes(opt_sizes, sizes, &error))
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    RsCalibrateOptions opts = {0};
+    if (opt_runs < 0 || opt_window < 0 || opt_ranks < 0 || opt_concurrency < 0) {
+        g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--ranks, --concurrency, --runs and --window must not be negative");
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    }
+    opts.n_runs = (guint)opt_runs;
+    opts.concurrency = (guint)opt_concurrency;
+    opts.exec.window = (guint)opt_window;
+    if (opt_chunk_size != NULL &&
+        (!rs_units_parse_size(opt_chunk_size, &opts.exec.chunk_bytes, &error) ||
+         opts.exec.chunk_bytes == 0 || opts.exec.chunk_bytes > RS_EXEC_MAX_CHUNK_BYTES)) {
+        if (error == NULL)
+            g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "%s is outside 1 B .. 1 GiB", opt_chunk_size);
+        g_prefix_error(&error, "--chunk-size: ");
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    }
+    if (sizes->len > 0) {
+        opts.sizes_bytes = (const guint64 *)sizes->data;
+        opts.n_sizes = sizes->len;
+    }
+    g_autoptr(RsTransport) transport =
+        rs_transport_open(opt_transport ? opt_transport : "host", NULL, &error);
+    if (transport == NULL)
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    gboolean root = rs_transport_is_root(transport);
+    if (!root)
+        rs_cli_quiet = TRUE;
+    guint world = rs_transport_get_world_size(transport);
+    opts.n_ranks = opt_ranks > 0 ? (guint)opt_ranks : (world ? world : DEFAULT_RANKS);
+    if (opts.n_ranks < 2 || (world != 0 && opts.n_ranks != world)) {
+        g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--ranks %u: need at least 2%s", opts.n_ranks,
+                    world ? ", and exactly the number of mpi processes" : "");
+        return root ? rs_cli_fail(cmd, error, RS_EXIT_USAGE) : RS_EXIT_USAGE;
+    }
+    if (opts.concurrency > opts.n_ranks) {
+        g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--concurrency %u: at most the %u ranks", opts.concurrency, opts.n_ranks);
+        return root ? rs_cli_fail(cmd, error, RS_EXIT_USAGE) : RS_EXIT_USAGE;
+    }
+    rs_cli_progress("calibrating the %s transport with %u ranks ...",
+                    rs_transport_get_name(transport), opts.n_ranks);
+    RsCalibration cal;
+    if (!rs_calibrate_run(transport, &opts, &cal, &error)) {
+        rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
+        if (world > 0)
+            rs_transport_abort(transport, RS_EXIT_RUNTIME);
+        rs_calibration_clear(&cal);
+        return RS_EXIT_RUNTIME;
+    }
+    if (root) {
+        g_autoptr(GString) out = g_string_new(NULL);
+        if (format == RS_FORMAT_JSON)
+            print_json(&cal, rs_transport_get_name(transport), out);
+        else
+            print_table(&cal, rs_transport_get_name(transport), out);
+        fputs(out->str, stdout);
+        if (opt_output != NULL) {
+            g_autofree char *yaml = rs_calibration_to_topology(
+                &cal, opt_name ? opt_name : "host-calibrated", command);
+            /* The file must load as a topology before it is written. */
+            g_autoptr(RsTopology) check = rs_topology_load_string(yaml, opt_output, NULL, &error);
+            if (check == NULL || !g_file_set_contents(opt_output, yaml, -1, &error)) {
+                g_prefix_error(&error, "--output %s: ", opt_output);
+                code = rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
+            } else if (format == RS_FORMAT_TABLE) {
+                printf("topology   written to %s\n", opt_output);
+            }
+        }
+    }
+    rs_calibration_clear(&cal);
+    return code;
+}
+
+const RsCommand rs_command_calibrate = {
+    "calibrate",
+    "Measure a transport on this machine and write a topology file for it",
+    run,
+    make_context,
+};

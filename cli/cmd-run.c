@@ -1,0 +1,414 @@
+/* cmd-run.c — `reshard run`: execute a refit plan with real bytes and compare with the
+ * prediction.
+ *
+ * The work is a scenario (shipped default, --scenario, and the simulate-style overrides,
+ * including the scaled-model variant --scale/--layers) or one tensor given by the
+ * single-tensor flags. The plan is built and checked, predicted with the first-order cost
+ * model on the topology (the scenario's or --topology), executed on a transport (`host`:
+ * threads of this process; `mpi`: run under mpirun, one process per rank), validated
+ * element by element, and reported measured next to predicted. Exit codes: 0, 1 (a
+ * transfer failed), 2 (bad input), 3 (validation failed). Under mpi every process runs
+ * this command; only rank 0's process prints results. */
+#include "cli/cli.h"
+
+#include "analysis/report.h"
+#include "cli/scenario-args.h"
+#include "cli/tensor-args.h"
+#include "exec/executor.h"
+#include "sim/cost.h"
+#include "sim/data.h"
+#include "sim/units.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define DEFAULT_SCENARIO "deepseek-v3-h100"
+
+static RsScenarioArgs sargs;
+static RsTensorArgs targs;
+static char *opt_strategy;
+static char *opt_transport;
+static gint opt_runs;
+static char *opt_chunk_size;
+static gint opt_window;
+static gint opt_queue_depth;
+static char *opt_eager_size;
+static double opt_timeout;
+static gboolean opt_no_validate;
+static char *opt_trace;
+static char *opt_format;
+static char *opt_corrupt;
+
+static GOptionEntry entries[] = {
+    {"strategy", 0, 0, G_OPTION_ARG_STRING, &opt_strategy,
+     "gather-broadcast or direct (default direct)", "NAME"},
+    {"transport", 0, 0, G_OPTION_ARG_STRING, &opt_transport,
+     "host (threads, default) or mpi (under mpirun -np N)", "NAME"},
+    {"runs", 'r', 0, G_OPTION_ARG_INT, &opt_runs, "Measured runs; the median is reported "
+     "(default 1)", "N"},
+    {"chunk-size", 0, 0, G_OPTION_ARG_STRING, &opt_chunk_size,
+     "Bytes per transport call (bucket), e.g. 4MiB (default), at most 1GiB", "SIZE"},
+    {"window", 0, 0, G_OPTION_ARG_INT, &opt_window, "Chunks in flight per rank (default 8)", "N"},
+    {"queue-depth", 0, 0, G_OPTION_ARG_INT, &opt_queue_depth,
+     "host: messages queued per rank pair (default 8)", "N"},
+    {"eager-size", 0, 0, G_OPTION_ARG_STRING, &opt_eager_size,
+     "host: largest message copied at once, e.g. 16KiB (default)", "SIZE"},
+    {"timeout", 0, 0, G_OPTION_ARG_DOUBLE, &opt_timeout,
+     "Fail when a rank makes no progress for S seconds (default: wait)", "S"},
+    {"no-validate", 0, 0, G_OPTION_ARG_NONE, &opt_no_validate,
+     "Do not fill and check the buffers (timing only)", NULL},
+    {"trace", 0, 0, G_OPTION_ARG_FILENAME, &opt_trace,
+     "Write the measured per-message trace (CSV, the simulator's schema)", "FILE"},
+    {"format", 'f', 0, G_OPTION_ARG_STRING, &opt_format, "table, csv or json (default table)",
+     "FORMAT"},
+    {"corrupt-byte", 0, 0, G_OPTION_ARG_STRING, &opt_corrupt,
+     "Test: flip byte B of network message M on arrival; validation must catch it", "M:B"},
+    {NULL},
+};
+
+static GOptionContext *
+make_context(void)
+{
+    GOptionContext *context = g_option_context_new("- execute a refit plan and measure it");
+    g_option_context_set_summary(
+        context,
+        "Plans a refit (a scenario, or one tensor given by the single-tensor options), runs it\n"
+        "with real bytes on a transport, checks every destination element, and prints the\n"
+        "measured time next to the first-order prediction of the same plan on the topology.\n"
+        "--dtype overrides the scenario's dtype, or sets the single tensor's.");
+    g_option_context_set_description(
+        context,
+        "Examples:\n"
+        "  reshard calibrate --ranks 8 --output host.yaml\n"
+        "  reshard run --model deepseek-v3 --scale 16 --layers 3-4 --topology host.yaml \\\n"
+        "      --train megatron:tp=1,pp=2,ep=2 --train-gpus 0-3 --infer vllm:tp=4 --infer-gpus 4-7\n"
+        "  reshard run --shape 4096x4096 --dtype bf16 --src-mesh 2x2 --src-placements 'S(0),R' \\\n"
+        "      --dst-mesh 4 --dst-placements 'S(1)' --dst-ranks 4-7 --runs 5\n"
+        "  mpirun -np 8 reshard run --transport mpi --shape 1024x1024 --src-mesh 4 \\\n"
+        "      --src-placements 'S(0)' --dst-mesh 4 --dst-placements 'S(1)' --dst-ranks 4-7\n"
+        "\nExit codes: 0 ok, 1 a transfer failed, 2 bad input, 3 validation failed.\n");
+    g_option_context_add_main_entries(context, entries, NULL);
+    g_option_context_add_group(context, rs_scenario_args_make_group(&sargs));
+    g_option_context_add_group(context, rs_tensor_args_make_group(&targs));
+    rs_cli_add_common_options(context);
+    return context;
+}
+
+static gboolean
+single_tensor_given(void)
+{
+    return targs.shape || targs.src_mesh || targs.src_placements || targs.src_ranks ||
+           targs.dst_mesh || targs.dst_placements || targs.dst_ranks;
+}
+
+static gboolean
+parse_size(const char *flag, const char *text, guint64 *out, GError **error)
+{
+    if (!rs_units_parse_size(text, out, error)) {
+        g_prefix_error(error, "%s: ", flag);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+static gboolean
+parse_options(RsExecOptions *opts, RsTransportConfig *tconfig, RsStrategy *strategy,
+              RsFormat *format, GError **error)
+{
+    memset(opts, 0, sizeof *opts);
+    memset(tconfig, 0, sizeof *tconfig);
+    *strategy = RS_STRATEGY_DIRECT;
+    *format = RS_FORMAT_TABLE;
+    if (opt_format != NULL && !rs_format_parse(opt_format, format, error))
+        return FALSE;
+    if (opt_strategy != NULL && !rs_strategy_parse(opt_strategy, strategy, error))
+        return FALSE;
+    if (opt_runs < 0 || opt_window < 0 || opt_queue_depth < 0 || opt_timeout < 0) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--runs, --window, --queue-depth and --timeout must not be negative");
+        return FALSE;
+    }
+    opts->n_runs = (guint)opt_runs;
+    opts->window = (guint)opt_window;
+    opts->timeout_s = opt_timeout;
+    opts->no_validate = opt_no_validate;
+    tconfig->queue_depth = (guint)opt_queue_depth;
+    if (opt_chunk_size != NULL) {
+        if (!parse_size("--chunk-size", opt_chunk_size, &opts->chunk_bytes, error))
+            return FALSE;
+        if (opts->chunk_bytes == 0 || opts->chunk_bytes > RS_EXEC_MAX_CHUNK_BYTES) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "--chunk-size: %s is outside 1 B .. 1 GiB", opt_chunk_size);
+            return FALSE;
+        }
+    }
+    if (opt_eager_size != NULL) {
+        guint64 eager;
+        if (!parse_size("--eager-size", opt_eager_size, &eager, error))
+            return FALSE;
+        tconfig->eager_bytes = (gsize)MAX(eager, 1);
+    }
+    if (opt_corrupt != NULL) {
+        g_auto(GStrv) parts = g_strsplit(opt_corrupt, ":", -1);
+        guint64 m, b;
+        if (g_strv_length(parts) != 2 ||
+            !g_ascii_string_to_unsigned(parts[0], 10, 0, G_MAXUINT32, &m, NULL) ||
+            !g_ascii_string_to_unsigned(parts[1], 10, 0, G_MAXINT64, &b, NULL)) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "--corrupt-byte \"%s\": expected MESSAGE:BYTE", opt_corrupt);
+            return FALSE;
+        }
+        opts->corrupt = TRUE;
+        opts->corrupt_message = (guint32)m;
+        opts->corrupt_byte = b;
+    }
+    return TRUE;
+}
+
+/* The work to run: a refit, a description, and the topology of the prediction. */
+typedef struct {
+    RsScenarioBuild build; /* scenario mode */
+    RsRefit *refit;        /* borrowed from build, or owned in single-tensor mode */
+    RsRefit *own_refit;
+    RsTopology *own_topology;
+    const RsTopology *topology; /* nullable */
+    char *work;
+} Work;
+
+static void
+work_clear(Work *w)
+{
+    rs_scenario_build_clear(&w->build);
+    rs_refit_free(w->own_refit);
+    rs_topology_free(w->own_topology);
+    g_free(w->work);
+}
+
+static gboolean
+load_work(Work *w, GError **error)
+{
+    memset(w, 0, sizeof *w);
+    if (single_tensor_given()) {
+        if (rs_scenario_args_is_set(&sargs)) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "give either scenario options or single-tensor options, not both");
+            return FALSE;
+        }
+        w->own_refit = rs_tensor_args_build_refit(&targs, error);
+        if (w->own_refit == NULL)
+            return FALSE;
+        w->refit = w->own_refit;
+        const RsRefitTensor *t = rs_refit_get_tensor(w->refit, 0);
+        g_autofree char *src = rs_layout_format(t->src);
+        g_autofree char *dst = rs_layout_format(t->dst);
+        g_autoptr(GString) shape = g_string_new(NULL);
+        for (guint d = 0; d < t->n_dims; d++)
+            g_string_append_printf(shape, "%s%" G_GINT64_FORMAT, d ? ", " : "", t->shape[d]);
+        w->work = g_strdup_printf("tensor [%s] %s: %s -> %s", shape->str,
+                                  rs_dtype_get_name(t->dtype), src, dst);
+        if (sargs.topology != NULL) {
+            g_autofree char *path = rs_data_find("topologies", sargs.topology, error);
+            if (path == NULL)
+                return FALSE;
+            RsTopologyOverrides tov = {sargs.nodes > 0 ? (guint)sargs.nodes : 0};
+            w->own_topology = rs_topology_load_file(path, &tov, error);
+            if (w->own_topology == NULL)
+                return FALSE;
+            w->topology = w->own_topology;
+        }
+        return TRUE;
+    }
+    g_autoptr(RsScenario) scenario = rs_scenario_args_load(&sargs, DEFAULT_SCENARIO, targs.dtype,
+                                                           error);
+    if (scenario == NULL || !rs_scenario_build(scenario, &w->build, error))
+        return FALSE;
+    w->refit = w->build.refit;
+    w->topology = w->build.topology;
+    g_autofree char *variant = rs_model_format_variant(w->build.model);
+    g_autofree char *train = rs_convention_format(scenario->train);
+    g_autofree char *infer = rs_convention_format(scenario->infer);
+    g_autofree char *train_gpus = rs_ranks_format((const guint32 *)scenario->train_gpus->data,
+                                                  scenario->train_gpus->len);
+    g_autofree char *infer_gpus = rs_ranks_format((const guint32 *)scenario->infer_gpus->data,
+                                                  scenario->infer_gpus->len);
+    w->work = g_strdup_printf("%s%s%s%s, %.4f GB as %s: %s on %s -> %s on %s",
+                              rs_model_get_name(w->build.model), *variant ? " [" : "", variant,
+                              *variant ? "]" : "", rs_refit_get_size_bytes(w->refit) / 1e9,
+                              rs_dtype_get_name(rs_model_get_dtype(w->build.model)), train,
+                              train_gpus, infer, infer_gpus);
+    return TRUE;
+}
+
+static guint64
+checked_elems(const RsRefit *refit)
+{
+    guint64 n = 0;
+    for (guint i = 0; i < rs_refit_get_n_tensors(refit); i++) {
+        const RsRefitTensor *t = rs_refit_get_tensor(refit, i);
+        for (guint e = 0; e < rs_layout_get_n_ranks(t->dst); e++) {
+            guint n_boxes;
+            const RsLocalBox *boxes = rs_layout_get_boxes(t->dst, e, &n_boxes);
+            for (guint b = 0; b < n_boxes; b++)
+                n += rs_box_get_n_elems(&boxes[b].box);
+        }
+    }
+    return n;
+}
+
+static int
+report(const Work *w, const RsPlan *plan, const RsExecResult *res, const RsCostEstimate *cost,
+       RsTransport *transport, const RsExecOptions *opts, RsFormat format)
+{
+    guint n_phases = rs_plan_get_n_phases(plan);
+    g_autofree RsRunPhase *phases = g_new0(RsRunPhase, MAX(n_phases, 1));
+    for (guint m = 0; m < rs_plan_get_n_messages(plan); m++) {
+        const RsMessage *msg = rs_plan_get_message(plan, m);
+        if (msg->src == msg->dst)
+            continue;
+        phases[msg->phase].n_messages++;
+        phases[msg->phase].size_bytes += msg->size_bytes;
+    }
+    for (guint p = 0; p < n_phases && p < res->phase_s->len; p++)
+        phases[p].measured_s = g_array_index(res->phase_s, double, p);
+    g_autofree char *first_bad =
+        res->n_bad_elems > 0 ? rs_exec_mismatch_format(&res->first_bad, w->refit) : NULL;
+    RsRunReport r = {
+        .work = w->work,
+        .strategy = rs_strategy_get_name(rs_plan_get_strategy(plan)),
+        .transport = rs_transport_get_name(transport),
+        .n_ranks = res->n_ranks,
+        .n_transfers = rs_plan_get_n_transfers(plan),
+        .n_network_messages = rs_plan_get_n_network_messages(plan),
+        .bytes_moved = res->bytes_moved,
+        .local_bytes = res->local_bytes,
+        .chunk_bytes = opts->chunk_bytes ? opts->chunk_bytes : RS_EXEC_DEFAULT_CHUNK_BYTES,
+        .window = opts->window ? opts->window : RS_EXEC_DEFAULT_WINDOW,
+        .n_runs = res->n_runs,
+        .run_s = (const double *)res->run_s->data,
+        .measured_s = res->median_s,
+        .has_prediction = w->topology != NULL,
+        .predicted_s = cost->predicted_s,
+        .topology = w->topology ? rs_topology_get_name(w->topology) : NULL,
+        .n_phases = n_phases,
+        .phases = phases,
+        .validated = res->validated,
+        .n_checked_elems = checked_elems(w->refit),
+        .n_bad_elems = res->n_bad_elems,
+        .first_bad = first_bad,
+        .n_sends = res->n_sends,
+        .n_zero_copy = res->n_zero_copy,
+        .peak_pack_bytes = res->peak_pack_bytes,
+        .buffer_bytes = res->buffer_bytes,
+    };
+    g_autoptr(GString) out = g_string_new(NULL);
+    rs_report_run(&r, format, out);
+    fputs(out->str, stdout);
+    fflush(stdout);
+    if (res->n_bad_elems > 0) {
+        g_printerr("reshard run: validation failed: %" G_GUINT64_FORMAT " elements differ; "
+                   "first: %s\n",
+                   res->n_bad_elems, first_bad);
+        return RS_EXIT_CHECK;
+    }
+    return RS_EXIT_OK;
+}
+
+static int
+run(int argc, char **argv)
+{
+    const char *cmd = "run";
+    int code = RS_EXIT_OK;
+    GOptionContext *context = make_context();
+    gboolean go_on = rs_cli_parse(cmd, context, &argc, &argv, &code);
+    g_option_context_free(context);
+    if (!go_on)
+        return code;
+
+    g_autoptr(GError) error = NULL;
+    RsExecOptions opts;
+    RsTransportConfig tconfig;
+    RsStrategy strategy;
+    RsFormat format;
+    if (!parse_options(&opts, &tconfig, &strategy, &format, &error))
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    /* Open the transport first: under mpirun only rank 0's process then reports input
+     * errors, and every process leaves through MPI_Finalize. */
+    g_autoptr(RsTransport) transport =
+        rs_transport_open(opt_transport ? opt_transport : "host", &tconfig, &error);
+    if (transport == NULL)
+        return rs_cli_fail(cmd, error,
+                           g_error_matches(error, RS_TRANSPORT_ERROR, RS_TRANSPORT_ERROR_FAILED)
+                               ? RS_EXIT_RUNTIME
+                               : RS_EXIT_USAGE);
+    gboolean root = rs_transport_is_root(transport);
+    if (!root)
+        rs_cli_quiet = TRUE;
+
+    Work w;
+    if (!load_work(&w, &error)) {
+        work_clear(&w);
+        return root ? rs_cli_fail(cmd, error, RS_EXIT_USAGE) : RS_EXIT_USAGE;
+    }
+    rs_cli_progress("planning %s ...", rs_strategy_get_name(strategy));
+    g_autoptr(RsPlan) plan = rs_plan_build(w.refit, strategy, &error);
+    if (plan == NULL) {
+        work_clear(&w);
+        return root ? rs_cli_fail(cmd, error, RS_EXIT_USAGE) : RS_EXIT_USAGE;
+    }
+    if (!rs_plan_check(plan, w.refit, &error)) {
+        work_clear(&w);
+        return root ? rs_cli_fail(cmd, error, RS_EXIT_CHECK) : RS_EXIT_CHECK;
+    }
+    RsCostEstimate cost = {0};
+    if (w.topology != NULL && !rs_cost_estimate(plan, w.topology, &cost, &error)) {
+        g_prefix_error(&error, "prediction: ");
+        work_clear(&w);
+        return root ? rs_cli_fail(cmd, error, RS_EXIT_USAGE) : RS_EXIT_USAGE;
+    }
+    rs_cli_progress("running %u transfers (%.3f GB between ranks) on the %s transport ...",
+                    rs_plan_get_n_transfers(plan), rs_plan_get_bytes_moved(plan) / 1e9,
+                    rs_transport_get_name(transport));
+    RsExecResult res;
+    if (!rs_exec_run(transport, plan, w.refit, &opts, &res, &error)) {
+        /* Bad options and a world of the wrong size are found the same way by every
+         * process: rank 0 reports them. Anything else (a failed transfer, memory a
+         * process could not get) is reported by the process that saw it, which then ends
+         * the job so that no process waits for it forever. */
+        gboolean everywhere = g_error_matches(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID) ||
+                              g_error_matches(error, RS_TRANSPORT_ERROR, RS_TRANSPORT_ERROR_WORLD);
+        code = everywhere || g_error_matches(error, RS_EXEC_ERROR, RS_EXEC_ERROR_MEMORY)
+                   ? RS_EXIT_USAGE
+                   : RS_EXIT_RUNTIME;
+        if (root || !everywhere)
+            rs_cli_fail(cmd, error, code);
+        if (!everywhere && rs_transport_get_world_size(transport) > 0)
+            rs_transport_abort(transport, code);
+        rs_exec_result_clear(&res);
+        work_clear(&w);
+        return code;
+    }
+    if (root) {
+        if (opt_trace != NULL) {
+            rs_trace_set_meta(res.trace, "work", w.work);
+            if (!rs_trace_write_file(res.trace, opt_trace, &error)) {
+                g_prefix_error(&error, "--trace %s: ", opt_trace);
+                code = rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
+            }
+        }
+        int report_code = report(&w, plan, &res, &cost, transport, &opts, format);
+        if (code == RS_EXIT_OK)
+            code = report_code;
+    } else if (res.n_bad_elems > 0) {
+        code = RS_EXIT_CHECK;
+    }
+    rs_exec_result_clear(&res);
+    work_clear(&w);
+    return code;
+}
+
+const RsCommand rs_command_run = {
+    "run",
+    "Execute a refit plan with real bytes, validate it, compare with the prediction",
+    run,
+    make_context,
+};

@@ -1,0 +1,137 @@
+/* scenario-args.c — scenario flags: find the scenario, load it, apply the overrides. */
+#include "cli/scenario-args.h"
+
+#include "sim/data.h"
+
+GOptionGroup *
+rs_scenario_args_make_group(RsScenarioArgs *args)
+{
+    GOptionEntry entries[] = {
+        {"scenario", 's', 0, G_OPTION_ARG_STRING, &args->scenario, "Scenario name or file",
+         "NAME|FILE"},
+        {"model", 'm', 0, G_OPTION_ARG_STRING, &args->model, "Model name or file", "NAME|FILE"},
+        {"mtp", 0, 0, G_OPTION_ARG_NONE, &args->mtp, "Include multi-token-prediction layers",
+         NULL},
+        {"topology", 't', 0, G_OPTION_ARG_STRING, &args->topology,
+         "Topology name or file (the prediction uses it)", "NAME|FILE"},
+        {"nodes", 'n', 0, G_OPTION_ARG_INT, &args->nodes, "Number of nodes of the topology", "N"},
+        {"train", 0, 0, G_OPTION_ARG_STRING, &args->train,
+         "Training layout, e.g. megatron:tp=1,pp=2,ep=2", "SPEC"},
+        {"train-gpus", 0, 0, G_OPTION_ARG_STRING, &args->train_gpus,
+         "GPUs (ranks) of the training layout", "RANGES"},
+        {"infer", 0, 0, G_OPTION_ARG_STRING, &args->infer, "Inference layout, e.g. vllm:tp=4",
+         "SPEC"},
+        {"infer-gpus", 0, 0, G_OPTION_ARG_STRING, &args->infer_gpus,
+         "GPUs (ranks) of the inference layout", "RANGES"},
+        {"scale", 0, 0, G_OPTION_ARG_INT, &args->scale,
+         "Divide hidden, intermediate, vocabulary and expert widths by F", "F"},
+        {"layers", 0, 0, G_OPTION_ARG_STRING, &args->layers,
+         "Only decoder layers A to B (no embedding or head)", "A-B"},
+        {NULL},
+    };
+    GOptionGroup *group = g_option_group_new("scenario", "Scenario options:",
+                                             "Show scenario options", NULL, NULL);
+    g_option_group_add_entries(group, entries);
+    return group;
+}
+
+gboolean
+rs_scenario_args_is_set(const RsScenarioArgs *args)
+{
+    return args->scenario || args->model || args->mtp || args->train || args->train_gpus ||
+           args->infer || args->infer_gpus || args->scale || args->layers;
+}
+
+gboolean
+rs_scenario_apply_variant(RsScenario *scenario, gint scale, const char *layers, GError **error)
+{
+    if (scale < 0) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--scale: must be a positive integer, not %d", scale);
+        return FALSE;
+    }
+    if (scale > 0)
+        scenario->scale = (guint)scale;
+    if (layers != NULL) {
+        RsModelOptions range = {0};
+        if (!rs_model_options_parse_layers(&range, layers, error)) {
+            g_prefix_error(error, "--layers: ");
+            return FALSE;
+        }
+        scenario->has_layer_range = TRUE;
+        scenario->first_layer = range.first_layer;
+        scenario->last_layer = range.last_layer;
+    }
+    return TRUE;
+}
+
+static gboolean
+replace_convention(RsConvention **slot, const char *spec, const char *flag, GError **error)
+{
+    RsConvention *conv = rs_convention_parse(spec, error);
+    if (conv == NULL) {
+        g_prefix_error(error, "%s: ", flag);
+        return FALSE;
+    }
+    rs_convention_free(*slot);
+    *slot = conv;
+    return TRUE;
+}
+
+static gboolean
+replace_gpus(GArray **slot, const char *text, const char *flag, GError **error)
+{
+    GArray *gpus;
+    if (!rs_ranks_parse(text, &gpus, error)) {
+        g_prefix_error(error, "%s: ", flag);
+        return FALSE;
+    }
+    if (*slot)
+        g_array_unref(*slot);
+    *slot = gpus;
+    return TRUE;
+}
+
+RsScenario *
+rs_scenario_args_load(const RsScenarioArgs *args, const char *default_name, const char *dtype,
+                      GError **error)
+{
+    g_autofree char *path =
+        rs_data_find("scenarios", args->scenario ? args->scenario : default_name, error);
+    if (path == NULL)
+        return NULL;
+    g_autoptr(RsScenario) s = rs_scenario_load_file(path, error);
+    if (s == NULL)
+        return NULL;
+    if (args->model != NULL) {
+        g_free(s->model);
+        s->model = g_strdup(args->model);
+    }
+    if (dtype != NULL) {
+        if (!rs_dtype_parse(dtype, &s->dtype, error)) {
+            g_prefix_error(error, "--dtype: ");
+            return NULL;
+        }
+        s->has_dtype = TRUE;
+    }
+    if (args->mtp)
+        s->include_mtp = TRUE;
+    if (args->topology != NULL) {
+        g_free(s->topology);
+        s->topology = g_strdup(args->topology);
+    }
+    if (args->nodes < 0) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--nodes: must be positive, not %d", args->nodes);
+        return NULL;
+    }
+    if (args->nodes > 0)
+        s->n_nodes = (guint)args->nodes;
+    if ((args->train && !replace_convention(&s->train, args->train, "--train", error)) ||
+        (args->infer && !replace_convention(&s->infer, args->infer, "--infer", error)) ||
+        (args->train_gpus && !replace_gpus(&s->train_gpus, args->train_gpus, "--train-gpus", error)) ||
+        (args->infer_gpus && !replace_gpus(&s->infer_gpus, args->infer_gpus, "--infer-gpus", error)) ||
+        !rs_scenario_apply_variant(s, args->scale, args->layers, error))
+        return NULL;
+    return g_steal_pointer(&s);
+}

@@ -1,0 +1,64 @@
+/* scenario-args.h — the flags that pick and override a scenario (model, topology, both
+ * layouts and their GPUs, and the scaled-model variant), for the commands that run one:
+ * `reshard run` today. `--dtype` is left to the single-tensor group (tensor-args.h), which
+ * `reshard run` shares; it overrides the scenario's dtype when no single tensor is given. */
+#pragma once
+
+#include <glib.h>
+
+#include "sim/scenario.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+    char *scenario;
+    char *model;
+    gboolean mtp;
+    char *topology;
+    gint nodes;
+    char *train;
+    char *train_gpus;
+    char *infer;
+    char *infer_gpus;
+    gint scale;
+    char *layers;
+} RsScenarioArgs;
+
+/**
+ * rs_scenario_args_make_group:
+ * @args: where the parsed values go; must outlive the option context
+ *
+ * Returns: (transfer full): an option group with --scenario, --model, --mtp, --topology,
+ * --nodes, --train, --train-gpus, --infer, --infer-gpus, --scale, --layers.
+ */
+GOptionGroup *rs_scenario_args_make_group(RsScenarioArgs *args);
+
+/** rs_scenario_args_is_set: Returns: TRUE when a flag that selects a scenario's work (not
+ * --topology or --nodes, which also serve single tensors) was given. */
+gboolean rs_scenario_args_is_set(const RsScenarioArgs *args);
+
+/**
+ * rs_scenario_apply_variant:
+ * @scale: 0 keeps the scenario's; else >= 1
+ * @layers: (nullable): "A-B" or "A"; NULL keeps the scenario's
+ * @error: G_OPTION_ERROR_BAD_VALUE naming --scale or --layers
+ *
+ * Sets the scaled-model variant of @scenario (RsModelOptions.scale and layer range), so the
+ * simulator and the executor cover the same work. Returns: TRUE on success.
+ */
+gboolean rs_scenario_apply_variant(RsScenario *scenario, gint scale, const char *layers,
+                                   GError **error);
+
+/**
+ * rs_scenario_args_load:
+ * @default_name: the shipped scenario used when --scenario is not given
+ * @dtype: (nullable): a dtype override ("bf16")
+ * @error: RS_DATA_ERROR, RS_YAML_ERROR (the file), G_OPTION_ERROR_BAD_VALUE or a parse
+ *   error prefixed with the flag
+ *
+ * Returns: (transfer full): the scenario with every flag applied, or NULL.
+ */
+RsScenario *rs_scenario_args_load(const RsScenarioArgs *args, const char *default_name,
+                                  const char *dtype, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,363 @@
+/* calibrate.c — synthetic shift plans, their measurement, the fit and the topology file. */
+#include "exec/calibrate.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "exec/transport-private.h"
+
+static const guint64 default_sizes[] = {4 << 10, 64 << 10, 4 << 20, 32 << 20};
+
+static gint
+cmp_double(gconstpointer a, gconstpointer b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double
+rs_measure_memcpy_bytes_per_s(guint64 size_bytes, guint n_runs)
+{
+    guint8 *a = g_malloc(size_bytes), *b = g_malloc(size_bytes);
+    memset(a, 1, size_bytes);
+    memset(b, 2, size_bytes);
+    g_autofree double *t = g_new(double, MAX(n_runs, 1));
+    for (guint i = 0; i < MAX(n_runs, 1); i++) {
+        double t0 = rs_transport_clock_s();
+        memcpy(b, a, size_bytes);
+        t[i] = rs_transport_clock_s() - t0;
+        a[i % size_bytes] = b[(i * 4099) % size_bytes]; /* keep the copy observable */
+    }
+    qsort(t, MAX(n_runs, 1), sizeof(double), cmp_double);
+    double median = t[(MAX(n_runs, 1) - 1) / 2];
+    g_free(a);
+    g_free(b);
+    return median > 0 ? (double)size_bytes / median : 0.0;
+}
+
+/* Adds a tensor every rank of the world holds on both sides: it moves nothing (a local
+ * copy of one byte) but makes every rank take part, so an mpi world of n_ranks processes
+ * matches the plan whatever the number of active ranks. */
+static gboolean
+add_presence(RsRefit *refit, guint n_ranks, GError **error)
+{
+    g_autofree guint32 *ranks = g_new(guint32, n_ranks);
+    for (guint r = 0; r < n_ranks; r++)
+        ranks[r] = r;
+    const gint64 shape[] = {1};
+    g_autoptr(RsLayout) all = rs_layout_new_replicated(1, shape, ranks, n_ranks);
+    return rs_refit_add_tensor(refit, "presence", RS_DTYPE_U8, all, all, error);
+}
+
+/* P tensors of A·S bytes. With @own_senders, tensor p is Shard(0) over ranks A..2A-1 on
+ * the source and over ranks 0..A-1 rotated by p on the destination, so rank A+i sends S
+ * bytes to rank i+p mod A; otherwise Shard(0) over ranks 0..A-1 on both sides, rotated by
+ * p+1 on the destination, so rank i sends to rank i+p+1 mod A. */
+static RsRefit *
+shift_refit(guint n_ranks, guint active, gboolean own_senders, guint peers, guint64 size,
+            GError **error)
+{
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    const gint64 shape[] = {(gint64)(active * size)};
+    const RsPlacement s0 = {.kind = RS_PLACEMENT_SHARD, .dim = 0};
+    guint size_mesh = active;
+    g_autofree guint32 *src_ranks = g_new(guint32, active);
+    g_autofree guint32 *dst_ranks = g_new(guint32, active);
+    for (guint i = 0; i < active; i++)
+        src_ranks[i] = own_senders ? active + i : i;
+    g_autoptr(RsMesh) src_mesh = rs_mesh_new(1, &size_mesh, NULL, src_ranks, active, error);
+    if (src_mesh == NULL)
+        return NULL;
+    g_autoptr(RsLayout) src = rs_layout_new_dtensor(1, shape, src_mesh, &s0, 1, error);
+    if (src == NULL)
+        return NULL;
+    for (guint p = 0; p < peers; p++) {
+        for (guint i = 0; i < active; i++)
+            dst_ranks[i] = (i + p + (own_senders ? 0 : 1)) % active;
+        g_autoptr(RsMesh) dst_mesh = rs_mesh_new(1, &size_mesh, NULL, dst_ranks, active, error);
+        if (dst_mesh == NULL)
+            return NULL;
+        g_autoptr(RsLayout) dst = rs_layout_new_dtensor(1, shape, dst_mesh, &s0, 1, error);
+        g_autofree char *name = g_strdup_printf("shift%u", p + 1);
+        if (dst == NULL || !rs_refit_add_tensor(refit, name, RS_DTYPE_U8, src, dst, error))
+            return NULL;
+    }
+    if ((own_senders ? 2 * active : active) < n_ranks && !add_presence(refit, n_ranks, error))
+        return NULL;
+    return g_steal_pointer(&refit);
+}
+
+/* One tensor of @size bytes held by rank 0 and wanted by rank 1: one message. */
+static RsRefit *
+one_message_refit(guint n_ranks, guint64 size, GError **error)
+{
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    const gint64 shape[] = {(gint64)size};
+    const guint32 r0 = 0, r1 = 1;
+    g_autoptr(RsLayout) src = rs_layout_new_replicated(1, shape, &r0, 1);
+    g_autoptr(RsLayout) dst = rs_layout_new_replicated(1, shape, &r1, 1);
+    if (!rs_refit_add_tensor(refit, "large", RS_DTYPE_U8, src, dst, error))
+        return NULL;
+    if (n_ranks > 2 && !add_presence(refit, n_ranks, error))
+        return NULL;
+    return g_steal_pointer(&refit);
+}
+
+/* Median measured time of the direct plan of @refit. */
+static gboolean
+measure(RsTransport *transport, const RsRefit *refit, const RsCalibrateOptions *options,
+        guint n_runs, double *median_s, GError **error)
+{
+    g_autoptr(RsPlan) plan = rs_plan_build(refit, RS_STRATEGY_DIRECT, error);
+    if (plan == NULL)
+        return FALSE;
+    RsExecOptions eo = options->exec;
+    eo.n_runs = n_runs + 1; /* the first run warms up buffers, queues and threads */
+    eo.no_validate = TRUE;
+    RsExecResult res;
+    if (!rs_exec_run(transport, plan, refit, &eo, &res, error)) {
+        rs_exec_result_clear(&res);
+        return FALSE;
+    }
+    if (res.run_s != NULL && res.run_s->len > 1) {
+        g_autoptr(GArray) rest = g_array_new(FALSE, FALSE, sizeof(double));
+        g_array_append_vals(rest, &g_array_index(res.run_s, double, 1), res.run_s->len - 1);
+        g_array_sort(rest, cmp_double);
+        *median_s = g_array_index(rest, double, (rest->len - 1) / 2);
+    } else {
+        *median_s = 0.0;
+    }
+    rs_exec_result_clear(&res);
+    return TRUE;
+}
+
+guint
+rs_calibrate_point_get_messages(const RsCalibratePoint *p)
+{
+    return p->receivers == 1 || p->own_senders ? p->peers : 2 * p->peers;
+}
+
+/* Fits the points of concurrency @k; fills @fit and their fitted_s. */
+static void
+fit_one(RsCalibration *cal, guint k, RsCalibrateFit *fit)
+{
+    /* Features: m = messages per rank, l = bytes on the busiest link (P·S). */
+    double smm = 0, sml = 0, sll = 0, smt = 0, slt = 0;
+    for (guint i = 0; i < cal->points->len; i++) {
+        const RsCalibratePoint *p = &g_array_index(cal->points, RsCalibratePoint, i);
+        if (p->receivers != k || p->measured_s <= 0)
+            continue;
+        double m = rs_calibrate_point_get_messages(p);
+        double l = (double)p->peers * (double)p->size_bytes;
+        double w = 1.0 / (p->measured_s * p->measured_s);
+        smm += w * m * m;
+        sml += w * m * l;
+        sll += w * l * l;
+        smt += w * m * p->measured_s;
+        slt += w * l * p->measured_s;
+    }
+    double det = smm * sll - sml * sml;
+    double a = 0, b = 0; /* overhead, seconds per byte */
+    if (det > 0) {
+        a = (smt * sll - slt * sml) / det;
+        b = (slt * smm - smt * sml) / det;
+    }
+    if (det <= 0 || a < 0) {
+        a = 0;
+        b = sll > 0 ? slt / sll : 0;
+    }
+    if (b <= 0) {
+        b = 0;
+        a = smm > 0 ? smt / smm : 0;
+    }
+    memset(fit, 0, sizeof *fit);
+    fit->receivers = k;
+    fit->overhead_s = a;
+    fit->bw_bytes_per_s = b > 0 ? 1.0 / b : INFINITY;
+    double sum2 = 0;
+    guint n = 0;
+    for (guint i = 0; i < cal->points->len; i++) {
+        RsCalibratePoint *p = &g_array_index(cal->points, RsCalibratePoint, i);
+        if (p->receivers != k)
+            continue;
+        p->fitted_s = a * rs_calibrate_point_get_messages(p) +
+                      b * (double)p->peers * (double)p->size_bytes;
+        if (p->measured_s <= 0)
+            continue;
+        double e = (p->fitted_s - p->measured_s) / p->measured_s;
+        sum2 += e * e;
+        n++;
+        fit->max_error = MAX(fit->max_error, fabs(e));
+    }
+    fit->rms_error = n ? sqrt(sum2 / n) : 0;
+}
+
+void
+rs_calibration_fit(RsCalibration *cal)
+{
+    if (cal->fits == NULL)
+        cal->fits = g_array_new(FALSE, TRUE, sizeof(RsCalibrateFit));
+    g_array_set_size(cal->fits, 0);
+    for (guint i = 0; i < cal->points->len; i++) {
+        guint k = g_array_index(cal->points, RsCalibratePoint, i).receivers;
+        gboolean seen = FALSE;
+        for (guint f = 0; f < cal->fits->len; f++)
+            seen = seen || g_array_index(cal->fits, RsCalibrateFit, f).receivers == k;
+        if (seen)
+            continue;
+        RsCalibrateFit fit;
+        fit_one(cal, k, &fit);
+        guint at = 0;
+        while (at < cal->fits->len && g_array_index(cal->fits, RsCalibrateFit, at).receivers < k)
+            at++;
+        g_array_insert_val(cal->fits, at, fit);
+    }
+    /* The chosen concurrency, or the nearest one measured. */
+    const RsCalibrateFit *best = NULL;
+    for (guint f = 0; f < cal->fits->len; f++) {
+        const RsCalibrateFit *fit = &g_array_index(cal->fits, RsCalibrateFit, f);
+        if (best == NULL || ABS((gint)fit->receivers - (gint)cal->concurrency) <
+                                ABS((gint)best->receivers - (gint)cal->concurrency))
+            best = fit;
+    }
+    if (best != NULL) {
+        cal->concurrency = best->receivers;
+        cal->overhead_s = best->overhead_s;
+        cal->bw_bytes_per_s = best->bw_bytes_per_s;
+        cal->rms_error = best->rms_error;
+        cal->max_error = best->max_error;
+    }
+}
+
+gboolean
+rs_calibrate_run(RsTransport *transport, const RsCalibrateOptions *options, RsCalibration *out,
+                 GError **error)
+{
+    memset(out, 0, sizeof *out);
+    guint n = options->n_ranks;
+    const guint64 *sizes = options->sizes_bytes ? options->sizes_bytes : default_sizes;
+    guint n_sizes = options->sizes_bytes ? options->n_sizes : G_N_ELEMENTS(default_sizes);
+    guint n_runs = options->n_runs ? options->n_runs : 5;
+    if (n < 2) {
+        g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID,
+                    "calibration needs at least 2 ranks, not %u", n);
+        return FALSE;
+    }
+    for (guint i = 0; i < n_sizes; i++) {
+        if (sizes[i] == 0) {
+            g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID,
+                        "calibration message sizes must be positive");
+            return FALSE;
+        }
+    }
+    out->n_ranks = n;
+    out->points = g_array_new(FALSE, TRUE, sizeof(RsCalibratePoint));
+    out->reference_bytes = options->reference_bytes ? options->reference_bytes : 64 << 20;
+
+    /* Concurrency K: 1, then doubling up to every rank; P = 1 and, where K allows, 2. */
+    g_autoptr(GArray) ks = g_array_new(FALSE, FALSE, sizeof(guint));
+    for (guint k = 1; k < n; k *= 2)
+        g_array_append_val(ks, k);
+    g_array_append_val(ks, n);
+    for (guint ki = 0; ki < ks->len; ki++) {
+        guint k = g_array_index(ks, guint, ki);
+        gboolean own = k > 1 && 2 * k <= n;
+        /* P = 2 needs two distinct peers: other senders, or at least 3 ranks sending to
+         * each other. */
+        guint n_peers = (own ? k >= 2 : k > 2) ? 2u : 1u;
+        for (guint peers = 1; peers <= n_peers; peers++) {
+            for (guint si = 0; si < n_sizes; si++) {
+                RsCalibratePoint p = {k, own || k == 1, peers, sizes[si], 0, 0};
+                g_autoptr(RsRefit) refit =
+                    k == 1 ? one_message_refit(n, p.size_bytes, error)
+                           : shift_refit(n, k, own, p.peers, p.size_bytes, error);
+                if (refit == NULL || !measure(transport, refit, options, n_runs, &p.measured_s,
+                                              error))
+                    return FALSE;
+                g_array_append_val(out->points, p);
+            }
+        }
+    }
+    out->concurrency = options->concurrency ? options->concurrency : n;
+    rs_calibration_fit(out);
+
+    /* References: one large message from rank 0 to rank 1, and memcpy on one thread. */
+    g_autoptr(RsRefit) large = one_message_refit(n, out->reference_bytes, error);
+    double large_s = 0;
+    if (large == NULL || !measure(transport, large, options, n_runs, &large_s, error))
+        return FALSE;
+    out->large_bytes_per_s = large_s > 0 ? (double)out->reference_bytes / large_s : 0;
+    if (rs_transport_is_root(transport))
+        out->memcpy_bytes_per_s = rs_measure_memcpy_bytes_per_s(out->reference_bytes, n_runs);
+    return TRUE;
+}
+
+void
+rs_calibration_clear(RsCalibration *cal)
+{
+    if (cal->points)
+        g_array_unref(cal->points);
+    if (cal->fits)
+        g_array_unref(cal->fits);
+    memset(cal, 0, sizeof *cal);
+}
+
+char *
+rs_calibration_to_topology(const RsCalibration *cal, const char *name, const char *command)
+{
+    GString *s = g_string_new(NULL);
+    g_autoptr(GDateTime) now = g_date_time_new_now_local();
+    g_autofree char *date = g_date_time_format(now, "%Y-%m-%d %H:%M");
+    g_string_append_printf(s, "# This machine (%s) as reshard's executor sees it: %u ranks on "
+                              "one node, measured %s\n",
+                           g_get_host_name(), cal->n_ranks, date);
+    if (command != NULL)
+        g_string_append_printf(s, "# by: %s\n", command);
+    g_string_append_printf(
+        s,
+        "# Fit of the first-order cost model (sim/cost.h) to executor runs of shifted Shard(0)\n"
+        "# reshards: time = overhead x messages per rank + bytes per rank / bandwidth, per\n"
+        "# number of ranks receiving at once (K):\n");
+    for (guint f = 0; f < cal->fits->len; f++) {
+        const RsCalibrateFit *fit = &g_array_index(cal->fits, RsCalibrateFit, f);
+        g_string_append_printf(s,
+                               "#   K=%-3u overhead %8.3f us  bandwidth %8.3f GB/s  error RMS "
+                               "%5.1f%% max %5.1f%%%s\n",
+                               fit->receivers, fit->overhead_s * 1e6, fit->bw_bytes_per_s / 1e9,
+                               100 * fit->rms_error, 100 * fit->max_error,
+                               fit->receivers == cal->concurrency ? "  <- written below" : "");
+    }
+    g_string_append_printf(
+        s,
+        "# Every rank is a \"GPU\" of one NVLink domain; the NIC section is unused on one node\n"
+        "# and repeats the same figures. References in the same run: single-thread memcpy\n"
+        "# %.2f GB/s; one %.0f MiB message from rank 0 to rank 1 %.2f GB/s.\n",
+        cal->memcpy_bytes_per_s / 1e9, cal->reference_bytes / 1048576.0,
+        cal->large_bytes_per_s / 1e9);
+    g_string_append_printf(s, "name: %s\n", name);
+    g_string_append_printf(s, "description: %u ranks of the reshard executor on %s\n",
+                           cal->n_ranks, g_get_host_name());
+    g_string_append(s, "nodes: 1\n");
+    g_string_append_printf(s, "gpus_per_node: %u\n", cal->n_ranks);
+    g_string_append(s, "nodes_per_nvlink_domain: 1\n");
+    g_string_append(s, "gpu:\n  model: CPU rank\n");
+    double bw = isfinite(cal->bw_bytes_per_s) ? cal->bw_bytes_per_s : 1e15;
+    char bw_text[64], overhead_text[64];
+    g_ascii_formatd(bw_text, sizeof bw_text, "%.6g", bw / 1e9);
+    g_ascii_formatd(overhead_text, sizeof overhead_text, "%.6g", cal->overhead_s * 1e6);
+    const char *sections[] = {"nvlink", "nic"};
+    for (guint i = 0; i < 2; i++)
+        g_string_append_printf(s,
+                               "%s:\n"
+                               "  bandwidth: %s GB/s       # measured: fitted per rank and "
+                               "direction\n"
+                               "  efficiency: 1.0\n"
+                               "  latency: 0 us\n",
+                               sections[i], bw_text);
+    g_string_append_printf(s,
+                           "software:\n"
+                           "  message_overhead: %s us  # measured: fitted per message sent or "
+                           "received\n",
+                           overhead_text);
+    return g_string_free(s, FALSE);
+}

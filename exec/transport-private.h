@@ -1,0 +1,54 @@
+/* transport-private.h — the table every transport backend fills in, and the base structs
+ * the backends extend (their own struct starts with RsTransport / RsEndpoint). */
+#pragma once
+
+#include "exec/transport.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+    const char *name;
+    const char *description;
+    /* FALSE for a backend compiled as a stub. */
+    gboolean available;
+    RsTransport *(*open)(const RsTransportConfig *config, GError **error);
+    void (*close)(RsTransport *transport);
+    void (*abort)(RsTransport *transport, int exit_code);
+    gboolean (*launch)(RsTransport *transport, guint n_ranks, RsRankFunc fn,
+                       gpointer user_data, GError **error);
+    gboolean (*isend)(RsEndpoint *ep, guint32 peer, guint32 tag, const void *buf, gsize size,
+                      RsTransportRequest *req, GError **error);
+    gboolean (*irecv)(RsEndpoint *ep, guint32 peer, guint32 tag, void *buf, gsize size,
+                      RsTransportRequest *req, GError **error);
+    /* Optional: scatter-gather; NULL when the backend needs contiguous buffers. */
+    gboolean (*isendv)(RsEndpoint *ep, guint32 peer, guint32 tag, const RsIovec *iov,
+                       guint n_iov, RsTransportRequest *req, GError **error);
+    gboolean (*irecvv)(RsEndpoint *ep, guint32 peer, guint32 tag, const RsIovec *iov,
+                       guint n_iov, RsTransportRequest *req, GError **error);
+    gboolean (*progress)(RsEndpoint *ep, double timeout_s, GError **error);
+    gboolean (*barrier)(RsEndpoint *ep, GError **error);
+    gboolean (*gather)(RsEndpoint *ep, GBytes *data, GPtrArray **all_out, GError **error);
+    gboolean (*bcast)(RsEndpoint *ep, GBytes *data, GBytes **data_out, GError **error);
+} RsTransportClass;
+
+struct _RsTransport {
+    const RsTransportClass *klass;
+    RsTransportConfig config; /* defaults filled in */
+    guint world_size;         /* 0: any */
+    gboolean is_root;
+};
+
+struct _RsEndpoint {
+    RsTransport *transport;
+    guint32 rank;
+    guint n_ranks;
+};
+
+/* The backends; transport-mpi.c or transport-mpi-stub.c provides rs_transport_mpi_class. */
+extern const RsTransportClass rs_transport_host_class;
+extern const RsTransportClass rs_transport_mpi_class;
+
+/* The monotonic clock every backend uses, seconds. */
+double rs_transport_clock_s(void);
+
+G_END_DECLS

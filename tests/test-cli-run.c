@@ -1,0 +1,384 @@
+/* test-cli-run.c — `reshard run` and `reshard calibrate` as a user meets them: exit codes
+ * 0/2/3, the predicted time of a known plan, the trace file, the scaled-model flags on run
+ * and simulate, a corrupted byte named by its index, a calibrated topology that loads, and
+ * the mpi transport under mpirun with 4 processes (when this build has MPI and $MPIRUN is
+ * set by the build). */
+#include "sim/topology.h"
+#include "sim/trace.h"
+
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <string.h>
+
+typedef struct {
+    gint exit_code;
+    char *out;
+    char *err;
+} RunResult;
+
+static void
+run_result_clear(RunResult *r)
+{
+    g_free(r->out);
+    g_free(r->err);
+}
+
+/* Runs @args; with @mpi_np > 0 under mpirun with that many processes. */
+static RunResult
+run_cmd(const char *const *args, guint mpi_np)
+{
+    const char *bin = g_getenv("RESHARD_BIN");
+    g_assert_nonnull(bin);
+    g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
+    if (mpi_np > 0) {
+        g_ptr_array_add(argv, g_strdup(g_getenv("MPIRUN")));
+        g_ptr_array_add(argv, g_strdup("--oversubscribe"));
+        g_ptr_array_add(argv, g_strdup("--allow-run-as-root"));
+        g_ptr_array_add(argv, g_strdup("-np"));
+        g_ptr_array_add(argv, g_strdup_printf("%u", mpi_np));
+    }
+    g_ptr_array_add(argv, g_strdup(bin));
+    for (guint i = 0; args[i] != NULL; i++)
+        g_ptr_array_add(argv, g_strdup(args[i]));
+    g_ptr_array_add(argv, NULL);
+    RunResult r = {0};
+    gint status;
+    g_autoptr(GError) error = NULL;
+    g_assert_true(g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+                               &r.out, &r.err, &status, &error));
+    g_assert_no_error(error);
+    g_assert_true(WIFEXITED(status));
+    r.exit_code = WEXITSTATUS(status);
+    return r;
+}
+
+static void
+assert_contains(const char *haystack, const char *needle)
+{
+    if (strstr(haystack, needle) == NULL)
+        g_error("\"%s\" does not contain \"%s\"", haystack, needle);
+}
+
+static JsonObject *
+parse_json(JsonParser *parser, const char *text)
+{
+    g_autoptr(GError) error = NULL;
+    if (!json_parser_load_from_data(parser, text, -1, &error))
+        g_error("not JSON (%s): %s", error->message, text);
+    return json_node_get_object(json_parser_get_root(parser));
+}
+
+static char *
+data_path(const char *name)
+{
+    return g_build_filename(g_getenv("G_TEST_SRCDIR"), "data", name, NULL);
+}
+
+/* [64, 64] f32 Shard(0) over GPUs 0,1 → Shard(0) over GPUs 2,3 of the two-node test
+ * topology: two 8 KiB messages across nodes. First-order estimate: the busiest link (a NIC
+ * at 10 GB/s × 0.5) carries 8192 bytes, 1.6384 µs; each rank pays one message of 2 µs
+ * overhead + 2 × 10 µs NIC latency: 23.6384 µs. */
+static void
+test_run_predicted(void)
+{
+    g_autofree char *topo = data_path("two-node.yaml");
+    g_autofree char *trace = g_build_filename(g_get_tmp_dir(), "rs-cli-run-trace.csv", NULL);
+    const char *args[] = {"run", "--shape", "64x64", "--src-mesh", "2", "--src-placements",
+                          "S(0)", "--src-ranks", "0,1", "--dst-mesh", "2", "--dst-placements",
+                          "S(0)", "--dst-ranks", "2,3", "--topology", topo, "--runs", "3",
+                          "--trace", trace, "--format", "json", "-q", NULL};
+    RunResult r = run_cmd(args, 0);
+    if (r.exit_code != 0)
+        g_error("exit %d: %s", r.exit_code, r.err);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    JsonObject *o = parse_json(parser, r.out);
+    g_assert_cmpint(json_object_get_int_member(o, "bytes_moved"), ==, 64 * 64 * 4);
+    g_assert_cmpint(json_object_get_int_member(o, "ranks"), ==, 4);
+    g_assert_cmpfloat_with_epsilon(json_object_get_double_member(o, "predicted_s"), 23.6384e-6,
+                                   1e-12);
+    g_assert_cmpstr(json_object_get_string_member(o, "topology"), ==, "two-node");
+    g_assert_cmpuint(json_array_get_length(json_object_get_array_member(o, "runs_s")), ==, 3);
+    g_assert_cmpfloat(json_object_get_double_member(o, "measured_s"), >, 0);
+    JsonObject *v = json_object_get_object_member(o, "validation");
+    g_assert_true(json_object_get_boolean_member(v, "checked"));
+    g_assert_cmpint(json_object_get_int_member(v, "elements"), ==, 64 * 64);
+    g_assert_cmpint(json_object_get_int_member(v, "bad_elements"), ==, 0);
+    /* The trace: the simulator's schema, one row per message, measured. */
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTrace) t = rs_trace_read_file(trace, &error);
+    g_assert_no_error(error);
+    g_assert_cmpstr(rs_trace_get_meta(t, "source"), ==, "measured");
+    g_assert_cmpstr(rs_trace_get_meta(t, "strategy"), ==, "direct");
+    g_assert_cmpuint(rs_trace_get_n_rows(t), ==, 2);
+    for (guint i = 0; i < 2; i++) {
+        const RsTraceRow *row = rs_trace_get_row(t, i);
+        g_assert_cmpuint(row->size_bytes, ==, 8192);
+        g_assert_cmpuint(row->dst, ==, row->src + 2);
+        g_assert_cmpfloat(row->end_s, >=, row->start_s);
+    }
+    g_unlink(trace);
+    run_result_clear(&r);
+}
+
+/* A flipped byte: exit 3, the first bad element named with its global index. */
+static void
+test_run_corrupt(void)
+{
+    const char *args[] = {"run", "--shape", "8x8", "--src-mesh", "2", "--src-placements", "S(0)",
+                          "--dst-mesh", "2", "--dst-placements", "S(1)", "--corrupt-byte", "1:21",
+                          "-q", NULL};
+    RunResult r = run_cmd(args, 0);
+    g_assert_cmpint(r.exit_code, ==, 3);
+    assert_contains(r.err, "validation failed: 1 elements differ");
+    assert_contains(r.err, "rank 1, global index [1, 5] (flat 13)");
+    assert_contains(r.out, "validation FAILED");
+    run_result_clear(&r);
+}
+
+/* A scaled model on a layer range, run on 4 ranks and simulated with the same flags. */
+static void
+test_run_scaled_model(void)
+{
+    g_autofree char *topo = data_path("two-node.yaml");
+    const char *run_args[] = {"run", "--model", "llama-3.1-8b", "--scale", "64", "--layers",
+                              "0-1", "--topology", topo, "--train", "megatron:tp=2",
+                              "--train-gpus", "0,1", "--infer", "vllm:tp=2", "--infer-gpus",
+                              "2,3", "--strategy", "gather-broadcast", "--format", "json", "-q",
+                              NULL};
+    RunResult r = run_cmd(run_args, 0);
+    if (r.exit_code != 0)
+        g_error("exit %d: %s", r.exit_code, r.err);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    JsonObject *o = parse_json(parser, r.out);
+    assert_contains(json_object_get_string_member(o, "work"), "[scale 1/64, layers 0-1]");
+    g_assert_cmpint(json_object_get_int_member(
+                        json_object_get_object_member(o, "validation"), "bad_elements"),
+                    ==, 0);
+    double run_predicted = json_object_get_double_member(o, "predicted_s");
+    run_result_clear(&r);
+
+    /* Llama-3.1-8B / 64: hidden 64, intermediate 224, head_dim 2; per layer 2 norms of 64,
+     * q 64×64, k and v 16×64, o 64×64, gate, up, down 224×64: 53,376; two layers. */
+    const char *sim_args[] = {"simulate", "--model", "llama-3.1-8b", "--scale", "64",
+                              "--layers", "0-1", "--topology", topo, "--train",
+                              "megatron:tp=2", "--train-gpus", "0,1", "--infer", "vllm:tp=2",
+                              "--infer-gpus", "2,3", "--strategy", "gather-broadcast",
+                              "--format", "json", "-q", NULL};
+    r = run_cmd(sim_args, 0);
+    if (r.exit_code != 0)
+        g_error("exit %d: %s", r.exit_code, r.err);
+    g_autoptr(JsonParser) p2 = json_parser_new();
+    o = parse_json(p2, r.out);
+    g_assert_cmpint(json_object_get_int_member(json_object_get_object_member(o, "model"),
+                                               "params"),
+                    ==, 2 * 53376);
+    JsonObject *s = json_array_get_object_element(json_object_get_array_member(o, "strategies"),
+                                                  0);
+    /* The simulator predicts the very plan the executor ran. */
+    g_assert_cmpfloat_with_epsilon(json_object_get_double_member(s, "predicted_s"),
+                                   run_predicted, 1e-15);
+    run_result_clear(&r);
+}
+
+/* Scenario files take the same variant: scale and layers. */
+static void
+test_scenario_variant(void)
+{
+    g_autofree char *topo = data_path("two-node.yaml");
+    g_autofree char *text = g_strdup_printf(
+        "model: llama-3.1-8b\ntopology: %s\nscale: 64\nlayers: 0-1\n"
+        "train: {convention: megatron, gpus: 0-1, tp: 2}\n"
+        "infer: {convention: vllm, gpus: 2-3, tp: 2}\n",
+        topo);
+    g_autofree char *path = g_build_filename(g_get_tmp_dir(), "rs-cli-variant.yaml", NULL);
+    g_assert_true(g_file_set_contents(path, text, -1, NULL));
+    const char *args[] = {"simulate", "--scenario", path, "--format", "json", "-q", NULL};
+    RunResult r = run_cmd(args, 0);
+    if (r.exit_code != 0)
+        g_error("exit %d: %s", r.exit_code, r.err);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    JsonObject *o = parse_json(parser, r.out);
+    g_assert_cmpint(json_object_get_int_member(json_object_get_object_member(o, "model"),
+                                               "params"),
+                    ==, 2 * 53376);
+    run_result_clear(&r);
+    /* A bad range names the file, line and field. */
+    g_autofree char *bad = g_strdup_printf("model: llama-3.1-8b\ntopology: %s\nlayers: 4-2\n",
+                                           topo);
+    g_assert_true(g_file_set_contents(path, bad, -1, NULL));
+    r = run_cmd(args, 0);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "rs-cli-variant.yaml:3:9: layers");
+    assert_contains(r.err, "expected A-B with 0 <= A <= B");
+    run_result_clear(&r);
+    g_unlink(path);
+}
+
+typedef struct {
+    const char *const args[16];
+    const char *fragment;
+} BadCase;
+
+static const BadCase bad_cases[] = {
+    {{"run", "--strategy", "teleport", NULL}, "unknown strategy \"teleport\""},
+    {{"run", "--transport", "pigeon", NULL}, "unknown transport \"pigeon\" (known: host, mpi"},
+    {{"run", "--chunk-size", "0B", NULL}, "--chunk-size: 0B is outside 1 B .. 1 GiB"},
+    {{"run", "--chunk-size", "4096", NULL}, "--chunk-size: "},
+    {{"run", "--corrupt-byte", "x", NULL}, "--corrupt-byte \"x\": expected MESSAGE:BYTE"},
+    {{"run", "--shape", "8x8", "--src-mesh", "2", "--src-placements", "S(0)", "--dst-mesh", "2",
+      "--dst-placements", "S(1)", "--corrupt-byte", "9:0", NULL},
+     "corrupt byte 0 of message 9: the plan has 4 messages"},
+    {{"run", "--shape", "8x8", "--src-mesh", "2", "--src-placements", "S(0)", "--model",
+      "llama-3.1-8b", NULL},
+     "give either scenario options or single-tensor options, not both"},
+    {{"run", "--shape", "8x8", "--src-mesh", "2", NULL}, "--src-mesh and --src-placements"},
+    {{"run", "--layers", "5-3", NULL}, "--layers: layers \"5-3\": expected A-B"},
+    {{"run", "--scale", "-2", NULL}, "--scale: must be a positive integer"},
+    /* The default scenario is far too big for one machine: refused before allocating. */
+    {{"run", NULL}, "more than the"},
+    {{"simulate", "--layers", "3-x", NULL}, "--layers: layers \"3-x\""},
+    {{"calibrate", "--ranks", "1", NULL}, "--ranks 1: need at least 2"},
+    {{"calibrate", "--sizes", "4KiB,0B", NULL}, "--sizes: 0B is outside"},
+    {{"calibrate", "--format", "csv", NULL}, "--format: table or json"},
+};
+
+static void
+test_bad(gconstpointer data)
+{
+    const BadCase *c = data;
+    g_autoptr(GPtrArray) args = g_ptr_array_new();
+    for (guint i = 0; c->args[i] != NULL; i++)
+        g_ptr_array_add(args, (gpointer)c->args[i]);
+    g_ptr_array_add(args, "-q");
+    g_ptr_array_add(args, NULL);
+    RunResult r = run_cmd((const char *const *)args->pdata, 0);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    g_assert_cmpstr(r.out, ==, "");
+    assert_contains(r.err, c->fragment);
+    run_result_clear(&r);
+}
+
+/* A quick calibration writes a topology that loads, with a rank per GPU. */
+static void
+test_calibrate(void)
+{
+    g_autofree char *path = g_build_filename(g_get_tmp_dir(), "rs-cli-calibrated.yaml", NULL);
+    const char *args[] = {"calibrate", "--ranks", "3", "--sizes", "4KiB,256KiB", "--runs", "1",
+                          "--output", path, "-q", NULL};
+    RunResult r = run_cmd(args, 0);
+    if (r.exit_code != 0)
+        g_error("exit %d: %s", r.exit_code, r.err);
+    assert_contains(r.out, "bandwidth");
+    assert_contains(r.out, "memcpy");
+    assert_contains(r.out, "<- topology");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTopology) topo = rs_topology_load_file(path, NULL, &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(rs_topology_get_n_gpus(topo), ==, 3);
+    g_assert_cmpuint(rs_topology_get_gpus_per_nvlink_domain(topo), ==, 3);
+    g_assert_cmpfloat(rs_topology_get_message_overhead_s(topo), >=, 0);
+    g_unlink(path);
+    run_result_clear(&r);
+}
+
+/* --- mpi: 4 processes, one per rank --- */
+
+static gboolean
+have_mpirun(void)
+{
+    const char *mpirun = g_getenv("MPIRUN");
+    if (mpirun == NULL || *mpirun == '\0') {
+        g_test_skip("this build has no MPI (or no mpirun)");
+        return FALSE;
+    }
+    return TRUE;
+}
+
+static void
+test_mpi_run(gconstpointer data)
+{
+    if (!have_mpirun())
+        return;
+    const char *strategy = data;
+    const char *args[] = {"run", "--transport", "mpi", "--shape", "64x48", "--dtype", "bf16",
+                          "--src-mesh", "2", "--src-placements", "S(0)", "--src-ranks", "0,1",
+                          "--dst-mesh", "2", "--dst-placements", "S(1)", "--dst-ranks", "2,3",
+                          "--strategy", strategy, "--chunk-size", "1000B", "--runs", "2",
+                          "--format", "json", "-q", NULL};
+    RunResult r = run_cmd(args, 4);
+    if (r.exit_code != 0)
+        g_error("exit %d: %s\n%s", r.exit_code, r.out, r.err);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    JsonObject *o = parse_json(parser, r.out); /* rank 0 alone prints */
+    g_assert_cmpstr(json_object_get_string_member(o, "transport"), ==, "mpi");
+    g_assert_cmpint(json_object_get_int_member(o, "ranks"), ==, 4);
+    JsonObject *v = json_object_get_object_member(o, "validation");
+    g_assert_cmpint(json_object_get_int_member(v, "elements"), ==, 64 * 48);
+    g_assert_cmpint(json_object_get_int_member(v, "bad_elements"), ==, 0);
+    if (strcmp(strategy, "direct") == 0)
+        g_assert_cmpint(json_object_get_int_member(o, "bytes_moved"), ==, 64 * 48 * 2);
+    run_result_clear(&r);
+}
+
+static void
+test_mpi_errors(void)
+{
+    if (!have_mpirun())
+        return;
+    /* A corrupted byte on another process: every process ends with 3. */
+    const char *corrupt[] = {"run", "--transport", "mpi", "--shape", "8x8", "--src-mesh", "2",
+                             "--src-placements", "S(0)", "--src-ranks", "0,1", "--dst-mesh",
+                             "2", "--dst-placements", "S(1)", "--dst-ranks", "2,3",
+                             "--corrupt-byte", "0:5", "-q", NULL};
+    RunResult r = run_cmd(corrupt, 4);
+    g_assert_cmpint(r.exit_code, ==, 3);
+    assert_contains(r.err, "validation failed: 1 elements differ");
+    run_result_clear(&r);
+    /* The plan needs 4 ranks; mpirun started 3: refused once, by rank 0. */
+    const char *wrong[] = {"run", "--transport", "mpi", "--shape", "8x8", "--src-mesh", "2",
+                           "--src-placements", "S(0)", "--src-ranks", "0,1", "--dst-mesh", "2",
+                           "--dst-placements", "S(1)", "--dst-ranks", "2,3", "-q", NULL};
+    r = run_cmd(wrong, 3);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "needs 4 ranks but the mpi transport has 3 (start it with mpirun -np 4)");
+    run_result_clear(&r);
+}
+
+static void
+test_mpi_calibrate(void)
+{
+    if (!have_mpirun())
+        return;
+    const char *args[] = {"calibrate", "--transport", "mpi", "--sizes", "4KiB,64KiB", "--runs",
+                          "1", "--format", "json", "-q", NULL};
+    RunResult r = run_cmd(args, 2);
+    if (r.exit_code != 0)
+        g_error("exit %d: %s", r.exit_code, r.err);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    JsonObject *o = parse_json(parser, r.out);
+    g_assert_cmpint(json_object_get_int_member(o, "ranks"), ==, 2);
+    g_assert_cmpfloat(json_object_get_double_member(o, "bw_bytes_per_s"), >, 0);
+    run_result_clear(&r);
+}
+
+int
+main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    /* Open MPI in containers: no ptrace-based single copy between processes. */
+    g_setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", FALSE);
+    g_test_add_func("/cli-run/predicted-and-trace", test_run_predicted);
+    g_test_add_func("/cli-run/corrupt-byte-exit-3", test_run_corrupt);
+    g_test_add_func("/cli-run/scaled-model-run-and-simulate", test_run_scaled_model);
+    g_test_add_func("/cli-run/scenario-scale-and-layers", test_scenario_variant);
+    for (guint i = 0; i < G_N_ELEMENTS(bad_cases); i++) {
+        g_autofree char *path = g_strdup_printf("/cli-run/errors/%u", i);
+        g_test_add_data_func(path, &bad_cases[i], test_bad);
+    }
+    g_test_add_func("/cli-run/calibrate", test_calibrate);
+    g_test_add_data_func("/cli-run/mpi/direct", "direct", test_mpi_run);
+    g_test_add_data_func("/cli-run/mpi/gather-broadcast", "gather-broadcast", test_mpi_run);
+    g_test_add_func("/cli-run/mpi/errors", test_mpi_errors);
+    g_test_add_func("/cli-run/mpi/calibrate", test_mpi_calibrate);
+    return g_test_run();
+}

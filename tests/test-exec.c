@@ -1,0 +1,448 @@
+/* test-exec.c — plans executed on the host transport with real bytes and checked element
+ * by element: the cases of ../shared/CASES.md that concern execution (C01–C04, C11, C12,
+ * C15 in the slow suite, C17), random DTensor layouts under both strategies with chunks cut
+ * inside elements and tiny windows, multi-tensor plans with relays, a corrupted byte found
+ * at its exact index, and bad options refused. */
+#include "exec/executor.h"
+
+#include <string.h>
+
+/* One tensor of a test refit: "shape dtype | src mesh placements ranks | dst …". */
+typedef struct {
+    const char *name;
+    const char *shape;
+    RsDtype dtype;
+    const char *src_mesh, *src_placements, *src_ranks;
+    const char *dst_mesh, *dst_placements, *dst_ranks;
+} TensorSpec;
+
+static RsLayout *
+make_layout(guint n_dims, const gint64 *shape, const char *mesh_text, const char *placements_text,
+            const char *ranks)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsMesh) mesh = rs_mesh_parse(mesh_text, ranks, &error);
+    g_assert_no_error(error);
+    RsPlacement placements[RS_MAX_MESH_DIMS];
+    guint n_placements;
+    g_assert_true(rs_placements_parse(placements_text, placements, &n_placements, &error));
+    RsLayout *layout = rs_layout_new_dtensor(n_dims, shape, mesh, placements, n_placements, &error);
+    g_assert_no_error(error);
+    return layout;
+}
+
+static void
+add_tensor(RsRefit *refit, const TensorSpec *t)
+{
+    gint64 shape[RS_MAX_DIMS];
+    guint n_dims = 0;
+    g_auto(GStrv) parts = g_strsplit(t->shape, "x", -1);
+    for (guint i = 0; parts[i] != NULL && *parts[i]; i++)
+        shape[n_dims++] = g_ascii_strtoll(parts[i], NULL, 10);
+    g_autoptr(RsLayout) src = make_layout(n_dims, shape, t->src_mesh, t->src_placements,
+                                          t->src_ranks);
+    g_autoptr(RsLayout) dst = make_layout(n_dims, shape, t->dst_mesh, t->dst_placements,
+                                          t->dst_ranks);
+    g_autoptr(GError) error = NULL;
+    g_assert_true(rs_refit_add_tensor(refit, t->name ? t->name : "t", t->dtype, src, dst, &error));
+}
+
+/* Plans @refit with @strategy, checks the plan, runs it and returns the result; fails the
+ * test on any error or a validation failure. */
+static void
+run_checked(const RsRefit *refit, RsStrategy strategy, const RsExecOptions *options,
+            RsExecResult *result)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsPlan) plan = rs_plan_build(refit, strategy, &error);
+    g_assert_no_error(error);
+    g_assert_true(rs_plan_check(plan, refit, &error));
+    g_autoptr(RsTransport) t = rs_transport_open("host", NULL, &error);
+    g_assert_no_error(error);
+    if (!rs_exec_run(t, plan, refit, options, result, &error))
+        g_error("%s: %s", rs_strategy_get_name(strategy), error->message);
+    g_assert_true(result->validated);
+    if (result->n_bad_elems != 0) {
+        g_autofree char *what = rs_exec_mismatch_format(&result->first_bad, refit);
+        g_error("%s: %" G_GUINT64_FORMAT " bad elements, first %s",
+                rs_strategy_get_name(strategy), result->n_bad_elems, what);
+    }
+    g_assert_cmpuint(result->bytes_moved, ==, rs_plan_get_bytes_moved(plan));
+    g_assert_cmpuint(result->max_outstanding, <=,
+                     options && options->window ? options->window : RS_EXEC_DEFAULT_WINDOW);
+}
+
+/* --- CASES.md --- */
+
+typedef struct {
+    const char *id;
+    TensorSpec tensor;
+    guint n_ranks;        /* transport ranks taking part */
+    gint64 direct_bytes;  /* bytes moved under direct, -1: not stated */
+} CaseRow;
+
+static const CaseRow case_rows[] = {
+    /* C01: S(0) row counts 2,2,1,0; back to R every rank holds [5,10]: 600 bytes move. */
+    {"C01-replicate-to-uneven", {"w", "5x10", RS_DTYPE_F32, "4", "R", "0-3", "4", "S(0)", "0-3"},
+     4, 0},
+    {"C01-uneven-to-replicate", {"w", "5x10", RS_DTYPE_F32, "4", "S(0)", "0-3", "4", "R", "0-3"},
+     4, 600},
+    /* C02: 30 ranks, ranks 0-27 hold 18 rows, rank 28 holds 8, rank 29 none; into 2 column
+     * shards: each of the 2 destinations receives the 494 rows it does not hold × 2 cols. */
+    {"C02-empty-shard-offsets",
+     {"w", "512x4", RS_DTYPE_F32, "30", "S(0)", "0-29", "2", "S(1)", "0,1"}, 30, 2 * 494 * 2 * 4},
+    /* C03: rows 2,2,2,0; rank 7 takes part with an empty buffer. */
+    {"C03-empty-shard-reshard",
+     {"w", "6x256", RS_DTYPE_F32, "4", "R", "0-3", "4", "S(0)", "4-7"}, 8, 6 * 256 * 4},
+    /* C04: rank (0,0) = 0 holds element 0, (1,0) = 4 element 1, six ranks nothing. */
+    {"C04-same-dim-twice", {"w", "2", RS_DTYPE_F32, "1", "R", "8", "2x4", "S(0),S(0)", "0-7"}, 9,
+     8},
+    /* C11: the embedding of the first and the last stage reaches one rank once: 64 bytes. */
+    {"C11-legitimate-duplicate",
+     {"embed", "8x4", RS_DTYPE_BF16, "2", "R", "0,3", "1", "R", "4"}, 3, 64},
+};
+
+static void
+test_case_row(gconstpointer data)
+{
+    const CaseRow *row = data;
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    add_tensor(refit, &row->tensor);
+    for (guint s = 0; s < RS_STRATEGY_N; s++) {
+        RsExecOptions opts = {.chunk_bytes = 24, .window = 3, .n_runs = 2};
+        RsExecResult res;
+        run_checked(refit, (RsStrategy)s, &opts, &res);
+        g_assert_cmpuint(res.n_ranks, ==, row->n_ranks);
+        g_assert_cmpuint(res.n_runs, ==, 2);
+        if (s == RS_STRATEGY_DIRECT && row->direct_bytes >= 0)
+            g_assert_cmpuint(res.bytes_moved, ==, (guint64)row->direct_bytes);
+        rs_exec_result_clear(&res);
+    }
+}
+
+/* C12: 4 ranks all-to-all, 300 pieces per rank (100 tensors × 3 peers), coalesced into 3
+ * messages per rank and cut into 256-byte chunks; at most `window` chunks in flight. */
+static void
+test_c12_all_to_all(void)
+{
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    for (guint i = 0; i < 100; i++) {
+        g_autofree char *name = g_strdup_printf("t%u", i);
+        TensorSpec t = {name, "16x16", RS_DTYPE_F32, "4", "S(0)", "0-3", "4", "S(1)", "0-3"};
+        add_tensor(refit, &t);
+    }
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsPlan) plan = rs_plan_build(refit, RS_STRATEGY_DIRECT, &error);
+    guint pieces_from_0 = 0;
+    for (guint k = 0; k < rs_plan_get_n_transfers(plan); k++) {
+        const RsTransfer *tr = rs_plan_get_transfer(plan, k);
+        pieces_from_0 += tr->src == 0 && tr->dst != 0;
+    }
+    g_assert_cmpuint(pieces_from_0, ==, 300);
+    g_assert_cmpuint(rs_plan_get_n_network_messages(plan), ==, 12);
+    const guint windows[] = {1, 4};
+    for (guint w = 0; w < G_N_ELEMENTS(windows); w++) {
+        RsExecOptions opts = {.chunk_bytes = 256, .window = windows[w]};
+        RsExecResult res;
+        run_checked(refit, RS_STRATEGY_DIRECT, &opts, &res);
+        /* Each message: 100 pieces of 4 × 4 f32 = 6400 bytes = 25 chunks. */
+        g_assert_cmpuint(res.n_sends, ==, 12 * 25);
+        g_assert_cmpuint(res.max_outstanding, ==, windows[w]);
+        g_assert_cmpuint(res.bytes_moved, ==, 12 * 6400);
+        rs_exec_result_clear(&res);
+    }
+}
+
+/* C17: 10,000 small tensors between two ranks travel as one message in ~20 chunks
+ * (buckets), not 10,000 calls: 10,000 × 1 KiB in 512 KiB buckets = 20 sends. The host
+ * transport copies the 1 KiB runs straight between the shards (no pack buffer). */
+static void
+test_c17_many_small_tensors(void)
+{
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    for (guint i = 0; i < 10000; i++) {
+        g_autofree char *name = g_strdup_printf("t%u", i);
+        TensorSpec t = {name, "256", RS_DTYPE_F32, "1", "R", "0", "1", "R", "1"};
+        add_tensor(refit, &t);
+    }
+    RsExecOptions opts = {.chunk_bytes = 512 << 10, .window = 2};
+    RsExecResult res;
+    run_checked(refit, RS_STRATEGY_DIRECT, &opts, &res);
+    g_assert_cmpuint(res.bytes_moved, ==, 10000 * 1024);
+    g_assert_cmpuint(res.n_sends, ==, 20);
+    g_assert_cmpuint(res.n_zero_copy, ==, 40);
+    g_assert_cmpuint(res.peak_pack_bytes, ==, 0);
+    rs_exec_result_clear(&res);
+}
+
+/* C14: packing never holds a second full copy of a bucket: rows of 16 bytes (a [4096, 8]
+ * f32 tensor split on its last dim) must be packed, at most `window` chunks at a time. */
+static void
+test_c14_pack_memory(void)
+{
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    TensorSpec t = {"w", "4096x8", RS_DTYPE_F32, "1", "R", "0", "2", "S(1)", "1,2"};
+    add_tensor(refit, &t);
+    RsExecOptions opts = {.chunk_bytes = 16 << 10, .window = 2};
+    RsExecResult res;
+    run_checked(refit, RS_STRATEGY_DIRECT, &opts, &res);
+    /* Two messages of 4096 × 4 × 4 = 64 KiB: 4 chunks each. */
+    g_assert_cmpuint(res.n_sends, ==, 8);
+    g_assert_cmpuint(res.peak_pack_bytes, >, 0);
+    g_assert_cmpuint(res.peak_pack_bytes, <=, 2 * (16 << 10));
+    rs_exec_result_clear(&res);
+}
+
+/* C15 (slow suite): one 2.5 GiB uint8 tensor between two ranks, byte-identical. Sizes and
+ * offsets are 64-bit; each transport call carries a chunk below 2^31 bytes. */
+static void
+test_c15_large_tensor(void)
+{
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    TensorSpec t = {"big", "2684354560", RS_DTYPE_U8, "1", "R", "0", "1", "R", "1"};
+    add_tensor(refit, &t);
+    RsExecOptions opts = {.chunk_bytes = 256 << 20};
+    RsExecResult res;
+    run_checked(refit, RS_STRATEGY_DIRECT, &opts, &res);
+    g_assert_cmpuint(res.bytes_moved, ==, G_GUINT64_CONSTANT(2684354560));
+    g_assert_cmpuint(res.n_sends, ==, 10);
+    /* Sent from and received into the shards: no pack copy. */
+    g_assert_cmpuint(res.n_zero_copy, ==, 20);
+    rs_exec_result_clear(&res);
+}
+
+/* --- plans of several tensors, relays --- */
+
+/* The planner's closed-form case (three tensors, a colocated destination, replicated and
+ * sharded sources), plus a fourth tensor on other ranks: gather-broadcast relays chain
+ * through every destination; chunks cut inside bf16 and f32 elements. */
+static void
+test_multi_tensor(void)
+{
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    const TensorSpec specs[] = {
+        {"a", "12x5", RS_DTYPE_BF16, "4", "S(0)", "0-3", "2x3", "R,S(1)", "10-15"},
+        {"b", "7", RS_DTYPE_F32, "2x2", "S(0),R", "0-3", "3", "S(0)", "0,1,2"},
+        {"c", "4x3x6", RS_DTYPE_BF16, "4", "R", "0-3", "2x3", "S(1),S(0)", "10-15"},
+        {"d", "33x17", RS_DTYPE_F64, "2", "S(1)", "4,5", "3", "S(0)", "12,0,6"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(specs); i++)
+        add_tensor(refit, &specs[i]);
+    const guint64 chunks[] = {7, 100, 4096};
+    for (guint s = 0; s < RS_STRATEGY_N; s++)
+        for (guint c = 0; c < G_N_ELEMENTS(chunks); c++) {
+            RsExecOptions opts = {.chunk_bytes = chunks[c], .window = 2};
+            RsExecResult res;
+            run_checked(refit, (RsStrategy)s, &opts, &res);
+            g_assert_cmpuint(res.n_ranks, ==, 13);
+            /* The trace names every message with its times. */
+            g_assert_nonnull(res.trace);
+            g_assert_cmpstr(rs_trace_get_meta(res.trace, "source"), ==, "measured");
+            for (guint i = 0; i < rs_trace_get_n_rows(res.trace); i++) {
+                const RsTraceRow *row = rs_trace_get_row(res.trace, i);
+                g_assert_cmpfloat(row->end_s, >=, row->start_s);
+                g_assert_cmpfloat(row->start_s, >=, 0.0);
+            }
+            rs_exec_result_clear(&res);
+        }
+}
+
+/* --- random layouts --- */
+
+static void
+random_side(GRand *rng, guint n_dims, guint32 base, GString *mesh, GString *placements,
+            GString *ranks)
+{
+    guint n_mesh_dims = (guint)g_rand_int_range(rng, 1, 3);
+    guint n = 1;
+    g_string_truncate(mesh, 0);
+    g_string_truncate(placements, 0);
+    g_string_truncate(ranks, 0);
+    for (guint m = 0; m < n_mesh_dims; m++) {
+        guint size = (guint)g_rand_int_range(rng, 1, 4);
+        n *= size;
+        g_string_append_printf(mesh, "%s%u", m ? "x" : "", size);
+        if (g_rand_boolean(rng))
+            g_string_append_printf(placements, "%sR", m ? "," : "");
+        else
+            g_string_append_printf(placements, "%sS(%d)", m ? "," : "",
+                                   g_rand_int_range(rng, 0, (gint32)n_dims));
+    }
+    /* n distinct ranks from base..base+9, in random order. */
+    guint32 pool[10];
+    for (guint i = 0; i < 10; i++)
+        pool[i] = base + i;
+    for (guint i = 0; i < n; i++) {
+        guint j = (guint)g_rand_int_range(rng, (gint32)i, 10);
+        guint32 tmp = pool[i];
+        pool[i] = pool[j];
+        pool[j] = tmp;
+        g_string_append_printf(ranks, "%s%u", i ? "," : "", pool[i]);
+    }
+}
+
+static void
+test_random_layouts(void)
+{
+    g_autoptr(GRand) rng = g_rand_new_with_seed(20261130);
+    const RsDtype dtypes[] = {RS_DTYPE_U8, RS_DTYPE_BF16, RS_DTYPE_F32, RS_DTYPE_F64};
+    g_autoptr(GString) sm = g_string_new(NULL), sp = g_string_new(NULL), sr = g_string_new(NULL);
+    g_autoptr(GString) dm = g_string_new(NULL), dp = g_string_new(NULL), dr = g_string_new(NULL);
+    g_autoptr(GString) shape = g_string_new(NULL);
+    for (guint c = 0; c < 150; c++) {
+        g_autoptr(RsRefit) refit = rs_refit_new();
+        guint n_tensors = (guint)g_rand_int_range(rng, 1, 4);
+        /* Disjoint, overlapping or identical rank sets. */
+        guint32 dst_base = (c % 3 == 0) ? 10 : (c % 3 == 1 ? 5 : 0);
+        for (guint i = 0; i < n_tensors; i++) {
+            guint n_dims = (guint)g_rand_int_range(rng, 1, 4);
+            g_string_truncate(shape, 0);
+            for (guint d = 0; d < n_dims; d++)
+                g_string_append_printf(shape, "%s%d", d ? "x" : "", g_rand_int_range(rng, 1, 9));
+            random_side(rng, n_dims, 0, sm, sp, sr);
+            random_side(rng, n_dims, dst_base, dm, dp, dr);
+            g_autofree char *name = g_strdup_printf("t%u", i);
+            TensorSpec t = {name, shape->str, dtypes[g_rand_int_range(rng, 0, 4)], sm->str,
+                            sp->str, sr->str, dm->str, dp->str, dr->str};
+            add_tensor(refit, &t);
+        }
+        for (guint s = 0; s < RS_STRATEGY_N; s++) {
+            RsExecOptions opts = {.chunk_bytes = (guint64)g_rand_int_range(rng, 1, 64),
+                                  .window = (guint)g_rand_int_range(rng, 1, 5)};
+            RsExecResult res;
+            run_checked(refit, (RsStrategy)s, &opts, &res);
+            rs_exec_result_clear(&res);
+        }
+    }
+}
+
+/* --- a corrupted byte is found at its index --- */
+
+/* [8,8] f32 S(0) on ranks 0,1 → S(1) on ranks 0,1: message 0 → 1 carries rows 0-3, columns
+ * 4-7 (16 elements, 64 bytes, row-major). Flipping byte 21 changes element 5 of it: global
+ * [1, 5]. */
+static void
+test_corrupt_byte(void)
+{
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    TensorSpec t = {"w", "8x8", RS_DTYPE_F32, "2", "S(0)", "0,1", "2", "S(1)", "0,1"};
+    add_tensor(refit, &t);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsPlan) plan = rs_plan_build(refit, RS_STRATEGY_DIRECT, &error);
+    guint m01 = G_MAXUINT;
+    for (guint m = 0; m < rs_plan_get_n_messages(plan); m++) {
+        const RsMessage *msg = rs_plan_get_message(plan, m);
+        if (msg->src == 0 && msg->dst == 1)
+            m01 = m;
+    }
+    g_assert_cmpuint(m01, !=, G_MAXUINT);
+    g_assert_cmpuint(rs_plan_get_message(plan, m01)->size_bytes, ==, 64);
+    g_autoptr(RsTransport) tr = rs_transport_open("host", NULL, &error);
+    const guint64 chunks[] = {0, 16, 3}; /* zero-copy, packed, cut inside elements */
+    for (guint c = 0; c < G_N_ELEMENTS(chunks); c++) {
+        RsExecOptions opts = {.chunk_bytes = chunks[c], .corrupt = TRUE, .corrupt_message = m01,
+                              .corrupt_byte = 21, .n_runs = 3};
+        RsExecResult res;
+        g_assert_true(rs_exec_run(tr, plan, refit, &opts, &res, &error));
+        g_assert_no_error(error);
+        g_assert_cmpuint(res.n_bad_elems, ==, 1);
+        g_assert_cmpuint(res.n_runs, ==, 1); /* a failed check stops further runs */
+        g_assert_cmpuint(res.first_bad.rank, ==, 1);
+        g_assert_cmpuint(res.first_bad.tensor_idx, ==, 0);
+        g_assert_cmpint(res.first_bad.global_index[0], ==, 1);
+        g_assert_cmpint(res.first_bad.global_index[1], ==, 5);
+        g_assert_cmpuint(res.first_bad.flat_index, ==, 13);
+        g_assert_cmpuint(res.first_bad.got[1], ==, res.first_bad.expected[1] ^ 0xff);
+        g_autofree char *text = rs_exec_mismatch_format(&res.first_bad, refit);
+        g_assert_nonnull(strstr(text, "tensor w (index 0), rank 1, global index [1, 5] (flat 13)"));
+        rs_exec_result_clear(&res);
+    }
+    /* A relay forwards the bad byte: every later rank of the chain sees it too. */
+    g_autoptr(RsRefit) chain = rs_refit_new();
+    TensorSpec tc = {"w", "4x4", RS_DTYPE_U8, "1", "R", "0", "3", "R", "1-3"};
+    add_tensor(chain, &tc);
+    g_autoptr(RsPlan) gb = rs_plan_build(chain, RS_STRATEGY_GATHER_BROADCAST, &error);
+    guint first = G_MAXUINT;
+    for (guint m = 0; m < rs_plan_get_n_messages(gb); m++) {
+        const RsMessage *msg = rs_plan_get_message(gb, m);
+        if (msg->src == 0 && msg->dst == 1)
+            first = m;
+    }
+    RsExecOptions opts = {.chunk_bytes = 5, .corrupt = TRUE, .corrupt_message = first,
+                          .corrupt_byte = 6};
+    RsExecResult res;
+    g_assert_true(rs_exec_run(tr, gb, chain, &opts, &res, &error));
+    g_assert_cmpuint(res.n_bad_elems, ==, 3);
+    g_assert_cmpuint(res.first_bad.rank, ==, 1);
+    g_assert_cmpint(res.first_bad.global_index[0], ==, 1);
+    g_assert_cmpint(res.first_bad.global_index[1], ==, 2);
+    rs_exec_result_clear(&res);
+}
+
+static void
+test_bad_options(void)
+{
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    TensorSpec t = {"w", "8x8", RS_DTYPE_F32, "2", "S(0)", "0,1", "2", "S(1)", "0,1"};
+    add_tensor(refit, &t);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsPlan) plan = rs_plan_build(refit, RS_STRATEGY_DIRECT, &error);
+    g_autoptr(RsTransport) tr = rs_transport_open("host", NULL, &error);
+    RsExecResult res;
+    /* A local copy cannot be corrupted on the wire. */
+    guint local = G_MAXUINT;
+    for (guint m = 0; m < rs_plan_get_n_messages(plan); m++)
+        if (rs_plan_get_message(plan, m)->src == rs_plan_get_message(plan, m)->dst)
+            local = m;
+    RsExecOptions opts = {.corrupt = TRUE, .corrupt_message = local, .corrupt_byte = 0};
+    g_assert_false(rs_exec_run(tr, plan, refit, &opts, &res, &error));
+    g_assert_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID);
+    g_clear_error(&error);
+    RsExecOptions big = {.chunk_bytes = G_GUINT64_CONSTANT(1) << 31};
+    g_assert_false(rs_exec_run(tr, plan, refit, &big, &res, &error));
+    g_assert_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID);
+    g_clear_error(&error);
+    /* More memory than allowed is refused before anything is allocated. */
+    RsExecOptions small = {.memory_limit_bytes = 100};
+    g_assert_false(rs_exec_run(tr, plan, refit, &small, &res, &error));
+    g_assert_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_MEMORY);
+    g_assert_nonnull(strstr(error->message, "--scale"));
+    g_assert_cmpuint(rs_exec_get_buffer_bytes(plan, refit), ==, 2 * 128 + 2 * 128);
+    g_clear_error(&error);
+    /* A transfer whose source does not hold its box is refused with its name, not run. */
+    guint net = G_MAXUINT;
+    for (guint k = 0; k < rs_plan_get_n_transfers(plan); k++)
+        if (rs_plan_get_transfer(plan, k)->src != rs_plan_get_transfer(plan, k)->dst)
+            net = k;
+    RsTransfer *bad = (RsTransfer *)rs_plan_get_transfer(plan, net);
+    RsTransfer saved = *bad;
+    bad->box.lo[0] = bad->src == 0 ? 4 : 0; /* rows the other rank holds */
+    bad->box.hi[0] = bad->box.lo[0] + 4;
+    RsExecOptions plain = {0};
+    g_assert_false(rs_exec_run(tr, plan, refit, &plain, &res, &error));
+    g_assert_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID);
+    g_assert_nonnull(strstr(error->message, "w: transfer"));
+    g_assert_nonnull(strstr(error->message, "hold 0 of its 16 elements"));
+    rs_exec_result_clear(&res);
+    *bad = saved;
+}
+
+int
+main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    for (guint i = 0; i < G_N_ELEMENTS(case_rows); i++) {
+        g_autofree char *path = g_strdup_printf("/exec/cases/%s", case_rows[i].id);
+        g_test_add_data_func(path, &case_rows[i], test_case_row);
+    }
+    g_test_add_func("/exec/cases/C12-all-to-all-300-pieces", test_c12_all_to_all);
+    g_test_add_func("/exec/cases/C14-pack-memory", test_c14_pack_memory);
+    g_test_add_func("/exec/cases/C17-many-small-tensors", test_c17_many_small_tensors);
+    if (g_test_slow())
+        g_test_add_func("/exec/slow/C15-2.5GiB-tensor", test_c15_large_tensor);
+    g_test_add_func("/exec/multi-tensor-relays", test_multi_tensor);
+    g_test_add_func("/exec/random-layouts", test_random_layouts);
+    g_test_add_func("/exec/corrupt-byte", test_corrupt_byte);
+    g_test_add_func("/exec/bad-options", test_bad_options);
+    return g_test_run();
+}
