@@ -690,6 +690,28 @@ rs_plan_build(const RsRefit *refit, RsStrategy strategy, GError **error)
     return rs_plan_build_full(refit, strategy, NULL, error);
 }
 
+/* A fabric of one GPU per node and per NVLink domain, all links alike, covering every rank
+ * of @refit. */
+static RsTopology *
+uniform_topology(const RsRefit *refit, GError **error)
+{
+    guint32 max_rank = 0;
+    for (guint i = 0; i < rs_refit_get_n_tensors(refit); i++) {
+        const RsRefitTensor *t = rs_refit_get_tensor(refit, i);
+        const RsLayout *sides[2] = {t->src, t->dst};
+        for (guint s = 0; s < 2; s++) {
+            guint n = rs_layout_get_n_ranks(sides[s]);
+            if (n > 0)
+                max_rank = MAX(max_rank, rs_layout_get_rank(sides[s], n - 1));
+        }
+    }
+    g_autofree char *text = g_strdup_printf(
+        "name: uniform\nnodes: %u\ngpus_per_node: 1\n"
+        "nvlink:\n  bandwidth: 1 GB/s\nnic:\n  bandwidth: 1 GB/s\n",
+        max_rank + 1);
+    return rs_topology_load_string(text, "uniform fabric", NULL, error);
+}
+
 RsPlan *
 rs_plan_build_full(const RsRefit *refit, RsStrategy strategy, const RsPlanOptions *options,
                    GError **error)
@@ -699,13 +721,24 @@ rs_plan_build_full(const RsRefit *refit, RsStrategy strategy, const RsPlanOption
                        rs_plan_options_get_staging_bytes(options)};
     gboolean ok = TRUE;
     if (strategy == RS_STRATEGY_NODE_AWARE || strategy == RS_STRATEGY_HIERARCHICAL) {
+        RsPlanOptions uniform;
+        g_autoptr(RsTopology) flat = NULL;
         if (options == NULL || options->topology == NULL) {
-            g_set_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_INVALID,
-                        "strategy %s needs a topology", rs_strategy_get_name(strategy));
-            ok = FALSE;
-        } else {
-            ok = rs_plan_balance_build(&b, refit, strategy, options, error);
+            /* No cluster given: every rank is its own NVLink domain behind one NIC of the
+             * same capacity, so the strategies balance bytes over ranks. */
+            flat = uniform_topology(refit, error);
+            if (flat == NULL) {
+                g_array_unref(b.transfers);
+                return NULL;
+            }
+            if (options != NULL)
+                uniform = *options;
+            else
+                rs_plan_options_init(&uniform, NULL);
+            uniform.topology = flat;
+            options = &uniform;
         }
+        ok = rs_plan_balance_build(&b, refit, strategy, options, error);
     } else {
         for (guint i = 0; ok && i < rs_refit_get_n_tensors(refit); i++) {
             const RsRefitTensor *t = rs_refit_get_tensor(refit, i);

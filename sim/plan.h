@@ -152,9 +152,11 @@ RsPlan *rs_plan_build(const RsRefit *refit, RsStrategy strategy, GError **error)
  *   Tensors with the same (source layout, destination layout, element size) — the layers
  *   of a model — are planned once, with loads weighted by their number, and the plan is
  *   reused for each.
- * @options: (nullable): see RsPlanOptions; node-aware and hierarchical need a topology
- * @error: RS_PLAN_ERROR_UNCOVERED; RS_PLAN_ERROR_INVALID when a strategy needs a topology
- *   and none is given, or a rank is not a GPU of it
+ * @options: (nullable): see RsPlanOptions; without a topology, node-aware and hierarchical
+ *   take every rank as its own NVLink domain behind one NIC of the same capacity (they then
+ *   balance bytes over the ranks)
+ * @error: RS_PLAN_ERROR_UNCOVERED; RS_PLAN_ERROR_INVALID when a rank is not a GPU of the
+ *   topology
  *
  * Deterministic. Node-aware and hierarchical: O(units × replicas × route length) after
  * sorting the units, where units are pieces (node-aware) or atoms per domain.
