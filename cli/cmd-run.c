@@ -13,6 +13,7 @@
 
 #include "analysis/report.h"
 #include "cli/scenario-args.h"
+#include "cli/topology-args.h"
 #include "cli/tensor-args.h"
 #include "exec/executor.h"
 #include "sim/cost.h"
@@ -89,6 +90,7 @@ make_context(void)
         "\nExit codes: 0 ok, 1 a transfer failed, 2 bad input, 3 validation failed.\n");
     g_option_context_add_main_entries(context, entries, NULL);
     g_option_context_add_group(context, rs_scenario_args_make_group(&sargs));
+    g_option_context_add_group(context, rs_topology_args_group_new());
     g_option_context_add_group(context, rs_tensor_args_make_group(&targs));
     rs_cli_add_common_options(context);
     return context;
@@ -210,7 +212,9 @@ load_work(Work *w, GError **error)
             g_autofree char *path = rs_data_find("topologies", sargs.topology, error);
             if (path == NULL)
                 return FALSE;
-            RsTopologyOverrides tov = {sargs.nodes > 0 ? (guint)sargs.nodes : 0};
+            RsTopologyOverrides tov;
+            if (!rs_topology_args_get(&tov, error))
+                return FALSE;
             w->own_topology = rs_topology_load_file(path, &tov, error);
             if (w->own_topology == NULL)
                 return FALSE;

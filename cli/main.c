@@ -17,6 +17,7 @@ static const RsCommand *const commands[] = {
     &rs_command_plan,
     &rs_command_run,
     &rs_command_calibrate,
+    &rs_command_topology,
 };
 
 static GOptionEntry common_entries[] = {

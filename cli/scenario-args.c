@@ -1,6 +1,7 @@
 /* scenario-args.c — scenario flags: find the scenario, load it, apply the overrides. */
 #include "cli/scenario-args.h"
 
+#include "cli/topology-args.h"
 #include "sim/data.h"
 
 GOptionGroup *
@@ -12,9 +13,14 @@ rs_scenario_args_make_group(RsScenarioArgs *args)
         {"model", 'm', 0, G_OPTION_ARG_STRING, &args->model, "Model name or file", "NAME|FILE"},
         {"mtp", 0, 0, G_OPTION_ARG_NONE, &args->mtp, "Include multi-token-prediction layers",
          NULL},
+        {"stored", 0, 0, G_OPTION_ARG_NONE, &args->stored,
+         "Move the weights as the checkpoint stores them (FP8 + block scales, MXFP4)", NULL},
+        {"infer-dtype", 0, 0, G_OPTION_ARG_STRING, &args->infer_dtype,
+         "dtype of the inference weights (fp8-e4m3, mxfp4: converted at the source, with "
+         "block scales)",
+         "DTYPE"},
         {"topology", 't', 0, G_OPTION_ARG_STRING, &args->topology,
          "Topology name or file (the prediction uses it)", "NAME|FILE"},
-        {"nodes", 'n', 0, G_OPTION_ARG_INT, &args->nodes, "Number of nodes of the topology", "N"},
         {"train", 0, 0, G_OPTION_ARG_STRING, &args->train,
          "Training layout, e.g. megatron:tp=1,pp=2,ep=2", "SPEC"},
         {"train-gpus", 0, 0, G_OPTION_ARG_STRING, &args->train_gpus,
@@ -38,8 +44,9 @@ rs_scenario_args_make_group(RsScenarioArgs *args)
 gboolean
 rs_scenario_args_is_set(const RsScenarioArgs *args)
 {
-    return args->scenario || args->model || args->mtp || args->train || args->train_gpus ||
-           args->infer || args->infer_gpus || args->scale || args->layers;
+    return args->scenario || args->model || args->mtp || args->stored || args->infer_dtype ||
+           args->train || args->train_gpus || args->infer || args->infer_gpus || args->scale ||
+           args->layers;
 }
 
 gboolean
@@ -116,17 +123,26 @@ rs_scenario_args_load(const RsScenarioArgs *args, const char *default_name, cons
     }
     if (args->mtp)
         s->include_mtp = TRUE;
+    if (args->stored)
+        s->stored = TRUE;
+    if (args->infer_dtype != NULL) {
+        if (!rs_dtype_parse(args->infer_dtype, &s->infer_dtype, error)) {
+            g_prefix_error(error, "--infer-dtype: ");
+            return NULL;
+        }
+        s->has_infer_dtype = TRUE;
+    }
     if (args->topology != NULL) {
         g_free(s->topology);
         s->topology = g_strdup(args->topology);
     }
-    if (args->nodes < 0) {
-        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "--nodes: must be positive, not %d", args->nodes);
+    RsTopologyOverrides ov;
+    if (!rs_topology_args_get(&ov, error))
         return NULL;
-    }
-    if (args->nodes > 0)
-        s->n_nodes = (guint)args->nodes;
+    if (ov.n_nodes != 0)
+        s->n_nodes = ov.n_nodes;
+    ov.n_nodes = 0;
+    s->topology_overrides = ov;
     if ((args->train && !replace_convention(&s->train, args->train, "--train", error)) ||
         (args->infer && !replace_convention(&s->infer, args->infer, "--infer", error)) ||
         (args->train_gpus && !replace_gpus(&s->train_gpus, args->train_gpus, "--train-gpus", error)) ||

@@ -1,7 +1,9 @@
-/* scenario-args.h — the flags that pick and override a scenario (model, topology, both
- * layouts and their GPUs, and the scaled-model variant), for the commands that run one:
- * `reshard run` today. `--dtype` is left to the single-tensor group (tensor-args.h), which
- * `reshard run` shares; it overrides the scenario's dtype when no single tensor is given. */
+/* scenario-args.h — the flags that pick and override a scenario (model and its form,
+ * topology, both layouts and their GPUs, and the scaled-model variant), shared by
+ * `reshard simulate` and `reshard run`. The topology's own figures (--nodes, --nic-bw,
+ * --oversubscription, --pxn) come from the topology flags (topology-args.h), which those
+ * commands add too. `--dtype` is left to the caller: `reshard run` shares it with its
+ * single-tensor group (tensor-args.h). */
 #pragma once
 
 #include <glib.h>
@@ -14,8 +16,9 @@ typedef struct {
     char *scenario;
     char *model;
     gboolean mtp;
+    gboolean stored;
+    char *infer_dtype;
     char *topology;
-    gint nodes;
     char *train;
     char *train_gpus;
     char *infer;
@@ -28,8 +31,9 @@ typedef struct {
  * rs_scenario_args_make_group:
  * @args: where the parsed values go; must outlive the option context
  *
- * Returns: (transfer full): an option group with --scenario, --model, --mtp, --topology,
- * --nodes, --train, --train-gpus, --infer, --infer-gpus, --scale, --layers.
+ * Returns: (transfer full): an option group with --scenario, --model, --mtp, --stored,
+ * --infer-dtype, --topology, --train, --train-gpus, --infer, --infer-gpus, --scale,
+ * --layers.
  */
 GOptionGroup *rs_scenario_args_make_group(RsScenarioArgs *args);
 
@@ -55,6 +59,8 @@ gboolean rs_scenario_apply_variant(RsScenario *scenario, gint scale, const char 
  * @dtype: (nullable): a dtype override ("bf16")
  * @error: RS_DATA_ERROR, RS_YAML_ERROR (the file), G_OPTION_ERROR_BAD_VALUE or a parse
  *   error prefixed with the flag
+ *
+ * Applies the flags of this group and the topology flags (rs_topology_args_get).
  *
  * Returns: (transfer full): the scenario with every flag applied, or NULL.
  */

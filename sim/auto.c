@@ -20,24 +20,29 @@ rs_auto_get_candidates(guint *n_out)
 
 RsPlan *
 rs_plan_build_auto(const RsRefit *refit, const RsPlanOptions *options,
-                   RsPlanEvaluateFunc evaluate, gpointer user_data, RsAutoResult *result,
-                   GError **error)
+                   const RsAutoCandidate *tried, guint n_tried, RsPlanEvaluateFunc evaluate,
+                   gpointer user_data, RsAutoResult *result, GError **error)
 {
     g_return_val_if_fail(options != NULL && evaluate != NULL, NULL);
+    if (tried == NULL) {
+        tried = candidates;
+        n_tried = G_N_ELEMENTS(candidates);
+    }
+    g_return_val_if_fail(n_tried >= 1 && n_tried <= RS_AUTO_MAX_CANDIDATES, NULL);
     result->n_candidates = 0;
     result->chosen = 0;
     g_autoptr(RsPlan) best = NULL;
-    for (guint c = 0; c < G_N_ELEMENTS(candidates); c++) {
+    for (guint c = 0; c < n_tried; c++) {
         RsPlanOptions o = *options;
-        o.domain_relays = candidates[c].domain_relays;
-        g_autoptr(RsPlan) plan = rs_plan_build_full(refit, candidates[c].strategy, &o, error);
+        o.domain_relays = tried[c].domain_relays;
+        g_autoptr(RsPlan) plan = rs_plan_build_full(refit, tried[c].strategy, &o, error);
         if (plan == NULL)
             return NULL;
         double t_s;
-        if (!evaluate(plan, user_data, &t_s, error))
+        if (!evaluate(plan, &tried[c], user_data, &t_s, error))
             return NULL;
         guint i = result->n_candidates++;
-        result->candidates[i] = candidates[c];
+        result->candidates[i] = tried[c];
         result->predicted_s[i] = t_s;
         if (best == NULL || t_s < result->predicted_s[result->chosen]) {
             result->chosen = i;

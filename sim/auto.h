@@ -20,14 +20,15 @@ typedef struct {
 /**
  * RsPlanEvaluateFunc:
  * @plan: a candidate plan
+ * @candidate: which candidate it is
  * @user_data: the evaluator's state
  * @predicted_s: (out): its predicted time, seconds
  * @error: set on failure
  *
  * Returns: TRUE on success.
  */
-typedef gboolean (*RsPlanEvaluateFunc)(const RsPlan *plan, gpointer user_data,
-                                       double *predicted_s, GError **error);
+typedef gboolean (*RsPlanEvaluateFunc)(const RsPlan *plan, const RsAutoCandidate *candidate,
+                                       gpointer user_data, double *predicted_s, GError **error);
 
 typedef struct {
     guint n_candidates;
@@ -48,7 +49,10 @@ const RsAutoCandidate *rs_auto_get_candidates(guint *n_out);
 /**
  * rs_plan_build_auto:
  * @refit: the refit
- * @options: plan options (a topology is required); domain_relays is set per candidate
+ * @options: plan options; domain_relays is set per candidate
+ * @candidates: (array length=n_candidates) (nullable): the candidates to try, at most
+ *   RS_AUTO_MAX_CANDIDATES; NULL tries every one of rs_auto_get_candidates()
+ * @n_candidates: their number
  * @evaluate: the cost model
  * @user_data: passed to @evaluate
  * @result: (out caller-allocates): every candidate's predicted time and the choice
@@ -60,6 +64,7 @@ const RsAutoCandidate *rs_auto_get_candidates(guint *n_out);
  * Returns: (transfer full): the fastest plan, or NULL on error.
  */
 RsPlan *rs_plan_build_auto(const RsRefit *refit, const RsPlanOptions *options,
+                           const RsAutoCandidate *candidates, guint n_candidates,
                            RsPlanEvaluateFunc evaluate, gpointer user_data, RsAutoResult *result,
                            GError **error);
 

@@ -29,7 +29,12 @@
 #include <math.h>
 #include <string.h>
 
-#define MAX_RELAY_DEPTH 4
+/* Relays across NVLink domains: how many domain hops a piece may take, and how much
+ * cheaper (relative busy time of the busiest link) a relay must be than a source replica.
+ * Each hop couples a domain's arrival to its upstream's progress, which the first-order
+ * loads do not see, so a relay is taken only when it clearly relieves a source. */
+#define MAX_RELAY_DEPTH 1
+#define RELAY_MARGIN 0.01
 #define MAX_STRIPES 64
 
 /* --- link loads --- */
@@ -127,6 +132,7 @@ typedef struct {
 typedef struct {
     guint32 rank;
     guint depth;        /* domain hops from a source replica */
+    gboolean staged;    /* it holds the atom in a staging buffer (a pure relay), not its shard */
     guint first_piece;  /* into Planner.relay_pieces: arrival transfer indices, one per bucket */
     guint n_pieces;
 } RelaySource;
@@ -394,10 +400,16 @@ affinity(const RsTopology *topo, guint32 sender, guint32 receiver)
     return 2;
 }
 
+/* How an atom reaches its domain: from a sender (a replica holding it, a rank of another
+ * domain that received it, or an exit: a GPU next to a replica, over NVLink, whose NIC is
+ * less loaded), to an entry (a rank needing it, or another GPU of the domain whose NIC is
+ * less loaded, holding it in staging while it forwards it). */
 typedef struct {
-    guint32 sender;
-    gint relay;   /* index into the relay list, or -1 for a source replica */
-    guint32 leader;
+    guint32 sender;   /* the rank whose NIC sends across the fabric */
+    guint32 via;      /* the replica that hands the atom to an exit sender; G_MAXUINT32: none */
+    gint relay;       /* index into the relay list, or -1 */
+    guint32 entry;    /* the rank receiving it in the domain */
+    gboolean entry_needs; /* the entry needs the atom itself */
     double cost;
     guint affinity;
 } Choice;
@@ -412,9 +424,51 @@ choice_better(const Choice *a, const Choice *b)
         return FALSE;
     if (a->affinity != b->affinity)
         return a->affinity < b->affinity;
-    if (a->leader != b->leader)
-        return a->leader < b->leader;
+    if (a->entry != b->entry)
+        return a->entry < b->entry;
     return a->sender < b->sender;
+}
+
+/* The @k GPUs of NVLink domain @domain with the least busy link of @kind, appended to
+ * @out (guint32), skipping the ranks in @skip (sorted). */
+static void
+least_loaded(const Planner *p, guint domain, RsLinkKind kind, guint k, GArray *out)
+{
+    const RsTopology *topo = p->options->topology;
+    guint size = rs_topology_get_gpus_per_nvlink_domain(topo);
+    guint32 best[4];
+    double best_busy[4];
+    guint n = 0;
+    for (guint32 g = domain * size; g < (domain + 1) * size; g++) {
+        double busy = p->loads.busy_s[rs_topology_get_gpu_link(topo, g, kind)];
+        guint pos = n;
+        while (pos > 0 && busy < best_busy[pos - 1])
+            pos--;
+        if (pos >= k)
+            continue;
+        if (n < k)
+            n++;
+        for (guint j = n - 1; j > pos; j--) {
+            best[j] = best[j - 1];
+            best_busy[j] = best_busy[j - 1];
+        }
+        best[pos] = g;
+        best_busy[pos] = busy;
+    }
+    g_array_append_vals(out, best, n);
+}
+
+static double
+choice_cost(const Planner *p, const Choice *c, double load)
+{
+    double cost = route_cost(&p->loads, c->sender, c->entry, load);
+    if (c->via != G_MAXUINT32)
+        cost = MAX(cost, route_cost(&p->loads, c->via, c->sender, load));
+    /* Relays of every kind must clearly relieve a link: each hop couples an arrival to
+     * its upstream's progress, which link loads do not show. */
+    if (c->relay >= 0 || c->via != G_MAXUINT32 || !c->entry_needs)
+        cost *= 1 + RELAY_MARGIN;
+    return cost;
 }
 
 /* Decides one unit: emits the arrival and the forwarding tree into its pattern. */
@@ -428,65 +482,137 @@ decide_unit(Planner *p, const Unit *u)
     const guint32 *needers = &g_array_index(p->needers, guint32, u->first_needer);
     double multiplicity = pat->members->len;
     double load = u->bytes * multiplicity;
+    gboolean hierarchical = p->strategy == RS_STRATEGY_HIERARCHICAL;
 
     GArray *relays = NULL;
     g_autofree char *key = NULL;
-    if (p->strategy == RS_STRATEGY_HIERARCHICAL && p->options->domain_relays) {
+    if (hierarchical && p->options->domain_relays) {
         key = relay_key(u->pattern, &u->box);
         relays = g_hash_table_lookup(p->relays, key);
     }
-    Choice best = {0, -1, 0, INFINITY, 3};
-    for (guint e = 0; e < u->n_needers; e++) {
+    /* Entries: the ranks needing the atom, and (hierarchical) the GPUs of the domain whose
+     * NICs receive least. */
+    g_autoptr(GArray) entries = g_array_new(FALSE, FALSE, sizeof(guint32));
+    g_array_append_vals(entries, needers, u->n_needers);
+    guint n_needer_entries = entries->len;
+    if (hierarchical && !g_getenv("RS_NO_ENTRIES"))
+        least_loaded(p, u->domain, RS_LINK_NIC_INGRESS, 2, entries);
+    /* Exits (hierarchical): per domain of the replicas, the GPUs whose NICs send least. */
+    g_autoptr(GArray) exits = g_array_new(FALSE, FALSE, sizeof(guint32));
+    g_autoptr(GArray) exit_of = g_array_new(FALSE, FALSE, sizeof(guint32)); /* a replica next to it */
+    if (hierarchical && !g_getenv("RS_NO_EXITS")) {
+        guint last_domain = G_MAXUINT;
         for (guint h = 0; h < g->n_holders; h++) {
-            Choice c = {holders[h], -1, needers[e], route_cost(&p->loads, holders[h], needers[e], load),
-                        affinity(topo, holders[h], needers[e])};
+            guint d = rs_topology_get_nvlink_domain(topo, holders[h]);
+            if (d == last_domain)
+                continue;
+            last_domain = d;
+            guint before = exits->len;
+            least_loaded(p, d, RS_LINK_NIC_EGRESS, 2, exits);
+            for (guint k = before; k < exits->len; k++)
+                g_array_append_val(exit_of, holders[h]);
+        }
+    }
+
+    Choice best = {0, G_MAXUINT32, -1, 0, TRUE, INFINITY, 3};
+    for (guint ei = 0; ei < entries->len; ei++) {
+        guint32 entry = g_array_index(entries, guint32, ei);
+        gboolean needs = ei < n_needer_entries;
+        if (!needs) {
+            gboolean dup = FALSE;
+            for (guint k = 0; k < u->n_needers && !dup; k++)
+                dup = needers[k] == entry;
+            if (dup)
+                continue;
+        }
+        for (guint h = 0; h < g->n_holders; h++) {
+            Choice c = {holders[h], G_MAXUINT32, -1, entry, needs, 0,
+                        affinity(topo, holders[h], entry)};
+            c.cost = choice_cost(p, &c, load);
+            if (choice_better(&c, &best))
+                best = c;
+        }
+        for (guint x = 0; x < exits->len; x++) {
+            guint32 exit = g_array_index(exits, guint32, x);
+            guint32 via = g_array_index(exit_of, guint32, x);
+            if (exit == via || exit == entry)
+                continue;
+            Choice c = {exit, via, -1, entry, needs, 0, affinity(topo, exit, entry)};
+            c.cost = choice_cost(p, &c, load);
             if (choice_better(&c, &best))
                 best = c;
         }
         for (guint r = 0; relays != NULL && r < relays->len; r++) {
             const RelaySource *rs = &g_array_index(relays, RelaySource, r);
-            if (rs->depth >= MAX_RELAY_DEPTH || rs->rank == needers[e])
+            if (rs->depth >= MAX_RELAY_DEPTH || rs->rank == entry)
                 continue;
-            Choice c = {rs->rank, (gint)r, needers[e],
-                        route_cost(&p->loads, rs->rank, needers[e], load),
-                        affinity(topo, rs->rank, needers[e])};
+            Choice c = {rs->rank, G_MAXUINT32, (gint)r, entry, needs, 0,
+                        affinity(topo, rs->rank, entry)};
+            c.cost = choice_cost(p, &c, load);
             if (choice_better(&c, &best))
                 best = c;
         }
     }
 
-    /* The arrival at the leader, bucket by bucket. */
+    /* The path to the entry, bucket by bucket. */
     const gint64 *deps = NULL;
-    guint32 flags = 0;
+    guint32 flags = best.entry_needs ? 0 : RS_TRANSFER_TO_STAGING;
     guint depth = 0;
-    if (best.relay >= 0) {
+    g_autoptr(GArray) handover = g_array_new(FALSE, FALSE, sizeof(gint64));
+    if (best.via != G_MAXUINT32) {
+        /* The replica hands the atom to the exit over NVLink, into its staging buffer. */
+        rs_plan_builder_emit_split(&pat->local, pat->t, pat->tensor_idx, best.via, best.sender, 0,
+                                   RS_TRANSFER_TO_STAGING, NULL, &u->box, handover);
+        route_add(&p->loads, best.via, best.sender, load);
+        deps = (const gint64 *)handover->data;
+        flags |= RS_TRANSFER_FROM_STAGING;
+    } else if (best.relay >= 0) {
         const RelaySource *rs = &g_array_index(relays, RelaySource, best.relay);
         deps = &g_array_index(p->relay_pieces, gint64, rs->first_piece);
-        flags = RS_TRANSFER_FROM_DESTINATION;
+        flags |= rs->staged ? RS_TRANSFER_FROM_STAGING : RS_TRANSFER_FROM_DESTINATION;
         depth = rs->depth + 1;
     }
     g_autoptr(GArray) arrival = g_array_new(FALSE, FALSE, sizeof(gint64));
-    rs_plan_builder_emit_split(&pat->local, pat->t, pat->tensor_idx, best.sender, best.leader, 0,
+    rs_plan_builder_emit_split(&pat->local, pat->t, pat->tensor_idx, best.sender, best.entry, 0,
                                flags, deps, &u->box, arrival);
-    route_add(&p->loads, best.sender, best.leader, load);
+    route_add(&p->loads, best.sender, best.entry, load);
 
-    /* Forwarding tree over the other needers: order [leader, others by rank]; the parent of
-     * position i is (i - 1) / 2. */
-    g_autofree guint32 *tree = g_new(guint32, u->n_needers);
+    /* Forwarding tree: order [entry, the needers but the entry, by rank]; the parent of
+     * position i is (i - 1) / 2. An entry that does not need the atom forwards it from its
+     * staging buffer; every other rank from its shard. */
+    g_autofree guint32 *tree = g_new(guint32, u->n_needers + 1);
     guint n_tree = 0;
-    tree[n_tree++] = best.leader;
+    tree[n_tree++] = best.entry;
     for (guint e = 0; e < u->n_needers; e++)
-        if (needers[e] != best.leader)
+        if (needers[e] != best.entry)
             tree[n_tree++] = needers[e];
+    /* The inner nodes of the tree forward twice: make them the needers whose NVLink egress
+     * is least busy (insertion sort, ties by rank, so the plan stays deterministic). */
+    for (guint i = 2; i < n_tree; i++) {
+        guint32 v = tree[i];
+        double busy = p->loads.busy_s[rs_topology_get_gpu_link(topo, v, RS_LINK_NVLINK_EGRESS)];
+        guint j = i;
+        while (j > 1) {
+            guint32 w = tree[j - 1];
+            double wb = p->loads.busy_s[rs_topology_get_gpu_link(topo, w, RS_LINK_NVLINK_EGRESS)];
+            if (wb < busy || (wb == busy && w < v))
+                break;
+            tree[j] = w;
+            j--;
+        }
+        tree[j] = v;
+    }
     g_autoptr(GPtrArray) arrivals = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
     g_ptr_array_add(arrivals, g_array_ref(arrival));
     for (guint i = 1; i < n_tree; i++) {
-        guint parent = (i - 1) / 2;
+        guint parent = g_getenv("RS_CHAIN") ? i - 1 : (i - 1) / 2;
         GArray *parent_arrival = g_ptr_array_index(arrivals, parent);
         GArray *child_arrival = g_array_new(FALSE, FALSE, sizeof(gint64));
+        guint32 from = parent == 0 && !best.entry_needs ? RS_TRANSFER_FROM_STAGING
+                                                         : RS_TRANSFER_FROM_DESTINATION;
         rs_plan_builder_emit_split(&pat->local, pat->t, pat->tensor_idx, tree[parent], tree[i], 0,
-                                   RS_TRANSFER_FROM_DESTINATION,
-                                   (const gint64 *)parent_arrival->data, &u->box, child_arrival);
+                                   from, (const gint64 *)parent_arrival->data, &u->box,
+                                   child_arrival);
         route_add(&p->loads, tree[parent], tree[i], load);
         g_ptr_array_add(arrivals, child_arrival);
     }
@@ -499,7 +625,8 @@ decide_unit(Planner *p, const Unit *u)
         }
         for (guint i = 0; i < n_tree; i++) {
             GArray *a = g_ptr_array_index(arrivals, i);
-            RelaySource rs = {tree[i], depth, p->relay_pieces->len, a->len};
+            RelaySource rs = {tree[i], depth, i == 0 && !best.entry_needs, p->relay_pieces->len,
+                              a->len};
             g_array_append_vals(p->relay_pieces, a->data, a->len);
             g_array_append_val(relays, rs);
         }

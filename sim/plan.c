@@ -400,11 +400,29 @@ cmp_i64(gint64 x, gint64 y)
     return x < y ? -1 : x > y;
 }
 
-/* Message order: (phase, src, dst, tensor, box.lo), then emission order. */
+/* The rank a relay's bytes came from (the source of its dependency), G_MAXUINT32 for
+ * bytes the sender holds itself. */
+static guint32
+transfer_origin(const RsTransfer *all, const RsTransfer *t)
+{
+    return t->depends_on >= 0 ? all[t->depends_on].src : G_MAXUINT32;
+}
+
+/* Message order: (phase, src, dst, depth, origin, tensor, box.lo), then emission order.
+ * Relays are grouped by their depth (hops from a holder), so a message only ever waits for
+ * messages of the depth below — the message graph cannot have a cycle however buckets
+ * coalesce — and by where their bytes came from, so a relay message waits for the messages
+ * of one upstream rank only and pipelines behind them. */
+typedef struct {
+    const RsTransfer *all;
+    const guint *depth; /* relay hops from a holder, per transfer */
+} SortContext;
+
 static gint
 transfer_compare(gconstpointer pa, gconstpointer pb, gpointer user_data)
 {
-    const RsTransfer *all = user_data;
+    const SortContext *ctx = user_data;
+    const RsTransfer *all = ctx->all;
     guint ia = *(const guint *)pa, ib = *(const guint *)pb;
     const RsTransfer *a = &all[ia], *b = &all[ib];
     gint c = cmp_u64(a->phase, b->phase);
@@ -412,6 +430,10 @@ transfer_compare(gconstpointer pa, gconstpointer pb, gpointer user_data)
         c = cmp_u64(a->src, b->src);
     if (c == 0)
         c = cmp_u64(a->dst, b->dst);
+    if (c == 0)
+        c = cmp_u64(ctx->depth[ia], ctx->depth[ib]);
+    if (c == 0)
+        c = cmp_u64(transfer_origin(all, a), transfer_origin(all, b));
     if (c == 0)
         c = cmp_u64(a->tensor_idx, b->tensor_idx);
     for (guint d = 0; c == 0 && d < a->box.n_dims; d++)
@@ -516,9 +538,16 @@ plan_finish(RsPlan *plan, GArray *raw, const RsPlanOptions *options)
     guint64 staging = rs_plan_options_get_staging_bytes(options);
     guint n = raw->len;
     g_autofree guint *order = g_new(guint, n);
-    for (guint i = 0; i < n; i++)
+    g_autofree guint *depth = g_new(guint, n);
+    for (guint i = 0; i < n; i++) {
+        const RsTransfer *tr = &g_array_index(raw, RsTransfer, i);
+        /* Strategies emit a transfer after the one it depends on. */
+        g_assert(tr->depends_on < (gint64)i);
+        depth[i] = tr->depends_on >= 0 ? depth[tr->depends_on] + 1 : 0;
         order[i] = i;
-    g_qsort_with_data(order, (gint)n, sizeof(guint), transfer_compare, raw->data);
+    }
+    SortContext ctx = {(const RsTransfer *)raw->data, depth};
+    g_qsort_with_data(order, (gint)n, sizeof(guint), transfer_compare, &ctx);
     g_autofree guint *sorted_index = g_new(guint, n);
     for (guint i = 0; i < n; i++)
         sorted_index[order[i]] = i;
@@ -535,16 +564,20 @@ plan_finish(RsPlan *plan, GArray *raw, const RsPlanOptions *options)
         plan->n_phases = MAX(plan->n_phases, tr.phase + 1);
     }
 
-    /* Buckets: consecutive transfers of one (phase, src, dst) while they fit. */
+    /* Buckets: consecutive transfers of one (phase, src, dst, origin) while they fit. */
     g_autoptr(GArray) messages = g_array_new(FALSE, FALSE, sizeof(RsMessage));
     g_autofree guint *message_of = g_new(guint, n);
+    const RsTransfer *all_sorted = (const RsTransfer *)sorted->data;
     for (guint i = 0; i < n;) {
         const RsTransfer *first = &g_array_index(sorted, RsTransfer, i);
+        guint32 origin = transfer_origin(all_sorted, first);
+        guint first_depth = depth[order[i]];
         RsMessage m = {first->src, first->dst, first->phase, 0, i, 0, 0, 0, 0};
         guint j = i;
         for (; j < n; j++) {
             const RsTransfer *tr = &g_array_index(sorted, RsTransfer, j);
-            if (tr->src != m.src || tr->dst != m.dst || tr->phase != m.phase)
+            if (tr->src != m.src || tr->dst != m.dst || tr->phase != m.phase ||
+                depth[order[j]] != first_depth || transfer_origin(all_sorted, tr) != origin)
                 break;
             if (m.src != m.dst && j > i && m.size_bytes + tr->size_bytes > staging)
                 break;

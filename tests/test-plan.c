@@ -1338,7 +1338,7 @@ main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_autoptr(GError) topo_error = NULL;
     g_autofree char *topo_path = g_test_build_filename(G_TEST_DIST, "data", "two-node.yaml", NULL);
-    RsTopologyOverrides ov = {64};
+    RsTopologyOverrides ov = {.n_nodes = 64};
     test_topology = rs_topology_load_file(topo_path, &ov, &topo_error);
     g_assert_no_error(topo_error);
     g_test_add_func("/plan/random/1500-cases-vs-reference", test_random_cases);

@@ -296,8 +296,8 @@ test_pattern_reuse(void)
 }
 
 static gboolean
-evaluate_first_order(const RsPlan *plan, gpointer user_data, double *predicted_s,
-                     GError **error)
+evaluate_first_order(const RsPlan *plan, const RsAutoCandidate *candidate, gpointer user_data,
+                     double *predicted_s, GError **error)
 {
     RsCostEstimate c;
     if (!rs_cost_estimate(plan, user_data, &c, error))
@@ -316,7 +316,8 @@ test_auto_picks_fastest(void)
     rs_plan_options_init(&o, topo);
     RsAutoResult result;
     g_autoptr(RsPlan) plan =
-        rs_plan_build_auto(refit, &o, evaluate_first_order, (gpointer)topo, &result, &error);
+        rs_plan_build_auto(refit, &o, NULL, 0, evaluate_first_order, (gpointer)topo, &result,
+                           &error);
     g_assert_no_error(error);
     guint n;
     rs_auto_get_candidates(&n);

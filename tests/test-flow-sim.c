@@ -1,0 +1,848 @@
+/* test-flow-sim.c — the flow-level simulator against closed forms, exact to rounding.
+ *
+ * Topology "flat" (below): 9 nodes of 4 GPUs, each node its own NVLink domain, one rail
+ * per GPU index; NVLink 100 GB/s × 1.0, 1 us per link; NIC 80 Gbit/s × 0.5 = 5 GB/s, 10 us
+ * per link; one scalable unit, no PCIe, no switch latency; message overhead 2 us. So:
+ *   NVLink message: latency 2 + 1 + 1 = 4 us, 100 GB/s;
+ *   same-rail network message: 2 + 10 + 10 = 22 us, 5 GB/s.
+ * "flat0" is the same with every latency and the overhead zero, for rate-only checks. */
+#include "sim/cost.h"
+#include "sim/flow-sim.h"
+
+#include <math.h>
+#include <string.h>
+
+#define US 1e-6
+#define NV_BW 100e9
+#define NIC_BW 5e9
+
+static const char flat_yaml[] =
+    "name: flat\n"
+    "nodes: 9\n"
+    "gpus_per_node: 4\n"
+    "nvlink: {bandwidth: 100 GB/s, efficiency: 1.0, latency: 1 us}\n"
+    "nic: {bandwidth: 80 Gbit/s, efficiency: 0.5, latency: 10 us}\n"
+    "software: {message_overhead: 2 us}\n";
+
+static const char flat0_yaml[] =
+    "name: flat0\n"
+    "nodes: 9\n"
+    "gpus_per_node: 4\n"
+    "nvlink: {bandwidth: 100 GB/s}\n"
+    "nic: {bandwidth: 80 Gbit/s, efficiency: 0.5}\n"
+    "fabric: {pxn: true}\n";
+
+static RsTopology *
+load(const char *yaml)
+{
+    g_autoptr(GError) error = NULL;
+    RsTopology *topo = rs_topology_load_string(yaml, "test.yaml", NULL, &error);
+    g_assert_no_error(error);
+    return topo;
+}
+
+/* A message row of a test table; deps are message indices, -1 terminated. */
+typedef struct {
+    guint32 src, dst;
+    guint64 size_bytes;
+    guint32 phase;
+    gint deps[4];
+} Msg;
+
+#define NODEPS {-1}
+
+static RsFlowSimResult *
+simulate(const RsTopology *topo, const Msg *rows, guint n, const RsFlowSimOptions *options)
+{
+    g_autofree RsFlowMessage *msgs = g_new0(RsFlowMessage, n);
+    g_autoptr(GArray) deps = g_array_new(FALSE, FALSE, sizeof(guint32));
+    for (guint i = 0; i < n; i++) {
+        msgs[i] = (RsFlowMessage){rows[i].src, rows[i].dst, rows[i].phase, rows[i].size_bytes,
+                                  deps->len, 0};
+        for (guint k = 0; k < 4 && rows[i].deps[k] >= 0; k++) {
+            guint32 d = (guint32)rows[i].deps[k];
+            g_array_append_val(deps, d);
+            msgs[i].n_deps++;
+        }
+    }
+    g_autoptr(GError) error = NULL;
+    RsFlowSimResult *r = rs_flow_sim_run_messages(msgs, n, (const guint32 *)deps->data,
+                                                  deps->len, topo, options, &error);
+    g_assert_no_error(error);
+    g_assert_nonnull(r);
+    return r;
+}
+
+static void
+assert_time(double got, double want)
+{
+    if (fabs(got - want) > 1e-12 * MAX(1.0, fabs(want)) + 1e-15)
+        g_error("time %.15g s, expected %.15g s", got, want);
+}
+
+/* --- one flow --- */
+
+static void
+test_one_flow(void)
+{
+    g_autoptr(RsTopology) topo = load(flat_yaml);
+    const Msg nv[] = {{0, 1, 1000000000, 0, NODEPS}};
+    g_autoptr(RsFlowSimResult) r = simulate(topo, nv, 1, NULL);
+    assert_time(r->total_s, 4 * US + 1e9 / NV_BW);
+    assert_time(r->message_start_s[0], 0.0);
+    assert_time(r->message_end_s[0], 4 * US + 1e9 / NV_BW);
+    guint32 eg = rs_topology_get_gpu_link(topo, 0, RS_LINK_NVLINK_EGRESS);
+    g_assert_cmpuint(r->link_bytes[eg], ==, 1000000000);
+    /* Busy from the end of the latency to the end: exactly bytes / capacity. */
+    assert_time(r->link_busy_s[eg], 1e9 / NV_BW);
+    g_assert_cmpuint(r->bottleneck_link, ==, eg);
+    assert_time(r->bottleneck_load_s, 0.01);
+    assert_time(r->gpu_finish_s[1], r->total_s);
+    g_assert_cmpfloat(r->gpu_finish_s[2], ==, -1.0);
+    g_assert_cmpuint(r->n_network_messages, ==, 1);
+    g_assert_cmpuint(r->bytes_moved, ==, 1000000000);
+
+    const Msg net[] = {{0, 4, 500000000, 0, NODEPS}};
+    g_autoptr(RsFlowSimResult) r2 = simulate(topo, net, 1, NULL);
+    assert_time(r2->total_s, 22 * US + 5e8 / NIC_BW);
+    g_autofree char *name = rs_topology_format_link(topo, r2->bottleneck_link);
+    g_assert_cmpstr(name, ==, "gpu0.nic-egress");
+}
+
+/* --- k equal flows sharing one link --- */
+
+typedef struct {
+    guint k;
+    gboolean network; /* over GPU 0's NIC egress, else its NVLink egress */
+} ShareCase;
+
+static const ShareCase share_cases[] = {{1, FALSE}, {2, FALSE}, {3, FALSE},
+                                        {1, TRUE},  {4, TRUE},  {8, TRUE}};
+
+static void
+test_share(gconstpointer data)
+{
+    const ShareCase *c = data;
+    g_autoptr(RsTopology) topo = load(flat_yaml);
+    g_autofree Msg *rows = g_new0(Msg, c->k);
+    const guint64 size = 300000000;
+    for (guint i = 0; i < c->k; i++)
+        rows[i] = (Msg){0, c->network ? 4 * (i + 1) : i + 1, size, 0, NODEPS};
+    g_autoptr(RsFlowSimResult) r = simulate(topo, rows, c->k, NULL);
+    double want = c->network ? 22 * US + c->k * size / NIC_BW : 4 * US + c->k * size / NV_BW;
+    for (guint i = 0; i < c->k; i++)
+        assert_time(r->message_end_s[i], want);
+    assert_time(r->total_s, want);
+}
+
+/* --- incast: n sources into GPU 0 --- */
+
+typedef struct {
+    guint n_network; /* sources on other nodes, same rail */
+    guint n_nvlink;  /* sources in GPU 0's node */
+} IncastCase;
+
+static const IncastCase incast_cases[] = {{2, 0}, {4, 0}, {8, 0}, {0, 3}, {2, 3}};
+
+static void
+test_incast(gconstpointer data)
+{
+    const IncastCase *c = data;
+    g_autoptr(RsTopology) topo = load(flat_yaml);
+    guint n = c->n_network + c->n_nvlink;
+    g_autofree Msg *rows = g_new0(Msg, n);
+    const guint64 size = 100000000;
+    for (guint i = 0; i < c->n_network; i++)
+        rows[i] = (Msg){4 * (i + 1), 0, size, 0, NODEPS};
+    for (guint i = 0; i < c->n_nvlink; i++)
+        rows[c->n_network + i] = (Msg){i + 1, 0, size, 0, NODEPS};
+    g_autoptr(RsFlowSimResult) r = simulate(topo, rows, n, NULL);
+    /* The NIC ingress and the NVLink ingress are separate links into the GPU. */
+    for (guint i = 0; i < c->n_network; i++)
+        assert_time(r->message_end_s[i], 22 * US + c->n_network * size / NIC_BW);
+    for (guint i = 0; i < c->n_nvlink; i++)
+        assert_time(r->message_end_s[c->n_network + i], 4 * US + c->n_nvlink * size / NV_BW);
+    g_autofree char *name = rs_topology_format_link(topo, r->bottleneck_link);
+    g_assert_cmpstr(name, ==, c->n_network ? "gpu0.nic-ingress" : "gpu0.nvlink-ingress");
+}
+
+/* --- max-min with two bottleneck links and three flows ---
+ * On flat0 (no latency, PXN on): A = 1 → 4 crosses NVLink (1 → 0) then GPU 0's NIC (PXN:
+ * GPU 0 is on GPU 4's rail); B = 0 → 8 crosses GPU 0's NIC; C = 2 → 0 crosses GPU 0's
+ * NVLink ingress. Max-min: the NIC egress of GPU 0 (5 GB/s, A and B) binds first at
+ * 2.5 GB/s each; C takes what A leaves of GPU 0's NVLink ingress: 97.5 GB/s. Both links are
+ * saturated. Sizes: A and B 1 GB end at 0.4 s; C, 60 GB, has moved 39 GB by then and takes
+ * the full 100 GB/s for the remaining 21 GB: 0.61 s. */
+static void
+test_max_min(gconstpointer data)
+{
+    RsFlowSimOptions opt;
+    rs_flow_sim_options_init(&opt);
+    opt.rates = GPOINTER_TO_UINT(data);
+    g_autoptr(RsTopology) topo = load(flat0_yaml);
+    const Msg rows[] = {
+        {1, 4, 1000000000, 0, NODEPS},
+        {0, 8, 1000000000, 0, NODEPS},
+        {2, 0, 60000000000, 0, NODEPS},
+    };
+    g_autoptr(RsFlowSimResult) r = simulate(topo, rows, 3, &opt);
+    assert_time(r->message_end_s[0], 1e9 / 2.5e9);
+    assert_time(r->message_end_s[1], 1e9 / 2.5e9);
+    assert_time(r->message_end_s[2], 0.4 + (60e9 - 0.4 * 97.5e9) / 100e9);
+    guint32 nvl_in0 = rs_topology_get_gpu_link(topo, 0, RS_LINK_NVLINK_INGRESS);
+    g_assert_cmpuint(r->link_bytes[nvl_in0], ==, 61000000000);
+    g_assert_cmpuint(r->bottleneck_link, ==, nvl_in0);
+}
+
+/* --- propagation: a rate that drops frees capacity two links away ---
+ * On flat0 (no latency, PXN): Y = 1 → 4 goes over NVLink to GPU 0 and out of GPU 0's NIC
+ * (5 GB/s); Z = 1 → 2 shares GPU 1's NVLink egress (100 GB/s) with Y, so Z runs at 95.
+ * N = 0 → 8 waits for D = 5 → 6 (9.6 MB at 100 GB/s: 96 us), then shares GPU 0's NIC with
+ * Y: Y drops to 2.5 GB/s and max-min lifts Z to 97.5 GB/s. Z shares no link with N, so
+ * only a recomputation that follows Y's drop (local, global) sees it; neighbours-only
+ * leaves Z at 95 GB/s until it ends. */
+static void
+test_propagation(gconstpointer data)
+{
+    RsFlowSimRates rates = GPOINTER_TO_UINT(data);
+    g_autoptr(RsTopology) topo = load(flat0_yaml);
+    const Msg rows[] = {
+        {1, 4, 1000000000, 0, NODEPS},  /* Y */
+        {1, 2, 10000000000, 0, NODEPS}, /* Z */
+        {5, 6, 9600000, 0, NODEPS},     /* D */
+        {0, 8, 1000000000, 0, {2, -1}}, /* N */
+    };
+    RsFlowSimOptions opt;
+    rs_flow_sim_options_init(&opt);
+    opt.chunk_bytes = 0; /* N waits for all of D */
+    opt.rates = rates;
+    g_autoptr(RsFlowSimResult) r = simulate(topo, rows, 4, &opt);
+    const double t_n = 96e-6, sz = 1e10, sy = 1e9;
+    assert_time(r->message_end_s[2], t_n);
+    if (rates == RS_FLOW_SIM_RATES_NEIGHBOURS)
+        assert_time(r->message_end_s[1], sz / 95e9);
+    else
+        assert_time(r->message_end_s[1], t_n + (sz - 95e9 * t_n) / 97.5e9);
+    double y_end = t_n + (sy - 5e9 * t_n) / 2.5e9;
+    assert_time(r->message_end_s[0], y_end);
+    /* N has the NIC to itself once Y is done. */
+    assert_time(r->message_end_s[3], y_end + (1e9 - 2.5e9 * (y_end - t_n)) / 5e9);
+}
+
+/* --- relay chain: h hops of S bytes in c chunks: o + h·α + (h + c − 1)·(S / c) / B --- */
+
+typedef struct {
+    guint chunks;
+    gboolean network;
+} ChainCase;
+
+static const ChainCase chain_cases[] = {{1, FALSE}, {2, FALSE}, {4, FALSE}, {8, FALSE},
+                                        {1, TRUE},  {5, TRUE},  {16, TRUE}};
+
+static void
+test_relay_chain(gconstpointer data)
+{
+    const ChainCase *c = data;
+    g_autoptr(RsTopology) topo = load(flat_yaml);
+    const guint64 size = 160000000;
+    /* NVLink chain 0 → 1 → 2 → 3; network chain 0 → 4 → 8 → 12 (one rail, one leaf). */
+    guint32 g[4];
+    for (guint i = 0; i < 4; i++)
+        g[i] = c->network ? 4 * i : i;
+    const Msg rows[] = {
+        {g[0], g[1], size, 0, NODEPS},
+        {g[1], g[2], size, 0, {0, -1}},
+        {g[2], g[3], size, 0, {1, -1}},
+    };
+    RsFlowSimOptions opt;
+    rs_flow_sim_options_init(&opt);
+    opt.chunk_bytes = size / c->chunks;
+    opt.max_chunks_per_message = 0;
+    g_autoptr(RsFlowSimResult) r = simulate(topo, rows, 3, &opt);
+    double bw = c->network ? NIC_BW : NV_BW;
+    double alpha = c->network ? 20 * US : 2 * US;
+    double s = (double)size / c->chunks;
+    assert_time(r->total_s, 2 * US + 3 * alpha + (3 + c->chunks - 1) * s / bw);
+    /* Each hop's first byte left once the previous hop's first chunk had arrived. */
+    assert_time(r->message_start_s[1], 2 * US + alpha + s / bw);
+    g_assert_cmpuint(r->n_chunks, ==, 3 * c->chunks);
+}
+
+/* A relay that forwards half of what its dependency brings starts chunk k when the
+ * dependency delivered the same fraction: with a 2-chunk dependency of 2S and a 2-chunk
+ * relay of S on flat0, the relay's chunks follow the dependency's one chunk behind. */
+static void
+test_relay_fraction(void)
+{
+    g_autoptr(RsTopology) topo = load(flat0_yaml);
+    const Msg rows[] = {
+        {0, 1, 2000000000, 0, NODEPS},
+        {1, 2, 1000000000, 0, {0, -1}},
+    };
+    RsFlowSimOptions opt;
+    rs_flow_sim_options_init(&opt);
+    opt.chunk_bytes = 1000000000; /* dep: 2 chunks of 1 GB; relay: 1 chunk of 1 GB */
+    g_autoptr(RsFlowSimResult) r = simulate(topo, rows, 2, &opt);
+    /* The relay is a single (last) chunk: it needs the whole dependency (0.02 s), then
+     * takes 0.01 s. */
+    assert_time(r->message_end_s[1], 0.03);
+    opt.chunk_bytes = 500000000; /* dep: 4 chunks; relay: 2 chunks of 0.5 GB */
+    g_autoptr(RsFlowSimResult) r2 = simulate(topo, rows, 2, &opt);
+    /* Relay chunk 0 needs 1 GB of the dependency (0.01 s); chunk 1 (last) needs all of it
+     * (0.02 s) and starts then, after chunk 0 ended at 0.015 s: ends 0.025 s. */
+    assert_time(r2->message_start_s[1], 0.01);
+    assert_time(r2->message_end_s[1], 0.025);
+}
+
+/* --- the fabric: oversubscribed uplinks and PXN, on tests/data/small-fabric.yaml ---
+ * 8 nodes × 2 GPUs, units of 4 nodes (GPUs 0-7, 8-15), NIC 10 GB/s, PCIe 16 GB/s
+ * (dominated), uplinks 4 × 10 / 2 = 20 GB/s; latency of a cross-unit message:
+ * overhead 1 + PCIe 0.5 + NIC 2 + NIC 2 + PCIe 0.5 + 3 switches × 0.25 = 6.75 us. */
+
+static RsTopology *
+load_small_fabric(RsTopologyPxn pxn)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "small-fabric.yaml", NULL);
+    RsTopologyOverrides ov = {.pxn = pxn};
+    RsTopology *topo = rs_topology_load_file(path, &ov, &error);
+    g_assert_no_error(error);
+    return topo;
+}
+
+/* Four rail-0 GPUs of unit 0 send to unit 1: their 20 GB/s uplink gives each 5 GB/s,
+ * half of what their NICs could carry. */
+static void
+test_uplink_oversubscribed(void)
+{
+    g_autoptr(RsTopology) topo = load_small_fabric(RS_TOPOLOGY_PXN_KEEP);
+    const guint64 size = 50000000;
+    const Msg rows[] = {
+        {0, 8, size, 0, NODEPS},
+        {2, 10, size, 0, NODEPS},
+        {4, 12, size, 0, NODEPS},
+        {6, 14, size, 0, NODEPS},
+    };
+    g_autoptr(RsFlowSimResult) r = simulate(topo, rows, 4, NULL);
+    for (guint i = 0; i < 4; i++)
+        assert_time(r->message_end_s[i], 6.75 * US + size / 5e9);
+    g_autofree char *name = rs_topology_format_link(topo, r->bottleneck_link);
+    g_assert_cmpstr(name, ==, "su0.rail0.uplink");
+    /* One flow alone is NIC-bound: 10 GB/s. */
+    g_autoptr(RsFlowSimResult) one = simulate(topo, rows, 1, NULL);
+    assert_time(one->total_s, 6.75 * US + size / 10e9);
+}
+
+/* With PXN, GPU 0's traffic for rail 1 leaves through GPU 1's NIC, which it then shares
+ * with GPU 1's own traffic. GPU 1's message (no NVLink hop: 6.25 us of latency) runs alone
+ * at 10 GB/s for 2 us until GPU 0's two (8.25 us) join; then three flows share
+ * gpu1.nic-egress at 10/3 GB/s; when GPU 1's ends, GPU 0's two have 20 KB left each and
+ * finish at 5 GB/s in 4 us. Without PXN, GPU 0's two flows share its own NIC (5 GB/s
+ * each) and GPU 1's flow has its NIC alone. */
+static void
+test_pxn(void)
+{
+    const guint64 size = 30000000;
+    const Msg rows[] = {
+        {0, 3, size, 0, NODEPS},
+        {0, 5, size, 0, NODEPS},
+        {1, 7, size, 0, NODEPS},
+    };
+    g_autoptr(RsTopology) pxn = load_small_fabric(RS_TOPOLOGY_PXN_ON);
+    g_autoptr(RsFlowSimResult) r = simulate(pxn, rows, 3, NULL);
+    double own_end = 8.25 * US + (size - 10e9 * 2 * US) / (10e9 / 3);
+    assert_time(r->message_end_s[2], own_end);
+    assert_time(r->message_end_s[0], own_end + 2e4 / 5e9);
+    assert_time(r->message_end_s[1], own_end + 2e4 / 5e9);
+    g_autofree char *name = rs_topology_format_link(pxn, r->bottleneck_link);
+    g_assert_cmpstr(name, ==, "gpu1.nic-egress");
+    g_autoptr(RsTopology) direct = load_small_fabric(RS_TOPOLOGY_PXN_OFF);
+    g_autoptr(RsFlowSimResult) r2 = simulate(direct, rows, 3, NULL);
+    assert_time(r2->message_end_s[0], 6.75 * US + size / 5e9);
+    assert_time(r2->message_end_s[2], 6.25 * US + size / 10e9); /* same rail: one switch */
+}
+
+/* --- whole plans on tests/data/two-node.yaml (NIC 5 GB/s, 10 us; NVLink 100 GB/s, 1 us;
+ * overhead 2 us): a [4, 1,000,000] f32 tensor (16 MB) on GPU 0, sharded S(0) onto GPUs
+ * 2 and 3 --- */
+
+static RsPlan *
+two_node_plan(RsStrategy strategy, RsRefit **refit_out)
+{
+    g_autoptr(GError) error = NULL;
+    const gint64 shape[] = {4, 1000000};
+    const guint32 src_ranks[] = {0};
+    g_autoptr(RsLayout) src = rs_layout_new_replicated(2, shape, src_ranks, 1);
+    g_autoptr(RsMesh) mesh = rs_mesh_parse("2", "2,3", &error);
+    RsPlacement s0 = {.kind = RS_PLACEMENT_SHARD, .dim = 0};
+    g_autoptr(RsLayout) dst = rs_layout_new_dtensor(2, shape, mesh, &s0, 1, &error);
+    g_assert_no_error(error);
+    RsRefit *refit = rs_refit_new();
+    g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_F32, src, dst, &error));
+    RsPlan *plan = rs_plan_build(refit, strategy, &error);
+    g_assert_no_error(error);
+    *refit_out = refit;
+    return plan;
+}
+
+static void
+test_plan_direct(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "two-node.yaml", NULL);
+    g_autoptr(RsTopology) topo = rs_topology_load_file(path, NULL, &error);
+    g_autoptr(RsRefit) refit = NULL;
+    g_autoptr(RsPlan) plan = two_node_plan(RS_STRATEGY_DIRECT, &refit);
+    g_autoptr(RsFlowSimResult) r = rs_flow_sim_run(plan, topo, NULL, &error);
+    g_assert_no_error(error);
+    /* Two 8 MB messages share GPU 0's NIC: 2.5 GB/s each after 22 us. */
+    assert_time(r->total_s, 22 * US + 8e6 / 2.5e9);
+    g_assert_cmpuint(r->n_network_messages, ==, 2);
+    g_assert_cmpuint(r->bytes_moved, ==, 16000000);
+    assert_time(r->gpu_finish_s[0], r->total_s);
+    g_assert_cmpfloat(r->gpu_finish_s[1], ==, -1.0);
+}
+
+static void
+test_plan_gather_broadcast(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "two-node.yaml", NULL);
+    g_autoptr(RsTopology) topo = rs_topology_load_file(path, NULL, &error);
+    g_autoptr(RsRefit) refit = NULL;
+    g_autoptr(RsPlan) plan = two_node_plan(RS_STRATEGY_GATHER_BROADCAST, &refit);
+    g_autoptr(RsFlowSimResult) r = rs_flow_sim_run(plan, topo, NULL, &error);
+    g_assert_no_error(error);
+    /* Phase 0 is a local copy. Phase 1: the chain 0 → 2 (NIC) → 3 (NVLink) in 4 MiB
+     * chunks: 16 MB = 3 × 4,194,304 + 3,417,088 bytes. GPU 3 forwards each chunk long
+     * before the next arrives; its last chunk leaves when the first hop ends. */
+    g_assert_cmpuint(r->n_phases, ==, 2);
+    assert_time(r->phase_end_s[0], 0.0);
+    assert_time(r->total_s, 22 * US + 16e6 / 5e9 + 3417088 / 100e9);
+    g_assert_cmpuint(r->n_chunks, ==, 8);
+}
+
+/* --- phases, local copies, zero bytes --- */
+
+static void
+test_phases(void)
+{
+    g_autoptr(RsTopology) topo = load(flat_yaml);
+    const Msg rows[] = {
+        {0, 1, 100000000, 0, NODEPS},  /* 4 us + 1 ms */
+        {5, 5, 100000000, 0, NODEPS},  /* local copy: no time */
+        {4, 0, 50000000, 3, NODEPS},   /* phase 3 after phase 0: 22 us + 10 ms */
+        {0, 0, 50000000, 3, {2, -1}},  /* local copy waiting for message 2 */
+        {1, 2, 0, 3, NODEPS},          /* zero bytes: latency only */
+    };
+    g_autoptr(RsFlowSimResult) r = simulate(topo, rows, 5, NULL);
+    double p0 = 4 * US + 1e8 / NV_BW;
+    g_assert_cmpuint(r->n_phases, ==, 2);
+    g_assert_cmpuint(r->phase_ids[1], ==, 3);
+    assert_time(r->phase_end_s[0], p0);
+    assert_time(r->message_end_s[1], 0.0);
+    assert_time(r->message_start_s[2], p0);
+    assert_time(r->message_end_s[2], p0 + 22 * US + 5e7 / NIC_BW);
+    assert_time(r->message_end_s[3], r->message_end_s[2]);
+    assert_time(r->message_end_s[4], p0 + 4 * US);
+    assert_time(r->total_s, p0 + 22 * US + 5e7 / NIC_BW);
+    g_assert_cmpuint(r->n_network_messages, ==, 3);
+}
+
+/* Same inputs, bit-identical outputs, and the global recomputation agrees on a case where
+ * local recomputation is exact. */
+static void
+test_deterministic(void)
+{
+    g_autoptr(RsTopology) topo = load(flat_yaml);
+    g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(Msg));
+    GRand *rand = g_rand_new_with_seed(7);
+    for (guint i = 0; i < 400; i++) {
+        Msg m = {g_rand_int_range(rand, 0, 36), g_rand_int_range(rand, 0, 36),
+                 (guint64)g_rand_int_range(rand, 1, 50000000), g_rand_int_range(rand, 0, 3),
+                 NODEPS};
+        if (i > 10 && g_rand_int_range(rand, 0, 4) == 0) {
+            guint d = g_rand_int_range(rand, 0, i);
+            if (g_array_index(rows, Msg, d).phase <= m.phase)
+                m.deps[0] = (gint)d, m.deps[1] = -1;
+        }
+        g_array_append_val(rows, m);
+    }
+    g_rand_free(rand);
+    g_autoptr(RsFlowSimResult) a = simulate(topo, (Msg *)rows->data, rows->len, NULL);
+    g_autoptr(RsFlowSimResult) b = simulate(topo, (Msg *)rows->data, rows->len, NULL);
+    g_assert_cmpmem(a->message_end_s, a->n_messages * sizeof(double), b->message_end_s,
+                    b->n_messages * sizeof(double));
+    g_assert_cmpmem(a->link_busy_s, a->n_links * sizeof(double), b->link_busy_s,
+                    b->n_links * sizeof(double));
+    g_assert_cmpfloat(a->total_s, ==, b->total_s);
+}
+
+/* The timeline holds every byte, and a link that is saturated throughout reads 1.0. */
+static void
+test_timeline(void)
+{
+    g_autoptr(RsTopology) topo = load(flat0_yaml);
+    const Msg rows[] = {{0, 4, 1000000000, 0, NODEPS}}; /* 0.2 s at 5 GB/s */
+    g_autoptr(RsFlowSimResult) r = simulate(topo, rows, 1, NULL);
+    guint32 eg = rs_topology_get_gpu_link(topo, 0, RS_LINK_NIC_EGRESS);
+    const double *row = &r->link_timeline_bytes[(gsize)eg * r->n_buckets];
+    double sum = 0;
+    for (guint b = 0; b < r->n_buckets; b++)
+        sum += row[b];
+    g_assert_cmpfloat_with_epsilon(sum, 1e9, 1e-3);
+    g_assert_cmpuint(r->n_buckets, ==, RS_FLOW_SIM_DEFAULT_BUCKETS);
+    g_assert_cmpfloat(r->bucket_s * r->n_buckets, >=, 0.2);
+    g_assert_cmpfloat(r->bucket_s * r->n_buckets, <, 0.4);
+    g_assert_cmpfloat_with_epsilon(row[0] / (NIC_BW * r->bucket_s), 1.0, 1e-9);
+    g_assert_cmpfloat_with_epsilon(rs_flow_sim_get_link_utilisation(r, topo, eg), 1.0, 1e-12);
+}
+
+/* --- explicit traffic (a trace) --- */
+
+static void
+test_trace_replay(void)
+{
+    g_autoptr(RsTopology) topo = load(flat_yaml);
+    g_autoptr(GError) error = NULL;
+    /* Message ids need not be 0..n-1; the relay waits for id 10. */
+    g_autoptr(RsTrace) in = rs_trace_read_string("message,src,dst,bytes,depends_on\n"
+                                                 "10,0,1,160000000,\n"
+                                                 "20,1,2,160000000,10\n"
+                                                 "30,2,3,160000000,20\n",
+                                                 "m.csv", &error);
+    g_assert_no_error(error);
+    RsFlowSimOptions opt;
+    rs_flow_sim_options_init(&opt);
+    opt.chunk_bytes = 40000000;
+    g_autoptr(RsFlowSimResult) r = rs_flow_sim_run_trace(in, topo, &opt, &error);
+    g_assert_no_error(error);
+    assert_time(r->total_s, 2 * US + 3 * 2 * US + 6 * 4e7 / NV_BW);
+    const guint32 ids[] = {10, 20, 30};
+    g_autoptr(RsTrace) out = rs_flow_sim_result_to_trace(r, topo, ids);
+    const RsTraceRow *row = rs_trace_get_row(out, 1);
+    g_assert_cmpuint(row->message, ==, 20);
+    g_assert_cmpstr(row->route, ==, "gpu1.nvlink-egress;gpu2.nvlink-ingress");
+    g_assert_cmpuint(g_array_index(row->depends_on, guint32, 0), ==, 10);
+    assert_time(row->end_s, r->message_end_s[1]);
+    g_assert_cmpstr(rs_trace_get_meta(out, "source"), ==, "simulated");
+    /* What was written reads back and replays to the same times. */
+    g_autofree char *text = rs_trace_to_string(out);
+    g_autoptr(RsTrace) back = rs_trace_read_string(text, "out.csv", &error);
+    g_assert_no_error(error);
+    g_autoptr(RsFlowSimResult) r2 = rs_flow_sim_run_trace(back, topo, &opt, &error);
+    g_assert_no_error(error);
+    g_assert_cmpfloat(r2->total_s, ==, r->total_s);
+}
+
+typedef struct {
+    Msg rows[3];
+    guint n;
+    gint code;
+    const char *fragment;
+} ErrorCase;
+
+static const ErrorCase error_cases[] = {
+    {{{0, 36, 10, 0, NODEPS}}, 1, RS_FLOW_SIM_ERROR_RANK, "message 0: rank 36 is not a GPU"},
+    {{{0, 1, 10, 0, {1, -1}}, {1, 2, 10, 0, {0, -1}}}, 2, RS_FLOW_SIM_ERROR_DEPENDENCY,
+     "dependency cycle"},
+    {{{0, 1, 10, 0, {1, -1}}, {1, 2, 10, 1, NODEPS}}, 2, RS_FLOW_SIM_ERROR_DEPENDENCY,
+     "message 0 depends on message 1, which belongs to a later phase"},
+    {{{0, 1, 10, 0, {0, -1}}}, 1, RS_FLOW_SIM_ERROR_DEPENDENCY, "is the message itself"},
+    {{{0, 1, 10, 0, {7, -1}}}, 1, RS_FLOW_SIM_ERROR_DEPENDENCY, "which is not a message"},
+};
+
+static void
+test_error(gconstpointer data)
+{
+    const ErrorCase *c = data;
+    g_autoptr(RsTopology) topo = load(flat_yaml);
+    RsFlowMessage msgs[3];
+    guint32 deps[3];
+    guint n_deps = 0;
+    for (guint i = 0; i < c->n; i++) {
+        msgs[i] = (RsFlowMessage){c->rows[i].src, c->rows[i].dst, c->rows[i].phase,
+                                  c->rows[i].size_bytes, n_deps, 0};
+        for (guint k = 0; c->rows[i].deps[k] >= 0; k++, msgs[i].n_deps++)
+            deps[n_deps++] = (guint32)c->rows[i].deps[k];
+    }
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsFlowSimResult) r =
+        rs_flow_sim_run_messages(msgs, c->n, deps, n_deps, topo, NULL, &error);
+    g_assert_null(r);
+    g_assert_error(error, RS_FLOW_SIM_ERROR, c->code);
+    if (strstr(error->message, c->fragment) == NULL)
+        g_error("\"%s\" lacks \"%s\"", error->message, c->fragment);
+}
+
+/* --- the lower bound against the simulator --- */
+
+/* A layout of a [rows, cols] tensor on @ranks as a 1-D S(d) or R mesh. */
+static RsLayout *
+make_layout(gint64 rows, gint64 cols, const char *ranks, RsPlacementKind kind, gint dim)
+{
+    g_autoptr(GError) error = NULL;
+    g_auto(GStrv) items = g_strsplit(ranks, ",", -1);
+    g_autofree char *shape = g_strdup_printf("%u", g_strv_length(items));
+    g_autoptr(RsMesh) mesh = rs_mesh_parse(shape, ranks, &error);
+    g_assert_no_error(error);
+    const gint64 dims[] = {rows, cols};
+    RsPlacement p = {.kind = kind, .dim = dim};
+    RsLayout *l = rs_layout_new_dtensor(2, dims, mesh, &p, 1, &error);
+    g_assert_no_error(error);
+    return l;
+}
+
+/* Tight cases on latency-free fabrics (NIC 10 GB/s, NVLink 100 GB/s):
+ * "units": 6 nodes of 1 GPU in scalable units of 2 nodes, oversubscription 4 (uplinks
+ * 2 × 10 / 4 = 5 GB/s per unit); "pairs": 4 nodes of 2 GPUs, one unit. A 4 MB tensor
+ * [1000, 1000] f32 moves with the direct strategy; each case is built so that one cut is
+ * saturated for the whole transfer, so the simulated time equals the bound. */
+static const char units_yaml[] = "name: units\nnodes: 6\ngpus_per_node: 1\n"
+                                 "nvlink: {bandwidth: 100 GB/s}\nnic: {bandwidth: 10 GB/s}\n"
+                                 "fabric: {scalable_unit_nodes: 2, oversubscription: 4}\n";
+static const char pairs_yaml[] = "name: pairs\nnodes: 4\ngpus_per_node: 2\n"
+                                 "nvlink: {bandwidth: 100 GB/s}\nnic: {bandwidth: 10 GB/s}\n";
+
+typedef struct {
+    const char *name;
+    const char *topology;
+    const char *src_ranks;
+    RsPlacementKind src_kind;
+    const char *dst_ranks;
+    RsCutKind kind;
+    guint32 where;
+    double time_s;
+} TightCase;
+
+#define B 4e6
+static const TightCase tight_cases[] = {
+    /* GPU 1 needs all 4 MB over its NIC: 0.4 ms (a GPU alone in its domain has no NVLink
+     * capacity in its cut). */
+    {"gpu-ingress", units_yaml, "0", RS_PLACEMENT_REPLICATE, "1", RS_CUT_GPU_INGRESS, 1,
+     B / 10e9},
+    /* GPUs 4 and 5 (one domain) need a half each from two other domains: 2 NICs × 10 GB/s. */
+    {"domain-ingress", pairs_yaml, "0,2", RS_PLACEMENT_SHARD, "4,5", RS_CUT_DOMAIN_INGRESS, 2,
+     B / 20e9},
+    /* GPU 0 alone holds the tensor, two GPUs need a half each: its NIC sends all of it. */
+    {"gpu-egress", units_yaml, "0", RS_PLACEMENT_REPLICATE, "1,2", RS_CUT_GPU_EGRESS, 0,
+     B / 10e9},
+    /* Domain 0 (GPUs 0, 1) alone holds the tensor; GPUs of two other domains need halves. */
+    {"domain-egress", pairs_yaml, "0,1", RS_PLACEMENT_SHARD, "4,6", RS_CUT_DOMAIN_EGRESS, 0,
+     B / 20e9},
+    /* Unit 1 (GPU 2) needs all of it from unit 0: its 5 GB/s downlink. */
+    {"unit-ingress", units_yaml, "0,1", RS_PLACEMENT_SHARD, "2", RS_CUT_UNIT_INGRESS, 1,
+     B / 5e9},
+    /* Unit 0 sends halves to units 1 and 2 through its 5 GB/s uplink. */
+    {"unit-egress", units_yaml, "0,1", RS_PLACEMENT_SHARD, "2,4", RS_CUT_UNIT_EGRESS, 0,
+     B / 5e9},
+};
+#undef B
+
+static void
+test_bound_tight(gconstpointer data)
+{
+    const TightCase *c = data;
+    g_autoptr(RsTopology) topo = load(c->topology);
+    g_autoptr(RsLayout) src = make_layout(1000, 1000, c->src_ranks, c->src_kind, 0);
+    g_autoptr(RsLayout) dst = make_layout(1000, 1000, c->dst_ranks, RS_PLACEMENT_SHARD, 0);
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_autoptr(GError) error = NULL;
+    g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_F32, src, dst, &error));
+    RsLowerBound bound;
+    g_assert_true(rs_lower_bound_compute(refit, topo, &bound, &error));
+    g_assert_cmpstr(rs_cut_kind_get_name(bound.kind), ==, rs_cut_kind_get_name(c->kind));
+    g_assert_cmpuint(bound.where, ==, c->where);
+    assert_time(bound.time_s, c->time_s);
+    g_autoptr(RsPlan) plan = rs_plan_build(refit, RS_STRATEGY_DIRECT, &error);
+    g_assert_no_error(error);
+    for (guint rates = 0; rates < 2; rates++) {
+        RsFlowSimOptions opt;
+        rs_flow_sim_options_init(&opt);
+        opt.rates = rates;
+        g_autoptr(RsFlowSimResult) r = rs_flow_sim_run(plan, topo, &opt, &error);
+        g_assert_no_error(error);
+        assert_time(r->total_s, bound.time_s);
+    }
+}
+
+/* A random small cluster: sizes, capacities, oversubscription, PCIe, PXN and latencies. */
+static char *
+random_topology(GRand *rand)
+{
+    static const guint gpn[] = {1, 2, 4};
+    static const double nic_gbit[] = {40, 80, 160}, eff[] = {0.5, 0.8, 1.0};
+    static const double nvlink_gb[] = {20, 100}, pcie_gb[] = {4, 8, 32};
+    static const char *const oversub[] = {"1", "2", "3.5"};
+    guint per_domain = g_rand_int_range(rand, 1, 3);
+    guint nodes = per_domain * g_rand_int_range(rand, 1, 5);
+    guint unit = per_domain * g_rand_int_range(rand, 1, 3);
+    gboolean latency = g_rand_boolean(rand);
+    GString *s = g_string_new("name: random\n");
+    g_string_append_printf(s, "nodes: %u\ngpus_per_node: %u\nnodes_per_nvlink_domain: %u\n", nodes,
+                           gpn[g_rand_int_range(rand, 0, 3)], per_domain);
+    double nv = nvlink_gb[g_rand_int_range(rand, 0, 2)], nv_eff = eff[g_rand_int_range(rand, 0, 3)];
+    g_string_append_printf(s, "nvlink: {bandwidth: %g GB/s, efficiency: %g, latency: %s}\n", nv,
+                           nv_eff, latency ? "1 us" : "0 us");
+    double nic = nic_gbit[g_rand_int_range(rand, 0, 3)];
+    double nic_eff = eff[g_rand_int_range(rand, 0, 3)];
+    g_string_append_printf(s, "nic: {bandwidth: %g Gbit/s, efficiency: %g, latency: %s}\n", nic,
+                           nic_eff, latency ? "3 us" : "0 us");
+    if (g_rand_boolean(rand))
+        g_string_append_printf(s, "pcie: {bandwidth: %g GB/s}\n",
+                               pcie_gb[g_rand_int_range(rand, 0, 3)]);
+    g_string_append_printf(s,
+                           "fabric: {scalable_unit_nodes: %u, oversubscription: %s, pxn: %s, "
+                           "switch_latency: %s}\n",
+                           unit, oversub[g_rand_int_range(rand, 0, 3)],
+                           g_rand_boolean(rand) ? "true" : "false", latency ? "0.5 us" : "0 us");
+    g_string_append_printf(s, "software: {message_overhead: %s}\n", latency ? "2 us" : "0 us");
+    return g_string_free(s, FALSE);
+}
+
+/* A random DTensor layout of @shape on 1 to 8 distinct random GPUs, 1-D or 2-D mesh. */
+static RsLayout *
+random_layout(GRand *rand, const gint64 *shape, guint n_gpus)
+{
+    guint n = g_rand_int_range(rand, 1, MIN(8, n_gpus) + 1);
+    g_autofree guint32 *gpus = g_new(guint32, n_gpus);
+    for (guint i = 0; i < n_gpus; i++)
+        gpus[i] = i;
+    for (guint i = 0; i < n; i++) {
+        guint j = g_rand_int_range(rand, i, n_gpus);
+        guint32 t = gpus[i];
+        gpus[i] = gpus[j];
+        gpus[j] = t;
+    }
+    guint sizes[2] = {n, 1}, n_dims = 1;
+    if (n % 2 == 0 && g_rand_boolean(rand)) {
+        sizes[0] = 2;
+        sizes[1] = n / 2;
+        n_dims = 2;
+    }
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsMesh) mesh = rs_mesh_new(n_dims, sizes, NULL, gpus, n, &error);
+    g_assert_no_error(error);
+    RsPlacement p[2];
+    for (guint d = 0; d < n_dims; d++) {
+        guint pick = g_rand_int_range(rand, 0, 3);
+        p[d] = (RsPlacement){.kind = pick == 0 ? RS_PLACEMENT_REPLICATE : RS_PLACEMENT_SHARD,
+                             .dim = pick == 2 ? 1 : 0};
+    }
+    RsLayout *l = rs_layout_new_dtensor(2, shape, mesh, p, n_dims, &error);
+    g_assert_no_error(error);
+    return l;
+}
+
+/* On 500 random clusters, layouts and strategies the bound never exceeds the simulated
+ * time (nor the first-order estimate). */
+static void
+test_bound_random(void)
+{
+    static const gint64 cols[] = {1, 1000, 4096};
+    static const guint64 chunks[] = {0, 4096, 65536, 4u << 20};
+    GRand *rand = g_rand_new_with_seed(20240611);
+    guint n_checked = 0, n_tight = 0;
+    for (guint iter = 0; iter < 500; iter++) {
+        g_autofree char *yaml = random_topology(rand);
+        g_autoptr(GError) error = NULL;
+        g_autoptr(RsTopology) topo = rs_topology_load_string(yaml, "random.yaml", NULL, &error);
+        g_assert_no_error(error);
+        guint n_gpus = rs_topology_get_n_gpus(topo);
+        g_autoptr(RsRefit) refit = rs_refit_new();
+        guint n_tensors = g_rand_int_range(rand, 1, 4);
+        for (guint t = 0; t < n_tensors; t++) {
+            gint64 shape[2] = {g_rand_int_range(rand, 1, 13), cols[g_rand_int_range(rand, 0, 3)]};
+            g_autoptr(RsLayout) src = random_layout(rand, shape, n_gpus);
+            g_autoptr(RsLayout) dst = random_layout(rand, shape, n_gpus);
+            g_autofree char *name = g_strdup_printf("t%u", t);
+            g_assert_true(rs_refit_add_tensor(refit, name,
+                                              g_rand_boolean(rand) ? RS_DTYPE_F32 : RS_DTYPE_BF16,
+                                              src, dst, &error));
+        }
+        RsLowerBound bound;
+        g_assert_true(rs_lower_bound_compute(refit, topo, &bound, &error));
+        for (guint s = 0; s < RS_STRATEGY_N; s++) {
+            g_autoptr(RsPlan) plan = rs_plan_build(refit, (RsStrategy)s, &error);
+            g_assert_no_error(error);
+            RsFlowSimOptions opt;
+            rs_flow_sim_options_init(&opt);
+            opt.chunk_bytes = chunks[g_rand_int_range(rand, 0, 4)];
+            opt.rates = (RsFlowSimRates)g_rand_int_range(rand, 0, 3);
+            g_autoptr(RsFlowSimResult) r = rs_flow_sim_run(plan, topo, &opt, &error);
+            g_assert_no_error(error);
+            RsCostEstimate est;
+            g_assert_true(rs_cost_estimate(plan, topo, &est, &error));
+            if (bound.time_s > r->total_s * (1 + 1e-9) + 1e-15 ||
+                bound.time_s > est.predicted_s * (1 + 1e-9) + 1e-15) {
+                g_autofree char *cut = rs_lower_bound_format_cut(&bound);
+                g_error("iteration %u, %s: bound %.9g s (%s) > simulated %.9g s or estimate "
+                        "%.9g s\n%s",
+                        iter, rs_strategy_get_name((RsStrategy)s), bound.time_s, cut,
+                        r->total_s, est.predicted_s, yaml);
+            }
+            n_checked++;
+            if (bound.time_s > 0 && bound.time_s >= r->total_s * (1 - 1e-9))
+                n_tight++;
+        }
+    }
+    g_rand_free(rand);
+    g_assert_cmpuint(n_checked, ==, 500 * RS_STRATEGY_N);
+    g_test_message("%u of %u random plans simulate exactly at the bound", n_tight, n_checked);
+}
+
+int
+main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/flow-sim/one-flow", test_one_flow);
+    for (guint i = 0; i < G_N_ELEMENTS(share_cases); i++) {
+        g_autofree char *path = g_strdup_printf("/flow-sim/share/%s-%u",
+                                                share_cases[i].network ? "nic" : "nvlink",
+                                                share_cases[i].k);
+        g_test_add_data_func(path, &share_cases[i], test_share);
+    }
+    for (guint i = 0; i < G_N_ELEMENTS(incast_cases); i++) {
+        g_autofree char *path = g_strdup_printf("/flow-sim/incast/%u-network-%u-nvlink",
+                                                incast_cases[i].n_network,
+                                                incast_cases[i].n_nvlink);
+        g_test_add_data_func(path, &incast_cases[i], test_incast);
+    }
+    g_test_add_data_func("/flow-sim/max-min/local", GUINT_TO_POINTER(RS_FLOW_SIM_RATES_LOCAL),
+                         test_max_min);
+    g_test_add_data_func("/flow-sim/max-min/global", GUINT_TO_POINTER(RS_FLOW_SIM_RATES_GLOBAL),
+                         test_max_min);
+    g_test_add_data_func("/flow-sim/propagation/local", GUINT_TO_POINTER(RS_FLOW_SIM_RATES_LOCAL),
+                         test_propagation);
+    g_test_add_data_func("/flow-sim/propagation/global",
+                         GUINT_TO_POINTER(RS_FLOW_SIM_RATES_GLOBAL), test_propagation);
+    g_test_add_data_func("/flow-sim/propagation/neighbours",
+                         GUINT_TO_POINTER(RS_FLOW_SIM_RATES_NEIGHBOURS), test_propagation);
+    g_test_add_data_func("/flow-sim/max-min/neighbours",
+                         GUINT_TO_POINTER(RS_FLOW_SIM_RATES_NEIGHBOURS), test_max_min);
+    for (guint i = 0; i < G_N_ELEMENTS(chain_cases); i++) {
+        g_autofree char *path = g_strdup_printf("/flow-sim/relay-chain/%s-%u-chunks",
+                                                chain_cases[i].network ? "nic" : "nvlink",
+                                                chain_cases[i].chunks);
+        g_test_add_data_func(path, &chain_cases[i], test_relay_chain);
+    }
+    g_test_add_func("/flow-sim/relay-fraction", test_relay_fraction);
+    g_test_add_func("/flow-sim/fabric/uplink-oversubscribed", test_uplink_oversubscribed);
+    g_test_add_func("/flow-sim/fabric/pxn", test_pxn);
+    g_test_add_func("/flow-sim/plan/direct", test_plan_direct);
+    g_test_add_func("/flow-sim/plan/gather-broadcast", test_plan_gather_broadcast);
+    g_test_add_func("/flow-sim/phases", test_phases);
+    g_test_add_func("/flow-sim/deterministic", test_deterministic);
+    g_test_add_func("/flow-sim/timeline", test_timeline);
+    g_test_add_func("/flow-sim/trace-replay", test_trace_replay);
+    for (guint i = 0; i < G_N_ELEMENTS(tight_cases); i++) {
+        g_autofree char *path = g_strdup_printf("/flow-sim/bound/tight/%s", tight_cases[i].name);
+        g_test_add_data_func(path, &tight_cases[i], test_bound_tight);
+    }
+    g_test_add_func("/flow-sim/bound/random", test_bound_random);
+    for (guint i = 0; i < G_N_ELEMENTS(error_cases); i++) {
+        g_autofree char *path = g_strdup_printf("/flow-sim/errors/%u", i);
+        g_test_add_data_func(path, &error_cases[i], test_error);
+    }
+    return g_test_run();
+}
