@@ -2,16 +2,28 @@
  *
  * A topology file (topologies/NAME.yaml) describes nodes of GPUs, NVLink domains (groups of
  * nodes whose GPUs reach each other over NVLink through NVSwitch: 1 node of 8 for a DGX
- * H100, 18 trays of 4 for an NVL72 rack), one NIC per GPU on a rail-optimized scale-out
- * fabric, and per-message software overhead. Every figure carries its unit.
+ * H100, 18 trays of 4 for an NVL72 rack), one NIC per GPU attached over PCIe, a
+ * rail-optimized two-tier fat tree (NIC k of every node of a scalable unit on leaf k of that
+ * unit; leaves joined by a spine), and a per-message software overhead. Every figure
+ * carries its unit.
  *
- * The graph: each GPU g has four directed links, in this order of link id (4·g + k):
- *   k=0 NVLink egress  (GPU → NVSwitch), k=1 NVLink ingress (NVSwitch → GPU),
- *   k=2 NIC egress     (NIC → fabric),   k=3 NIC ingress    (fabric → NIC).
- * NVSwitch and the fabric core are non-blocking (DGX BasePOD / SuperPOD reference
- * architectures), so they add latency but no capacity limit. GPU indices are global:
- * node n holds GPUs [n·gpus_per_node, (n+1)·gpus_per_node); a GPU's rail is its index
- * within its node.
+ * The graph is an explicit array of directed links, each with a peak bandwidth, an
+ * achievable efficiency (capacity = bandwidth × efficiency) and a latency:
+ *   per GPU g, in this order of link id:
+ *     nvlink-egress  (GPU → NVSwitch)      nvlink-ingress (NVSwitch → GPU)
+ *     pcie-egress    (GPU → its NIC)       pcie-ingress   (NIC → GPU)     [only with `pcie`]
+ *     nic-egress     (NIC → leaf)          nic-ingress    (leaf → NIC)
+ *   then per leaf (scalable unit u, rail r):
+ *     uplink   (leaf → spine), downlink (spine → leaf): the aggregate of the leaf's spine
+ *     ports, bandwidth = (NICs on the leaf) × NIC bandwidth / oversubscription.
+ * NVSwitch, the leaves' and the spine's switching are non-blocking (DGX BasePOD and SuperPOD
+ * reference architectures), so they add latency but no capacity limit; ECMP is taken as
+ * spreading a leaf's traffic evenly over its uplinks, which the aggregate link models.
+ *
+ * GPU indices are global: node n holds GPUs [n·gpus_per_node, (n+1)·gpus_per_node); a GPU's
+ * rail is its index within its node; NVLink domain d holds nodes
+ * [d·nodes_per_nvlink_domain, …); scalable unit u holds nodes [u·scalable_unit_nodes, …)
+ * (the last one may be partial). An NVLink domain never spans two scalable units.
  */
 #pragma once
 
@@ -29,23 +41,38 @@ typedef enum {
 typedef enum {
     RS_LINK_NVLINK_EGRESS,
     RS_LINK_NVLINK_INGRESS,
-    RS_LINK_NIC_EGRESS,
-    RS_LINK_NIC_INGRESS,
+    RS_LINK_NIC_EGRESS,    /* NIC → leaf */
+    RS_LINK_NIC_INGRESS,   /* leaf → NIC */
+    RS_LINK_PCIE_EGRESS,   /* GPU → NIC */
+    RS_LINK_PCIE_INGRESS,  /* NIC → GPU */
+    RS_LINK_LEAF_UPLINK,   /* leaf → spine */
+    RS_LINK_LEAF_DOWNLINK, /* spine → leaf */
     RS_LINK_KIND_N
 } RsLinkKind;
 
-/* Longest route, in links. */
+/* Longest route, in links: PXN over NVLink, then PCIe, NIC, uplink, downlink, NIC, PCIe. */
 #define RS_TOPOLOGY_MAX_ROUTE 8
 
 typedef struct {
     RsLinkKind kind;
-    double bw_bytes_per_s; /* peak bandwidth of this direction */
+    double bw_bytes_per_s; /* peak bandwidth of this direction, bytes/s */
     double efficiency;     /* achievable fraction of the peak, (0, 1] */
-    double latency_s;      /* paid once per message crossing the link */
+    double latency_s;      /* paid once per message crossing the link, seconds */
+    guint32 owner;         /* the GPU of a per-GPU link; the leaf (u·n_rails + r) of a leaf link */
 } RsLink;
 
+typedef enum {
+    RS_TOPOLOGY_PXN_KEEP = 0, /* as the file says */
+    RS_TOPOLOGY_PXN_ON,
+    RS_TOPOLOGY_PXN_OFF,
+} RsTopologyPxn;
+
+/* Values that replace the file's; zero keeps the file's value. */
 typedef struct {
-    guint n_nodes; /* 0 keeps the file's node count */
+    guint n_nodes;
+    double nic_bw_bytes_per_s; /* per direction, bytes/s */
+    double oversubscription;   /* >= 1 */
+    RsTopologyPxn pxn;
 } RsTopologyOverrides;
 
 typedef struct _RsTopology RsTopology;
@@ -57,7 +84,15 @@ typedef struct _RsTopology RsTopology;
  * @error: RS_YAML_ERROR for unreadable or malformed YAML, a missing or unknown field, or a
  *   value without or with an ambiguous unit ("path:14:16: nic.bandwidth: bandwidth
  *   \"400 Gb/s\": ambiguous, use Gbit/s or GB/s"); RS_TOPOLOGY_ERROR_INVALID when
- *   nodes_per_nvlink_domain does not divide the node count
+ *   nodes_per_nvlink_domain does not divide the node count or the scalable unit, or an
+ *   override is out of range
+ *
+ * File keys: name, description, nodes, gpus_per_node, nodes_per_nvlink_domain (default 1),
+ * gpu {model, memory}, nvlink / nic / pcie {bandwidth, efficiency (default 1), latency
+ * (default 0)} (pcie optional: without it the NIC is taken as attached to the GPU
+ * directly), fabric {scalable_unit_nodes (default: all nodes), oversubscription (a number
+ * >= 1 or "N:1", default 1), switch_latency (per leaf or spine crossed, default 0),
+ * uplink_efficiency (default: the NIC's), pxn (default false)}, software {message_overhead}.
  *
  * Returns: (transfer full): the topology, or NULL on error.
  */
@@ -73,9 +108,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(RsTopology, rs_topology_free)
 
 /** rs_topology_get_name: Returns: (transfer none): the topology's name. */
 const char *rs_topology_get_name(const RsTopology *topo);
+/** rs_topology_get_description: Returns: (transfer none): one line, "" when none. */
+const char *rs_topology_get_description(const RsTopology *topo);
 /** rs_topology_get_gpu_model: Returns: (transfer none): e.g. "H100 SXM5 80GB". */
 const char *rs_topology_get_gpu_model(const RsTopology *topo);
-/** rs_topology_get_gpu_memory_bytes: Returns: memory of one GPU, bytes. */
+/** rs_topology_get_gpu_memory_bytes: Returns: memory of one GPU, bytes (0 when unknown). */
 guint64 rs_topology_get_gpu_memory_bytes(const RsTopology *topo);
 guint rs_topology_get_n_nodes(const RsTopology *topo);
 guint rs_topology_get_gpus_per_node(const RsTopology *topo);
@@ -89,17 +126,58 @@ guint rs_topology_get_nvlink_domain(const RsTopology *topo, guint32 gpu);
 guint rs_topology_get_node(const RsTopology *topo, guint32 gpu);
 /** rs_topology_get_rail: Returns: the rail of @gpu (its index within its node). */
 guint rs_topology_get_rail(const RsTopology *topo, guint32 gpu);
+/** rs_topology_get_n_rails: Returns: rails per scalable unit (= GPUs per node). */
+guint rs_topology_get_n_rails(const RsTopology *topo);
+/** rs_topology_get_scalable_unit_nodes: Returns: nodes per (full) scalable unit. */
+guint rs_topology_get_scalable_unit_nodes(const RsTopology *topo);
+guint rs_topology_get_n_scalable_units(const RsTopology *topo);
+/** rs_topology_get_scalable_unit: Returns: the scalable unit of @gpu. */
+guint rs_topology_get_scalable_unit(const RsTopology *topo, guint32 gpu);
+/** rs_topology_get_oversubscription: Returns: leaf downlink / uplink bandwidth, >= 1. */
+double rs_topology_get_oversubscription(const RsTopology *topo);
+/** rs_topology_get_switch_latency_s: Returns: latency per leaf or spine crossed, seconds. */
+double rs_topology_get_switch_latency_s(const RsTopology *topo);
+/** rs_topology_has_pcie: Returns: TRUE when GPU↔NIC PCIe links are modelled. */
+gboolean rs_topology_has_pcie(const RsTopology *topo);
+/** rs_topology_has_pxn: Returns: TRUE when rail-mismatched traffic goes over NVLink first. */
+gboolean rs_topology_has_pxn(const RsTopology *topo);
 /** rs_topology_get_message_overhead_s: Returns: software cost per message, seconds. */
 double rs_topology_get_message_overhead_s(const RsTopology *topo);
 
 guint rs_topology_get_n_links(const RsTopology *topo);
 /** rs_topology_get_link: Returns: (transfer none): link @link_id, alive as @topo. */
 const RsLink *rs_topology_get_link(const RsTopology *topo, guint32 link_id);
-/** rs_topology_get_link_gpu: Returns: the GPU link @link_id belongs to. */
+/** rs_topology_get_link_gpu: Returns: the GPU a per-GPU link belongs to, G_MAXUINT32 for a
+ * leaf link. */
 guint32 rs_topology_get_link_gpu(const RsTopology *topo, guint32 link_id);
-/** rs_topology_get_gpu_link: Returns: the id of @gpu's link of @kind. */
+/**
+ * rs_topology_get_gpu_link:
+ * @kind: a per-GPU kind (NVLink, PCIe, NIC)
+ * Returns: the id of @gpu's link of @kind, G_MAXUINT32 when the topology has no such link
+ * (PCIe without a `pcie` section).
+ */
 guint32 rs_topology_get_gpu_link(const RsTopology *topo, guint32 gpu, RsLinkKind kind);
-/** rs_topology_format_link: Returns: (transfer full): "gpu12.nic-egress". */
+/**
+ * rs_topology_get_leaf_link:
+ * @unit: scalable unit; @rail: rail; @kind: RS_LINK_LEAF_UPLINK or RS_LINK_LEAF_DOWNLINK
+ * Returns: the link id.
+ */
+guint32 rs_topology_get_leaf_link(const RsTopology *topo, guint unit, guint rail, RsLinkKind kind);
+/**
+ * rs_topology_link_is_dominated:
+ *
+ * A link is dominated when no feasible set of flow rates can saturate it before a link
+ * every one of its flows also crosses: a GPU's PCIe link and its NIC link carry exactly the
+ * same flows in each direction, so the larger of the two is dominated (PCIe on a tie); a
+ * leaf's uplink (downlink) only carries flows that left (enter) a NIC of that leaf, so it
+ * is dominated when its capacity is at least the sum of those NICs' capacities (PCIe
+ * included), e.g. with oversubscription 1. The flow simulator and the lower bound skip
+ * dominated links; they still carry bytes.
+ *
+ * Returns: TRUE when @link_id is dominated.
+ */
+gboolean rs_topology_link_is_dominated(const RsTopology *topo, guint32 link_id);
+/** rs_topology_format_link: Returns: (transfer full): "gpu12.nic-egress", "su1.rail3.uplink". */
 char *rs_topology_format_link(const RsTopology *topo, guint32 link_id);
 /** rs_link_kind_get_name: Returns: (transfer none): "nvlink-egress", "nic-ingress", … */
 const char *rs_link_kind_get_name(RsLinkKind kind);
@@ -112,17 +190,29 @@ double rs_link_get_capacity_bytes_per_s(const RsLink *link);
  * @links: (out caller-allocates) (array fixed-size=8): link ids crossed, in order
  *
  * Same GPU: no links (a local copy). Same NVLink domain: NVLink egress of @src, NVLink
- * ingress of @dst. Otherwise: NIC egress of @src, NIC ingress of @dst (the NIC of a GPU's
- * own rail; the fabric core is non-blocking).
+ * ingress of @dst (through the non-blocking NVSwitch). Otherwise the GPU's NIC on its rail:
+ * PCIe egress, NIC egress, then, when the leaves differ (other rail or other scalable unit),
+ * the uplink of the source's leaf and the downlink of the destination's leaf (through the
+ * spine), then NIC ingress and PCIe ingress of @dst. With PXN, when the rails differ, the
+ * route first crosses NVLink to the GPU of @src's node on @dst's rail and leaves through
+ * that GPU's NIC (NCCL's PXN), so it stays on one leaf when the scalable unit is the same.
  *
- * Returns: the number of links written.
+ * Returns: the number of links written, at most RS_TOPOLOGY_MAX_ROUTE.
  */
 guint rs_topology_route(const RsTopology *topo, guint32 src, guint32 dst, guint32 *links);
 
 /**
+ * rs_topology_get_route_latency_s:
+ * Returns: the latency of the route from @src to @dst: the latency of every link crossed
+ * plus switch_latency per leaf or spine crossed (0 for @src == @dst), seconds; the software
+ * overhead is not included.
+ */
+double rs_topology_get_route_latency_s(const RsTopology *topo, guint32 src, guint32 dst);
+
+/**
  * rs_topology_get_message_latency_s:
  * Returns: the fixed cost of one message from @src to @dst: the software overhead plus the
- * latency of every link on its route (0 for @src == @dst).
+ * route latency (0 for @src == @dst), seconds.
  */
 double rs_topology_get_message_latency_s(const RsTopology *topo, guint32 src, guint32 dst);
 

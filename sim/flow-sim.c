@@ -1,0 +1,1273 @@
+/* flow-sim.c — the event-driven flow-level simulator; the model is described in flow-sim.h.
+ *
+ * State per message: where it is in its life (idle until its phase is posted, paying its
+ * software overhead, waiting for its dependencies, paying route latency, taking bandwidth,
+ * done), the chunk it is on and the bytes it has delivered. A message taking bandwidth owns a
+ * flow slot: its route, its place in the flow list of every non-dominated link it crosses
+ * (swap-remove keeps joins and leaves O(1)), its rate and the bytes left of its chunk.
+ *
+ * Two heaps drive time: timers (overhead and latency ends; each pushed once) and the
+ * indexed heap of flow completion times (updated in place when a rate changes). Events
+ * within a relative 1e-12 of the earliest are handled as one batch, then the rates are
+ * recomputed once for the flows on the links whose flow set changed.
+ *
+ * Progressive filling: every link of the recomputed set starts with its residual capacity
+ * (capacity minus the rates of flows outside the set) and its count of unfrozen flows; the
+ * link with the smallest fair share residual / count freezes all its unfrozen flows at that
+ * share, which lowers residuals and counts of their other links; repeat. A heap of links
+ * keyed by fair share (lazy deletion by version) makes it O(F·R·log L). */
+#include "sim/flow-sim.h"
+
+#include <math.h>
+#include <string.h>
+
+G_DEFINE_QUARK(rs-flow-sim-error-quark, rs_flow_sim_error)
+
+#define NO_POS G_MAXUINT32
+#define NO_SLOT G_MAXUINT32
+#define BATCH_REL_TOLERANCE 1e-12
+#define INITIAL_BUCKET_S 1e-7
+#define EXACT_REFRESH_EVERY 64
+
+enum {
+    ST_IDLE,       /* its phase has not been posted */
+    ST_OVERHEAD,   /* paying the software overhead */
+    ST_WAIT,       /* waiting for its dependencies to deliver the next chunk */
+    ST_LATENCY,    /* first chunk paying route latency */
+    ST_ACTIVE,     /* a flow taking bandwidth */
+    ST_WAIT_LOCAL, /* a local copy waiting for its dependencies */
+    ST_DONE,
+};
+
+enum { TIMER_OVERHEAD_DONE, TIMER_ACTIVATE };
+
+typedef struct {
+    double t;
+    guint64 seq;
+    guint32 message;
+    guint32 kind;
+} Timer;
+
+typedef struct {
+    guint32 message; /* NO_SLOT when the slot is free */
+    guint32 n_links;
+    guint32 links[RS_TOPOLOGY_MAX_ROUTE];
+    guint32 pos[RS_TOPOLOGY_MAX_ROUTE]; /* index in the link's flow list, NO_POS if dominated */
+    double rate;      /* bytes/s */
+    double new_rate;
+    double remaining; /* bytes of the current chunk still to send */
+    double last_t;    /* time remaining was last brought up to date */
+    double complete_t;
+    guint32 heap_pos;
+    guint32 mark;   /* epoch of membership of the recomputed set */
+    guint32 frozen; /* epoch in which its new rate was fixed */
+} Flow;
+
+typedef struct {
+    guint32 *items; /* flow slots taking bandwidth on this link (non-dominated links only) */
+    guint32 len, cap;
+    double capacity; /* bytes/s */
+    double used;     /* sum of the rates of items */
+    guint32 n_incremental;
+    guint32 n_active; /* flows taking bandwidth, all links */
+    double busy_since;
+    gboolean dominated;
+    gboolean changed;
+    /* recompute temporaries */
+    guint32 mark;
+    guint32 version;
+    guint32 n_in_set;
+    guint32 n_unfrozen;
+    guint32 csr_first, csr_fill;
+    double residual;
+    double old_sum, new_sum;
+} LinkState;
+
+typedef struct {
+    double share;
+    guint32 link;
+    guint32 version;
+} LinkKey;
+
+typedef struct {
+    const RsTopology *topo;
+    RsFlowSimOptions opt;
+    RsFlowSimResult *res;
+    guint n;
+    const RsFlowMessage *msgs;
+    const guint32 *deps;
+    guint *dependents_first; /* [n + 1] */
+    guint32 *dependents;
+    guint8 *state;
+    guint32 *chunk;
+    guint32 *n_chunks;
+    guint64 *chunk_size;
+    guint64 *delivered;
+    guint32 *slot;
+    /* phases */
+    guint32 *phase_order; /* message indices by (phase, index) */
+    guint *phase_first;   /* [n_phases + 1] */
+    guint cur_phase;
+    guint remaining_in_phase;
+    guint n_done;
+    /* flows */
+    GArray *flows;      /* Flow */
+    GArray *free_slots; /* guint32 */
+    guint n_active_flows;
+    guint32 *heap; /* flow slots ordered by (complete_t, slot) */
+    guint heap_len, heap_cap;
+    GArray *timers; /* Timer, binary heap */
+    guint64 timer_seq;
+    /* links */
+    LinkState *links;
+    guint n_links;
+    GArray *changed; /* guint32 link ids */
+    guint32 epoch;
+    GArray *set;   /* guint32 flow slots being recomputed */
+    GArray *lset;  /* guint32 links of the set */
+    GArray *csr;   /* guint32 flow slots per link of lset */
+    GArray *lheap; /* LinkKey */
+    double now;
+} Sim;
+
+void
+rs_flow_sim_options_init(RsFlowSimOptions *options)
+{
+    options->chunk_bytes = RS_FLOW_SIM_DEFAULT_CHUNK_BYTES;
+    options->max_chunks_per_message = RS_FLOW_SIM_DEFAULT_MAX_CHUNKS;
+    options->rates = RS_FLOW_SIM_RATES_LOCAL;
+    options->n_timeline_buckets = RS_FLOW_SIM_DEFAULT_BUCKETS;
+}
+
+void
+rs_flow_sim_result_free(RsFlowSimResult *r)
+{
+    if (r == NULL)
+        return;
+    g_free(r->messages);
+    g_free(r->deps);
+    g_free(r->message_start_s);
+    g_free(r->message_end_s);
+    g_free(r->phase_ids);
+    g_free(r->phase_end_s);
+    g_free(r->gpu_finish_s);
+    g_free(r->link_bytes);
+    g_free(r->link_busy_s);
+    g_free(r->link_timeline_bytes);
+    g_free(r);
+}
+
+static inline Flow *
+flow_at(Sim *sim, guint32 slot)
+{
+    return &g_array_index(sim->flows, Flow, slot);
+}
+
+/* --- flow completion heap (indexed) --- */
+
+static inline gboolean
+heap_less(Sim *sim, guint32 a, guint32 b)
+{
+    double ta = flow_at(sim, a)->complete_t, tb = flow_at(sim, b)->complete_t;
+    return ta < tb || (ta == tb && a < b);
+}
+
+static void
+heap_swap(Sim *sim, guint i, guint j)
+{
+    guint32 a = sim->heap[i], b = sim->heap[j];
+    sim->heap[i] = b;
+    sim->heap[j] = a;
+    flow_at(sim, b)->heap_pos = i;
+    flow_at(sim, a)->heap_pos = j;
+}
+
+static void
+heap_up(Sim *sim, guint i)
+{
+    while (i > 0) {
+        guint parent = (i - 1) / 2;
+        if (!heap_less(sim, sim->heap[i], sim->heap[parent]))
+            break;
+        heap_swap(sim, i, parent);
+        i = parent;
+    }
+}
+
+static void
+heap_down(Sim *sim, guint i)
+{
+    for (;;) {
+        guint l = 2 * i + 1, r = l + 1, m = i;
+        if (l < sim->heap_len && heap_less(sim, sim->heap[l], sim->heap[m]))
+            m = l;
+        if (r < sim->heap_len && heap_less(sim, sim->heap[r], sim->heap[m]))
+            m = r;
+        if (m == i)
+            break;
+        heap_swap(sim, i, m);
+        i = m;
+    }
+}
+
+static void
+heap_push(Sim *sim, guint32 slot)
+{
+    if (sim->heap_len == sim->heap_cap) {
+        sim->heap_cap = MAX(64, sim->heap_cap * 2);
+        sim->heap = g_renew(guint32, sim->heap, sim->heap_cap);
+    }
+    sim->heap[sim->heap_len] = slot;
+    flow_at(sim, slot)->heap_pos = sim->heap_len;
+    sim->heap_len++;
+    heap_up(sim, sim->heap_len - 1);
+}
+
+static void
+heap_remove(Sim *sim, guint32 slot)
+{
+    guint i = flow_at(sim, slot)->heap_pos;
+    guint last = sim->heap_len - 1;
+    if (i != last) {
+        heap_swap(sim, i, last);
+        sim->heap_len--;
+        heap_up(sim, i);
+        heap_down(sim, i);
+    } else {
+        sim->heap_len--;
+    }
+}
+
+static void
+heap_update(Sim *sim, guint32 slot)
+{
+    guint i = flow_at(sim, slot)->heap_pos;
+    heap_up(sim, i);
+    heap_down(sim, flow_at(sim, slot)->heap_pos);
+}
+
+/* --- timers --- */
+
+static inline gboolean
+timer_less(const Timer *a, const Timer *b)
+{
+    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static void
+timer_push(Sim *sim, double t, guint32 message, guint32 kind)
+{
+    Timer tm = {t, sim->timer_seq++, message, kind};
+    g_array_append_val(sim->timers, tm);
+    Timer *h = (Timer *)sim->timers->data;
+    guint i = sim->timers->len - 1;
+    while (i > 0) {
+        guint parent = (i - 1) / 2;
+        if (!timer_less(&h[i], &h[parent]))
+            break;
+        Timer tmp = h[i];
+        h[i] = h[parent];
+        h[parent] = tmp;
+        i = parent;
+    }
+}
+
+static Timer
+timer_pop(Sim *sim)
+{
+    Timer *h = (Timer *)sim->timers->data;
+    Timer top = h[0];
+    guint n = sim->timers->len - 1;
+    h[0] = h[n];
+    g_array_set_size(sim->timers, n);
+    h = (Timer *)sim->timers->data;
+    guint i = 0;
+    for (;;) {
+        guint l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && timer_less(&h[l], &h[m]))
+            m = l;
+        if (r < n && timer_less(&h[r], &h[m]))
+            m = r;
+        if (m == i)
+            break;
+        Timer tmp = h[i];
+        h[i] = h[m];
+        h[m] = tmp;
+        i = m;
+    }
+    return top;
+}
+
+/* --- link heap for progressive filling --- */
+
+static inline gboolean
+key_less(const LinkKey *a, const LinkKey *b)
+{
+    return a->share < b->share || (a->share == b->share && a->link < b->link);
+}
+
+static void
+lheap_push(GArray *heap, double share, guint32 link, guint32 version)
+{
+    LinkKey k = {share, link, version};
+    g_array_append_val(heap, k);
+    LinkKey *h = (LinkKey *)heap->data;
+    guint i = heap->len - 1;
+    while (i > 0) {
+        guint parent = (i - 1) / 2;
+        if (!key_less(&h[i], &h[parent]))
+            break;
+        LinkKey tmp = h[i];
+        h[i] = h[parent];
+        h[parent] = tmp;
+        i = parent;
+    }
+}
+
+static LinkKey
+lheap_pop(GArray *heap)
+{
+    LinkKey *h = (LinkKey *)heap->data;
+    LinkKey top = h[0];
+    guint n = heap->len - 1;
+    h[0] = h[n];
+    g_array_set_size(heap, n);
+    h = (LinkKey *)heap->data;
+    guint i = 0;
+    for (;;) {
+        guint l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && key_less(&h[l], &h[m]))
+            m = l;
+        if (r < n && key_less(&h[r], &h[m]))
+            m = r;
+        if (m == i)
+            break;
+        LinkKey tmp = h[i];
+        h[i] = h[m];
+        h[m] = tmp;
+        i = m;
+    }
+    return top;
+}
+
+/* --- timeline --- */
+
+/* Doubles the bucket width (merging pairs) until @t fits in the timeline. */
+static void
+timeline_fit(Sim *sim, double t)
+{
+    RsFlowSimResult *res = sim->res;
+    guint nb = res->n_buckets;
+    if (nb == 0)
+        return;
+    while (t > nb * res->bucket_s) {
+        for (guint l = 0; l < sim->n_links; l++) {
+            double *row = &res->link_timeline_bytes[(gsize)l * nb];
+            for (guint b = 0; b < nb / 2; b++)
+                row[b] = row[2 * b] + row[2 * b + 1];
+            for (guint b = nb / 2; b < nb; b++)
+                row[b] = 0.0;
+        }
+        res->bucket_s *= 2;
+    }
+}
+
+/* Spreads @bytes carried evenly over [t0, t1] into @link's buckets. */
+static void
+timeline_add(Sim *sim, guint32 link, double t0, double t1, double bytes)
+{
+    RsFlowSimResult *res = sim->res;
+    guint nb = res->n_buckets;
+    double w = res->bucket_s;
+    double *row = &res->link_timeline_bytes[(gsize)link * nb];
+    guint b0 = MIN((guint)(t0 / w), nb - 1);
+    guint b1 = MIN((guint)(t1 / w), nb - 1);
+    if (b0 == b1 || t1 <= t0) {
+        row[b0] += bytes;
+        return;
+    }
+    double per_s = bytes / (t1 - t0);
+    for (guint b = b0; b <= b1; b++) {
+        double lo = MAX(t0, b * w), hi = MIN(t1, (b + 1) * w);
+        if (b == b1)
+            hi = t1;
+        if (hi > lo)
+            row[b] += per_s * (hi - lo);
+    }
+}
+
+/* --- flows --- */
+
+/* Brings @f's remaining bytes up to now at its current rate. */
+static void
+settle(Sim *sim, Flow *f)
+{
+    double dt = sim->now - f->last_t;
+    if (dt > 0 && f->rate > 0) {
+        double moved = MIN(f->rate * dt, f->remaining);
+        f->remaining -= moved;
+        if (sim->res->n_buckets > 0 && moved > 0) {
+            timeline_fit(sim, sim->now);
+            for (guint i = 0; i < f->n_links; i++)
+                timeline_add(sim, f->links[i], f->last_t, sim->now, moved);
+        }
+    }
+    f->last_t = sim->now;
+}
+
+static void
+link_mark_changed(Sim *sim, guint32 link)
+{
+    LinkState *ls = &sim->links[link];
+    if (!ls->changed) {
+        ls->changed = TRUE;
+        g_array_append_val(sim->changed, link);
+    }
+}
+
+static void
+link_busy_inc(Sim *sim, guint32 link)
+{
+    LinkState *ls = &sim->links[link];
+    if (ls->n_active++ == 0)
+        ls->busy_since = sim->now;
+}
+
+static void
+link_busy_dec(Sim *sim, guint32 link)
+{
+    LinkState *ls = &sim->links[link];
+    if (--ls->n_active == 0)
+        sim->res->link_busy_s[link] += sim->now - ls->busy_since;
+}
+
+static guint64
+chunk_end(Sim *sim, guint32 m, guint32 k)
+{
+    guint64 end = (guint64)(k + 1) * sim->chunk_size[m];
+    return MIN(end, sim->msgs[m].size_bytes);
+}
+
+static guint64
+chunk_bytes(Sim *sim, guint32 m, guint32 k)
+{
+    guint64 begin = (guint64)k * sim->chunk_size[m];
+    return chunk_end(sim, m, k) - MIN(begin, sim->msgs[m].size_bytes);
+}
+
+/* Starts a flow for the current chunk of @m. */
+static void
+flow_start(Sim *sim, guint32 m)
+{
+    guint32 slot;
+    if (sim->free_slots->len > 0) {
+        slot = g_array_index(sim->free_slots, guint32, sim->free_slots->len - 1);
+        g_array_set_size(sim->free_slots, sim->free_slots->len - 1);
+    } else {
+        slot = sim->flows->len;
+        g_array_set_size(sim->flows, slot + 1);
+    }
+    Flow *f = flow_at(sim, slot);
+    memset(f, 0, sizeof *f);
+    f->message = m;
+    f->n_links = rs_topology_route(sim->topo, sim->msgs[m].src, sim->msgs[m].dst, f->links);
+    f->remaining = (double)chunk_bytes(sim, m, sim->chunk[m]);
+    f->last_t = sim->now;
+    f->complete_t = INFINITY;
+    for (guint i = 0; i < f->n_links; i++) {
+        guint32 l = f->links[i];
+        LinkState *ls = &sim->links[l];
+        link_busy_inc(sim, l);
+        if (ls->dominated) {
+            f->pos[i] = NO_POS;
+            continue;
+        }
+        if (ls->len == ls->cap) {
+            ls->cap = MAX(4, ls->cap * 2);
+            ls->items = g_renew(guint32, ls->items, ls->cap);
+        }
+        f->pos[i] = ls->len;
+        ls->items[ls->len++] = slot;
+        link_mark_changed(sim, l);
+    }
+    heap_push(sim, slot);
+    sim->slot[m] = slot;
+    sim->state[m] = ST_ACTIVE;
+    sim->n_active_flows++;
+    sim->res->n_chunks++;
+}
+
+/* Takes @m's flow off its links; its chunk is finished or paused. */
+static void
+flow_stop(Sim *sim, guint32 m)
+{
+    guint32 slot = sim->slot[m];
+    Flow *f = flow_at(sim, slot);
+    settle(sim, f);
+    for (guint i = 0; i < f->n_links; i++) {
+        guint32 l = f->links[i];
+        LinkState *ls = &sim->links[l];
+        link_busy_dec(sim, l);
+        if (f->pos[i] == NO_POS)
+            continue;
+        guint32 p = f->pos[i];
+        guint32 last = ls->items[--ls->len];
+        if (p != ls->len) {
+            ls->items[p] = last;
+            Flow *g = flow_at(sim, last);
+            for (guint j = 0; j < g->n_links; j++)
+                if (g->links[j] == l)
+                    g->pos[j] = p;
+        }
+        ls->used -= f->rate;
+        link_mark_changed(sim, l);
+    }
+    heap_remove(sim, slot);
+    f->message = NO_SLOT;
+    g_array_append_val(sim->free_slots, slot);
+    sim->slot[m] = NO_SLOT;
+    sim->n_active_flows--;
+}
+
+/* --- message life --- */
+
+/* May chunk @k of @m take bandwidth, as far as its dependencies go? */
+static gboolean
+deps_ready(Sim *sim, guint32 m, guint32 k)
+{
+    const RsFlowMessage *msg = &sim->msgs[m];
+    gboolean last = k + 1 >= sim->n_chunks[m];
+    guint64 end = last ? 0 : chunk_end(sim, m, k);
+    for (guint i = 0; i < msg->n_deps; i++) {
+        guint32 d = sim->deps[msg->first_dep + i];
+        if (sim->state[d] == ST_DONE)
+            continue;
+        if (last)
+            return FALSE;
+        /* The same fraction of the dependency as chunk k ends at, rounded up. */
+        unsigned __int128 x = (unsigned __int128)end * sim->msgs[d].size_bytes;
+        guint64 need = (guint64)((x + msg->size_bytes - 1) / msg->size_bytes);
+        if (sim->delivered[d] < need)
+            return FALSE;
+    }
+    return TRUE;
+}
+
+static void notify_dependents(Sim *sim, guint32 m);
+
+static void
+finish(Sim *sim, guint32 m)
+{
+    if (sim->slot[m] != NO_SLOT)
+        flow_stop(sim, m);
+    sim->state[m] = ST_DONE;
+    sim->delivered[m] = sim->msgs[m].size_bytes;
+    sim->res->message_end_s[m] = sim->now;
+    if (isnan(sim->res->message_start_s[m]))
+        sim->res->message_start_s[m] = sim->now;
+    sim->n_done++;
+    sim->remaining_in_phase--;
+    notify_dependents(sim, m);
+}
+
+static void
+try_local(Sim *sim, guint32 m)
+{
+    if (deps_ready(sim, m, sim->n_chunks[m] - 1))
+        finish(sim, m);
+}
+
+static void
+try_start(Sim *sim, guint32 m)
+{
+    guint32 k = sim->chunk[m];
+    if (!deps_ready(sim, m, k))
+        return;
+    if (isnan(sim->res->message_start_s[m]))
+        sim->res->message_start_s[m] = sim->now;
+    if (k == 0) {
+        sim->state[m] = ST_LATENCY;
+        double latency_s =
+            rs_topology_get_route_latency_s(sim->topo, sim->msgs[m].src, sim->msgs[m].dst);
+        timer_push(sim, sim->now + latency_s, m, TIMER_ACTIVATE);
+    } else {
+        flow_start(sim, m);
+    }
+}
+
+static void
+notify_dependents(Sim *sim, guint32 m)
+{
+    for (guint i = sim->dependents_first[m]; i < sim->dependents_first[m + 1]; i++) {
+        guint32 d = sim->dependents[i];
+        switch (sim->state[d]) {
+        case ST_WAIT:
+            try_start(sim, d);
+            break;
+        case ST_OVERHEAD:
+            if (isnan(sim->res->message_start_s[d]) && deps_ready(sim, d, 0))
+                sim->res->message_start_s[d] = sim->now;
+            break;
+        case ST_WAIT_LOCAL:
+            try_local(sim, d);
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+/* The flow of @m finished its current chunk at sim->now. */
+static void
+chunk_done(Sim *sim, guint32 m)
+{
+    Flow *f = flow_at(sim, sim->slot[m]);
+    settle(sim, f);
+    guint32 k = sim->chunk[m];
+    sim->delivered[m] = chunk_end(sim, m, k);
+    if (k + 1 == sim->n_chunks[m]) {
+        finish(sim, m);
+        return;
+    }
+    sim->chunk[m] = k + 1;
+    if (deps_ready(sim, m, k + 1)) {
+        /* The next chunk follows on the same links at the same rate. */
+        f->remaining = (double)chunk_bytes(sim, m, k + 1);
+        f->complete_t = f->rate > 0 ? sim->now + f->remaining / f->rate : INFINITY;
+        heap_update(sim, sim->slot[m]);
+        sim->res->n_chunks++;
+    } else {
+        flow_stop(sim, m);
+        sim->state[m] = ST_WAIT;
+    }
+    notify_dependents(sim, m);
+}
+
+static void
+post_phase(Sim *sim, guint phase)
+{
+    sim->cur_phase = phase;
+    sim->remaining_in_phase = sim->phase_first[phase + 1] - sim->phase_first[phase];
+    double overhead_s = rs_topology_get_message_overhead_s(sim->topo);
+    for (guint i = sim->phase_first[phase]; i < sim->phase_first[phase + 1]; i++) {
+        guint32 m = sim->phase_order[i];
+        if (sim->msgs[m].src == sim->msgs[m].dst) {
+            sim->state[m] = ST_WAIT_LOCAL;
+            try_local(sim, m);
+            continue;
+        }
+        sim->state[m] = ST_OVERHEAD;
+        if (deps_ready(sim, m, 0))
+            sim->res->message_start_s[m] = sim->now;
+        timer_push(sim, sim->now + overhead_s, m, TIMER_OVERHEAD_DONE);
+    }
+}
+
+static void
+handle_timer(Sim *sim, const Timer *tm)
+{
+    guint32 m = tm->message;
+    if (tm->kind == TIMER_OVERHEAD_DONE) {
+        sim->state[m] = ST_WAIT;
+        try_start(sim, m);
+        return;
+    }
+    /* TIMER_ACTIVATE: the first chunk's latency is paid. */
+    if (sim->msgs[m].size_bytes == 0)
+        finish(sim, m);
+    else
+        flow_start(sim, m);
+}
+
+/* --- rates --- */
+
+static void
+recompute_rates(Sim *sim)
+{
+    gboolean global = sim->opt.rates == RS_FLOW_SIM_RATES_GLOBAL;
+    if (sim->changed->len == 0)
+        return;
+    sim->epoch++;
+    guint32 epoch = sim->epoch;
+    g_array_set_size(sim->set, 0);
+    if (global) {
+        for (guint32 s = 0; s < sim->flows->len; s++) {
+            Flow *f = flow_at(sim, s);
+            if (f->message != NO_SLOT) {
+                f->mark = epoch;
+                g_array_append_val(sim->set, s);
+            }
+        }
+    }
+    for (guint i = 0; i < sim->changed->len; i++) {
+        LinkState *ls = &sim->links[g_array_index(sim->changed, guint32, i)];
+        ls->changed = FALSE;
+        for (guint j = 0; !global && j < ls->len; j++) {
+            Flow *f = flow_at(sim, ls->items[j]);
+            if (f->mark != epoch) {
+                f->mark = epoch;
+                g_array_append_val(sim->set, ls->items[j]);
+            }
+        }
+    }
+    g_array_set_size(sim->changed, 0);
+    guint n_set = sim->set->len;
+    if (n_set == 0)
+        return;
+    const guint32 *set = (const guint32 *)sim->set->data;
+
+    /* The links of the set, their residual capacity and their flows. */
+    g_array_set_size(sim->lset, 0);
+    for (guint i = 0; i < n_set; i++) {
+        Flow *f = flow_at(sim, set[i]);
+        settle(sim, f);
+        for (guint j = 0; j < f->n_links; j++) {
+            if (f->pos[j] == NO_POS)
+                continue;
+            guint32 l = f->links[j];
+            LinkState *ls = &sim->links[l];
+            if (ls->mark != epoch) {
+                ls->mark = epoch;
+                ls->n_in_set = 0;
+                ls->old_sum = 0.0;
+                g_array_append_val(sim->lset, l);
+            }
+            ls->n_in_set++;
+            ls->old_sum += f->rate;
+        }
+    }
+    guint n_lset = sim->lset->len;
+    const guint32 *lset = (const guint32 *)sim->lset->data;
+    guint total = 0;
+    g_array_set_size(sim->lheap, 0);
+    for (guint i = 0; i < n_lset; i++) {
+        LinkState *ls = &sim->links[lset[i]];
+        ls->csr_first = ls->csr_fill = total;
+        total += ls->n_in_set;
+        ls->n_unfrozen = ls->n_in_set;
+        /* Capacity left by the flows outside the set. */
+        double outside = ls->n_in_set == ls->len ? 0.0 : ls->used - ls->old_sum;
+        ls->residual = MAX(0.0, ls->capacity - MAX(0.0, outside));
+        ls->version++;
+        lheap_push(sim->lheap, ls->residual / ls->n_unfrozen, lset[i], ls->version);
+    }
+    g_array_set_size(sim->csr, total);
+    guint32 *csr = (guint32 *)sim->csr->data;
+    for (guint i = 0; i < n_set; i++) {
+        Flow *f = flow_at(sim, set[i]);
+        for (guint j = 0; j < f->n_links; j++)
+            if (f->pos[j] != NO_POS)
+                csr[sim->links[f->links[j]].csr_fill++] = set[i];
+    }
+
+    /* Progressive filling. */
+    while (sim->lheap->len > 0) {
+        LinkKey key = lheap_pop(sim->lheap);
+        LinkState *ls = &sim->links[key.link];
+        if (key.version != ls->version || ls->n_unfrozen == 0)
+            continue;
+        double share = MAX(0.0, ls->residual) / ls->n_unfrozen;
+        for (guint c = ls->csr_first; c < ls->csr_first + ls->n_in_set; c++) {
+            Flow *f = flow_at(sim, csr[c]);
+            if (f->frozen == epoch)
+                continue;
+            f->frozen = epoch;
+            f->new_rate = share;
+            for (guint j = 0; j < f->n_links; j++) {
+                if (f->pos[j] == NO_POS)
+                    continue;
+                guint32 l2 = f->links[j];
+                LinkState *ls2 = &sim->links[l2];
+                ls2->residual -= share;
+                ls2->n_unfrozen--;
+                if (l2 != key.link && ls2->n_unfrozen > 0) {
+                    ls2->version++;
+                    lheap_push(sim->lheap, MAX(0.0, ls2->residual) / ls2->n_unfrozen, l2,
+                               ls2->version);
+                }
+            }
+        }
+    }
+
+    /* Apply the new rates. */
+    for (guint i = 0; i < n_lset; i++)
+        sim->links[lset[i]].new_sum = 0.0;
+    for (guint i = 0; i < n_set; i++) {
+        Flow *f = flow_at(sim, set[i]);
+        if (f->frozen != epoch) {
+            /* Only dominated links: the smallest of them limits it. */
+            double cap = INFINITY;
+            for (guint j = 0; j < f->n_links; j++)
+                cap = MIN(cap, sim->links[f->links[j]].capacity);
+            f->new_rate = cap;
+        }
+        f->rate = f->new_rate;
+        for (guint j = 0; j < f->n_links; j++)
+            if (f->pos[j] != NO_POS)
+                sim->links[f->links[j]].new_sum += f->rate;
+        if (f->remaining <= 0)
+            f->complete_t = sim->now;
+        else
+            f->complete_t = f->rate > 0 ? sim->now + f->remaining / f->rate : INFINITY;
+        heap_update(sim, set[i]);
+    }
+    for (guint i = 0; i < n_lset; i++) {
+        LinkState *ls = &sim->links[lset[i]];
+        if (ls->n_in_set == ls->len || ++ls->n_incremental >= EXACT_REFRESH_EVERY) {
+            /* Exact sum, so rounding never accumulates. */
+            double used = 0.0;
+            for (guint j = 0; j < ls->len; j++)
+                used += flow_at(sim, ls->items[j])->rate;
+            ls->used = used;
+            ls->n_incremental = 0;
+        } else {
+            ls->used += ls->new_sum - ls->old_sum;
+        }
+    }
+    sim->res->n_rate_updates += n_set;
+}
+
+/* --- setup --- */
+
+static gint
+compare_by_phase(gconstpointer a, gconstpointer b, gpointer user_data)
+{
+    const RsFlowMessage *msgs = user_data;
+    guint32 x = *(const guint32 *)a, y = *(const guint32 *)b;
+    if (msgs[x].phase != msgs[y].phase)
+        return msgs[x].phase < msgs[y].phase ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+static gboolean
+validate(const RsFlowMessage *msgs, guint n, const guint32 *deps, guint n_deps,
+         const RsTopology *topo, GError **error)
+{
+    guint n_gpus = rs_topology_get_n_gpus(topo);
+    for (guint m = 0; m < n; m++) {
+        const RsFlowMessage *msg = &msgs[m];
+        if (msg->src >= n_gpus || msg->dst >= n_gpus) {
+            g_set_error(error, RS_FLOW_SIM_ERROR, RS_FLOW_SIM_ERROR_RANK,
+                        "message %u: rank %u is not a GPU of topology %s (%u GPUs)", m,
+                        msg->src >= n_gpus ? msg->src : msg->dst, rs_topology_get_name(topo),
+                        n_gpus);
+            return FALSE;
+        }
+        if ((guint64)msg->first_dep + msg->n_deps > n_deps) {
+            g_set_error(error, RS_FLOW_SIM_ERROR, RS_FLOW_SIM_ERROR_DEPENDENCY,
+                        "message %u: dependencies out of the dependency array", m);
+            return FALSE;
+        }
+        for (guint i = 0; i < msg->n_deps; i++) {
+            guint32 d = deps[msg->first_dep + i];
+            const char *why = NULL;
+            if (d >= n)
+                why = "is not a message";
+            else if (d == m)
+                why = "is the message itself";
+            else if (msgs[d].phase > msg->phase)
+                why = "belongs to a later phase";
+            if (why != NULL) {
+                g_set_error(error, RS_FLOW_SIM_ERROR, RS_FLOW_SIM_ERROR_DEPENDENCY,
+                            "message %u depends on message %u, which %s", m, d, why);
+                return FALSE;
+            }
+        }
+    }
+    /* Same-phase dependencies must not form a cycle (Kahn's algorithm). */
+    g_autofree guint *indegree = g_new0(guint, n);
+    g_autofree guint *first = g_new0(guint, n + 1);
+    for (guint m = 0; m < n; m++)
+        for (guint i = 0; i < msgs[m].n_deps; i++) {
+            guint32 d = deps[msgs[m].first_dep + i];
+            if (msgs[d].phase == msgs[m].phase) {
+                indegree[m]++;
+                first[d + 1]++;
+            }
+        }
+    for (guint m = 0; m < n; m++)
+        first[m + 1] += first[m];
+    g_autofree guint32 *out = g_new(guint32, first[n] + 1);
+    g_autofree guint *fill = g_memdup2(first, sizeof(guint) * (n + 1));
+    for (guint m = 0; m < n; m++)
+        for (guint i = 0; i < msgs[m].n_deps; i++) {
+            guint32 d = deps[msgs[m].first_dep + i];
+            if (msgs[d].phase == msgs[m].phase)
+                out[fill[d]++] = m;
+        }
+    g_autofree guint32 *queue = g_new(guint32, n + 1);
+    guint head = 0, tail = 0;
+    for (guint m = 0; m < n; m++)
+        if (indegree[m] == 0)
+            queue[tail++] = m;
+    while (head < tail) {
+        guint32 d = queue[head++];
+        for (guint i = first[d]; i < first[d + 1]; i++)
+            if (--indegree[out[i]] == 0)
+                queue[tail++] = out[i];
+    }
+    if (tail < n) {
+        guint32 stuck = 0;
+        while (indegree[stuck] == 0)
+            stuck++;
+        g_set_error(error, RS_FLOW_SIM_ERROR, RS_FLOW_SIM_ERROR_DEPENDENCY,
+                    "message %u is part of a dependency cycle", stuck);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+static void
+sim_clear(Sim *sim)
+{
+    g_free(sim->dependents_first);
+    g_free(sim->dependents);
+    g_free(sim->state);
+    g_free(sim->chunk);
+    g_free(sim->n_chunks);
+    g_free(sim->chunk_size);
+    g_free(sim->delivered);
+    g_free(sim->slot);
+    g_free(sim->phase_order);
+    g_free(sim->phase_first);
+    if (sim->flows)
+        g_array_unref(sim->flows);
+    if (sim->free_slots)
+        g_array_unref(sim->free_slots);
+    g_free(sim->heap);
+    if (sim->timers)
+        g_array_unref(sim->timers);
+    for (guint l = 0; sim->links && l < sim->n_links; l++)
+        g_free(sim->links[l].items);
+    g_free(sim->links);
+    if (sim->changed)
+        g_array_unref(sim->changed);
+    if (sim->set)
+        g_array_unref(sim->set);
+    if (sim->lset)
+        g_array_unref(sim->lset);
+    if (sim->csr)
+        g_array_unref(sim->csr);
+    if (sim->lheap)
+        g_array_unref(sim->lheap);
+}
+
+static void
+sim_setup(Sim *sim, RsFlowSimResult *res)
+{
+    guint n = res->n_messages;
+    const RsFlowMessage *msgs = res->messages;
+    sim->n = n;
+    sim->msgs = msgs;
+    sim->deps = res->deps;
+    sim->res = res;
+
+    /* Dependents (reverse dependencies). */
+    sim->dependents_first = g_new0(guint, n + 1);
+    for (guint m = 0; m < n; m++)
+        for (guint i = 0; i < msgs[m].n_deps; i++)
+            sim->dependents_first[res->deps[msgs[m].first_dep + i] + 1]++;
+    for (guint m = 0; m < n; m++)
+        sim->dependents_first[m + 1] += sim->dependents_first[m];
+    sim->dependents = g_new(guint32, sim->dependents_first[n] + 1);
+    g_autofree guint *fill = g_memdup2(sim->dependents_first, sizeof(guint) * (n + 1));
+    for (guint m = 0; m < n; m++)
+        for (guint i = 0; i < msgs[m].n_deps; i++)
+            sim->dependents[fill[res->deps[msgs[m].first_dep + i]]++] = m;
+
+    /* Chunks: relays and what they forward are pipelined. */
+    sim->state = g_new0(guint8, n);
+    sim->chunk = g_new0(guint32, n);
+    sim->n_chunks = g_new(guint32, n);
+    sim->chunk_size = g_new(guint64, n);
+    sim->delivered = g_new0(guint64, n);
+    sim->slot = g_new(guint32, n);
+    for (guint m = 0; m < n; m++) {
+        guint64 size = msgs[m].size_bytes;
+        gboolean pipelined = msgs[m].src != msgs[m].dst && size > 0 &&
+                             sim->opt.chunk_bytes > 0 &&
+                             (msgs[m].n_deps > 0 ||
+                              sim->dependents_first[m + 1] > sim->dependents_first[m]);
+        guint64 c = MAX(size, 1);
+        if (pipelined) {
+            c = sim->opt.chunk_bytes;
+            if (sim->opt.max_chunks_per_message > 0)
+                c = MAX(c, (size + sim->opt.max_chunks_per_message - 1) /
+                               sim->opt.max_chunks_per_message);
+        }
+        sim->chunk_size[m] = c;
+        sim->n_chunks[m] = size == 0 ? 1 : (guint32)((size + c - 1) / c);
+        sim->slot[m] = NO_SLOT;
+        res->message_start_s[m] = NAN;
+        if (msgs[m].src != msgs[m].dst) {
+            res->n_network_messages++;
+            res->bytes_moved += size;
+        }
+    }
+
+    /* Phases in increasing order. */
+    sim->phase_order = g_new(guint32, n + 1);
+    for (guint m = 0; m < n; m++)
+        sim->phase_order[m] = m;
+    g_qsort_with_data(sim->phase_order, (gint)n, sizeof(guint32), compare_by_phase,
+                      (gpointer)msgs);
+    guint n_phases = 0;
+    for (guint i = 0; i < n; i++)
+        if (i == 0 || msgs[sim->phase_order[i]].phase != msgs[sim->phase_order[i - 1]].phase)
+            n_phases++;
+    res->n_phases = n_phases;
+    res->phase_ids = g_new0(guint32, n_phases + 1);
+    res->phase_end_s = g_new0(double, n_phases + 1);
+    sim->phase_first = g_new0(guint, n_phases + 1);
+    guint p = 0;
+    for (guint i = 0; i < n; i++) {
+        if (i == 0 || msgs[sim->phase_order[i]].phase != msgs[sim->phase_order[i - 1]].phase) {
+            sim->phase_first[p] = i;
+            res->phase_ids[p] = msgs[sim->phase_order[i]].phase;
+            p++;
+        }
+    }
+    sim->phase_first[n_phases] = n;
+
+    /* Links. */
+    sim->n_links = rs_topology_get_n_links(sim->topo);
+    sim->links = g_new0(LinkState, sim->n_links);
+    for (guint32 l = 0; l < sim->n_links; l++) {
+        sim->links[l].capacity = rs_link_get_capacity_bytes_per_s(rs_topology_get_link(sim->topo, l));
+        sim->links[l].dominated = rs_topology_link_is_dominated(sim->topo, l);
+    }
+    res->n_links = sim->n_links;
+    res->link_bytes = g_new0(guint64, sim->n_links);
+    res->link_busy_s = g_new0(double, sim->n_links);
+    res->n_buckets = sim->opt.n_timeline_buckets + (sim->opt.n_timeline_buckets & 1);
+    res->bucket_s = INITIAL_BUCKET_S;
+    if (res->n_buckets > 0)
+        res->link_timeline_bytes = g_new0(double, (gsize)sim->n_links * res->n_buckets);
+    for (guint m = 0; m < n; m++) {
+        guint32 route[RS_TOPOLOGY_MAX_ROUTE];
+        guint n_route = rs_topology_route(sim->topo, msgs[m].src, msgs[m].dst, route);
+        for (guint i = 0; i < n_route; i++)
+            res->link_bytes[route[i]] += msgs[m].size_bytes;
+    }
+
+    sim->flows = g_array_new(FALSE, FALSE, sizeof(Flow));
+    sim->free_slots = g_array_new(FALSE, FALSE, sizeof(guint32));
+    sim->timers = g_array_new(FALSE, FALSE, sizeof(Timer));
+    sim->changed = g_array_new(FALSE, FALSE, sizeof(guint32));
+    sim->set = g_array_new(FALSE, FALSE, sizeof(guint32));
+    sim->lset = g_array_new(FALSE, FALSE, sizeof(guint32));
+    sim->csr = g_array_new(FALSE, FALSE, sizeof(guint32));
+    sim->lheap = g_array_new(FALSE, FALSE, sizeof(LinkKey));
+}
+
+static void
+sim_finish_stats(Sim *sim)
+{
+    RsFlowSimResult *res = sim->res;
+    const RsTopology *topo = sim->topo;
+    res->n_gpus = rs_topology_get_n_gpus(topo);
+    res->gpu_finish_s = g_new(double, res->n_gpus);
+    for (guint g = 0; g < res->n_gpus; g++)
+        res->gpu_finish_s[g] = -1.0;
+    for (guint p = 0; p < res->n_phases; p++)
+        for (guint i = sim->phase_first[p]; i < sim->phase_first[p + 1]; i++) {
+            guint32 m = sim->phase_order[i];
+            double end = res->message_end_s[m];
+            res->phase_end_s[p] = MAX(res->phase_end_s[p], end);
+            res->total_s = MAX(res->total_s, end);
+            res->gpu_finish_s[sim->msgs[m].src] = MAX(res->gpu_finish_s[sim->msgs[m].src], end);
+            res->gpu_finish_s[sim->msgs[m].dst] = MAX(res->gpu_finish_s[sim->msgs[m].dst], end);
+        }
+    res->bottleneck_link = G_MAXUINT32;
+    for (guint32 l = 0; l < sim->n_links; l++) {
+        if (sim->links[l].n_active > 0)
+            res->link_busy_s[l] += sim->now - sim->links[l].busy_since;
+        if (res->link_bytes[l] == 0 || sim->links[l].dominated)
+            continue;
+        double load_s = (double)res->link_bytes[l] / sim->links[l].capacity;
+        if (load_s > res->bottleneck_load_s) {
+            res->bottleneck_load_s = load_s;
+            res->bottleneck_link = l;
+        }
+    }
+    if (res->n_buckets > 0)
+        timeline_fit(sim, res->total_s);
+}
+
+RsFlowSimResult *
+rs_flow_sim_run_messages(const RsFlowMessage *messages, guint n_messages, const guint32 *deps,
+                         guint n_deps, const RsTopology *topo, const RsFlowSimOptions *options,
+                         GError **error)
+{
+    g_return_val_if_fail(topo != NULL, NULL);
+    g_return_val_if_fail(messages != NULL || n_messages == 0, NULL);
+    if (!validate(messages, n_messages, deps, n_deps, topo, error))
+        return NULL;
+    RsFlowSimResult *res = g_new0(RsFlowSimResult, 1);
+    res->n_messages = n_messages;
+    res->messages = g_memdup2(messages, sizeof(RsFlowMessage) * MAX(n_messages, 1));
+    res->deps = g_new0(guint32, MAX(n_deps, 1));
+    if (n_deps > 0)
+        memcpy(res->deps, deps, sizeof(guint32) * n_deps);
+    res->n_deps = n_deps;
+    res->message_start_s = g_new0(double, MAX(n_messages, 1));
+    res->message_end_s = g_new0(double, MAX(n_messages, 1));
+
+    Sim sim;
+    memset(&sim, 0, sizeof sim);
+    sim.topo = topo;
+    if (options != NULL)
+        sim.opt = *options;
+    else
+        rs_flow_sim_options_init(&sim.opt);
+    sim_setup(&sim, res);
+
+    if (res->n_phases > 0)
+        post_phase(&sim, 0);
+    double horizon = 0.0;
+    for (;;) {
+        gboolean progressed;
+        do {
+            progressed = FALSE;
+            for (;;) {
+                double t_timer = sim.timers->len ? g_array_index(sim.timers, Timer, 0).t : INFINITY;
+                double t_flow = sim.heap_len ? flow_at(&sim, sim.heap[0])->complete_t : INFINITY;
+                if (MIN(t_timer, t_flow) > horizon)
+                    break;
+                progressed = TRUE;
+                if (t_timer <= t_flow) {
+                    Timer tm = timer_pop(&sim);
+                    handle_timer(&sim, &tm);
+                } else {
+                    chunk_done(&sim, flow_at(&sim, sim.heap[0])->message);
+                }
+            }
+            while (sim.remaining_in_phase == 0 && sim.cur_phase + 1 < res->n_phases) {
+                post_phase(&sim, sim.cur_phase + 1);
+                progressed = TRUE;
+            }
+        } while (progressed);
+        recompute_rates(&sim);
+        res->n_events++;
+        if (sim.n_done == n_messages)
+            break;
+        double t_timer = sim.timers->len ? g_array_index(sim.timers, Timer, 0).t : INFINITY;
+        double t_flow = sim.heap_len ? flow_at(&sim, sim.heap[0])->complete_t : INFINITY;
+        double t = MIN(t_timer, t_flow);
+        if (!isfinite(t)) {
+            g_set_error(error, RS_FLOW_SIM_ERROR, RS_FLOW_SIM_ERROR_FAILED,
+                        "the simulation stalled at %.9g s with %u of %u messages done", sim.now,
+                        sim.n_done, n_messages);
+            sim_clear(&sim);
+            rs_flow_sim_result_free(res);
+            return NULL;
+        }
+        sim.now = MAX(sim.now, t);
+        horizon = sim.now * (1.0 + BATCH_REL_TOLERANCE);
+    }
+    sim_finish_stats(&sim);
+    sim_clear(&sim);
+    return res;
+}
+
+RsFlowSimResult *
+rs_flow_sim_run(const RsPlan *plan, const RsTopology *topo, const RsFlowSimOptions *options,
+                GError **error)
+{
+    guint n = rs_plan_get_n_messages(plan);
+    g_autofree RsFlowMessage *msgs = g_new0(RsFlowMessage, MAX(n, 1));
+    g_autoptr(GArray) deps = g_array_new(FALSE, FALSE, sizeof(guint32));
+    for (guint i = 0; i < n; i++) {
+        const RsMessage *m = rs_plan_get_message(plan, i);
+        const guint *d = rs_plan_get_message_deps(plan, m);
+        msgs[i] = (RsFlowMessage){m->src, m->dst, m->phase, m->size_bytes, deps->len, m->n_deps};
+        for (guint k = 0; k < m->n_deps; k++) {
+            guint32 d32 = d[k];
+            g_array_append_val(deps, d32);
+        }
+    }
+    return rs_flow_sim_run_messages(msgs, n, (const guint32 *)deps->data, deps->len, topo,
+                                    options, error);
+}
+
+RsFlowSimResult *
+rs_flow_sim_run_trace(const RsTrace *trace, const RsTopology *topo,
+                      const RsFlowSimOptions *options, GError **error)
+{
+    guint n = rs_trace_get_n_rows(trace);
+    g_autoptr(GHashTable) index = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (guint i = 0; i < n; i++) {
+        guint32 id = rs_trace_get_row(trace, i)->message;
+        if (!g_hash_table_insert(index, GUINT_TO_POINTER(id + 1), GUINT_TO_POINTER(i + 1))) {
+            g_set_error(error, RS_FLOW_SIM_ERROR, RS_FLOW_SIM_ERROR_DEPENDENCY,
+                        "message id %u is given twice", id);
+            return NULL;
+        }
+    }
+    g_autofree RsFlowMessage *msgs = g_new0(RsFlowMessage, MAX(n, 1));
+    g_autoptr(GArray) deps = g_array_new(FALSE, FALSE, sizeof(guint32));
+    for (guint i = 0; i < n; i++) {
+        const RsTraceRow *r = rs_trace_get_row(trace, i);
+        msgs[i] = (RsFlowMessage){r->src, r->dst, r->phase, r->size_bytes, deps->len,
+                                  r->depends_on->len};
+        for (guint k = 0; k < r->depends_on->len; k++) {
+            guint32 id = g_array_index(r->depends_on, guint32, k);
+            gpointer found = g_hash_table_lookup(index, GUINT_TO_POINTER(id + 1));
+            if (found == NULL) {
+                g_set_error(error, RS_FLOW_SIM_ERROR, RS_FLOW_SIM_ERROR_DEPENDENCY,
+                            "message %u depends on message %u, which is not in the trace",
+                            r->message, id);
+                return NULL;
+            }
+            guint32 d = GPOINTER_TO_UINT(found) - 1;
+            g_array_append_val(deps, d);
+        }
+    }
+    return rs_flow_sim_run_messages(msgs, n, (const guint32 *)deps->data, deps->len, topo,
+                                    options, error);
+}
+
+RsTrace *
+rs_flow_sim_result_to_trace(const RsFlowSimResult *result, const RsTopology *topo,
+                            const guint32 *message_ids)
+{
+    RsTrace *trace = rs_trace_new();
+    rs_trace_set_meta(trace, "source", "simulated");
+    rs_trace_set_meta(trace, "model", "flow");
+    rs_trace_set_meta(trace, "topology", rs_topology_get_name(topo));
+    g_autoptr(GString) route = g_string_new(NULL);
+    g_autoptr(GArray) deps = g_array_new(FALSE, FALSE, sizeof(guint32));
+    for (guint i = 0; i < result->n_messages; i++) {
+        const RsFlowMessage *m = &result->messages[i];
+        guint32 links[RS_TOPOLOGY_MAX_ROUTE];
+        guint n_links = rs_topology_route(topo, m->src, m->dst, links);
+        g_string_truncate(route, 0);
+        for (guint k = 0; k < n_links; k++) {
+            g_autofree char *name = rs_topology_format_link(topo, links[k]);
+            if (k > 0)
+                g_string_append_c(route, ';');
+            g_string_append(route, name);
+        }
+        g_array_set_size(deps, 0);
+        for (guint k = 0; k < m->n_deps; k++) {
+            guint32 d = result->deps[m->first_dep + k];
+            guint32 id = message_ids ? message_ids[d] : d;
+            g_array_append_val(deps, id);
+        }
+        rs_trace_add(trace, message_ids ? message_ids[i] : i, m->src, m->dst, m->size_bytes,
+                     m->phase, result->message_start_s[i], result->message_end_s[i], route->str,
+                     (const guint32 *)deps->data, deps->len);
+    }
+    return trace;
+}
+
+double
+rs_flow_sim_get_link_utilisation(const RsFlowSimResult *result, const RsTopology *topo,
+                                 guint32 link_id)
+{
+    g_return_val_if_fail(link_id < result->n_links, 0.0);
+    if (result->total_s <= 0)
+        return 0.0;
+    double cap = rs_link_get_capacity_bytes_per_s(rs_topology_get_link(topo, link_id));
+    return MIN(1.0, (double)result->link_bytes[link_id] / (cap * result->total_s));
+}

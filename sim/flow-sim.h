@@ -1,0 +1,182 @@
+/* flow-sim.h — event-driven flow-level simulation of a plan's messages on a topology.
+ *
+ * The model (a fluid, flow-level network model as in SimGrid or htsim's flow mode):
+ *  - Phases run one after another: phase p+1 is posted when every message of the phases
+ *    before it has arrived. All messages of a phase are posted at once.
+ *  - A posted message first pays the per-message software overhead. Its first chunk then
+ *    waits for its dependencies (below), pays the route latency (links crossed plus switches,
+ *    rs_topology_get_route_latency_s()) and only then takes bandwidth.
+ *  - A message that takes bandwidth is a flow on its route (rs_topology_route()). Rates are
+ *    max-min fair over the directed links (progressive filling, Bertsekas & Gallager, "Data
+ *    Networks", 2nd ed., §6.5.2): each link's capacity is bandwidth × efficiency; dominated
+ *    links (rs_topology_link_is_dominated()) never bind and are skipped.
+ *  - Rates change only when a flow starts or stops taking bandwidth. Events that fall at the
+ *    same time (within 1e-12 relative) are handled together, then the rates of the flows
+ *    sharing a non-dominated link with any flow that started or stopped are recomputed by
+ *    progressive filling, the other flows' rates held fixed (RS_FLOW_SIM_RATES_LOCAL, the
+ *    default: O(flows touched) per event), or all active flows are (RS_FLOW_SIM_RATES_GLOBAL:
+ *    exact max-min at every event). Both keep every link within its capacity. Completion
+ *    times live in an indexed binary heap.
+ *  - Relays: a message with dependencies (rs_plan_get_message_deps(), or a trace's
+ *    depends_on) and a message others depend on are cut into chunks of
+ *    max(chunk_bytes, ceil(size / max_chunks_per_message)) bytes sent one after another; chunk
+ *    k of a message may take bandwidth once every dependency has delivered the same fraction
+ *    of its bytes as chunk k ends at (ceil(end_k × size_dep / size)), and its last chunk once
+ *    every dependency has arrived whole. Only the first chunk pays the route latency, so a
+ *    chain of h equal hops of c chunks of s bytes on links of capacity B takes
+ *    overhead + h·latency + (h + c − 1)·s / B: the pipeline formula.
+ *  - A local copy (src == dst) takes no time; it completes once its dependencies arrived.
+ * Same inputs give bit-identical results (all ties are broken by index).
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "sim/plan.h"
+#include "sim/topology.h"
+#include "sim/trace.h"
+
+G_BEGIN_DECLS
+
+#define RS_FLOW_SIM_ERROR (rs_flow_sim_error_quark())
+GQuark rs_flow_sim_error_quark(void);
+
+typedef enum {
+    RS_FLOW_SIM_ERROR_RANK,       /* a message's rank is not a GPU of the topology */
+    RS_FLOW_SIM_ERROR_DEPENDENCY, /* a dependency out of range, on a later phase, or a cycle */
+    RS_FLOW_SIM_ERROR_FAILED,     /* anything else */
+} RsFlowSimError;
+
+typedef enum {
+    RS_FLOW_SIM_RATES_LOCAL,  /* recompute the flows sharing a link with a changed flow */
+    RS_FLOW_SIM_RATES_GLOBAL, /* recompute every active flow (exact max-min, slower) */
+} RsFlowSimRates;
+
+typedef struct {
+    guint64 chunk_bytes;          /* relay pipelining granularity, bytes; 0: a relay waits for
+                                   * whole messages */
+    guint max_chunks_per_message; /* caps the chunks of one message (0: no cap) */
+    RsFlowSimRates rates;
+    guint n_timeline_buckets;     /* utilisation over time, buckets per link (0: none); even */
+} RsFlowSimOptions;
+
+/* Defaults: chunk_bytes 4 MiB (NCCL's default NCCL_BUFFSIZE, the size one channel stages per
+ * pipelined step group), max_chunks_per_message 1024, RS_FLOW_SIM_RATES_LOCAL,
+ * n_timeline_buckets 20. */
+#define RS_FLOW_SIM_DEFAULT_CHUNK_BYTES (4u << 20)
+#define RS_FLOW_SIM_DEFAULT_MAX_CHUNKS 1024u
+#define RS_FLOW_SIM_DEFAULT_BUCKETS 20u
+
+/** rs_flow_sim_options_init: fills @options with the defaults above. */
+void rs_flow_sim_options_init(RsFlowSimOptions *options);
+
+/* One message to simulate. Dependencies are indices into the same message array. */
+typedef struct {
+    guint32 src, dst;   /* GPUs */
+    guint32 phase;      /* phases run in increasing order; numbers may have gaps */
+    guint64 size_bytes;
+    guint first_dep;    /* into the dependency array */
+    guint n_deps;
+} RsFlowMessage;
+
+typedef struct {
+    double total_s;             /* when the last message arrived, seconds */
+    guint n_messages;           /* including local copies */
+    guint n_network_messages;   /* src != dst */
+    guint n_phases;             /* distinct phase numbers */
+    guint64 bytes_moved;        /* bytes of network messages */
+    guint64 n_chunks;           /* chunks sent (one per unchunked network message) */
+    guint64 n_events;           /* event batches handled */
+    guint64 n_rate_updates;     /* flow rates computed, summed over events (work measure) */
+
+    RsFlowMessage *messages;    /* [n_messages], copied from the input */
+    guint32 *deps;              /* [n_deps] */
+    guint n_deps;
+    double *message_start_s;    /* [n_messages]: its phase began and its first chunk's
+                                 * dependencies had arrived */
+    double *message_end_s;      /* [n_messages]: its last byte arrived */
+    guint32 *phase_ids;         /* [n_phases]: the phase numbers, increasing */
+    double *phase_end_s;        /* [n_phases] */
+
+    guint n_gpus;
+    double *gpu_finish_s;       /* [n_gpus]: last arrival it sent or received; −1 when idle */
+
+    guint n_links;              /* as the topology */
+    guint64 *link_bytes;        /* [n_links]: bytes crossing each link */
+    double *link_busy_s;        /* [n_links]: time with at least one flow taking bandwidth */
+    guint n_buckets;
+    double bucket_s;            /* width of one timeline bucket, seconds */
+    double *link_timeline_bytes; /* [n_links × n_buckets], row per link: bytes carried per
+                                  * bucket; utilisation = bytes / (capacity × bucket_s) */
+    guint32 bottleneck_link;    /* the non-dominated link with the most bytes / capacity,
+                                 * G_MAXUINT32 when nothing crossed a link */
+    double bottleneck_load_s;   /* its bytes / capacity, seconds */
+} RsFlowSimResult;
+
+void rs_flow_sim_result_free(RsFlowSimResult *result);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(RsFlowSimResult, rs_flow_sim_result_free)
+
+/**
+ * rs_flow_sim_run_messages:
+ * @messages: (array length=n_messages): the messages; indices are message ids
+ * @deps: (array length=n_deps): dependency message indices, referenced by the messages
+ * @topo: the topology the ranks are GPUs of
+ * @options: (nullable): NULL for the defaults
+ * @error: RS_FLOW_SIM_ERROR_RANK naming the message and rank; RS_FLOW_SIM_ERROR_DEPENDENCY
+ *   for a dependency out of range, on itself, on a message of a later phase, or a cycle
+ *
+ * Simulates the messages as described above. Complexity: O(E·log A + Σ_events F·R) for E
+ * events (about two per message plus one per chunk), A active flows, F flows recomputed per
+ * event and R links per route (≤ 8). Memory: O(n_messages + n_links × n_buckets + A).
+ *
+ * Returns: (transfer full): the result, or NULL on error.
+ */
+RsFlowSimResult *rs_flow_sim_run_messages(const RsFlowMessage *messages, guint n_messages,
+                                          const guint32 *deps, guint n_deps,
+                                          const RsTopology *topo, const RsFlowSimOptions *options,
+                                          GError **error);
+
+/**
+ * rs_flow_sim_run:
+ * @plan: a plan; its messages (local copies included) and their dependencies are simulated
+ *
+ * As rs_flow_sim_run_messages(); message i of the result is message i of @plan.
+ * Returns: (transfer full): the result, or NULL on error.
+ */
+RsFlowSimResult *rs_flow_sim_run(const RsPlan *plan, const RsTopology *topo,
+                                 const RsFlowSimOptions *options, GError **error);
+
+/**
+ * rs_flow_sim_run_trace:
+ * @trace: explicit messages (src, dst, bytes, phase, depends_on by message id); measured or
+ *   other tools' traffic
+ *
+ * As rs_flow_sim_run_messages(); message i of the result is row i of @trace. Times and
+ * routes in @trace are ignored. @error: also RS_FLOW_SIM_ERROR_DEPENDENCY for a message id
+ * given twice.
+ * Returns: (transfer full): the result, or NULL on error.
+ */
+RsFlowSimResult *rs_flow_sim_run_trace(const RsTrace *trace, const RsTopology *topo,
+                                       const RsFlowSimOptions *options, GError **error);
+
+/**
+ * rs_flow_sim_result_to_trace:
+ * @message_ids: (nullable) (array length=n_messages): the id to write per message (a
+ *   replayed trace's ids), NULL for the message index
+ *
+ * Returns: (transfer full): one row per message in the sim/trace.h schema: src, dst, bytes,
+ * phase, start_s, end_s, route (link names of @topo, ';'-separated) and depends_on; metadata
+ * "source: simulated" and "model: flow".
+ */
+RsTrace *rs_flow_sim_result_to_trace(const RsFlowSimResult *result, const RsTopology *topo,
+                                     const guint32 *message_ids);
+
+/**
+ * rs_flow_sim_get_link_utilisation:
+ * Returns: mean utilisation of @link_id over [0, total_s]: bytes / (capacity × total_s),
+ * in [0, 1]; 0 when total_s is 0.
+ */
+double rs_flow_sim_get_link_utilisation(const RsFlowSimResult *result, const RsTopology *topo,
+                                        guint32 link_id);
+
+G_END_DECLS

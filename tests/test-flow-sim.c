@@ -1,0 +1,451 @@
+/* test-flow-sim.c — the flow-level simulator against closed forms, exact to rounding.
+ *
+ * Topology "flat" (below): 9 nodes of 4 GPUs, each node its own NVLink domain, one rail
+ * per GPU index; NVLink 100 GB/s × 1.0, 1 us per link; NIC 80 Gbit/s × 0.5 = 5 GB/s, 10 us
+ * per link; one scalable unit, no PCIe, no switch latency; message overhead 2 us. So:
+ *   NVLink message: latency 2 + 1 + 1 = 4 us, 100 GB/s;
+ *   same-rail network message: 2 + 10 + 10 = 22 us, 5 GB/s.
+ * "flat0" is the same with every latency and the overhead zero, for rate-only checks. */
+#include "sim/flow-sim.h"
+
+#include <math.h>
+#include <string.h>
+
+#define US 1e-6
+#define NV_BW 100e9
+#define NIC_BW 5e9
+
+static const char flat_yaml[] =
+    "name: flat\n"
+    "nodes: 9\n"
+    "gpus_per_node: 4\n"
+    "nvlink: {bandwidth: 100 GB/s, efficiency: 1.0, latency: 1 us}\n"
+    "nic: {bandwidth: 80 Gbit/s, efficiency: 0.5, latency: 10 us}\n"
+    "software: {message_overhead: 2 us}\n";
+
+static const char flat0_yaml[] =
+    "name: flat0\n"
+    "nodes: 9\n"
+    "gpus_per_node: 4\n"
+    "nvlink: {bandwidth: 100 GB/s}\n"
+    "nic: {bandwidth: 80 Gbit/s, efficiency: 0.5}\n"
+    "fabric: {pxn: true}\n";
+
+static RsTopology *
+load(const char *yaml)
+{
+    g_autoptr(GError) error = NULL;
+    RsTopology *topo = rs_topology_load_string(yaml, "test.yaml", NULL, &error);
+    g_assert_no_error(error);
+    return topo;
+}
+
+/* A message row of a test table; deps are message indices, -1 terminated. */
+typedef struct {
+    guint32 src, dst;
+    guint64 size_bytes;
+    guint32 phase;
+    gint deps[4];
+} Msg;
+
+#define NODEPS {-1}
+
+static RsFlowSimResult *
+simulate(const RsTopology *topo, const Msg *rows, guint n, const RsFlowSimOptions *options)
+{
+    g_autofree RsFlowMessage *msgs = g_new0(RsFlowMessage, n);
+    g_autoptr(GArray) deps = g_array_new(FALSE, FALSE, sizeof(guint32));
+    for (guint i = 0; i < n; i++) {
+        msgs[i] = (RsFlowMessage){rows[i].src, rows[i].dst, rows[i].phase, rows[i].size_bytes,
+                                  deps->len, 0};
+        for (guint k = 0; k < 4 && rows[i].deps[k] >= 0; k++) {
+            guint32 d = (guint32)rows[i].deps[k];
+            g_array_append_val(deps, d);
+            msgs[i].n_deps++;
+        }
+    }
+    g_autoptr(GError) error = NULL;
+    RsFlowSimResult *r = rs_flow_sim_run_messages(msgs, n, (const guint32 *)deps->data,
+                                                  deps->len, topo, options, &error);
+    g_assert_no_error(error);
+    g_assert_nonnull(r);
+    return r;
+}
+
+static void
+assert_time(double got, double want)
+{
+    if (fabs(got - want) > 1e-12 * MAX(1.0, fabs(want)) + 1e-15)
+        g_error("time %.15g s, expected %.15g s", got, want);
+}
+
+/* --- one flow --- */
+
+static void
+test_one_flow(void)
+{
+    g_autoptr(RsTopology) topo = load(flat_yaml);
+    const Msg nv[] = {{0, 1, 1000000000, 0, NODEPS}};
+    g_autoptr(RsFlowSimResult) r = simulate(topo, nv, 1, NULL);
+    assert_time(r->total_s, 4 * US + 1e9 / NV_BW);
+    assert_time(r->message_start_s[0], 0.0);
+    assert_time(r->message_end_s[0], 4 * US + 1e9 / NV_BW);
+    guint32 eg = rs_topology_get_gpu_link(topo, 0, RS_LINK_NVLINK_EGRESS);
+    g_assert_cmpuint(r->link_bytes[eg], ==, 1000000000);
+    /* Busy from the end of the latency to the end: exactly bytes / capacity. */
+    assert_time(r->link_busy_s[eg], 1e9 / NV_BW);
+    g_assert_cmpuint(r->bottleneck_link, ==, eg);
+    assert_time(r->bottleneck_load_s, 0.01);
+    assert_time(r->gpu_finish_s[1], r->total_s);
+    g_assert_cmpfloat(r->gpu_finish_s[2], ==, -1.0);
+    g_assert_cmpuint(r->n_network_messages, ==, 1);
+    g_assert_cmpuint(r->bytes_moved, ==, 1000000000);
+
+    const Msg net[] = {{0, 4, 500000000, 0, NODEPS}};
+    g_autoptr(RsFlowSimResult) r2 = simulate(topo, net, 1, NULL);
+    assert_time(r2->total_s, 22 * US + 5e8 / NIC_BW);
+    g_autofree char *name = rs_topology_format_link(topo, r2->bottleneck_link);
+    g_assert_cmpstr(name, ==, "gpu0.nic-egress");
+}
+
+/* --- k equal flows sharing one link --- */
+
+typedef struct {
+    guint k;
+    gboolean network; /* over GPU 0's NIC egress, else its NVLink egress */
+} ShareCase;
+
+static const ShareCase share_cases[] = {{1, FALSE}, {2, FALSE}, {3, FALSE},
+                                        {1, TRUE},  {4, TRUE},  {8, TRUE}};
+
+static void
+test_share(gconstpointer data)
+{
+    const ShareCase *c = data;
+    g_autoptr(RsTopology) topo = load(flat_yaml);
+    g_autofree Msg *rows = g_new0(Msg, c->k);
+    const guint64 size = 300000000;
+    for (guint i = 0; i < c->k; i++)
+        rows[i] = (Msg){0, c->network ? 4 * (i + 1) : i + 1, size, 0, NODEPS};
+    g_autoptr(RsFlowSimResult) r = simulate(topo, rows, c->k, NULL);
+    double want = c->network ? 22 * US + c->k * size / NIC_BW : 4 * US + c->k * size / NV_BW;
+    for (guint i = 0; i < c->k; i++)
+        assert_time(r->message_end_s[i], want);
+    assert_time(r->total_s, want);
+}
+
+/* --- incast: n sources into GPU 0 --- */
+
+typedef struct {
+    guint n_network; /* sources on other nodes, same rail */
+    guint n_nvlink;  /* sources in GPU 0's node */
+} IncastCase;
+
+static const IncastCase incast_cases[] = {{2, 0}, {4, 0}, {8, 0}, {0, 3}, {2, 3}};
+
+static void
+test_incast(gconstpointer data)
+{
+    const IncastCase *c = data;
+    g_autoptr(RsTopology) topo = load(flat_yaml);
+    guint n = c->n_network + c->n_nvlink;
+    g_autofree Msg *rows = g_new0(Msg, n);
+    const guint64 size = 100000000;
+    for (guint i = 0; i < c->n_network; i++)
+        rows[i] = (Msg){4 * (i + 1), 0, size, 0, NODEPS};
+    for (guint i = 0; i < c->n_nvlink; i++)
+        rows[c->n_network + i] = (Msg){i + 1, 0, size, 0, NODEPS};
+    g_autoptr(RsFlowSimResult) r = simulate(topo, rows, n, NULL);
+    /* The NIC ingress and the NVLink ingress are separate links into the GPU. */
+    for (guint i = 0; i < c->n_network; i++)
+        assert_time(r->message_end_s[i], 22 * US + c->n_network * size / NIC_BW);
+    for (guint i = 0; i < c->n_nvlink; i++)
+        assert_time(r->message_end_s[c->n_network + i], 4 * US + c->n_nvlink * size / NV_BW);
+    g_autofree char *name = rs_topology_format_link(topo, r->bottleneck_link);
+    g_assert_cmpstr(name, ==, c->n_network ? "gpu0.nic-ingress" : "gpu0.nvlink-ingress");
+}
+
+/* --- max-min with two bottleneck links and three flows ---
+ * On flat0 (no latency, PXN on): A = 1 → 4 crosses NVLink (1 → 0) then GPU 0's NIC (PXN:
+ * GPU 0 is on GPU 4's rail); B = 0 → 8 crosses GPU 0's NIC; C = 2 → 0 crosses GPU 0's
+ * NVLink ingress. Max-min: the NIC egress of GPU 0 (5 GB/s, A and B) binds first at
+ * 2.5 GB/s each; C takes what A leaves of GPU 0's NVLink ingress: 97.5 GB/s. Both links are
+ * saturated. Sizes: A and B 1 GB end at 0.4 s; C, 60 GB, has moved 39 GB by then and takes
+ * the full 100 GB/s for the remaining 21 GB: 0.61 s. */
+static void
+test_max_min(gconstpointer data)
+{
+    RsFlowSimOptions opt;
+    rs_flow_sim_options_init(&opt);
+    opt.rates = GPOINTER_TO_UINT(data);
+    g_autoptr(RsTopology) topo = load(flat0_yaml);
+    const Msg rows[] = {
+        {1, 4, 1000000000, 0, NODEPS},
+        {0, 8, 1000000000, 0, NODEPS},
+        {2, 0, 60000000000, 0, NODEPS},
+    };
+    g_autoptr(RsFlowSimResult) r = simulate(topo, rows, 3, &opt);
+    assert_time(r->message_end_s[0], 1e9 / 2.5e9);
+    assert_time(r->message_end_s[1], 1e9 / 2.5e9);
+    assert_time(r->message_end_s[2], 0.4 + (60e9 - 0.4 * 97.5e9) / 100e9);
+    guint32 nvl_in0 = rs_topology_get_gpu_link(topo, 0, RS_LINK_NVLINK_INGRESS);
+    g_assert_cmpuint(r->link_bytes[nvl_in0], ==, 61000000000);
+    g_assert_cmpuint(r->bottleneck_link, ==, nvl_in0);
+}
+
+/* --- relay chain: h hops of S bytes in c chunks: o + h·α + (h + c − 1)·(S / c) / B --- */
+
+typedef struct {
+    guint chunks;
+    gboolean network;
+} ChainCase;
+
+static const ChainCase chain_cases[] = {{1, FALSE}, {2, FALSE}, {4, FALSE}, {8, FALSE},
+                                        {1, TRUE},  {5, TRUE},  {16, TRUE}};
+
+static void
+test_relay_chain(gconstpointer data)
+{
+    const ChainCase *c = data;
+    g_autoptr(RsTopology) topo = load(flat_yaml);
+    const guint64 size = 160000000;
+    /* NVLink chain 0 → 1 → 2 → 3; network chain 0 → 4 → 8 → 12 (one rail, one leaf). */
+    guint32 g[4];
+    for (guint i = 0; i < 4; i++)
+        g[i] = c->network ? 4 * i : i;
+    const Msg rows[] = {
+        {g[0], g[1], size, 0, NODEPS},
+        {g[1], g[2], size, 0, {0, -1}},
+        {g[2], g[3], size, 0, {1, -1}},
+    };
+    RsFlowSimOptions opt;
+    rs_flow_sim_options_init(&opt);
+    opt.chunk_bytes = size / c->chunks;
+    opt.max_chunks_per_message = 0;
+    g_autoptr(RsFlowSimResult) r = simulate(topo, rows, 3, &opt);
+    double bw = c->network ? NIC_BW : NV_BW;
+    double alpha = c->network ? 20 * US : 2 * US;
+    double s = (double)size / c->chunks;
+    assert_time(r->total_s, 2 * US + 3 * alpha + (3 + c->chunks - 1) * s / bw);
+    /* Each hop's first byte left once the previous hop's first chunk had arrived. */
+    assert_time(r->message_start_s[1], 2 * US + alpha + s / bw);
+    g_assert_cmpuint(r->n_chunks, ==, 3 * c->chunks);
+}
+
+/* A relay that forwards half of what its dependency brings starts chunk k when the
+ * dependency delivered the same fraction: with a 2-chunk dependency of 2S and a 2-chunk
+ * relay of S on flat0, the relay's chunks follow the dependency's one chunk behind. */
+static void
+test_relay_fraction(void)
+{
+    g_autoptr(RsTopology) topo = load(flat0_yaml);
+    const Msg rows[] = {
+        {0, 1, 2000000000, 0, NODEPS},
+        {1, 2, 1000000000, 0, {0, -1}},
+    };
+    RsFlowSimOptions opt;
+    rs_flow_sim_options_init(&opt);
+    opt.chunk_bytes = 1000000000; /* dep: 2 chunks of 1 GB; relay: 1 chunk of 1 GB */
+    g_autoptr(RsFlowSimResult) r = simulate(topo, rows, 2, &opt);
+    /* The relay is a single (last) chunk: it needs the whole dependency (0.02 s), then
+     * takes 0.01 s. */
+    assert_time(r->message_end_s[1], 0.03);
+    opt.chunk_bytes = 500000000; /* dep: 4 chunks; relay: 2 chunks of 0.5 GB */
+    g_autoptr(RsFlowSimResult) r2 = simulate(topo, rows, 2, &opt);
+    /* Relay chunk 0 needs 1 GB of the dependency (0.01 s); chunk 1 (last) needs all of it
+     * (0.02 s) and starts then, after chunk 0 ended at 0.015 s: ends 0.025 s. */
+    assert_time(r2->message_start_s[1], 0.01);
+    assert_time(r2->message_end_s[1], 0.025);
+}
+
+/* --- phases, local copies, zero bytes --- */
+
+static void
+test_phases(void)
+{
+    g_autoptr(RsTopology) topo = load(flat_yaml);
+    const Msg rows[] = {
+        {0, 1, 100000000, 0, NODEPS},  /* 4 us + 1 ms */
+        {5, 5, 100000000, 0, NODEPS},  /* local copy: no time */
+        {4, 0, 50000000, 3, NODEPS},   /* phase 3 after phase 0: 22 us + 10 ms */
+        {0, 0, 50000000, 3, {2, -1}},  /* local copy waiting for message 2 */
+        {1, 2, 0, 3, NODEPS},          /* zero bytes: latency only */
+    };
+    g_autoptr(RsFlowSimResult) r = simulate(topo, rows, 5, NULL);
+    double p0 = 4 * US + 1e8 / NV_BW;
+    g_assert_cmpuint(r->n_phases, ==, 2);
+    g_assert_cmpuint(r->phase_ids[1], ==, 3);
+    assert_time(r->phase_end_s[0], p0);
+    assert_time(r->message_end_s[1], 0.0);
+    assert_time(r->message_start_s[2], p0);
+    assert_time(r->message_end_s[2], p0 + 22 * US + 5e7 / NIC_BW);
+    assert_time(r->message_end_s[3], r->message_end_s[2]);
+    assert_time(r->message_end_s[4], p0 + 4 * US);
+    assert_time(r->total_s, p0 + 22 * US + 5e7 / NIC_BW);
+    g_assert_cmpuint(r->n_network_messages, ==, 3);
+}
+
+/* Same inputs, bit-identical outputs, and the global recomputation agrees on a case where
+ * local recomputation is exact. */
+static void
+test_deterministic(void)
+{
+    g_autoptr(RsTopology) topo = load(flat_yaml);
+    g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(Msg));
+    GRand *rand = g_rand_new_with_seed(7);
+    for (guint i = 0; i < 400; i++) {
+        Msg m = {g_rand_int_range(rand, 0, 36), g_rand_int_range(rand, 0, 36),
+                 (guint64)g_rand_int_range(rand, 1, 50000000), g_rand_int_range(rand, 0, 3),
+                 NODEPS};
+        if (i > 10 && g_rand_int_range(rand, 0, 4) == 0) {
+            guint d = g_rand_int_range(rand, 0, i);
+            if (g_array_index(rows, Msg, d).phase <= m.phase)
+                m.deps[0] = (gint)d, m.deps[1] = -1;
+        }
+        g_array_append_val(rows, m);
+    }
+    g_rand_free(rand);
+    g_autoptr(RsFlowSimResult) a = simulate(topo, (Msg *)rows->data, rows->len, NULL);
+    g_autoptr(RsFlowSimResult) b = simulate(topo, (Msg *)rows->data, rows->len, NULL);
+    g_assert_cmpmem(a->message_end_s, a->n_messages * sizeof(double), b->message_end_s,
+                    b->n_messages * sizeof(double));
+    g_assert_cmpmem(a->link_busy_s, a->n_links * sizeof(double), b->link_busy_s,
+                    b->n_links * sizeof(double));
+    g_assert_cmpfloat(a->total_s, ==, b->total_s);
+}
+
+/* The timeline holds every byte, and a link that is saturated throughout reads 1.0. */
+static void
+test_timeline(void)
+{
+    g_autoptr(RsTopology) topo = load(flat0_yaml);
+    const Msg rows[] = {{0, 4, 1000000000, 0, NODEPS}}; /* 0.2 s at 5 GB/s */
+    g_autoptr(RsFlowSimResult) r = simulate(topo, rows, 1, NULL);
+    guint32 eg = rs_topology_get_gpu_link(topo, 0, RS_LINK_NIC_EGRESS);
+    const double *row = &r->link_timeline_bytes[(gsize)eg * r->n_buckets];
+    double sum = 0;
+    for (guint b = 0; b < r->n_buckets; b++)
+        sum += row[b];
+    g_assert_cmpfloat_with_epsilon(sum, 1e9, 1e-3);
+    g_assert_cmpuint(r->n_buckets, ==, RS_FLOW_SIM_DEFAULT_BUCKETS);
+    g_assert_cmpfloat(r->bucket_s * r->n_buckets, >=, 0.2);
+    g_assert_cmpfloat(r->bucket_s * r->n_buckets, <, 0.4);
+    g_assert_cmpfloat_with_epsilon(row[0] / (NIC_BW * r->bucket_s), 1.0, 1e-9);
+    g_assert_cmpfloat_with_epsilon(rs_flow_sim_get_link_utilisation(r, topo, eg), 1.0, 1e-12);
+}
+
+/* --- explicit traffic (a trace) --- */
+
+static void
+test_trace_replay(void)
+{
+    g_autoptr(RsTopology) topo = load(flat_yaml);
+    g_autoptr(GError) error = NULL;
+    /* Message ids need not be 0..n-1; the relay waits for id 10. */
+    g_autoptr(RsTrace) in = rs_trace_read_string("message,src,dst,bytes,depends_on\n"
+                                                 "10,0,1,160000000,\n"
+                                                 "20,1,2,160000000,10\n"
+                                                 "30,2,3,160000000,20\n",
+                                                 "m.csv", &error);
+    g_assert_no_error(error);
+    RsFlowSimOptions opt;
+    rs_flow_sim_options_init(&opt);
+    opt.chunk_bytes = 40000000;
+    g_autoptr(RsFlowSimResult) r = rs_flow_sim_run_trace(in, topo, &opt, &error);
+    g_assert_no_error(error);
+    assert_time(r->total_s, 2 * US + 3 * 2 * US + 6 * 4e7 / NV_BW);
+    const guint32 ids[] = {10, 20, 30};
+    g_autoptr(RsTrace) out = rs_flow_sim_result_to_trace(r, topo, ids);
+    const RsTraceRow *row = rs_trace_get_row(out, 1);
+    g_assert_cmpuint(row->message, ==, 20);
+    g_assert_cmpstr(row->route, ==, "gpu1.nvlink-egress;gpu2.nvlink-ingress");
+    g_assert_cmpuint(g_array_index(row->depends_on, guint32, 0), ==, 10);
+    assert_time(row->end_s, r->message_end_s[1]);
+    g_assert_cmpstr(rs_trace_get_meta(out, "source"), ==, "simulated");
+    /* What was written reads back and replays to the same times. */
+    g_autofree char *text = rs_trace_to_string(out);
+    g_autoptr(RsTrace) back = rs_trace_read_string(text, "out.csv", &error);
+    g_assert_no_error(error);
+    g_autoptr(RsFlowSimResult) r2 = rs_flow_sim_run_trace(back, topo, &opt, &error);
+    g_assert_no_error(error);
+    g_assert_cmpfloat(r2->total_s, ==, r->total_s);
+}
+
+typedef struct {
+    Msg rows[3];
+    guint n;
+    gint code;
+    const char *fragment;
+} ErrorCase;
+
+static const ErrorCase error_cases[] = {
+    {{{0, 36, 10, 0, NODEPS}}, 1, RS_FLOW_SIM_ERROR_RANK, "message 0: rank 36 is not a GPU"},
+    {{{0, 1, 10, 0, {1, -1}}, {1, 2, 10, 0, {0, -1}}}, 2, RS_FLOW_SIM_ERROR_DEPENDENCY,
+     "dependency cycle"},
+    {{{0, 1, 10, 0, {1, -1}}, {1, 2, 10, 1, NODEPS}}, 2, RS_FLOW_SIM_ERROR_DEPENDENCY,
+     "message 0 depends on message 1, which belongs to a later phase"},
+    {{{0, 1, 10, 0, {0, -1}}}, 1, RS_FLOW_SIM_ERROR_DEPENDENCY, "is the message itself"},
+    {{{0, 1, 10, 0, {7, -1}}}, 1, RS_FLOW_SIM_ERROR_DEPENDENCY, "which is not a message"},
+};
+
+static void
+test_error(gconstpointer data)
+{
+    const ErrorCase *c = data;
+    g_autoptr(RsTopology) topo = load(flat_yaml);
+    RsFlowMessage msgs[3];
+    guint32 deps[3];
+    guint n_deps = 0;
+    for (guint i = 0; i < c->n; i++) {
+        msgs[i] = (RsFlowMessage){c->rows[i].src, c->rows[i].dst, c->rows[i].phase,
+                                  c->rows[i].size_bytes, n_deps, 0};
+        for (guint k = 0; c->rows[i].deps[k] >= 0; k++, msgs[i].n_deps++)
+            deps[n_deps++] = (guint32)c->rows[i].deps[k];
+    }
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsFlowSimResult) r =
+        rs_flow_sim_run_messages(msgs, c->n, deps, n_deps, topo, NULL, &error);
+    g_assert_null(r);
+    g_assert_error(error, RS_FLOW_SIM_ERROR, c->code);
+    if (strstr(error->message, c->fragment) == NULL)
+        g_error("\"%s\" lacks \"%s\"", error->message, c->fragment);
+}
+
+int
+main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/flow-sim/one-flow", test_one_flow);
+    for (guint i = 0; i < G_N_ELEMENTS(share_cases); i++) {
+        g_autofree char *path = g_strdup_printf("/flow-sim/share/%s-%u",
+                                                share_cases[i].network ? "nic" : "nvlink",
+                                                share_cases[i].k);
+        g_test_add_data_func(path, &share_cases[i], test_share);
+    }
+    for (guint i = 0; i < G_N_ELEMENTS(incast_cases); i++) {
+        g_autofree char *path = g_strdup_printf("/flow-sim/incast/%u-network-%u-nvlink",
+                                                incast_cases[i].n_network,
+                                                incast_cases[i].n_nvlink);
+        g_test_add_data_func(path, &incast_cases[i], test_incast);
+    }
+    g_test_add_data_func("/flow-sim/max-min/local", GUINT_TO_POINTER(RS_FLOW_SIM_RATES_LOCAL),
+                         test_max_min);
+    g_test_add_data_func("/flow-sim/max-min/global", GUINT_TO_POINTER(RS_FLOW_SIM_RATES_GLOBAL),
+                         test_max_min);
+    for (guint i = 0; i < G_N_ELEMENTS(chain_cases); i++) {
+        g_autofree char *path = g_strdup_printf("/flow-sim/relay-chain/%s-%u-chunks",
+                                                chain_cases[i].network ? "nic" : "nvlink",
+                                                chain_cases[i].chunks);
+        g_test_add_data_func(path, &chain_cases[i], test_relay_chain);
+    }
+    g_test_add_func("/flow-sim/relay-fraction", test_relay_fraction);
+    g_test_add_func("/flow-sim/phases", test_phases);
+    g_test_add_func("/flow-sim/deterministic", test_deterministic);
+    g_test_add_func("/flow-sim/timeline", test_timeline);
+    g_test_add_func("/flow-sim/trace-replay", test_trace_replay);
+    for (guint i = 0; i < G_N_ELEMENTS(error_cases); i++) {
+        g_autofree char *path = g_strdup_printf("/flow-sim/errors/%u", i);
+        g_test_add_data_func(path, &error_cases[i], test_error);
+    }
+    return g_test_run();
+}

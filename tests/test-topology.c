@@ -1,0 +1,376 @@
+/* test-topology.c — topology files, the link graph, routes and their latencies, against
+ * values computed by hand.
+ *
+ * tests/data/small-fabric.yaml: 8 nodes × 2 GPUs (node n: GPUs 2n, 2n+1), scalable units of
+ * 4 nodes (GPUs 0-7 and 8-15), NVLink 100 GB/s 1 us, PCIe 16 GB/s 0.5 us, NIC 10 GB/s 2 us,
+ * switch 0.25 us, oversubscription 2:1 (uplinks 4 × 10 / 2 = 20 GB/s), overhead 1 us.
+ * tests/data/two-node.yaml: the foundation's format (no pcie, no fabric sections). */
+#include "sim/topology.h"
+
+#include <glib/gstdio.h>
+#include <string.h>
+
+#define US 1e-6
+
+static RsTopology *
+load_data(const char *file, const RsTopologyOverrides *ov)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", file, NULL);
+    RsTopology *topo = rs_topology_load_file(path, ov, &error);
+    g_assert_no_error(error);
+    return topo;
+}
+
+static RsTopology *
+load_shipped(const char *name, const RsTopologyOverrides *ov)
+{
+    g_autoptr(GError) error = NULL;
+    const char *root = g_getenv("RESHARD_DATA_DIR");
+    g_assert_nonnull(root);
+    g_autofree char *file = g_strconcat(name, ".yaml", NULL);
+    g_autofree char *path = g_build_filename(root, "topologies", file, NULL);
+    RsTopology *topo = rs_topology_load_file(path, ov, &error);
+    g_assert_no_error(error);
+    return topo;
+}
+
+static char *
+format_route(const RsTopology *topo, guint32 src, guint32 dst)
+{
+    guint32 links[RS_TOPOLOGY_MAX_ROUTE];
+    guint n = rs_topology_route(topo, src, dst, links);
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < n; i++) {
+        g_autofree char *name = rs_topology_format_link(topo, links[i]);
+        g_string_append_printf(s, "%s%s", i ? ";" : "", name);
+    }
+    return g_string_free(s, FALSE);
+}
+
+/* --- routes --- */
+
+typedef struct {
+    gboolean pxn;
+    guint32 src, dst;
+    const char *route;
+    double route_latency_s;
+} RouteCase;
+
+static const RouteCase route_cases[] = {
+    {FALSE, 3, 3, "", 0.0},
+    /* Same node = same NVLink domain. */
+    {FALSE, 0, 1, "gpu0.nvlink-egress;gpu1.nvlink-ingress", 2 * US},
+    /* Same rail, same scalable unit: one leaf. */
+    {FALSE, 0, 2, "gpu0.pcie-egress;gpu0.nic-egress;gpu2.nic-ingress;gpu2.pcie-ingress",
+     5.25 * US},
+    /* Other rail: leaf, spine, leaf. */
+    {FALSE, 0, 3,
+     "gpu0.pcie-egress;gpu0.nic-egress;su0.rail0.uplink;su0.rail1.downlink;gpu3.nic-ingress;"
+     "gpu3.pcie-ingress",
+     5.75 * US},
+    /* Same rail, other scalable unit. */
+    {FALSE, 0, 8,
+     "gpu0.pcie-egress;gpu0.nic-egress;su0.rail0.uplink;su1.rail0.downlink;gpu8.nic-ingress;"
+     "gpu8.pcie-ingress",
+     5.75 * US},
+    /* PXN: over NVLink to GPU 1 (rail 1), then one leaf. */
+    {TRUE, 0, 3,
+     "gpu0.nvlink-egress;gpu1.nvlink-ingress;gpu1.pcie-egress;gpu1.nic-egress;"
+     "gpu3.nic-ingress;gpu3.pcie-ingress",
+     7.25 * US},
+    /* PXN across scalable units: the longest route. */
+    {TRUE, 0, 9,
+     "gpu0.nvlink-egress;gpu1.nvlink-ingress;gpu1.pcie-egress;gpu1.nic-egress;"
+     "su0.rail1.uplink;su1.rail1.downlink;gpu9.nic-ingress;gpu9.pcie-ingress",
+     7.75 * US},
+    /* PXN changes nothing on the same rail. */
+    {TRUE, 1, 15,
+     "gpu1.pcie-egress;gpu1.nic-egress;su0.rail1.uplink;su1.rail1.downlink;gpu15.nic-ingress;"
+     "gpu15.pcie-ingress",
+     5.75 * US},
+};
+
+static void
+test_route(gconstpointer data)
+{
+    const RouteCase *c = data;
+    RsTopologyOverrides ov = {.pxn = c->pxn ? RS_TOPOLOGY_PXN_ON : RS_TOPOLOGY_PXN_OFF};
+    g_autoptr(RsTopology) topo = load_data("small-fabric.yaml", &ov);
+    g_autofree char *route = format_route(topo, c->src, c->dst);
+    g_assert_cmpstr(route, ==, c->route);
+    g_assert_cmpfloat_with_epsilon(rs_topology_get_route_latency_s(topo, c->src, c->dst),
+                                   c->route_latency_s, 1e-15);
+    double msg = c->src == c->dst ? 0.0 : c->route_latency_s + 1 * US;
+    g_assert_cmpfloat_with_epsilon(rs_topology_get_message_latency_s(topo, c->src, c->dst), msg,
+                                   1e-15);
+}
+
+/* --- the link graph --- */
+
+static void
+test_small_fabric_links(void)
+{
+    g_autoptr(RsTopology) topo = load_data("small-fabric.yaml", NULL);
+    g_assert_cmpuint(rs_topology_get_n_gpus(topo), ==, 16);
+    g_assert_cmpuint(rs_topology_get_n_scalable_units(topo), ==, 2);
+    g_assert_cmpuint(rs_topology_get_scalable_unit(topo, 7), ==, 0);
+    g_assert_cmpuint(rs_topology_get_scalable_unit(topo, 8), ==, 1);
+    g_assert_cmpuint(rs_topology_get_n_rails(topo), ==, 2);
+    /* 6 links per GPU, 2 per leaf (2 units × 2 rails). */
+    g_assert_cmpuint(rs_topology_get_n_links(topo), ==, 16 * 6 + 2 * 4);
+    g_assert_true(rs_topology_has_pcie(topo));
+    g_assert_false(rs_topology_has_pxn(topo));
+    g_assert_cmpfloat(rs_topology_get_oversubscription(topo), ==, 2.0);
+    guint32 up = rs_topology_get_leaf_link(topo, 1, 1, RS_LINK_LEAF_UPLINK);
+    const RsLink *l = rs_topology_get_link(topo, up);
+    g_assert_cmpint(l->kind, ==, RS_LINK_LEAF_UPLINK);
+    g_assert_cmpfloat_with_epsilon(rs_link_get_capacity_bytes_per_s(l), 20e9, 1);
+    g_assert_cmpuint(rs_topology_get_link_gpu(topo, up), ==, G_MAXUINT32);
+    g_autofree char *name = rs_topology_format_link(topo, up);
+    g_assert_cmpstr(name, ==, "su1.rail1.uplink");
+    guint32 nic = rs_topology_get_gpu_link(topo, 5, RS_LINK_NIC_INGRESS);
+    g_assert_cmpuint(rs_topology_get_link_gpu(topo, nic), ==, 5);
+    g_assert_cmpfloat_with_epsilon(
+        rs_link_get_capacity_bytes_per_s(rs_topology_get_link(topo, nic)), 10e9, 1);
+    /* PCIe (16 GB/s) carries the NIC's flows and is faster: dominated; the 20 GB/s uplink
+     * serves 4 NICs of 10 GB/s: it can bind. */
+    g_assert_true(rs_topology_link_is_dominated(
+        topo, rs_topology_get_gpu_link(topo, 5, RS_LINK_PCIE_EGRESS)));
+    g_assert_false(rs_topology_link_is_dominated(topo, nic));
+    g_assert_false(rs_topology_link_is_dominated(topo, up));
+}
+
+/* A partial last scalable unit has proportionally fewer uplinks. */
+static void
+test_partial_unit(void)
+{
+    RsTopologyOverrides ov = {.n_nodes = 6};
+    g_autoptr(RsTopology) topo = load_data("small-fabric.yaml", &ov);
+    g_assert_cmpuint(rs_topology_get_n_scalable_units(topo), ==, 2);
+    guint32 up = rs_topology_get_leaf_link(topo, 1, 0, RS_LINK_LEAF_UPLINK);
+    g_assert_cmpfloat_with_epsilon(
+        rs_link_get_capacity_bytes_per_s(rs_topology_get_link(topo, up)), 10e9, 1);
+}
+
+/* The foundation's format still loads: NIC attached directly, one scalable unit. */
+static void
+test_two_node(void)
+{
+    g_autoptr(RsTopology) topo = load_data("two-node.yaml", NULL);
+    g_assert_cmpuint(rs_topology_get_n_gpus(topo), ==, 4);
+    g_assert_cmpuint(rs_topology_get_n_nvlink_domains(topo), ==, 2);
+    g_assert_cmpuint(rs_topology_get_nvlink_domain(topo, 3), ==, 1);
+    g_assert_cmpuint(rs_topology_get_rail(topo, 3), ==, 1);
+    g_assert_false(rs_topology_has_pcie(topo));
+    g_assert_cmpuint(rs_topology_get_gpu_link(topo, 0, RS_LINK_PCIE_EGRESS), ==, G_MAXUINT32);
+    g_assert_cmpuint(rs_topology_get_n_links(topo), ==, 4 * 4 + 2 * 2);
+    g_autofree char *r01 = format_route(topo, 0, 1);
+    g_assert_cmpstr(r01, ==, "gpu0.nvlink-egress;gpu1.nvlink-ingress");
+    g_autofree char *r02 = format_route(topo, 0, 2);
+    g_assert_cmpstr(r02, ==, "gpu0.nic-egress;gpu2.nic-ingress");
+    /* Uplinks at oversubscription 1 carry at most what the NICs bring: dominated. */
+    g_assert_true(rs_topology_link_is_dominated(
+        topo, rs_topology_get_leaf_link(topo, 0, 1, RS_LINK_LEAF_DOWNLINK)));
+    g_assert_cmpfloat_with_epsilon(rs_topology_get_message_latency_s(topo, 0, 1), 4e-6, 1e-15);
+    g_assert_cmpfloat_with_epsilon(rs_topology_get_message_latency_s(topo, 0, 2), 22e-6, 1e-15);
+    g_assert_cmpfloat_with_epsilon(rs_topology_get_message_latency_s(topo, 1, 2), 22e-6, 1e-15);
+    RsTopologyOverrides ov = {.n_nodes = 8};
+    g_autoptr(RsTopology) big = load_data("two-node.yaml", &ov);
+    g_assert_cmpuint(rs_topology_get_n_gpus(big), ==, 16);
+}
+
+/* --- shipped files --- */
+
+typedef struct {
+    const char *name;
+    RsTopologyOverrides ov;
+    guint n_gpus, gpus_per_domain, n_units, n_links;
+    double nvlink_capacity, nic_capacity;
+    RsLinkKind nic_path_binding; /* which of NIC and PCIe can bind */
+    gboolean uplinks_dominated;
+} ShippedCase;
+
+static const ShippedCase shipped_cases[] = {
+    {"dgx-h100", {0}, 256, 8, 1, 256 * 6 + 16, 450e9 * 0.82, 50e9 * 0.95, RS_LINK_NIC_EGRESS,
+     TRUE},
+    {"dgx-h100", {.n_nodes = 64}, 512, 8, 2, 512 * 6 + 32, 450e9 * 0.82, 50e9 * 0.95,
+     RS_LINK_NIC_EGRESS, TRUE},
+    {"dgx-h100", {.n_nodes = 64, .oversubscription = 2}, 512, 8, 2, 512 * 6 + 32, 450e9 * 0.82,
+     50e9 * 0.95, RS_LINK_NIC_EGRESS, FALSE},
+    {"dgx-b200", {0}, 256, 8, 1, 256 * 6 + 16, 900e9 * 0.86, 50e9 * 0.95, RS_LINK_NIC_EGRESS,
+     TRUE},
+    {"gb200-nvl72", {0}, 72, 72, 1, 72 * 6 + 8, 900e9 * 0.86, 50e9 * 0.95, RS_LINK_NIC_EGRESS,
+     TRUE},
+    {"gb200-nvl72", {.n_nodes = 288}, 1152, 72, 2, 1152 * 6 + 16, 900e9 * 0.86, 50e9 * 0.95,
+     RS_LINK_NIC_EGRESS, TRUE},
+    /* An 800 Gbit/s NIC (95 GB/s) is faster than PCIe Gen5 (53.1 GB/s): PCIe binds. */
+    {"gb200-nvl72", {.nic_bw_bytes_per_s = 100e9}, 72, 72, 1, 72 * 6 + 8, 900e9 * 0.86,
+     100e9 * 0.95, RS_LINK_PCIE_EGRESS, TRUE},
+    {"gb300-nvl72", {0}, 72, 72, 1, 72 * 6 + 8, 900e9 * 0.86, 100e9 * 0.95, RS_LINK_NIC_EGRESS,
+     TRUE},
+};
+
+static void
+test_shipped(gconstpointer data)
+{
+    const ShippedCase *c = data;
+    g_autoptr(RsTopology) topo = load_shipped(c->name, &c->ov);
+    g_assert_cmpuint(rs_topology_get_n_gpus(topo), ==, c->n_gpus);
+    g_assert_cmpuint(rs_topology_get_gpus_per_nvlink_domain(topo), ==, c->gpus_per_domain);
+    g_assert_cmpuint(rs_topology_get_n_scalable_units(topo), ==, c->n_units);
+    g_assert_cmpuint(rs_topology_get_n_links(topo), ==, c->n_links);
+    guint32 last = c->n_gpus - 1;
+    g_assert_cmpfloat_with_epsilon(rs_link_get_capacity_bytes_per_s(rs_topology_get_link(
+                                       topo, rs_topology_get_gpu_link(
+                                                 topo, last, RS_LINK_NVLINK_INGRESS))),
+                                   c->nvlink_capacity, 1);
+    g_assert_cmpfloat_with_epsilon(
+        rs_link_get_capacity_bytes_per_s(
+            rs_topology_get_link(topo, rs_topology_get_gpu_link(topo, last, RS_LINK_NIC_EGRESS))),
+        c->nic_capacity, 1);
+    RsLinkKind other = c->nic_path_binding == RS_LINK_NIC_EGRESS ? RS_LINK_PCIE_EGRESS
+                                                                 : RS_LINK_NIC_EGRESS;
+    g_assert_false(rs_topology_link_is_dominated(
+        topo, rs_topology_get_gpu_link(topo, last, c->nic_path_binding)));
+    g_assert_true(rs_topology_link_is_dominated(topo, rs_topology_get_gpu_link(topo, last, other)));
+    guint32 up = rs_topology_get_leaf_link(topo, c->n_units - 1, 0, RS_LINK_LEAF_UPLINK);
+    g_assert_cmpint(rs_topology_link_is_dominated(topo, up), ==, c->uplinks_dominated);
+    g_assert_true(rs_topology_has_pxn(topo));
+    g_assert_cmpfloat_with_epsilon(rs_topology_get_message_overhead_s(topo), 8.4e-6, 1e-15);
+}
+
+/* --- bad files: every message names file:line:column and the field --- */
+
+typedef struct {
+    const char *text;
+    const char *fragment;
+} ErrorCase;
+
+#define HEAD "name: t\nnodes: 2\ngpus_per_node: 2\n"
+#define TAIL "nvlink:\n  bandwidth: 100 GB/s\nnic:\n  bandwidth: 10 GB/s\n"
+
+static const ErrorCase error_cases[] = {
+    {HEAD "nvlink:\n  bandwidth: 450 Gb/s\nnic:\n  bandwidth: 10 GB/s\n",
+     "t.yaml:5:14: nvlink.bandwidth: bandwidth \"450 Gb/s\": ambiguous, use Gbit/s or GB/s"},
+    {HEAD "nvlink:\n  bandwidth: 450\nnic:\n  bandwidth: 10 GB/s\n",
+     "t.yaml:5:14: nvlink.bandwidth: bandwidth \"450\": missing unit"},
+    {HEAD TAIL "pcie:\n  bandwidth: 64 Gbps\n",
+     "t.yaml:9:14: pcie.bandwidth: bandwidth \"64 Gbps\": ambiguous, use Gbit/s or GB/s"},
+    {HEAD TAIL "pcie:\n  bandwidth: 64\n", "t.yaml:9:14: pcie.bandwidth: bandwidth \"64\": missing unit"},
+    {HEAD "nvlink:\n  bandwidth: 100 GB/s\nnic:\n  bandwidth: 400 Gb/s\n",
+     "t.yaml:7:14: nic.bandwidth: bandwidth \"400 Gb/s\": ambiguous"},
+    {HEAD TAIL "fabric:\n  switch_latency: 0.6\n",
+     "t.yaml:9:19: fabric.switch_latency: duration \"0.6\": missing unit"},
+    {HEAD TAIL "fabric:\n  oversubscription: \"1:2\"\n",
+     "t.yaml:9:21: fabric.oversubscription: \"1:2\": expected a ratio >= 1"},
+    {HEAD TAIL "fabric:\n  oversubscription: 0.5\n", "fabric.oversubscription: \"0.5\""},
+    {HEAD TAIL "fabric:\n  spine_ports: 64\n", "t.yaml:9:3: fabric.spine_ports: unknown field"},
+    {HEAD TAIL "fabric:\n  pxn: maybe\n", "t.yaml:9:8: fabric.pxn: \"maybe\": expected true or false"},
+    {HEAD "nvlink:\n  bandwidth: 100 GB/s\n  latncy: 1 us\nnic:\n  bandwidth: 10 GB/s\n",
+     "t.yaml:6:3: nvlink.latncy: unknown field"},
+    {HEAD "nvlink:\n  bandwidth: 100 GB/s\n", "t.yaml:1:1: nic: required section is missing"},
+    {"name: t\ngpus_per_node: 2\n" TAIL, "t.yaml:1:1: nodes: required field is missing"},
+    {"name: t\nnodes: two\ngpus_per_node: 2\n", "t.yaml:2:8: nodes: \"two\": expected an integer"},
+    {HEAD "nvlink: {bandwidth: 100 GB/s\n", "t.yaml:5:1"},
+    {"name: t\nnodes: 3\ngpus_per_node: 4\nnodes_per_nvlink_domain: 2\n" TAIL,
+     "nodes_per_nvlink_domain=2 does not divide 3 nodes"},
+    {"name: t\nnodes: 8\ngpus_per_node: 4\nnodes_per_nvlink_domain: 4\n" TAIL
+     "fabric:\n  scalable_unit_nodes: 6\n",
+     "does not divide fabric.scalable_unit_nodes=6"},
+};
+
+static void
+test_error(gconstpointer data)
+{
+    const ErrorCase *c = data;
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTopology) topo = rs_topology_load_string(c->text, "t.yaml", NULL, &error);
+    g_assert_null(topo);
+    g_assert_nonnull(error);
+    if (strstr(error->message, c->fragment) == NULL)
+        g_error("message \"%s\" lacks \"%s\"", error->message, c->fragment);
+}
+
+/* A file's errors name its path. */
+static void
+test_error_file(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *dir = g_dir_make_tmp("rs-topo-XXXXXX", &error);
+    g_assert_no_error(error);
+    g_autofree char *path = g_build_filename(dir, "bad.yaml", NULL);
+    g_assert_true(g_file_set_contents(path, HEAD TAIL "pcie:\n  bandwidth: 64 Gb/s\n", -1, NULL));
+    g_autoptr(RsTopology) topo = rs_topology_load_file(path, NULL, &error);
+    g_assert_null(topo);
+    g_autofree char *want = g_strconcat(path, ":9:14: pcie.bandwidth", NULL);
+    g_assert_true(g_str_has_prefix(error->message, want));
+    g_unlink(path);
+    g_rmdir(dir);
+}
+
+typedef struct {
+    RsTopologyOverrides ov;
+    const char *fragment;
+} OverrideErrorCase;
+
+static const OverrideErrorCase override_errors[] = {
+    {{.oversubscription = 0.5}, "oversubscription override must be >= 1"},
+    {{.nic_bw_bytes_per_s = -1}, "NIC bandwidth override must be positive"},
+    {{.n_nodes = 3}, "nodes_per_nvlink_domain=18 does not divide 3 nodes"},
+};
+
+static void
+test_override_error(gconstpointer data)
+{
+    const OverrideErrorCase *c = data;
+    g_autoptr(GError) error = NULL;
+    const char *root = g_getenv("RESHARD_DATA_DIR");
+    g_autofree char *path = g_build_filename(root, "topologies", "gb200-nvl72.yaml", NULL);
+    g_autoptr(RsTopology) topo = rs_topology_load_file(path, &c->ov, &error);
+    g_assert_null(topo);
+    g_assert_error(error, RS_TOPOLOGY_ERROR, RS_TOPOLOGY_ERROR_INVALID);
+    if (strstr(error->message, c->fragment) == NULL)
+        g_error("message \"%s\" lacks \"%s\"", error->message, c->fragment);
+}
+
+static void
+test_summary(void)
+{
+    g_autoptr(RsTopology) topo = load_data("small-fabric.yaml", NULL);
+    g_autofree char *s = rs_topology_format_summary(topo);
+    g_assert_cmpstr(s, ==,
+                    "small-fabric: 8 nodes x 2 test GPU = 16 GPUs, NVLink domains of 2 GPUs; "
+                    "NVLink 100 GB/s x 1.00, NIC 80 Gbit/s x 1.00 per GPU, PCIe 16 GB/s x 1.00; "
+                    "2 scalable units of 4 nodes, oversubscription 2:1");
+}
+
+int
+main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    for (guint i = 0; i < G_N_ELEMENTS(route_cases); i++) {
+        g_autofree char *path = g_strdup_printf("/topology/route/%s%u-%u",
+                                                route_cases[i].pxn ? "pxn-" : "",
+                                                route_cases[i].src, route_cases[i].dst);
+        g_test_add_data_func(path, &route_cases[i], test_route);
+    }
+    g_test_add_func("/topology/links/small-fabric", test_small_fabric_links);
+    g_test_add_func("/topology/links/partial-unit", test_partial_unit);
+    g_test_add_func("/topology/links/two-node", test_two_node);
+    for (guint i = 0; i < G_N_ELEMENTS(shipped_cases); i++) {
+        g_autofree char *path = g_strdup_printf("/topology/shipped/%u-%s", i, shipped_cases[i].name);
+        g_test_add_data_func(path, &shipped_cases[i], test_shipped);
+    }
+    for (guint i = 0; i < G_N_ELEMENTS(error_cases); i++) {
+        g_autofree char *path = g_strdup_printf("/topology/errors/%u", i);
+        g_test_add_data_func(path, &error_cases[i], test_error);
+    }
+    g_test_add_func("/topology/errors/file", test_error_file);
+    for (guint i = 0; i < G_N_ELEMENTS(override_errors); i++) {
+        g_autofree char *path = g_strdup_printf("/topology/errors/override-%u", i);
+        g_test_add_data_func(path, &override_errors[i], test_override_error);
+    }
+    g_test_add_func("/topology/summary", test_summary);
+    return g_test_run();
+}
