@@ -91,6 +91,37 @@ test_lower_bound(void)
     g_assert_cmpuint(b.cut_bytes, ==, 16000000);
     g_assert_cmpfloat_with_epsilon(b.time_s, 1.6e-3, 1e-12);
     g_assert_cmpfloat_with_epsilon(b.gpu_ingress_s, 8e6 / 105e9, 1e-12);
+    /* GPU 0 alone holds the tensor: all of it must leave GPU 0 and domain 0 (a tie with
+     * domain 1's ingress, which comes first). One scalable unit: no unit cut. */
+    g_assert_cmpfloat_with_epsilon(b.kind_s[RS_CUT_GPU_EGRESS], 16e6 / 105e9, 1e-12);
+    g_assert_cmpfloat_with_epsilon(b.kind_s[RS_CUT_DOMAIN_EGRESS], 1.6e-3, 1e-12);
+    g_assert_cmpuint(b.kind_where[RS_CUT_DOMAIN_EGRESS], ==, 0);
+    g_assert_cmpfloat(b.kind_s[RS_CUT_UNIT_INGRESS], ==, 0.0);
+    g_autofree char *cut = rs_lower_bound_format_cut(&b);
+    g_assert_cmpstr(cut, ==, "NVLink domain 1 ingress (its NICs): 0.016 GB over 10 GB/s");
+}
+
+/* Which replica sends is the planner's choice: a box also held outside a set never counts
+ * as having to leave it. The tensor is replicated on GPUs 0 and 2 (two domains) and needed
+ * on GPUs 1 and 3: nothing must leave any GPU or domain; each domain already holds it. */
+static void
+test_lower_bound_replicas(void)
+{
+    g_autoptr(RsTopology) topo = load_two_node();
+    g_autoptr(GError) error = NULL;
+    const gint64 shape[] = {4, 1000000};
+    const guint32 src_ranks[] = {0, 2}, dst_ranks[] = {1, 3};
+    g_autoptr(RsLayout) src = rs_layout_new_replicated(2, shape, src_ranks, 2);
+    g_autoptr(RsLayout) dst = rs_layout_new_replicated(2, shape, dst_ranks, 2);
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_F32, src, dst, &error));
+    RsLowerBound b;
+    g_assert_true(rs_lower_bound_compute(refit, topo, &b, &error));
+    g_assert_cmpfloat(b.kind_s[RS_CUT_GPU_EGRESS], ==, 0.0);
+    g_assert_cmpfloat(b.kind_s[RS_CUT_DOMAIN_EGRESS], ==, 0.0);
+    g_assert_cmpfloat(b.kind_s[RS_CUT_DOMAIN_INGRESS], ==, 0.0);
+    g_assert_cmpint(b.kind, ==, RS_CUT_GPU_INGRESS);
+    g_assert_cmpfloat_with_epsilon(b.time_s, 16e6 / 105e9, 1e-12);
 }
 
 /* The bound never exceeds either estimate. */
@@ -134,6 +165,7 @@ main(int argc, char **argv)
     g_test_add_func("/cost/estimate/direct", test_estimate_direct);
     g_test_add_func("/cost/estimate/gather-broadcast", test_estimate_gather_broadcast);
     g_test_add_func("/cost/lower-bound/two-node", test_lower_bound);
+    g_test_add_func("/cost/lower-bound/replicas", test_lower_bound_replicas);
     g_test_add_func("/cost/lower-bound/below-estimates", test_bound_below_estimates);
     g_test_add_func("/cost/rank-outside-topology", test_rank_outside_topology);
     return g_test_run();

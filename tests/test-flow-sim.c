@@ -6,6 +6,7 @@
  *   NVLink message: latency 2 + 1 + 1 = 4 us, 100 GB/s;
  *   same-rail network message: 2 + 10 + 10 = 22 us, 5 GB/s.
  * "flat0" is the same with every latency and the overhead zero, for rate-only checks. */
+#include "sim/cost.h"
 #include "sim/flow-sim.h"
 
 #include <math.h>
@@ -411,6 +412,220 @@ test_error(gconstpointer data)
         g_error("\"%s\" lacks \"%s\"", error->message, c->fragment);
 }
 
+/* --- the lower bound against the simulator --- */
+
+/* A layout of a [rows, cols] tensor on @ranks as a 1-D S(d) or R mesh. */
+static RsLayout *
+make_layout(gint64 rows, gint64 cols, const char *ranks, RsPlacementKind kind, gint dim)
+{
+    g_autoptr(GError) error = NULL;
+    g_auto(GStrv) items = g_strsplit(ranks, ",", -1);
+    g_autofree char *shape = g_strdup_printf("%u", g_strv_length(items));
+    g_autoptr(RsMesh) mesh = rs_mesh_parse(shape, ranks, &error);
+    g_assert_no_error(error);
+    const gint64 dims[] = {rows, cols};
+    RsPlacement p = {kind, dim};
+    RsLayout *l = rs_layout_new_dtensor(2, dims, mesh, &p, 1, &error);
+    g_assert_no_error(error);
+    return l;
+}
+
+/* Tight cases on latency-free fabrics (NIC 10 GB/s, NVLink 100 GB/s):
+ * "units": 6 nodes of 1 GPU in scalable units of 2 nodes, oversubscription 4 (uplinks
+ * 2 × 10 / 4 = 5 GB/s per unit); "pairs": 4 nodes of 2 GPUs, one unit. A 4 MB tensor
+ * [1000, 1000] f32 moves with the direct strategy; each case is built so that one cut is
+ * saturated for the whole transfer, so the simulated time equals the bound. */
+static const char units_yaml[] = "name: units\nnodes: 6\ngpus_per_node: 1\n"
+                                 "nvlink: {bandwidth: 100 GB/s}\nnic: {bandwidth: 10 GB/s}\n"
+                                 "fabric: {scalable_unit_nodes: 2, oversubscription: 4}\n";
+static const char pairs_yaml[] = "name: pairs\nnodes: 4\ngpus_per_node: 2\n"
+                                 "nvlink: {bandwidth: 100 GB/s}\nnic: {bandwidth: 10 GB/s}\n";
+
+typedef struct {
+    const char *name;
+    const char *topology;
+    const char *src_ranks;
+    RsPlacementKind src_kind;
+    const char *dst_ranks;
+    RsCutKind kind;
+    guint32 where;
+    double time_s;
+} TightCase;
+
+#define B 4e6
+static const TightCase tight_cases[] = {
+    /* GPU 1 needs all 4 MB over its NIC: 0.4 ms (a GPU alone in its domain has no NVLink
+     * capacity in its cut). */
+    {"gpu-ingress", units_yaml, "0", RS_PLACEMENT_REPLICATE, "1", RS_CUT_GPU_INGRESS, 1,
+     B / 10e9},
+    /* GPUs 4 and 5 (one domain) need a half each from two other domains: 2 NICs × 10 GB/s. */
+    {"domain-ingress", pairs_yaml, "0,2", RS_PLACEMENT_SHARD, "4,5", RS_CUT_DOMAIN_INGRESS, 2,
+     B / 20e9},
+    /* GPU 0 alone holds the tensor, two GPUs need a half each: its NIC sends all of it. */
+    {"gpu-egress", units_yaml, "0", RS_PLACEMENT_REPLICATE, "1,2", RS_CUT_GPU_EGRESS, 0,
+     B / 10e9},
+    /* Domain 0 (GPUs 0, 1) alone holds the tensor; GPUs of two other domains need halves. */
+    {"domain-egress", pairs_yaml, "0,1", RS_PLACEMENT_SHARD, "4,6", RS_CUT_DOMAIN_EGRESS, 0,
+     B / 20e9},
+    /* Unit 1 (GPU 2) needs all of it from unit 0: its 5 GB/s downlink. */
+    {"unit-ingress", units_yaml, "0,1", RS_PLACEMENT_SHARD, "2", RS_CUT_UNIT_INGRESS, 1,
+     B / 5e9},
+    /* Unit 0 sends halves to units 1 and 2 through its 5 GB/s uplink. */
+    {"unit-egress", units_yaml, "0,1", RS_PLACEMENT_SHARD, "2,4", RS_CUT_UNIT_EGRESS, 0,
+     B / 5e9},
+};
+#undef B
+
+static void
+test_bound_tight(gconstpointer data)
+{
+    const TightCase *c = data;
+    g_autoptr(RsTopology) topo = load(c->topology);
+    g_autoptr(RsLayout) src = make_layout(1000, 1000, c->src_ranks, c->src_kind, 0);
+    g_autoptr(RsLayout) dst = make_layout(1000, 1000, c->dst_ranks, RS_PLACEMENT_SHARD, 0);
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_autoptr(GError) error = NULL;
+    g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_F32, src, dst, &error));
+    RsLowerBound bound;
+    g_assert_true(rs_lower_bound_compute(refit, topo, &bound, &error));
+    g_assert_cmpstr(rs_cut_kind_get_name(bound.kind), ==, rs_cut_kind_get_name(c->kind));
+    g_assert_cmpuint(bound.where, ==, c->where);
+    assert_time(bound.time_s, c->time_s);
+    g_autoptr(RsPlan) plan = rs_plan_build(refit, RS_STRATEGY_DIRECT, &error);
+    g_assert_no_error(error);
+    for (guint rates = 0; rates < 2; rates++) {
+        RsFlowSimOptions opt;
+        rs_flow_sim_options_init(&opt);
+        opt.rates = rates;
+        g_autoptr(RsFlowSimResult) r = rs_flow_sim_run(plan, topo, &opt, &error);
+        g_assert_no_error(error);
+        assert_time(r->total_s, bound.time_s);
+    }
+}
+
+/* A random small cluster: sizes, capacities, oversubscription, PCIe, PXN and latencies. */
+static char *
+random_topology(GRand *rand)
+{
+    static const guint gpn[] = {1, 2, 4};
+    static const double nic_gbit[] = {40, 80, 160}, eff[] = {0.5, 0.8, 1.0};
+    static const double nvlink_gb[] = {20, 100}, pcie_gb[] = {4, 8, 32};
+    static const char *const oversub[] = {"1", "2", "3.5"};
+    guint per_domain = g_rand_int_range(rand, 1, 3);
+    guint nodes = per_domain * g_rand_int_range(rand, 1, 5);
+    guint unit = per_domain * g_rand_int_range(rand, 1, 3);
+    gboolean latency = g_rand_boolean(rand);
+    GString *s = g_string_new("name: random\n");
+    g_string_append_printf(s, "nodes: %u\ngpus_per_node: %u\nnodes_per_nvlink_domain: %u\n", nodes,
+                           gpn[g_rand_int_range(rand, 0, 3)], per_domain);
+    g_string_append_printf(s, "nvlink: {bandwidth: %g GB/s, efficiency: %g, latency: %s}\n",
+                           nvlink_gb[g_rand_int_range(rand, 0, 2)], eff[g_rand_int_range(rand, 0, 3)],
+                           latency ? "1 us" : "0 us");
+    g_string_append_printf(s, "nic: {bandwidth: %g Gbit/s, efficiency: %g, latency: %s}\n",
+                           nic_gbit[g_rand_int_range(rand, 0, 3)], eff[g_rand_int_range(rand, 0, 3)],
+                           latency ? "3 us" : "0 us");
+    if (g_rand_boolean(rand))
+        g_string_append_printf(s, "pcie: {bandwidth: %g GB/s}\n", pcie_gb[g_rand_int_range(rand, 0, 3)]);
+    g_string_append_printf(s,
+                           "fabric: {scalable_unit_nodes: %u, oversubscription: %s, pxn: %s, "
+                           "switch_latency: %s}\n",
+                           unit, oversub[g_rand_int_range(rand, 0, 3)],
+                           g_rand_boolean(rand) ? "true" : "false", latency ? "0.5 us" : "0 us");
+    g_string_append_printf(s, "software: {message_overhead: %s}\n", latency ? "2 us" : "0 us");
+    return g_string_free(s, FALSE);
+}
+
+/* A random DTensor layout of @shape on 1 to 8 distinct random GPUs, 1-D or 2-D mesh. */
+static RsLayout *
+random_layout(GRand *rand, const gint64 *shape, guint n_gpus)
+{
+    guint n = g_rand_int_range(rand, 1, MIN(8, n_gpus) + 1);
+    g_autofree guint32 *gpus = g_new(guint32, n_gpus);
+    for (guint i = 0; i < n_gpus; i++)
+        gpus[i] = i;
+    for (guint i = 0; i < n; i++) {
+        guint j = g_rand_int_range(rand, i, n_gpus);
+        guint32 t = gpus[i];
+        gpus[i] = gpus[j];
+        gpus[j] = t;
+    }
+    guint sizes[2] = {n, 1}, n_dims = 1;
+    if (n % 2 == 0 && g_rand_boolean(rand)) {
+        sizes[0] = 2;
+        sizes[1] = n / 2;
+        n_dims = 2;
+    }
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsMesh) mesh = rs_mesh_new(n_dims, sizes, NULL, gpus, n, &error);
+    g_assert_no_error(error);
+    RsPlacement p[2];
+    for (guint d = 0; d < n_dims; d++) {
+        guint pick = g_rand_int_range(rand, 0, 3);
+        p[d] = (RsPlacement){pick == 0 ? RS_PLACEMENT_REPLICATE : RS_PLACEMENT_SHARD,
+                             pick == 2 ? 1 : 0};
+    }
+    RsLayout *l = rs_layout_new_dtensor(2, shape, mesh, p, n_dims, &error);
+    g_assert_no_error(error);
+    return l;
+}
+
+/* On 500 random clusters, layouts and strategies the bound never exceeds the simulated
+ * time (nor the first-order estimate). */
+static void
+test_bound_random(void)
+{
+    static const gint64 cols[] = {1, 1000, 4096};
+    static const guint64 chunks[] = {0, 4096, 65536, 4u << 20};
+    GRand *rand = g_rand_new_with_seed(20240611);
+    guint n_checked = 0, n_tight = 0;
+    for (guint iter = 0; iter < 500; iter++) {
+        g_autofree char *yaml = random_topology(rand);
+        g_autoptr(GError) error = NULL;
+        g_autoptr(RsTopology) topo = rs_topology_load_string(yaml, "random.yaml", NULL, &error);
+        g_assert_no_error(error);
+        guint n_gpus = rs_topology_get_n_gpus(topo);
+        g_autoptr(RsRefit) refit = rs_refit_new();
+        guint n_tensors = g_rand_int_range(rand, 1, 4);
+        for (guint t = 0; t < n_tensors; t++) {
+            gint64 shape[2] = {g_rand_int_range(rand, 1, 13), cols[g_rand_int_range(rand, 0, 3)]};
+            g_autoptr(RsLayout) src = random_layout(rand, shape, n_gpus);
+            g_autoptr(RsLayout) dst = random_layout(rand, shape, n_gpus);
+            g_autofree char *name = g_strdup_printf("t%u", t);
+            g_assert_true(rs_refit_add_tensor(refit, name,
+                                              g_rand_boolean(rand) ? RS_DTYPE_F32 : RS_DTYPE_BF16,
+                                              src, dst, &error));
+        }
+        RsLowerBound bound;
+        g_assert_true(rs_lower_bound_compute(refit, topo, &bound, &error));
+        for (guint s = 0; s < RS_STRATEGY_N; s++) {
+            g_autoptr(RsPlan) plan = rs_plan_build(refit, (RsStrategy)s, &error);
+            g_assert_no_error(error);
+            RsFlowSimOptions opt;
+            rs_flow_sim_options_init(&opt);
+            opt.chunk_bytes = chunks[g_rand_int_range(rand, 0, 4)];
+            opt.rates = g_rand_boolean(rand) ? RS_FLOW_SIM_RATES_GLOBAL : RS_FLOW_SIM_RATES_LOCAL;
+            g_autoptr(RsFlowSimResult) r = rs_flow_sim_run(plan, topo, &opt, &error);
+            g_assert_no_error(error);
+            RsCostEstimate est;
+            g_assert_true(rs_cost_estimate(plan, topo, &est, &error));
+            if (bound.time_s > r->total_s * (1 + 1e-9) + 1e-15 ||
+                bound.time_s > est.predicted_s * (1 + 1e-9) + 1e-15) {
+                g_autofree char *cut = rs_lower_bound_format_cut(&bound);
+                g_error("iteration %u, %s: bound %.9g s (%s) > simulated %.9g s or estimate "
+                        "%.9g s\n%s",
+                        iter, rs_strategy_get_name((RsStrategy)s), bound.time_s, cut,
+                        r->total_s, est.predicted_s, yaml);
+            }
+            n_checked++;
+            if (bound.time_s > 0 && bound.time_s >= r->total_s * (1 - 1e-9))
+                n_tight++;
+        }
+    }
+    g_rand_free(rand);
+    g_assert_cmpuint(n_checked, ==, 500 * RS_STRATEGY_N);
+    g_test_message("%u of %u random plans simulate exactly at the bound", n_tight, n_checked);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -443,6 +658,11 @@ main(int argc, char **argv)
     g_test_add_func("/flow-sim/deterministic", test_deterministic);
     g_test_add_func("/flow-sim/timeline", test_timeline);
     g_test_add_func("/flow-sim/trace-replay", test_trace_replay);
+    for (guint i = 0; i < G_N_ELEMENTS(tight_cases); i++) {
+        g_autofree char *path = g_strdup_printf("/flow-sim/bound/tight/%s", tight_cases[i].name);
+        g_test_add_data_func(path, &tight_cases[i], test_bound_tight);
+    }
+    g_test_add_func("/flow-sim/bound/random", test_bound_random);
     for (guint i = 0; i < G_N_ELEMENTS(error_cases); i++) {
         g_autofree char *path = g_strdup_printf("/flow-sim/errors/%u", i);
         g_test_add_data_func(path, &error_cases[i], test_error);
