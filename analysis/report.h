@@ -8,6 +8,7 @@
 #include <glib.h>
 
 #include "sim/cost.h"
+#include "sim/flow-sim.h"
 #include "sim/model.h"
 #include "sim/plan.h"
 #include "sim/refit.h"
@@ -40,7 +41,9 @@ gboolean rs_format_parse(const char *name, RsFormat *format_out, GError **error)
 typedef struct {
     RsStrategy strategy;
     guint n_transfers;
-    RsCostEstimate cost;
+    RsCostEstimate cost;          /* first-order estimate and byte counts */
+    const RsFlowSimResult *flow;  /* (nullable) the flow-level simulation; when set its time
+                                   * is the prediction */
 } RsStrategyResult;
 
 /* Everything `reshard simulate` reports; all pointers borrowed. */
@@ -58,6 +61,7 @@ typedef struct {
     RsLowerBound bound;
     const RsStrategyResult *results;
     guint n_results;
+    const RsFlowSimOptions *flow_options; /* (nullable) as simulated */
 } RsSimulateReport;
 
 /**
@@ -68,6 +72,42 @@ typedef struct {
  * @out: text is appended here
  */
 void rs_report_simulate(const RsSimulateReport *report, RsFormat format, GString *out);
+
+/**
+ * rs_report_replay:
+ * @name: what was replayed (the messages file)
+ * @flow: the simulation of its messages on @topo
+ * @format: table, csv (one row) or json
+ * @out: text is appended here
+ *
+ * Prints the total time, bytes, the link-load bound (the most loaded link's bytes over its
+ * capacity: no rate allocation on these routes beats it), efficiency, phases, the
+ * bottleneck link and the slowest GPU.
+ */
+void rs_report_replay(const char *name, const RsTopology *topo, const RsFlowSimResult *flow,
+                      RsFormat format, GString *out);
+
+/**
+ * rs_report_topology:
+ * @show_links: also list every link (id, name, kind, bandwidth, efficiency, capacity,
+ *   latency, dominated)
+ * @format: table, csv (the link list, or one row per link class) or json
+ * @out: text is appended here
+ *
+ * Prints nodes, NVLink domains, the fabric, link classes with counts and capacities,
+ * example routes with their latency, and totals (links, NVLink capacity per domain, NIC
+ * injection, leaf uplink capacity).
+ */
+void rs_report_topology(const RsTopology *topo, gboolean show_links, RsFormat format,
+                        GString *out);
+
+/**
+ * rs_report_link_stats:
+ * @out: CSV is appended here, one row per link: link, kind, capacity_bytes_per_s, latency_s,
+ *   dominated, bytes, busy_s, load_s (bytes / capacity), utilisation (load / total time),
+ *   bucket_s, then u0 … u(n−1): utilisation in each timeline bucket
+ */
+void rs_report_link_stats(const RsFlowSimResult *flow, const RsTopology *topo, GString *out);
 
 /**
  * rs_report_models:

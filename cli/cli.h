@@ -23,6 +23,7 @@ typedef struct {
 
 extern const RsCommand rs_command_simulate;
 extern const RsCommand rs_command_models;
+extern const RsCommand rs_command_topology;
 
 /* Global switches shared by every subcommand. */
 extern gboolean rs_cli_verbose;

@@ -13,6 +13,7 @@ gboolean rs_cli_quiet = FALSE;
 static const RsCommand *const commands[] = {
     &rs_command_simulate,
     &rs_command_models,
+    &rs_command_topology,
 };
 
 static GOptionEntry common_entries[] = {

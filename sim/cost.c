@@ -28,6 +28,7 @@ rs_cost_estimate(const RsPlan *plan, const RsTopology *topo, RsCostEstimate *out
     g_autofree guint64 *phase_link_bytes = g_new0(guint64, n_links);
     g_autofree guint64 *total_link_bytes = g_new0(guint64, n_links);
     g_autofree double *rank_latency_s = g_new0(double, n_gpus);
+    g_autofree guint64 *received_bytes = g_new0(guint64, n_gpus);
     out->n_phases = rs_plan_get_n_phases(plan);
     out->bytes_moved = rs_plan_get_bytes_moved(plan);
     out->local_bytes = rs_plan_get_local_bytes(plan);
@@ -51,6 +52,7 @@ rs_cost_estimate(const RsPlan *plan, const RsTopology *topo, RsCostEstimate *out
             guint n_route = rs_topology_route(topo, msg->src, msg->dst, route);
             for (guint k = 0; k < n_route; k++)
                 phase_link_bytes[route[k]] += msg->size_bytes;
+            received_bytes[msg->dst] += msg->size_bytes;
             if (rs_topology_get_nvlink_domain(topo, msg->src) ==
                 rs_topology_get_nvlink_domain(topo, msg->dst))
                 out->bytes_nvlink += msg->size_bytes;
@@ -82,8 +84,9 @@ rs_cost_estimate(const RsPlan *plan, const RsTopology *topo, RsCostEstimate *out
     }
 
     for (guint32 g = 0; g < n_gpus; g++) {
-        guint64 in = total_link_bytes[rs_topology_get_gpu_link(topo, g, RS_LINK_NVLINK_INGRESS)] +
-                     total_link_bytes[rs_topology_get_gpu_link(topo, g, RS_LINK_NIC_INGRESS)];
+        /* Bytes it receives as destination: with PXN a GPU's NVLink ingress also carries
+         * traffic it forwards to its NIC for other GPUs. */
+        guint64 in = received_bytes[g];
         guint64 nic_out = total_link_bytes[rs_topology_get_gpu_link(topo, g, RS_LINK_NIC_EGRESS)];
         if (in > out->max_gpu_ingress_bytes) {
             out->max_gpu_ingress_bytes = in;

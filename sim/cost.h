@@ -46,9 +46,9 @@ typedef struct {
     guint64 bytes_nvlink;           /* of which inside an NVLink domain */
     guint64 bytes_network;          /* of which across the scale-out fabric */
     guint64 local_bytes;            /* local copies (not moved) */
-    guint64 max_gpu_ingress_bytes;  /* most bytes received by one GPU, all links */
+    guint64 max_gpu_ingress_bytes;  /* most bytes received by one GPU as destination */
     guint32 max_gpu_ingress_gpu;
-    guint64 max_nic_egress_bytes;   /* most bytes sent by one NIC */
+    guint64 max_nic_egress_bytes;   /* most bytes sent by one NIC (PXN traffic included) */
     guint32 max_nic_egress_gpu;
     guint n_messages;               /* network messages (src != dst) */
     guint n_phases;

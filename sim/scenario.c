@@ -172,7 +172,9 @@ rs_scenario_build(RsScenario *s, RsScenarioBuild *out, GError **error)
     g_autofree char *topo_path = rs_data_find("topologies", s->topology, error);
     if (topo_path == NULL)
         return FALSE;
-    RsTopologyOverrides tov = {s->n_nodes};
+    RsTopologyOverrides tov = s->topology_overrides;
+    if (s->n_nodes != 0)
+        tov.n_nodes = s->n_nodes;
     g_autoptr(RsTopology) topo = rs_topology_load_file(topo_path, &tov, error);
     if (topo == NULL)
         return FALSE;

@@ -39,6 +39,9 @@ typedef struct {
     gboolean include_mtp;
     char *topology; /* shipped name or path */
     guint n_nodes;  /* 0 keeps the topology's */
+    /* NIC bandwidth, oversubscription, PXN (zero keeps the file's); n_nodes above wins over
+     * topology_overrides.n_nodes. */
+    RsTopologyOverrides topology_overrides;
     RsConvention *train;
     GArray *train_gpus; /* guint32 */
     RsConvention *infer;

@@ -1,0 +1,71 @@
+/* topology-args.c — parsing of the topology override flags; see topology-args.h. */
+#include "cli/topology-args.h"
+
+#include "sim/units.h"
+
+#include <math.h>
+
+static gint opt_nodes;
+static char *opt_nic_bw;
+static char *opt_oversubscription;
+static gboolean opt_pxn;
+static gboolean opt_no_pxn;
+
+static GOptionEntry entries[] = {
+    {"nodes", 'n', 0, G_OPTION_ARG_INT, &opt_nodes, "Number of nodes of the topology", "N"},
+    {"nic-bw", 0, 0, G_OPTION_ARG_STRING, &opt_nic_bw,
+     "NIC bandwidth per direction, with its unit (800Gbit/s)", "BW"},
+    {"oversubscription", 0, 0, G_OPTION_ARG_STRING, &opt_oversubscription,
+     "Leaf downlink:uplink ratio (1, 2 or 2:1)", "X"},
+    {"pxn", 0, 0, G_OPTION_ARG_NONE, &opt_pxn,
+     "Route rail-mismatched traffic over NVLink to the right rail first", NULL},
+    {"no-pxn", 0, 0, G_OPTION_ARG_NONE, &opt_no_pxn, "Never route over NVLink to another NIC",
+     NULL},
+    {NULL},
+};
+
+GOptionGroup *
+rs_topology_args_group_new(void)
+{
+    GOptionGroup *group = g_option_group_new("topology", "Topology overrides",
+                                             "Show the topology override options", NULL, NULL);
+    g_option_group_add_entries(group, entries);
+    return group;
+}
+
+static gboolean
+bad_value(GError **error, const char *flag, const char *message)
+{
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s: %s", flag, message);
+    return FALSE;
+}
+
+gboolean
+rs_topology_args_get(RsTopologyOverrides *ov, GError **error)
+{
+    *ov = (RsTopologyOverrides){0};
+    if (opt_nodes < 0)
+        return bad_value(error, "--nodes", "must be positive");
+    ov->n_nodes = (guint)opt_nodes;
+    if (opt_nic_bw != NULL) {
+        g_autoptr(GError) local = NULL;
+        if (!rs_units_parse_bandwidth(opt_nic_bw, &ov->nic_bw_bytes_per_s, &local))
+            return bad_value(error, "--nic-bw", local->message);
+    }
+    if (opt_oversubscription != NULL) {
+        char *end = NULL;
+        double v = g_ascii_strtod(opt_oversubscription, &end);
+        if (end != opt_oversubscription && g_str_equal(end, ":1"))
+            end += 2;
+        if (end == opt_oversubscription || *end != '\0' || !isfinite(v) || v < 1.0) {
+            g_autofree char *m = g_strdup_printf("\"%s\": expected a ratio >= 1 such as 2 or 2:1",
+                                                 opt_oversubscription);
+            return bad_value(error, "--oversubscription", m);
+        }
+        ov->oversubscription = v;
+    }
+    if (opt_pxn && opt_no_pxn)
+        return bad_value(error, "--pxn", "--pxn and --no-pxn contradict each other");
+    ov->pxn = opt_pxn ? RS_TOPOLOGY_PXN_ON : opt_no_pxn ? RS_TOPOLOGY_PXN_OFF : RS_TOPOLOGY_PXN_KEEP;
+    return TRUE;
+}

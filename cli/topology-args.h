@@ -1,0 +1,31 @@
+/* topology-args.h — the flags that override a topology file's figures, shared by
+ * `reshard topology`, `reshard simulate` and any command that loads a topology:
+ *   --nodes N, --nic-bw BW (with a unit: 800Gbit/s, 100GB/s), --oversubscription X (or
+ *   "X:1"), --pxn / --no-pxn. */
+#pragma once
+
+#include <glib.h>
+
+#include "sim/topology.h"
+
+G_BEGIN_DECLS
+
+/**
+ * rs_topology_args_group_new:
+ * Returns: (transfer full): an option group with the flags above, to add to a context.
+ * The values live in static storage; one command runs per process.
+ */
+GOptionGroup *rs_topology_args_group_new(void);
+
+/**
+ * rs_topology_args_get:
+ * @ov: (out caller-allocates): the overrides given (zero for flags not given)
+ * @error: G_OPTION_ERROR_BAD_VALUE naming the flag: a NIC bandwidth without a unit or with
+ *   an ambiguous one, an oversubscription below 1, a negative node count, or both --pxn and
+ *   --no-pxn
+ *
+ * Returns: TRUE on success.
+ */
+gboolean rs_topology_args_get(RsTopologyOverrides *ov, GError **error);
+
+G_END_DECLS
