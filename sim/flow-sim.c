@@ -15,7 +15,8 @@
  * (capacity minus the rates of flows outside the set) and its count of unfrozen flows; the
  * link with the smallest fair share residual / count freezes all its unfrozen flows at that
  * share, which lowers residuals and counts of their other links; repeat. A heap of links
- * keyed by fair share (lazy deletion by version) makes it O(F·R·log L). */
+ * keyed by fair share (keys only grow, so a stale key is re-pushed when popped) makes it
+ * O(F·R·log L). */
 #include "sim/flow-sim.h"
 
 #include <math.h>
@@ -28,6 +29,7 @@ G_DEFINE_QUARK(rs-flow-sim-error-quark, rs_flow_sim_error)
 #define BATCH_REL_TOLERANCE 1e-12
 #define INITIAL_BUCKET_S 1e-7
 #define EXACT_REFRESH_EVERY 64
+#define SATURATED_REL_TOLERANCE 1e-6
 
 enum {
     ST_IDLE,       /* its phase has not been posted */
@@ -71,11 +73,12 @@ typedef struct {
     guint32 n_incremental;
     guint32 n_active; /* flows taking bandwidth, all links */
     double busy_since;
+    double rate_sum;   /* sum of the rates of the flows crossing it, all links (timeline) */
+    double rate_since; /* time rate_sum last changed */
     gboolean dominated;
     gboolean changed;
     /* recompute temporaries */
     guint32 mark;
-    guint32 version;
     guint32 n_in_set;
     guint32 n_unfrozen;
     guint32 csr_first, csr_fill;
@@ -86,7 +89,6 @@ typedef struct {
 typedef struct {
     double share;
     guint32 link;
-    guint32 version;
 } LinkKey;
 
 typedef struct {
@@ -307,9 +309,9 @@ key_less(const LinkKey *a, const LinkKey *b)
 }
 
 static void
-lheap_push(GArray *heap, double share, guint32 link, guint32 version)
+lheap_push(GArray *heap, double share, guint32 link)
 {
-    LinkKey k = {share, link, version};
+    LinkKey k = {share, link};
     g_array_append_val(heap, k);
     LinkKey *h = (LinkKey *)heap->data;
     guint i = heap->len - 1;
@@ -403,16 +405,35 @@ static void
 settle(Sim *sim, Flow *f)
 {
     double dt = sim->now - f->last_t;
-    if (dt > 0 && f->rate > 0) {
-        double moved = MIN(f->rate * dt, f->remaining);
-        f->remaining -= moved;
-        if (sim->res->n_buckets > 0 && moved > 0) {
-            timeline_fit(sim, sim->now);
-            for (guint i = 0; i < f->n_links; i++)
-                timeline_add(sim, f->links[i], f->last_t, sim->now, moved);
-        }
-    }
+    if (dt > 0 && f->rate > 0)
+        f->remaining = MAX(0.0, f->remaining - f->rate * dt);
     f->last_t = sim->now;
+}
+
+/* Adds the bytes @link carried since its rate sum last changed to its timeline. */
+static void
+link_flush(Sim *sim, guint32 link)
+{
+    LinkState *ls = &sim->links[link];
+    double dt = sim->now - ls->rate_since;
+    if (dt > 0 && ls->rate_sum > 0 && sim->res->n_buckets > 0) {
+        timeline_fit(sim, sim->now);
+        timeline_add(sim, link, ls->rate_since, sim->now, ls->rate_sum * dt);
+    }
+    ls->rate_since = sim->now;
+}
+
+/* @f's rate becomes @rate: its links' timelines are brought up to now first. */
+static void
+flow_set_rate(Sim *sim, Flow *f, double rate)
+{
+    settle(sim, f);
+    for (guint i = 0; i < f->n_links; i++) {
+        LinkState *ls = &sim->links[f->links[i]];
+        link_flush(sim, f->links[i]);
+        ls->rate_sum = MAX(0.0, ls->rate_sum + rate - f->rate);
+    }
+    f->rate = rate;
 }
 
 static void
@@ -503,7 +524,8 @@ flow_stop(Sim *sim, guint32 m)
 {
     guint32 slot = sim->slot[m];
     Flow *f = flow_at(sim, slot);
-    settle(sim, f);
+    double rate = f->rate;
+    flow_set_rate(sim, f, 0.0);
     for (guint i = 0; i < f->n_links; i++) {
         guint32 l = f->links[i];
         LinkState *ls = &sim->links[l];
@@ -519,8 +541,12 @@ flow_stop(Sim *sim, guint32 m)
                 if (g->links[j] == l)
                     g->pos[j] = p;
         }
-        ls->used -= f->rate;
-        link_mark_changed(sim, l);
+        /* Only a saturated link bottlenecks its flows: freeing capacity on a link with slack
+         * speeds nobody up, so its flows need no recomputation. */
+        if (ls->used >= ls->capacity * (1 - SATURATED_REL_TOLERANCE) ||
+            sim->opt.rates == RS_FLOW_SIM_RATES_GLOBAL)
+            link_mark_changed(sim, l);
+        ls->used -= rate;
     }
     heap_remove(sim, slot);
     f->message = NO_SLOT;
@@ -720,7 +746,6 @@ recompute_rates(Sim *sim)
     g_array_set_size(sim->lset, 0);
     for (guint i = 0; i < n_set; i++) {
         Flow *f = flow_at(sim, set[i]);
-        settle(sim, f);
         for (guint j = 0; j < f->n_links; j++) {
             if (f->pos[j] == NO_POS)
                 continue;
@@ -748,8 +773,7 @@ recompute_rates(Sim *sim)
         /* Capacity left by the flows outside the set. */
         double outside = ls->n_in_set == ls->len ? 0.0 : ls->used - ls->old_sum;
         ls->residual = MAX(0.0, ls->capacity - MAX(0.0, outside));
-        ls->version++;
-        lheap_push(sim->lheap, ls->residual / ls->n_unfrozen, lset[i], ls->version);
+        lheap_push(sim->lheap, ls->residual / ls->n_unfrozen, lset[i]);
     }
     g_array_set_size(sim->csr, total);
     guint32 *csr = (guint32 *)sim->csr->data;
@@ -760,13 +784,20 @@ recompute_rates(Sim *sim)
                 csr[sim->links[f->links[j]].csr_fill++] = set[i];
     }
 
-    /* Progressive filling. */
+    /* Progressive filling. Freezing flows at the smallest fair share only raises the
+     * shares of the other links, so keys are lower bounds: a popped link whose share has
+     * grown goes back with its current share (each link is in the heap once). */
     while (sim->lheap->len > 0) {
         LinkKey key = lheap_pop(sim->lheap);
         LinkState *ls = &sim->links[key.link];
-        if (key.version != ls->version || ls->n_unfrozen == 0)
+        if (ls->n_unfrozen == 0)
             continue;
         double share = MAX(0.0, ls->residual) / ls->n_unfrozen;
+        if (share > key.share && sim->lheap->len > 0 &&
+            share > g_array_index(sim->lheap, LinkKey, 0).share) {
+            lheap_push(sim->lheap, share, key.link);
+            continue;
+        }
         for (guint c = ls->csr_first; c < ls->csr_first + ls->n_in_set; c++) {
             Flow *f = flow_at(sim, csr[c]);
             if (f->frozen == epoch)
@@ -776,15 +807,9 @@ recompute_rates(Sim *sim)
             for (guint j = 0; j < f->n_links; j++) {
                 if (f->pos[j] == NO_POS)
                     continue;
-                guint32 l2 = f->links[j];
-                LinkState *ls2 = &sim->links[l2];
+                LinkState *ls2 = &sim->links[f->links[j]];
                 ls2->residual -= share;
                 ls2->n_unfrozen--;
-                if (l2 != key.link && ls2->n_unfrozen > 0) {
-                    ls2->version++;
-                    lheap_push(sim->lheap, MAX(0.0, ls2->residual) / ls2->n_unfrozen, l2,
-                               ls2->version);
-                }
             }
         }
     }
@@ -801,10 +826,12 @@ recompute_rates(Sim *sim)
                 cap = MIN(cap, sim->links[f->links[j]].capacity);
             f->new_rate = cap;
         }
-        f->rate = f->new_rate;
         for (guint j = 0; j < f->n_links; j++)
             if (f->pos[j] != NO_POS)
-                sim->links[f->links[j]].new_sum += f->rate;
+                sim->links[f->links[j]].new_sum += f->new_rate;
+        if (f->new_rate == f->rate)
+            continue; /* same rate, same completion time */
+        flow_set_rate(sim, f, f->new_rate);
         if (f->remaining <= 0)
             f->complete_t = sim->now;
         else

@@ -1,0 +1,196 @@
+/* bench-flow-sim.c — how the flow-level simulator scales with the number of flows.
+ *
+ * Builds synthetic workloads of 10^4, 10^5 and 10^6 messages on a 4,096-GPU DGX H100
+ * SuperPOD (topologies/dgx-h100.yaml with 512 nodes: 16 scalable units, PXN on) and
+ * simulates each in a child process, printing simulated time, wall time, messages simulated
+ * per second, events, and the child's peak resident memory (getrusage via wait4). Ratios
+ * are against the smallest case of the same run, so they do not depend on the machine.
+ *
+ * Workloads (deterministic, seeded):
+ *   rounds     every GPU sends 4 messages per phase (an executor's bounded rounds): 1 in 4
+ *              to a GPU of its node (NVLink), the rest to a random GPU; sizes 1–16 MiB;
+ *              one message in 16 is a relay forwarding the previous message of its phase
+ *              (chunked, pipelined). Concurrency stays ~16k flows whatever the total.
+ *   one-phase  the same messages all in one phase, as a direct plan posts them: concurrency
+ *              grows with the total, so the cost per flow grows too.
+ *
+ * Usage: bench-flow-sim [--flows 10000,100000,1000000] [--workload rounds|one-phase|all]
+ *                       [--rates local|global]
+ * Not a test: it measures, it does not assert.
+ */
+#include "sim/data.h"
+#include "sim/flow-sim.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define N_NODES 512
+#define PER_GPU_PER_PHASE 4
+
+typedef struct {
+    guint64 n_flows;
+    double sim_s;
+    double wall_s;
+    guint64 events;
+    guint64 chunks;
+    guint phases;
+} Measure;
+
+static void
+build_workload(guint n, guint n_gpus, guint gpus_per_node, gboolean one_phase,
+               RsFlowMessage **msgs_out, guint32 **deps_out, guint *n_deps_out)
+{
+    GRand *rand = g_rand_new_with_seed(4096);
+    RsFlowMessage *msgs = g_new0(RsFlowMessage, n);
+    guint32 *deps = g_new(guint32, n / 16 + 1);
+    guint n_deps = 0;
+    guint per_phase = n_gpus * PER_GPU_PER_PHASE;
+    for (guint i = 0; i < n; i++) {
+        guint32 phase = one_phase ? 0 : i / per_phase;
+        guint32 src = i % n_gpus;
+        guint32 dst;
+        if (g_rand_int_range(rand, 0, 4) == 0)
+            dst = (src / gpus_per_node) * gpus_per_node + g_rand_int_range(rand, 0, gpus_per_node);
+        else
+            dst = g_rand_int_range(rand, 0, n_gpus);
+        if (dst == src)
+            dst = (src + 1) % n_gpus;
+        guint64 size = (guint64)g_rand_int_range(rand, 1, 17) << 20;
+        msgs[i] = (RsFlowMessage){src, dst, phase, size, n_deps, 0};
+        /* A relay: forward the previous message of the phase from where it arrived. */
+        if (i % 16 == 15 && i > 0 && msgs[i - 1].phase == phase) {
+            msgs[i].src = msgs[i - 1].dst;
+            if (msgs[i].dst == msgs[i].src)
+                msgs[i].dst = (msgs[i].src + 9) % n_gpus;
+            msgs[i].size_bytes = msgs[i - 1].size_bytes;
+            deps[n_deps++] = i - 1;
+            msgs[i].n_deps = 1;
+        }
+    }
+    g_rand_free(rand);
+    *msgs_out = msgs;
+    *deps_out = deps;
+    *n_deps_out = n_deps;
+}
+
+/* Runs one case in a child; returns its measure and peak resident memory (KiB). */
+static gboolean
+run_case(const RsTopology *topo, guint n, gboolean one_phase, RsFlowSimRates rates, Measure *m,
+         long *peak_kib)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return FALSE;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0)
+        return FALSE;
+    if (pid == 0) {
+        close(fds[0]);
+        RsFlowMessage *msgs;
+        guint32 *deps;
+        guint n_deps;
+        build_workload(n, rs_topology_get_n_gpus(topo), rs_topology_get_gpus_per_node(topo),
+                       one_phase, &msgs, &deps, &n_deps);
+        RsFlowSimOptions opt;
+        rs_flow_sim_options_init(&opt);
+        opt.rates = rates;
+        g_autoptr(GError) error = NULL;
+        gint64 t0 = g_get_monotonic_time();
+        RsFlowSimResult *r = rs_flow_sim_run_messages(msgs, n, deps, n_deps, topo, &opt, &error);
+        gint64 t1 = g_get_monotonic_time();
+        if (r == NULL) {
+            fprintf(stderr, "bench-flow-sim: %s\n", error->message);
+            _exit(1);
+        }
+        Measure out = {n, r->total_s, (t1 - t0) / 1e6, r->n_events, r->n_chunks, r->n_phases};
+        if (write(fds[1], &out, sizeof out) != (ssize_t)sizeof out)
+            _exit(1);
+        _exit(0);
+    }
+    close(fds[1]);
+    gboolean ok = read(fds[0], m, sizeof *m) == (ssize_t)sizeof *m;
+    close(fds[0]);
+    int status;
+    struct rusage ru;
+    if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return FALSE;
+    *peak_kib = ru.ru_maxrss;
+    return ok;
+}
+
+static char *opt_flows = "10000,100000,1000000";
+static char *opt_workload = "rounds";
+static char *opt_rates = "local";
+
+static GOptionEntry entries[] = {
+    {"flows", 0, 0, G_OPTION_ARG_STRING, &opt_flows, "Message counts, comma-separated", "LIST"},
+    {"workload", 0, 0, G_OPTION_ARG_STRING, &opt_workload, "rounds, one-phase or all", "NAME"},
+    {"rates", 0, 0, G_OPTION_ARG_STRING, &opt_rates, "local or global rate recomputation",
+     "MODE"},
+    {NULL},
+};
+
+int
+main(int argc, char **argv)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GOptionContext) context = g_option_context_new("- flow simulator scaling benchmark");
+    g_option_context_add_main_entries(context, entries, NULL);
+    if (!g_option_context_parse(context, &argc, &argv, &error)) {
+        fprintf(stderr, "bench-flow-sim: %s\n", error->message);
+        return 2;
+    }
+    RsFlowSimRates rates = strcmp(opt_rates, "global") == 0 ? RS_FLOW_SIM_RATES_GLOBAL
+                                                             : RS_FLOW_SIM_RATES_LOCAL;
+    g_autofree char *path = rs_data_find("topologies", "dgx-h100", &error);
+    if (path == NULL) {
+        fprintf(stderr, "bench-flow-sim: %s\n", error->message);
+        return 2;
+    }
+    RsTopologyOverrides ov = {.n_nodes = N_NODES};
+    g_autoptr(RsTopology) topo = rs_topology_load_file(path, &ov, &error);
+    if (topo == NULL) {
+        fprintf(stderr, "bench-flow-sim: %s\n", error->message);
+        return 2;
+    }
+    g_auto(GStrv) counts = g_strsplit(opt_flows, ",", -1);
+    printf("topology %s: %u GPUs, %u links, %u scalable units, PXN %s; rates %s\n",
+           rs_topology_get_name(topo), rs_topology_get_n_gpus(topo),
+           rs_topology_get_n_links(topo), rs_topology_get_n_scalable_units(topo),
+           rs_topology_has_pxn(topo) ? "on" : "off", opt_rates);
+    const char *const workloads[] = {"rounds", "one-phase"};
+    for (guint w = 0; w < G_N_ELEMENTS(workloads); w++) {
+        if (strcmp(opt_workload, "all") != 0 && strcmp(opt_workload, workloads[w]) != 0)
+            continue;
+        gboolean one_phase = w == 1;
+        printf("\nworkload %s\n%10s %7s %9s %9s %10s %10s %10s %9s %14s\n", workloads[w],
+               "messages", "phases", "chunks", "sim s", "wall s", "msgs/s", "events", "peak MiB",
+               "wall/msg ratio");
+        double ref_per_flow = 0.0;
+        for (guint i = 0; counts[i] != NULL; i++) {
+            guint n = (guint)g_ascii_strtoull(counts[i], NULL, 10);
+            Measure m;
+            long peak_kib;
+            if (!run_case(topo, n, one_phase, rates, &m, &peak_kib)) {
+                fprintf(stderr, "bench-flow-sim: the %u-message case failed\n", n);
+                return 1;
+            }
+            double per_flow = m.wall_s / n;
+            if (i == 0)
+                ref_per_flow = per_flow;
+            printf("%10u %7u %9" G_GUINT64_FORMAT " %9.4f %10.3f %10.0f %10" G_GUINT64_FORMAT
+                   " %9.1f %14.2f\n",
+                   n, m.phases, m.chunks, m.sim_s, m.wall_s, n / m.wall_s, m.events,
+                   peak_kib / 1024.0, per_flow / ref_per_flow);
+            fflush(stdout);
+        }
+    }
+    printf("\nwall/msg ratio: wall time per message relative to the first row (1.00 = linear "
+           "growth)\n");
+    return 0;
+}
