@@ -259,6 +259,134 @@ test_relay_fraction(void)
     assert_time(r2->message_end_s[1], 0.025);
 }
 
+/* --- the fabric: oversubscribed uplinks and PXN, on tests/data/small-fabric.yaml ---
+ * 8 nodes × 2 GPUs, units of 4 nodes (GPUs 0-7, 8-15), NIC 10 GB/s, PCIe 16 GB/s
+ * (dominated), uplinks 4 × 10 / 2 = 20 GB/s; latency of a cross-unit message:
+ * overhead 1 + PCIe 0.5 + NIC 2 + NIC 2 + PCIe 0.5 + 3 switches × 0.25 = 6.75 us. */
+
+static RsTopology *
+load_small_fabric(RsTopologyPxn pxn)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "small-fabric.yaml", NULL);
+    RsTopologyOverrides ov = {.pxn = pxn};
+    RsTopology *topo = rs_topology_load_file(path, &ov, &error);
+    g_assert_no_error(error);
+    return topo;
+}
+
+/* Four rail-0 GPUs of unit 0 send to unit 1: their 20 GB/s uplink gives each 5 GB/s,
+ * half of what their NICs could carry. */
+static void
+test_uplink_oversubscribed(void)
+{
+    g_autoptr(RsTopology) topo = load_small_fabric(RS_TOPOLOGY_PXN_KEEP);
+    const guint64 size = 50000000;
+    const Msg rows[] = {
+        {0, 8, size, 0, NODEPS},
+        {2, 10, size, 0, NODEPS},
+        {4, 12, size, 0, NODEPS},
+        {6, 14, size, 0, NODEPS},
+    };
+    g_autoptr(RsFlowSimResult) r = simulate(topo, rows, 4, NULL);
+    for (guint i = 0; i < 4; i++)
+        assert_time(r->message_end_s[i], 6.75 * US + size / 5e9);
+    g_autofree char *name = rs_topology_format_link(topo, r->bottleneck_link);
+    g_assert_cmpstr(name, ==, "su0.rail0.uplink");
+    /* One flow alone is NIC-bound: 10 GB/s. */
+    g_autoptr(RsFlowSimResult) one = simulate(topo, rows, 1, NULL);
+    assert_time(one->total_s, 6.75 * US + size / 10e9);
+}
+
+/* With PXN, GPU 0's traffic for rail 1 leaves through GPU 1's NIC, which it then shares
+ * with GPU 1's own traffic. GPU 1's message (no NVLink hop: 6.25 us of latency) runs alone
+ * at 10 GB/s for 2 us until GPU 0's two (8.25 us) join; then three flows share
+ * gpu1.nic-egress at 10/3 GB/s; when GPU 1's ends, GPU 0's two have 20 KB left each and
+ * finish at 5 GB/s in 4 us. Without PXN, GPU 0's two flows share its own NIC (5 GB/s
+ * each) and GPU 1's flow has its NIC alone. */
+static void
+test_pxn(void)
+{
+    const guint64 size = 30000000;
+    const Msg rows[] = {
+        {0, 3, size, 0, NODEPS},
+        {0, 5, size, 0, NODEPS},
+        {1, 7, size, 0, NODEPS},
+    };
+    g_autoptr(RsTopology) pxn = load_small_fabric(RS_TOPOLOGY_PXN_ON);
+    g_autoptr(RsFlowSimResult) r = simulate(pxn, rows, 3, NULL);
+    double own_end = 8.25 * US + (size - 10e9 * 2 * US) / (10e9 / 3);
+    assert_time(r->message_end_s[2], own_end);
+    assert_time(r->message_end_s[0], own_end + 2e4 / 5e9);
+    assert_time(r->message_end_s[1], own_end + 2e4 / 5e9);
+    g_autofree char *name = rs_topology_format_link(pxn, r->bottleneck_link);
+    g_assert_cmpstr(name, ==, "gpu1.nic-egress");
+    g_autoptr(RsTopology) direct = load_small_fabric(RS_TOPOLOGY_PXN_OFF);
+    g_autoptr(RsFlowSimResult) r2 = simulate(direct, rows, 3, NULL);
+    assert_time(r2->message_end_s[0], 6.75 * US + size / 5e9);
+    assert_time(r2->message_end_s[2], 6.25 * US + size / 10e9); /* same rail: one switch */
+}
+
+/* --- whole plans on tests/data/two-node.yaml (NIC 5 GB/s, 10 us; NVLink 100 GB/s, 1 us;
+ * overhead 2 us): a [4, 1,000,000] f32 tensor (16 MB) on GPU 0, sharded S(0) onto GPUs
+ * 2 and 3 --- */
+
+static RsPlan *
+two_node_plan(RsStrategy strategy, RsRefit **refit_out)
+{
+    g_autoptr(GError) error = NULL;
+    const gint64 shape[] = {4, 1000000};
+    const guint32 src_ranks[] = {0};
+    g_autoptr(RsLayout) src = rs_layout_new_replicated(2, shape, src_ranks, 1);
+    g_autoptr(RsMesh) mesh = rs_mesh_parse("2", "2,3", &error);
+    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0};
+    g_autoptr(RsLayout) dst = rs_layout_new_dtensor(2, shape, mesh, &s0, 1, &error);
+    g_assert_no_error(error);
+    RsRefit *refit = rs_refit_new();
+    g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_F32, src, dst, &error));
+    RsPlan *plan = rs_plan_build(refit, strategy, &error);
+    g_assert_no_error(error);
+    *refit_out = refit;
+    return plan;
+}
+
+static void
+test_plan_direct(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "two-node.yaml", NULL);
+    g_autoptr(RsTopology) topo = rs_topology_load_file(path, NULL, &error);
+    g_autoptr(RsRefit) refit = NULL;
+    g_autoptr(RsPlan) plan = two_node_plan(RS_STRATEGY_DIRECT, &refit);
+    g_autoptr(RsFlowSimResult) r = rs_flow_sim_run(plan, topo, NULL, &error);
+    g_assert_no_error(error);
+    /* Two 8 MB messages share GPU 0's NIC: 2.5 GB/s each after 22 us. */
+    assert_time(r->total_s, 22 * US + 8e6 / 2.5e9);
+    g_assert_cmpuint(r->n_network_messages, ==, 2);
+    g_assert_cmpuint(r->bytes_moved, ==, 16000000);
+    assert_time(r->gpu_finish_s[0], r->total_s);
+    g_assert_cmpfloat(r->gpu_finish_s[1], ==, -1.0);
+}
+
+static void
+test_plan_gather_broadcast(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "two-node.yaml", NULL);
+    g_autoptr(RsTopology) topo = rs_topology_load_file(path, NULL, &error);
+    g_autoptr(RsRefit) refit = NULL;
+    g_autoptr(RsPlan) plan = two_node_plan(RS_STRATEGY_GATHER_BROADCAST, &refit);
+    g_autoptr(RsFlowSimResult) r = rs_flow_sim_run(plan, topo, NULL, &error);
+    g_assert_no_error(error);
+    /* Phase 0 is a local copy. Phase 1: the chain 0 → 2 (NIC) → 3 (NVLink) in 4 MiB
+     * chunks: 16 MB = 3 × 4,194,304 + 3,417,088 bytes. GPU 3 forwards each chunk long
+     * before the next arrives; its last chunk leaves when the first hop ends. */
+    g_assert_cmpuint(r->n_phases, ==, 2);
+    assert_time(r->phase_end_s[0], 0.0);
+    assert_time(r->total_s, 22 * US + 16e6 / 5e9 + 3417088 / 100e9);
+    g_assert_cmpuint(r->n_chunks, ==, 8);
+}
+
 /* --- phases, local copies, zero bytes --- */
 
 static void
@@ -654,6 +782,10 @@ main(int argc, char **argv)
         g_test_add_data_func(path, &chain_cases[i], test_relay_chain);
     }
     g_test_add_func("/flow-sim/relay-fraction", test_relay_fraction);
+    g_test_add_func("/flow-sim/fabric/uplink-oversubscribed", test_uplink_oversubscribed);
+    g_test_add_func("/flow-sim/fabric/pxn", test_pxn);
+    g_test_add_func("/flow-sim/plan/direct", test_plan_direct);
+    g_test_add_func("/flow-sim/plan/gather-broadcast", test_plan_gather_broadcast);
     g_test_add_func("/flow-sim/phases", test_phases);
     g_test_add_func("/flow-sim/deterministic", test_deterministic);
     g_test_add_func("/flow-sim/timeline", test_timeline);
