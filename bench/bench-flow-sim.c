@@ -14,13 +14,18 @@
  *   one-phase  the same messages all in one phase, as a direct plan posts them: concurrency
  *              grows with the total, so the cost per flow grows too.
  *
+ * --compare N also simulates N messages of each workload with local, neighbours and
+ * global (exact max-min) rate recomputation and prints how far the first two are from
+ * the exact times.
+ *
  * Usage: bench-flow-sim [--flows 10000,100000,1000000] [--workload rounds|one-phase|all]
- *                       [--rates local|global]
+ *                       [--rates local|global] [--compare N]
  * Not a test: it measures, it does not assert.
  */
 #include "sim/data.h"
 #include "sim/flow-sim.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +42,7 @@ typedef struct {
     double wall_s;
     guint64 events;
     guint64 chunks;
+    guint64 rate_updates;
     guint phases;
 } Measure;
 
@@ -77,6 +83,50 @@ build_workload(guint n, guint n_gpus, guint gpus_per_node, gboolean one_phase,
     *n_deps_out = n_deps;
 }
 
+/* Local and neighbours-only against exact max-min rates on the same messages. */
+static void
+compare_rates(const RsTopology *topo, guint n, gboolean one_phase)
+{
+    static const RsFlowSimRates modes[] = {RS_FLOW_SIM_RATES_GLOBAL, RS_FLOW_SIM_RATES_LOCAL,
+                                           RS_FLOW_SIM_RATES_NEIGHBOURS};
+    static const char *const names[] = {"global", "local", "neighbours"};
+    RsFlowMessage *msgs;
+    guint32 *deps;
+    guint n_deps;
+    build_workload(n, rs_topology_get_n_gpus(topo), rs_topology_get_gpus_per_node(topo),
+                   one_phase, &msgs, &deps, &n_deps);
+    RsFlowSimResult *r[3];
+    double wall[3];
+    for (guint k = 0; k < 3; k++) {
+        RsFlowSimOptions opt;
+        rs_flow_sim_options_init(&opt);
+        opt.rates = modes[k];
+        gint64 t0 = g_get_monotonic_time();
+        r[k] = rs_flow_sim_run_messages(msgs, n, deps, n_deps, topo, &opt, NULL);
+        wall[k] = (g_get_monotonic_time() - t0) / 1e6;
+        g_assert(r[k] != NULL);
+    }
+    printf("%-9s %u messages, exact (global): total %.9g s, wall %.3f s\n",
+           one_phase ? "one-phase" : "rounds", n, r[0]->total_s, wall[0]);
+    for (guint k = 1; k < 3; k++) {
+        double max_rel = 0.0, sum_rel = 0.0;
+        for (guint i = 0; i < n; i++) {
+            double exact = r[0]->message_end_s[i];
+            double rel = exact > 0 ? fabs(r[k]->message_end_s[i] - exact) / exact : 0.0;
+            max_rel = MAX(max_rel, rel);
+            sum_rel += rel;
+        }
+        printf("  %-10s total %+.2e relative; message end times: max %.2e, mean %.2e "
+               "relative; wall %.3f s\n",
+               names[k], (r[k]->total_s - r[0]->total_s) / r[0]->total_s, max_rel, sum_rel / n,
+               wall[k]);
+    }
+    for (guint k = 0; k < 3; k++)
+        rs_flow_sim_result_free(r[k]);
+    g_free(msgs);
+    g_free(deps);
+}
+
 /* Runs one case in a child; returns its measure and peak resident memory (KiB). */
 static gboolean
 run_case(const RsTopology *topo, guint n, gboolean one_phase, RsFlowSimRates rates, Measure *m,
@@ -107,7 +157,8 @@ run_case(const RsTopology *topo, guint n, gboolean one_phase, RsFlowSimRates rat
             fprintf(stderr, "bench-flow-sim: %s\n", error->message);
             _exit(1);
         }
-        Measure out = {n, r->total_s, (t1 - t0) / 1e6, r->n_events, r->n_chunks, r->n_phases};
+        Measure out = {n, r->total_s, (t1 - t0) / 1e6, r->n_events, r->n_chunks,
+                       r->n_rate_updates, r->n_phases};
         if (write(fds[1], &out, sizeof out) != (ssize_t)sizeof out)
             _exit(1);
         _exit(0);
@@ -126,12 +177,15 @@ run_case(const RsTopology *topo, guint n, gboolean one_phase, RsFlowSimRates rat
 static char *opt_flows = "10000,100000,1000000";
 static char *opt_workload = "rounds";
 static char *opt_rates = "local";
+static gint opt_compare = 0;
 
 static GOptionEntry entries[] = {
     {"flows", 0, 0, G_OPTION_ARG_STRING, &opt_flows, "Message counts, comma-separated", "LIST"},
     {"workload", 0, 0, G_OPTION_ARG_STRING, &opt_workload, "rounds, one-phase or all", "NAME"},
-    {"rates", 0, 0, G_OPTION_ARG_STRING, &opt_rates, "local or global rate recomputation",
-     "MODE"},
+    {"rates", 0, 0, G_OPTION_ARG_STRING, &opt_rates,
+     "Rate recomputation: local, neighbours or global", "MODE"},
+    {"compare", 0, 0, G_OPTION_ARG_INT, &opt_compare,
+     "Compare local with exact (global) rates on N messages", "N"},
     {NULL},
 };
 
@@ -145,8 +199,9 @@ main(int argc, char **argv)
         fprintf(stderr, "bench-flow-sim: %s\n", error->message);
         return 2;
     }
-    RsFlowSimRates rates = strcmp(opt_rates, "global") == 0 ? RS_FLOW_SIM_RATES_GLOBAL
-                                                             : RS_FLOW_SIM_RATES_LOCAL;
+    RsFlowSimRates rates = strcmp(opt_rates, "global") == 0       ? RS_FLOW_SIM_RATES_GLOBAL
+                           : strcmp(opt_rates, "neighbours") == 0 ? RS_FLOW_SIM_RATES_NEIGHBOURS
+                                                                  : RS_FLOW_SIM_RATES_LOCAL;
     g_autofree char *path = rs_data_find("topologies", "dgx-h100", &error);
     if (path == NULL) {
         fprintf(stderr, "bench-flow-sim: %s\n", error->message);
@@ -168,9 +223,9 @@ main(int argc, char **argv)
         if (strcmp(opt_workload, "all") != 0 && strcmp(opt_workload, workloads[w]) != 0)
             continue;
         gboolean one_phase = w == 1;
-        printf("\nworkload %s\n%10s %7s %9s %9s %10s %10s %10s %9s %14s\n", workloads[w],
-               "messages", "phases", "chunks", "sim s", "wall s", "msgs/s", "events", "peak MiB",
-               "wall/msg ratio");
+        printf("\nworkload %s\n%10s %7s %9s %9s %10s %10s %10s %13s %9s %14s\n", workloads[w],
+               "messages", "phases", "chunks", "sim s", "wall s", "msgs/s", "events",
+               "rates/event", "peak MiB", "wall/msg ratio");
         double ref_per_flow = 0.0;
         for (guint i = 0; counts[i] != NULL; i++) {
             guint n = (guint)g_ascii_strtoull(counts[i], NULL, 10);
@@ -184,13 +239,19 @@ main(int argc, char **argv)
             if (i == 0)
                 ref_per_flow = per_flow;
             printf("%10u %7u %9" G_GUINT64_FORMAT " %9.4f %10.3f %10.0f %10" G_GUINT64_FORMAT
-                   " %9.1f %14.2f\n",
+                   " %13.1f %9.1f %14.2f\n",
                    n, m.phases, m.chunks, m.sim_s, m.wall_s, n / m.wall_s, m.events,
-                   peak_kib / 1024.0, per_flow / ref_per_flow);
+                   (double)m.rate_updates / MAX(m.events, 1), peak_kib / 1024.0,
+                   per_flow / ref_per_flow);
             fflush(stdout);
         }
     }
     printf("\nwall/msg ratio: wall time per message relative to the first row (1.00 = linear "
            "growth)\n");
+    if (opt_compare > 0) {
+        printf("\nlocal and neighbours-only against exact (global) max-min rates\n");
+        compare_rates(topo, (guint)opt_compare, FALSE);
+        compare_rates(topo, (guint)opt_compare, TRUE);
+    }
     return 0;
 }

@@ -77,8 +77,9 @@ static GOptionEntry entries[] = {
      "Relay pipelining chunk, with its unit (default 4 MiB; 0 B: relays wait for whole "
      "messages)", "SIZE"},
     {"rates", 0, 0, G_OPTION_ARG_STRING, &opt_rates,
-     "local (recompute flows sharing a link with a change, default) or global (exact "
-     "max-min at every event)", "MODE"},
+     "Rate recomputation: local (flows sharing a link with a change, then bounded "
+     "propagation; default), neighbours (no propagation: fastest) or global (exact max-min "
+     "at every event: slowest)", "MODE"},
     {NULL},
 };
 
@@ -243,9 +244,12 @@ parse_flow_options(RsFlowSimOptions *opt, gboolean *use_flow, GError **error)
     if (opt_rates != NULL) {
         if (strcmp(opt_rates, "global") == 0) {
             opt->rates = RS_FLOW_SIM_RATES_GLOBAL;
+        } else if (strcmp(opt_rates, "neighbours") == 0) {
+            opt->rates = RS_FLOW_SIM_RATES_NEIGHBOURS;
         } else if (strcmp(opt_rates, "local") != 0) {
             g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "--rates: unknown mode \"%s\" (known: local, global)", opt_rates);
+                        "--rates: unknown mode \"%s\" (known: local, neighbours, global)",
+                        opt_rates);
             return FALSE;
         }
     }

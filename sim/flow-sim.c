@@ -9,7 +9,8 @@
  * Two heaps drive time: timers (overhead and latency ends; each pushed once) and the
  * indexed heap of flow completion times (updated in place when a rate changes). Events
  * within a relative 1e-12 of the earliest are handled as one batch, then the rates are
- * recomputed once for the flows on the links whose flow set changed.
+ * recomputed once for the flows on the links whose flow set changed (fill()), and, in the
+ * default mode, for the flows those new rates leave wrong (expand(), a few rounds).
  *
  * Progressive filling: every link of the recomputed set starts with its residual capacity
  * (capacity minus the rates of flows outside the set) and its count of unfrozen flows; the
@@ -30,6 +31,9 @@ G_DEFINE_QUARK(rs-flow-sim-error-quark, rs_flow_sim_error)
 #define INITIAL_BUCKET_S 1e-7
 #define EXACT_REFRESH_EVERY 64
 #define SATURATED_REL_TOLERANCE 1e-6
+#define MAX_EXPAND_ROUNDS 4
+#define MAX_EXPAND_GROWTH 8
+#define MAX_EXPAND_EXTRA 1024
 
 enum {
     ST_IDLE,       /* its phase has not been posted */
@@ -84,6 +88,8 @@ typedef struct {
     guint32 csr_first, csr_fill;
     double residual;
     double old_sum, new_sum;
+    double freeze_share; /* the share its flows froze at in the last fill, or −1 */
+    double max_rate;     /* an upper bound of the rates of its flows (exact after a scan) */
 } LinkState;
 
 typedef struct {
@@ -432,6 +438,7 @@ flow_set_rate(Sim *sim, Flow *f, double rate)
         LinkState *ls = &sim->links[f->links[i]];
         link_flush(sim, f->links[i]);
         ls->rate_sum = MAX(0.0, ls->rate_sum + rate - f->rate);
+        ls->max_rate = MAX(ls->max_rate, rate);
     }
     f->rate = rate;
 }
@@ -707,41 +714,13 @@ handle_timer(Sim *sim, const Timer *tm)
 
 /* --- rates --- */
 
+/* Progressive filling over the flows of sim->set (those marked @set_epoch): sets each one's
+ * new_rate, with the flows outside the set held at their rates. Marks links with @iter. */
 static void
-recompute_rates(Sim *sim)
+fill(Sim *sim, guint32 iter)
 {
-    gboolean global = sim->opt.rates == RS_FLOW_SIM_RATES_GLOBAL;
-    if (sim->changed->len == 0)
-        return;
-    sim->epoch++;
-    guint32 epoch = sim->epoch;
-    g_array_set_size(sim->set, 0);
-    if (global) {
-        for (guint32 s = 0; s < sim->flows->len; s++) {
-            Flow *f = flow_at(sim, s);
-            if (f->message != NO_SLOT) {
-                f->mark = epoch;
-                g_array_append_val(sim->set, s);
-            }
-        }
-    }
-    for (guint i = 0; i < sim->changed->len; i++) {
-        LinkState *ls = &sim->links[g_array_index(sim->changed, guint32, i)];
-        ls->changed = FALSE;
-        for (guint j = 0; !global && j < ls->len; j++) {
-            Flow *f = flow_at(sim, ls->items[j]);
-            if (f->mark != epoch) {
-                f->mark = epoch;
-                g_array_append_val(sim->set, ls->items[j]);
-            }
-        }
-    }
-    g_array_set_size(sim->changed, 0);
     guint n_set = sim->set->len;
-    if (n_set == 0)
-        return;
     const guint32 *set = (const guint32 *)sim->set->data;
-
     /* The links of the set, their residual capacity and their flows. */
     g_array_set_size(sim->lset, 0);
     for (guint i = 0; i < n_set; i++) {
@@ -751,10 +730,11 @@ recompute_rates(Sim *sim)
                 continue;
             guint32 l = f->links[j];
             LinkState *ls = &sim->links[l];
-            if (ls->mark != epoch) {
-                ls->mark = epoch;
+            if (ls->mark != iter) {
+                ls->mark = iter;
                 ls->n_in_set = 0;
                 ls->old_sum = 0.0;
+                ls->freeze_share = -1.0;
                 g_array_append_val(sim->lset, l);
             }
             ls->n_in_set++;
@@ -798,11 +778,12 @@ recompute_rates(Sim *sim)
             lheap_push(sim->lheap, share, key.link);
             continue;
         }
+        ls->freeze_share = share;
         for (guint c = ls->csr_first; c < ls->csr_first + ls->n_in_set; c++) {
             Flow *f = flow_at(sim, csr[c]);
-            if (f->frozen == epoch)
+            if (f->frozen == iter)
                 continue;
-            f->frozen = epoch;
+            f->frozen = iter;
             f->new_rate = share;
             for (guint j = 0; j < f->n_links; j++) {
                 if (f->pos[j] == NO_POS)
@@ -813,19 +794,112 @@ recompute_rates(Sim *sim)
             }
         }
     }
-
-    /* Apply the new rates. */
-    for (guint i = 0; i < n_lset; i++)
-        sim->links[lset[i]].new_sum = 0.0;
     for (guint i = 0; i < n_set; i++) {
         Flow *f = flow_at(sim, set[i]);
-        if (f->frozen != epoch) {
+        if (f->frozen != iter) {
             /* Only dominated links: the smallest of them limits it. */
             double cap = INFINITY;
             for (guint j = 0; j < f->n_links; j++)
                 cap = MIN(cap, sim->links[f->links[j]].capacity);
             f->new_rate = cap;
         }
+    }
+}
+
+/* After fill(): flows outside the set that the new rates leave wrong join the set. On a
+ * saturated link that loses load, the outside flows bottlenecked there (those at its top
+ * rate: in max-min a link's bottlenecked flows have its largest rate) may speed up; on a
+ * link that froze set flows at some share, outside flows faster than that share should
+ * slow down to it. Returns TRUE when any flow joined. */
+static gboolean
+expand(Sim *sim, guint32 set_epoch)
+{
+    gboolean grew = FALSE;
+    guint n_lset = sim->lset->len;
+    for (guint i = 0; i < n_lset; i++) {
+        guint32 l = g_array_index(sim->lset, guint32, i);
+        LinkState *ls = &sim->links[l];
+        if (ls->n_in_set == ls->len)
+            continue;
+        double tol = ls->capacity * SATURATED_REL_TOLERANCE;
+        double new_sum = 0.0;
+        for (guint c = ls->csr_first; c < ls->csr_first + ls->n_in_set; c++)
+            new_sum += flow_at(sim, g_array_index(sim->csr, guint32, c))->new_rate;
+        gboolean freed = ls->used >= ls->capacity - tol && new_sum < ls->old_sum - tol;
+        double limit = ls->freeze_share >= 0 ? ls->freeze_share + tol : INFINITY;
+        /* max_rate bounds every rate on the link: most links need no scan. */
+        if (!freed && ls->max_rate <= limit)
+            continue;
+        double top = 0.0;
+        for (guint j = 0; j < ls->len; j++)
+            top = MAX(top, flow_at(sim, ls->items[j])->rate);
+        ls->max_rate = top;
+        if (!freed && top <= limit)
+            continue;
+        for (guint j = 0; j < ls->len; j++) {
+            Flow *g = flow_at(sim, ls->items[j]);
+            if (g->mark == set_epoch)
+                continue;
+            if ((freed && g->rate >= top - tol) || g->rate > limit) {
+                g->mark = set_epoch;
+                g_array_append_val(sim->set, ls->items[j]);
+                grew = TRUE;
+            }
+        }
+    }
+    return grew;
+}
+
+static void
+recompute_rates(Sim *sim)
+{
+    gboolean global = sim->opt.rates == RS_FLOW_SIM_RATES_GLOBAL;
+    if (sim->changed->len == 0)
+        return;
+    guint32 set_epoch = ++sim->epoch;
+    g_array_set_size(sim->set, 0);
+    if (global) {
+        for (guint32 s = 0; s < sim->flows->len; s++) {
+            Flow *f = flow_at(sim, s);
+            if (f->message != NO_SLOT) {
+                f->mark = set_epoch;
+                g_array_append_val(sim->set, s);
+            }
+        }
+    }
+    for (guint i = 0; i < sim->changed->len; i++) {
+        LinkState *ls = &sim->links[g_array_index(sim->changed, guint32, i)];
+        ls->changed = FALSE;
+        for (guint j = 0; !global && j < ls->len; j++) {
+            Flow *f = flow_at(sim, ls->items[j]);
+            if (f->mark != set_epoch) {
+                f->mark = set_epoch;
+                g_array_append_val(sim->set, ls->items[j]);
+            }
+        }
+    }
+    g_array_set_size(sim->changed, 0);
+    if (sim->set->len == 0)
+        return;
+    /* Propagation is bounded, so that an event never costs a global recomputation. */
+    guint max_set = MAX_EXPAND_GROWTH * sim->set->len + MAX_EXPAND_EXTRA;
+    for (guint round = 0;; round++) {
+        fill(sim, ++sim->epoch);
+        sim->res->n_rate_updates += sim->set->len;
+        if (sim->opt.rates != RS_FLOW_SIM_RATES_LOCAL || round + 1 >= MAX_EXPAND_ROUNDS ||
+            sim->set->len >= max_set || !expand(sim, set_epoch))
+            break;
+    }
+
+    /* Apply the new rates. */
+    guint n_set = sim->set->len;
+    const guint32 *set = (const guint32 *)sim->set->data;
+    guint n_lset = sim->lset->len;
+    const guint32 *lset = (const guint32 *)sim->lset->data;
+    for (guint i = 0; i < n_lset; i++)
+        sim->links[lset[i]].new_sum = 0.0;
+    for (guint i = 0; i < n_set; i++) {
+        Flow *f = flow_at(sim, set[i]);
         for (guint j = 0; j < f->n_links; j++)
             if (f->pos[j] != NO_POS)
                 sim->links[f->links[j]].new_sum += f->new_rate;
@@ -851,7 +925,6 @@ recompute_rates(Sim *sim)
             ls->used += ls->new_sum - ls->old_sum;
         }
     }
-    sim->res->n_rate_updates += n_set;
 }
 
 /* --- setup --- */

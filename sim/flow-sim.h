@@ -11,12 +11,21 @@
  *    Networks", 2nd ed., §6.5.2): each link's capacity is bandwidth × efficiency; dominated
  *    links (rs_topology_link_is_dominated()) never bind and are skipped.
  *  - Rates change only when a flow starts or stops taking bandwidth. Events that fall at the
- *    same time (within 1e-12 relative) are handled together, then the rates of the flows
- *    sharing a non-dominated link with any flow that started or stopped are recomputed by
- *    progressive filling, the other flows' rates held fixed (RS_FLOW_SIM_RATES_LOCAL, the
- *    default: O(flows touched) per event), or all active flows are (RS_FLOW_SIM_RATES_GLOBAL:
- *    exact max-min at every event). Both keep every link within its capacity. Completion
- *    times live in an indexed binary heap.
+ *    same time (within 1e-12 relative) are handled together, then rates are recomputed by
+ *    progressive filling for a set of flows, the others held at their rates:
+ *      RS_FLOW_SIM_RATES_NEIGHBOURS: the flows sharing a non-dominated link with a flow that
+ *        started, or a saturated link with a flow that stopped (a link with slack
+ *        bottlenecks nobody). O(flows touched) per event, but a rate that drops leaves
+ *        capacity unused two links away until something else changes there.
+ *      RS_FLOW_SIM_RATES_LOCAL (default): as NEIGHBOURS, then up to 4 rounds of propagation:
+ *        flows outside the set that the new rates leave wrong join it (on a saturated link
+ *        that lost load, those at the link's top rate; on a link that froze set flows at a
+ *        share, those faster than it) and the set is filled again; the set grows at most to
+ *        8× its size + 1,024 flows, so no event costs a global recomputation.
+ *      RS_FLOW_SIM_RATES_GLOBAL: every active flow at every event: exact max-min.
+ *    All three keep every link within its capacity. Against GLOBAL on 10^4 random messages
+ *    on 4,096 GPUs (bench-flow-sim --compare) LOCAL's message end times differ by 3e-5 on
+ *    average, NEIGHBOURS' by 2e-2. Completion times live in an indexed binary heap.
  *  - Relays: a message with dependencies (rs_plan_get_message_deps(), or a trace's
  *    depends_on) and a message others depend on are cut into chunks of
  *    max(chunk_bytes, ceil(size / max_chunks_per_message)) bytes sent one after another; chunk
@@ -48,8 +57,11 @@ typedef enum {
 } RsFlowSimError;
 
 typedef enum {
-    RS_FLOW_SIM_RATES_LOCAL,  /* recompute the flows sharing a link with a changed flow */
-    RS_FLOW_SIM_RATES_GLOBAL, /* recompute every active flow (exact max-min, slower) */
+    RS_FLOW_SIM_RATES_LOCAL,      /* the flows sharing a link with a changed flow, then the
+                                   * flows those changes make wrong (bounded propagation) */
+    RS_FLOW_SIM_RATES_GLOBAL,     /* every active flow: exact max-min, slowest */
+    RS_FLOW_SIM_RATES_NEIGHBOURS, /* only the flows sharing a link with a changed flow:
+                                   * fastest, least exact */
 } RsFlowSimRates;
 
 typedef struct {

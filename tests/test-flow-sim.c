@@ -194,6 +194,41 @@ test_max_min(gconstpointer data)
     g_assert_cmpuint(r->bottleneck_link, ==, nvl_in0);
 }
 
+/* --- propagation: a rate that drops frees capacity two links away ---
+ * On flat0 (no latency, PXN): Y = 1 → 4 goes over NVLink to GPU 0 and out of GPU 0's NIC
+ * (5 GB/s); Z = 1 → 2 shares GPU 1's NVLink egress (100 GB/s) with Y, so Z runs at 95.
+ * N = 0 → 8 waits for D = 5 → 6 (9.6 MB at 100 GB/s: 96 us), then shares GPU 0's NIC with
+ * Y: Y drops to 2.5 GB/s and max-min lifts Z to 97.5 GB/s. Z shares no link with N, so
+ * only a recomputation that follows Y's drop (local, global) sees it; neighbours-only
+ * leaves Z at 95 GB/s until it ends. */
+static void
+test_propagation(gconstpointer data)
+{
+    RsFlowSimRates rates = GPOINTER_TO_UINT(data);
+    g_autoptr(RsTopology) topo = load(flat0_yaml);
+    const Msg rows[] = {
+        {1, 4, 1000000000, 0, NODEPS},  /* Y */
+        {1, 2, 10000000000, 0, NODEPS}, /* Z */
+        {5, 6, 9600000, 0, NODEPS},     /* D */
+        {0, 8, 1000000000, 0, {2, -1}}, /* N */
+    };
+    RsFlowSimOptions opt;
+    rs_flow_sim_options_init(&opt);
+    opt.chunk_bytes = 0; /* N waits for all of D */
+    opt.rates = rates;
+    g_autoptr(RsFlowSimResult) r = simulate(topo, rows, 4, &opt);
+    const double t_n = 96e-6, sz = 1e10, sy = 1e9;
+    assert_time(r->message_end_s[2], t_n);
+    if (rates == RS_FLOW_SIM_RATES_NEIGHBOURS)
+        assert_time(r->message_end_s[1], sz / 95e9);
+    else
+        assert_time(r->message_end_s[1], t_n + (sz - 95e9 * t_n) / 97.5e9);
+    double y_end = t_n + (sy - 5e9 * t_n) / 2.5e9;
+    assert_time(r->message_end_s[0], y_end);
+    /* N has the NIC to itself once Y is done. */
+    assert_time(r->message_end_s[3], y_end + (1e9 - 2.5e9 * (y_end - t_n)) / 5e9);
+}
+
 /* --- relay chain: h hops of S bytes in c chunks: o + h·α + (h + c − 1)·(S / c) / B --- */
 
 typedef struct {
@@ -731,7 +766,7 @@ test_bound_random(void)
             RsFlowSimOptions opt;
             rs_flow_sim_options_init(&opt);
             opt.chunk_bytes = chunks[g_rand_int_range(rand, 0, 4)];
-            opt.rates = g_rand_boolean(rand) ? RS_FLOW_SIM_RATES_GLOBAL : RS_FLOW_SIM_RATES_LOCAL;
+            opt.rates = (RsFlowSimRates)g_rand_int_range(rand, 0, 3);
             g_autoptr(RsFlowSimResult) r = rs_flow_sim_run(plan, topo, &opt, &error);
             g_assert_no_error(error);
             RsCostEstimate est;
@@ -775,6 +810,14 @@ main(int argc, char **argv)
                          test_max_min);
     g_test_add_data_func("/flow-sim/max-min/global", GUINT_TO_POINTER(RS_FLOW_SIM_RATES_GLOBAL),
                          test_max_min);
+    g_test_add_data_func("/flow-sim/propagation/local", GUINT_TO_POINTER(RS_FLOW_SIM_RATES_LOCAL),
+                         test_propagation);
+    g_test_add_data_func("/flow-sim/propagation/global",
+                         GUINT_TO_POINTER(RS_FLOW_SIM_RATES_GLOBAL), test_propagation);
+    g_test_add_data_func("/flow-sim/propagation/neighbours",
+                         GUINT_TO_POINTER(RS_FLOW_SIM_RATES_NEIGHBOURS), test_propagation);
+    g_test_add_data_func("/flow-sim/max-min/neighbours",
+                         GUINT_TO_POINTER(RS_FLOW_SIM_RATES_NEIGHBOURS), test_max_min);
     for (guint i = 0; i < G_N_ELEMENTS(chain_cases); i++) {
         g_autofree char *path = g_strdup_printf("/flow-sim/relay-chain/%s-%u-chunks",
                                                 chain_cases[i].network ? "nic" : "nvlink",
