@@ -86,7 +86,7 @@ static GOptionEntry entries[] = {
 static GOptionContext *
 make_context(void)
 {
-    GOptionContext *context = g_option_context_new("- estimate a refit with each strategy");
+    GOptionContext *context = g_option_context_new("- simulate a refit with each strategy");
     g_option_context_set_summary(
         context, "Plans the refit of a scenario (model, topology, training and inference\n"
                  "layouts) with each strategy, simulates it on the topology (flow-level:\n"
