@@ -6,13 +6,13 @@
 
 #include <string.h>
 
-#define JSON_INT(b, key, value)                                                                \
+#define JSON_INT(b, key, value)                                                                    \
     (json_builder_set_member_name(b, key), json_builder_add_int_value(b, (gint64)(value)))
-#define JSON_DOUBLE(b, key, value)                                                             \
+#define JSON_DOUBLE(b, key, value)                                                                 \
     (json_builder_set_member_name(b, key), json_builder_add_double_value(b, value))
-#define JSON_STRING(b, key, value)                                                             \
+#define JSON_STRING(b, key, value)                                                                 \
     (json_builder_set_member_name(b, key), json_builder_add_string_value(b, value))
-#define JSON_BOOL(b, key, value)                                                               \
+#define JSON_BOOL(b, key, value)                                                                   \
     (json_builder_set_member_name(b, key), json_builder_add_boolean_value(b, value))
 
 static double
@@ -88,17 +88,17 @@ rs_report_replay(const char *name, const RsTopology *topo, const RsFlowSimResult
         return;
     }
     g_autofree char *summary = rs_topology_format_summary(topo);
-    g_string_append_printf(out, "messages   %s: %u messages (%u over links), %u phase%s, %.4g GB moved\n",
-                           name, f->n_messages, f->n_network_messages, f->n_phases,
-                           f->n_phases == 1 ? "" : "s", f->bytes_moved / 1e9);
+    g_string_append_printf(
+        out, "messages   %s: %u messages (%u over links), %u phase%s, %.4g GB moved\n", name,
+        f->n_messages, f->n_network_messages, f->n_phases, f->n_phases == 1 ? "" : "s",
+        f->bytes_moved / 1e9);
     g_string_append_printf(out, "topology   %s\n", summary);
     g_string_append_printf(out, "time       %.6g s (flow-level)\n", f->total_s);
     if (f->bottleneck_link != G_MAXUINT32)
         g_string_append_printf(out,
                                "bound      %.6g s: the most loaded link, %s, carries %.4g GB at "
                                "%.4g GB/s\n",
-                               f->bottleneck_load_s, link,
-                               f->link_bytes[f->bottleneck_link] / 1e9,
+                               f->bottleneck_load_s, link, f->link_bytes[f->bottleneck_link] / 1e9,
                                link_capacity(topo, f->bottleneck_link) / 1e9);
     g_string_append_printf(out, "efficiency %.0f%%\n", 100.0 * eff);
     g_string_append(out, "phases    ");
@@ -191,15 +191,16 @@ route_examples(const RsTopology *topo, RouteExample *ex)
     guint n = 0;
     guint n_gpus = rs_topology_get_n_gpus(topo);
     guint per_domain = rs_topology_get_gpus_per_nvlink_domain(topo);
-    guint per_unit = rs_topology_get_scalable_unit_nodes(topo) * rs_topology_get_gpus_per_node(topo);
+    guint per_unit =
+        rs_topology_get_scalable_unit_nodes(topo) * rs_topology_get_gpus_per_node(topo);
     guint per_node = rs_topology_get_gpus_per_node(topo);
     if (per_domain > 1)
         ex[n++] = (RouteExample){"same NVLink domain", 0, 1};
     if (per_domain < per_unit && per_domain < n_gpus)
         ex[n++] = (RouteExample){"same rail, same unit", 0, per_domain};
     if (per_domain < per_unit && per_domain + 1 < n_gpus && per_node > 1)
-        ex[n++] = (RouteExample){rs_topology_has_pxn(topo) ? "other rail (PXN)" : "other rail",
-                                 0, per_domain + 1};
+        ex[n++] = (RouteExample){rs_topology_has_pxn(topo) ? "other rail (PXN)" : "other rail", 0,
+                                 per_domain + 1};
     if (per_unit < n_gpus)
         ex[n++] = (RouteExample){"other scalable unit", 0, per_unit};
     return n;
@@ -210,8 +211,8 @@ topology_links_table(const RsTopology *topo, GString *out)
 {
     RsReportTable *t = rs_report_table_new();
     GPtrArray *h = rs_report_table_add_row(t);
-    const char *const heads[] = {"id", "link", "kind", "bandwidth GB/s", "efficiency",
-                                 "capacity GB/s", "latency us", "dominated"};
+    const char *const heads[] = {"id",         "link",          "kind",       "bandwidth GB/s",
+                                 "efficiency", "capacity GB/s", "latency us", "dominated"};
     for (guint i = 0; i < G_N_ELEMENTS(heads); i++)
         rs_report_table_cell(h, "%s", heads[i]);
     for (guint32 l = 0; l < rs_topology_get_n_links(topo); l++) {
@@ -247,16 +248,14 @@ topology_table(const RsTopology *topo, gboolean show_links, GString *out)
         g_string_append_printf(out, ", %.4g GB each", memory / 1e9);
     g_string_append_printf(out, ", on %u nodes of %u\n", rs_topology_get_n_nodes(topo),
                            rs_topology_get_gpus_per_node(topo));
-    g_string_append_printf(out, "NVLink     %u domain%s of %u GPUs (%u node%s each), non-blocking NVSwitch\n",
-                           rs_topology_get_n_nvlink_domains(topo),
-                           rs_topology_get_n_nvlink_domains(topo) == 1 ? "" : "s",
-                           rs_topology_get_gpus_per_nvlink_domain(topo),
-                           rs_topology_get_gpus_per_nvlink_domain(topo) /
-                               rs_topology_get_gpus_per_node(topo),
-                           rs_topology_get_gpus_per_nvlink_domain(topo) ==
-                                   rs_topology_get_gpus_per_node(topo)
-                               ? ""
-                               : "s");
+    g_string_append_printf(
+        out, "NVLink     %u domain%s of %u GPUs (%u node%s each), non-blocking NVSwitch\n",
+        rs_topology_get_n_nvlink_domains(topo),
+        rs_topology_get_n_nvlink_domains(topo) == 1 ? "" : "s",
+        rs_topology_get_gpus_per_nvlink_domain(topo),
+        rs_topology_get_gpus_per_nvlink_domain(topo) / rs_topology_get_gpus_per_node(topo),
+        rs_topology_get_gpus_per_nvlink_domain(topo) == rs_topology_get_gpus_per_node(topo) ? ""
+                                                                                            : "s");
     g_string_append_printf(out,
                            "fabric     rail-optimized, %u rail%s; %u scalable unit%s of %u nodes; "
                            "%u leaves (one per rail per unit) joined by a spine; "
@@ -265,19 +264,19 @@ topology_table(const RsTopology *topo, gboolean show_links, GString *out)
                            rs_topology_get_scalable_unit_nodes(topo), n_units * n_rails,
                            rs_topology_get_oversubscription(topo),
                            rs_topology_has_pxn(topo) ? "on" : "off");
-    g_string_append_printf(out, "latency    message overhead %.3g us; %.3g us per leaf or spine crossed\n\n",
-                           rs_topology_get_message_overhead_s(topo) * 1e6,
-                           rs_topology_get_switch_latency_s(topo) * 1e6);
+    g_string_append_printf(
+        out, "latency    message overhead %.3g us; %.3g us per leaf or spine crossed\n\n",
+        rs_topology_get_message_overhead_s(topo) * 1e6,
+        rs_topology_get_switch_latency_s(topo) * 1e6);
 
     KindSummary kinds[RS_LINK_KIND_N];
     summarise_kinds(topo, kinds);
-    static const RsLinkKind order[] = {RS_LINK_NVLINK_EGRESS, RS_LINK_NVLINK_INGRESS,
-                                       RS_LINK_PCIE_EGRESS,   RS_LINK_PCIE_INGRESS,
-                                       RS_LINK_NIC_EGRESS,    RS_LINK_NIC_INGRESS,
-                                       RS_LINK_LEAF_UPLINK,   RS_LINK_LEAF_DOWNLINK};
+    static const RsLinkKind order[] = {
+        RS_LINK_NVLINK_EGRESS, RS_LINK_NVLINK_INGRESS, RS_LINK_PCIE_EGRESS, RS_LINK_PCIE_INGRESS,
+        RS_LINK_NIC_EGRESS,    RS_LINK_NIC_INGRESS,    RS_LINK_LEAF_UPLINK, RS_LINK_LEAF_DOWNLINK};
     RsReportTable *t = rs_report_table_new();
     GPtrArray *h = rs_report_table_add_row(t);
-    const char *const heads[] = {"link kind", "links", "bandwidth GB/s", "efficiency",
+    const char *const heads[] = {"link kind",     "links",      "bandwidth GB/s", "efficiency",
                                  "capacity GB/s", "latency us", "dominated"};
     for (guint i = 0; i < G_N_ELEMENTS(heads); i++)
         rs_report_table_cell(h, "%s", heads[i]);
@@ -318,16 +317,19 @@ topology_table(const RsTopology *topo, gboolean show_links, GString *out)
     double domain_nvlink = 0.0, injection = 0.0, uplinks = 0.0;
     for (guint32 g = 0; g < n_gpus; g++) {
         if (g < rs_topology_get_gpus_per_nvlink_domain(topo))
-            domain_nvlink += link_capacity(topo, rs_topology_get_gpu_link(topo, g, RS_LINK_NVLINK_EGRESS));
+            domain_nvlink +=
+                link_capacity(topo, rs_topology_get_gpu_link(topo, g, RS_LINK_NVLINK_EGRESS));
         injection += link_capacity(topo, rs_topology_get_gpu_link(topo, g, RS_LINK_NIC_EGRESS));
     }
     for (guint u = 0; u < n_units; u++)
         for (guint r = 0; r < n_rails; r++)
-            uplinks += link_capacity(topo, rs_topology_get_leaf_link(topo, u, r, RS_LINK_LEAF_UPLINK));
+            uplinks +=
+                link_capacity(topo, rs_topology_get_leaf_link(topo, u, r, RS_LINK_LEAF_UPLINK));
     g_autofree char *n_links = rs_format_thousands(rs_topology_get_n_links(topo));
-    g_string_append_printf(out, "\ntotals     %s directed links; capacities per direction: NVLink "
-                                "%.4g TB/s per domain, NIC injection %.4g TB/s, leaf uplinks "
-                                "%.4g TB/s\n",
+    g_string_append_printf(out,
+                           "\ntotals     %s directed links; capacities per direction: NVLink "
+                           "%.4g TB/s per domain, NIC injection %.4g TB/s, leaf uplinks "
+                           "%.4g TB/s\n",
                            n_links, domain_nvlink / 1e12, injection / 1e12, uplinks / 1e12);
     if (show_links) {
         g_string_append_c(out, '\n');

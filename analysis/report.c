@@ -235,9 +235,10 @@ simulate_table(const RsSimulateReport *r, GString *out)
         double finish_s;
         guint32 slowest = slowest_gpu(f, &finish_s);
         g_string_append_printf(
-            out, "%s: bottleneck %s, %.2f GB, load %.3f s = %.0f%% of the time; last GPU %u at %.3f s\n",
-            rs_strategy_get_name(s->strategy), link,
-            f->link_bytes[f->bottleneck_link] / 1e9, f->bottleneck_load_s,
+            out,
+            "%s: bottleneck %s, %.2f GB, load %.3f s = %.0f%% of the time; last GPU %u at %.3f s\n",
+            rs_strategy_get_name(s->strategy), link, f->link_bytes[f->bottleneck_link] / 1e9,
+            f->bottleneck_load_s,
             100.0 * rs_flow_sim_get_link_utilisation(f, r->topology, f->bottleneck_link), slowest,
             finish_s);
         if (f->n_buckets > 0 && f->total_s > 0) {
@@ -248,8 +249,9 @@ simulate_table(const RsSimulateReport *r, GString *out)
         }
     }
     if (any_flow) {
-        g_string_append(out, "model: flow-level (max-min fair rates over NVLink, PCIe, NIC, leaf and "
-                             "spine links; latency before bandwidth; relays pipelined");
+        g_string_append(out,
+                        "model: flow-level (max-min fair rates over NVLink, PCIe, NIC, leaf and "
+                        "spine links; latency before bandwidth; relays pipelined");
         if (r->flow_options != NULL && r->flow_options->chunk_bytes > 0)
             g_string_append_printf(out, " in chunks of %.3g MiB",
                                    r->flow_options->chunk_bytes / 1048576.0);
@@ -283,9 +285,9 @@ simulate_csv(const RsSimulateReport *r, GString *out)
                                rs_strategy_get_name(s->strategy), s->cost.bytes_moved,
                                s->cost.bytes_nvlink, s->cost.bytes_network, s->cost.local_bytes,
                                s->cost.max_gpu_ingress_bytes, s->cost.max_nic_egress_bytes,
-                               s->cost.n_messages, s->n_transfers, s->cost.n_phases,
-                               predicted_s(s), r->bound.time_s, efficiency(r, s),
-                               f ? "flow" : "bottleneck", s->cost.predicted_s, link ? link : "",
+                               s->cost.n_messages, s->n_transfers, s->cost.n_phases, predicted_s(s),
+                               r->bound.time_s, efficiency(r, s), f ? "flow" : "bottleneck",
+                               s->cost.predicted_s, link ? link : "",
                                f ? f->bottleneck_load_s : s->cost.busiest_link_s);
     }
 }
@@ -331,7 +333,8 @@ json_flow(JsonBuilder *b, const RsFlowSimResult *f, const RsTopology *topo)
         JSON_INT(b, "bytes", f->link_bytes[f->bottleneck_link]);
         JSON_DOUBLE(b, "load_s", f->bottleneck_load_s);
         JSON_DOUBLE(b, "busy_s", f->link_busy_s[f->bottleneck_link]);
-        JSON_DOUBLE(b, "utilisation", rs_flow_sim_get_link_utilisation(f, topo, f->bottleneck_link));
+        JSON_DOUBLE(b, "utilisation",
+                    rs_flow_sim_get_link_utilisation(f, topo, f->bottleneck_link));
         json_builder_end_object(b);
     }
     json_builder_set_member_name(b, "gpu_finish_s");

@@ -41,9 +41,9 @@ gboolean rs_format_parse(const char *name, RsFormat *format_out, GError **error)
 typedef struct {
     RsStrategy strategy;
     guint n_transfers;
-    RsCostEstimate cost;          /* first-order estimate and byte counts */
-    const RsFlowSimResult *flow;  /* (nullable) the flow-level simulation; when set its time
-                                   * is the prediction */
+    RsCostEstimate cost;         /* first-order estimate and byte counts */
+    const RsFlowSimResult *flow; /* (nullable) the flow-level simulation; when set its time
+                                  * is the prediction */
 } RsStrategyResult;
 
 /* Everything `reshard simulate` reports; all pointers borrowed. */
@@ -98,8 +98,7 @@ void rs_report_replay(const char *name, const RsTopology *topo, const RsFlowSimR
  * example routes with their latency, and totals (links, NVLink capacity per domain, NIC
  * injection, leaf uplink capacity).
  */
-void rs_report_topology(const RsTopology *topo, gboolean show_links, RsFormat format,
-                        GString *out);
+void rs_report_topology(const RsTopology *topo, gboolean show_links, RsFormat format, GString *out);
 
 /**
  * rs_report_link_stats:

@@ -93,8 +93,8 @@ compare_rates(const RsTopology *topo, guint n, gboolean one_phase)
     RsFlowMessage *msgs;
     guint32 *deps;
     guint n_deps;
-    build_workload(n, rs_topology_get_n_gpus(topo), rs_topology_get_gpus_per_node(topo),
-                   one_phase, &msgs, &deps, &n_deps);
+    build_workload(n, rs_topology_get_n_gpus(topo), rs_topology_get_gpus_per_node(topo), one_phase,
+                   &msgs, &deps, &n_deps);
     RsFlowSimResult *r[3];
     double wall[3];
     for (guint k = 0; k < 3; k++) {
@@ -157,8 +157,8 @@ run_case(const RsTopology *topo, guint n, gboolean one_phase, RsFlowSimRates rat
             fprintf(stderr, "bench-flow-sim: %s\n", error->message);
             _exit(1);
         }
-        Measure out = {n, r->total_s, (t1 - t0) / 1e6, r->n_events, r->n_chunks,
-                       r->n_rate_updates, r->n_phases};
+        Measure out = {n,           r->total_s,        (t1 - t0) / 1e6, r->n_events,
+                       r->n_chunks, r->n_rate_updates, r->n_phases};
         if (write(fds[1], &out, sizeof out) != (ssize_t)sizeof out)
             _exit(1);
         _exit(0);
@@ -215,17 +215,17 @@ main(int argc, char **argv)
     }
     g_auto(GStrv) counts = g_strsplit(opt_flows, ",", -1);
     printf("topology %s: %u GPUs, %u links, %u scalable units, PXN %s; rates %s\n",
-           rs_topology_get_name(topo), rs_topology_get_n_gpus(topo),
-           rs_topology_get_n_links(topo), rs_topology_get_n_scalable_units(topo),
-           rs_topology_has_pxn(topo) ? "on" : "off", opt_rates);
+           rs_topology_get_name(topo), rs_topology_get_n_gpus(topo), rs_topology_get_n_links(topo),
+           rs_topology_get_n_scalable_units(topo), rs_topology_has_pxn(topo) ? "on" : "off",
+           opt_rates);
     const char *const workloads[] = {"rounds", "one-phase"};
     for (guint w = 0; w < G_N_ELEMENTS(workloads); w++) {
         if (strcmp(opt_workload, "all") != 0 && strcmp(opt_workload, workloads[w]) != 0)
             continue;
         gboolean one_phase = w == 1;
         printf("\nworkload %s\n%10s %7s %9s %9s %10s %10s %10s %13s %9s %14s\n", workloads[w],
-               "messages", "phases", "chunks", "sim s", "wall s", "msgs/s", "events",
-               "rates/event", "peak MiB", "wall/msg ratio");
+               "messages", "phases", "chunks", "sim s", "wall s", "msgs/s", "events", "rates/event",
+               "peak MiB", "wall/msg ratio");
         double ref_per_flow = 0.0;
         for (guint i = 0; counts[i] != NULL; i++) {
             guint n = (guint)g_ascii_strtoull(counts[i], NULL, 10);

@@ -47,8 +47,7 @@ static GOptionEntry entries[] = {
     {"dtype", 0, 0, G_OPTION_ARG_STRING, &opt_dtype, "dtype of the weights moved (bf16, f32, ...)",
      "DTYPE"},
     {"mtp", 0, 0, G_OPTION_ARG_NONE, &opt_mtp, "Include multi-token-prediction layers", NULL},
-    {"topology", 't', 0, G_OPTION_ARG_STRING, &opt_topology, "Topology name or file",
-     "NAME|FILE"},
+    {"topology", 't', 0, G_OPTION_ARG_STRING, &opt_topology, "Topology name or file", "NAME|FILE"},
     {"train", 0, 0, G_OPTION_ARG_STRING, &opt_train,
      "Training layout, e.g. megatron:tp=1,pp=16,ep=16", "SPEC"},
     {"train-gpus", 0, 0, G_OPTION_ARG_STRING, &opt_train_gpus, "GPUs of the training ranks",
@@ -67,19 +66,23 @@ static GOptionEntry entries[] = {
      "flow (flow-level simulation, default) or bottleneck (first-order estimate)", "MODEL"},
     {"trace", 0, 0, G_OPTION_ARG_FILENAME, &opt_trace,
      "Write the simulated per-message trace (CSV); with several strategies, "
-     "FILE-STRATEGY.csv each", "FILE.csv"},
+     "FILE-STRATEGY.csv each",
+     "FILE.csv"},
     {"messages", 0, 0, G_OPTION_ARG_FILENAME, &opt_messages,
      "Simulate this message list (CSV: src,dst,bytes[,phase][,depends_on]) on --topology "
-     "instead of planning a scenario", "FILE.csv"},
+     "instead of planning a scenario",
+     "FILE.csv"},
     {"link-stats", 0, 0, G_OPTION_ARG_FILENAME, &opt_link_stats,
      "Write per-link bytes, busy time and utilisation over time (CSV)", "FILE.csv"},
     {"chunk-size", 0, 0, G_OPTION_ARG_STRING, &opt_chunk_size,
      "Relay pipelining chunk, with its unit (default 4 MiB; 0 B: relays wait for whole "
-     "messages)", "SIZE"},
+     "messages)",
+     "SIZE"},
     {"rates", 0, 0, G_OPTION_ARG_STRING, &opt_rates,
      "Rate recomputation: local (flows sharing a link with a change, then bounded "
      "propagation; default), neighbours (no propagation: fastest) or global (exact max-min "
-     "at every event: slowest)", "MODE"},
+     "at every event: slowest)",
+     "MODE"},
     {NULL},
 };
 
@@ -408,8 +411,8 @@ run(int argc, char **argv)
             g_autofree char *links_path =
                 opt_link_stats ? strategy_path(opt_link_stats, (RsStrategy)s, n_strategies > 1)
                                : NULL;
-            if (!write_outputs(flow, build.topology, trace_path, links_path, NULL,
-                               scenario->name, name, &error)) {
+            if (!write_outputs(flow, build.topology, trace_path, links_path, NULL, scenario->name,
+                               name, &error)) {
                 code = rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
                 break;
             }

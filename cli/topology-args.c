@@ -66,6 +66,8 @@ rs_topology_args_get(RsTopologyOverrides *ov, GError **error)
     }
     if (opt_pxn && opt_no_pxn)
         return bad_value(error, "--pxn", "--pxn and --no-pxn contradict each other");
-    ov->pxn = opt_pxn ? RS_TOPOLOGY_PXN_ON : opt_no_pxn ? RS_TOPOLOGY_PXN_OFF : RS_TOPOLOGY_PXN_KEEP;
+    ov->pxn = opt_pxn      ? RS_TOPOLOGY_PXN_ON
+              : opt_no_pxn ? RS_TOPOLOGY_PXN_OFF
+                           : RS_TOPOLOGY_PXN_KEEP;
     return TRUE;
 }

@@ -401,9 +401,9 @@ cut_capacity(const RsTopology *topo, guint kind, guint s, gboolean ingress)
         double c = nic_path_capacity(topo, first, ingress);
         /* A GPU alone in its domain has no NVLink peer. */
         if (rs_topology_get_gpus_per_nvlink_domain(topo) > 1)
-            c += link_capacity(topo, rs_topology_get_gpu_link(
-                                         topo, first,
-                                         ingress ? RS_LINK_NVLINK_INGRESS : RS_LINK_NVLINK_EGRESS));
+            c += link_capacity(topo, rs_topology_get_gpu_link(topo, first,
+                                                              ingress ? RS_LINK_NVLINK_INGRESS
+                                                                      : RS_LINK_NVLINK_EGRESS));
         return c;
     }
     double nics = 0.0;
@@ -413,9 +413,9 @@ cut_capacity(const RsTopology *topo, guint kind, guint s, gboolean ingress)
         return nics;
     double leaves = 0.0;
     for (guint r = 0; r < rs_topology_get_n_rails(topo); r++)
-        leaves += link_capacity(topo, rs_topology_get_leaf_link(topo, s, r,
-                                                                 ingress ? RS_LINK_LEAF_DOWNLINK
-                                                                         : RS_LINK_LEAF_UPLINK));
+        leaves += link_capacity(
+            topo, rs_topology_get_leaf_link(topo, s, r,
+                                            ingress ? RS_LINK_LEAF_DOWNLINK : RS_LINK_LEAF_UPLINK));
     return MIN(nics, leaves);
 }
 
@@ -463,9 +463,9 @@ rs_lower_bound_compute(const RsRefit *refit, const RsTopology *topo, RsLowerBoun
         guint set;
         gboolean ingress;
     } cuts[] = {
-        {RS_CUT_GPU_INGRESS, SET_GPU, TRUE},     {RS_CUT_DOMAIN_INGRESS, SET_DOMAIN, TRUE},
-        {RS_CUT_GPU_EGRESS, SET_GPU, FALSE},     {RS_CUT_DOMAIN_EGRESS, SET_DOMAIN, FALSE},
-        {RS_CUT_UNIT_INGRESS, SET_UNIT, TRUE},   {RS_CUT_UNIT_EGRESS, SET_UNIT, FALSE},
+        {RS_CUT_GPU_INGRESS, SET_GPU, TRUE},   {RS_CUT_DOMAIN_INGRESS, SET_DOMAIN, TRUE},
+        {RS_CUT_GPU_EGRESS, SET_GPU, FALSE},   {RS_CUT_DOMAIN_EGRESS, SET_DOMAIN, FALSE},
+        {RS_CUT_UNIT_INGRESS, SET_UNIT, TRUE}, {RS_CUT_UNIT_EGRESS, SET_UNIT, FALSE},
     };
     for (guint c = 0; ok && c < G_N_ELEMENTS(cuts); c++) {
         const double *bytes = cuts[c].ingress ? in_bytes[cuts[c].set] : out_bytes[cuts[c].set];

@@ -8,7 +8,7 @@
  * as perfectly pipelined. This is the classic bottleneck (alpha-beta) estimate; the
  * flow-level simulator refines it.
  *
-* Lower bound: no schedule can beat, for any set of GPUs, the bytes that must cross the
+ * Lower bound: no schedule can beat, for any set of GPUs, the bytes that must cross the
  * set's boundary divided by the capacity of the links crossing it (a cut bound; Ford &
  * Fulkerson's max-flow min-cut argument applied per cut). Sets and their cut links:
  *  - each GPU: ingress = NVLink ingress (when its NVLink domain has other GPUs) + the
@@ -22,7 +22,7 @@
  * GPU outside it, counted once. Which replica sends is the planner's choice, so an element
  * also held outside the set is never counted on the egress side. The bound uses the same
  * achievable capacities as the simulator, so efficiency = bound / predicted is at most 1.
-  */
+ */
 #pragma once
 
 #include <glib.h>
@@ -48,7 +48,7 @@ typedef struct {
     guint64 local_bytes;            /* local copies (not moved) */
     guint64 max_gpu_ingress_bytes;  /* most bytes received by one GPU as destination */
     guint32 max_gpu_ingress_gpu;
-    guint64 max_nic_egress_bytes;   /* most bytes sent by one NIC (PXN traffic included) */
+    guint64 max_nic_egress_bytes; /* most bytes sent by one NIC (PXN traffic included) */
     guint32 max_nic_egress_gpu;
     guint n_messages;               /* network messages (src != dst) */
     guint n_phases;

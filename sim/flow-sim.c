@@ -23,7 +23,7 @@
 #include <math.h>
 #include <string.h>
 
-G_DEFINE_QUARK(rs-flow-sim-error-quark, rs_flow_sim_error)
+G_DEFINE_QUARK(rs - flow - sim - error - quark, rs_flow_sim_error)
 
 #define NO_POS G_MAXUINT32
 #define NO_SLOT G_MAXUINT32
@@ -59,7 +59,7 @@ typedef struct {
     guint32 n_links;
     guint32 links[RS_TOPOLOGY_MAX_ROUTE];
     guint32 pos[RS_TOPOLOGY_MAX_ROUTE]; /* index in the link's flow list, NO_POS if dominated */
-    double rate;      /* bytes/s */
+    double rate;                        /* bytes/s */
     double new_rate;
     double remaining; /* bytes of the current chunk still to send */
     double last_t;    /* time remaining was last brought up to date */
@@ -1084,10 +1084,9 @@ sim_setup(Sim *sim, RsFlowSimResult *res)
     sim->slot = g_new(guint32, n);
     for (guint m = 0; m < n; m++) {
         guint64 size = msgs[m].size_bytes;
-        gboolean pipelined = msgs[m].src != msgs[m].dst && size > 0 &&
-                             sim->opt.chunk_bytes > 0 &&
-                             (msgs[m].n_deps > 0 ||
-                              sim->dependents_first[m + 1] > sim->dependents_first[m]);
+        gboolean pipelined =
+            msgs[m].src != msgs[m].dst && size > 0 && sim->opt.chunk_bytes > 0 &&
+            (msgs[m].n_deps > 0 || sim->dependents_first[m + 1] > sim->dependents_first[m]);
         guint64 c = MAX(size, 1);
         if (pipelined) {
             c = sim->opt.chunk_bytes;
@@ -1109,8 +1108,7 @@ sim_setup(Sim *sim, RsFlowSimResult *res)
     sim->phase_order = g_new(guint32, n + 1);
     for (guint m = 0; m < n; m++)
         sim->phase_order[m] = m;
-    g_qsort_with_data(sim->phase_order, (gint)n, sizeof(guint32), compare_by_phase,
-                      (gpointer)msgs);
+    g_qsort_with_data(sim->phase_order, (gint)n, sizeof(guint32), compare_by_phase, (gpointer)msgs);
     guint n_phases = 0;
     for (guint i = 0; i < n; i++)
         if (i == 0 || msgs[sim->phase_order[i]].phase != msgs[sim->phase_order[i - 1]].phase)
@@ -1133,7 +1131,8 @@ sim_setup(Sim *sim, RsFlowSimResult *res)
     sim->n_links = rs_topology_get_n_links(sim->topo);
     sim->links = g_new0(LinkState, sim->n_links);
     for (guint32 l = 0; l < sim->n_links; l++) {
-        sim->links[l].capacity = rs_link_get_capacity_bytes_per_s(rs_topology_get_link(sim->topo, l));
+        sim->links[l].capacity =
+            rs_link_get_capacity_bytes_per_s(rs_topology_get_link(sim->topo, l));
         sim->links[l].dominated = rs_topology_link_is_dominated(sim->topo, l);
     }
     res->n_links = sim->n_links;
@@ -1286,13 +1285,13 @@ rs_flow_sim_run(const RsPlan *plan, const RsTopology *topo, const RsFlowSimOptio
             g_array_append_val(deps, d32);
         }
     }
-    return rs_flow_sim_run_messages(msgs, n, (const guint32 *)deps->data, deps->len, topo,
-                                    options, error);
+    return rs_flow_sim_run_messages(msgs, n, (const guint32 *)deps->data, deps->len, topo, options,
+                                    error);
 }
 
 RsFlowSimResult *
-rs_flow_sim_run_trace(const RsTrace *trace, const RsTopology *topo,
-                      const RsFlowSimOptions *options, GError **error)
+rs_flow_sim_run_trace(const RsTrace *trace, const RsTopology *topo, const RsFlowSimOptions *options,
+                      GError **error)
 {
     guint n = rs_trace_get_n_rows(trace);
     g_autoptr(GHashTable) index = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -1308,8 +1307,8 @@ rs_flow_sim_run_trace(const RsTrace *trace, const RsTopology *topo,
     g_autoptr(GArray) deps = g_array_new(FALSE, FALSE, sizeof(guint32));
     for (guint i = 0; i < n; i++) {
         const RsTraceRow *r = rs_trace_get_row(trace, i);
-        msgs[i] = (RsFlowMessage){r->src, r->dst, r->phase, r->size_bytes, deps->len,
-                                  r->depends_on->len};
+        msgs[i] =
+            (RsFlowMessage){r->src, r->dst, r->phase, r->size_bytes, deps->len, r->depends_on->len};
         for (guint k = 0; k < r->depends_on->len; k++) {
             guint32 id = g_array_index(r->depends_on, guint32, k);
             gpointer found = g_hash_table_lookup(index, GUINT_TO_POINTER(id + 1));
@@ -1323,8 +1322,8 @@ rs_flow_sim_run_trace(const RsTrace *trace, const RsTopology *topo,
             g_array_append_val(deps, d);
         }
     }
-    return rs_flow_sim_run_messages(msgs, n, (const guint32 *)deps->data, deps->len, topo,
-                                    options, error);
+    return rs_flow_sim_run_messages(msgs, n, (const guint32 *)deps->data, deps->len, topo, options,
+                                    error);
 }
 
 RsTrace *

@@ -69,7 +69,7 @@ typedef struct {
                                    * whole messages */
     guint max_chunks_per_message; /* caps the chunks of one message (0: no cap) */
     RsFlowSimRates rates;
-    guint n_timeline_buckets;     /* utilisation over time, buckets per link (0: none); even */
+    guint n_timeline_buckets; /* utilisation over time, buckets per link (0: none); even */
 } RsFlowSimOptions;
 
 /* Defaults: chunk_bytes 4 MiB (NCCL's default NCCL_BUFFSIZE, the size one channel stages per
@@ -84,45 +84,45 @@ void rs_flow_sim_options_init(RsFlowSimOptions *options);
 
 /* One message to simulate. Dependencies are indices into the same message array. */
 typedef struct {
-    guint32 src, dst;   /* GPUs */
-    guint32 phase;      /* phases run in increasing order; numbers may have gaps */
+    guint32 src, dst; /* GPUs */
+    guint32 phase;    /* phases run in increasing order; numbers may have gaps */
     guint64 size_bytes;
-    guint first_dep;    /* into the dependency array */
+    guint first_dep; /* into the dependency array */
     guint n_deps;
 } RsFlowMessage;
 
 typedef struct {
-    double total_s;             /* when the last message arrived, seconds */
-    guint n_messages;           /* including local copies */
-    guint n_network_messages;   /* src != dst */
-    guint n_phases;             /* distinct phase numbers */
-    guint64 bytes_moved;        /* bytes of network messages */
-    guint64 n_chunks;           /* chunks sent (one per unchunked network message) */
-    guint64 n_events;           /* event batches handled */
-    guint64 n_rate_updates;     /* flow rates computed, summed over events (work measure) */
+    double total_s;           /* when the last message arrived, seconds */
+    guint n_messages;         /* including local copies */
+    guint n_network_messages; /* src != dst */
+    guint n_phases;           /* distinct phase numbers */
+    guint64 bytes_moved;      /* bytes of network messages */
+    guint64 n_chunks;         /* chunks sent (one per unchunked network message) */
+    guint64 n_events;         /* event batches handled */
+    guint64 n_rate_updates;   /* flow rates computed, summed over events (work measure) */
 
-    RsFlowMessage *messages;    /* [n_messages], copied from the input */
-    guint32 *deps;              /* [n_deps] */
+    RsFlowMessage *messages; /* [n_messages], copied from the input */
+    guint32 *deps;           /* [n_deps] */
     guint n_deps;
-    double *message_start_s;    /* [n_messages]: its phase began and its first chunk's
-                                 * dependencies had arrived */
-    double *message_end_s;      /* [n_messages]: its last byte arrived */
-    guint32 *phase_ids;         /* [n_phases]: the phase numbers, increasing */
-    double *phase_end_s;        /* [n_phases] */
+    double *message_start_s; /* [n_messages]: its phase began and its first chunk's
+                              * dependencies had arrived */
+    double *message_end_s;   /* [n_messages]: its last byte arrived */
+    guint32 *phase_ids;      /* [n_phases]: the phase numbers, increasing */
+    double *phase_end_s;     /* [n_phases] */
 
     guint n_gpus;
-    double *gpu_finish_s;       /* [n_gpus]: last arrival it sent or received; −1 when idle */
+    double *gpu_finish_s; /* [n_gpus]: last arrival it sent or received; −1 when idle */
 
-    guint n_links;              /* as the topology */
-    guint64 *link_bytes;        /* [n_links]: bytes crossing each link */
-    double *link_busy_s;        /* [n_links]: time with at least one flow taking bandwidth */
+    guint n_links;       /* as the topology */
+    guint64 *link_bytes; /* [n_links]: bytes crossing each link */
+    double *link_busy_s; /* [n_links]: time with at least one flow taking bandwidth */
     guint n_buckets;
-    double bucket_s;            /* width of one timeline bucket, seconds */
+    double bucket_s;             /* width of one timeline bucket, seconds */
     double *link_timeline_bytes; /* [n_links × n_buckets], row per link: bytes carried per
                                   * bucket; utilisation = bytes / (capacity × bucket_s) */
-    guint32 bottleneck_link;    /* the non-dominated link with the most bytes / capacity,
-                                 * G_MAXUINT32 when nothing crossed a link */
-    double bottleneck_load_s;   /* its bytes / capacity, seconds */
+    guint32 bottleneck_link;     /* the non-dominated link with the most bytes / capacity,
+                                  * G_MAXUINT32 when nothing crossed a link */
+    double bottleneck_load_s;    /* its bytes / capacity, seconds */
 } RsFlowSimResult;
 
 void rs_flow_sim_result_free(RsFlowSimResult *result);
@@ -144,9 +144,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(RsFlowSimResult, rs_flow_sim_result_free)
  * Returns: (transfer full): the result, or NULL on error.
  */
 RsFlowSimResult *rs_flow_sim_run_messages(const RsFlowMessage *messages, guint n_messages,
-                                          const guint32 *deps, guint n_deps,
-                                          const RsTopology *topo, const RsFlowSimOptions *options,
-                                          GError **error);
+                                          const guint32 *deps, guint n_deps, const RsTopology *topo,
+                                          const RsFlowSimOptions *options, GError **error);
 
 /**
  * rs_flow_sim_run:

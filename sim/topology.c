@@ -39,9 +39,9 @@ struct _RsTopology {
     double message_overhead_s;
     gboolean has_pcie;
     gboolean pxn;
-    guint gpu_stride;             /* links per GPU block */
-    gint slot[RS_LINK_KIND_N];    /* position of a per-GPU kind in the block, or -1 */
-    guint32 leaf_base;            /* id of the first leaf link */
+    guint gpu_stride;          /* links per GPU block */
+    gint slot[RS_LINK_KIND_N]; /* position of a per-GPU kind in the block, or -1 */
+    guint32 leaf_base;         /* id of the first leaf link */
     guint n_links;
     RsLink *links;
     guint8 *dominated;
@@ -104,8 +104,8 @@ read_oversubscription(RsYaml *yaml, yaml_node_t *fabric, double *out, GError **e
     return TRUE;
 }
 
-static gboolean
-invalid(GError **error, const char *path, const char *format, ...) G_GNUC_PRINTF(3, 4);
+static gboolean invalid(GError **error, const char *path, const char *format, ...)
+    G_GNUC_PRINTF(3, 4);
 
 static gboolean
 invalid(GError **error, const char *path, const char *format, ...)
@@ -125,12 +125,16 @@ static RsTopology *
 topology_from_yaml(RsYaml *yaml, const RsTopologyOverrides *overrides, GError **error)
 {
     static const char *const root_keys[] = {
-        "name", "description", "nodes", "gpus_per_node", "nodes_per_nvlink_domain", "gpu",
-        "nvlink", "pcie", "nic", "fabric", "software", NULL};
+        "name",     "description", "nodes", "gpus_per_node", "nodes_per_nvlink_domain",
+        "gpu",      "nvlink",      "pcie",  "nic",           "fabric",
+        "software", NULL};
     static const char *const gpu_keys[] = {"model", "memory", NULL};
     static const char *const software_keys[] = {"message_overhead", NULL};
-    static const char *const fabric_keys[] = {"scalable_unit_nodes", "oversubscription",
-                                              "switch_latency", "uplink_efficiency", "pxn",
+    static const char *const fabric_keys[] = {"scalable_unit_nodes",
+                                              "oversubscription",
+                                              "switch_latency",
+                                              "uplink_efficiency",
+                                              "pxn",
                                               NULL};
     const char *path = rs_yaml_get_path(yaml);
     yaml_node_t *root = rs_yaml_get_root_mapping(yaml, error);
@@ -163,16 +167,15 @@ topology_from_yaml(RsYaml *yaml, const RsTopologyOverrides *overrides, GError **
         !read_link_class(yaml, root, "nic", TRUE, &nic, &has_nic, error))
         return NULL;
     yaml_node_t *fabric = rs_yaml_lookup(yaml, root, "fabric");
-    if (fabric != NULL &&
-        (!rs_yaml_check_keys(yaml, fabric, "fabric", fabric_keys, error) ||
-         !rs_yaml_read_int64(yaml, fabric, "fabric", "scalable_unit_nodes", FALSE, 1, 1 << 20,
-                             &su_nodes, error) ||
-         !read_oversubscription(yaml, fabric, &oversubscription, error) ||
-         !rs_yaml_read_duration(yaml, fabric, "fabric", "switch_latency", FALSE,
-                                &switch_latency_s, error) ||
-         !rs_yaml_read_double(yaml, fabric, "fabric", "uplink_efficiency", FALSE, 1e-6, 1.0,
-                              &uplink_efficiency, error) ||
-         !rs_yaml_read_bool(yaml, fabric, "fabric", "pxn", FALSE, &pxn, error)))
+    if (fabric != NULL && (!rs_yaml_check_keys(yaml, fabric, "fabric", fabric_keys, error) ||
+                           !rs_yaml_read_int64(yaml, fabric, "fabric", "scalable_unit_nodes", FALSE,
+                                               1, 1 << 20, &su_nodes, error) ||
+                           !read_oversubscription(yaml, fabric, &oversubscription, error) ||
+                           !rs_yaml_read_duration(yaml, fabric, "fabric", "switch_latency", FALSE,
+                                                  &switch_latency_s, error) ||
+                           !rs_yaml_read_double(yaml, fabric, "fabric", "uplink_efficiency", FALSE,
+                                                1e-6, 1.0, &uplink_efficiency, error) ||
+                           !rs_yaml_read_bool(yaml, fabric, "fabric", "pxn", FALSE, &pxn, error)))
         return NULL;
     yaml_node_t *software = rs_yaml_lookup(yaml, root, "software");
     if (software != NULL &&
@@ -241,8 +244,8 @@ topology_from_yaml(RsYaml *yaml, const RsTopologyOverrides *overrides, GError **
     topo->message_overhead_s = overhead_s;
     topo->has_pcie = has_pcie;
     topo->pxn = pxn;
-    build_links(topo, &nvlink, &pcie, &nic, uplink_efficiency > 0 ? uplink_efficiency
-                                                                  : nic.efficiency);
+    build_links(topo, &nvlink, &pcie, &nic,
+                uplink_efficiency > 0 ? uplink_efficiency : nic.efficiency);
     return topo;
 }
 
@@ -261,8 +264,8 @@ su_n_nodes(const RsTopology *topo, guint unit)
 }
 
 static void
-build_links(RsTopology *topo, const LinkClass *nvlink, const LinkClass *pcie,
-            const LinkClass *nic, double uplink_efficiency)
+build_links(RsTopology *topo, const LinkClass *nvlink, const LinkClass *pcie, const LinkClass *nic,
+            double uplink_efficiency)
 {
     static const RsLinkKind order[] = {RS_LINK_NVLINK_EGRESS, RS_LINK_NVLINK_INGRESS,
                                        RS_LINK_PCIE_EGRESS,   RS_LINK_PCIE_INGRESS,
@@ -518,8 +521,7 @@ rs_topology_get_gpu_link(const RsTopology *topo, guint32 gpu, RsLinkKind kind)
 guint32
 rs_topology_get_leaf_link(const RsTopology *topo, guint unit, guint rail, RsLinkKind kind)
 {
-    g_return_val_if_fail(kind == RS_LINK_LEAF_UPLINK || kind == RS_LINK_LEAF_DOWNLINK,
-                         G_MAXUINT32);
+    g_return_val_if_fail(kind == RS_LINK_LEAF_UPLINK || kind == RS_LINK_LEAF_DOWNLINK, G_MAXUINT32);
     return topo->leaf_base + 2 * (unit * topo->gpus_per_node + rail) +
            (kind == RS_LINK_LEAF_DOWNLINK);
 }

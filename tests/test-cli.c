@@ -203,7 +203,8 @@ test_topology_show(void)
     RunResult r = run_reshard(args);
     g_assert_cmpint(r.exit_code, ==, 0);
     assert_contains(r.out, "id,link,kind,bw_bytes_per_s,efficiency,capacity_bytes_per_s,"
-                           "latency_s,dominated\n0,gpu0.nvlink-egress,nvlink-egress,1e+11,1,1e+11,1e-06,0\n");
+                           "latency_s,dominated\n"
+                           "0,gpu0.nvlink-egress,nvlink-egress,1e+11,1,1e+11,1e-06,0\n");
     assert_contains(r.out, "\n2,gpu0.pcie-egress,pcie-egress,1.6e+10,1,1.6e+10,5e-07,1\n");
     assert_contains(r.out, "\n103,su1.rail1.downlink,downlink,2e+10,1,2e+10,0,0\n");
     run_result_clear(&r);
@@ -264,11 +265,14 @@ static const CliCase cli_cases[] = {
     {{"frobnicate", NULL}, NULL, NULL, 2, {"unknown command", NULL}},
     {{"simulate", "--network", "packet", NULL}, NULL, NULL, 2, {"--network: unknown model", NULL}},
     {{"simulate", "--rates", "fast", NULL}, NULL, NULL, 2, {"--rates: unknown mode", NULL}},
-    {{"simulate", "--nic-bw", "800", NULL}, NULL, NULL, 2, {"--nic-bw: bandwidth \"800\": missing unit", NULL}},
-    {{"simulate", "--nic-bw", "800 Gb/s", NULL}, NULL, NULL, 2, {"ambiguous, use Gbit/s or GB/s", NULL}},
+    {{"simulate", "--nic-bw", "800", NULL},
+     NULL, NULL, 2, {"--nic-bw: bandwidth \"800\": missing unit", NULL}},
+    {{"simulate", "--nic-bw", "800 Gb/s", NULL},
+     NULL, NULL, 2, {"ambiguous, use Gbit/s or GB/s", NULL}},
     {{"simulate", "--oversubscription", "0.5", NULL}, NULL, NULL, 2,
      {"--oversubscription: \"0.5\": expected a ratio >= 1", NULL}},
-    {{"simulate", "--chunk-size", "4 Mb", NULL}, NULL, NULL, 2, {"--chunk-size: size", "ambiguous", NULL}},
+    {{"simulate", "--chunk-size", "4 Mb", NULL},
+     NULL, NULL, 2, {"--chunk-size: size", "ambiguous", NULL}},
     {{"simulate", "--network", "bottleneck", "--trace", "x.csv", NULL}, NULL, NULL, 2,
      {"need the flow model", NULL}},
     {{"simulate", "--messages", "@", "--topology", "dgx-h100", NULL},
@@ -283,9 +287,11 @@ static const CliCase cli_cases[] = {
      "t.yaml", "name: t\nnodes: 2\ngpus_per_node: 2\nnvlink: {bandwidth: 100 GB/s}\n"
      "nic: {bandwidth: 100 Gbps}\n",
      2, {"t.yaml:5:18: nic.bandwidth: bandwidth \"100 Gbps\": ambiguous", NULL}},
-    {{"topology", "show", "nosuch", NULL}, NULL, NULL, 2, {"unknown topology \"nosuch\"", "dgx-h100", NULL}},
+    {{"topology", "show", "nosuch", NULL},
+     NULL, NULL, 2, {"unknown topology \"nosuch\"", "dgx-h100", NULL}},
     {{"topology", "frob", NULL}, NULL, NULL, 2, {"expected \"show NAME|FILE\" or \"list\"", NULL}},
-    {{"topology", "show", "dgx-h100", "--pxn", "--no-pxn", NULL}, NULL, NULL, 2, {"contradict", NULL}},
+    {{"topology", "show", "dgx-h100", "--pxn", "--no-pxn", NULL},
+     NULL, NULL, 2, {"contradict", NULL}},
 };
 
 static void

@@ -681,14 +681,16 @@ random_topology(GRand *rand)
     GString *s = g_string_new("name: random\n");
     g_string_append_printf(s, "nodes: %u\ngpus_per_node: %u\nnodes_per_nvlink_domain: %u\n", nodes,
                            gpn[g_rand_int_range(rand, 0, 3)], per_domain);
-    g_string_append_printf(s, "nvlink: {bandwidth: %g GB/s, efficiency: %g, latency: %s}\n",
-                           nvlink_gb[g_rand_int_range(rand, 0, 2)], eff[g_rand_int_range(rand, 0, 3)],
-                           latency ? "1 us" : "0 us");
-    g_string_append_printf(s, "nic: {bandwidth: %g Gbit/s, efficiency: %g, latency: %s}\n",
-                           nic_gbit[g_rand_int_range(rand, 0, 3)], eff[g_rand_int_range(rand, 0, 3)],
-                           latency ? "3 us" : "0 us");
+    double nv = nvlink_gb[g_rand_int_range(rand, 0, 2)], nv_eff = eff[g_rand_int_range(rand, 0, 3)];
+    g_string_append_printf(s, "nvlink: {bandwidth: %g GB/s, efficiency: %g, latency: %s}\n", nv,
+                           nv_eff, latency ? "1 us" : "0 us");
+    double nic = nic_gbit[g_rand_int_range(rand, 0, 3)];
+    double nic_eff = eff[g_rand_int_range(rand, 0, 3)];
+    g_string_append_printf(s, "nic: {bandwidth: %g Gbit/s, efficiency: %g, latency: %s}\n", nic,
+                           nic_eff, latency ? "3 us" : "0 us");
     if (g_rand_boolean(rand))
-        g_string_append_printf(s, "pcie: {bandwidth: %g GB/s}\n", pcie_gb[g_rand_int_range(rand, 0, 3)]);
+        g_string_append_printf(s, "pcie: {bandwidth: %g GB/s}\n",
+                               pcie_gb[g_rand_int_range(rand, 0, 3)]);
     g_string_append_printf(s,
                            "fabric: {scalable_unit_nodes: %u, oversubscription: %s, pxn: %s, "
                            "switch_latency: %s}\n",

@@ -257,7 +257,8 @@ static const ErrorCase error_cases[] = {
      "t.yaml:5:14: nvlink.bandwidth: bandwidth \"450\": missing unit"},
     {HEAD TAIL "pcie:\n  bandwidth: 64 Gbps\n",
      "t.yaml:9:14: pcie.bandwidth: bandwidth \"64 Gbps\": ambiguous, use Gbit/s or GB/s"},
-    {HEAD TAIL "pcie:\n  bandwidth: 64\n", "t.yaml:9:14: pcie.bandwidth: bandwidth \"64\": missing unit"},
+    {HEAD TAIL "pcie:\n  bandwidth: 64\n",
+     "t.yaml:9:14: pcie.bandwidth: bandwidth \"64\": missing unit"},
     {HEAD "nvlink:\n  bandwidth: 100 GB/s\nnic:\n  bandwidth: 400 Gb/s\n",
      "t.yaml:7:14: nic.bandwidth: bandwidth \"400 Gb/s\": ambiguous"},
     {HEAD TAIL "fabric:\n  switch_latency: 0.6\n",
@@ -266,7 +267,8 @@ static const ErrorCase error_cases[] = {
      "t.yaml:9:21: fabric.oversubscription: \"1:2\": expected a ratio >= 1"},
     {HEAD TAIL "fabric:\n  oversubscription: 0.5\n", "fabric.oversubscription: \"0.5\""},
     {HEAD TAIL "fabric:\n  spine_ports: 64\n", "t.yaml:9:3: fabric.spine_ports: unknown field"},
-    {HEAD TAIL "fabric:\n  pxn: maybe\n", "t.yaml:9:8: fabric.pxn: \"maybe\": expected true or false"},
+    {HEAD TAIL "fabric:\n  pxn: maybe\n",
+     "t.yaml:9:8: fabric.pxn: \"maybe\": expected true or false"},
     {HEAD "nvlink:\n  bandwidth: 100 GB/s\n  latncy: 1 us\nnic:\n  bandwidth: 10 GB/s\n",
      "t.yaml:6:3: nvlink.latncy: unknown field"},
     {HEAD "nvlink:\n  bandwidth: 100 GB/s\n", "t.yaml:1:1: nic: required section is missing"},
@@ -359,7 +361,8 @@ main(int argc, char **argv)
     g_test_add_func("/topology/links/partial-unit", test_partial_unit);
     g_test_add_func("/topology/links/two-node", test_two_node);
     for (guint i = 0; i < G_N_ELEMENTS(shipped_cases); i++) {
-        g_autofree char *path = g_strdup_printf("/topology/shipped/%u-%s", i, shipped_cases[i].name);
+        g_autofree char *path =
+            g_strdup_printf("/topology/shipped/%u-%s", i, shipped_cases[i].name);
         g_test_add_data_func(path, &shipped_cases[i], test_shipped);
     }
     for (guint i = 0; i < G_N_ELEMENTS(error_cases); i++) {
