@@ -193,6 +193,39 @@ test_messages(void)
     run_result_clear(&r);
 }
 
+/* With several strategies, --trace and --link-stats write one file per strategy. */
+static void
+test_simulate_trace_files(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *dir = g_dir_make_tmp("rs-cli-XXXXXX", &error);
+    g_assert_no_error(error);
+    g_autofree char *trace = g_build_filename(dir, "t.csv", NULL);
+    g_autofree char *links = g_build_filename(dir, "l.csv", NULL);
+    const char *args[] = {"simulate", "--model", "llama-3.1-8b", "--nodes", "2", "--train",
+                          "megatron:tp=2,pp=2", "--train-gpus", "0-7", "--infer", "vllm:tp=4",
+                          "--infer-gpus", "8-15", "--trace", trace, "--link-stats", links, "-q",
+                          NULL};
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    const char *const strategies[] = {"direct", "gather-broadcast"};
+    for (guint i = 0; i < G_N_ELEMENTS(strategies); i++) {
+        g_autofree char *name = g_strdup_printf("t-%s.csv", strategies[i]);
+        g_autofree char *path = g_build_filename(dir, name, NULL);
+        g_autofree char *text = NULL;
+        g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+        g_autofree char *meta = g_strdup_printf("# strategy: %s\n", strategies[i]);
+        assert_contains(text, meta);
+        assert_contains(text, "# source: simulated\n");
+        assert_contains(text, "\nmessage,src,dst,bytes,phase,start_s,end_s,route,depends_on\n0,");
+        g_autofree char *lname = g_strdup_printf("l-%s.csv", strategies[i]);
+        g_autofree char *lpath = g_build_filename(dir, lname, NULL);
+        g_assert_true(g_file_test(lpath, G_FILE_TEST_IS_REGULAR));
+    }
+    g_assert_false(g_file_test(trace, G_FILE_TEST_EXISTS));
+    run_result_clear(&r);
+}
+
 /* `reshard topology show` lists every link of the test fabric. */
 static void
 test_topology_show(void)
@@ -352,6 +385,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/simulate/default-json", test_default_json);
     g_test_add_func("/cli/simulate/bottleneck-json", test_bottleneck_json);
     g_test_add_func("/cli/simulate/messages", test_messages);
+    g_test_add_func("/cli/simulate/trace-files", test_simulate_trace_files);
     g_test_add_func("/cli/topology/show", test_topology_show);
     for (guint i = 0; i < G_N_ELEMENTS(cli_cases); i++) {
         g_autofree char *path = g_strdup_printf("/cli/errors/%u", i);
