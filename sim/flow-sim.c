@@ -553,7 +553,7 @@ flow_stop(Sim *sim, guint32 m)
         if (ls->used >= ls->capacity * (1 - SATURATED_REL_TOLERANCE) ||
             sim->opt.rates == RS_FLOW_SIM_RATES_GLOBAL)
             link_mark_changed(sim, l);
-        ls->used -= rate;
+        ls->used = ls->len == 0 ? 0.0 : ls->used - rate;
     }
     heap_remove(sim, slot);
     f->message = NO_SLOT;
