@@ -21,7 +21,7 @@
  *        flows outside the set that the new rates leave wrong join it (on a saturated link
  *        that lost load, those at the link's top rate; on a link that froze set flows at a
  *        share, those faster than it) and the set is filled again; the set grows at most to
- *        8× its size + 1,024 flows, so no event costs a global recomputation.
+ *        2× its size + 64 flows, so no event costs a global recomputation.
  *      RS_FLOW_SIM_RATES_GLOBAL: every active flow at every event: exact max-min.
  *    All three keep every link within its capacity. Against GLOBAL on 10^4 random messages
  *    on 4,096 GPUs (bench-flow-sim --compare) LOCAL's message end times differ by 3e-5 on
