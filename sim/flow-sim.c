@@ -32,8 +32,8 @@ G_DEFINE_QUARK(rs - flow - sim - error - quark, rs_flow_sim_error)
 #define EXACT_REFRESH_EVERY 64
 #define SATURATED_REL_TOLERANCE 1e-6
 #define MAX_EXPAND_ROUNDS 4
-#define MAX_EXPAND_GROWTH 8
-#define MAX_EXPAND_EXTRA 1024
+#define MAX_EXPAND_GROWTH 2
+#define MAX_EXPAND_EXTRA 64
 
 enum {
     ST_IDLE,       /* its phase has not been posted */
@@ -549,9 +549,10 @@ flow_stop(Sim *sim, guint32 m)
                     g->pos[j] = p;
         }
         /* Only a saturated link bottlenecks its flows: freeing capacity on a link with slack
-         * speeds nobody up, so its flows need no recomputation. */
-        if (ls->used >= ls->capacity * (1 - SATURATED_REL_TOLERANCE) ||
-            sim->opt.rates == RS_FLOW_SIM_RATES_GLOBAL)
+         * speeds nobody up, so its flows need no recomputation. That holds when rates are
+         * (near) max-min, as propagation keeps them; without it, slack may be stale. */
+        if (sim->opt.rates != RS_FLOW_SIM_RATES_LOCAL ||
+            ls->used >= ls->capacity * (1 - SATURATED_REL_TOLERANCE))
             link_mark_changed(sim, l);
         ls->used = ls->len == 0 ? 0.0 : ls->used - rate;
     }
