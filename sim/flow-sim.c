@@ -548,12 +548,11 @@ flow_stop(Sim *sim, guint32 m)
                 if (g->links[j] == l)
                     g->pos[j] = p;
         }
-        /* Only a saturated link bottlenecks its flows: freeing capacity on a link with slack
-         * speeds nobody up, so its flows need no recomputation. That holds when rates are
-         * (near) max-min, as propagation keeps them; without it, slack may be stale. */
-        if (sim->opt.rates != RS_FLOW_SIM_RATES_LOCAL ||
-            ls->used >= ls->capacity * (1 - SATURATED_REL_TOLERANCE))
-            link_mark_changed(sim, l);
+        /* Every flow sharing the link may speed up. (Skipping links with slack would be
+         * exact only if every rate were max-min; with bounded propagation some rates are
+         * stale, and a flow left at a stale low rate on a link that looks unsaturated would
+         * never be recomputed.) */
+        link_mark_changed(sim, l);
         ls->used = ls->len == 0 ? 0.0 : ls->used - rate;
     }
     heap_remove(sim, slot);

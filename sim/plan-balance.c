@@ -242,10 +242,15 @@ add_unit(Planner *p, guint pattern, guint group, guint domain, const RsBox *box,
     /* Stripes: a heavy unit with several possible senders or leaders is split so each
      * stripe can take its own route. */
     guint64 stripe = rs_plan_options_get_stripe_bytes(p->options);
-    guint choices = MAX(g->n_holders, n_needers);
+    /* node-aware: stripes go to different replicas. hierarchical: they also enter the
+     * domain through different GPUs, so their number must not depend on the domain (the
+     * same atom in two domains must split alike for one to relay it to the other). */
+    guint choices = p->strategy == RS_STRATEGY_HIERARCHICAL ? MAX_STRIPES : g->n_holders;
     guint k = 1;
-    if (choices > 1 && bytes * multiplicity > stripe) {
-        double want = ceil(bytes * multiplicity / (double)stripe);
+    /* Stripes are cut per tensor: the tensors of a pattern share routes anyway. */
+    (void)multiplicity;
+    if (choices > 1 && bytes > stripe) {
+        double want = ceil(bytes / (double)stripe);
         k = (guint)MIN(MIN(want, (double)choices), (double)MAX_STRIPES);
     }
     g_autoptr(GArray) stripes = g_array_new(FALSE, FALSE, sizeof(RsBox));
@@ -464,8 +469,9 @@ choice_cost(const Planner *p, const Choice *c, double load)
     double cost = route_cost(&p->loads, c->sender, c->entry, load);
     if (c->via != G_MAXUINT32)
         cost = MAX(cost, route_cost(&p->loads, c->via, c->sender, load));
-    /* Relays of every kind must clearly relieve a link: each hop couples an arrival to
-     * its upstream's progress, which link loads do not show. */
+    /* Relays of every kind (exits, entries, domain relays) must clearly relieve a link:
+     * each hop couples an arrival to its upstream's progress, which link loads do not show.
+     * (Preferring domain relays instead was measured slower on the shipped scenarios.) */
     if (c->relay >= 0 || c->via != G_MAXUINT32 || !c->entry_needs)
         cost *= 1 + RELAY_MARGIN;
     return cost;
@@ -495,12 +501,12 @@ decide_unit(Planner *p, const Unit *u)
     g_autoptr(GArray) entries = g_array_new(FALSE, FALSE, sizeof(guint32));
     g_array_append_vals(entries, needers, u->n_needers);
     guint n_needer_entries = entries->len;
-    if (hierarchical && !g_getenv("RS_NO_ENTRIES"))
+    if (hierarchical)
         least_loaded(p, u->domain, RS_LINK_NIC_INGRESS, 2, entries);
     /* Exits (hierarchical): per domain of the replicas, the GPUs whose NICs send least. */
     g_autoptr(GArray) exits = g_array_new(FALSE, FALSE, sizeof(guint32));
     g_autoptr(GArray) exit_of = g_array_new(FALSE, FALSE, sizeof(guint32)); /* a replica next to it */
-    if (hierarchical && !g_getenv("RS_NO_EXITS")) {
+    if (hierarchical) {
         guint last_domain = G_MAXUINT;
         for (guint h = 0; h < g->n_holders; h++) {
             guint d = rs_topology_get_nvlink_domain(topo, holders[h]);
@@ -605,7 +611,7 @@ decide_unit(Planner *p, const Unit *u)
     g_autoptr(GPtrArray) arrivals = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
     g_ptr_array_add(arrivals, g_array_ref(arrival));
     for (guint i = 1; i < n_tree; i++) {
-        guint parent = g_getenv("RS_CHAIN") ? i - 1 : (i - 1) / 2;
+        guint parent = (i - 1) / 2;
         GArray *parent_arrival = g_ptr_array_index(arrivals, parent);
         GArray *child_arrival = g_array_new(FALSE, FALSE, sizeof(gint64));
         guint32 from = parent == 0 && !best.entry_needs ? RS_TRANSFER_FROM_STAGING

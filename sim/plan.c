@@ -551,17 +551,43 @@ plan_finish(RsPlan *plan, GArray *raw, const RsPlanOptions *options)
     g_autofree guint *sorted_index = g_new(guint, n);
     for (guint i = 0; i < n; i++)
         sorted_index[order[i]] = i;
-    g_autoptr(GArray) sorted = g_array_sized_new(FALSE, FALSE, sizeof(RsTransfer), n);
+    /* The raw transfers are sorted in place (their memory is reused: at Kimi-K3 scale a
+     * second copy would not fit): apply the permutation cycle by cycle. */
     for (guint i = 0; i < n; i++) {
-        RsTransfer tr = g_array_index(raw, RsTransfer, order[i]);
-        if (tr.depends_on >= 0)
-            tr.depends_on = sorted_index[tr.depends_on];
-        g_array_append_val(sorted, tr);
-        if (tr.src != tr.dst)
-            plan->bytes_moved += tr.size_bytes;
+        RsTransfer *tr = &g_array_index(raw, RsTransfer, i);
+        if (tr->depends_on >= 0)
+            tr->depends_on = sorted_index[tr->depends_on];
+    }
+    for (guint i = 0; i < n; i++) {
+        if (sorted_index[i] == i)
+            continue;
+        /* Follow the cycle starting at i: the transfer at i belongs at sorted_index[i]. */
+        RsTransfer moving = g_array_index(raw, RsTransfer, i);
+        guint target = sorted_index[i];
+        guint moving_depth = depth[i];
+        while (target != i) {
+            RsTransfer next = g_array_index(raw, RsTransfer, target);
+            guint next_depth = depth[target];
+            guint next_target = sorted_index[target];
+            g_array_index(raw, RsTransfer, target) = moving;
+            depth[target] = moving_depth;
+            sorted_index[target] = target;
+            moving = next;
+            moving_depth = next_depth;
+            target = next_target;
+        }
+        g_array_index(raw, RsTransfer, i) = moving;
+        depth[i] = moving_depth;
+        sorted_index[i] = i;
+    }
+    GArray *sorted = raw;
+    for (guint i = 0; i < n; i++) {
+        const RsTransfer *tr = &g_array_index(sorted, RsTransfer, i);
+        if (tr->src != tr->dst)
+            plan->bytes_moved += tr->size_bytes;
         else
-            plan->local_bytes += tr.size_bytes;
-        plan->n_phases = MAX(plan->n_phases, tr.phase + 1);
+            plan->local_bytes += tr->size_bytes;
+        plan->n_phases = MAX(plan->n_phases, tr->phase + 1);
     }
 
     /* Buckets: consecutive transfers of one (phase, src, dst, origin) while they fit. */
@@ -571,13 +597,13 @@ plan_finish(RsPlan *plan, GArray *raw, const RsPlanOptions *options)
     for (guint i = 0; i < n;) {
         const RsTransfer *first = &g_array_index(sorted, RsTransfer, i);
         guint32 origin = transfer_origin(all_sorted, first);
-        guint first_depth = depth[order[i]];
+        guint first_depth = depth[i];
         RsMessage m = {first->src, first->dst, first->phase, 0, i, 0, 0, 0, 0};
         guint j = i;
         for (; j < n; j++) {
             const RsTransfer *tr = &g_array_index(sorted, RsTransfer, j);
             if (tr->src != m.src || tr->dst != m.dst || tr->phase != m.phase ||
-                depth[order[j]] != first_depth || transfer_origin(all_sorted, tr) != origin)
+                depth[j] != first_depth || transfer_origin(all_sorted, tr) != origin)
                 break;
             if (m.src != m.dst && j > i && m.size_bytes + tr->size_bytes > staging)
                 break;
