@@ -532,6 +532,9 @@ decide_unit(Planner *p, const Unit *u)
                 continue;
         }
         for (guint h = 0; h < g->n_holders; h++) {
+            /* A holder staging its own copy would only add a hop. */
+            if (holders[h] == entry && !needs)
+                continue;
             Choice c = {holders[h], G_MAXUINT32, -1, entry, needs, 0,
                         affinity(topo, holders[h], entry)};
             c.cost = choice_cost(p, &c, load);

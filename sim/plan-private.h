@@ -40,7 +40,8 @@ gint64 rs_plan_builder_emit(RsPlanBuilder *b, const RsRefitTensor *t, guint32 te
 guint rs_plan_split_box(const RsBox *box, const RsRefitTensor *t, guint64 max_bytes,
                         GArray *out);
 
-/* Emits @box from @src to @dst split into network buckets (local copies are not split);
+/* Emits @box from @src to @dst split into network buckets (local copies too, so that
+ * every hop of a path splits one box alike);
  * piece i depends on depends_on[i] when @depends_on is given (the same split of the box
  * the sender received). Appends the new transfer indices (gint64) to @indices_out when not
  * NULL. Returns the number of pieces. */

@@ -232,8 +232,9 @@ rs_plan_builder_emit_split(RsPlanBuilder *b, const RsRefitTensor *t, guint32 ten
                            const gint64 *depends_on, const RsBox *box, GArray *indices_out)
 {
     g_autoptr(GArray) pieces = g_array_new(FALSE, FALSE, sizeof(RsBox));
-    guint64 max = src == dst ? G_MAXUINT64 : b->max_transfer_bytes;
-    guint n = rs_plan_split_box(box, t, max, pieces);
+    /* Local copies split alike: a rank forwarding what it copied locally depends on the
+     * copy piece by piece. */
+    guint n = rs_plan_split_box(box, t, b->max_transfer_bytes, pieces);
     for (guint i = 0; i < n; i++) {
         gint64 idx = rs_plan_builder_emit(b, t, tensor_idx, src, dst, phase, flags,
                                           depends_on ? depends_on[i] : -1,

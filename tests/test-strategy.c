@@ -233,7 +233,12 @@ test_c13_bounded_staging(void)
     guint64 bucket = G_GUINT64_CONSTANT(1) << 30;
     for (guint s = RS_STRATEGY_DIRECT; s < RS_STRATEGY_N; s++) {
         g_autoptr(RsPlan) plan = build(refit, (RsStrategy)s, topo, FALSE, bucket, 256);
-        g_assert_cmpuint(rs_plan_get_bytes_moved(plan), ==, G_GUINT64_CONSTANT(64) << 30);
+        /* Hierarchical may enter the domain through idle GPUs and forward over NVLink:
+         * only its bytes across domains are the closed form. */
+        if (s == RS_STRATEGY_HIERARCHICAL)
+            g_assert_cmpuint(network_bytes(plan, topo), ==, G_GUINT64_CONSTANT(64) << 30);
+        else
+            g_assert_cmpuint(rs_plan_get_bytes_moved(plan), ==, G_GUINT64_CONSTANT(64) << 30);
         g_assert_cmpuint(rs_plan_get_max_round_staging_bytes(plan), <=, bucket);
         for (guint m = 0; m < rs_plan_get_n_messages(plan); m++)
             g_assert_cmpuint(rs_plan_get_message(plan, m)->size_bytes, <=, bucket);
