@@ -57,11 +57,13 @@ assert_contains(const char *haystack, const char *needle)
         g_error("\"%s\" does not contain \"%s\"", haystack, needle);
 }
 
-/* The default scenario: DeepSeek-V3 BF16, 256 → 256 GPUs. */
+/* The default scenario: DeepSeek-V3 BF16, 256 → 256 GPUs, every strategy side by side
+ * (first-order model here: the flow model of every strategy takes minutes, and
+ * default-flow-json checks the flow fields on one). */
 static void
 test_default_json(void)
 {
-    const char *args[] = {"simulate", "--format", "json", "-q", NULL};
+    const char *args[] = {"simulate", "--network", "bottleneck", "--format", "json", "-q", NULL};
     RunResult r = run_reshard(args);
     g_assert_cmpint(r.exit_code, ==, 0);
     g_autoptr(JsonParser) parser = json_parser_new();
@@ -73,46 +75,78 @@ test_default_json(void)
     g_assert_cmpint(json_object_get_int_member(model, "bytes"), ==,
                     671026419200ll * 2 + 58 * 256 * 2);
     JsonArray *strategies = json_object_get_array_member(root, "strategies");
-    g_assert_cmpuint(json_array_get_length(strategies), ==, 2);
+    const char *names[] = {"gather-broadcast", "direct", "node-aware", "hierarchical", "auto"};
+    g_assert_cmpuint(json_array_get_length(strategies), ==, G_N_ELEMENTS(names));
     double bound = json_object_get_double_member(root, "lower_bound_s");
     g_assert_cmpfloat(bound, >, 0);
     guint64 model_bytes = json_object_get_int_member(model, "bytes");
-    for (guint i = 0; i < 2; i++) {
+    guint64 moved[G_N_ELEMENTS(names)], network[G_N_ELEMENTS(names)];
+    double time_s[G_N_ELEMENTS(names)];
+    for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
         JsonObject *s = json_array_get_object_element(strategies, i);
-        const char *name = json_object_get_string_member(s, "name");
-        guint64 moved = json_object_get_int_member(s, "bytes_moved");
-        if (strcmp(name, "direct") == 0) {
-            /* 8 inference replicas each receive the model once, plus the replicated
-             * tensors once per tp rank. */
-            g_assert_cmpuint(moved, >=, 8 * model_bytes);
-            g_assert_cmpuint(moved, <, 9 * model_bytes);
-        } else {
-            g_assert_cmpstr(name, ==, "gather-broadcast");
-            /* Every one of the 256 inference GPUs receives the whole model. */
-            g_assert_cmpuint(moved, >=, 256 * model_bytes);
-        }
-        g_assert_cmpfloat(json_object_get_double_member(s, "predicted_s"), >=, bound);
-        /* The flow-level model predicts; the first-order estimate is kept beside it. */
-        g_assert_cmpstr(json_object_get_string_member(s, "network_model"), ==, "flow");
-        g_assert_cmpfloat(json_object_get_double_member(s, "first_order_s"), >=, bound);
-        JsonObject *flow = json_object_get_object_member(s, "flow");
-        g_assert_cmpfloat(json_object_get_double_member(flow, "total_s"), ==,
-                          json_object_get_double_member(s, "predicted_s"));
-        JsonObject *bottleneck = json_object_get_object_member(flow, "bottleneck_link");
-        g_assert_true(g_str_has_suffix(json_object_get_string_member(bottleneck, "name"),
-                                       "nic-egress"));
-        /* Direct: every one of the 512 GPUs sends or receives; gather-broadcast: every
-         * inference GPU and the training GPUs gathered from. */
-        guint n_finish =
-            json_array_get_length(json_object_get_array_member(flow, "gpu_finish_s"));
-        if (strcmp(name, "direct") == 0)
-            g_assert_cmpuint(n_finish, ==, 512);
-        else
-            g_assert_cmpuint(n_finish, >, 256);
+        g_assert_cmpstr(json_object_get_string_member(s, "name"), ==, names[i]);
+        moved[i] = json_object_get_int_member(s, "bytes_moved");
+        network[i] = json_object_get_int_member(s, "bytes_network");
+        time_s[i] = json_object_get_double_member(s, "predicted_s");
+        g_assert_cmpfloat(time_s[i], >=, bound);
+        g_assert_cmpstr(json_object_get_string_member(s, "network_model"), ==, "bottleneck");
+        /* Staging per round stays within the bound the planner was given. */
+        g_assert_cmpint(json_object_get_int_member(s, "max_round_staging_bytes"), <=,
+                        json_object_get_int_member(root, "staging_bytes"));
     }
+    /* Every one of the 256 inference GPUs receives the whole model. */
+    g_assert_cmpuint(moved[0], >=, 256 * model_bytes);
+    /* direct: 8 inference replicas each receive the model once, plus the replicated
+     * tensors once per tp rank; node-aware moves the same bytes from other replicas. */
+    g_assert_cmpuint(moved[1], >=, 8 * model_bytes);
+    g_assert_cmpuint(moved[1], <, 9 * model_bytes);
+    g_assert_cmpuint(moved[2], ==, moved[1]);
+    /* hierarchical: the replicated tensors cross the network once per NVLink domain (4
+     * per replica), not once per GPU (32); the rest is forwarded over NVLink. */
+    g_assert_cmpuint(network[3], >=, 8 * model_bytes);
+    g_assert_cmpuint(network[3], <, network[1]);
+    g_assert_cmpuint(moved[3] - network[3], ==,
+                     json_object_get_int_member(json_array_get_object_element(strategies, 3),
+                                                "bytes_nvlink"));
+    /* auto keeps the fastest. */
+    for (guint i = 0; i < 4; i++)
+        g_assert_cmpfloat(time_s[4], <=, time_s[i]);
+    g_assert_nonnull(strstr(json_object_get_string_member(root, "auto_reason"), "hierarchical"));
     JsonObject *cuts = json_object_get_object_member(root, "cuts_s");
     g_assert_cmpfloat(json_object_get_double_member(cuts, "nvlink-domain-ingress"), ==, bound);
     g_assert_cmpfloat(json_object_get_double_member(cuts, "gpu-egress"), >, 0);
+    run_result_clear(&r);
+}
+
+/* The default scenario under the flow model, for one strategy. */
+static void
+test_default_flow_json(void)
+{
+    const char *args[] = {"simulate", "--strategy", "direct", "--format", "json", "-q", NULL};
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    g_autoptr(GError) error = NULL;
+    g_assert_true(json_parser_load_from_data(parser, r.out, -1, &error));
+    JsonObject *root = json_node_get_object(json_parser_get_root(parser));
+    JsonArray *strategies = json_object_get_array_member(root, "strategies");
+    g_assert_cmpuint(json_array_get_length(strategies), ==, 1);
+    double bound = json_object_get_double_member(root, "lower_bound_s");
+    JsonObject *s = json_array_get_object_element(strategies, 0);
+    g_assert_cmpstr(json_object_get_string_member(s, "name"), ==, "direct");
+    g_assert_cmpfloat(json_object_get_double_member(s, "predicted_s"), >=, bound);
+    /* The flow-level model predicts; the first-order estimate is kept beside it. */
+    g_assert_cmpstr(json_object_get_string_member(s, "network_model"), ==, "flow");
+    g_assert_cmpfloat(json_object_get_double_member(s, "first_order_s"), >=, bound);
+    JsonObject *flow = json_object_get_object_member(s, "flow");
+    g_assert_cmpfloat(json_object_get_double_member(flow, "total_s"), ==,
+                      json_object_get_double_member(s, "predicted_s"));
+    JsonObject *bottleneck = json_object_get_object_member(flow, "bottleneck_link");
+    g_assert_true(
+        g_str_has_suffix(json_object_get_string_member(bottleneck, "name"), "nic-egress"));
+    /* Every one of the 512 GPUs sends or receives. */
+    g_assert_cmpuint(json_array_get_length(json_object_get_array_member(flow, "gpu_finish_s")),
+                     ==, 512);
     run_result_clear(&r);
 }
 
@@ -853,6 +887,7 @@ main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/cli/simulate/default-json", test_default_json);
+    g_test_add_func("/cli/simulate/default-flow-json", test_default_flow_json);
     g_test_add_func("/cli/simulate/bottleneck-json", test_bottleneck_json);
     g_test_add_func("/cli/simulate/messages", test_messages);
     g_test_add_func("/cli/simulate/trace-files", test_simulate_trace_files);
