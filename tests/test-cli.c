@@ -150,6 +150,70 @@ test_default_flow_json(void)
     run_result_clear(&r);
 }
 
+/* The shipped scenarios of the planner targets: model, GPUs and layouts as their comments
+ * state; the hierarchical plan stays within staging and (first-order model) within 15% of
+ * the lower bound. Kimi-K3 runs on its first 3 layers here (the whole model takes ~20 s
+ * and 5 GB to plan). */
+typedef struct {
+    const char *scenario;
+    const char *layers;
+    gint64 params;
+    gint64 gpus;
+    const char *train, *train_gpus, *infer, *infer_gpus;
+    double min_efficiency;
+} ScenarioCase;
+
+static const ScenarioCase scenario_cases[] = {
+    {"deepseek-v3-h100", NULL, 671026419200, 512, "megatron tp=1 cp=1 pp=16 dp=16 ep=16 etp=1",
+     "0-255", "vllm tp=32 dp=8", "256-511", 0.85},
+    {"deepseek-v3-gb200", NULL, 671026419200, 288, "megatron tp=1 cp=1 pp=4 dp=32 ep=16 etp=1",
+     "0-127", "vllm tp=8 dp=16", "144-271", 0.85},
+    {"qwen3-235b-gb200", NULL, 235093634560, 144, "megatron tp=4 cp=1 pp=4 dp=4 ep=16 etp=1",
+     "0-63", "vllm tp=8 dp=8", "72-135", 0.85},
+    {"kimi-k2-h100-fp8", NULL, 1026408232448, 384, "megatron tp=1 cp=1 pp=16 dp=16 ep=16 etp=1",
+     "0-255", "vllm tp=16 dp=8", "256-383", 0.85},
+    {"qwen3-30b-colocated", NULL, 30532122624, 64, "megatron tp=2 cp=1 pp=2 dp=16 ep=8 etp=1",
+     "0-63", "vllm tp=4 dp=16", "0-63", 0.85},
+    {"kimi-k3-gb300", "0-2", 61627887008, 1656, "megatron tp=2 cp=1 pp=8 dp=64 ep=64 etp=1",
+     "0-1023", "vllm tp=8 dp=64", "1080-1591", 0.0},
+};
+
+static JsonObject *parse_object(JsonParser *parser, const char *text);
+
+static void
+test_shipped_scenario(gconstpointer data)
+{
+    const ScenarioCase *c = data;
+    const char *args[] = {"simulate", "--scenario", c->scenario, "--strategy", "hierarchical",
+                          "--network", "bottleneck", "--format", "json", "-q",
+                          c->layers ? "--layers" : NULL, c->layers, NULL};
+    RunResult r = run_reshard(args);
+    if (r.exit_code != 0)
+        g_error("%s: exit %d: %s", c->scenario, r.exit_code, r.err);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    JsonObject *root = parse_object(parser, r.out);
+    g_assert_cmpstr(json_object_get_string_member(root, "scenario"), ==, c->scenario);
+    g_assert_cmpint(json_object_get_int_member(json_object_get_object_member(root, "model"),
+                                               "params"),
+                    ==, c->params);
+    g_assert_cmpint(json_object_get_int_member(json_object_get_object_member(root, "topology"),
+                                               "gpus"),
+                    ==, c->gpus);
+    JsonObject *train = json_object_get_object_member(root, "train");
+    JsonObject *infer = json_object_get_object_member(root, "infer");
+    g_assert_cmpstr(json_object_get_string_member(train, "layout"), ==, c->train);
+    g_assert_cmpstr(json_object_get_string_member(train, "gpus"), ==, c->train_gpus);
+    g_assert_cmpstr(json_object_get_string_member(infer, "layout"), ==, c->infer);
+    g_assert_cmpstr(json_object_get_string_member(infer, "gpus"), ==, c->infer_gpus);
+    JsonObject *s =
+        json_array_get_object_element(json_object_get_array_member(root, "strategies"), 0);
+    g_assert_cmpstr(json_object_get_string_member(s, "name"), ==, "hierarchical");
+    g_assert_cmpint(json_object_get_int_member(s, "max_round_staging_bytes"), <=,
+                    json_object_get_int_member(root, "staging_bytes"));
+    g_assert_cmpfloat(json_object_get_double_member(s, "efficiency"), >=, c->min_efficiency);
+    run_result_clear(&r);
+}
+
 static JsonObject *
 parse_object(JsonParser *parser, const char *text)
 {
@@ -888,6 +952,11 @@ main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/cli/simulate/default-json", test_default_json);
     g_test_add_func("/cli/simulate/default-flow-json", test_default_flow_json);
+    for (guint i = 0; i < G_N_ELEMENTS(scenario_cases); i++) {
+        g_autofree char *path =
+            g_strdup_printf("/cli/simulate/scenario/%s", scenario_cases[i].scenario);
+        g_test_add_data_func(path, &scenario_cases[i], test_shipped_scenario);
+    }
     g_test_add_func("/cli/simulate/bottleneck-json", test_bottleneck_json);
     g_test_add_func("/cli/simulate/messages", test_messages);
     g_test_add_func("/cli/simulate/trace-files", test_simulate_trace_files);
