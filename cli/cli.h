@@ -47,4 +47,11 @@ void rs_cli_progress(const char *format, ...) G_GNUC_PRINTF(1, 2);
 gboolean rs_cli_parse(const char *command, GOptionContext *context, int *argc, char ***argv,
                       int *exit_code);
 
+/* Parses @text, the value of the integer option @flag, into *@value when it lies in
+ * [@min, @max]. Integer options are taken as text so that "not given" (@text NULL: *@value
+ * is left as is, TRUE) differs from every value, 0 included. @error: G_OPTION_ERROR_BAD_VALUE
+ * naming @flag. */
+gboolean rs_cli_parse_int(const char *flag, const char *text, gint64 min, gint64 max,
+                          gint64 *value, GError **error);
+
 G_END_DECLS

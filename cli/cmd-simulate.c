@@ -38,7 +38,7 @@ static char *opt_link_stats;
 static char *opt_chunk_size;
 static char *opt_rates;
 static char *opt_staging;
-static gint opt_max_ops;
+static char *opt_max_ops; /* an integer, as text (rs_cli_parse_int) */
 static char *opt_stripe;
 static char *opt_domain_relays;
 
@@ -58,7 +58,7 @@ static GOptionEntry entries[] = {
      "Bucket size and per-rank staging memory per round, with a unit (default 1/16 of GPU "
      "memory)",
      "SIZE"},
-    {"max-ops-per-group", 0, 0, G_OPTION_ARG_INT, &opt_max_ops,
+    {"max-ops-per-group", 0, 0, G_OPTION_ARG_STRING, &opt_max_ops,
      "Most sends and receives one rank posts per round (default 256)", "N"},
     {"stripe-bytes", 0, 0, G_OPTION_ARG_STRING, &opt_stripe,
      "node-aware, hierarchical: split pieces larger than this over replicas (default 64 MiB)",
@@ -318,12 +318,12 @@ parse_plan_options(RsPlanOptions *o, const RsTopology *topo, guint *relays_mode,
     if (opt_staging != NULL && !parse_size_flag("--staging-bytes", opt_staging, 16,
                                                 &o->staging_bytes, error))
         return FALSE;
-    if (opt_max_ops < 0) {
-        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "--max-ops-per-group: must be positive, not %d", opt_max_ops);
-        return FALSE;
+    if (opt_max_ops != NULL) {
+        gint64 max_ops = 0;
+        if (!rs_cli_parse_int("--max-ops-per-group", opt_max_ops, 1, G_MAXINT32, &max_ops, error))
+            return FALSE;
+        o->max_ops_per_group = (guint)max_ops;
     }
-    o->max_ops_per_group = (guint)opt_max_ops;
     if (opt_stripe != NULL &&
         !parse_size_flag("--stripe-bytes", opt_stripe, 1, &o->stripe_bytes, error))
         return FALSE;

@@ -42,6 +42,33 @@ rs_cli_fail(const char *command, const GError *error, int code)
     return code;
 }
 
+gboolean
+rs_cli_parse_int(const char *flag, const char *text, gint64 min, gint64 max, gint64 *value,
+                 GError **error)
+{
+    if (text == NULL)
+        return TRUE;
+    gint64 v;
+    if (!g_ascii_string_to_signed(text, 10, G_MININT64, G_MAXINT64, &v, NULL)) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "%s \"%s\": expected an integer", flag, text);
+        return FALSE;
+    }
+    if (v < min || v > max) {
+        if (max >= G_MAXINT32)
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "%s %" G_GINT64_FORMAT ": must be at least %" G_GINT64_FORMAT, flag, v,
+                        min);
+        else
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "%s %" G_GINT64_FORMAT ": must be %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT,
+                        flag, v, min, max);
+        return FALSE;
+    }
+    *value = v;
+    return TRUE;
+}
+
 void
 rs_cli_progress(const char *format, ...)
 {
