@@ -497,6 +497,8 @@ static const CliCase cli_cases[] = {
      NULL, NULL, 2, {"--concurrency 0: must be at least 1", NULL}},
     {{"calibrate", "--runs", "0", NULL}, NULL, NULL, 2, {"--runs 0: must be at least 1", NULL}},
     {{"calibrate", "--window", "0", NULL}, NULL, NULL, 2, {"--window 0: must be at least 1", NULL}},
+    {{"models", "--model", "llama-3.1-8b", "--tensors", "--layer", "99", NULL},
+     NULL, NULL, 2, {"--layer 99: the model has layers 0-31", NULL}},
     /* --rank names a rank of the layout. */
     {{"layout", "--shape", "8x4", "--mesh", "2", "--placements", "S(0)", "--rank", "-1", NULL},
      NULL, NULL, 2, {"--rank -1: must be at least 0", NULL}},
