@@ -138,6 +138,15 @@ main(int argc, char **argv)
             print_usage(stdout);
             return RS_EXIT_OK;
         }
+        /* help and version are listed under Commands too, so they have help of their own. */
+        if (strcmp(argv[2], "help") == 0) {
+            print_usage(stdout);
+            return RS_EXIT_OK;
+        }
+        if (strcmp(argv[2], "version") == 0) {
+            printf("Usage:\n  reshard version\n\nPrints the version of reshard.\n");
+            return RS_EXIT_OK;
+        }
         const RsCommand *cmd = find_command(argv[2]);
         if (cmd == NULL) {
             g_printerr("reshard help: unknown command \"%s\"\n", argv[2]);

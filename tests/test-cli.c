@@ -549,6 +549,22 @@ test_help(void)
     run_result_clear(&r);
 }
 
+/* Every name under Commands in the usage has help: help and version included. */
+static void
+test_help_builtins(void)
+{
+    const char *args[] = {"help", "help", NULL};
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "Usage: reshard COMMAND");
+    run_result_clear(&r);
+    const char *args2[] = {"help", "version", NULL};
+    r = run_reshard(args2);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "reshard version");
+    run_result_clear(&r);
+}
+
 static void
 test_models(void)
 {
@@ -1006,6 +1022,7 @@ main(int argc, char **argv)
         g_test_add_data_func(path, &cli_cases[i], test_cli_case);
     }
     g_test_add_func("/cli/help", test_help);
+    g_test_add_func("/cli/help/builtins", test_help_builtins);
     g_test_add_func("/cli/models", test_models);
     for (guint i = 0; i < G_N_ELEMENTS(layout_cases); i++) {
         g_autofree char *path = g_strdup_printf("/cli/layout/json/%s", layout_cases[i].name);
