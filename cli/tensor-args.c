@@ -95,6 +95,17 @@ rs_tensor_args_parse_shape(const char *text, gint64 *shape, guint *n_dims_out, G
         }
         shape[n++] = (gint64)v;
     }
+    /* The layout refuses more than 2^62 elements too, but under the name of the flag it
+     * is building (--placements): check here so the message names --shape. */
+    guint64 n_elems = 1;
+    for (guint d = 0; d < n; d++) {
+        if (!g_uint64_checked_mul(&n_elems, n_elems, (guint64)shape[d]) ||
+            n_elems > (G_GUINT64_CONSTANT(1) << 62)) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "--shape \"%s\": more than 2^62 elements", text);
+            return FALSE;
+        }
+    }
     *n_dims_out = n;
     return TRUE;
 }

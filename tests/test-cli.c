@@ -499,6 +499,13 @@ static const CliCase cli_cases[] = {
     {{"calibrate", "--window", "0", NULL}, NULL, NULL, 2, {"--window 0: must be at least 1", NULL}},
     {{"models", "--model", "llama-3.1-8b", "--tensors", "--layer", "99", NULL},
      NULL, NULL, 2, {"--layer 99: the model has layers 0-31", NULL}},
+    {{"layout", "--shape", "4294967296x4294967296x4294967296", "--mesh", "2", "--placements",
+      "S(0)", NULL},
+     NULL, NULL, 2, {"--shape \"4294967296x4294967296x4294967296\": more than 2^62 elements",
+                     NULL}},
+    {{"plan", "--shape", "4294967296x4294967296", "--src-mesh", "2", "--src-placements", "S(0)",
+      "--dst-mesh", "2", "--dst-placements", "R", NULL},
+     NULL, NULL, 2, {"--shape \"4294967296x4294967296\": more than 2^62 elements", NULL}},
     /* --rank names a rank of the layout. */
     {{"layout", "--shape", "8x4", "--mesh", "2", "--placements", "S(0)", "--rank", "-1", NULL},
      NULL, NULL, 2, {"--rank -1: must be at least 0", NULL}},
