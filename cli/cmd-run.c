@@ -42,7 +42,7 @@ static char *opt_corrupt;
 
 static GOptionEntry entries[] = {
     {"strategy", 0, 0, G_OPTION_ARG_STRING, &opt_strategy,
-     "gather-broadcast or direct (default direct)", "NAME"},
+     NULL /* rs_cli_strategy_help(), set by make_context() */, "NAME"},
     {"transport", 0, 0, G_OPTION_ARG_STRING, &opt_transport,
      "host (threads, default) or mpi (under mpirun -np N)", "NAME"},
     {"runs", 'r', 0, G_OPTION_ARG_STRING, &opt_runs, "Measured runs; the median is reported "
@@ -70,6 +70,9 @@ static GOptionEntry entries[] = {
 static GOptionContext *
 make_context(void)
 {
+    for (GOptionEntry *e = entries; e->long_name != NULL; e++)
+        if (strcmp(e->long_name, "strategy") == 0)
+            e->description = rs_cli_strategy_help(FALSE, "default direct");
     GOptionContext *context = g_option_context_new("- execute a refit plan and measure it");
     g_option_context_set_summary(
         context,

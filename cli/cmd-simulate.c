@@ -46,7 +46,7 @@ static GOptionEntry entries[] = {
     {"dtype", 0, 0, G_OPTION_ARG_STRING, &opt_dtype, "dtype of the weights moved (bf16, f32, ...)",
      "DTYPE"},
     {"strategy", 0, 0, G_OPTION_ARG_STRING, &opt_strategy,
-     "gather-broadcast, direct, node-aware, hierarchical, auto or all (default all)", "NAME"},
+     NULL /* rs_cli_strategy_help(), set by make_context() */, "NAME"},
     {"all-strategies", 0, 0, G_OPTION_ARG_NONE, &opt_all_strategies,
      "Every strategy side by side (the default; same as --strategy all)", NULL},
     {"format", 'f', 0, G_OPTION_ARG_STRING, &opt_format, "table, csv or json (default table)",
@@ -94,6 +94,9 @@ static GOptionEntry entries[] = {
 static GOptionContext *
 make_context(void)
 {
+    for (GOptionEntry *e = entries; e->long_name != NULL; e++)
+        if (strcmp(e->long_name, "strategy") == 0)
+            e->description = rs_cli_strategy_help(TRUE, "default all");
     GOptionContext *context = g_option_context_new("- simulate a refit with each strategy");
     g_option_context_set_summary(
         context, "Plans the refit of a scenario (model, topology, training and inference\n"
@@ -284,8 +287,10 @@ parse_requested(Requested *req, GError **error)
         return TRUE;
     }
     RsStrategy s;
-    if (!rs_strategy_parse(opt_strategy, &s, error)) {
-        g_prefix_error(error, "--strategy: ");
+    if (!rs_strategy_parse(opt_strategy, &s, NULL)) {
+        g_autofree char *names = rs_cli_strategy_names(TRUE, ", ");
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--strategy: unknown strategy \"%s\" (known: %s)", opt_strategy, names);
         return FALSE;
     }
     req->row[s] = TRUE;

@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 
 #include "rs-config.h"
+#include "sim/plan.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -67,6 +68,35 @@ rs_cli_parse_int(const char *flag, const char *text, gint64 min, gint64 max, gin
     }
     *value = v;
     return TRUE;
+}
+
+char *
+rs_cli_strategy_names(gboolean with_auto_all, const char *last_sep)
+{
+    g_autoptr(GPtrArray) names = g_ptr_array_new();
+    for (guint s = 0; s < RS_STRATEGY_N; s++)
+        g_ptr_array_add(names, (gpointer)rs_strategy_get_name((RsStrategy)s));
+    if (with_auto_all) {
+        g_ptr_array_add(names, "auto");
+        g_ptr_array_add(names, "all");
+    }
+    GString *text = g_string_new(NULL);
+    for (guint i = 0; i < names->len; i++)
+        g_string_append_printf(text, "%s%s", i == 0 ? "" : i + 1 == names->len ? last_sep : ", ",
+                               (const char *)names->pdata[i]);
+    return g_string_free(text, FALSE);
+}
+
+const char *
+rs_cli_strategy_help(gboolean with_auto_all, const char *default_text)
+{
+    /* One command runs per process; the text lives as long as its option entries. */
+    static char *help[2];
+    if (help[with_auto_all ? 1 : 0] == NULL) {
+        g_autofree char *names = rs_cli_strategy_names(with_auto_all, " or ");
+        help[with_auto_all ? 1 : 0] = g_strdup_printf("%s (%s)", names, default_text);
+    }
+    return help[with_auto_all ? 1 : 0];
 }
 
 void

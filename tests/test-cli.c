@@ -506,6 +506,14 @@ static const CliCase cli_cases[] = {
     {{"plan", "--shape", "4294967296x4294967296", "--src-mesh", "2", "--src-placements", "S(0)",
       "--dst-mesh", "2", "--dst-placements", "R", NULL},
      NULL, NULL, 2, {"--shape \"4294967296x4294967296\": more than 2^62 elements", NULL}},
+    {{"simulate", "--strategy", "foo", NULL},
+     NULL, NULL, 2,
+     {"--strategy: unknown strategy \"foo\" (known: gather-broadcast, direct, node-aware, "
+      "hierarchical, auto, all)", NULL}},
+    {{"run", "--strategy", "auto", NULL},
+     NULL, NULL, 2,
+     {"unknown strategy \"auto\" (known: gather-broadcast, direct, node-aware, hierarchical)",
+      NULL}},
     /* --rank names a rank of the layout. */
     {{"layout", "--shape", "8x4", "--mesh", "2", "--placements", "S(0)", "--rank", "-1", NULL},
      NULL, NULL, 2, {"--rank -1: must be at least 0", NULL}},
@@ -554,6 +562,24 @@ test_help(void)
     assert_contains(r.out, "models");
     assert_contains(r.out, "topology");
     run_result_clear(&r);
+}
+
+/* The help of --strategy lists what each command accepts. */
+static void
+test_help_strategies(void)
+{
+    const char *const commands[] = {"plan", "run", "simulate"};
+    const char *const lists[] = {
+        "gather-broadcast, direct, node-aware or hierarchical (default direct)",
+        "gather-broadcast, direct, node-aware or hierarchical (default direct)",
+        "gather-broadcast, direct, node-aware, hierarchical, auto or all (default all)"};
+    for (guint i = 0; i < G_N_ELEMENTS(commands); i++) {
+        const char *args[] = {"help", commands[i], NULL};
+        RunResult r = run_reshard(args);
+        g_assert_cmpint(r.exit_code, ==, 0);
+        assert_contains(r.out, lists[i]);
+        run_result_clear(&r);
+    }
 }
 
 /* Every name under Commands in the usage has help: help and version included. */
@@ -1030,6 +1056,7 @@ main(int argc, char **argv)
     }
     g_test_add_func("/cli/help", test_help);
     g_test_add_func("/cli/help/builtins", test_help_builtins);
+    g_test_add_func("/cli/help/strategies", test_help_strategies);
     g_test_add_func("/cli/models", test_models);
     for (guint i = 0; i < G_N_ELEMENTS(layout_cases); i++) {
         g_autofree char *path = g_strdup_printf("/cli/layout/json/%s", layout_cases[i].name);
