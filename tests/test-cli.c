@@ -514,6 +514,20 @@ static const CliCase cli_cases[] = {
      NULL, NULL, 2,
      {"unknown strategy \"auto\" (known: gather-broadcast, direct, node-aware, hierarchical)",
       NULL}},
+    /* A key given twice inside train: or infer:, or a parameter twice in a spec, is refused
+     * like a top-level key given twice. */
+    {{"simulate", "--scenario", "@", "--strategy", "direct", NULL},
+     "dup.yaml", "model: llama-3.1-8b\ntopology: dgx-h100\nnodes: 2\ntrain:\n"
+     "  convention: megatron\n  gpus: 0-7\n  tp: 2\n  tp: 4\ninfer:\n  convention: vllm\n"
+     "  gpus: 8-15\n",
+     2, {"dup.yaml:8:3: train.tp: field given twice", NULL}},
+    {{"simulate", "--scenario", "@", "--strategy", "direct", NULL},
+     "dup2.yaml", "model: llama-3.1-8b\ntopology: dgx-h100\nnodes: 2\ntrain:\n"
+     "  convention: megatron\n  gpus: 0-7\ninfer:\n  convention: vllm\n  gpus: 8-15\n"
+     "  gpus: 8-11\n",
+     2, {"dup2.yaml:10:3: infer.gpus: field given twice", NULL}},
+    {{"simulate", "--train", "megatron:tp=2,tp=4", "--strategy", "direct", NULL},
+     NULL, NULL, 2, {"--train: \"megatron:tp=2,tp=4\": tp given twice", NULL}},
     /* --rank names a rank of the layout. */
     {{"layout", "--shape", "8x4", "--mesh", "2", "--placements", "S(0)", "--rank", "-1", NULL},
      NULL, NULL, 2, {"--rank -1: must be at least 0", NULL}},
