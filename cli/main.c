@@ -4,6 +4,7 @@
 #include "rs-config.h"
 #include "sim/plan.h"
 
+#include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -158,6 +159,11 @@ find_command(const char *name)
 int
 main(int argc, char **argv)
 {
+    /* The user's locale for messages and their character set (GLib prints its “quotes” as
+     * '?' in the C locale), but numbers stay in the C locale: tables, CSV and JSON print
+     * with printf and must keep '.' as the decimal separator whatever LC_NUMERIC says. */
+    setlocale(LC_ALL, "");
+    setlocale(LC_NUMERIC, "C");
     if (argc < 2) {
         print_usage(stderr);
         return RS_EXIT_USAGE;

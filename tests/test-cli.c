@@ -39,6 +39,33 @@ run_reshard(const char *const *args)
     return r;
 }
 
+/* As run_reshard(), with the environment changed by @env ("NAME=VALUE" entries). */
+static RunResult
+run_reshard_env(const char *const *args, const char *const *env)
+{
+    const char *bin = g_getenv("RESHARD_BIN");
+    g_assert_nonnull(bin);
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (gpointer)bin);
+    for (guint i = 0; args[i] != NULL; i++)
+        g_ptr_array_add(argv, (gpointer)args[i]);
+    g_ptr_array_add(argv, NULL);
+    g_auto(GStrv) envp = g_get_environ();
+    for (guint i = 0; env[i] != NULL; i++) {
+        g_auto(GStrv) kv = g_strsplit(env[i], "=", 2);
+        envp = g_environ_setenv(envp, kv[0], kv[1], TRUE);
+    }
+    RunResult r = {0};
+    gint status;
+    g_autoptr(GError) error = NULL;
+    g_assert_true(g_spawn_sync(NULL, (char **)argv->pdata, envp, G_SPAWN_DEFAULT, NULL, NULL,
+                               &r.out, &r.err, &status, &error));
+    g_assert_no_error(error);
+    g_assert_true(WIFEXITED(status));
+    r.exit_code = WEXITSTATUS(status);
+    return r;
+}
+
 static char *
 write_temp(const char *name, const char *text)
 {
@@ -578,6 +605,26 @@ test_help(void)
     run_result_clear(&r);
 }
 
+/* Under a UTF-8 locale GLib's messages keep their quotes (the C locale turns them into
+ * '?'), and numbers keep '.' as the decimal separator. */
+static void
+test_locale(void)
+{
+    const char *env[] = {"LANG=C.UTF-8", "LC_ALL=", "LC_MESSAGES=", "LC_CTYPE=", NULL};
+    const char *args[] = {"simulate", "--messages", "nonexist.csv", "--topology", "dgx-h100",
+                          NULL};
+    RunResult r = run_reshard_env(args, env);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "\u201cnonexist.csv\u201d");
+    run_result_clear(&r);
+    const char *args2[] = {"topology", "show", "dgx-h100", "--nodes", "2", "--links", "--format",
+                           "csv", NULL};
+    r = run_reshard_env(args2, env);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "\n0,gpu0.nvlink-egress,nvlink-egress,4.5e+11,0.82,3.69e+11,1.7e-06,0\n");
+    run_result_clear(&r);
+}
+
 /* The help of --strategy lists what each command accepts. */
 static void
 test_help_strategies(void)
@@ -1071,6 +1118,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/help", test_help);
     g_test_add_func("/cli/help/builtins", test_help_builtins);
     g_test_add_func("/cli/help/strategies", test_help_strategies);
+    g_test_add_func("/cli/locale", test_locale);
     g_test_add_func("/cli/models", test_models);
     for (guint i = 0; i < G_N_ELEMENTS(layout_cases); i++) {
         g_autofree char *path = g_strdup_printf("/cli/layout/json/%s", layout_cases[i].name);
