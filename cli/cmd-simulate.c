@@ -225,6 +225,40 @@ run_messages(const char *cmd, const RsFlowSimOptions *fopt, gboolean use_flow, R
                     "--messages: only the flow model simulates a message list");
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     }
+    /* A message list is given, not planned: the flags of the model, the layouts and the
+     * planner would be silently ignored. --scenario stays: it supplies the topology. */
+    const struct {
+        const char *flag;
+        gboolean given;
+    } unused[] = {
+        {"--model", sargs.model != NULL},
+        {"--mtp", sargs.mtp},
+        {"--stored", sargs.stored},
+        {"--dtype", opt_dtype != NULL},
+        {"--infer-dtype", sargs.infer_dtype != NULL},
+        {"--train", sargs.train != NULL},
+        {"--train-gpus", sargs.train_gpus != NULL},
+        {"--infer", sargs.infer != NULL},
+        {"--infer-gpus", sargs.infer_gpus != NULL},
+        {"--scale", sargs.scale != NULL},
+        {"--layers", sargs.layers != NULL},
+        {"--strategy", opt_strategy != NULL},
+        {"--all-strategies", opt_all_strategies},
+        {"--check", opt_check},
+        {"--staging-bytes", opt_staging != NULL},
+        {"--max-ops-per-group", opt_max_ops != NULL},
+        {"--stripe-bytes", opt_stripe != NULL},
+        {"--domain-relays", opt_domain_relays != NULL},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(unused); i++) {
+        if (unused[i].given) {
+            g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "%s does not apply with --messages (the message list replaces the "
+                        "model, the layouts and the plan)",
+                        unused[i].flag);
+            return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+        }
+    }
     /* The topology: --topology, else the scenario's (with its node count). */
     g_autoptr(RsScenario) scenario = NULL;
     if (sargs.topology == NULL) {
@@ -384,7 +418,9 @@ evaluate(const RsPlan *plan, const RsAutoCandidate *candidate, gpointer user_dat
         return FALSE;
     e.predicted_s = e.result.cost.predicted_s;
     if (ev->flow_options != NULL) {
-        rs_cli_progress("simulating %s: %u messages ...", candidate->label,
+        /* The tables count network messages; local copies are simulated too. */
+        rs_cli_progress("simulating %s: %u network messages (%u with local copies) ...",
+                        candidate->label, rs_plan_get_n_network_messages(plan),
                         rs_plan_get_n_messages(plan));
         RsFlowSimResult *flow = rs_flow_sim_run(plan, ev->topology, ev->flow_options, error);
         if (flow == NULL)

@@ -555,6 +555,12 @@ static const CliCase cli_cases[] = {
      2, {"dup2.yaml:10:3: infer.gpus: field given twice", NULL}},
     {{"simulate", "--train", "megatron:tp=2,tp=4", "--strategy", "direct", NULL},
      NULL, NULL, 2, {"--train: \"megatron:tp=2,tp=4\": tp given twice", NULL}},
+    {{"simulate", "--messages", "@", "--topology", "dgx-h100", "--model", "llama-3.1-8b", NULL},
+     "m.csv", "src,dst,bytes\n0,1,100\n", 2,
+     {"--model does not apply with --messages", NULL}},
+    {{"simulate", "--messages", "@", "--topology", "dgx-h100", "--train", "megatron:tp=2", NULL},
+     "m.csv", "src,dst,bytes\n0,1,100\n", 2,
+     {"--train does not apply with --messages", NULL}},
     /* --rank names a rank of the layout. */
     {{"layout", "--shape", "8x4", "--mesh", "2", "--placements", "S(0)", "--rank", "-1", NULL},
      NULL, NULL, 2, {"--rank -1: must be at least 0", NULL}},
@@ -622,6 +628,20 @@ test_locale(void)
     r = run_reshard_env(args2, env);
     g_assert_cmpint(r.exit_code, ==, 0);
     assert_contains(r.out, "\n0,gpu0.nvlink-egress,nvlink-egress,4.5e+11,0.82,3.69e+11,1.7e-06,0\n");
+    run_result_clear(&r);
+}
+
+/* Progress counts the network messages the tables count, local copies beside them. */
+static void
+test_progress_messages(void)
+{
+    const char *args[] = {"simulate", "--model", "llama-3.1-8b", "--nodes", "2", "--train",
+                          "megatron:tp=2", "--train-gpus", "0-7", "--infer", "vllm:tp=4",
+                          "--infer-gpus", "8-15", "--strategy", "gather-broadcast", NULL};
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.err, "simulating gather-broadcast: 34 network messages (43 with local "
+                           "copies)");
     run_result_clear(&r);
 }
 
@@ -1119,6 +1139,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/help/builtins", test_help_builtins);
     g_test_add_func("/cli/help/strategies", test_help_strategies);
     g_test_add_func("/cli/locale", test_locale);
+    g_test_add_func("/cli/simulate/progress-messages", test_progress_messages);
     g_test_add_func("/cli/models", test_models);
     for (guint i = 0; i < G_N_ELEMENTS(layout_cases); i++) {
         g_autofree char *path = g_strdup_printf("/cli/layout/json/%s", layout_cases[i].name);
