@@ -47,4 +47,20 @@ void rs_cli_progress(const char *format, ...) G_GNUC_PRINTF(1, 2);
 gboolean rs_cli_parse(const char *command, GOptionContext *context, int *argc, char ***argv,
                       int *exit_code);
 
+/* Parses @text, the value of the integer option @flag, into *@value when it lies in
+ * [@min, @max]. Integer options are taken as text so that "not given" (@text NULL: *@value
+ * is left as is, TRUE) differs from every value, 0 included. @error: G_OPTION_ERROR_BAD_VALUE
+ * naming @flag. */
+gboolean rs_cli_parse_int(const char *flag, const char *text, gint64 min, gint64 max,
+                          gint64 *value, GError **error);
+
+/* The strategies a --strategy option accepts, for its help and its errors, derived from
+ * rs_strategy_get_name() so no list goes stale: "gather-broadcast, direct, node-aware or
+ * hierarchical", followed by ", auto or all" when @with_auto_all (reshard simulate).
+ * @last_sep joins the last item (" or ", ", "). Returns: (transfer full). */
+char *rs_cli_strategy_names(gboolean with_auto_all, const char *last_sep);
+
+/* The --strategy entry's help: the names and @default_text, built once per process. */
+const char *rs_cli_strategy_help(gboolean with_auto_all, const char *default_text);
+
 G_END_DECLS

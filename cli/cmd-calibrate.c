@@ -16,12 +16,12 @@
 #define DEFAULT_RANKS 8
 
 static char *opt_transport;
-static gint opt_ranks;
+static char *opt_ranks; /* integers, taken as text (rs_cli_parse_int) */
 static char *opt_sizes;
-static gint opt_runs;
+static char *opt_runs;
 static char *opt_chunk_size;
-static gint opt_window;
-static gint opt_concurrency;
+static char *opt_window;
+static char *opt_concurrency;
 static char *opt_output;
 static char *opt_name;
 static char *opt_format;
@@ -29,16 +29,16 @@ static char *opt_format;
 static GOptionEntry entries[] = {
     {"transport", 0, 0, G_OPTION_ARG_STRING, &opt_transport,
      "host (threads, default) or mpi (under mpirun -np N)", "NAME"},
-    {"ranks", 0, 0, G_OPTION_ARG_INT, &opt_ranks,
+    {"ranks", 0, 0, G_OPTION_ARG_STRING, &opt_ranks,
      "Ranks to calibrate for (host default 8; mpi: the process count)", "N"},
     {"sizes", 0, 0, G_OPTION_ARG_STRING, &opt_sizes,
      "Message sizes of the sweep (default 4KiB,64KiB,4MiB,32MiB)", "LIST"},
-    {"runs", 'r', 0, G_OPTION_ARG_INT, &opt_runs, "Runs per point, median taken (default 5)",
+    {"runs", 'r', 0, G_OPTION_ARG_STRING, &opt_runs, "Runs per point, median taken (default 5)",
      "N"},
     {"chunk-size", 0, 0, G_OPTION_ARG_STRING, &opt_chunk_size,
      "Bytes per transport call, as reshard run (default 4MiB)", "SIZE"},
-    {"window", 0, 0, G_OPTION_ARG_INT, &opt_window, "Chunks in flight per rank (default 8)", "N"},
-    {"concurrency", 'k', 0, G_OPTION_ARG_INT, &opt_concurrency,
+    {"window", 0, 0, G_OPTION_ARG_STRING, &opt_window, "Chunks in flight per rank (default 8)", "N"},
+    {"concurrency", 'k', 0, G_OPTION_ARG_STRING, &opt_concurrency,
      "Ranks receiving at once in the refits to predict; its fit goes to the topology "
      "(default: all ranks)", "K"},
     {"output", 'o', 0, G_OPTION_ARG_FILENAME, &opt_output,
@@ -229,14 +229,17 @@ run(int argc, char **argv)
     if (opt_sizes != NULL && !parse_sizes(opt_sizes, sizes, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     RsCalibrateOptions opts = {0};
-    if (opt_runs < 0 || opt_window < 0 || opt_ranks < 0 || opt_concurrency < 0) {
-        g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "--ranks, --concurrency, --runs and --window must not be negative");
+    /* 0 stands for "the default" in RsCalibrateOptions; a 0 on the command line is an
+     * error, not that default. */
+    gint64 ranks = 0, runs = 0, window = 0, concurrency = 0;
+    if (!rs_cli_parse_int("--ranks", opt_ranks, 1, G_MAXINT32, &ranks, &error) ||
+        !rs_cli_parse_int("--runs", opt_runs, 1, G_MAXINT32, &runs, &error) ||
+        !rs_cli_parse_int("--window", opt_window, 1, G_MAXINT32, &window, &error) ||
+        !rs_cli_parse_int("--concurrency", opt_concurrency, 1, G_MAXINT32, &concurrency, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    }
-    opts.n_runs = (guint)opt_runs;
-    opts.concurrency = (guint)opt_concurrency;
-    opts.exec.window = (guint)opt_window;
+    opts.n_runs = (guint)runs;
+    opts.concurrency = (guint)concurrency;
+    opts.exec.window = (guint)window;
     if (opt_chunk_size != NULL &&
         (!rs_units_parse_size(opt_chunk_size, &opts.exec.chunk_bytes, &error) ||
          opts.exec.chunk_bytes == 0 || opts.exec.chunk_bytes > RS_EXEC_MAX_CHUNK_BYTES)) {
@@ -258,7 +261,7 @@ run(int argc, char **argv)
     if (!root)
         rs_cli_quiet = TRUE;
     guint world = rs_transport_get_world_size(transport);
-    opts.n_ranks = opt_ranks > 0 ? (guint)opt_ranks : (world ? world : DEFAULT_RANKS);
+    opts.n_ranks = ranks > 0 ? (guint)ranks : (world ? world : DEFAULT_RANKS);
     if (opts.n_ranks < 2 || (world != 0 && opts.n_ranks != world)) {
         g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                     "--ranks %u: need at least 2%s", opts.n_ranks,

@@ -21,7 +21,8 @@ static char *opt_train;
 static char *opt_infer;
 static char *opt_gpus;
 static char *opt_tensor;
-static gint opt_rank = -1;
+static char *opt_rank; /* an integer >= 0, as text (rs_cli_parse_int) */
+static gint64 rank_only = -1; /* --rank; -1: every rank */
 static gboolean opt_mtp;
 static char *opt_format;
 static RsTensorArgs targs;
@@ -36,7 +37,7 @@ static GOptionEntry entries[] = {
      "GPUs of the convention's ranks (default 0..N-1)", "RANGES"},
     {"tensor", 't', 0, G_OPTION_ARG_STRING, &opt_tensor,
      "A model tensor, or a fused buffer (all its tensors)", "NAME"},
-    {"rank", 'r', 0, G_OPTION_ARG_INT, &opt_rank, "Only this rank (GPU)", "R"},
+    {"rank", 'r', 0, G_OPTION_ARG_STRING, &opt_rank, "Only this rank (GPU)", "R"},
     {"mtp", 0, 0, G_OPTION_ARG_NONE, &opt_mtp, "Include multi-token-prediction layers", NULL},
     {"format", 'f', 0, G_OPTION_ARG_STRING, &opt_format, "table, csv or json (default table)",
      "FORMAT"},
@@ -275,10 +276,24 @@ print_ranks(GArray *ranks, RsFormat format, const char *header)
         break;
     case RS_FORMAT_TABLE:
         print_table(ranks, header);
-        if (ranks->len == 0 && opt_rank >= 0)
-            printf("(rank %d does not take part in this layout)\n", opt_rank);
+        if (ranks->len == 0 && rank_only >= 0)
+            printf("(rank %" G_GINT64_FORMAT " holds nothing of this tensor)\n", rank_only);
         break;
     }
+}
+
+/* --rank must name one of @ranks (guint32), the layout's GPUs. */
+static gboolean
+check_rank(GArray *ranks, GError **error)
+{
+    for (guint i = 0; i < ranks->len; i++)
+        if (g_array_index(ranks, guint32, i) == (guint32)rank_only)
+            return TRUE;
+    g_autofree char *text = rs_ranks_format((const guint32 *)ranks->data, ranks->len);
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                "--rank %" G_GINT64_FORMAT ": not in the layout, whose ranks are %s", rank_only,
+                text);
+    return FALSE;
 }
 
 static char *
@@ -313,9 +328,19 @@ run_single(const char *cmd, RsFormat format)
                                          targs.ranks, targs.fused, targs.pad, &error);
     if (layout == NULL)
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    if (rank_only >= 0) {
+        const RsMesh *mesh = rs_layout_get_mesh(layout);
+        g_autoptr(GArray) mesh_ranks = g_array_new(FALSE, FALSE, sizeof(guint32));
+        for (guint e = 0; e < rs_mesh_get_n_ranks(mesh); e++) {
+            guint32 r = rs_mesh_get_rank(mesh, e);
+            g_array_append_val(mesh_ranks, r);
+        }
+        if (!check_rank(mesh_ranks, &error))
+            return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    }
     const RsLayout *layouts[1] = {layout};
     const char *names[1] = {"tensor"};
-    g_autoptr(GArray) ranks = collect(layouts, names, 1, opt_rank);
+    g_autoptr(GArray) ranks = collect(layouts, names, 1, (gint)rank_only);
     g_autofree char *shape_text = format_shape(shape, n_dims);
     g_autofree char *desc = rs_layout_format(layout);
     g_autofree char *header = g_strdup_printf(
@@ -344,6 +369,10 @@ run_model(const char *cmd, RsFormat format)
     if (!rs_cli_resolve_side(flag, opt_train ? opt_train : opt_infer, "--gpus", opt_gpus, 0, model,
                              &conv, &gpus, &res, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    if (rank_only >= 0 && !check_rank(gpus, &error)) {
+        rs_convention_result_clear(&res);
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    }
     g_autoptr(GArray) members = rs_cli_find_tensors(model, res.buffers, opt_tensor, &error);
     if (members == NULL) {
         rs_convention_result_clear(&res);
@@ -372,7 +401,7 @@ run_model(const char *cmd, RsFormat format)
     g_autofree char *desc = rs_layout_format(layouts[0]);
     g_string_append_printf(header, "buffer  %s\nlayout  %s on GPUs %s\n        %s\n",
                            buffer ? buffer : "its own (not fused)", conv_text, gpu_text, desc);
-    g_autoptr(GArray) ranks = collect(layouts, names, members->len, opt_rank);
+    g_autoptr(GArray) ranks = collect(layouts, names, members->len, (gint)rank_only);
     print_ranks(ranks, format, header->str);
     rs_convention_result_clear(&res);
     return RS_EXIT_OK;
@@ -394,6 +423,8 @@ run(int argc, char **argv)
         g_prefix_error(&error, "--format: ");
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     }
+    if (!rs_cli_parse_int("--rank", opt_rank, 0, G_MAXINT32, &rank_only, &error))
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     if (opt_model != NULL && rs_tensor_args_is_set(&targs)) {
         g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                     "give either --model (with --train/--infer and --tensor) or the "

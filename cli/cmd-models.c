@@ -141,6 +141,21 @@ run(int argc, char **argv)
         const RsModel *m = g_ptr_array_index(models, 0);
         if (opt_stored && g_ptr_array_index(stored, 0) != NULL)
             m = g_ptr_array_index(stored, 0);
+        if (layer != G_MININT) {
+            /* Tensors carry layer -1 before the decoder layers and n_layers (or more, for
+             * multi-token-prediction layers) after them. */
+            gint last = -1;
+            for (guint t = 0; t < rs_model_get_n_tensors(m); t++)
+                last = MAX(last, rs_model_get_tensor(m, t)->layer);
+            if (layer > last) {
+                guint n_layers = rs_model_get_n_layers(m);
+                g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                            "--layer %d: the model has layers 0-%u (-1: the tensors before "
+                            "them, %d: the last tensors after them)",
+                            layer, n_layers - 1, last);
+                return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+            }
+        }
         rs_report_model_tensors(m, layer, format, out);
         fputs(out->str, stdout);
         return RS_EXIT_OK;

@@ -43,7 +43,7 @@ static GOptionEntry entries[] = {
      "NAME"},
     {"mtp", 0, 0, G_OPTION_ARG_NONE, &opt_mtp, "Include multi-token-prediction layers", NULL},
     {"strategy", 0, 0, G_OPTION_ARG_STRING, &opt_strategy,
-     "direct or gather-broadcast (default direct)", "NAME"},
+     NULL /* rs_cli_strategy_help(), set by make_context() */, "NAME"},
     {"format", 'f', 0, G_OPTION_ARG_STRING, &opt_format, "table, csv or json (default table)",
      "FORMAT"},
     {"check", 0, 0, G_OPTION_ARG_NONE, &opt_check,
@@ -54,6 +54,9 @@ static GOptionEntry entries[] = {
 static GOptionContext *
 make_context(void)
 {
+    for (GOptionEntry *e = entries; e->long_name != NULL; e++)
+        if (strcmp(e->long_name, "strategy") == 0)
+            e->description = rs_cli_strategy_help(FALSE, "default direct");
     GOptionContext *context = g_option_context_new("- list the transfers of a reshard");
     g_option_context_set_summary(
         context,

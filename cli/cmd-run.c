@@ -29,10 +29,10 @@ static RsScenarioArgs sargs;
 static RsTensorArgs targs;
 static char *opt_strategy;
 static char *opt_transport;
-static gint opt_runs;
+static char *opt_runs; /* an integer, as text (rs_cli_parse_int) */
 static char *opt_chunk_size;
-static gint opt_window;
-static gint opt_queue_depth;
+static char *opt_window; /* an integer, as text (rs_cli_parse_int) */
+static char *opt_queue_depth; /* an integer, as text (rs_cli_parse_int) */
 static char *opt_eager_size;
 static double opt_timeout;
 static gboolean opt_no_validate;
@@ -42,15 +42,15 @@ static char *opt_corrupt;
 
 static GOptionEntry entries[] = {
     {"strategy", 0, 0, G_OPTION_ARG_STRING, &opt_strategy,
-     "gather-broadcast or direct (default direct)", "NAME"},
+     NULL /* rs_cli_strategy_help(), set by make_context() */, "NAME"},
     {"transport", 0, 0, G_OPTION_ARG_STRING, &opt_transport,
      "host (threads, default) or mpi (under mpirun -np N)", "NAME"},
-    {"runs", 'r', 0, G_OPTION_ARG_INT, &opt_runs, "Measured runs; the median is reported "
+    {"runs", 'r', 0, G_OPTION_ARG_STRING, &opt_runs, "Measured runs; the median is reported "
      "(default 1)", "N"},
     {"chunk-size", 0, 0, G_OPTION_ARG_STRING, &opt_chunk_size,
      "Bytes per transport call (bucket), e.g. 4MiB (default), at most 1GiB", "SIZE"},
-    {"window", 0, 0, G_OPTION_ARG_INT, &opt_window, "Chunks in flight per rank (default 8)", "N"},
-    {"queue-depth", 0, 0, G_OPTION_ARG_INT, &opt_queue_depth,
+    {"window", 0, 0, G_OPTION_ARG_STRING, &opt_window, "Chunks in flight per rank (default 8)", "N"},
+    {"queue-depth", 0, 0, G_OPTION_ARG_STRING, &opt_queue_depth,
      "host: messages queued per rank pair (default 8)", "N"},
     {"eager-size", 0, 0, G_OPTION_ARG_STRING, &opt_eager_size,
      "host: largest message copied at once, e.g. 16KiB (default)", "SIZE"},
@@ -70,6 +70,9 @@ static GOptionEntry entries[] = {
 static GOptionContext *
 make_context(void)
 {
+    for (GOptionEntry *e = entries; e->long_name != NULL; e++)
+        if (strcmp(e->long_name, "strategy") == 0)
+            e->description = rs_cli_strategy_help(FALSE, "default direct");
     GOptionContext *context = g_option_context_new("- execute a refit plan and measure it");
     g_option_context_set_summary(
         context,
@@ -125,16 +128,23 @@ parse_options(RsExecOptions *opts, RsTransportConfig *tconfig, RsStrategy *strat
         return FALSE;
     if (opt_strategy != NULL && !rs_strategy_parse(opt_strategy, strategy, error))
         return FALSE;
-    if (opt_runs < 0 || opt_window < 0 || opt_queue_depth < 0 || opt_timeout < 0) {
+    /* 0 stands for "the default" in the option structs; a 0 given on the command line is an
+     * error, not that default. */
+    gint64 runs = 0, window = 0, queue_depth = 0;
+    if (!rs_cli_parse_int("--runs", opt_runs, 1, G_MAXINT32, &runs, error) ||
+        !rs_cli_parse_int("--window", opt_window, 1, G_MAXINT32, &window, error) ||
+        !rs_cli_parse_int("--queue-depth", opt_queue_depth, 1, G_MAXINT32, &queue_depth, error))
+        return FALSE;
+    if (opt_timeout < 0) {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "--runs, --window, --queue-depth and --timeout must not be negative");
+                    "--timeout: must not be negative");
         return FALSE;
     }
-    opts->n_runs = (guint)opt_runs;
-    opts->window = (guint)opt_window;
+    opts->n_runs = (guint)runs;
+    opts->window = (guint)window;
     opts->timeout_s = opt_timeout;
     opts->no_validate = opt_no_validate;
-    tconfig->queue_depth = (guint)opt_queue_depth;
+    tconfig->queue_depth = (guint)queue_depth;
     if (opt_chunk_size != NULL) {
         if (!parse_size("--chunk-size", opt_chunk_size, &opts->chunk_bytes, error))
             return FALSE;

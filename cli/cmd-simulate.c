@@ -38,7 +38,7 @@ static char *opt_link_stats;
 static char *opt_chunk_size;
 static char *opt_rates;
 static char *opt_staging;
-static gint opt_max_ops;
+static char *opt_max_ops; /* an integer, as text (rs_cli_parse_int) */
 static char *opt_stripe;
 static char *opt_domain_relays;
 
@@ -46,7 +46,7 @@ static GOptionEntry entries[] = {
     {"dtype", 0, 0, G_OPTION_ARG_STRING, &opt_dtype, "dtype of the weights moved (bf16, f32, ...)",
      "DTYPE"},
     {"strategy", 0, 0, G_OPTION_ARG_STRING, &opt_strategy,
-     "gather-broadcast, direct, node-aware, hierarchical, auto or all (default all)", "NAME"},
+     NULL /* rs_cli_strategy_help(), set by make_context() */, "NAME"},
     {"all-strategies", 0, 0, G_OPTION_ARG_NONE, &opt_all_strategies,
      "Every strategy side by side (the default; same as --strategy all)", NULL},
     {"format", 'f', 0, G_OPTION_ARG_STRING, &opt_format, "table, csv or json (default table)",
@@ -58,7 +58,7 @@ static GOptionEntry entries[] = {
      "Bucket size and per-rank staging memory per round, with a unit (default 1/16 of GPU "
      "memory)",
      "SIZE"},
-    {"max-ops-per-group", 0, 0, G_OPTION_ARG_INT, &opt_max_ops,
+    {"max-ops-per-group", 0, 0, G_OPTION_ARG_STRING, &opt_max_ops,
      "Most sends and receives one rank posts per round (default 256)", "N"},
     {"stripe-bytes", 0, 0, G_OPTION_ARG_STRING, &opt_stripe,
      "node-aware, hierarchical: split pieces larger than this over replicas (default 64 MiB)",
@@ -94,6 +94,9 @@ static GOptionEntry entries[] = {
 static GOptionContext *
 make_context(void)
 {
+    for (GOptionEntry *e = entries; e->long_name != NULL; e++)
+        if (strcmp(e->long_name, "strategy") == 0)
+            e->description = rs_cli_strategy_help(TRUE, "default all");
     GOptionContext *context = g_option_context_new("- simulate a refit with each strategy");
     g_option_context_set_summary(
         context, "Plans the refit of a scenario (model, topology, training and inference\n"
@@ -222,6 +225,40 @@ run_messages(const char *cmd, const RsFlowSimOptions *fopt, gboolean use_flow, R
                     "--messages: only the flow model simulates a message list");
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     }
+    /* A message list is given, not planned: the flags of the model, the layouts and the
+     * planner would be silently ignored. --scenario stays: it supplies the topology. */
+    const struct {
+        const char *flag;
+        gboolean given;
+    } unused[] = {
+        {"--model", sargs.model != NULL},
+        {"--mtp", sargs.mtp},
+        {"--stored", sargs.stored},
+        {"--dtype", opt_dtype != NULL},
+        {"--infer-dtype", sargs.infer_dtype != NULL},
+        {"--train", sargs.train != NULL},
+        {"--train-gpus", sargs.train_gpus != NULL},
+        {"--infer", sargs.infer != NULL},
+        {"--infer-gpus", sargs.infer_gpus != NULL},
+        {"--scale", sargs.scale != NULL},
+        {"--layers", sargs.layers != NULL},
+        {"--strategy", opt_strategy != NULL},
+        {"--all-strategies", opt_all_strategies},
+        {"--check", opt_check},
+        {"--staging-bytes", opt_staging != NULL},
+        {"--max-ops-per-group", opt_max_ops != NULL},
+        {"--stripe-bytes", opt_stripe != NULL},
+        {"--domain-relays", opt_domain_relays != NULL},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(unused); i++) {
+        if (unused[i].given) {
+            g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "%s does not apply with --messages (the message list replaces the "
+                        "model, the layouts and the plan)",
+                        unused[i].flag);
+            return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+        }
+    }
     /* The topology: --topology, else the scenario's (with its node count). */
     g_autoptr(RsScenario) scenario = NULL;
     if (sargs.topology == NULL) {
@@ -284,8 +321,10 @@ parse_requested(Requested *req, GError **error)
         return TRUE;
     }
     RsStrategy s;
-    if (!rs_strategy_parse(opt_strategy, &s, error)) {
-        g_prefix_error(error, "--strategy: ");
+    if (!rs_strategy_parse(opt_strategy, &s, NULL)) {
+        g_autofree char *names = rs_cli_strategy_names(TRUE, ", ");
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--strategy: unknown strategy \"%s\" (known: %s)", opt_strategy, names);
         return FALSE;
     }
     req->row[s] = TRUE;
@@ -318,12 +357,12 @@ parse_plan_options(RsPlanOptions *o, const RsTopology *topo, guint *relays_mode,
     if (opt_staging != NULL && !parse_size_flag("--staging-bytes", opt_staging, 16,
                                                 &o->staging_bytes, error))
         return FALSE;
-    if (opt_max_ops < 0) {
-        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "--max-ops-per-group: must be positive, not %d", opt_max_ops);
-        return FALSE;
+    if (opt_max_ops != NULL) {
+        gint64 max_ops = 0;
+        if (!rs_cli_parse_int("--max-ops-per-group", opt_max_ops, 1, G_MAXINT32, &max_ops, error))
+            return FALSE;
+        o->max_ops_per_group = (guint)max_ops;
     }
-    o->max_ops_per_group = (guint)opt_max_ops;
     if (opt_stripe != NULL &&
         !parse_size_flag("--stripe-bytes", opt_stripe, 1, &o->stripe_bytes, error))
         return FALSE;
@@ -379,7 +418,9 @@ evaluate(const RsPlan *plan, const RsAutoCandidate *candidate, gpointer user_dat
         return FALSE;
     e.predicted_s = e.result.cost.predicted_s;
     if (ev->flow_options != NULL) {
-        rs_cli_progress("simulating %s: %u messages ...", candidate->label,
+        /* The tables count network messages; local copies are simulated too. */
+        rs_cli_progress("simulating %s: %u network messages (%u with local copies) ...",
+                        candidate->label, rs_plan_get_n_network_messages(plan),
                         rs_plan_get_n_messages(plan));
         RsFlowSimResult *flow = rs_flow_sim_run(plan, ev->topology, ev->flow_options, error);
         if (flow == NULL)

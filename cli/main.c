@@ -2,7 +2,9 @@
 #include "cli/cli.h"
 
 #include "rs-config.h"
+#include "sim/plan.h"
 
+#include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -40,6 +42,62 @@ rs_cli_fail(const char *command, const GError *error, int code)
 {
     g_printerr("reshard %s: %s\n", command, error->message);
     return code;
+}
+
+gboolean
+rs_cli_parse_int(const char *flag, const char *text, gint64 min, gint64 max, gint64 *value,
+                 GError **error)
+{
+    if (text == NULL)
+        return TRUE;
+    gint64 v;
+    if (!g_ascii_string_to_signed(text, 10, G_MININT64, G_MAXINT64, &v, NULL)) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "%s \"%s\": expected an integer", flag, text);
+        return FALSE;
+    }
+    if (v < min || v > max) {
+        if (max >= G_MAXINT32)
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "%s %" G_GINT64_FORMAT ": must be at least %" G_GINT64_FORMAT, flag, v,
+                        min);
+        else
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "%s %" G_GINT64_FORMAT ": must be %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT,
+                        flag, v, min, max);
+        return FALSE;
+    }
+    *value = v;
+    return TRUE;
+}
+
+char *
+rs_cli_strategy_names(gboolean with_auto_all, const char *last_sep)
+{
+    g_autoptr(GPtrArray) names = g_ptr_array_new();
+    for (guint s = 0; s < RS_STRATEGY_N; s++)
+        g_ptr_array_add(names, (gpointer)rs_strategy_get_name((RsStrategy)s));
+    if (with_auto_all) {
+        g_ptr_array_add(names, "auto");
+        g_ptr_array_add(names, "all");
+    }
+    GString *text = g_string_new(NULL);
+    for (guint i = 0; i < names->len; i++)
+        g_string_append_printf(text, "%s%s", i == 0 ? "" : i + 1 == names->len ? last_sep : ", ",
+                               (const char *)names->pdata[i]);
+    return g_string_free(text, FALSE);
+}
+
+const char *
+rs_cli_strategy_help(gboolean with_auto_all, const char *default_text)
+{
+    /* One command runs per process; the text lives as long as its option entries. */
+    static char *help[2];
+    if (help[with_auto_all ? 1 : 0] == NULL) {
+        g_autofree char *names = rs_cli_strategy_names(with_auto_all, " or ");
+        help[with_auto_all ? 1 : 0] = g_strdup_printf("%s (%s)", names, default_text);
+    }
+    return help[with_auto_all ? 1 : 0];
 }
 
 void
@@ -101,6 +159,11 @@ find_command(const char *name)
 int
 main(int argc, char **argv)
 {
+    /* The user's locale for messages and their character set (GLib prints its “quotes” as
+     * '?' in the C locale), but numbers stay in the C locale: tables, CSV and JSON print
+     * with printf and must keep '.' as the decimal separator whatever LC_NUMERIC says. */
+    setlocale(LC_ALL, "");
+    setlocale(LC_NUMERIC, "C");
     if (argc < 2) {
         print_usage(stderr);
         return RS_EXIT_USAGE;
@@ -109,6 +172,15 @@ main(int argc, char **argv)
     if (strcmp(name, "help") == 0 || strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
         if (argc < 3) {
             print_usage(stdout);
+            return RS_EXIT_OK;
+        }
+        /* help and version are listed under Commands too, so they have help of their own. */
+        if (strcmp(argv[2], "help") == 0) {
+            print_usage(stdout);
+            return RS_EXIT_OK;
+        }
+        if (strcmp(argv[2], "version") == 0) {
+            printf("Usage:\n  reshard version\n\nPrints the version of reshard.\n");
             return RS_EXIT_OK;
         }
         const RsCommand *cmd = find_command(argv[2]);

@@ -1,6 +1,7 @@
 /* scenario-args.c — scenario flags: find the scenario, load it, apply the overrides. */
 #include "cli/scenario-args.h"
 
+#include "cli/cli.h"
 #include "cli/topology-args.h"
 #include "sim/data.h"
 
@@ -29,7 +30,7 @@ rs_scenario_args_make_group(RsScenarioArgs *args)
          "SPEC"},
         {"infer-gpus", 0, 0, G_OPTION_ARG_STRING, &args->infer_gpus,
          "GPUs (ranks) of the inference layout", "RANGES"},
-        {"scale", 0, 0, G_OPTION_ARG_INT, &args->scale,
+        {"scale", 0, 0, G_OPTION_ARG_STRING, &args->scale,
          "Divide hidden, intermediate, vocabulary and expert widths by F", "F"},
         {"layers", 0, 0, G_OPTION_ARG_STRING, &args->layers,
          "Only decoder layers A to B (no embedding or head)", "A-B"},
@@ -137,6 +138,7 @@ rs_scenario_args_load(const RsScenarioArgs *args, const char *default_name, cons
         s->topology = g_strdup(args->topology);
     }
     RsTopologyOverrides ov;
+    gint64 scale = 0;
     if (!rs_topology_args_get(&ov, error))
         return NULL;
     if (ov.n_nodes != 0)
@@ -147,7 +149,8 @@ rs_scenario_args_load(const RsScenarioArgs *args, const char *default_name, cons
         (args->infer && !replace_convention(&s->infer, args->infer, "--infer", error)) ||
         (args->train_gpus && !replace_gpus(&s->train_gpus, args->train_gpus, "--train-gpus", error)) ||
         (args->infer_gpus && !replace_gpus(&s->infer_gpus, args->infer_gpus, "--infer-gpus", error)) ||
-        !rs_scenario_apply_variant(s, args->scale, args->layers, error))
+        !rs_cli_parse_int("--scale", args->scale, 1, G_MAXINT32, &scale, error) ||
+        !rs_scenario_apply_variant(s, (gint)scale, args->layers, error))
         return NULL;
     return g_steal_pointer(&s);
 }

@@ -23,7 +23,7 @@ typedef struct {
     char *train_gpus;
     char *infer;
     char *infer_gpus;
-    gint scale;
+    char *scale; /* an integer >= 1, as text so that 0 is an error (rs_cli_parse_int) */
     char *layers;
 } RsScenarioArgs;
 

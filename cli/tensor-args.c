@@ -1,6 +1,7 @@
 /* tensor-args.c — single-tensor flags to a layout or a one-tensor refit. */
 #include "cli/tensor-args.h"
 
+#include "cli/cli.h"
 #include "sim/dtype.h"
 
 #include <string.h>
@@ -25,7 +26,7 @@ rs_tensor_args_make_group(RsTensorArgs *args)
          "Source fused split replacing its Shard: qkv:Q,KV, qkv-grouped:Q,KV, gate-up, "
          "concat:A,B, interleaved[:P]",
          "KIND"},
-        {"src-pad", 0, 0, G_OPTION_ARG_INT64, &args->src_pad,
+        {"src-pad", 0, 0, G_OPTION_ARG_STRING, &args->src_pad,
          "Source vocabulary padding multiple replacing its Shard", "M"},
         {"dst-mesh", 0, 0, G_OPTION_ARG_STRING, &args->dst_mesh, "Destination device mesh", "4"},
         {"dst-placements", 0, 0, G_OPTION_ARG_STRING, &args->dst_placements,
@@ -34,7 +35,7 @@ rs_tensor_args_make_group(RsTensorArgs *args)
          "Destination ranks (default 0..N-1)", "4-7"},
         {"dst-fused", 0, 0, G_OPTION_ARG_STRING, &args->dst_fused,
          "Destination fused split (as --src-fused)", "KIND"},
-        {"dst-pad", 0, 0, G_OPTION_ARG_INT64, &args->dst_pad,
+        {"dst-pad", 0, 0, G_OPTION_ARG_STRING, &args->dst_pad,
          "Destination vocabulary padding multiple", "M"},
         {NULL},
     };
@@ -59,7 +60,7 @@ rs_tensor_args_make_layout_group(RsTensorArgs *args)
          "Fused split replacing the Shard: qkv:Q,KV, qkv-grouped:Q,KV, gate-up, concat:A,B, "
          "interleaved[:P]",
          "KIND"},
-        {"pad", 0, 0, G_OPTION_ARG_INT64, &args->pad,
+        {"pad", 0, 0, G_OPTION_ARG_STRING, &args->pad,
          "Vocabulary padding multiple replacing the Shard (vLLM 64, Megatron 128 x tp)", "M"},
         {NULL},
     };
@@ -93,6 +94,17 @@ rs_tensor_args_parse_shape(const char *text, gint64 *shape, guint *n_dims_out, G
             return FALSE;
         }
         shape[n++] = (gint64)v;
+    }
+    /* The layout refuses more than 2^62 elements too, but under the name of the flag it
+     * is building (--placements): check here so the message names --shape. */
+    guint64 n_elems = 1;
+    for (guint d = 0; d < n; d++) {
+        if (!g_uint64_checked_mul(&n_elems, n_elems, (guint64)shape[d]) ||
+            n_elems > (G_GUINT64_CONSTANT(1) << 62)) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "--shape \"%s\": more than 2^62 elements", text);
+            return FALSE;
+        }
     }
     *n_dims_out = n;
     return TRUE;
@@ -180,7 +192,7 @@ bad:
 RsLayout *
 rs_tensor_args_build_layout_full(const char *flag_prefix, guint n_dims, const gint64 *shape,
                                  const char *mesh_text, const char *placements_text,
-                                 const char *ranks, const char *fused, gint64 pad, GError **error)
+                                 const char *ranks, const char *fused, const char *pad, GError **error)
 {
     if (mesh_text == NULL || placements_text == NULL) {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
@@ -201,9 +213,9 @@ rs_tensor_args_build_layout_full(const char *flag_prefix, guint n_dims, const gi
     RsSplit splits[RS_MAX_MESH_DIMS];
     for (guint m = 0; m < n_placements; m++)
         splits[m] = rs_split_placement(placements[m]);
-    if (fused != NULL || pad != 0) {
+    if (fused != NULL || pad != NULL) {
         const char *what = fused != NULL ? "fused" : "pad";
-        if (fused != NULL && pad != 0) {
+        if (fused != NULL && pad != NULL) {
             g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                         "%sfused and %spad cannot be combined", flag_prefix, flag_prefix);
             return NULL;
@@ -235,14 +247,12 @@ rs_tensor_args_build_layout_full(const char *flag_prefix, guint n_dims, const gi
             if (!parse_fused(flag, fused, shape[dim], &s.fusion, error))
                 return NULL;
         } else {
-            if (pad < 1) {
-                g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                            "%spad %" G_GINT64_FORMAT ": must be a positive multiple", flag_prefix,
-                            pad);
+            g_autofree char *flag = g_strdup_printf("%spad", flag_prefix);
+            gint64 multiple = 0;
+            if (!rs_cli_parse_int(flag, pad, 1, G_MAXINT64, &multiple, error))
                 return NULL;
-            }
             s.kind = RS_SPLIT_PADDED;
-            s.multiple = pad;
+            s.multiple = multiple;
         }
         splits[target] = s;
     }
@@ -258,7 +268,7 @@ rs_tensor_args_build_layout(const char *flag_prefix, guint n_dims, const gint64 
                             GError **error)
 {
     return rs_tensor_args_build_layout_full(flag_prefix, n_dims, shape, mesh_text, placements_text,
-                                            ranks, NULL, 0, error);
+                                            ranks, NULL, NULL, error);
 }
 
 RsRefit *

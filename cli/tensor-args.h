@@ -34,13 +34,13 @@ typedef struct {
     char *dst_dtype;  /* destination (wire) dtype; default --dtype */
     char *src_fused;  /* see the header comment */
     char *dst_fused;
-    gint64 src_pad;   /* 0: none */
-    gint64 dst_pad;
+    char *src_pad;    /* an integer >= 1 as text; NULL: none */
+    char *dst_pad;
     char *mesh;       /* `reshard layout`: the one side, without prefix */
     char *placements;
     char *ranks;
     char *fused;
-    gint64 pad;
+    char *pad;
 } RsTensorArgs;
 
 /**
@@ -92,7 +92,7 @@ RsLayout *rs_tensor_args_build_layout(const char *flag_prefix, guint n_dims, con
 /**
  * rs_tensor_args_build_layout_full:
  * @fused: (nullable): a --fused value (see the header comment)
- * @pad: a --pad value, 0 for none
+ * @pad: (nullable): a --pad value as given (an integer >= 1), NULL for none
  * @error: as rs_tensor_args_build_layout(), and G_OPTION_ERROR_BAD_VALUE naming
  *   FLAG_PREFIXfused or FLAG_PREFIXpad when the value does not parse, when the
  *   placements do not have exactly one Shard for it to replace, or when the fusion does
@@ -104,7 +104,7 @@ RsLayout *rs_tensor_args_build_layout(const char *flag_prefix, guint n_dims, con
 RsLayout *rs_tensor_args_build_layout_full(const char *flag_prefix, guint n_dims,
                                            const gint64 *shape, const char *mesh,
                                            const char *placements, const char *ranks,
-                                           const char *fused, gint64 pad, GError **error);
+                                           const char *fused, const char *pad, GError **error);
 
 /**
  * rs_tensor_args_build_refit:

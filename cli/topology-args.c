@@ -1,18 +1,20 @@
 /* topology-args.c — parsing of the topology override flags; see topology-args.h. */
 #include "cli/topology-args.h"
 
+#include "cli/cli.h"
+
 #include "sim/units.h"
 
 #include <math.h>
 
-static gint opt_nodes;
+static char *opt_nodes; /* an integer, as text (rs_cli_parse_int) */
 static char *opt_nic_bw;
 static char *opt_oversubscription;
 static gboolean opt_pxn;
 static gboolean opt_no_pxn;
 
 static GOptionEntry entries[] = {
-    {"nodes", 'n', 0, G_OPTION_ARG_INT, &opt_nodes, "Number of nodes of the topology", "N"},
+    {"nodes", 'n', 0, G_OPTION_ARG_STRING, &opt_nodes, "Number of nodes of the topology", "N"},
     {"nic-bw", 0, 0, G_OPTION_ARG_STRING, &opt_nic_bw,
      "NIC bandwidth per direction, with its unit (800Gbit/s)", "BW"},
     {"oversubscription", 0, 0, G_OPTION_ARG_STRING, &opt_oversubscription,
@@ -44,9 +46,11 @@ gboolean
 rs_topology_args_get(RsTopologyOverrides *ov, GError **error)
 {
     *ov = (RsTopologyOverrides){0};
-    if (opt_nodes < 0)
-        return bad_value(error, "--nodes", "must be positive");
-    ov->n_nodes = (guint)opt_nodes;
+    /* n_nodes 0 keeps the topology's (or the scenario's) count; --nodes 0 is an error. */
+    gint64 nodes = 0;
+    if (!rs_cli_parse_int("--nodes", opt_nodes, 1, G_MAXINT32, &nodes, error))
+        return FALSE;
+    ov->n_nodes = (guint)nodes;
     if (opt_nic_bw != NULL) {
         g_autoptr(GError) local = NULL;
         if (!rs_units_parse_bandwidth(opt_nic_bw, &ov->nic_bw_bytes_per_s, &local))

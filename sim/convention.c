@@ -229,6 +229,8 @@ rs_convention_parse(const char *spec, GError **error)
         return g_steal_pointer(&conv);
     /* Items are comma-separated; a list value swallows the items without '=' after it. */
     g_auto(GStrv) items = g_strsplit(colon + 1, ",", -1);
+    /* A parameter given twice is refused rather than the last one winning. */
+    guint64 seen = 0;
     for (guint i = 0; items[i] != NULL; i++) {
         char *eq = strchr(items[i], '=');
         char *key = items[i], *text = NULL;
@@ -238,6 +240,14 @@ rs_convention_parse(const char *spec, GError **error)
         }
         g_strstrip(key);
         gint p = param_index(conv->klass, key);
+        if (p >= 0 && p < 64) {
+            if (seen & (G_GUINT64_CONSTANT(1) << p)) {
+                g_set_error(error, RS_CONVENTION_ERROR, RS_CONVENTION_ERROR_PARAM,
+                            "\"%s\": %s given twice", spec, key);
+                return NULL;
+            }
+            seen |= G_GUINT64_CONSTANT(1) << p;
+        }
         if (p >= 0 && conv->klass->params[p].kind == PARAM_LIST && text != NULL) {
             g_autoptr(GString) joined = g_string_new(text);
             while (items[i + 1] != NULL && strchr(items[i + 1], '=') == NULL &&

@@ -234,7 +234,7 @@ static const BadCase bad_cases[] = {
      "give either scenario options or single-tensor options, not both"},
     {{"run", "--shape", "8x8", "--src-mesh", "2", NULL}, "--src-mesh and --src-placements"},
     {{"run", "--layers", "5-3", NULL}, "--layers: layers \"5-3\": expected A-B"},
-    {{"run", "--scale", "-2", NULL}, "--scale: must be a positive integer"},
+    {{"run", "--scale", "-2", NULL}, "--scale -2: must be at least 1"},
     /* The default scenario is far too big for one machine: refused before allocating. */
     {{"run", NULL}, "more than the"},
     {{"simulate", "--layers", "3-x", NULL}, "--layers: layers \"3-x\""},

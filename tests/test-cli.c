@@ -39,6 +39,33 @@ run_reshard(const char *const *args)
     return r;
 }
 
+/* As run_reshard(), with the environment changed by @env ("NAME=VALUE" entries). */
+static RunResult
+run_reshard_env(const char *const *args, const char *const *env)
+{
+    const char *bin = g_getenv("RESHARD_BIN");
+    g_assert_nonnull(bin);
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (gpointer)bin);
+    for (guint i = 0; args[i] != NULL; i++)
+        g_ptr_array_add(argv, (gpointer)args[i]);
+    g_ptr_array_add(argv, NULL);
+    g_auto(GStrv) envp = g_get_environ();
+    for (guint i = 0; env[i] != NULL; i++) {
+        g_auto(GStrv) kv = g_strsplit(env[i], "=", 2);
+        envp = g_environ_setenv(envp, kv[0], kv[1], TRUE);
+    }
+    RunResult r = {0};
+    gint status;
+    g_autoptr(GError) error = NULL;
+    g_assert_true(g_spawn_sync(NULL, (char **)argv->pdata, envp, G_SPAWN_DEFAULT, NULL, NULL,
+                               &r.out, &r.err, &status, &error));
+    g_assert_no_error(error);
+    g_assert_true(WIFEXITED(status));
+    r.exit_code = WEXITSTATUS(status);
+    return r;
+}
+
 static char *
 write_temp(const char *name, const char *text)
 {
@@ -467,6 +494,81 @@ static const CliCase cli_cases[] = {
     {{"topology", "frob", NULL}, NULL, NULL, 2, {"expected \"show NAME|FILE\" or \"list\"", NULL}},
     {{"topology", "show", "dgx-h100", "--pxn", "--no-pxn", NULL},
      NULL, NULL, 2, {"contradict", NULL}},
+    /* An integer option given as 0 is an error naming it, never "the default". */
+    {{"simulate", "--strategy", "direct", "--max-ops-per-group", "0", NULL},
+     NULL, NULL, 2, {"--max-ops-per-group 0: must be at least 1", NULL}},
+    {{"simulate", "--strategy", "direct", "--nodes", "0", NULL},
+     NULL, NULL, 2, {"--nodes 0: must be at least 1", NULL}},
+    {{"simulate", "--strategy", "direct", "--scale", "0", NULL},
+     NULL, NULL, 2, {"--scale 0: must be at least 1", NULL}},
+    {{"simulate", "--strategy", "direct", "--scale", "-2", NULL},
+     NULL, NULL, 2, {"--scale -2: must be at least 1", NULL}},
+    {{"topology", "show", "dgx-h100", "--nodes", "x", NULL},
+     NULL, NULL, 2, {"--nodes \"x\": expected an integer", NULL}},
+    {{"layout", "--shape", "8x4", "--mesh", "2", "--placements", "S(0)", "--pad", "0", NULL},
+     NULL, NULL, 2, {"--pad 0: must be at least 1", NULL}},
+    {{"plan", "--shape", "8x4", "--src-mesh", "2", "--src-placements", "S(0)", "--src-pad", "0",
+      "--dst-mesh", "2", "--dst-placements", "R", NULL},
+     NULL, NULL, 2, {"--src-pad 0: must be at least 1", NULL}},
+    {{"run", "--shape", "8x4", "--src-mesh", "2", "--src-placements", "S(0)", "--dst-mesh", "2",
+      "--dst-placements", "R", "--dst-ranks", "2-3", "--window", "0", NULL},
+     NULL, NULL, 2, {"--window 0: must be at least 1", NULL}},
+    {{"run", "--shape", "8x4", "--src-mesh", "2", "--src-placements", "S(0)", "--dst-mesh", "2",
+      "--dst-placements", "R", "--dst-ranks", "2-3", "--runs", "0", NULL},
+     NULL, NULL, 2, {"--runs 0: must be at least 1", NULL}},
+    {{"run", "--shape", "8x4", "--src-mesh", "2", "--src-placements", "S(0)", "--dst-mesh", "2",
+      "--dst-placements", "R", "--dst-ranks", "2-3", "--queue-depth", "0", NULL},
+     NULL, NULL, 2, {"--queue-depth 0: must be at least 1", NULL}},
+    {{"calibrate", "--ranks", "0", NULL}, NULL, NULL, 2, {"--ranks 0: must be at least 1", NULL}},
+    {{"calibrate", "--concurrency", "0", NULL},
+     NULL, NULL, 2, {"--concurrency 0: must be at least 1", NULL}},
+    {{"calibrate", "--runs", "0", NULL}, NULL, NULL, 2, {"--runs 0: must be at least 1", NULL}},
+    {{"calibrate", "--window", "0", NULL}, NULL, NULL, 2, {"--window 0: must be at least 1", NULL}},
+    {{"models", "--model", "llama-3.1-8b", "--tensors", "--layer", "99", NULL},
+     NULL, NULL, 2, {"--layer 99: the model has layers 0-31", NULL}},
+    {{"layout", "--shape", "4294967296x4294967296x4294967296", "--mesh", "2", "--placements",
+      "S(0)", NULL},
+     NULL, NULL, 2, {"--shape \"4294967296x4294967296x4294967296\": more than 2^62 elements",
+                     NULL}},
+    {{"plan", "--shape", "4294967296x4294967296", "--src-mesh", "2", "--src-placements", "S(0)",
+      "--dst-mesh", "2", "--dst-placements", "R", NULL},
+     NULL, NULL, 2, {"--shape \"4294967296x4294967296\": more than 2^62 elements", NULL}},
+    {{"simulate", "--strategy", "foo", NULL},
+     NULL, NULL, 2,
+     {"--strategy: unknown strategy \"foo\" (known: gather-broadcast, direct, node-aware, "
+      "hierarchical, auto, all)", NULL}},
+    {{"run", "--strategy", "auto", NULL},
+     NULL, NULL, 2,
+     {"unknown strategy \"auto\" (known: gather-broadcast, direct, node-aware, hierarchical)",
+      NULL}},
+    /* A key given twice inside train: or infer:, or a parameter twice in a spec, is refused
+     * like a top-level key given twice. */
+    {{"simulate", "--scenario", "@", "--strategy", "direct", NULL},
+     "dup.yaml", "model: llama-3.1-8b\ntopology: dgx-h100\nnodes: 2\ntrain:\n"
+     "  convention: megatron\n  gpus: 0-7\n  tp: 2\n  tp: 4\ninfer:\n  convention: vllm\n"
+     "  gpus: 8-15\n",
+     2, {"dup.yaml:8:3: train.tp: field given twice", NULL}},
+    {{"simulate", "--scenario", "@", "--strategy", "direct", NULL},
+     "dup2.yaml", "model: llama-3.1-8b\ntopology: dgx-h100\nnodes: 2\ntrain:\n"
+     "  convention: megatron\n  gpus: 0-7\ninfer:\n  convention: vllm\n  gpus: 8-15\n"
+     "  gpus: 8-11\n",
+     2, {"dup2.yaml:10:3: infer.gpus: field given twice", NULL}},
+    {{"simulate", "--train", "megatron:tp=2,tp=4", "--strategy", "direct", NULL},
+     NULL, NULL, 2, {"--train: \"megatron:tp=2,tp=4\": tp given twice", NULL}},
+    {{"simulate", "--messages", "@", "--topology", "dgx-h100", "--model", "llama-3.1-8b", NULL},
+     "m.csv", "src,dst,bytes\n0,1,100\n", 2,
+     {"--model does not apply with --messages", NULL}},
+    {{"simulate", "--messages", "@", "--topology", "dgx-h100", "--train", "megatron:tp=2", NULL},
+     "m.csv", "src,dst,bytes\n0,1,100\n", 2,
+     {"--train does not apply with --messages", NULL}},
+    /* --rank names a rank of the layout. */
+    {{"layout", "--shape", "8x4", "--mesh", "2", "--placements", "S(0)", "--rank", "-1", NULL},
+     NULL, NULL, 2, {"--rank -1: must be at least 0", NULL}},
+    {{"layout", "--shape", "8x4", "--mesh", "2", "--placements", "S(0)", "--rank", "2", NULL},
+     NULL, NULL, 2, {"--rank 2: not in the layout, whose ranks are 0-1", NULL}},
+    {{"layout", "--model", "llama-3.1-8b", "--train", "megatron:tp=2", "--tensor",
+      "lm_head.weight", "--rank", "4", NULL},
+     NULL, NULL, 2, {"--rank 4: not in the layout, whose ranks are 0-1", NULL}},
 };
 
 static void
@@ -506,6 +608,74 @@ test_help(void)
     assert_contains(r.out, "simulate");
     assert_contains(r.out, "models");
     assert_contains(r.out, "topology");
+    run_result_clear(&r);
+}
+
+/* Under a UTF-8 locale GLib's messages keep their quotes (the C locale turns them into
+ * '?'), and numbers keep '.' as the decimal separator. */
+static void
+test_locale(void)
+{
+    const char *env[] = {"LANG=C.UTF-8", "LC_ALL=", "LC_MESSAGES=", "LC_CTYPE=", NULL};
+    const char *args[] = {"simulate", "--messages", "nonexist.csv", "--topology", "dgx-h100",
+                          NULL};
+    RunResult r = run_reshard_env(args, env);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "\u201cnonexist.csv\u201d");
+    run_result_clear(&r);
+    const char *args2[] = {"topology", "show", "dgx-h100", "--nodes", "2", "--links", "--format",
+                           "csv", NULL};
+    r = run_reshard_env(args2, env);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "\n0,gpu0.nvlink-egress,nvlink-egress,4.5e+11,0.82,3.69e+11,1.7e-06,0\n");
+    run_result_clear(&r);
+}
+
+/* Progress counts the network messages the tables count, local copies beside them. */
+static void
+test_progress_messages(void)
+{
+    const char *args[] = {"simulate", "--model", "llama-3.1-8b", "--nodes", "2", "--train",
+                          "megatron:tp=2", "--train-gpus", "0-7", "--infer", "vllm:tp=4",
+                          "--infer-gpus", "8-15", "--strategy", "gather-broadcast", NULL};
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.err, "simulating gather-broadcast: 34 network messages (43 with local "
+                           "copies)");
+    run_result_clear(&r);
+}
+
+/* The help of --strategy lists what each command accepts. */
+static void
+test_help_strategies(void)
+{
+    const char *const commands[] = {"plan", "run", "simulate"};
+    const char *const lists[] = {
+        "gather-broadcast, direct, node-aware or hierarchical (default direct)",
+        "gather-broadcast, direct, node-aware or hierarchical (default direct)",
+        "gather-broadcast, direct, node-aware, hierarchical, auto or all (default all)"};
+    for (guint i = 0; i < G_N_ELEMENTS(commands); i++) {
+        const char *args[] = {"help", commands[i], NULL};
+        RunResult r = run_reshard(args);
+        g_assert_cmpint(r.exit_code, ==, 0);
+        assert_contains(r.out, lists[i]);
+        run_result_clear(&r);
+    }
+}
+
+/* Every name under Commands in the usage has help: help and version included. */
+static void
+test_help_builtins(void)
+{
+    const char *args[] = {"help", "help", NULL};
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "Usage: reshard COMMAND");
+    run_result_clear(&r);
+    const char *args2[] = {"help", "version", NULL};
+    r = run_reshard(args2);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "reshard version");
     run_result_clear(&r);
 }
 
@@ -966,6 +1136,10 @@ main(int argc, char **argv)
         g_test_add_data_func(path, &cli_cases[i], test_cli_case);
     }
     g_test_add_func("/cli/help", test_help);
+    g_test_add_func("/cli/help/builtins", test_help_builtins);
+    g_test_add_func("/cli/help/strategies", test_help_strategies);
+    g_test_add_func("/cli/locale", test_locale);
+    g_test_add_func("/cli/simulate/progress-messages", test_progress_messages);
     g_test_add_func("/cli/models", test_models);
     for (guint i = 0; i < G_N_ELEMENTS(layout_cases); i++) {
         g_autofree char *path = g_strdup_printf("/cli/layout/json/%s", layout_cases[i].name);
