@@ -946,6 +946,30 @@ test_models_mismatch(void)
     run_result_clear(&r);
 }
 
+/* A model whose MLP share overflows 64 bits is bad input for every command that loads it
+ * (exit 2, the field and file named), not a wrapped parameter count or an abort. */
+static void
+test_model_overflow(void)
+{
+    g_autofree char *path = write_temp(
+        "ov2.yaml", "name: ov2\nfamily: llama\nhidden_size: 1048576\n"
+                    "intermediate_size: 1099511627776\nnum_hidden_layers: 32\n"
+                    "num_attention_heads: 32\nnum_key_value_heads: 8\nhead_dim: 128\n"
+                    "vocab_size: 128256\n");
+    const char *models[] = {"models", "--model", path, NULL};
+    const char *plan[] = {"plan", "--model", path, "--train", "megatron:tp=2,pp=2", "--infer",
+                          "vllm:tp=4", "--tensor", "model.layers.0.mlp.up_proj.weight", NULL};
+    const char *const *cmds[] = {models, plan};
+    for (guint i = 0; i < G_N_ELEMENTS(cmds); i++) {
+        RunResult r = run_reshard(cmds[i]);
+        g_assert_cmpint(r.exit_code, ==, 2);
+        g_assert_cmpstr(r.out, ==, "");
+        assert_contains(r.err, "ov2.yaml:4:20: num_hidden_layers x intermediate_size x "
+                               "hidden_size overflows");
+        run_result_clear(&r);
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -980,5 +1004,6 @@ main(int argc, char **argv)
     g_test_add_func("/cli/models/mismatch", test_models_mismatch);
     g_test_add_func("/cli/model-imports", test_model_imports);
     g_test_add_func("/cli/simulate/stored", test_simulate_stored);
+    g_test_add_func("/cli/models/overflow", test_model_overflow);
     return g_test_run();
 }
