@@ -970,6 +970,40 @@ test_model_overflow(void)
     }
 }
 
+/* An output path whose folder is missing is a usage error of every command that writes
+ * files, found before any work: exit 2 naming the option and path, and no file written
+ * (before, simulate wrote the first strategy's trace and run and calibrate exited 1). */
+static void
+test_output_paths(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *dir = g_dir_make_tmp("rs-cli-XXXXXX", &error);
+    g_assert_no_error(error);
+    g_autofree char *trace = g_build_filename(dir, "tr.csv", NULL);
+    g_autofree char *missing = g_build_filename(dir, "nonexist", "x.csv", NULL);
+    const char *simulate[] = {"simulate", "--model", "llama-3.1-8b", "--nodes", "2", "--train",
+                              "megatron:tp=2,pp=2", "--train-gpus", "0-7", "--infer",
+                              "vllm:tp=4", "--infer-gpus", "8-15", "--trace", trace,
+                              "--link-stats", missing, "-q", NULL};
+    const char *run[] = {"run", "--shape", "8x8", "--trace", missing, "-q", NULL};
+    const char *calibrate[] = {"calibrate", "--output", missing, "-q", NULL};
+    const char *const *cmds[] = {simulate, run, calibrate};
+    const char *options[] = {"--link-stats", "--trace", "--output"};
+    for (guint i = 0; i < G_N_ELEMENTS(cmds); i++) {
+        RunResult r = run_reshard(cmds[i]);
+        g_assert_cmpint(r.exit_code, ==, 2);
+        g_assert_cmpstr(r.out, ==, "");
+        g_autofree char *msg = g_strdup_printf("%s %s: folder %s/nonexist does not exist",
+                                               options[i], missing, dir);
+        assert_contains(r.err, msg);
+        run_result_clear(&r);
+    }
+    /* Nothing of the simulation was written: not the plain name, not any strategy's. */
+    g_autoptr(GDir) d = g_dir_open(dir, 0, &error);
+    g_assert_no_error(error);
+    g_assert_null(g_dir_read_name(d));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1005,5 +1039,6 @@ main(int argc, char **argv)
     g_test_add_func("/cli/model-imports", test_model_imports);
     g_test_add_func("/cli/simulate/stored", test_simulate_stored);
     g_test_add_func("/cli/models/overflow", test_model_overflow);
+    g_test_add_func("/cli/output-paths", test_output_paths);
     return g_test_run();
 }
