@@ -2,6 +2,7 @@
  * model to it, and write a topology file that `reshard run` and `reshard simulate` predict
  * with. See exec/calibrate.h for the method. */
 #include "cli/cli.h"
+#include "cli/outputs.h"
 
 #include "analysis/report.h"
 #include "exec/calibrate.h"
@@ -227,6 +228,9 @@ run(int argc, char **argv)
     }
     g_autoptr(GArray) sizes = g_array_new(FALSE, FALSE, sizeof(guint64));
     if (opt_sizes != NULL && !parse_sizes(opt_sizes, sizes, &error))
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    /* The output path before measuring: a wrong folder is a usage error found now. */
+    if (!rs_cli_check_output("--output", opt_output, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     RsCalibrateOptions opts = {0};
     /* 0 stands for "the default" in RsCalibrateOptions; a 0 on the command line is an

@@ -10,6 +10,7 @@
  * transfer failed), 2 (bad input), 3 (validation failed). Under mpi every process runs
  * this command; only rank 0's process prints results. */
 #include "cli/cli.h"
+#include "cli/outputs.h"
 
 #include "analysis/report.h"
 #include "cli/scenario-args.h"
@@ -343,7 +344,10 @@ run(int argc, char **argv)
     RsTransportConfig tconfig;
     RsStrategy strategy;
     RsFormat format;
-    if (!parse_options(&opts, &tconfig, &strategy, &format, &error))
+    /* The trace path before any work: a wrong folder is a usage error found now, not after
+     * the run. */
+    if (!parse_options(&opts, &tconfig, &strategy, &format, &error) ||
+        !rs_cli_check_output("--trace", opt_trace, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     /* Open the transport first: under mpirun only rank 0's process then reports input
      * errors, and every process leaves through MPI_Finalize. */
@@ -404,6 +408,7 @@ run(int argc, char **argv)
     if (root) {
         if (opt_trace != NULL) {
             rs_trace_set_meta(res.trace, "work", w.work);
+            rs_cli_note_output(opt_trace);
             if (!rs_trace_write_file(res.trace, opt_trace, &error)) {
                 g_prefix_error(&error, "--trace %s: ", opt_trace);
                 code = rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
@@ -412,6 +417,9 @@ run(int argc, char **argv)
         int report_code = report(&w, plan, &res, &cost, transport, &opts, format);
         if (code == RS_EXIT_OK)
             code = report_code;
+        /* A failed run (a write error, wrong bytes) leaves no trace file of its own. */
+        if (code != RS_EXIT_OK)
+            rs_cli_remove_created_outputs();
     } else if (res.n_bad_elems > 0) {
         code = RS_EXIT_CHECK;
     }

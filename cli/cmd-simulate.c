@@ -8,6 +8,7 @@
  * forward to each other), auto every strategy; the fastest is kept and the reason printed.
  * With --messages, an explicit message list is simulated instead. */
 #include "cli/cli.h"
+#include "cli/outputs.h"
 
 #include "analysis/report.h"
 #include "cli/scenario-args.h"
@@ -154,6 +155,7 @@ write_outputs(const RsFlowSimResult *flow, const RsTopology *topo, const char *t
 {
     if (trace_path != NULL) {
         g_autoptr(RsTrace) trace = rs_flow_sim_result_to_trace(flow, topo, ids);
+        rs_cli_note_output(trace_path);
         if (scenario != NULL)
             rs_trace_set_meta(trace, "scenario", scenario);
         if (strategy != NULL)
@@ -164,6 +166,7 @@ write_outputs(const RsFlowSimResult *flow, const RsTopology *topo, const char *t
     if (links_path != NULL) {
         g_autoptr(GString) csv = g_string_new(NULL);
         rs_report_link_stats(flow, topo, csv);
+        rs_cli_note_output(links_path);
         if (!write_text(links_path, csv->str, error))
             return FALSE;
     }
@@ -292,8 +295,10 @@ run_messages(const char *cmd, const RsFlowSimOptions *fopt, gboolean use_flow, R
     g_autofree guint32 *ids = g_new(guint32, MAX(flow->n_messages, 1));
     for (guint i = 0; i < flow->n_messages; i++)
         ids[i] = rs_trace_get_row(trace, i)->message;
-    if (!write_outputs(flow, topo, opt_trace, opt_link_stats, ids, NULL, NULL, &error))
+    if (!write_outputs(flow, topo, opt_trace, opt_link_stats, ids, NULL, NULL, &error)) {
+        rs_cli_remove_created_outputs();
         return rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
+    }
     g_autoptr(GString) out = g_string_new(NULL);
     rs_report_replay(opt_messages, topo, flow, format, out);
     fputs(out->str, stdout);
@@ -472,6 +477,11 @@ run(int argc, char **argv)
     gboolean use_flow;
     if (!parse_flow_options(&fopt, &use_flow, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    /* Every output path before any work: a wrong folder is found now, not after the first
+     * strategy's simulation. */
+    if (!rs_cli_check_output("--trace", opt_trace, &error) ||
+        !rs_cli_check_output("--link-stats", opt_link_stats, &error))
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     if (opt_messages != NULL)
         return run_messages(cmd, &fopt, use_flow, format);
     Requested req;
@@ -597,6 +607,10 @@ run(int argc, char **argv)
         rs_report_simulate(&report, format, out);
         fputs(out->str, stdout);
     }
+    /* A failed command leaves none of its files (a strategy's trace written before a later
+     * one failed). */
+    if (code != RS_EXIT_OK)
+        rs_cli_remove_created_outputs();
     g_array_unref(ev.evaluated);
     g_ptr_array_unref(ev.flows);
     rs_scenario_build_clear(&build);

@@ -477,3 +477,23 @@ rs_model_config_load_json(RsModelConfig *config, const char *path, GError **erro
     }
     return TRUE;
 }
+
+char *
+rs_model_config_dup_keys_for_value(RsModelConfig *config, gint64 value, const char **where_out)
+{
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < config->order->len; i++) {
+        const char *key = g_ptr_array_index(config->order, i);
+        ConfigEntry *e = g_hash_table_lookup(config->entries, key);
+        gint64 v;
+        if (e == NULL || !e->consumed || e->value == NULL ||
+            !g_ascii_string_to_signed(e->value, 10, 1, G_MAXINT64, &v, NULL))
+            continue;
+        if (v != value && MAX(v / (gint64)config->scale, 1) != value)
+            continue;
+        if (s->len == 0 && where_out != NULL)
+            *where_out = e->where;
+        g_string_append_printf(s, "%s%s", s->len ? "/" : "", key);
+    }
+    return g_string_free(s, s->len == 0);
+}

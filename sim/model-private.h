@@ -59,6 +59,12 @@ void rs_model_config_foreach_prefix(RsModelConfig *config, const char *prefix,
 /* Sets an error "where: key: message" (the source name when the key is absent). */
 void rs_model_config_set_error(RsModelConfig *config, const char *key, GError **error,
                                const char *format, ...) G_GNUC_PRINTF(4, 5);
+/* Returns: (transfer full) (nullable): the consumed integer keys whose value (or scaled
+ * width) equals @value, joined by "/", or NULL when none does; *@where_out (when not NULL)
+ * borrows the location of the first such key, valid while @config lives. For messages that
+ * name the fields behind a computed dimension. */
+char *rs_model_config_dup_keys_for_value(RsModelConfig *config, gint64 value,
+                                         const char **where_out);
 /* Fails naming the first key no reader consumed. */
 gboolean rs_model_config_check_consumed(RsModelConfig *config, GError **error);
 

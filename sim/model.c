@@ -217,6 +217,125 @@ rs_model_set_last_segments(RsModel *model, guint n, const gint64 *sizes)
         t->segments[i] = sizes[i];
 }
 
+/* --- size checks --- */
+
+/* The largest tensor accepted, in elements: byte counts (up to 8 bytes an element) and the
+ * sums the planner forms over a few such tensors then still fit in 64 bits. */
+#define RS_MODEL_MAX_TENSOR_ELEMS ((guint64)1 << 62)
+
+/* Checked bytes of @n_elems elements of @dtype (rs_dtype_get_n_bytes without the wrap). */
+static gboolean
+checked_n_bytes(RsDtype dtype, guint64 n_elems, guint64 *bytes_out)
+{
+    guint64 bits = rs_dtype_get_n_bytes(dtype, 8); /* bits of one element */
+    guint64 n_bits;
+    if (bits % 8 == 0)
+        return !__builtin_mul_overflow(n_elems, bits / 8, bytes_out);
+    if (__builtin_mul_overflow(n_elems, bits, &n_bits) || __builtin_add_overflow(n_bits, 7, &n_bits))
+        return FALSE;
+    *bytes_out = n_bits / 8;
+    return TRUE;
+}
+
+/* Names the config fields behind @t's dimensions ("intermediate_size x hidden_size") and
+ * sets *where_out to the location of the first one (the source when none is known). A
+ * dimension no field states alone is written as its number. ASCII "x", not "×": GLib
+ * prints messages in the locale's charset, where "×" may become "?". */
+static char *
+describe_fields(RsModelConfig *config, const RsTensorSpec *t, const char **where_out)
+{
+    GString *s = g_string_new(NULL);
+    for (guint d = 0; d < t->n_dims; d++) {
+        if (t->shape[d] == 1)
+            continue;
+        const char *where = NULL;
+        g_autofree char *keys =
+            config ? rs_model_config_dup_keys_for_value(config, t->shape[d], &where) : NULL;
+        if (keys != NULL && *where_out == NULL)
+            *where_out = where;
+        g_string_append_printf(s, "%s%s", s->len ? " x " : "", keys ? keys : "");
+        if (keys == NULL)
+            g_string_append_printf(s, "%" G_GINT64_FORMAT, t->shape[d]);
+    }
+    return g_string_free(s, FALSE);
+}
+
+static char *
+format_shape(const RsTensorSpec *t)
+{
+    GString *s = g_string_new("[");
+    for (guint d = 0; d < t->n_dims; d++)
+        g_string_append_printf(s, "%s%" G_GINT64_FORMAT, d ? ", " : "", t->shape[d]);
+    g_string_append_c(s, ']');
+    return g_string_free(s, FALSE);
+}
+
+/* "2^60" for a power of two, else "2^60.58": the size of @t's element count, computed in
+ * floating point so that it is right also when the count does not fit in 64 bits. */
+static char *
+format_log2_elems(const RsTensorSpec *t)
+{
+    double l = 0;
+    for (guint d = 0; d < t->n_dims; d++)
+        l += log2((double)MAX(t->shape[d], 1));
+    if (fabs(l - round(l)) < 1e-9)
+        return g_strdup_printf("2^%.0f", l);
+    return g_strdup_printf("2^%.2f", l);
+}
+
+static void
+set_size_error(RsModelConfig *config, const char *source, const RsTensorSpec *t, GError **error,
+               gboolean total, const char *what)
+{
+    const char *where = NULL;
+    g_autofree char *dims = describe_fields(config, t, &where);
+    /* A total overflows because of the layer count as much as the widths. */
+    g_autofree char *fields =
+        total && config != NULL && rs_model_config_has(config, "num_hidden_layers")
+            ? g_strdup_printf("num_hidden_layers x %s", dims)
+            : g_strdup(dims);
+    g_autofree char *shape = format_shape(t);
+    g_autofree char *log2s = format_log2_elems(t);
+    g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
+                "%s: %s overflows: tensor %s %s %s (%s elements)", where ? where : source,
+                fields, t->name, shape, what, log2s);
+}
+
+/* Checks every tensor's element count, logical parameters and bytes, and the running
+ * totals per model (and so per layer), for 64-bit overflow: a tensor over 2^62 elements or a
+ * total that does not fit is bad input (RS_MODEL_ERROR_CONFIG) naming @source and, through
+ * @config (may be NULL), the fields whose values make the offending dimensions. Every
+ * figure function of this module relies on a model having passed this check. */
+static gboolean
+check_sizes(const RsModel *model, RsModelConfig *config, const char *source, GError **error)
+{
+    /* A layer's totals are parts of the model's, so checking the model's covers them. */
+    guint64 total_params = 0, total_bytes = 0;
+    for (guint i = 0; i < model->tensors->len; i++) {
+        const RsTensorSpec *t = g_ptr_array_index(model->tensors, i);
+        guint64 n = 1, bytes;
+        gboolean ok = TRUE;
+        for (guint d = 0; d < t->n_dims && ok; d++)
+            ok = t->shape[d] >= 0 && !__builtin_mul_overflow(n, (guint64)t->shape[d], &n);
+        if (!ok || n > RS_MODEL_MAX_TENSOR_ELEMS) {
+            set_size_error(config, source, t, error, FALSE, "would have more than 2^62 elements");
+            return FALSE;
+        }
+        if (!checked_n_bytes(t->dtype, n, &bytes)) {
+            set_size_error(config, source, t, error, FALSE, "would have more than 2^64 bytes");
+            return FALSE;
+        }
+        if (t->n_params > RS_MODEL_MAX_TENSOR_ELEMS * 2 ||
+            __builtin_add_overflow(total_params, t->n_params, &total_params) ||
+            __builtin_add_overflow(total_bytes, bytes, &total_bytes)) {
+            set_size_error(config, source, t, error, TRUE,
+                           "makes the model's parameter or byte total exceed 2^64");
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
 /* --- reading a model file into a config --- */
 
 static void
@@ -533,7 +652,8 @@ model_from_config(RsModelConfig *config, const char *path, const RsModelOptions 
         model->family = g_strdup(family ? family : "checkpoint");
         if (!rs_model_import_safetensors(model, ckpt, config, options, error))
             return NULL;
-        if (!rs_model_config_check_consumed(config, error))
+        if (!rs_model_config_check_consumed(config, error) ||
+            !check_sizes(model, NULL, ckpt, error))
             return NULL;
         return g_steal_pointer(&model);
     }
@@ -550,7 +670,8 @@ model_from_config(RsModelConfig *config, const char *path, const RsModelOptions 
     }
     if (!generate(model, config, options, error))
         return NULL;
-    if (!rs_model_config_check_consumed(config, error))
+    if (!rs_model_config_check_consumed(config, error) ||
+        !check_sizes(model, config, path, error))
         return NULL;
     if (model->has_layer_range && model->last_layer >= (gint)model->n_layers) {
         g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
@@ -602,7 +723,8 @@ load_checkpoint(const char *path, const RsModelOptions *options, GError **error)
                                                 : g_path_get_basename(abs);
     const char *family = model_type ? rs_model_family_for_model_type(model_type) : NULL;
     model->family = g_strdup(family ? family : model_type ? model_type : "checkpoint");
-    if (!rs_model_import_safetensors(model, path, config, options, error))
+    if (!rs_model_import_safetensors(model, path, config, options, error) ||
+        !check_sizes(model, NULL, path, error))
         return NULL;
     return g_steal_pointer(&model);
 }

@@ -1116,6 +1116,64 @@ test_models_mismatch(void)
     run_result_clear(&r);
 }
 
+/* A model whose MLP share overflows 64 bits is bad input for every command that loads it
+ * (exit 2, the field and file named), not a wrapped parameter count or an abort. */
+static void
+test_model_overflow(void)
+{
+    g_autofree char *path = write_temp(
+        "ov2.yaml", "name: ov2\nfamily: llama\nhidden_size: 1048576\n"
+                    "intermediate_size: 1099511627776\nnum_hidden_layers: 32\n"
+                    "num_attention_heads: 32\nnum_key_value_heads: 8\nhead_dim: 128\n"
+                    "vocab_size: 128256\n");
+    const char *models[] = {"models", "--model", path, NULL};
+    const char *plan[] = {"plan", "--model", path, "--train", "megatron:tp=2,pp=2", "--infer",
+                          "vllm:tp=4", "--tensor", "model.layers.0.mlp.up_proj.weight", NULL};
+    const char *const *cmds[] = {models, plan};
+    for (guint i = 0; i < G_N_ELEMENTS(cmds); i++) {
+        RunResult r = run_reshard(cmds[i]);
+        g_assert_cmpint(r.exit_code, ==, 2);
+        g_assert_cmpstr(r.out, ==, "");
+        assert_contains(r.err, "ov2.yaml:4:20: num_hidden_layers x intermediate_size x "
+                               "hidden_size overflows");
+        run_result_clear(&r);
+    }
+}
+
+/* An output path whose folder is missing is a usage error of every command that writes
+ * files, found before any work: exit 2 naming the option and path, and no file written
+ * (before, simulate wrote the first strategy's trace and run and calibrate exited 1). */
+static void
+test_output_paths(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *dir = g_dir_make_tmp("rs-cli-XXXXXX", &error);
+    g_assert_no_error(error);
+    g_autofree char *trace = g_build_filename(dir, "tr.csv", NULL);
+    g_autofree char *missing = g_build_filename(dir, "nonexist", "x.csv", NULL);
+    const char *simulate[] = {"simulate", "--model", "llama-3.1-8b", "--nodes", "2", "--train",
+                              "megatron:tp=2,pp=2", "--train-gpus", "0-7", "--infer",
+                              "vllm:tp=4", "--infer-gpus", "8-15", "--trace", trace,
+                              "--link-stats", missing, "-q", NULL};
+    const char *run[] = {"run", "--shape", "8x8", "--trace", missing, "-q", NULL};
+    const char *calibrate[] = {"calibrate", "--output", missing, "-q", NULL};
+    const char *const *cmds[] = {simulate, run, calibrate};
+    const char *options[] = {"--link-stats", "--trace", "--output"};
+    for (guint i = 0; i < G_N_ELEMENTS(cmds); i++) {
+        RunResult r = run_reshard(cmds[i]);
+        g_assert_cmpint(r.exit_code, ==, 2);
+        g_assert_cmpstr(r.out, ==, "");
+        g_autofree char *msg = g_strdup_printf("%s %s: folder %s/nonexist does not exist",
+                                               options[i], missing, dir);
+        assert_contains(r.err, msg);
+        run_result_clear(&r);
+    }
+    /* Nothing of the simulation was written: not the plain name, not any strategy's. */
+    g_autoptr(GDir) d = g_dir_open(dir, 0, &error);
+    g_assert_no_error(error);
+    g_assert_null(g_dir_read_name(d));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1154,5 +1212,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/models/mismatch", test_models_mismatch);
     g_test_add_func("/cli/model-imports", test_model_imports);
     g_test_add_func("/cli/simulate/stored", test_simulate_stored);
+    g_test_add_func("/cli/models/overflow", test_model_overflow);
+    g_test_add_func("/cli/output-paths", test_output_paths);
     return g_test_run();
 }

@@ -1226,6 +1226,43 @@ test_family_scenario(gconstpointer data)
     }
 }
 
+/* Sizes that do not fit are bad input: each row a llama config whose widths make one tensor,
+ * one tensor's bytes, or the model's total overflow; the message names the fields at the
+ * line of the first one (every row puts intermediate_size on line 3, hidden_size on 4). */
+typedef struct {
+    const char *name;
+    const char *widths; /* lines 3 and 4 and the dtype line */
+    gint64 n_layers;
+    const char *fragment;
+} OverflowCase;
+
+static const OverflowCase overflow_cases[] = {
+    {"tensor-elements", "intermediate_size: 1099511627776\nhidden_size: 8388608\ndtype: bf16\n",
+     2,
+     ":3:20: intermediate_size x hidden_size overflows: tensor "
+     "model.layers.0.mlp.gate_proj.weight [1099511627776, 8388608] would have more than 2^62 "
+     "elements (2^63 elements)"},
+    {"tensor-bytes", "intermediate_size: 4294967296\nhidden_size: 1073741824\ndtype: f32\n", 1,
+     ":3:20: intermediate_size x hidden_size overflows: tensor "
+     "model.layers.0.mlp.gate_proj.weight [4294967296, 1073741824] would have more than 2^64 "
+     "bytes (2^62 elements)"},
+    {"model-total", "intermediate_size: 1099511627776\nhidden_size: 1048576\ndtype: bf16\n", 32,
+     ":3:20: num_hidden_layers x intermediate_size x hidden_size overflows: tensor "
+     "model.layers.2.mlp.up_proj.weight [1099511627776, 1048576] makes the model's parameter "
+     "or byte total exceed 2^64 (2^60 elements)"},
+};
+
+static void
+test_overflow(gconstpointer data)
+{
+    const OverflowCase *c = data;
+    g_autofree char *text = g_strdup_printf("name: x\nfamily: llama\n%snum_hidden_layers: %"
+                                            G_GINT64_FORMAT "\nnum_attention_heads: 1\n"
+                                            "head_dim: 1\nvocab_size: 10\n",
+                                            c->widths, c->n_layers);
+    expect_model_error(text, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG, c->fragment);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1235,6 +1272,10 @@ main(int argc, char **argv)
     g_test_add_func("/model/deepseek-v3/layer", test_deepseek_v3_layer);
     g_test_add_func("/model/llama-3.1-8b", test_llama_8b);
     g_test_add_func("/model/errors", test_model_errors);
+    for (guint i = 0; i < G_N_ELEMENTS(overflow_cases); i++) {
+        g_autofree char *path = g_strdup_printf("/model/overflow/%s", overflow_cases[i].name);
+        g_test_add_data_func(path, &overflow_cases[i], test_overflow);
+    }
     g_test_add_func("/model/scaled-subset", test_scaled_subset);
     for (guint i = 0; i < G_N_ELEMENTS(zoo); i++) {
         g_autofree char *path = g_strdup_printf("/model/zoo/%s", zoo[i].id);

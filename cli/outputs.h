@@ -1,0 +1,24 @@
+/* outputs.h — output files of a subcommand: checked before any work, removed on failure. */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* Checks that @path can be written before a command does its work: the folder it names
+ * (the current one for a bare name) exists, is a folder and is writable, and @path is not
+ * itself a folder. NULL @path passes. Error: G_OPTION_ERROR_BAD_VALUE
+ * "OPTION PATH: folder DIR does not exist" (or "is not a folder", "is not writable",
+ * "is a folder") — a usage error (exit 2). */
+gboolean rs_cli_check_output(const char *option, const char *path, GError **error);
+
+/* Notes that the command is about to write @path: when no file is there yet, @path joins
+ * the list rs_cli_remove_created_outputs() removes. One command runs per process, so the
+ * list is the process's. */
+void rs_cli_note_output(const char *path);
+
+/* Removes every file noted by rs_cli_note_output() that the command created (on failure,
+ * so that a failed command leaves none of its outputs behind) and empties the list. */
+void rs_cli_remove_created_outputs(void);
+
+G_END_DECLS
