@@ -175,11 +175,11 @@ simulate_table(const RsSimulateReport *r, GString *out)
     g_autofree char *topo = rs_topology_format_summary(r->topology);
     g_string_append_printf(out, "scenario   %s\n", r->scenario_name);
     g_autofree char *variant = rs_model_format_variant(r->model);
+    g_autofree char *dtypes = rs_refit_format_wire_dtypes(r->refit);
     g_string_append_printf(out, "model      %s%s%s%s (%s): %s parameters, %.2f GB as %s, %u tensors\n",
                            rs_model_get_name(r->model), *variant ? " [" : "", variant,
                            *variant ? "]" : "", rs_model_get_family(r->model), params,
-                           rs_refit_get_size_bytes(r->refit) / 1e9,
-                           rs_dtype_get_name(rs_model_get_dtype(r->model)),
+                           rs_refit_get_size_bytes(r->refit) / 1e9, dtypes,
                            rs_refit_get_n_tensors(r->refit));
     g_string_append_printf(out, "topology   %s\n", topo);
     g_string_append_printf(out, "training   %s on GPUs %s\n", r->train_desc, r->train_gpus);

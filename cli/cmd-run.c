@@ -246,11 +246,11 @@ load_work(Work *w, GError **error)
                                                   scenario->train_gpus->len);
     g_autofree char *infer_gpus = rs_ranks_format((const guint32 *)scenario->infer_gpus->data,
                                                   scenario->infer_gpus->len);
+    g_autofree char *dtypes = rs_refit_format_wire_dtypes(w->refit);
     w->work = g_strdup_printf("%s%s%s%s, %.4f GB as %s: %s on %s -> %s on %s",
                               rs_model_get_name(w->build.model), *variant ? " [" : "", variant,
                               *variant ? "]" : "", rs_refit_get_size_bytes(w->refit) / 1e9,
-                              rs_dtype_get_name(rs_model_get_dtype(w->build.model)), train,
-                              train_gpus, infer, infer_gpus);
+                              dtypes, train, train_gpus, infer, infer_gpus);
     return TRUE;
 }
 

@@ -253,6 +253,43 @@ rs_refit_get_size_bytes(const RsRefit *refit)
     return total;
 }
 
+static gint
+compare_dtype_bytes(gconstpointer a, gconstpointer b, gpointer user_data)
+{
+    const guint64 *bytes = user_data;
+    RsDtype x = *(const RsDtype *)a, y = *(const RsDtype *)b;
+    if (bytes[x] != bytes[y])
+        return bytes[x] > bytes[y] ? -1 : 1;
+    return (gint)x - (gint)y;
+}
+
+char *
+rs_refit_format_wire_dtypes(const RsRefit *refit)
+{
+    guint64 bytes[RS_DTYPE_N] = {0};
+    gboolean present[RS_DTYPE_N] = {FALSE};
+    for (guint i = 0; i < rs_refit_get_n_tensors(refit); i++) {
+        const RsRefitTensor *t = rs_refit_get_tensor(refit, i);
+        bytes[t->dtype] += rs_refit_tensor_get_n_bytes(t, rs_layout_get_n_elems(t->src));
+        present[t->dtype] = TRUE;
+    }
+    RsDtype order[RS_DTYPE_N];
+    guint n = 0;
+    for (guint d = 0; d < RS_DTYPE_N; d++)
+        if (present[d])
+            order[n++] = (RsDtype)d;
+    if (n == 0)
+        return g_strdup("no tensors");
+    if (n == 1)
+        return g_strdup(rs_dtype_get_name(order[0]));
+    g_qsort_with_data(order, (gint)n, sizeof order[0], compare_dtype_bytes, bytes);
+    GString *out = g_string_new(NULL);
+    for (guint k = 0; k < n; k++)
+        g_string_append_printf(out, "%s%s %.2f GB", k ? " + " : "", rs_dtype_get_name(order[k]),
+                               bytes[order[k]] / 1e9);
+    return g_string_free(out, FALSE);
+}
+
 /* --- fused buffer check --- */
 
 typedef struct {

@@ -146,6 +146,16 @@ const RsRefitTensor *rs_refit_get_tensor(const RsRefit *refit, guint index);
 gint rs_refit_find_tensor(const RsRefit *refit, const char *name);
 /** rs_refit_get_size_bytes: Returns: bytes of all global tensors in their wire dtypes. */
 guint64 rs_refit_get_size_bytes(const RsRefit *refit);
+
+/**
+ * rs_refit_format_wire_dtypes:
+ * The dtypes the refit moves: the dtype name when every tensor has one wire dtype
+ * ("bf16"), else each dtype with its share of rs_refit_get_size_bytes, largest first, in GB
+ * of 10^9 bytes ("fp8-e4m3 1023.89 GB + bf16 5.03 GB + f32 0.25 GB": FP8 weights with
+ * their block scales). An empty refit gives "no tensors".
+ * Returns: (transfer full): a string to g_free.
+ */
+char *rs_refit_format_wire_dtypes(const RsRefit *refit);
 /**
  * rs_refit_tensor_get_elem_bytes:
  * Returns: bytes of one element of @tensor on the wire (0 for MXFP4's half-byte

@@ -206,6 +206,19 @@ static const ScenarioCase scenario_cases[] = {
 };
 
 static JsonObject *parse_object(JsonParser *parser, const char *text);
+/* The header names the dtypes moved: FP8 weights with their bf16 remainder and f32 block
+ * scales, not "bf16". */
+static void
+test_wire_dtypes_header(void)
+{
+    const char *args[] = {"simulate", "--scenario", "kimi-k2-h100-fp8", "--strategy", "direct",
+                          "--network", "bottleneck", "-q", NULL};
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "1029.17 GB as fp8-e4m3 1023.89 GB + bf16 5.03 GB + f32 0.25 GB");
+    run_result_clear(&r);
+}
+
 
 static void
 test_shipped_scenario(gconstpointer data)
@@ -1180,6 +1193,7 @@ main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/cli/simulate/default-json", test_default_json);
     g_test_add_func("/cli/simulate/default-flow-json", test_default_flow_json);
+    g_test_add_func("/cli/simulate/wire-dtypes-header", test_wire_dtypes_header);
     for (guint i = 0; i < G_N_ELEMENTS(scenario_cases); i++) {
         g_autofree char *path =
             g_strdup_printf("/cli/simulate/scenario/%s", scenario_cases[i].scenario);
