@@ -15,6 +15,7 @@ typedef struct {
     char *value; /* NULL for an explicit null */
     char *where;
     gboolean consumed;
+    gboolean is_list; /* given as a list (value: its items joined by ',') */
 } ConfigEntry;
 
 struct _RsModelConfig {
@@ -67,8 +68,8 @@ rs_model_config_get_source(const RsModelConfig *config)
     return config->source;
 }
 
-void
-rs_model_config_set(RsModelConfig *config, const char *key, const char *value, const char *where)
+static ConfigEntry *
+config_set(RsModelConfig *config, const char *key, const char *value, const char *where)
 {
     ConfigEntry *e = g_new0(ConfigEntry, 1);
     e->value = g_strdup(value);
@@ -76,6 +77,20 @@ rs_model_config_set(RsModelConfig *config, const char *key, const char *value, c
     if (!g_hash_table_contains(config->entries, key))
         g_ptr_array_add(config->order, g_strdup(key));
     g_hash_table_replace(config->entries, g_strdup(key), e);
+    return e;
+}
+
+void
+rs_model_config_set_list(RsModelConfig *config, const char *key, const char *items,
+                         const char *where)
+{
+    config_set(config, key, items, where)->is_list = TRUE;
+}
+
+void
+rs_model_config_set(RsModelConfig *config, const char *key, const char *value, const char *where)
+{
+    config_set(config, key, value, where);
 }
 
 gboolean
@@ -118,12 +133,27 @@ config_find(RsModelConfig *config, const char *key, gboolean required, ConfigEnt
     return TRUE;
 }
 
+/* As config_find, for fields that take one value: a list is an error naming where. */
+static gboolean
+config_find_scalar(RsModelConfig *config, const char *key, gboolean required,
+                   ConfigEntry **entry_out, GError **error)
+{
+    if (!config_find(config, key, required, entry_out, error))
+        return FALSE;
+    if (*entry_out != NULL && (*entry_out)->is_list) {
+        rs_model_config_set_error(config, key, error, "expected a single value, got a list");
+        *entry_out = NULL;
+        return FALSE;
+    }
+    return TRUE;
+}
+
 gboolean
 rs_model_config_get_int(RsModelConfig *config, const char *key, gboolean required, gint64 min,
                         gint64 max, gint64 *out, GError **error)
 {
     ConfigEntry *e;
-    if (!config_find(config, key, required, &e, error))
+    if (!config_find_scalar(config, key, required, &e, error))
         return FALSE;
     if (e == NULL)
         return TRUE;
@@ -157,7 +187,7 @@ rs_model_config_get_bool(RsModelConfig *config, const char *key, gboolean requir
                          GError **error)
 {
     ConfigEntry *e;
-    if (!config_find(config, key, required, &e, error))
+    if (!config_find_scalar(config, key, required, &e, error))
         return FALSE;
     if (e == NULL)
         return TRUE;
@@ -175,6 +205,18 @@ rs_model_config_get_bool(RsModelConfig *config, const char *key, gboolean requir
 gboolean
 rs_model_config_get_string(RsModelConfig *config, const char *key, gboolean required,
                            const char **out, GError **error)
+{
+    ConfigEntry *e;
+    if (!config_find_scalar(config, key, required, &e, error))
+        return FALSE;
+    if (e != NULL)
+        *out = e->value;
+    return TRUE;
+}
+
+gboolean
+rs_model_config_get_text(RsModelConfig *config, const char *key, gboolean required,
+                         const char **out, GError **error)
 {
     ConfigEntry *e;
     if (!config_find(config, key, required, &e, error))
@@ -407,7 +449,7 @@ json_flatten(JsonFlatten *f, const char *key, const char *json_path, JsonNode *n
                 g_autofree char *item = json_scalar_text(json_array_get_element(array, i));
                 g_string_append_printf(s, "%s%s", i ? "," : "", item);
             }
-            rs_model_config_set(f->config, key, s->str, where);
+            rs_model_config_set_list(f->config, key, s->str, where);
             g_string_free(s, TRUE);
             return;
         }

@@ -467,7 +467,7 @@ rs_family_generate_qwen3_next(RsModel *m, RsModelConfig *c, const RsModelOptions
         !rs_model_config_get_int_list(c, "mlp_only_layers", FALSE, 0, 100000, &mlp_only, error) ||
         !rs_model_config_get_int(c, "full_attention_interval", FALSE, 1, 100000, &interval,
                                  error) ||
-        !rs_model_config_get_string(c, "layer_types", FALSE, &layer_types, error) ||
+        !rs_model_config_get_text(c, "layer_types", FALSE, &layer_types, error) ||
         !rs_model_config_get_int(c, "linear_num_key_heads", TRUE, 1, RS_FAMILY_MAX_COUNT,
                                  &n.lin_k_heads, error) ||
         !rs_model_config_get_int(c, "linear_num_value_heads", TRUE, 1, RS_FAMILY_MAX_COUNT,

@@ -20,6 +20,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(RsModelConfig, rs_model_config_free)
 /* Adds a value; @where is "path:line:col". A later value for the same key replaces it. */
 void rs_model_config_set(RsModelConfig *config, const char *key, const char *value,
                          const char *where);
+/* Adds a list given in the file (a YAML/JSON sequence of scalars), @items joined by ','.
+ * Only the list readers (get_int_list, get_text) accept it; the scalar readers fail with
+ * "expected a single value, got a list" naming where. */
+void rs_model_config_set_list(RsModelConfig *config, const char *key, const char *items,
+                              const char *where);
 
 /* Sets the width divisor rs_model_config_get_width() applies (>= 1). */
 void rs_model_config_set_scale(RsModelConfig *config, guint scale);
@@ -40,8 +45,12 @@ gboolean rs_model_config_get_width(RsModelConfig *config, const char *key, gbool
                                    gint64 max, gint64 *out, GError **error);
 gboolean rs_model_config_get_bool(RsModelConfig *config, const char *key, gboolean required,
                                   gboolean *out, GError **error);
+/* Reads one value as text (a list is an error). */
 gboolean rs_model_config_get_string(RsModelConfig *config, const char *key, gboolean required,
                                     const char **out, GError **error);
+/* Reads a value or a list as text (a list's items joined by ','). */
+gboolean rs_model_config_get_text(RsModelConfig *config, const char *key, gboolean required,
+                                  const char **out, GError **error);
 /* Reads a list of integers in [min, max] ("4,8,12", from a YAML/JSON sequence; a single
  * integer is a list of one); *out (transfer full, element-type gint64) is left unchanged
  * when the key is absent and !required. */

@@ -366,7 +366,7 @@ yaml_flatten(RsYaml *yaml, RsModelConfig *config, const char *path, const char *
                  it < v->data.sequence.items.top; it++, i++)
                 g_string_append_printf(s, "%s%s", i ? "," : "",
                                        rs_yaml_scalar_value(rs_yaml_node_at(yaml, *it)));
-            rs_model_config_set(config, key, s->str, where);
+            rs_model_config_set_list(config, key, s->str, where);
             g_string_free(s, TRUE);
             return;
         }

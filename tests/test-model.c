@@ -198,6 +198,11 @@ test_model_errors(void)
                        RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG, "num_key_value_heads");
     expect_model_error("name: x\nfamily: llama\ndtype: bf17\n", RS_MODEL_ERROR,
                        RS_MODEL_ERROR_CONFIG, "unknown dtype \"bf17\"");
+    /* A list where one value belongs is refused, not read as its items joined. */
+    expect_model_error("name: x\nfamily: llama\ndtype: [f32]\n", RS_MODEL_ERROR,
+                       RS_MODEL_ERROR_CONFIG, ":3:8: dtype: expected a single value, got a list");
+    expect_model_error("name: x\nfamily: llama\nhidden_size: [4096]\n", RS_MODEL_ERROR,
+                       RS_MODEL_ERROR_CONFIG, "hidden_size: expected a single value, got a list");
 }
 
 static void
