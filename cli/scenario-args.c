@@ -114,6 +114,7 @@ rs_scenario_args_load(const RsScenarioArgs *args, const char *default_name, cons
     if (args->model != NULL) {
         g_free(s->model);
         s->model = g_strdup(args->model);
+        rs_scenario_set_where(&s->model_where, "--model");
     }
     if (dtype != NULL) {
         if (!rs_dtype_parse(dtype, &s->dtype, error)) {
@@ -136,6 +137,7 @@ rs_scenario_args_load(const RsScenarioArgs *args, const char *default_name, cons
     if (args->topology != NULL) {
         g_free(s->topology);
         s->topology = g_strdup(args->topology);
+        rs_scenario_set_where(&s->topology_where, "--topology");
     }
     RsTopologyOverrides ov;
     gint64 scale = 0;
@@ -145,6 +147,14 @@ rs_scenario_args_load(const RsScenarioArgs *args, const char *default_name, cons
         s->n_nodes = ov.n_nodes;
     ov.n_nodes = 0;
     s->topology_overrides = ov;
+    if (args->train)
+        rs_scenario_set_where(&s->train_where, "--train");
+    if (args->infer)
+        rs_scenario_set_where(&s->infer_where, "--infer");
+    if (args->train_gpus)
+        rs_scenario_set_where(&s->train_gpus_where, "--train-gpus");
+    if (args->infer_gpus)
+        rs_scenario_set_where(&s->infer_gpus_where, "--infer-gpus");
     if ((args->train && !replace_convention(&s->train, args->train, "--train", error)) ||
         (args->infer && !replace_convention(&s->infer, args->infer, "--infer", error)) ||
         (args->train_gpus && !replace_gpus(&s->train_gpus, args->train_gpus, "--train-gpus", error)) ||

@@ -23,6 +23,13 @@ rs_scenario_free(RsScenario *scenario)
     g_free(scenario->name);
     g_free(scenario->model);
     g_free(scenario->topology);
+    g_free(scenario->model_where);
+    g_free(scenario->topology_where);
+    g_free(scenario->nodes_where);
+    g_free(scenario->train_where);
+    g_free(scenario->infer_where);
+    g_free(scenario->train_gpus_where);
+    g_free(scenario->infer_gpus_where);
     rs_convention_free(scenario->train);
     rs_convention_free(scenario->infer);
     if (scenario->train_gpus)
@@ -30,6 +37,24 @@ rs_scenario_free(RsScenario *scenario)
     if (scenario->infer_gpus)
         g_array_unref(scenario->infer_gpus);
     g_free(scenario);
+}
+
+void
+rs_scenario_set_where(char **where, const char *text)
+{
+    g_free(*where);
+    *where = g_strdup(text);
+}
+
+/* Sets *@where to "path:line:col" of @node (nothing when @node is NULL). */
+static void
+set_where_node(char **where, const char *path, const yaml_node_t *node)
+{
+    if (node == NULL)
+        return;
+    g_free(*where);
+    *where = g_strdup_printf("%s:%zu:%zu", path, node->start_mark.line + 1,
+                             node->start_mark.column + 1);
 }
 
 /* Reads a train/infer section: convention, gpus and integer parameters. */
@@ -180,6 +205,17 @@ rs_scenario_load_file(const char *path, GError **error)
     if (!read_side(yaml, root, "train", &s->train, &s->train_gpus, error) ||
         !read_side(yaml, root, "infer", &s->infer, &s->infer_gpus, error))
         return NULL;
+    set_where_node(&s->model_where, path, rs_yaml_lookup(yaml, root, "model"));
+    set_where_node(&s->topology_where, path, rs_yaml_lookup(yaml, root, "topology"));
+    set_where_node(&s->nodes_where, path, rs_yaml_lookup(yaml, root, "nodes"));
+    yaml_node_t *train = rs_yaml_lookup(yaml, root, "train");
+    yaml_node_t *infer = rs_yaml_lookup(yaml, root, "infer");
+    set_where_node(&s->train_where, path, train);
+    set_where_node(&s->infer_where, path, infer);
+    if (train != NULL && train->type == YAML_MAPPING_NODE)
+        set_where_node(&s->train_gpus_where, path, rs_yaml_lookup(yaml, train, "gpus"));
+    if (infer != NULL && infer->type == YAML_MAPPING_NODE)
+        set_where_node(&s->infer_gpus_where, path, rs_yaml_lookup(yaml, infer, "gpus"));
     return g_steal_pointer(&s);
 }
 
@@ -212,6 +248,15 @@ check_gpus(const char *side, GArray *gpus, const RsTopology *topo, GError **erro
     return TRUE;
 }
 
+/* Prefixes @error's message with "@where: " when known. Returns: FALSE. */
+static gboolean
+prefix_where(GError **error, const char *where)
+{
+    if (where != NULL)
+        g_prefix_error(error, "%s: ", where);
+    return FALSE;
+}
+
 gboolean
 rs_scenario_build(RsScenario *s, RsScenarioBuild *out, GError **error)
 {
@@ -223,7 +268,7 @@ rs_scenario_build(RsScenario *s, RsScenarioBuild *out, GError **error)
     }
     g_autofree char *model_path = rs_data_find("models", s->model, error);
     if (model_path == NULL)
-        return FALSE;
+        return prefix_where(error, s->model_where);
     RsModelOptions mopts = {.include_mtp = s->include_mtp, .has_dtype = s->has_dtype,
                             .dtype = s->dtype, .scale = s->scale,
                             .has_layer_range = s->has_layer_range,
@@ -235,28 +280,29 @@ rs_scenario_build(RsScenario *s, RsScenarioBuild *out, GError **error)
         return FALSE;
     g_autofree char *topo_path = rs_data_find("topologies", s->topology, error);
     if (topo_path == NULL)
-        return FALSE;
+        return prefix_where(error, s->topology_where);
     RsTopologyOverrides tov = s->topology_overrides;
     if (s->n_nodes != 0)
         tov.n_nodes = s->n_nodes;
     g_autoptr(RsTopology) topo = rs_topology_load_file(topo_path, &tov, error);
     if (topo == NULL)
         return FALSE;
-    if (!check_gpus("train", s->train_gpus, topo, error) ||
-        !check_gpus("infer", s->infer_gpus, topo, error))
-        return FALSE;
+    if (!check_gpus("train", s->train_gpus, topo, error))
+        return prefix_where(error, s->train_gpus_where ? s->train_gpus_where : s->train_where);
+    if (!check_gpus("infer", s->infer_gpus, topo, error))
+        return prefix_where(error, s->infer_gpus_where ? s->infer_gpus_where : s->infer_where);
 
     RsConventionResult src, dst;
     if (!rs_convention_resolve_full(s->train, model, (const guint32 *)s->train_gpus->data,
                                     s->train_gpus->len, &src, error)) {
         g_prefix_error(error, "train: ");
-        return FALSE;
+        return prefix_where(error, s->train_where);
     }
     if (!rs_convention_resolve_full(s->infer, model, (const guint32 *)s->infer_gpus->data,
                                     s->infer_gpus->len, &dst, error)) {
         g_prefix_error(error, "infer: ");
         rs_convention_result_clear(&src);
-        return FALSE;
+        return prefix_where(error, s->infer_where);
     }
     RsRefitDtypes dtypes = {s->has_infer_dtype, s->infer_dtype};
     RsRefit *refit = rs_refit_new_from_model_full(model, src.layouts, src.buffers, dst.layouts,

@@ -58,7 +58,14 @@ typedef struct {
     GArray *infer_gpus; /* guint32 */
     gboolean has_infer_dtype;
     RsDtype infer_dtype; /* the inference side's dtype for quantisable weights */
+    /* Where each part was given, for errors found when the scenario is built: "path:line:col"
+     * of its field in the file, or the flag that overrode it ("--train"); NULL: unknown. */
+    char *model_where, *topology_where, *nodes_where;
+    char *train_where, *infer_where, *train_gpus_where, *infer_gpus_where;
 } RsScenario;
+
+/* Sets *@where (one of the RsScenario *_where fields) to a copy of @text. */
+void rs_scenario_set_where(char **where, const char *text);
 
 /** rs_scenario_new: Returns: (transfer full): an empty scenario to fill in. */
 RsScenario *rs_scenario_new(void);
@@ -89,6 +96,8 @@ typedef struct {
  * @scenario: a complete scenario (conventions resolved in place: derived sizes filled in)
  * @out: (out caller-allocates): the loaded model, topology and refit; clear with
  *   rs_scenario_build_clear()
+ * Errors about a part given in a file or by a flag start with where it was given (the
+ * part's *_where field): "s.yaml:12:10: infer: vllm tp=3: tp = 3 does not divide ...".
  * @error: RS_DATA_ERROR (unknown model or topology), RS_YAML_ERROR / RS_MODEL_ERROR /
  *   RS_SAFETENSORS_ERROR (bad files; the model may be a shipped name, a model YAML, a
  *   config.json, a .safetensors file or a .safetensors.index.json), RS_CONVENTION_ERROR (sizes that do not fit the GPUs or the model),

@@ -206,6 +206,39 @@ static const ScenarioCase scenario_cases[] = {
 };
 
 static JsonObject *parse_object(JsonParser *parser, const char *text);
+/* Errors found when a scenario is built name the file, line and field they come from, or
+ * the flag that overrode it. */
+static void
+test_scenario_build_errors_where(void)
+{
+    g_autofree char *path = write_temp(
+        "s.yaml", "model: llama-3.1-8b\ntopology: dgx-h100\nnodes: 2\n"
+                  "train: {convention: megatron, gpus: 0-7, tp: 2}\n"
+                  "infer:\n  convention: vllm\n  gpus: 8-16\n  tp: 3\n");
+    const char *gpus[] = {"simulate", "--scenario", path, "--strategy", "direct", "-q", NULL};
+    RunResult r = run_reshard(gpus);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "s.yaml:7:9: infer.gpus: GPU 16 is not in topology");
+    run_result_clear(&r);
+    const char *tp[] = {"simulate", "--scenario", path, "--strategy", "direct", "-q",
+                        "--infer-gpus", "8-15", NULL};
+    r = run_reshard(tp);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "s.yaml:6:3: infer: vllm tp=3: tp = 3 does not divide the 8 GPUs");
+    run_result_clear(&r);
+    const char *flag[] = {"simulate", "--scenario", path, "--strategy", "direct", "-q",
+                          "--infer-gpus", "8-15", "--infer", "vllm:tp=6", NULL};
+    r = run_reshard(flag);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "--infer: infer: vllm tp=6");
+    run_result_clear(&r);
+    const char *model[] = {"simulate", "--scenario", path, "--model", "nosuch", "-q", NULL};
+    r = run_reshard(model);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "--model: ");
+    run_result_clear(&r);
+}
+
 /* The header names the dtypes moved: FP8 weights with their bf16 remainder and f32 block
  * scales, not "bf16". */
 static void
@@ -1194,6 +1227,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/simulate/default-json", test_default_json);
     g_test_add_func("/cli/simulate/default-flow-json", test_default_flow_json);
     g_test_add_func("/cli/simulate/wire-dtypes-header", test_wire_dtypes_header);
+    g_test_add_func("/cli/simulate/scenario-errors-where", test_scenario_build_errors_where);
     for (guint i = 0; i < G_N_ELEMENTS(scenario_cases); i++) {
         g_autofree char *path =
             g_strdup_printf("/cli/simulate/scenario/%s", scenario_cases[i].scenario);
