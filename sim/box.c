@@ -86,6 +86,22 @@ rs_box_is_empty(const RsBox *box)
     return FALSE;
 }
 
+guint
+rs_box_hash(gconstpointer box)
+{
+    const RsBox *b = box;
+    guint h = b->n_dims;
+    for (guint d = 0; d < b->n_dims; d++)
+        h = h * 1000003u ^ (guint)b->lo[d] ^ ((guint)b->hi[d] << 7) ^ ((guint)b->step[d] << 13);
+    return h;
+}
+
+gboolean
+rs_box_equal(gconstpointer a, gconstpointer b)
+{
+    return rs_box_is_equal(a, b);
+}
+
 gboolean
 rs_box_is_equal(const RsBox *a, const RsBox *b)
 {

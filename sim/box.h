@@ -77,6 +77,11 @@ gboolean rs_box_is_empty(const RsBox *box);
 /** rs_box_is_equal: Returns: TRUE when @a and @b have the same dims and bounds. */
 gboolean rs_box_is_equal(const RsBox *a, const RsBox *b);
 
+/* GHashFunc and GEqualFunc over RsBox keys (dims, bounds and steps), for hash tables keyed
+ * by boxes. */
+guint rs_box_hash(gconstpointer box);
+gboolean rs_box_equal(gconstpointer a, gconstpointer b);
+
 /** rs_box_is_within: Returns: TRUE when every element of @inner lies in @outer. An empty
  * @inner is within anything of the same rank. */
 gboolean rs_box_is_within(const RsBox *inner, const RsBox *outer);

@@ -155,27 +155,11 @@ typedef struct {
     guint32 first_rank, last_rank; /* smallest and largest holder */
 } BoxGroup;
 
-static guint
-box_hash(gconstpointer p)
-{
-    const RsBox *b = p;
-    guint h = b->n_dims;
-    for (guint d = 0; d < b->n_dims; d++)
-        h = h * 1000003u ^ (guint)b->lo[d] ^ ((guint)b->hi[d] << 7) ^ ((guint)b->step[d] << 13);
-    return h;
-}
-
-static gboolean
-box_equal(gconstpointer a, gconstpointer b)
-{
-    return rs_box_is_equal(a, b);
-}
-
 static GArray *
 box_groups_build(const RsLayout *layout)
 {
     GArray *groups = g_array_new(FALSE, FALSE, sizeof(BoxGroup));
-    g_autoptr(GHashTable) index = g_hash_table_new_full(box_hash, box_equal, g_free, NULL);
+    g_autoptr(GHashTable) index = g_hash_table_new_full(rs_box_hash, rs_box_equal, g_free, NULL);
     for (guint i = 0; i < rs_layout_get_n_ranks(layout); i++) {
         guint n;
         const RsLocalBox *lb = rs_layout_get_boxes(layout, i, &n);

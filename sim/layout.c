@@ -683,22 +683,6 @@ builder_check_rank(const RsLayoutBuilder *b, const PendingRank *r, GError **erro
     return TRUE;
 }
 
-static guint
-box_hash(gconstpointer p)
-{
-    const RsBox *b = p;
-    guint h = b->n_dims;
-    for (guint d = 0; d < b->n_dims; d++)
-        h = h * 1000003u ^ (guint)b->lo[d] ^ ((guint)b->hi[d] << 7) ^ ((guint)b->step[d] << 13);
-    return h;
-}
-
-static gboolean
-box_equal(gconstpointer a, gconstpointer b)
-{
-    return rs_box_is_equal(a, b);
-}
-
 static gint
 box_lo0_compare(gconstpointer a, gconstpointer b)
 {
@@ -714,7 +698,7 @@ compute_disjoint(const RsLayout *layout)
 {
     if (layout->n_dims == 0)
         return TRUE;
-    g_autoptr(GHashTable) seen = g_hash_table_new(box_hash, box_equal);
+    g_autoptr(GHashTable) seen = g_hash_table_new(rs_box_hash, rs_box_equal);
     g_autoptr(GArray) distinct = g_array_new(FALSE, FALSE, sizeof(RsBox));
     for (guint i = 0; i < layout->boxes->len; i++) {
         const RsLocalBox *lb = &g_array_index(layout->boxes, RsLocalBox, i);

@@ -73,22 +73,6 @@ rs_plan_options_get_stripe_bytes(const RsPlanOptions *options)
 
 /* --- source groups --- */
 
-static guint
-box_hash(gconstpointer p)
-{
-    const RsBox *b = p;
-    guint h = b->n_dims;
-    for (guint d = 0; d < b->n_dims; d++)
-        h = h * 1000003u ^ (guint)b->lo[d] ^ ((guint)b->hi[d] << 7) ^ ((guint)b->step[d] << 13);
-    return h;
-}
-
-static gboolean
-box_equal(gconstpointer a, gconstpointer b)
-{
-    return rs_box_is_equal(a, b);
-}
-
 void
 rs_source_groups_clear(RsSourceGroups *sg)
 {
@@ -105,7 +89,7 @@ rs_source_groups_build(RsSourceGroups *sg, const RsLayout *src)
     sg->groups = g_array_new(FALSE, FALSE, sizeof(RsSourceGroup));
     sg->holders = g_array_new(FALSE, FALSE, sizeof(guint32));
     /* Keys are owned copies: the boxes array grows and would move borrowed keys. */
-    g_autoptr(GHashTable) index = g_hash_table_new_full(box_hash, box_equal, g_free, NULL);
+    g_autoptr(GHashTable) index = g_hash_table_new_full(rs_box_hash, rs_box_equal, g_free, NULL);
     g_autoptr(GPtrArray) members = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
     g_autoptr(GArray) boxes = g_array_new(FALSE, FALSE, sizeof(RsBox));
     for (guint i = 0; i < rs_layout_get_n_ranks(src); i++) {
