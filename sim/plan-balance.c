@@ -299,20 +299,8 @@ pattern_collect(Planner *p, guint pi, GError **error)
         }
         for (guint db = 0; db < n_dst; db++) {
             const RsBox *want = &dst_boxes[db].box;
-            g_array_set_size(remaining, 0);
-            g_array_append_val(remaining, *want);
-            if (src_idx >= 0) {
-                guint n_own;
-                const RsLocalBox *own = rs_layout_get_boxes(t->src, (guint)src_idx, &n_own);
-                for (guint o = 0; o < n_own; o++) {
-                    RsBox inter;
-                    if (!rs_box_intersect(want, &own[o].box, &inter))
-                        continue;
-                    rs_plan_builder_emit(&pat->local, t, pat->tensor_idx, rank, rank, 0, 0, -1,
-                                         &inter);
-                    rs_box_list_subtract(remaining, &own[o].box);
-                }
-            }
+            rs_plan_builder_emit_own(&pat->local, t, pat->tensor_idx, rank, src_idx, want,
+                                     remaining);
             for (guint g = 0; g < pat->sg.groups->len && remaining->len > 0; g++) {
                 const RsSourceGroup *group = &g_array_index(pat->sg.groups, RsSourceGroup, g);
                 gboolean used = FALSE;

@@ -34,6 +34,12 @@ gint64 rs_plan_builder_emit(RsPlanBuilder *b, const RsRefitTensor *t, guint32 te
                             guint32 src, guint32 dst, guint32 phase, guint32 flags,
                             gint64 depends_on, const RsBox *box);
 
+/* Starts @remaining (RsBox) as {@want}; what @rank holds of @want in its own source shard
+ * (@src_idx: its index in @t's source layout, or -1) is emitted as local copies and taken
+ * out of @remaining, which then lists what must come from other ranks. */
+void rs_plan_builder_emit_own(RsPlanBuilder *b, const RsRefitTensor *t, guint32 tensor_idx,
+                              guint32 rank, gint src_idx, const RsBox *want, GArray *remaining);
+
 /* Splits @box into pieces of at most @max_bytes (in @t's wire dtype): index by index over
  * the outer dims and in runs along the outermost dim whose inner block fits.
  * Deterministic: equal boxes split equally. Appends to @out (RsBox); returns the count. */

@@ -230,6 +230,25 @@ rs_plan_builder_emit_split(RsPlanBuilder *b, const RsRefitTensor *t, guint32 ten
 }
 
 void
+rs_plan_builder_emit_own(RsPlanBuilder *b, const RsRefitTensor *t, guint32 tensor_idx,
+                         guint32 rank, gint src_idx, const RsBox *want, GArray *remaining)
+{
+    g_array_set_size(remaining, 0);
+    g_array_append_val(remaining, *want);
+    if (src_idx < 0)
+        return;
+    guint n_own;
+    const RsLocalBox *own = rs_layout_get_boxes(t->src, (guint)src_idx, &n_own);
+    for (guint o = 0; o < n_own; o++) {
+        RsBox inter;
+        if (!rs_box_intersect(want, &own[o].box, &inter))
+            continue;
+        rs_plan_builder_emit(b, t, tensor_idx, rank, rank, 0, 0, -1, &inter);
+        rs_box_list_subtract(remaining, &own[o].box);
+    }
+}
+
+void
 rs_plan_set_uncovered_error(GError **error, const RsRefitTensor *t, guint32 dst,
                             const RsBox *missing)
 {
@@ -252,20 +271,7 @@ plan_direct_tensor(RsPlanBuilder *b, const RsRefitTensor *t, guint32 tensor_idx,
         gint src_idx = rs_layout_find_rank(t->src, rank);
         for (guint db = 0; ok && db < n_dst; db++) {
             const RsBox *want = &dst_boxes[db].box;
-            g_array_set_size(remaining, 0);
-            g_array_append_val(remaining, *want);
-            /* What the destination holds in its own source shard is a local copy. */
-            if (src_idx >= 0) {
-                guint n_own;
-                const RsLocalBox *own = rs_layout_get_boxes(t->src, (guint)src_idx, &n_own);
-                for (guint o = 0; o < n_own; o++) {
-                    RsBox inter;
-                    if (!rs_box_intersect(want, &own[o].box, &inter))
-                        continue;
-                    rs_plan_builder_emit(b, t, tensor_idx, rank, rank, 0, 0, -1, &inter);
-                    rs_box_list_subtract(remaining, &own[o].box);
-                }
-            }
+            rs_plan_builder_emit_own(b, t, tensor_idx, rank, src_idx, want, remaining);
             for (guint g = 0; g < sg.groups->len && remaining->len > 0; g++) {
                 RsSourceGroup *group = &g_array_index(sg.groups, RsSourceGroup, g);
                 gboolean used = FALSE;
