@@ -3,6 +3,7 @@
 #include "analysis/report-private.h"
 
 #include <json-glib/json-glib.h>
+#include <math.h>
 #include <string.h>
 
 G_DEFINE_QUARK(rs-report-error-quark, rs_report_error)
@@ -66,6 +67,25 @@ cell(GPtrArray *row, const char *format, ...)
     va_start(args, format);
     g_ptr_array_add(row, g_strdup_vprintf(format, args));
     va_end(args);
+}
+
+/* Seconds with three decimals, or three significant digits below 0.1 s (so a small
+ * case's times and bound are not printed as 0.000). */
+static void
+cell_seconds(GPtrArray *row, double seconds)
+{
+    if (seconds == 0.0 || fabs(seconds) >= 0.1)
+        cell(row, "%.3f", seconds);
+    else
+        cell(row, "%.3g", seconds);
+}
+
+static char *
+format_seconds(double seconds)
+{
+    if (seconds == 0.0 || fabs(seconds) >= 0.1)
+        return g_strdup_printf("%.3f", seconds);
+    return g_strdup_printf("%.3g", seconds);
 }
 
 static void
@@ -227,14 +247,15 @@ simulate_table(const RsSimulateReport *r, GString *out)
         cell(row, "%u", s->cost.n_messages);
         cell(row, "%u", s->n_rounds);
         if (any_flow)
-            cell(row, "%.3f", s->cost.predicted_s);
-        cell(row, "%.3f", predicted_s(s));
-        cell(row, "%.3f", r->bound.time_s);
+            cell_seconds(row, s->cost.predicted_s);
+        cell_seconds(row, predicted_s(s));
+        cell_seconds(row, r->bound.time_s);
         cell(row, "%.0f%%", 100.0 * efficiency(r, s));
     }
     table_print(&t, out);
     g_autofree char *cut = rs_lower_bound_format_cut(&r->bound);
-    g_string_append_printf(out, "\nlower bound %.3f s, binding cut: %s\n", r->bound.time_s, cut);
+    g_autofree char *bound_s = format_seconds(r->bound.time_s);
+    g_string_append_printf(out, "\nlower bound %s s, binding cut: %s\n", bound_s, cut);
     if (r->hierarchical_note != NULL)
         g_string_append_printf(out, "%s\n", r->hierarchical_note);
     if (r->auto_reason != NULL)
