@@ -347,8 +347,8 @@ parse_size_flag(const char *flag, const char *text, guint64 min, guint64 *out, G
     }
     if (*out < min) {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "%s: %s is below the smallest allowed, %" G_GUINT64_FORMAT " B", flag, text,
-                    min);
+                    "%s: %s is below the smallest allowed, %" G_GUINT64_FORMAT " B%s", flag,
+                    text, min, min == (1 << 20) ? " (1 MiB)" : "");
         return FALSE;
     }
     return TRUE;
@@ -359,7 +359,8 @@ static gboolean
 parse_plan_options(RsPlanOptions *o, const RsTopology *topo, guint *relays_mode, GError **error)
 {
     rs_plan_options_init(o, topo);
-    if (opt_staging != NULL && !parse_size_flag("--staging-bytes", opt_staging, 16,
+    /* Below 1 MiB the buckets get so many that a plan of real weights would not fit. */
+    if (opt_staging != NULL && !parse_size_flag("--staging-bytes", opt_staging, 1 << 20,
                                                 &o->staging_bytes, error))
         return FALSE;
     if (opt_max_ops != NULL) {

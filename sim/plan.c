@@ -762,11 +762,52 @@ uniform_topology(const RsRefit *refit, GError **error)
     return rs_topology_load_string(text, "uniform fabric", NULL, error);
 }
 
+/* A lower bound on the network transfers of the plan: every destination box (the whole
+ * tensor, once per destination rank and once more into the root, for gather-broadcast)
+ * arrives in pieces of at most @staging bytes. Refuses, before anything is allocated, a
+ * staging bound that would need more than RS_PLAN_MAX_TRANSFERS. */
+static gboolean
+check_transfer_count(const RsRefit *refit, RsStrategy strategy, guint64 staging,
+                     GError **error)
+{
+    guint64 pieces = 0;
+    for (guint i = 0; i < rs_refit_get_n_tensors(refit); i++) {
+        const RsRefitTensor *t = rs_refit_get_tensor(refit, i);
+        guint n_ranks = rs_layout_get_n_ranks(t->dst);
+        if (strategy == RS_STRATEGY_GATHER_BROADCAST) {
+            guint64 bytes = rs_refit_tensor_get_n_bytes(t, rs_layout_get_n_elems(t->src));
+            pieces += (bytes + staging - 1) / staging * ((guint64)n_ranks + 1);
+        } else {
+            for (guint r = 0; r < n_ranks; r++) {
+                guint n_boxes;
+                const RsLocalBox *boxes = rs_layout_get_boxes(t->dst, r, &n_boxes);
+                for (guint k = 0; k < n_boxes; k++) {
+                    guint64 bytes =
+                        rs_refit_tensor_get_n_bytes(t, rs_box_get_n_elems(&boxes[k].box));
+                    pieces += (bytes + staging - 1) / staging;
+                }
+            }
+        }
+        if (pieces > RS_PLAN_MAX_TRANSFERS) {
+            g_set_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_TOO_LARGE,
+                        "a staging bound of %" G_GUINT64_FORMAT
+                        " B cuts the weights into more than %u transfers (by tensor %s); "
+                        "use a larger --staging-bytes",
+                        staging, RS_PLAN_MAX_TRANSFERS, t->name);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
 RsPlan *
 rs_plan_build_full(const RsRefit *refit, RsStrategy strategy, const RsPlanOptions *options,
                    GError **error)
 {
     g_return_val_if_fail(strategy < RS_STRATEGY_N, NULL);
+    if (!check_transfer_count(refit, strategy, rs_plan_options_get_staging_bytes(options),
+                              error))
+        return NULL;
     RsPlanBuilder b = {g_array_new(FALSE, FALSE, sizeof(RsTransfer)),
                        rs_plan_options_get_staging_bytes(options)};
     gboolean ok = TRUE;

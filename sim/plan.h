@@ -25,7 +25,12 @@ typedef enum {
     RS_PLAN_ERROR_UNCOVERED, /* a destination needs elements no source rank holds */
     RS_PLAN_ERROR_INVALID,   /* the invariant checker found a wrong plan */
     RS_PLAN_ERROR_UNKNOWN_STRATEGY,
+    RS_PLAN_ERROR_TOO_LARGE, /* the staging bound would cut the weights into too many pieces */
 } RsPlanError;
+
+/* The most network transfers a plan may hold (each takes about 100 bytes, several times over
+ * while the plan is built); a staging bound that would need more is refused. */
+#define RS_PLAN_MAX_TRANSFERS (1u << 27)
 
 typedef enum {
     RS_STRATEGY_GATHER_BROADCAST,

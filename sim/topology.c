@@ -162,6 +162,14 @@ topology_from_yaml(RsYaml *yaml, const RsTopologyOverrides *overrides, GError **
          !rs_yaml_read_string(yaml, gpu, "gpu", "model", FALSE, &gpu_model, error) ||
          !rs_yaml_read_size(yaml, gpu, "gpu", "memory", FALSE, &memory, error)))
         return NULL;
+    /* The default staging is 1/16 of GPU memory; below 16 MiB it would be under 1 MiB and
+     * cut the weights into more buckets than a plan can hold. */
+    if (gpu != NULL && rs_yaml_lookup(yaml, gpu, "memory") != NULL &&
+        memory < RS_TOPOLOGY_MIN_GPU_MEMORY_BYTES) {
+        rs_yaml_set_error(yaml, rs_yaml_lookup(yaml, gpu, "memory"), "gpu", "memory", error,
+                          RS_YAML_ERROR_VALUE, "must be at least 16 MiB");
+        return NULL;
+    }
     if (!read_link_class(yaml, root, "nvlink", TRUE, &nvlink, &has_nvlink, error) ||
         !read_link_class(yaml, root, "pcie", FALSE, &pcie, &has_pcie, error) ||
         !read_link_class(yaml, root, "nic", TRUE, &nic, &has_nic, error))

@@ -52,6 +52,8 @@ typedef enum {
 
 /* Longest route, in links: PXN over NVLink, then PCIe, NIC, uplink, downlink, NIC, PCIe. */
 #define RS_TOPOLOGY_MAX_ROUTE 8
+/* The smallest gpu.memory a topology accepts (the default staging is 1/16 of it). */
+#define RS_TOPOLOGY_MIN_GPU_MEMORY_BYTES (G_GUINT64_CONSTANT(16) << 20)
 
 typedef struct {
     RsLinkKind kind;

@@ -1235,6 +1235,23 @@ test_output_paths(void)
     g_assert_null(g_dir_read_name(d));
 }
 
+/* A staging bound under 1 MiB is a usage error (16 B used to abort, allocating 4 GiB for
+ * billions of buckets). */
+static void
+test_tiny_staging(void)
+{
+    const char *args[] = {"simulate", "--model", "llama-3.1-8b", "--nodes", "2", "--train",
+                          "megatron:tp=2,pp=2", "--train-gpus", "0-7", "--infer", "vllm:tp=4",
+                          "--infer-gpus", "8-15", "--strategy", "direct", "--network",
+                          "bottleneck", "--staging-bytes", "16B", "-q", NULL};
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    g_assert_cmpstr(r.out, ==, "");
+    assert_contains(r.err,
+                    "--staging-bytes: 16B is below the smallest allowed, 1048576 B (1 MiB)");
+    run_result_clear(&r);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1278,5 +1295,6 @@ main(int argc, char **argv)
     g_test_add_func("/cli/simulate/stored", test_simulate_stored);
     g_test_add_func("/cli/models/overflow", test_model_overflow);
     g_test_add_func("/cli/output-paths", test_output_paths);
+    g_test_add_func("/cli/simulate/tiny-staging", test_tiny_staging);
     return g_test_run();
 }

@@ -1120,6 +1120,40 @@ test_direct_round_robin(void)
     }
 }
 
+/* A staging bound that would cut the weights into more than RS_PLAN_MAX_TRANSFERS pieces is
+ * refused with an error before any transfer is allocated (it used to abort allocating). */
+static void
+test_too_many_transfers(void)
+{
+    g_autoptr(GError) error = NULL;
+    const gint64 shape[] = {(gint64)1 << 28};
+    const guint32 src_ranks[] = {0};
+    const guint32 dst_ranks[] = {1};
+    g_autoptr(RsLayout) src = rs_layout_new_replicated(1, shape, src_ranks, 1);
+    g_autoptr(RsLayout) dst = rs_layout_new_replicated(1, shape, dst_ranks, 1);
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_assert_true(rs_refit_add_tensor(refit, "big", RS_DTYPE_F32, src, dst, &error));
+    for (RsStrategy s = 0; s < RS_STRATEGY_N; s++) {
+        RsPlanOptions options;
+        rs_plan_options_init(&options, NULL);
+        options.staging_bytes = 4;
+        g_autoptr(RsPlan) plan = rs_plan_build_full(refit, s, &options, &error);
+        g_assert_null(plan);
+        g_assert_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_TOO_LARGE);
+        g_assert_cmpstr(error->message, ==,
+                        "a staging bound of 4 B cuts the weights into more than 134217728 "
+                        "transfers (by tensor big); use a larger --staging-bytes");
+        g_clear_error(&error);
+    }
+    /* 1 MiB: 1024 buckets of the 1 GiB tensor. */
+    RsPlanOptions options;
+    rs_plan_options_init(&options, NULL);
+    options.staging_bytes = 1 << 20;
+    g_autoptr(RsPlan) plan = rs_plan_build_full(refit, RS_STRATEGY_DIRECT, &options, &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(rs_plan_get_n_transfers(plan), ==, 1024);
+}
+
 static void
 test_uncovered(void)
 {
@@ -1426,6 +1460,7 @@ main(int argc, char **argv)
     g_test_add_func("/plan/cases/C16-dtype-on-the-wire", test_c16_dtype_on_the_wire);
     g_test_add_func("/plan/dtype/block-scaled", test_block_scaled_destinations);
     g_test_add_func("/plan/shape-mismatch", test_uncovered);
+    g_test_add_func("/plan/too-many-transfers", test_too_many_transfers);
     int rc = g_test_run();
     rs_topology_free(test_topology);
     return rc;

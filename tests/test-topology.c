@@ -280,6 +280,10 @@ static const ErrorCase error_cases[] = {
     {"name: t\nnodes: 8\ngpus_per_node: 4\nnodes_per_nvlink_domain: 4\n" TAIL
      "fabric:\n  scalable_unit_nodes: 6\n",
      "does not divide fabric.scalable_unit_nodes=6"},
+    /* The default staging is 1/16 of GPU memory: a tiny one would cut the weights into
+     * billions of buckets; 0 used to be taken as "not given". */
+    {HEAD TAIL "gpu:\n  memory: 1 KiB\n", "t.yaml:9:11: gpu.memory: must be at least 16 MiB"},
+    {HEAD TAIL "gpu:\n  memory: 0 GiB\n", "t.yaml:9:11: gpu.memory: must be at least 16 MiB"},
 };
 
 static void
