@@ -267,9 +267,9 @@ simulate_table(const RsSimulateReport *r, GString *out)
             if (s->cost.busiest_link_bytes == 0)
                 continue;
             g_autofree char *link = rs_topology_format_link(r->topology, s->cost.busiest_link);
-            g_string_append_printf(out, "busiest link (%s): %s, %.2f GB, busy %.3f s\n",
-                                   result_name(s), link,
-                                   s->cost.busiest_link_bytes / 1e9, s->cost.busiest_link_s);
+            g_autofree char *busy = format_seconds(s->cost.busiest_link_s);
+            g_string_append_printf(out, "busiest link (%s): %s, %.2f GB, busy %s s\n",
+                                   result_name(s), link, s->cost.busiest_link_bytes / 1e9, busy);
             continue;
         }
         if (f->bottleneck_link == G_MAXUINT32)
@@ -277,13 +277,13 @@ simulate_table(const RsSimulateReport *r, GString *out)
         g_autofree char *link = rs_topology_format_link(r->topology, f->bottleneck_link);
         double finish_s;
         guint32 slowest = slowest_gpu(f, &finish_s);
+        g_autofree char *load = format_seconds(f->bottleneck_load_s);
+        g_autofree char *finish = format_seconds(finish_s);
         g_string_append_printf(
-            out,
-            "%s: bottleneck %s, %.2f GB, load %.3f s = %.0f%% of the time; last GPU %u at %.3f s\n",
-            result_name(s), link, f->link_bytes[f->bottleneck_link] / 1e9,
-            f->bottleneck_load_s,
+            out, "%s: bottleneck %s, %.2f GB, load %s s = %.0f%% of the time; last GPU %u at %s s\n",
+            result_name(s), link, f->link_bytes[f->bottleneck_link] / 1e9, load,
             100.0 * rs_flow_sim_get_link_utilisation(f, r->topology, f->bottleneck_link), slowest,
-            finish_s);
+            finish);
         if (f->n_buckets > 0 && f->total_s > 0) {
             g_string_append_printf(out, "  %s utilisation %%, 10 slices of %.3g s: ", link,
                                    f->total_s / 10);

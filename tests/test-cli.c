@@ -219,6 +219,24 @@ test_small_times_digits(void)
     assert_contains(r.out, "lower bound 0.0423 s, binding cut: NVLink domain 1 ingress");
     assert_contains(r.out, "0.0846   0.0423");
     run_result_clear(&r);
+    /* The per-strategy lines too (they printed "load 0.000 s", "busy 0.000 s"). */
+    const char *flow[] = {"simulate", "--model", "llama-3.1-8b", "--nodes", "2", "--train",
+                          "megatron:tp=2,pp=2", "--train-gpus", "0-7", "--infer", "vllm:tp=4",
+                          "--infer-gpus", "8-15", "--strategy", "direct", "--scale", "16",
+                          "--layers", "29-30", "-q", NULL};
+    r = run_reshard(flow);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "direct: bottleneck gpu0.nic-egress, 0.00 GB, load 1.8e-05 s = 41% of "
+                           "the time; last GPU 4 at 4.44e-05 s\n");
+    run_result_clear(&r);
+    const char *busy[] = {"simulate", "--model", "llama-3.1-8b", "--nodes", "2", "--train",
+                          "megatron:tp=2,pp=2", "--train-gpus", "0-7", "--infer", "vllm:tp=4",
+                          "--infer-gpus", "8-15", "--strategy", "direct", "--network",
+                          "bottleneck", "--scale", "1000000", "-q", NULL};
+    r = run_reshard(busy);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "busiest link (direct): gpu0.nic-egress, 0.00 GB, busy 3.38e-08 s\n");
+    run_result_clear(&r);
 }
 
 /* Errors found when a scenario is built name the file, line and field they come from, or
