@@ -481,7 +481,9 @@ run(int argc, char **argv)
     /* Every output path before any work: a wrong folder is found now, not after the first
      * strategy's simulation. */
     if (!rs_cli_check_output("--trace", opt_trace, &error) ||
-        !rs_cli_check_output("--link-stats", opt_link_stats, &error))
+        !rs_cli_check_output("--link-stats", opt_link_stats, &error) ||
+        !rs_cli_check_distinct_outputs("--trace", opt_trace, "--link-stats", opt_link_stats,
+                                       &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     if (opt_messages != NULL)
         return run_messages(cmd, &fopt, use_flow, format);
@@ -519,6 +521,17 @@ run(int argc, char **argv)
         if (wanted)
             tried[n_tried++] = all[c];
     }
+    /* With several candidates each writes FILE-LABEL.csv: no trace may be another's link
+     * stats (checked before any work, so that nothing is overwritten). */
+    for (guint i = 0; opt_trace != NULL && opt_link_stats != NULL && i < n_tried; i++)
+        for (guint j = 0; j < n_tried; j++) {
+            g_autofree char *t = strategy_path(opt_trace, tried[i].label, n_tried > 1);
+            g_autofree char *l = strategy_path(opt_link_stats, tried[j].label, n_tried > 1);
+            if (!rs_cli_check_distinct_outputs("--trace", t, "--link-stats", l, &error)) {
+                rs_scenario_build_clear(&build);
+                return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+            }
+        }
     Evaluator ev = {build.refit,
                     build.topology,
                     use_flow ? &fopt : NULL,

@@ -7,6 +7,7 @@
 #include "cli/outputs.h"
 
 #include <glib/gstdio.h>
+#include <string.h>
 #include <unistd.h>
 
 static GPtrArray *created; /* char*, owned: files this process created */
@@ -39,6 +40,22 @@ rs_cli_check_output(const char *option, const char *path, GError **error)
         return FALSE;
     }
     return TRUE;
+}
+
+gboolean
+rs_cli_check_distinct_outputs(const char *option_a, const char *path_a, const char *option_b,
+                              const char *path_b, GError **error)
+{
+    if (path_a == NULL || path_b == NULL)
+        return TRUE;
+    g_autofree char *a = g_canonicalize_filename(path_a, NULL);
+    g_autofree char *b = g_canonicalize_filename(path_b, NULL);
+    if (strcmp(a, b) != 0)
+        return TRUE;
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                "%s %s: the same file as %s %s; give each output its own path", option_b, path_b,
+                option_a, path_a);
+    return FALSE;
 }
 
 void

@@ -12,6 +12,12 @@ G_BEGIN_DECLS
  * "is a folder") — a usage error (exit 2). */
 gboolean rs_cli_check_output(const char *option, const char *path, GError **error);
 
+/* Fails when two outputs (either may be NULL) name one file, so that one would overwrite
+ * the other: "OPTION_B PATH_B: the same file as OPTION_A PATH_A; …" — a usage error. Paths
+ * are compared after making them absolute and resolving "." and "..". */
+gboolean rs_cli_check_distinct_outputs(const char *option_a, const char *path_a,
+                                       const char *option_b, const char *path_b, GError **error);
+
 /* Notes that the command is about to write @path: when no file is there yet, @path joins
  * the list rs_cli_remove_created_outputs() removes. One command runs per process, so the
  * list is the process's. */

@@ -1253,6 +1253,37 @@ test_output_paths(void)
     g_assert_null(g_dir_read_name(d));
 }
 
+/* Two outputs naming one file are a usage error found before any work (the link stats used
+ * to overwrite the trace), for one strategy and for several (FILE-STRATEGY.csv each). */
+static void
+test_same_output_twice(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *dir = g_dir_make_tmp("rs-cli-XXXXXX", &error);
+    g_assert_no_error(error);
+    g_autofree char *same = g_build_filename(dir, "same.csv", NULL);
+    g_autofree char *dotted = g_build_filename(dir, ".", "same.csv", NULL);
+    const char *strategies[] = {"direct", "all"};
+    for (guint i = 0; i < G_N_ELEMENTS(strategies); i++) {
+        const char *args[] = {"simulate", "--model", "llama-3.1-8b", "--nodes", "2", "--train",
+                              "megatron:tp=2,pp=2", "--train-gpus", "0-7", "--infer",
+                              "vllm:tp=4", "--infer-gpus", "8-15", "--strategy", strategies[i],
+                              "--trace", same, "--link-stats", dotted, "-q", NULL};
+        RunResult r = run_reshard(args);
+        g_assert_cmpint(r.exit_code, ==, 2);
+        g_assert_cmpstr(r.out, ==, "");
+        g_autofree char *msg = g_strdup_printf(
+            "reshard simulate: --link-stats %s: the same file as --trace %s; give each output "
+            "its own path\n",
+            dotted, same);
+        g_assert_cmpstr(r.err, ==, msg);
+        run_result_clear(&r);
+    }
+    g_autoptr(GDir) d = g_dir_open(dir, 0, &error);
+    g_assert_no_error(error);
+    g_assert_null(g_dir_read_name(d));
+}
+
 /* A staging bound under 1 MiB is a usage error (16 B used to abort, allocating 4 GiB for
  * billions of buckets). */
 static void
@@ -1314,5 +1345,6 @@ main(int argc, char **argv)
     g_test_add_func("/cli/models/overflow", test_model_overflow);
     g_test_add_func("/cli/output-paths", test_output_paths);
     g_test_add_func("/cli/simulate/tiny-staging", test_tiny_staging);
+    g_test_add_func("/cli/simulate/same-output-twice", test_same_output_twice);
     return g_test_run();
 }
