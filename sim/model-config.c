@@ -314,7 +314,7 @@ rs_model_config_check_consumed(RsModelConfig *config, GError **error)
 
 /* Records "line:col" (1-based) of every key path of a JSON text: "a", "a.b", "a.2.c". */
 static GHashTable *
-json_key_positions(const char *text)
+json_key_positions(const char *text, char **dup_key_out, char **dup_pos_out)
 {
     GHashTable *pos = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     /* One frame per open container: its path, whether it is an object, the array index,
@@ -354,6 +354,11 @@ json_key_positions(const char *text)
             if (top != NULL && top->object && top->expect_key) {
                 char *path =
                     *top->path ? g_strdup_printf("%s.%s", top->path, s->str) : g_strdup(s->str);
+                /* json-glib keeps the last of a key given twice: the scanner sees both. */
+                if (*dup_key_out == NULL && g_hash_table_contains(pos, path)) {
+                    *dup_key_out = g_strdup(path);
+                    *dup_pos_out = g_strdup_printf("%u:%u", start_line, start_col);
+                }
                 g_hash_table_replace(pos, g_strdup(path),
                                      g_strdup_printf("%u:%u", start_line, start_col));
                 g_free(pending_key);
@@ -489,7 +494,13 @@ rs_model_config_load_json(RsModelConfig *config, const char *path, GError **erro
                     "%s:1:1: a config.json must be an object of fields", path);
         return FALSE;
     }
-    g_autoptr(GHashTable) positions = json_key_positions(text);
+    g_autofree char *dup_key = NULL, *dup_pos = NULL;
+    g_autoptr(GHashTable) positions = json_key_positions(text, &dup_key, &dup_pos);
+    if (dup_key != NULL) {
+        g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG, "%s:%s: %s: field given twice",
+                    path, dup_pos, dup_key);
+        return FALSE;
+    }
     JsonFlatten f = {config, path, positions};
     JsonObject *obj = json_node_get_object(root);
     g_autoptr(GList) members = json_object_get_members(obj);

@@ -338,20 +338,46 @@ check_sizes(const RsModel *model, RsModelConfig *config, const char *source, GEr
 
 /* --- reading a model file into a config --- */
 
-static void
+/* Fails naming file:line:col and the key when a key of @map is given twice (the last
+ * value would silently win). @section: the flattened key of @map, NULL at the top. */
+static gboolean
+yaml_check_unique(RsYaml *yaml, yaml_node_t *map, const char *section, GError **error)
+{
+    for (yaml_node_pair_t *pair = map->data.mapping.pairs.start; pair < map->data.mapping.pairs.top;
+         pair++) {
+        yaml_node_t *k = rs_yaml_node_at(yaml, pair->key);
+        const char *text = rs_yaml_scalar_value(k);
+        for (yaml_node_pair_t *other = map->data.mapping.pairs.start;
+             text != NULL && other < pair; other++) {
+            const char *t2 = rs_yaml_scalar_value(rs_yaml_node_at(yaml, other->key));
+            if (t2 != NULL && strcmp(t2, text) == 0) {
+                rs_yaml_set_error(yaml, k, section, text, error, RS_YAML_ERROR_UNKNOWN_KEY,
+                                  "field given twice");
+                return FALSE;
+            }
+        }
+    }
+    return TRUE;
+}
+
+static gboolean
 yaml_flatten(RsYaml *yaml, RsModelConfig *config, const char *path, const char *key,
-             yaml_node_t *v)
+             yaml_node_t *v, GError **error)
 {
     g_autofree char *where =
         g_strdup_printf("%s:%zu:%zu", path, v->start_mark.line + 1, v->start_mark.column + 1);
     if (v->type == YAML_MAPPING_NODE) {
+        if (!yaml_check_unique(yaml, v, key, error))
+            return FALSE;
         for (yaml_node_pair_t *pair = v->data.mapping.pairs.start;
              pair < v->data.mapping.pairs.top; pair++) {
             const char *sub = rs_yaml_scalar_value(rs_yaml_node_at(yaml, pair->key));
             g_autofree char *full = g_strdup_printf("%s.%s", key, sub ? sub : "?");
-            yaml_flatten(yaml, config, path, full, rs_yaml_node_at(yaml, pair->value));
+            if (!yaml_flatten(yaml, config, path, full, rs_yaml_node_at(yaml, pair->value),
+                              error))
+                return FALSE;
         }
-        return;
+        return TRUE;
     }
     if (v->type == YAML_SEQUENCE_NODE) {
         gboolean scalars = TRUE;
@@ -368,19 +394,21 @@ yaml_flatten(RsYaml *yaml, RsModelConfig *config, const char *path, const char *
                                        rs_yaml_scalar_value(rs_yaml_node_at(yaml, *it)));
             rs_model_config_set_list(config, key, s->str, where);
             g_string_free(s, TRUE);
-            return;
+            return TRUE;
         }
         for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
              it++, i++) {
             g_autofree char *full = g_strdup_printf("%s.%u", key, i);
-            yaml_flatten(yaml, config, path, full, rs_yaml_node_at(yaml, *it));
+            if (!yaml_flatten(yaml, config, path, full, rs_yaml_node_at(yaml, *it), error))
+                return FALSE;
         }
-        return;
+        return TRUE;
     }
     const char *value = rs_yaml_scalar_value(v);
     gboolean is_null = v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
                        (strcmp(value, "null") == 0 || strcmp(value, "~") == 0 || *value == 0);
     rs_model_config_set(config, key, is_null ? NULL : value, where);
+    return TRUE;
 }
 
 gboolean
@@ -414,7 +442,7 @@ load_yaml_config(RsModelConfig *config, const char *path, GError **error)
     if (yaml == NULL)
         return FALSE;
     yaml_node_t *root = rs_yaml_get_root_mapping(yaml, error);
-    if (root == NULL)
+    if (root == NULL || !yaml_check_unique(yaml, root, NULL, error))
         return FALSE;
     for (yaml_node_pair_t *pair = root->data.mapping.pairs.start;
          pair < root->data.mapping.pairs.top; pair++) {
@@ -425,7 +453,8 @@ load_yaml_config(RsModelConfig *config, const char *path, GError **error)
                               "expected a plain key");
             return FALSE;
         }
-        yaml_flatten(yaml, config, path, key, rs_yaml_node_at(yaml, pair->value));
+        if (!yaml_flatten(yaml, config, path, key, rs_yaml_node_at(yaml, pair->value), error))
+            return FALSE;
     }
     return TRUE;
 }

@@ -203,6 +203,13 @@ test_model_errors(void)
                        RS_MODEL_ERROR_CONFIG, ":3:8: dtype: expected a single value, got a list");
     expect_model_error("name: x\nfamily: llama\nhidden_size: [4096]\n", RS_MODEL_ERROR,
                        RS_MODEL_ERROR_CONFIG, "hidden_size: expected a single value, got a list");
+    /* A key given twice is refused, not read as its last value. */
+    expect_model_error("name: x\nfamily: llama\nhidden_size: 4096\nhidden_size: 8192\n",
+                       RS_YAML_ERROR, RS_YAML_ERROR_UNKNOWN_KEY,
+                       ":4:1: hidden_size: field given twice");
+    expect_model_error("name: x\nfamily: llama\nrope_scaling: {factor: 8.0, factor: 9.0}\n",
+                       RS_YAML_ERROR, RS_YAML_ERROR_UNKNOWN_KEY,
+                       ":3:29: rope_scaling.factor: field given twice");
 }
 
 static void
@@ -1043,6 +1050,12 @@ test_config_json_errors(void)
          "    \"full_attn_layers\": [4, 4]}}}",
          RS_MODEL_ERROR_CONFIG,
          {"config.json:6:5: linear_attn_config.full_attn_layers", "listed twice", NULL}},
+        /* json-glib keeps the last of a key given twice; the file is refused instead. */
+        {"{\"model_type\": \"llama\", \"hidden_size\": 4096,\n \"hidden_size\": 8192}",
+         RS_MODEL_ERROR_CONFIG, {"config.json:2:2: hidden_size: field given twice", NULL}},
+        {"{\"model_type\": \"llama\",\n \"rope_scaling\": {\"factor\": 8.0, \"factor\": 9.0}}",
+         RS_MODEL_ERROR_CONFIG, {"config.json:2:34: rope_scaling.factor: field given twice",
+                                 NULL}},
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         g_autofree char *path = write_config_dir("m", cases[i].text);
