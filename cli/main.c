@@ -57,13 +57,16 @@ rs_cli_parse_int(const char *flag, const char *text, gint64 min, gint64 max, gin
         return FALSE;
     }
     if (v < min || v > max) {
-        if (max >= G_MAXINT32)
+        /* Below the least value of an open-ended option: "at least"; otherwise the range
+         * (an oversized value said "at least 1" before). */
+        if (v < min && max >= G_MAXINT32)
             g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                         "%s %" G_GINT64_FORMAT ": must be at least %" G_GINT64_FORMAT, flag, v,
                         min);
         else
             g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "%s %" G_GINT64_FORMAT ": must be %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT,
+                        "%s %" G_GINT64_FORMAT ": must be an integer from %" G_GINT64_FORMAT
+                        " to %" G_GINT64_FORMAT,
                         flag, v, min, max);
         return FALSE;
     }

@@ -559,7 +559,7 @@ static const CliCase cli_cases[] = {
     {{"simulate", "--strategy", "direct", "--max-ops-per-group", "0", NULL},
      NULL, NULL, 2, {"--max-ops-per-group 0: must be at least 1", NULL}},
     {{"simulate", "--strategy", "direct", "--nodes", "0", NULL},
-     NULL, NULL, 2, {"--nodes 0: must be at least 1", NULL}},
+     NULL, NULL, 2, {"--nodes 0: must be an integer from 1 to 1048576", NULL}},
     {{"simulate", "--strategy", "direct", "--scale", "0", NULL},
      NULL, NULL, 2, {"--scale 0: must be at least 1", NULL}},
     {{"simulate", "--strategy", "direct", "--scale", "-2", NULL},
@@ -630,6 +630,25 @@ static const CliCase cli_cases[] = {
     {{"layout", "--model", "llama-3.1-8b", "--train", "megatron:tp=2", "--tensor",
       "lm_head.weight", "--rank", "4", NULL},
      NULL, NULL, 2, {"--rank 4: not in the layout, whose ranks are 0-1", NULL}},
+    /* An integer too large names the allowed range, not "at least 1". */
+    {{"simulate", "--strategy", "direct", "--nodes", "99999999999", NULL},
+     NULL, NULL, 2, {"--nodes 99999999999: must be an integer from 1 to 1048576", NULL}},
+    {{"simulate", "--strategy", "direct", "--max-ops-per-group", "99999999999", NULL},
+     NULL, NULL, 2,
+     {"--max-ops-per-group 99999999999: must be an integer from 1 to 2147483647", NULL}},
+    {{"simulate", "--strategy", "direct", "--scale", "99999999999", NULL},
+     NULL, NULL, 2, {"--scale 99999999999: must be an integer from 1 to 2147483647", NULL}},
+    {{"run", "--shape", "8x4", "--runs", "99999999999", NULL},
+     NULL, NULL, 2, {"--runs 99999999999: must be an integer from 1 to 2147483647", NULL}},
+    {{"run", "--shape", "8x4", "--window", "4294967296", NULL},
+     NULL, NULL, 2, {"--window 4294967296: must be an integer from 1 to 2147483647", NULL}},
+    {{"calibrate", "--ranks", "4294967298", NULL},
+     NULL, NULL, 2, {"--ranks 4294967298: must be an integer from 1 to 2147483647", NULL}},
+    {{"simulate", "--scenario", "@", "--strategy", "direct", NULL},
+     "big.yaml", "model: llama-3.1-8b\ntopology: dgx-h100\nnodes: 2\ntrain:\n"
+     "  convention: megatron\n  gpus: 0-7\n  tp: 99999999999\ninfer:\n  convention: vllm\n"
+     "  gpus: 8-15\n",
+     2, {"big.yaml:7:7: train.tp", "tp=99999999999 must be an integer from 1 to 16777216", NULL}},
 };
 
 static void
