@@ -177,6 +177,12 @@ main(int argc, char **argv)
             print_usage(stdout);
             return RS_EXIT_OK;
         }
+        /* help takes one command name; anything after it is an error, as in every command. */
+        if (argc > 3) {
+            g_printerr("reshard help: unexpected argument \"%s\"\nTry 'reshard help help'.\n",
+                       argv[3]);
+            return RS_EXIT_USAGE;
+        }
         /* help and version are listed under Commands too, so they have help of their own. */
         if (strcmp(argv[2], "help") == 0) {
             print_usage(stdout);
@@ -201,6 +207,12 @@ main(int argc, char **argv)
         return RS_EXIT_OK;
     }
     if (strcmp(name, "version") == 0 || strcmp(name, "--version") == 0) {
+        if (argc > 2) {
+            g_printerr("reshard version: unexpected argument \"%s\"\nTry 'reshard help "
+                       "version'.\n",
+                       argv[2]);
+            return RS_EXIT_USAGE;
+        }
         printf("reshard %s\n", RS_VERSION);
         return RS_EXIT_OK;
     }

@@ -684,6 +684,12 @@ static const CliCase cli_cases[] = {
      2,
      {"--scenario does not apply with --messages", NULL}},
     {{"calibrate", "--sizes", "", NULL}, NULL, NULL, 2, {"--sizes: no sizes given", NULL}},
+    /* help and version take no extra argument, like every other command. */
+    {{"version", "extra", NULL}, NULL, NULL, 2, {"reshard version: unexpected argument \"extra\"", NULL}},
+    {{"help", "simulate", "extra", NULL},
+     NULL, NULL, 2, {"reshard help: unexpected argument \"extra\"", NULL}},
+    {{"help", "help", "extra", NULL},
+     NULL, NULL, 2, {"reshard help: unexpected argument \"extra\"", NULL}},
     /* --rank names a rank of the layout. */
     {{"layout", "--shape", "8x4", "--mesh", "2", "--placements", "S(0)", "--rank", "-1", NULL},
      NULL, NULL, 2, {"--rank -1: must be at least 0", NULL}},
