@@ -690,6 +690,11 @@ static const CliCase cli_cases[] = {
      NULL, NULL, 2, {"reshard help: unexpected argument \"extra\"", NULL}},
     {{"help", "help", "extra", NULL},
      NULL, NULL, 2, {"reshard help: unexpected argument \"extra\"", NULL}},
+    /* A side given by its flag is named once ("--train: train: ..." before). */
+    {{"simulate", "--train", "megatron:tp=3", NULL},
+     NULL, NULL, 2, {"reshard simulate: --train: megatron tp=3 ", "does not divide the 256 GPUs", NULL}},
+    {{"simulate", "--infer", "vllm:tp=3", NULL},
+     NULL, NULL, 2, {"reshard simulate: --infer: vllm tp=3 ", NULL}},
     /* --rank names a rank of the layout. */
     {{"layout", "--shape", "8x4", "--mesh", "2", "--placements", "S(0)", "--rank", "-1", NULL},
      NULL, NULL, 2, {"--rank -1: must be at least 0", NULL}},
