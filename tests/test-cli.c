@@ -245,7 +245,7 @@ test_scenario_build_errors_where(void)
                           "--infer-gpus", "8-15", "--infer", "vllm:tp=6", NULL};
     r = run_reshard(flag);
     g_assert_cmpint(r.exit_code, ==, 2);
-    assert_contains(r.err, "--infer: infer: vllm tp=6");
+    assert_contains(r.err, "--infer: vllm tp=6");
     run_result_clear(&r);
     const char *model[] = {"simulate", "--scenario", path, "--model", "nosuch", "-q", NULL};
     r = run_reshard(model);
@@ -694,7 +694,7 @@ static const CliCase cli_cases[] = {
     {{"simulate", "--train", "megatron:tp=3", NULL},
      NULL, NULL, 2, {"reshard simulate: --train: megatron tp=3 ", "does not divide the 256 GPUs", NULL}},
     {{"simulate", "--infer", "vllm:tp=3", NULL},
-     NULL, NULL, 2, {"reshard simulate: --infer: vllm tp=3 ", NULL}},
+     NULL, NULL, 2, {"reshard simulate: --infer: vllm tp=3: tp = 3 does not divide", NULL}},
     /* --rank names a rank of the layout. */
     {{"layout", "--shape", "8x4", "--mesh", "2", "--placements", "S(0)", "--rank", "-1", NULL},
      NULL, NULL, 2, {"--rank -1: must be at least 0", NULL}},
