@@ -91,6 +91,12 @@ parse_sizes(const char *text, GArray *sizes, GError **error)
         }
         g_array_append_val(sizes, v);
     }
+    /* An empty list is an error, not "the default sizes". */
+    if (sizes->len == 0) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--sizes: no sizes given (expected a comma list such as 4KiB,1MiB)");
+        return FALSE;
+    }
     return TRUE;
 }
 
@@ -219,11 +225,12 @@ run(int argc, char **argv)
 
     g_autoptr(GError) error = NULL;
     RsFormat format = RS_FORMAT_TABLE;
-    if (opt_format != NULL && (!rs_format_parse(opt_format, &format, &error) ||
-                               format == RS_FORMAT_CSV)) {
-        if (error == NULL)
-            g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "--format: table or json");
+    /* calibrate writes a table or json only: the error lists just those two (it listed csv,
+     * which was then refused). */
+    if (opt_format != NULL &&
+        (!rs_format_parse(opt_format, &format, NULL) || format == RS_FORMAT_CSV)) {
+        g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--format: unknown format \"%s\" (known: table, json)", opt_format);
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     }
     g_autoptr(GArray) sizes = g_array_new(FALSE, FALSE, sizeof(guint64));
@@ -259,8 +266,11 @@ run(int argc, char **argv)
     }
     g_autoptr(RsTransport) transport =
         rs_transport_open(opt_transport ? opt_transport : "host", NULL, &error);
-    if (transport == NULL)
+    if (transport == NULL) {
+        if (g_error_matches(error, RS_TRANSPORT_ERROR, RS_TRANSPORT_ERROR_UNKNOWN))
+            g_prefix_error(&error, "--transport: ");
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    }
     gboolean root = rs_transport_is_root(transport);
     if (!root)
         rs_cli_quiet = TRUE;

@@ -93,8 +93,10 @@ run(int argc, char **argv)
         return code;
     g_autoptr(GError) error = NULL;
     RsFormat format = RS_FORMAT_TABLE;
-    if (opt_format != NULL && !rs_format_parse(opt_format, &format, &error))
+    if (opt_format != NULL && !rs_format_parse(opt_format, &format, &error)) {
+        g_prefix_error(&error, "--format: ");
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    }
     if (opt_rules) {
         fputs(rs_model_role_rules_describe(), stdout);
         return RS_EXIT_OK;

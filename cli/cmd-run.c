@@ -125,10 +125,14 @@ parse_options(RsExecOptions *opts, RsTransportConfig *tconfig, RsStrategy *strat
     memset(tconfig, 0, sizeof *tconfig);
     *strategy = RS_STRATEGY_DIRECT;
     *format = RS_FORMAT_TABLE;
-    if (opt_format != NULL && !rs_format_parse(opt_format, format, error))
+    if (opt_format != NULL && !rs_format_parse(opt_format, format, error)) {
+        g_prefix_error(error, "--format: ");
         return FALSE;
-    if (opt_strategy != NULL && !rs_strategy_parse(opt_strategy, strategy, error))
+    }
+    if (opt_strategy != NULL && !rs_strategy_parse(opt_strategy, strategy, error)) {
+        g_prefix_error(error, "--strategy: ");
         return FALSE;
+    }
     /* 0 stands for "the default" in the option structs; a 0 given on the command line is an
      * error, not that default. */
     gint64 runs = 0, window = 0, queue_depth = 0;
@@ -353,6 +357,8 @@ run(int argc, char **argv)
      * errors, and every process leaves through MPI_Finalize. */
     g_autoptr(RsTransport) transport =
         rs_transport_open(opt_transport ? opt_transport : "host", &tconfig, &error);
+    if (transport == NULL && g_error_matches(error, RS_TRANSPORT_ERROR, RS_TRANSPORT_ERROR_UNKNOWN))
+        g_prefix_error(&error, "--transport: ");
     if (transport == NULL)
         return rs_cli_fail(cmd, error,
                            g_error_matches(error, RS_TRANSPORT_ERROR, RS_TRANSPORT_ERROR_FAILED)

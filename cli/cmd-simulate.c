@@ -262,7 +262,14 @@ run_messages(const char *cmd, const RsFlowSimOptions *fopt, gboolean use_flow, R
             return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
         }
     }
-    /* The topology: --topology, else the scenario's (with its node count). */
+    /* The topology: --topology, else the scenario's (with its node count). Both given, the
+     * scenario would be read for nothing: refused like the flags above. */
+    if (sargs.scenario != NULL && sargs.topology != NULL) {
+        g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--scenario does not apply with --messages when --topology is given (a "
+                    "scenario only supplies the topology of a message list)");
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    }
     g_autoptr(RsScenario) scenario = NULL;
     if (sargs.topology == NULL) {
         g_autofree char *spath =
@@ -283,8 +290,18 @@ run_messages(const char *cmd, const RsFlowSimOptions *fopt, gboolean use_flow, R
     if (topo == NULL)
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     g_autoptr(RsTrace) trace = rs_trace_read_file(opt_messages, &error);
-    if (trace == NULL)
+    if (trace == NULL) {
+        /* A file that cannot be read names the option (GLib's message names only the file);
+         * the parser's errors already start with FILE:LINE. */
+        if (g_error_matches(error, RS_TRACE_ERROR, RS_TRACE_ERROR_IO))
+            g_prefix_error(&error, "--messages: ");
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    }
+    if (rs_trace_get_n_rows(trace) == 0) {
+        g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s: no messages",
+                    opt_messages);
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    }
     rs_cli_progress("simulating %u messages of %s on %s ...", rs_trace_get_n_rows(trace),
                     opt_messages, rs_topology_get_name(topo));
     g_autoptr(RsFlowSimResult) flow = rs_flow_sim_run_trace(trace, topo, fopt, &error);
@@ -472,8 +489,10 @@ run(int argc, char **argv)
 
     g_autoptr(GError) error = NULL;
     RsFormat format = RS_FORMAT_TABLE;
-    if (opt_format != NULL && !rs_format_parse(opt_format, &format, &error))
+    if (opt_format != NULL && !rs_format_parse(opt_format, &format, &error)) {
+        g_prefix_error(&error, "--format: ");
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    }
     RsFlowSimOptions fopt;
     gboolean use_flow;
     if (!parse_flow_options(&fopt, &use_flow, &error))

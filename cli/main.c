@@ -57,13 +57,16 @@ rs_cli_parse_int(const char *flag, const char *text, gint64 min, gint64 max, gin
         return FALSE;
     }
     if (v < min || v > max) {
-        if (max >= G_MAXINT32)
+        /* Below the least value of an open-ended option: "at least"; otherwise the range
+         * (an oversized value said "at least 1" before). */
+        if (v < min && max >= G_MAXINT32)
             g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                         "%s %" G_GINT64_FORMAT ": must be at least %" G_GINT64_FORMAT, flag, v,
                         min);
         else
             g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "%s %" G_GINT64_FORMAT ": must be %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT,
+                        "%s %" G_GINT64_FORMAT ": must be an integer from %" G_GINT64_FORMAT
+                        " to %" G_GINT64_FORMAT,
                         flag, v, min, max);
         return FALSE;
     }
@@ -174,6 +177,12 @@ main(int argc, char **argv)
             print_usage(stdout);
             return RS_EXIT_OK;
         }
+        /* help takes one command name; anything after it is an error, as in every command. */
+        if (argc > 3) {
+            g_printerr("reshard help: unexpected argument \"%s\"\nTry 'reshard help help'.\n",
+                       argv[3]);
+            return RS_EXIT_USAGE;
+        }
         /* help and version are listed under Commands too, so they have help of their own. */
         if (strcmp(argv[2], "help") == 0) {
             print_usage(stdout);
@@ -198,6 +207,12 @@ main(int argc, char **argv)
         return RS_EXIT_OK;
     }
     if (strcmp(name, "version") == 0 || strcmp(name, "--version") == 0) {
+        if (argc > 2) {
+            g_printerr("reshard version: unexpected argument \"%s\"\nTry 'reshard help "
+                       "version'.\n",
+                       argv[2]);
+            return RS_EXIT_USAGE;
+        }
         printf("reshard %s\n", RS_VERSION);
         return RS_EXIT_OK;
     }

@@ -48,7 +48,7 @@ rs_topology_args_get(RsTopologyOverrides *ov, GError **error)
     *ov = (RsTopologyOverrides){0};
     /* n_nodes 0 keeps the topology's (or the scenario's) count; --nodes 0 is an error. */
     gint64 nodes = 0;
-    if (!rs_cli_parse_int("--nodes", opt_nodes, 1, G_MAXINT32, &nodes, error))
+    if (!rs_cli_parse_int("--nodes", opt_nodes, 1, 1 << 20, &nodes, error))
         return FALSE;
     ov->n_nodes = (guint)nodes;
     if (opt_nic_bw != NULL) {

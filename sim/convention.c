@@ -129,7 +129,8 @@ rs_convention_set(RsConvention *conv, const char *key, gint64 value, GError **er
     if (value < min || value > max) {
         g_set_error(error, RS_CONVENTION_ERROR, RS_CONVENTION_ERROR_PARAM,
                     kind == PARAM_BOOL ? "%s %s=%" G_GINT64_FORMAT ": a switch is on or off"
-                                       : "%s %s=%" G_GINT64_FORMAT ": must be a positive integer",
+                                       : "%s %s=%" G_GINT64_FORMAT
+                                         ": must be an integer from 1 to 16777216",
                     conv->klass->name, key, value);
         return FALSE;
     }
@@ -189,11 +190,18 @@ set_from_text(RsConvention *conv, const char *spec, const char *key, const char 
     }
     case PARAM_INT: {
         gint64 value;
-        if (text == NULL || !g_ascii_string_to_signed(text, 10, 1, 1 << 24, &value, NULL)) {
+        if (text == NULL ||
+            !g_ascii_string_to_signed(text, 10, G_MININT64, G_MAXINT64, &value, NULL)) {
             g_set_error(error, RS_CONVENTION_ERROR, RS_CONVENTION_ERROR_PARAM,
-                        text ? "\"%s\": %s=%s is not a positive integer"
+                        text ? "\"%s\": %s=%s is not an integer"
                              : "\"%s\": expected key=value, got \"%s\"",
                         spec, key, text);
+            return FALSE;
+        }
+        if (value < 1 || value > (1 << 24)) {
+            g_set_error(error, RS_CONVENTION_ERROR, RS_CONVENTION_ERROR_PARAM,
+                        "\"%s\": %s=%s must be an integer from 1 to %d", spec, key, text,
+                        1 << 24);
             return FALSE;
         }
         return rs_convention_set(conv, key, value, error);

@@ -257,6 +257,15 @@ prefix_where(GError **error, const char *where)
     return FALSE;
 }
 
+/* Prefixes @error's message with "@side: " unless @where is the flag that gave the side
+ * (--train, --infer), which names it already ("--train: train: ..." read it twice). */
+static void
+prefix_side(GError **error, const char *side, const char *where)
+{
+    if (where == NULL || !g_str_has_prefix(where, "--"))
+        g_prefix_error(error, "%s: ", side);
+}
+
 gboolean
 rs_scenario_build(RsScenario *s, RsScenarioBuild *out, GError **error)
 {
@@ -295,12 +304,12 @@ rs_scenario_build(RsScenario *s, RsScenarioBuild *out, GError **error)
     RsConventionResult src, dst;
     if (!rs_convention_resolve_full(s->train, model, (const guint32 *)s->train_gpus->data,
                                     s->train_gpus->len, &src, error)) {
-        g_prefix_error(error, "train: ");
+        prefix_side(error, "train", s->train_where);
         return prefix_where(error, s->train_where);
     }
     if (!rs_convention_resolve_full(s->infer, model, (const guint32 *)s->infer_gpus->data,
                                     s->infer_gpus->len, &dst, error)) {
-        g_prefix_error(error, "infer: ");
+        prefix_side(error, "infer", s->infer_where);
         rs_convention_result_clear(&src);
         return prefix_where(error, s->infer_where);
     }

@@ -240,7 +240,7 @@ static const BadCase bad_cases[] = {
     {{"simulate", "--layers", "3-x", NULL}, "--layers: layers \"3-x\""},
     {{"calibrate", "--ranks", "1", NULL}, "--ranks 1: need at least 2"},
     {{"calibrate", "--sizes", "4KiB,0B", NULL}, "--sizes: 0B is outside"},
-    {{"calibrate", "--format", "csv", NULL}, "--format: table or json"},
+    {{"calibrate", "--format", "csv", NULL}, "--format: unknown format \"csv\" (known: table, json)"},
 };
 
 static void
