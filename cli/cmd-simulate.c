@@ -306,7 +306,9 @@ run_messages(const char *cmd, const RsFlowSimOptions *fopt, gboolean use_flow, R
                     opt_messages, rs_topology_get_name(topo));
     g_autoptr(RsFlowSimResult) flow = rs_flow_sim_run_trace(trace, topo, fopt, &error);
     if (flow == NULL) {
-        g_prefix_error(&error, "%s: ", opt_messages);
+        /* Row errors already start with "FILE:LINE: message ID". */
+        if (!g_str_has_prefix(error->message, opt_messages))
+            g_prefix_error(&error, "%s: ", opt_messages);
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     }
     g_autofree guint32 *ids = g_new(guint32, MAX(flow->n_messages, 1));

@@ -1294,12 +1294,21 @@ rs_flow_sim_run_trace(const RsTrace *trace, const RsTopology *topo, const RsFlow
                       GError **error)
 {
     guint n = rs_trace_get_n_rows(trace);
+    guint n_gpus = rs_topology_get_n_gpus(topo);
     g_autoptr(GHashTable) index = g_hash_table_new(g_direct_hash, g_direct_equal);
     for (guint i = 0; i < n; i++) {
-        guint32 id = rs_trace_get_row(trace, i)->message;
-        if (!g_hash_table_insert(index, GUINT_TO_POINTER(id + 1), GUINT_TO_POINTER(i + 1))) {
+        const RsTraceRow *r = rs_trace_get_row(trace, i);
+        g_autofree char *where = rs_trace_format_row_where(trace, r);
+        if (!g_hash_table_insert(index, GUINT_TO_POINTER(r->message + 1),
+                                 GUINT_TO_POINTER(i + 1))) {
             g_set_error(error, RS_FLOW_SIM_ERROR, RS_FLOW_SIM_ERROR_DEPENDENCY,
-                        "message id %u is given twice", id);
+                        "%s: the message id is given twice", where);
+            return NULL;
+        }
+        if (r->src >= n_gpus || r->dst >= n_gpus) {
+            g_set_error(error, RS_FLOW_SIM_ERROR, RS_FLOW_SIM_ERROR_RANK,
+                        "%s: rank %u is not a GPU of topology %s (%u GPUs)", where,
+                        r->src >= n_gpus ? r->src : r->dst, rs_topology_get_name(topo), n_gpus);
             return NULL;
         }
     }
@@ -1313,14 +1322,49 @@ rs_flow_sim_run_trace(const RsTrace *trace, const RsTopology *topo, const RsFlow
             guint32 id = g_array_index(r->depends_on, guint32, k);
             gpointer found = g_hash_table_lookup(index, GUINT_TO_POINTER(id + 1));
             if (found == NULL) {
+                g_autofree char *where = rs_trace_format_row_where(trace, r);
                 g_set_error(error, RS_FLOW_SIM_ERROR, RS_FLOW_SIM_ERROR_DEPENDENCY,
-                            "message %u depends on message %u, which is not in the trace",
-                            r->message, id);
+                            "%s: depends on message %u, which is not in the trace", where, id);
                 return NULL;
             }
             guint32 d = GPOINTER_TO_UINT(found) - 1;
             g_array_append_val(deps, d);
         }
+    }
+    /* A dependency cycle, named by a row of the file (Kahn's algorithm: what is left when
+     * no row without pending dependencies remains lies on or behind a cycle). */
+    g_autofree guint *pending = g_new0(guint, MAX(n, 1));
+    g_autofree guint *first_dependent = g_new0(guint, n + 1);
+    for (guint i = 0; i < n; i++) {
+        pending[i] = msgs[i].n_deps;
+        for (guint k = 0; k < msgs[i].n_deps; k++)
+            first_dependent[g_array_index(deps, guint32, msgs[i].first_dep + k) + 1]++;
+    }
+    for (guint i = 0; i < n; i++)
+        first_dependent[i + 1] += first_dependent[i];
+    g_autofree guint32 *dependents = g_new(guint32, MAX(deps->len, 1));
+    g_autofree guint *fill = g_memdup2(first_dependent, (n + 1) * sizeof(guint));
+    for (guint i = 0; i < n; i++)
+        for (guint k = 0; k < msgs[i].n_deps; k++)
+            dependents[fill[g_array_index(deps, guint32, msgs[i].first_dep + k)]++] = i;
+    g_autoptr(GArray) ready = g_array_new(FALSE, FALSE, sizeof(guint32));
+    for (guint32 i = 0; i < n; i++)
+        if (pending[i] == 0)
+            g_array_append_val(ready, i);
+    for (guint head = 0; head < ready->len; head++) {
+        guint32 m = g_array_index(ready, guint32, head);
+        for (guint k = first_dependent[m]; k < first_dependent[m + 1]; k++)
+            if (--pending[dependents[k]] == 0)
+                g_array_append_val(ready, dependents[k]);
+    }
+    if (ready->len < n) {
+        guint stuck = 0;
+        while (pending[stuck] == 0)
+            stuck++;
+        g_autofree char *where = rs_trace_format_row_where(trace, rs_trace_get_row(trace, stuck));
+        g_set_error(error, RS_FLOW_SIM_ERROR, RS_FLOW_SIM_ERROR_DEPENDENCY,
+                    "%s: is part of, or waits on, a dependency cycle", where);
+        return NULL;
     }
     return rs_flow_sim_run_messages(msgs, n, (const guint32 *)deps->data, deps->len, topo, options,
                                     error);

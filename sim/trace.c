@@ -9,6 +9,7 @@ G_DEFINE_QUARK(rs-trace-error-quark, rs_trace_error)
 struct _RsTrace {
     GArray *rows;       /* RsTraceRow */
     GPtrArray *meta;    /* alternating key, value */
+    char *name;         /* the file it was read from, or NULL */
 };
 
 static void
@@ -37,6 +38,7 @@ rs_trace_free(RsTrace *trace)
         return;
     g_array_unref(trace->rows);
     g_ptr_array_unref(trace->meta);
+    g_free(trace->name);
     g_free(trace);
 }
 
@@ -63,13 +65,27 @@ rs_trace_get_meta(const RsTrace *trace, const char *key)
     return NULL;
 }
 
+const char *
+rs_trace_get_name(const RsTrace *trace)
+{
+    return trace->name;
+}
+
+char *
+rs_trace_format_row_where(const RsTrace *trace, const RsTraceRow *row)
+{
+    if (trace->name != NULL && row->line > 0)
+        return g_strdup_printf("%s:%u: message %u", trace->name, row->line, row->message);
+    return g_strdup_printf("message %u", row->message);
+}
+
 RsTraceRow *
 rs_trace_add(RsTrace *trace, guint32 message, guint32 src, guint32 dst, guint64 size_bytes,
              guint32 phase, double start_s, double end_s, const char *route,
              const guint32 *depends_on, guint n_deps)
 {
     RsTraceRow row = {message, src, dst, size_bytes, phase, start_s, end_s,
-                      g_strdup(route ? route : ""), g_array_new(FALSE, FALSE, sizeof(guint32))};
+                      g_strdup(route ? route : ""), g_array_new(FALSE, FALSE, sizeof(guint32)), 0};
     if (n_deps > 0)
         g_array_append_vals(row.depends_on, depends_on, n_deps);
     g_array_append_val(trace->rows, row);
@@ -161,6 +177,7 @@ RsTrace *
 rs_trace_read_string(const char *text, const char *name, GError **error)
 {
     g_autoptr(RsTrace) trace = rs_trace_new();
+    trace->name = g_strdup(name);
     g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
     gint col_index[N_COLS];
     for (guint c = 0; c < N_COLS; c++)
@@ -266,7 +283,8 @@ rs_trace_read_string(const char *text, const char *name, GError **error)
             }
         }
         rs_trace_add(trace, (guint32)message, (guint32)src, (guint32)dst, bytes, (guint32)phase,
-                     times[0], times[1], v[COL_ROUTE], (const guint32 *)deps->data, deps->len);
+                     times[0], times[1], v[COL_ROUTE], (const guint32 *)deps->data, deps->len)
+            ->line = line;
     }
     if (!have_header) {
         g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_PARSE,
@@ -283,8 +301,8 @@ rs_trace_read_string(const char *text, const char *name, GError **error)
             guint32 d = g_array_index(r->depends_on, guint32, k);
             if (!g_hash_table_contains(ids, GUINT_TO_POINTER(d + 1))) {
                 g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_PARSE,
-                            "%s: message %u depends on message %u, which is not in the file",
-                            name, r->message, d);
+                            "%s:%u: message %u depends on message %u, which is not in the file",
+                            name, r->line, r->message, d);
                 return NULL;
             }
         }

@@ -37,6 +37,7 @@ typedef struct {
     double end_s;   /* NAN when unknown */
     char *route;    /* owned, "" when none */
     GArray *depends_on; /* guint32 message indices; owned, never NULL */
+    guint line;         /* the file line it was read from; 0 when not read from a file */
 } RsTraceRow;
 
 typedef struct _RsTrace RsTrace;
@@ -50,6 +51,19 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(RsTrace, rs_trace_free)
 void rs_trace_set_meta(RsTrace *trace, const char *key, const char *value);
 /** rs_trace_get_meta: Returns: (transfer none) (nullable): the value of @key. */
 const char *rs_trace_get_meta(const RsTrace *trace, const char *key);
+
+/**
+ * rs_trace_get_name: Returns: (transfer none) (nullable): the file (or name) it was read
+ * from, for messages; NULL when built in memory.
+ */
+const char *rs_trace_get_name(const RsTrace *trace);
+
+/**
+ * rs_trace_format_row_where:
+ * Returns: (transfer full): "file:line: message ID" for a row read from a file, else
+ * "message ID", to start an error message about @row.
+ */
+char *rs_trace_format_row_where(const RsTrace *trace, const RsTraceRow *row);
 
 /**
  * rs_trace_add:
