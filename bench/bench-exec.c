@@ -17,6 +17,7 @@
 
 #include "rs-config.h"
 
+#include <locale.h>
 #include <glib/gstdio.h>
 #include <math.h>
 #include <stdio.h>
@@ -98,6 +99,8 @@ die(const char *what, const GError *error)
 int
 main(int argc, char **argv)
 {
+    setlocale(LC_ALL, "");
+    setlocale(LC_NUMERIC, "C");
     g_autoptr(GError) error = NULL;
     g_autoptr(GOptionContext) context = g_option_context_new("- executor benchmark");
     g_option_context_add_main_entries(context, entries, NULL);

@@ -25,6 +25,7 @@
 #include "sim/data.h"
 #include "sim/flow-sim.h"
 
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,6 +193,8 @@ static GOptionEntry entries[] = {
 int
 main(int argc, char **argv)
 {
+    setlocale(LC_ALL, "");
+    setlocale(LC_NUMERIC, "C");
     g_autoptr(GError) error = NULL;
     g_autoptr(GOptionContext) context = g_option_context_new("- flow simulator scaling benchmark");
     g_option_context_add_main_entries(context, entries, NULL);

@@ -325,6 +325,10 @@ run(int argc, char **argv)
     if (opt_check &&
         (!rs_refit_check_buffers(refit, &error) || !rs_plan_check(plan, refit, &error)))
         return rs_cli_fail(cmd, error, RS_EXIT_CHECK);
+    if (opt_check)
+        rs_cli_progress("check passed: %u transfers; fused buffers consistent; every "
+                        "destination element received once, from a holder or an earlier relay",
+                        rs_plan_get_n_transfers(plan));
     print_plan(plan, refit, keep, format, header->str);
     return RS_EXIT_OK;
 }

@@ -429,8 +429,13 @@ evaluate(const RsPlan *plan, const RsAutoCandidate *candidate, gpointer user_dat
          double *predicted_s, GError **error)
 {
     Evaluator *ev = user_data;
-    if (ev->check && !rs_plan_check(plan, ev->refit, error))
-        return FALSE;
+    if (ev->check) {
+        if (!rs_plan_check(plan, ev->refit, error))
+            return FALSE;
+        rs_cli_progress("check passed for %s: %u transfers; every destination element received "
+                        "once, from a holder or an earlier relay",
+                        candidate->label, rs_plan_get_n_transfers(plan));
+    }
     Evaluated e;
     memset(&e, 0, sizeof e);
     e.candidate = *candidate;

@@ -206,6 +206,20 @@ static const ScenarioCase scenario_cases[] = {
 };
 
 static JsonObject *parse_object(JsonParser *parser, const char *text);
+/* --check says that it passed, with what it verified. */
+static void
+test_check_reports(void)
+{
+    const char *args[] = {"simulate", "--model", "llama-3.1-8b", "--nodes", "2", "--train",
+                          "megatron:tp=2", "--train-gpus", "0-7", "--infer", "vllm:tp=4",
+                          "--infer-gpus", "8-15", "--strategy", "direct", "--network",
+                          "bottleneck", "--check", NULL};
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.err, "check passed for direct: 3096 transfers; every destination element");
+    run_result_clear(&r);
+}
+
 /* Times under 0.1 s keep three significant digits: Llama-3.1-8B (16.06 GB) into one
  * DGX H100 node over its 8 NICs at 380 GB/s achievable is 0.0423 s, not "0.000". */
 static void
@@ -1411,6 +1425,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/simulate/default-flow-json", test_default_flow_json);
     g_test_add_func("/cli/simulate/wire-dtypes-header", test_wire_dtypes_header);
     g_test_add_func("/cli/simulate/small-times-digits", test_small_times_digits);
+    g_test_add_func("/cli/simulate/check-reports", test_check_reports);
     g_test_add_func("/cli/simulate/scenario-errors-where", test_scenario_build_errors_where);
     for (guint i = 0; i < G_N_ELEMENTS(scenario_cases); i++) {
         g_autofree char *path =
