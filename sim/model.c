@@ -338,28 +338,6 @@ check_sizes(const RsModel *model, RsModelConfig *config, const char *source, GEr
 
 /* --- reading a model file into a config --- */
 
-/* Fails naming file:line:col and the key when a key of @map is given twice (the last
- * value would silently win). @section: the flattened key of @map, NULL at the top. */
-static gboolean
-yaml_check_unique(RsYaml *yaml, yaml_node_t *map, const char *section, GError **error)
-{
-    for (yaml_node_pair_t *pair = map->data.mapping.pairs.start; pair < map->data.mapping.pairs.top;
-         pair++) {
-        yaml_node_t *k = rs_yaml_node_at(yaml, pair->key);
-        const char *text = rs_yaml_scalar_value(k);
-        for (yaml_node_pair_t *other = map->data.mapping.pairs.start;
-             text != NULL && other < pair; other++) {
-            const char *t2 = rs_yaml_scalar_value(rs_yaml_node_at(yaml, other->key));
-            if (t2 != NULL && strcmp(t2, text) == 0) {
-                rs_yaml_set_error(yaml, k, section, text, error, RS_YAML_ERROR_UNKNOWN_KEY,
-                                  "field given twice");
-                return FALSE;
-            }
-        }
-    }
-    return TRUE;
-}
-
 static gboolean
 yaml_flatten(RsYaml *yaml, RsModelConfig *config, const char *path, const char *key,
              yaml_node_t *v, GError **error)
@@ -367,7 +345,7 @@ yaml_flatten(RsYaml *yaml, RsModelConfig *config, const char *path, const char *
     g_autofree char *where =
         g_strdup_printf("%s:%zu:%zu", path, v->start_mark.line + 1, v->start_mark.column + 1);
     if (v->type == YAML_MAPPING_NODE) {
-        if (!yaml_check_unique(yaml, v, key, error))
+        if (!rs_yaml_check_unique_keys(yaml, v, key, error))
             return FALSE;
         for (yaml_node_pair_t *pair = v->data.mapping.pairs.start;
              pair < v->data.mapping.pairs.top; pair++) {
@@ -442,7 +420,7 @@ load_yaml_config(RsModelConfig *config, const char *path, GError **error)
     if (yaml == NULL)
         return FALSE;
     yaml_node_t *root = rs_yaml_get_root_mapping(yaml, error);
-    if (root == NULL || !yaml_check_unique(yaml, root, NULL, error))
+    if (root == NULL || !rs_yaml_check_unique_keys(yaml, root, NULL, error))
         return FALSE;
     for (yaml_node_pair_t *pair = root->data.mapping.pairs.start;
          pair < root->data.mapping.pairs.top; pair++) {

@@ -70,6 +70,9 @@ read_side(RsYaml *yaml, yaml_node_t *root, const char *section, RsConvention **c
                           "expected a mapping with convention, gpus and parallel sizes");
         return FALSE;
     }
+    /* A key given twice is refused, as at the top level. */
+    if (!rs_yaml_check_unique_keys(yaml, map, section, error))
+        return FALSE;
     const char *name = NULL, *gpus = NULL;
     if (!rs_yaml_read_string(yaml, map, section, "convention", TRUE, &name, error) ||
         !rs_yaml_read_string(yaml, map, section, "gpus", FALSE, &gpus, error))
@@ -84,16 +87,6 @@ read_side(RsYaml *yaml, yaml_node_t *root, const char *section, RsConvention **c
     for (yaml_node_pair_t *pair = map->data.mapping.pairs.start;
          pair < map->data.mapping.pairs.top; pair++) {
         const char *key = rs_yaml_scalar_value(rs_yaml_node_at(yaml, pair->key));
-        /* A key given twice is refused, as at the top level (rs_yaml_check_keys). */
-        for (yaml_node_pair_t *other = map->data.mapping.pairs.start; key != NULL && other < pair;
-             other++) {
-            const char *k2 = rs_yaml_scalar_value(rs_yaml_node_at(yaml, other->key));
-            if (k2 != NULL && strcmp(k2, key) == 0) {
-                rs_yaml_set_error(yaml, rs_yaml_node_at(yaml, pair->key), section, key, error,
-                                  RS_YAML_ERROR_UNKNOWN_KEY, "field given twice");
-                return FALSE;
-            }
-        }
         if (key == NULL || strcmp(key, "convention") == 0 || strcmp(key, "gpus") == 0)
             continue;
         if (!rs_convention_has_param(conv, key)) {

@@ -176,10 +176,21 @@ rs_yaml_check_keys(RsYaml *yaml, yaml_node_t *map, const char *section, const ch
                               "unknown field (known: %s)", list);
             return FALSE;
         }
-        /* A key given twice is as suspicious as an unknown one. */
-        for (yaml_node_pair_t *other = map->data.mapping.pairs.start; other < pair; other++) {
-            const char *t2 =
-                rs_yaml_scalar_value(yaml_document_get_node(&yaml->document, other->key));
+    }
+    /* A key given twice is as suspicious as an unknown one. */
+    return rs_yaml_check_unique_keys(yaml, map, section, error);
+}
+
+gboolean
+rs_yaml_check_unique_keys(RsYaml *yaml, yaml_node_t *map, const char *section, GError **error)
+{
+    for (yaml_node_pair_t *pair = map->data.mapping.pairs.start; pair < map->data.mapping.pairs.top;
+         pair++) {
+        yaml_node_t *k = rs_yaml_node_at(yaml, pair->key);
+        const char *text = rs_yaml_scalar_value(k);
+        for (yaml_node_pair_t *other = map->data.mapping.pairs.start;
+             text != NULL && other < pair; other++) {
+            const char *t2 = rs_yaml_scalar_value(rs_yaml_node_at(yaml, other->key));
             if (t2 != NULL && strcmp(t2, text) == 0) {
                 rs_yaml_set_error(yaml, k, section, text, error, RS_YAML_ERROR_UNKNOWN_KEY,
                                   "field given twice");

@@ -91,6 +91,18 @@ gboolean rs_yaml_check_keys(RsYaml *yaml, yaml_node_t *map, const char *section,
                             const char *const *known, GError **error);
 
 /**
+ * rs_yaml_check_unique_keys:
+ * @map: a mapping node
+ * @section: (nullable): the dotted name of @map in messages, NULL at the root
+ * @error: RS_YAML_ERROR_UNKNOWN_KEY "path:line:col: section.key: field given twice" for the
+ *   second occurrence of a key (libyaml keeps both; readers would take one silently)
+ *
+ * Returns: TRUE when no key of @map is given twice.
+ */
+gboolean rs_yaml_check_unique_keys(RsYaml *yaml, yaml_node_t *map, const char *section,
+                                   GError **error);
+
+/**
  * rs_yaml_set_error:
  * @node: (nullable): the node the message is about; its start line and column are named
  * @section: (nullable): dotted section of the field
