@@ -54,6 +54,7 @@ typedef struct {
 /* Everything `reshard simulate` reports; all pointers borrowed. */
 typedef struct {
     const char *scenario_name;
+    const char *scenario_overrides; /* nullable: flags that replaced parts of it (table only) */
     const RsModel *model;
     const RsTopology *topology;
     const RsRefit *refit;

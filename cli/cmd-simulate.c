@@ -619,6 +619,7 @@ run(int argc, char **argv)
                                                       &error))
         code = rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     if (code == RS_EXIT_OK) {
+        g_autofree char *overrides = rs_scenario_args_format_overrides(&sargs);
         g_autofree char *train_desc = rs_convention_format(scenario->train);
         g_autofree char *infer_desc = rs_convention_format(scenario->infer);
         g_autofree char *train_gpus = rs_ranks_format((const guint32 *)scenario->train_gpus->data,
@@ -626,6 +627,7 @@ run(int argc, char **argv)
         g_autofree char *infer_gpus = rs_ranks_format((const guint32 *)scenario->infer_gpus->data,
                                                       scenario->infer_gpus->len);
         report.scenario_name = scenario->name;
+        report.scenario_overrides = overrides;
         report.model = build.model;
         report.topology = build.topology;
         report.refit = build.refit;

@@ -164,3 +164,28 @@ rs_scenario_args_load(const RsScenarioArgs *args, const char *default_name, cons
         return NULL;
     return g_steal_pointer(&s);
 }
+
+char *
+rs_scenario_args_format_overrides(const RsScenarioArgs *args)
+{
+    const struct {
+        const char *flag;
+        gboolean given;
+    } parts[] = {
+        {"--model", args->model != NULL},       {"--stored", args->stored},
+        {"--mtp", args->mtp},                   {"--infer-dtype", args->infer_dtype != NULL},
+        {"--topology", args->topology != NULL}, {"--train", args->train != NULL},
+        {"--train-gpus", args->train_gpus != NULL}, {"--infer", args->infer != NULL},
+        {"--infer-gpus", args->infer_gpus != NULL}, {"--scale", args->scale != NULL},
+        {"--layers", args->layers != NULL},
+    };
+    GString *out = g_string_new(NULL);
+    for (guint i = 0; i < G_N_ELEMENTS(parts); i++)
+        if (parts[i].given)
+            g_string_append_printf(out, "%s%s", out->len ? ", " : "", parts[i].flag);
+    if (out->len == 0) {
+        g_string_free(out, TRUE);
+        return NULL;
+    }
+    return g_string_free(out, FALSE);
+}

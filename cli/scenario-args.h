@@ -67,4 +67,12 @@ gboolean rs_scenario_apply_variant(RsScenario *scenario, gint scale, const char 
 RsScenario *rs_scenario_args_load(const RsScenarioArgs *args, const char *default_name,
                                   const char *dtype, GError **error);
 
+/**
+ * rs_scenario_args_format_overrides:
+ * Returns: (transfer full) (nullable): the flags of this group that replace a part of the
+ * scenario ("--model, --train, --train-gpus"), or NULL when none does; for headers that
+ * name the scenario.
+ */
+char *rs_scenario_args_format_overrides(const RsScenarioArgs *args);
+
 G_END_DECLS

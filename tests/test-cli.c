@@ -231,6 +231,9 @@ test_small_times_digits(void)
     RunResult r = run_reshard(args);
     g_assert_cmpint(r.exit_code, ==, 0);
     assert_contains(r.out, "lower bound 0.0423 s, binding cut: NVLink domain 1 ingress");
+    /* The header says which parts of the default scenario the flags replaced. */
+    assert_contains(r.out, "scenario   deepseek-v3-h100 (with --model, --train, --train-gpus, "
+                           "--infer, --infer-gpus from the command line)");
     assert_contains(r.out, "0.0846   0.0423");
     run_result_clear(&r);
     /* The per-strategy lines too (they printed "load 0.000 s", "busy 0.000 s"). */
