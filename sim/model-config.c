@@ -20,6 +20,7 @@ typedef struct {
 
 struct _RsModelConfig {
     char *source;
+    GHashTable *asked_scalar; /* keys a scalar reader asked for (owned strings) */
     guint scale;         /* width divisor, >= 1 */
     GHashTable *entries; /* key → ConfigEntry* */
     GPtrArray *order;    /* keys in insertion order, for stable messages */
@@ -41,6 +42,7 @@ rs_model_config_new(const char *source)
     c->source = g_strdup(source);
     c->scale = 1;
     c->entries = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, config_entry_free);
+    c->asked_scalar = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     c->order = g_ptr_array_new_with_free_func(g_free);
     return c;
 }
@@ -51,6 +53,7 @@ rs_model_config_free(RsModelConfig *config)
     if (config == NULL)
         return;
     g_hash_table_unref(config->entries);
+    g_hash_table_unref(config->asked_scalar);
     g_ptr_array_unref(config->order);
     g_free(config->source);
     g_free(config);
@@ -138,6 +141,8 @@ static gboolean
 config_find_scalar(RsModelConfig *config, const char *key, gboolean required,
                    ConfigEntry **entry_out, GError **error)
 {
+    if (!g_hash_table_contains(config->asked_scalar, key))
+        g_hash_table_add(config->asked_scalar, g_strdup(key));
     if (!config_find(config, key, required, entry_out, error))
         return FALSE;
     if (*entry_out != NULL && (*entry_out)->is_list) {
@@ -302,6 +307,15 @@ rs_model_config_check_consumed(RsModelConfig *config, GError **error)
         const char *key = g_ptr_array_index(config->order, i);
         ConfigEntry *e = g_hash_table_lookup(config->entries, key);
         if (!e->consumed) {
+            /* "dtype.x" left over where the family reads "dtype" as one value: the file
+             * gave a mapping in its place. */
+            const char *dot = strchr(key, '.');
+            g_autofree char *parent = dot ? g_strndup(key, (gsize)(dot - key)) : NULL;
+            if (parent != NULL && g_hash_table_contains(config->asked_scalar, parent)) {
+                g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
+                            "%s: %s: expected a single value, got a mapping", e->where, parent);
+                return FALSE;
+            }
             rs_model_config_set_error(config, key, error,
                                       "unknown field for this family (a typo?)");
             return FALSE;

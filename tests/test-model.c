@@ -203,6 +203,11 @@ test_model_errors(void)
                        RS_MODEL_ERROR_CONFIG, ":3:8: dtype: expected a single value, got a list");
     expect_model_error("name: x\nfamily: llama\nhidden_size: [4096]\n", RS_MODEL_ERROR,
                        RS_MODEL_ERROR_CONFIG, "hidden_size: expected a single value, got a list");
+    expect_model_error("name: x\nfamily: llama\nhidden_size: 4096\nnum_hidden_layers: 2\n"
+                       "num_attention_heads: 32\nvocab_size: 100\nintermediate_size: 10\n"
+                       "dtype: {x: 1}\n",
+                       RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
+                       ":8:12: dtype: expected a single value, got a mapping");
     /* A key given twice is refused, not read as its last value. */
     expect_model_error("name: x\nfamily: llama\nhidden_size: 4096\nhidden_size: 8192\n",
                        RS_YAML_ERROR, RS_YAML_ERROR_UNKNOWN_KEY,
