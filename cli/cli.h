@@ -3,6 +3,8 @@
 
 #include <glib.h>
 
+#include "analysis/report.h"
+
 G_BEGIN_DECLS
 
 /* Exit codes of every subcommand (STYLE.md). */
@@ -53,6 +55,10 @@ gboolean rs_cli_parse(const char *command, GOptionContext *context, int *argc, c
  * naming @flag. */
 gboolean rs_cli_parse_int(const char *flag, const char *text, gint64 min, gint64 max,
                           gint64 *value, GError **error);
+
+/* Parses the value of --format (@text NULL: table) into *@format. @error: the parse error
+ * of rs_format_parse, prefixed with "--format: ". */
+gboolean rs_cli_parse_format(const char *text, RsFormat *format, GError **error);
 
 /* The strategies a --strategy option accepts, for its help and its errors, derived from
  * rs_strategy_get_name() so no list goes stale: "gather-broadcast, direct, node-aware or

@@ -418,11 +418,9 @@ run(int argc, char **argv)
     if (!go_on)
         return code;
     g_autoptr(GError) error = NULL;
-    RsFormat format = RS_FORMAT_TABLE;
-    if (opt_format != NULL && !rs_format_parse(opt_format, &format, &error)) {
-        g_prefix_error(&error, "--format: ");
+    RsFormat format;
+    if (!rs_cli_parse_format(opt_format, &format, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    }
     if (!rs_cli_parse_int("--rank", opt_rank, 0, G_MAXINT32, &rank_only, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     if (opt_model != NULL && rs_tensor_args_is_set(&targs)) {

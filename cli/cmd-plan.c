@@ -281,11 +281,9 @@ run(int argc, char **argv)
     if (!go_on)
         return code;
     g_autoptr(GError) error = NULL;
-    RsFormat format = RS_FORMAT_TABLE;
-    if (opt_format != NULL && !rs_format_parse(opt_format, &format, &error)) {
-        g_prefix_error(&error, "--format: ");
+    RsFormat format;
+    if (!rs_cli_parse_format(opt_format, &format, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    }
     RsStrategy strategy = RS_STRATEGY_DIRECT;
     if (opt_strategy != NULL && !rs_strategy_parse(opt_strategy, &strategy, &error)) {
         g_prefix_error(&error, "--strategy: ");

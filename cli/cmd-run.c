@@ -124,11 +124,8 @@ parse_options(RsExecOptions *opts, RsTransportConfig *tconfig, RsStrategy *strat
     memset(opts, 0, sizeof *opts);
     memset(tconfig, 0, sizeof *tconfig);
     *strategy = RS_STRATEGY_DIRECT;
-    *format = RS_FORMAT_TABLE;
-    if (opt_format != NULL && !rs_format_parse(opt_format, format, error)) {
-        g_prefix_error(error, "--format: ");
+    if (!rs_cli_parse_format(opt_format, format, error))
         return FALSE;
-    }
     if (opt_strategy != NULL && !rs_strategy_parse(opt_strategy, strategy, error)) {
         g_prefix_error(error, "--strategy: ");
         return FALSE;

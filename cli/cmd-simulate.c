@@ -495,11 +495,9 @@ run(int argc, char **argv)
         return code;
 
     g_autoptr(GError) error = NULL;
-    RsFormat format = RS_FORMAT_TABLE;
-    if (opt_format != NULL && !rs_format_parse(opt_format, &format, &error)) {
-        g_prefix_error(&error, "--format: ");
+    RsFormat format;
+    if (!rs_cli_parse_format(opt_format, &format, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    }
     RsFlowSimOptions fopt;
     gboolean use_flow;
     if (!parse_flow_options(&fopt, &use_flow, &error))

@@ -58,11 +58,9 @@ run(int argc, char **argv)
     }
     if (rs_cli_verbose)
         g_setenv("G_MESSAGES_DEBUG", "all", TRUE);
-    RsFormat format = RS_FORMAT_TABLE;
-    if (opt_format != NULL && !rs_format_parse(opt_format, &format, &error)) {
-        g_prefix_error(&error, "--format: ");
+    RsFormat format;
+    if (!rs_cli_parse_format(opt_format, &format, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    }
     if (argc == 2 && strcmp(argv[1], "list") == 0) {
         g_auto(GStrv) names = rs_data_list("topologies");
         for (guint i = 0; names[i] != NULL; i++)

@@ -45,6 +45,17 @@ rs_cli_fail(const char *command, const GError *error, int code)
 }
 
 gboolean
+rs_cli_parse_format(const char *text, RsFormat *format, GError **error)
+{
+    *format = RS_FORMAT_TABLE;
+    if (text != NULL && !rs_format_parse(text, format, error)) {
+        g_prefix_error(error, "--format: ");
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean
 rs_cli_parse_int(const char *flag, const char *text, gint64 min, gint64 max, gint64 *value,
                  GError **error)
 {
