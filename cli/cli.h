@@ -66,7 +66,10 @@ gboolean rs_cli_parse_format(const char *text, RsFormat *format, GError **error)
  * @last_sep joins the last item (" or ", ", "). Returns: (transfer full). */
 char *rs_cli_strategy_names(gboolean with_auto_all, const char *last_sep);
 
-/* The --strategy entry's help: the names and @default_text, built once per process. */
-const char *rs_cli_strategy_help(gboolean with_auto_all, const char *default_text);
+/* Sets the description of the "strategy" entry of @entries (NULL-terminated) to the
+ * strategy names and @default_text, built once per process (the text lives as long as the
+ * entries). */
+void rs_cli_set_strategy_help(GOptionEntry *entries, gboolean with_auto_all,
+                              const char *default_text);
 
 G_END_DECLS

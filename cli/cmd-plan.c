@@ -54,9 +54,7 @@ static GOptionEntry entries[] = {
 static GOptionContext *
 make_context(void)
 {
-    for (GOptionEntry *e = entries; e->long_name != NULL; e++)
-        if (strcmp(e->long_name, "strategy") == 0)
-            e->description = rs_cli_strategy_help(FALSE, "default direct");
+    rs_cli_set_strategy_help(entries, FALSE, "default direct");
     GOptionContext *context = g_option_context_new("- list the transfers of a reshard");
     g_option_context_set_summary(
         context,

@@ -95,9 +95,7 @@ static GOptionEntry entries[] = {
 static GOptionContext *
 make_context(void)
 {
-    for (GOptionEntry *e = entries; e->long_name != NULL; e++)
-        if (strcmp(e->long_name, "strategy") == 0)
-            e->description = rs_cli_strategy_help(TRUE, "default all");
+    rs_cli_set_strategy_help(entries, TRUE, "default all");
     GOptionContext *context = g_option_context_new("- simulate a refit with each strategy");
     g_option_context_set_summary(
         context, "Plans the refit of a scenario (model, topology, training and inference\n"

@@ -102,8 +102,8 @@ rs_cli_strategy_names(gboolean with_auto_all, const char *last_sep)
     return g_string_free(text, FALSE);
 }
 
-const char *
-rs_cli_strategy_help(gboolean with_auto_all, const char *default_text)
+void
+rs_cli_set_strategy_help(GOptionEntry *entries, gboolean with_auto_all, const char *default_text)
 {
     /* One command runs per process; the text lives as long as its option entries. */
     static char *help[2];
@@ -111,7 +111,9 @@ rs_cli_strategy_help(gboolean with_auto_all, const char *default_text)
         g_autofree char *names = rs_cli_strategy_names(with_auto_all, " or ");
         help[with_auto_all ? 1 : 0] = g_strdup_printf("%s (%s)", names, default_text);
     }
-    return help[with_auto_all ? 1 : 0];
+    for (GOptionEntry *e = entries; e->long_name != NULL; e++)
+        if (strcmp(e->long_name, "strategy") == 0)
+            e->description = help[with_auto_all ? 1 : 0];
 }
 
 void
