@@ -83,18 +83,6 @@ rank_of(const ExecContext *ctx, guint32 gpu)
     return v ? (gint)GPOINTER_TO_UINT(v) - 1 : -1;
 }
 
-static void
-local_box_row_major(RsLocalBox *lb, guint n_dims, const gint64 *shape)
-{
-    memset(lb, 0, sizeof *lb);
-    rs_box_init_full(&lb->box, n_dims, shape);
-    gint64 s = 1;
-    for (gint d = (gint)n_dims - 1; d >= 0; d--) {
-        lb->strides_elems[d] = s;
-        s *= shape[d];
-    }
-}
-
 /* Elements a rank's local buffer needs: the layout's size, or more if a box reaches
  * further (offsets and strides decide, not the label). */
 static guint64
@@ -133,13 +121,16 @@ side_boxes(const ExecContext *ctx, const RsTransfer *tr, gboolean src_side,
         *n_boxes = 1;
         return TRUE;
     }
-    const RsLayout *layout = src_side ? t->src : t->dst;
+    /* A relay reads the box from the destination shard its dependency delivered it to. */
+    gboolean from_dst = src_side && (tr->flags & RS_TRANSFER_FROM_DESTINATION);
+    const RsLayout *layout = src_side && !from_dst ? t->src : t->dst;
     guint32 gpu = src_side ? tr->src : tr->dst;
     gint idx = rs_layout_find_rank(layout, gpu);
     if (idx < 0) {
         g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID,
                     "%s: a transfer %u -> %u uses rank %u, which is not in the %s layout",
-                    t->name, tr->src, tr->dst, gpu, src_side ? "source" : "destination");
+                    t->name, tr->src, tr->dst, gpu,
+                    src_side && !from_dst ? "source" : "destination");
         return FALSE;
     }
     *boxes = rs_layout_get_boxes(layout, (guint)idx, n_boxes);
@@ -343,7 +334,7 @@ exec_context_init(ExecContext *ctx, const RsPlan *plan, const RsRefit *refit,
     ctx->staging_local = g_new0(RsLocalBox, MAX(n_tensors, 1));
     for (guint t = 0; t < n_tensors; t++) {
         const RsRefitTensor *rt = rs_refit_get_tensor(refit, t);
-        local_box_row_major(&ctx->staging_local[t], rt->n_dims, rt->shape);
+        rs_local_box_init_row_major(&ctx->staging_local[t], rt->n_dims, rt->shape);
     }
 
     if (ctx->opts.corrupt) {
@@ -687,6 +678,8 @@ rank_alloc(Rank *r, GError **error)
 static guint8 *
 side_buffer(const Rank *r, const RsTransfer *tr, gboolean src_side)
 {
+    if (src_side && (tr->flags & RS_TRANSFER_FROM_DESTINATION))
+        return r->dst_buf[tr->tensor_idx];
     if (src_side)
         return (tr->flags & RS_TRANSFER_FROM_STAGING) ? r->stage_buf[tr->tensor_idx]
                                                       : r->src_buf[tr->tensor_idx];

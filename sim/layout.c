@@ -1326,3 +1326,33 @@ rs_layout_format(const RsLayout *layout)
     g_autofree char *mesh = rs_mesh_format(layout->mesh);
     return g_strdup_printf("mesh %s, %s", mesh, layout->description ? layout->description : "");
 }
+
+void
+rs_local_box_init_row_major(RsLocalBox *local, guint n_dims, const gint64 *shape)
+{
+    memset(local, 0, sizeof *local);
+    rs_box_init_full(&local->box, n_dims, shape);
+    gint64 stride = 1;
+    for (gint d = (gint)n_dims - 1; d >= 0; d--) {
+        local->strides_elems[d] = stride;
+        stride *= shape[d];
+    }
+}
+
+guint64
+rs_local_box_get_run_elems(const RsLocalBox *local, const RsBox *piece)
+{
+    /* Walk the dims from the last: a run grows over a dim while the elements are adjacent
+     * (stride 1 for the last kept dim, then exactly one run's length for the next). */
+    guint64 run = 1;
+    for (gint d = (gint)piece->n_dims - 1; d >= 0; d--) {
+        gint64 count = rs_box_get_count(piece, (guint)d);
+        if (count == 1)
+            continue;
+        gint64 stride = piece->step[d] / local->box.step[d] * local->strides_elems[d];
+        if (stride != (gint64)run)
+            break;
+        run *= (guint64)count;
+    }
+    return run;
+}

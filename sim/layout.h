@@ -392,4 +392,29 @@ gboolean rs_layout_has_disjoint_shards(const RsLayout *layout);
 /** rs_layout_format: Returns: (transfer full): "mesh [dp=2, tp=4] ranks 0-7, R,S(0)". */
 char *rs_layout_format(const RsLayout *layout);
 
+/**
+ * rs_local_box_init_row_major:
+ * @local: (out caller-allocates): the local box
+ * @n_dims: 0..RS_MAX_DIMS
+ * @shape: (array length=n_dims): the global shape in elements
+ *
+ * The whole tensor in one buffer, row-major, from offset 0: how a staging buffer holds a
+ * tensor it relays.
+ */
+void rs_local_box_init_row_major(RsLocalBox *local, guint n_dims, const gint64 *shape);
+
+/**
+ * rs_local_box_get_run_elems:
+ * @local: a rank's local box
+ * @piece: a non-empty box within @local->box
+ *
+ * The memory image of @piece in the buffer of @local is a set of equally long runs of
+ * adjacent elements (rows, after merging dims that are contiguous in memory, as a copy
+ * walks them: exec/region.h).
+ *
+ * Returns: the elements of one such run, >= 1; rs_box_get_n_elems(@piece) when the piece is
+ * one contiguous run.
+ */
+guint64 rs_local_box_get_run_elems(const RsLocalBox *local, const RsBox *piece);
+
 G_END_DECLS

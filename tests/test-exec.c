@@ -247,6 +247,58 @@ test_multi_tensor(void)
         }
 }
 
+/* Node-aware and hierarchical planned on a cluster of four NVLink domains of two GPUs:
+ * hierarchical forwards what enters a domain over NVLink from the receiving GPU's own
+ * destination shard (FROM_DESTINATION relays, and with domain relays from one domain to
+ * the next); the executor must read those bytes from the relay's destination buffer. */
+static void
+test_topology_relays(void)
+{
+    static const char *const yaml = "name: four-domains\n"
+                                    "nodes: 4\n"
+                                    "gpus_per_node: 2\n"
+                                    "nvlink: {bandwidth: 100 GB/s}\n"
+                                    "nic: {bandwidth: 10 GB/s}\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTopology) topo = rs_topology_load_string(yaml, "four-domains.yaml", NULL, &error);
+    g_assert_no_error(error);
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    const TensorSpec specs[] = {
+        {"replicated", "64x48", RS_DTYPE_BF16, "2", "S(0)", "0,1", "6", "R", "2-7"},
+        {"columns", "40x96", RS_DTYPE_F32, "2", "S(0)", "0,1", "3x2", "R,S(1)", "2-7"},
+        {"rows", "96x8", RS_DTYPE_BF16, "2", "R", "0,1", "3x2", "S(0),R", "2-7"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(specs); i++)
+        add_tensor(refit, &specs[i]);
+    const RsStrategy strategies[] = {RS_STRATEGY_NODE_AWARE, RS_STRATEGY_HIERARCHICAL};
+    for (guint s = 0; s < G_N_ELEMENTS(strategies); s++) {
+        for (guint relays = 0; relays < 2; relays++) {
+            RsPlanOptions po;
+            rs_plan_options_init(&po, topo);
+            po.domain_relays = relays;
+            g_autoptr(RsPlan) plan = rs_plan_build_full(refit, strategies[s], &po, &error);
+            g_assert_no_error(error);
+            g_assert_true(rs_plan_check(plan, refit, &error));
+            guint n_from_destination = 0;
+            for (guint k = 0; k < rs_plan_get_n_transfers(plan); k++)
+                n_from_destination += (rs_plan_get_transfer(plan, k)->flags &
+                                       RS_TRANSFER_FROM_DESTINATION) != 0;
+            if (strategies[s] == RS_STRATEGY_HIERARCHICAL)
+                g_assert_cmpuint(n_from_destination, >, 0);
+            g_autoptr(RsTransport) t = rs_transport_open("host", NULL, &error);
+            g_assert_no_error(error);
+            RsExecOptions opts = {.chunk_bytes = 1000, .window = 3};
+            RsExecResult res;
+            if (!rs_exec_run(t, plan, refit, &opts, &res, &error))
+                g_error("%s: %s", rs_strategy_get_name(strategies[s]), error->message);
+            g_assert_true(res.validated);
+            g_assert_cmpuint(res.n_bad_elems, ==, 0);
+            g_assert_cmpuint(res.bytes_moved, ==, rs_plan_get_bytes_moved(plan));
+            rs_exec_result_clear(&res);
+        }
+    }
+}
+
 /* --- random layouts --- */
 
 static void
@@ -441,6 +493,7 @@ main(int argc, char **argv)
     if (g_test_slow())
         g_test_add_func("/exec/slow/C15-2.5GiB-tensor", test_c15_large_tensor);
     g_test_add_func("/exec/multi-tensor-relays", test_multi_tensor);
+    g_test_add_func("/exec/topology-relays", test_topology_relays);
     g_test_add_func("/exec/random-layouts", test_random_layouts);
     g_test_add_func("/exec/corrupt-byte", test_corrupt_byte);
     g_test_add_func("/exec/bad-options", test_bad_options);
