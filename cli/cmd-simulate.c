@@ -442,7 +442,7 @@ evaluate(const RsPlan *plan, const RsAutoCandidate *candidate, gpointer user_dat
     e.result.n_transfers = rs_plan_get_n_transfers(plan);
     e.result.n_rounds = rs_plan_get_n_rounds(plan);
     e.result.max_round_staging_bytes = rs_plan_get_max_round_staging_bytes(plan);
-    if (!rs_cost_estimate(plan, ev->topology, &e.result.cost, error))
+    if (!rs_cost_estimate_full(plan, ev->refit, ev->topology, &e.result.cost, error))
         return FALSE;
     e.predicted_s = e.result.cost.predicted_s;
     if (ev->flow_options != NULL) {

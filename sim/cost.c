@@ -18,9 +18,66 @@ check_rank(const RsTopology *topo, guint32 rank, GError **error)
     return TRUE;
 }
 
-gboolean
-rs_cost_estimate(const RsPlan *plan, const RsTopology *topo, RsCostEstimate *out,
-                 GError **error)
+/* The boxes holding a transfer's bytes on one side: the staging buffer (the tensor,
+ * row-major) or the shard of the sending or receiving rank. */
+static const RsLocalBox *
+copy_side_boxes(const RsRefitTensor *t, const RsTransfer *tr, gboolean src_side,
+                const RsLocalBox *staging, guint *n_out)
+{
+    if (tr->flags & (src_side ? RS_TRANSFER_FROM_STAGING : RS_TRANSFER_TO_STAGING)) {
+        *n_out = 1;
+        return staging;
+    }
+    gboolean from_dst = src_side && (tr->flags & RS_TRANSFER_FROM_DESTINATION);
+    const RsLayout *layout = src_side && !from_dst ? t->src : t->dst;
+    gint idx = rs_layout_find_rank(layout, src_side ? tr->src : tr->dst);
+    if (idx < 0) {
+        *n_out = 0;
+        return NULL;
+    }
+    return rs_layout_get_boxes(layout, (guint)idx, n_out);
+}
+
+/* Adds the copy time of transfer @tr to its destination rank and node. */
+static void
+charge_copies(const RsRefit *refit, const RsTopology *topo, const RsTransfer *tr,
+              double *rank_one_s, double *node_s)
+{
+    const RsRefitTensor *t = rs_refit_get_tensor(refit, tr->tensor_idx);
+    double bytes_per_elem = (double)tr->size_bytes / (double)rs_box_get_n_elems(&tr->box);
+    RsLocalBox staging;
+    rs_local_box_init_row_major(&staging, t->n_dims, t->shape);
+    guint n_src, n_dst;
+    const RsLocalBox *src = copy_side_boxes(t, tr, TRUE, &staging, &n_src);
+    const RsLocalBox *dst = copy_side_boxes(t, tr, FALSE, &staging, &n_dst);
+    guint node = rs_topology_get_node(topo, tr->dst);
+    for (guint i = 0; i < n_src; i++) {
+        RsBox a;
+        if (!rs_box_intersect(&tr->box, &src[i].box, &a))
+            continue;
+        for (guint j = 0; j < n_dst; j++) {
+            RsBox p;
+            if (!rs_box_intersect(&a, &dst[j].box, &p))
+                continue;
+            guint64 read_run = MAX((guint64)((double)rs_local_box_get_run_elems(&src[i], &p) *
+                                             bytes_per_elem),
+                                   1);
+            guint64 write_run = MAX((guint64)((double)rs_local_box_get_run_elems(&dst[j], &p) *
+                                              bytes_per_elem),
+                                    1);
+            double bytes = (double)rs_box_get_n_elems(&p) * bytes_per_elem;
+            rank_one_s[tr->dst] +=
+                bytes * rs_topology_get_copy_s_per_byte(topo, read_run, write_run,
+                                                        RS_COPY_ONE_RANK);
+            node_s[node] +=
+                bytes * rs_topology_get_copy_s_per_byte(topo, read_run, write_run, RS_COPY_NODE);
+        }
+    }
+}
+
+static gboolean
+estimate(const RsPlan *plan, const RsRefit *refit, const RsTopology *topo, RsCostEstimate *out,
+         GError **error)
 {
     memset(out, 0, sizeof *out);
     guint n_links = rs_topology_get_n_links(topo);
@@ -34,11 +91,22 @@ rs_cost_estimate(const RsPlan *plan, const RsTopology *topo, RsCostEstimate *out
     out->local_bytes = rs_plan_get_local_bytes(plan);
     out->n_messages = rs_plan_get_n_network_messages(plan);
 
+    guint n_copy_rates = 0;
+    rs_topology_get_copy_rates(topo, &n_copy_rates);
+    gboolean copies = refit != NULL && n_copy_rates > 0;
+    guint n_nodes = rs_topology_get_n_nodes(topo);
+    g_autofree double *rank_copy_s = copies ? g_new0(double, n_gpus) : NULL;
+    g_autofree double *node_copy_s = copies ? g_new0(double, n_nodes) : NULL;
+
     guint n_messages = rs_plan_get_n_messages(plan);
     guint m = 0;
     for (guint phase = 0; phase < out->n_phases; phase++) {
         memset(phase_link_bytes, 0, n_links * sizeof *phase_link_bytes);
         memset(rank_latency_s, 0, n_gpus * sizeof *rank_latency_s);
+        if (copies) {
+            memset(rank_copy_s, 0, n_gpus * sizeof *rank_copy_s);
+            memset(node_copy_s, 0, n_nodes * sizeof *node_copy_s);
+        }
         /* Messages are sorted by phase first. */
         for (; m < n_messages; m++) {
             const RsMessage *msg = rs_plan_get_message(plan, m);
@@ -46,6 +114,9 @@ rs_cost_estimate(const RsPlan *plan, const RsTopology *topo, RsCostEstimate *out
                 break;
             if (!check_rank(topo, msg->src, error) || !check_rank(topo, msg->dst, error))
                 return FALSE;
+            for (guint k = 0; copies && k < msg->n_transfers; k++)
+                charge_copies(refit, topo, rs_plan_get_transfer(plan, msg->first_transfer + k),
+                              rank_copy_s, node_copy_s);
             if (msg->src == msg->dst)
                 continue;
             guint32 route[RS_TOPOLOGY_MAX_ROUTE];
@@ -80,7 +151,16 @@ rs_cost_estimate(const RsPlan *plan, const RsTopology *topo, RsCostEstimate *out
         double phase_latency_s = 0.0;
         for (guint g = 0; g < n_gpus; g++)
             phase_latency_s = MAX(phase_latency_s, rank_latency_s[g]);
-        out->predicted_s += phase_link_s + phase_latency_s;
+        double phase_copy_s = 0.0;
+        for (guint g = 0; copies && g < n_gpus; g++)
+            phase_copy_s = MAX(phase_copy_s, rank_copy_s[g]);
+        for (guint n = 0; copies && n < n_nodes; n++)
+            phase_copy_s = MAX(phase_copy_s, node_copy_s[n]);
+        out->link_s += phase_link_s;
+        out->copy_s += phase_copy_s;
+        out->latency_s += phase_latency_s;
+        out->copy_bound_phases += phase_copy_s > phase_link_s;
+        out->predicted_s += MAX(phase_link_s, phase_copy_s) + phase_latency_s;
     }
 
     for (guint32 g = 0; g < n_gpus; g++) {
@@ -98,6 +178,20 @@ rs_cost_estimate(const RsPlan *plan, const RsTopology *topo, RsCostEstimate *out
         }
     }
     return TRUE;
+}
+
+gboolean
+rs_cost_estimate(const RsPlan *plan, const RsTopology *topo, RsCostEstimate *out,
+                 GError **error)
+{
+    return estimate(plan, NULL, topo, out, error);
+}
+
+gboolean
+rs_cost_estimate_full(const RsPlan *plan, const RsRefit *refit, const RsTopology *topo,
+                      RsCostEstimate *out, GError **error)
+{
+    return estimate(plan, refit, topo, out, error);
 }
 
 /* --- lower bound --- */

@@ -55,6 +55,12 @@ typedef struct {
     guint32 busiest_link;           /* link id with the longest busy time in any phase */
     double busiest_link_s;          /* that busy time, seconds */
     guint64 busiest_link_bytes;
+    /* The parts of predicted_s, summed over phases (each phase takes the larger of its link
+     * and copy times, plus its fixed costs). */
+    double link_s;    /* Σ phases: busiest link's busy time */
+    double copy_s;    /* Σ phases: copy time (rs_cost_estimate_full with a copy section) */
+    double latency_s; /* Σ phases: busiest rank's per-message costs */
+    guint copy_bound_phases; /* phases whose copy time exceeds their link time */
 } RsCostEstimate;
 
 /**
@@ -70,6 +76,34 @@ typedef struct {
  */
 gboolean rs_cost_estimate(const RsPlan *plan, const RsTopology *topo, RsCostEstimate *out,
                           GError **error);
+
+/**
+ * rs_cost_estimate_full:
+ * @plan: a plan of @refit
+ * @refit: the tensors @plan moves, with their layouts (which memory runs each transfer
+ *   reads and writes)
+ * @topo: the topology its ranks are GPUs of
+ * @out: (out caller-allocates): the estimate
+ * @error: RS_COST_ERROR_RANK when a rank is not a GPU of @topo
+ *
+ * rs_cost_estimate() plus, when @topo has a copy section (RsCopyRate: measured on the
+ * executor's own machine by reshard calibrate), the cost of copying bytes in memory: every
+ * transfer, local copies included, is charged to its destination rank (the receiver copies
+ * a message into its shards, as the host transport's single-copy path does), cut into the
+ * pieces its source and destination boxes make, each piece at the rate of the runs of
+ * adjacent bytes it is made of on both sides (the shorter; a staging buffer holds its
+ * tensor row-major). A phase's copy time is the larger of its busiest rank's copies at the
+ * one-rank rate and each node's copies at the node rate (ranks of a node share its cores
+ * and memory); the phase lasts max(link time, copy time) plus its fixed costs. Without a
+ * copy section the result equals rs_cost_estimate().
+ *
+ * O(n_transfers × source boxes × destination boxes of a transfer's ranks) with a copy
+ * section.
+ *
+ * Returns: TRUE on success.
+ */
+gboolean rs_cost_estimate_full(const RsPlan *plan, const RsRefit *refit, const RsTopology *topo,
+                               RsCostEstimate *out, GError **error);
 
 typedef enum {
     RS_CUT_NONE,           /* nothing has to move */

@@ -37,6 +37,7 @@ struct _RsTopology {
     double oversubscription;
     double switch_latency_s;
     double message_overhead_s;
+    GArray *copy_runs; /* RsCopyRate by increasing run_bytes; NULL without a copy section */
     gboolean has_pcie;
     gboolean pxn;
     guint gpu_stride;          /* links per GPU block */
@@ -118,6 +119,76 @@ invalid(GError **error, const char *path, const char *format, ...)
     return FALSE;
 }
 
+/* The keys of a copy entry's rates, by [side][scope]. */
+static const char *const copy_rate_keys[RS_COPY_SIDE_N][RS_COPY_SCOPE_N] = {
+    [RS_COPY_READ] = {"read_one_rank", "read_node"},
+    [RS_COPY_WRITE] = {"write_one_rank", "write_node"},
+};
+
+/* copy {runs: [{bytes, read_one_rank, read_node, write_one_rank, write_node}, ...]}: the
+ * rates of ranks copying bytes in memory, by run length, strictly increasing. */
+static gboolean
+read_copy(RsYaml *yaml, yaml_node_t *root, GArray **out, GError **error)
+{
+    static const char *const copy_keys[] = {"runs", NULL};
+    static const char *const run_keys[] = {"bytes",          "read_one_rank", "read_node",
+                                           "write_one_rank", "write_node",    NULL};
+    *out = NULL;
+    yaml_node_t *copy = rs_yaml_lookup(yaml, root, "copy");
+    if (copy == NULL)
+        return TRUE;
+    if (!rs_yaml_check_keys(yaml, copy, "copy", copy_keys, error))
+        return FALSE;
+    yaml_node_t *runs = rs_yaml_lookup(yaml, copy, "runs");
+    if (runs == NULL || runs->type != YAML_SEQUENCE_NODE ||
+        runs->data.sequence.items.start == runs->data.sequence.items.top) {
+        rs_yaml_set_error(yaml, runs ? runs : copy, "copy", "runs", error,
+                          runs ? RS_YAML_ERROR_TYPE : RS_YAML_ERROR_MISSING,
+                          "expected a non-empty list of {bytes, read_one_rank, read_node, "
+                          "write_one_rank, write_node}");
+        return FALSE;
+    }
+    g_autoptr(GArray) rates = g_array_new(FALSE, TRUE, sizeof(RsCopyRate));
+    guint i = 0;
+    for (yaml_node_item_t *item = runs->data.sequence.items.start;
+         item < runs->data.sequence.items.top; item++, i++) {
+        yaml_node_t *entry = rs_yaml_node_at(yaml, *item);
+        g_autofree char *section = g_strdup_printf("copy.runs[%u]", i);
+        RsCopyRate rate = {0};
+        if (!rs_yaml_check_keys(yaml, entry, section, run_keys, error) ||
+            !rs_yaml_read_size(yaml, entry, section, "bytes", TRUE, &rate.run_bytes, error))
+            return FALSE;
+        if (rate.run_bytes == 0) {
+            rs_yaml_set_error(yaml, rs_yaml_lookup(yaml, entry, "bytes"), section, "bytes",
+                              error, RS_YAML_ERROR_VALUE, "must be positive");
+            return FALSE;
+        }
+        for (guint side = 0; side < RS_COPY_SIDE_N; side++) {
+            for (guint scope = 0; scope < RS_COPY_SCOPE_N; scope++) {
+                const char *key = copy_rate_keys[side][scope];
+                if (!rs_yaml_read_bandwidth(yaml, entry, section, key, TRUE,
+                                            &rate.bytes_per_s[side][scope], error))
+                    return FALSE;
+                if (!(rate.bytes_per_s[side][scope] > 0.0)) {
+                    rs_yaml_set_error(yaml, rs_yaml_lookup(yaml, entry, key), section, key,
+                                      error, RS_YAML_ERROR_VALUE, "must be positive");
+                    return FALSE;
+                }
+            }
+        }
+        if (rates->len > 0 &&
+            rate.run_bytes <= g_array_index(rates, RsCopyRate, rates->len - 1).run_bytes) {
+            rs_yaml_set_error(yaml, rs_yaml_lookup(yaml, entry, "bytes"), section, "bytes",
+                              error, RS_YAML_ERROR_VALUE,
+                              "runs must be listed by increasing bytes");
+            return FALSE;
+        }
+        g_array_append_val(rates, rate);
+    }
+    *out = g_steal_pointer(&rates);
+    return TRUE;
+}
+
 static void build_links(RsTopology *topo, const LinkClass *nvlink, const LinkClass *pcie,
                         const LinkClass *nic, double uplink_efficiency);
 
@@ -127,7 +198,7 @@ topology_from_yaml(RsYaml *yaml, const RsTopologyOverrides *overrides, GError **
     static const char *const root_keys[] = {
         "name",     "description", "nodes", "gpus_per_node", "nodes_per_nvlink_domain",
         "gpu",      "nvlink",      "pcie",  "nic",           "fabric",
-        "software", NULL};
+        "software", "copy",        NULL};
     static const char *const gpu_keys[] = {"model", "memory", NULL};
     static const char *const software_keys[] = {"message_overhead", NULL};
     static const char *const fabric_keys[] = {"scalable_unit_nodes",
@@ -191,6 +262,9 @@ topology_from_yaml(RsYaml *yaml, const RsTopologyOverrides *overrides, GError **
          !rs_yaml_read_duration(yaml, software, "software", "message_overhead", FALSE,
                                 &overhead_s, error)))
         return NULL;
+    g_autoptr(GArray) copy_runs = NULL;
+    if (!read_copy(yaml, root, &copy_runs, error))
+        return NULL;
 
     if (overrides != NULL) {
         if (overrides->n_nodes != 0)
@@ -250,6 +324,7 @@ topology_from_yaml(RsYaml *yaml, const RsTopologyOverrides *overrides, GError **
     topo->oversubscription = oversubscription;
     topo->switch_latency_s = switch_latency_s;
     topo->message_overhead_s = overhead_s;
+    topo->copy_runs = g_steal_pointer(&copy_runs);
     topo->has_pcie = has_pcie;
     topo->pxn = pxn;
     build_links(topo, &nvlink, &pcie, &nic,
@@ -365,6 +440,8 @@ rs_topology_free(RsTopology *topo)
     g_free(topo->gpu_model);
     g_free(topo->links);
     g_free(topo->dominated);
+    if (topo->copy_runs != NULL)
+        g_array_unref(topo->copy_runs);
     g_free(topo);
 }
 
@@ -494,6 +571,56 @@ double
 rs_topology_get_message_overhead_s(const RsTopology *topo)
 {
     return topo->message_overhead_s;
+}
+
+const RsCopyRate *
+rs_topology_get_copy_rates(const RsTopology *topo, guint *n_out)
+{
+    *n_out = topo->copy_runs ? topo->copy_runs->len : 0;
+    return topo->copy_runs ? (const RsCopyRate *)topo->copy_runs->data : NULL;
+}
+
+/* Interpolation between the two entries around @run_bytes, linear in log(run bytes);
+ * outside the table the nearest entry. */
+double
+rs_topology_get_copy_bytes_per_s(const RsTopology *topo, guint64 run_bytes, RsCopySide side,
+                                 RsCopyScope scope)
+{
+    guint n;
+    const RsCopyRate *rates = rs_topology_get_copy_rates(topo, &n);
+    g_return_val_if_fail(side < RS_COPY_SIDE_N && scope < RS_COPY_SCOPE_N, INFINITY);
+    if (n == 0)
+        return INFINITY;
+    if (run_bytes <= rates[0].run_bytes)
+        return rates[0].bytes_per_s[side][scope];
+    if (run_bytes >= rates[n - 1].run_bytes)
+        return rates[n - 1].bytes_per_s[side][scope];
+    guint hi = 1;
+    while (rates[hi].run_bytes < run_bytes)
+        hi++;
+    const RsCopyRate *a = &rates[hi - 1], *b = &rates[hi];
+    double f = log((double)run_bytes / (double)a->run_bytes) /
+               log((double)b->run_bytes / (double)a->run_bytes);
+    return a->bytes_per_s[side][scope] +
+           f * (b->bytes_per_s[side][scope] - a->bytes_per_s[side][scope]);
+}
+
+double
+rs_topology_get_copy_s_per_byte(const RsTopology *topo, guint64 read_run_bytes,
+                                guint64 write_run_bytes, RsCopyScope scope)
+{
+    guint n;
+    const RsCopyRate *rates = rs_topology_get_copy_rates(topo, &n);
+    if (n == 0)
+        return 0.0;
+    const RsCopyRate *last = &rates[n - 1];
+    double contiguous_s =
+        2.0 / (last->bytes_per_s[RS_COPY_READ][scope] + last->bytes_per_s[RS_COPY_WRITE][scope]);
+    double read_s = 1.0 / rs_topology_get_copy_bytes_per_s(topo, read_run_bytes, RS_COPY_READ,
+                                                           scope);
+    double write_s = 1.0 / rs_topology_get_copy_bytes_per_s(topo, write_run_bytes,
+                                                            RS_COPY_WRITE, scope);
+    return MAX(read_s + write_s - contiguous_s, MAX(read_s, write_s));
 }
 
 guint

@@ -79,6 +79,29 @@ typedef struct {
 
 typedef struct _RsTopology RsTopology;
 
+/* Which side of a copy is cut into runs: the bytes read (the source's memory) or the bytes
+ * written (the destination's). */
+typedef enum {
+    RS_COPY_READ,
+    RS_COPY_WRITE,
+    RS_COPY_SIDE_N
+} RsCopySide;
+
+/* Who copies at once: one rank alone, or every rank of a node (rates are their sum). */
+typedef enum {
+    RS_COPY_ONE_RANK,
+    RS_COPY_NODE,
+    RS_COPY_SCOPE_N
+} RsCopyScope;
+
+/* How fast ranks copy bytes in memory (the topology's optional `copy` section, measured
+ * by reshard calibrate): bytes per second when one side of the copy is made of runs of
+ * @run_bytes adjacent bytes (every other run skipped) and the other side is contiguous. */
+typedef struct {
+    guint64 run_bytes;
+    double bytes_per_s[RS_COPY_SIDE_N][RS_COPY_SCOPE_N];
+} RsCopyRate;
+
 /**
  * rs_topology_load_file:
  * @path: a topology YAML file
@@ -94,7 +117,10 @@ typedef struct _RsTopology RsTopology;
  * (default 0)} (pcie optional: without it the NIC is taken as attached to the GPU
  * directly), fabric {scalable_unit_nodes (default: all nodes), oversubscription (a number
  * >= 1 or "N:1", default 1), switch_latency (per leaf or spine crossed, default 0),
- * uplink_efficiency (default: the NIC's), pxn (default false)}, software {message_overhead}.
+ * uplink_efficiency (default: the NIC's), pxn (default false)}, software {message_overhead},
+ * copy {runs: a list, by strictly increasing bytes, of {bytes, read_one_rank, read_node,
+ * write_one_rank, write_node}} (optional: RsCopyRate; "copy.runs[2].read_node: must be
+ * positive" names a bad entry).
  *
  * Returns: (transfer full): the topology, or NULL on error.
  */
@@ -145,6 +171,43 @@ gboolean rs_topology_has_pcie(const RsTopology *topo);
 gboolean rs_topology_has_pxn(const RsTopology *topo);
 /** rs_topology_get_message_overhead_s: Returns: software cost per message, seconds. */
 double rs_topology_get_message_overhead_s(const RsTopology *topo);
+
+/**
+ * rs_topology_get_copy_rates:
+ * @n_out: (out): entries, 0 when the topology has no copy section
+ * Returns: (transfer none) (array length=n_out) (nullable): the copy rates by increasing
+ * run length, alive as @topo.
+ */
+const RsCopyRate *rs_topology_get_copy_rates(const RsTopology *topo, guint *n_out);
+
+/**
+ * rs_topology_get_copy_bytes_per_s:
+ * @run_bytes: length of the runs of adjacent bytes on @side
+ * @side: the side cut into runs (the other contiguous)
+ * @scope: one rank alone, or all ranks of a node at once (their sum)
+ *
+ * Interpolates the copy section linearly in log(run bytes) between the two entries around
+ * @run_bytes; shorter or longer runs than the table get its first or last entry (measured
+ * copy rates flatten out at both ends: per-run cost below, memory bandwidth above).
+ *
+ * Returns: bytes per second; INFINITY without a copy section (copies are not modelled).
+ */
+double rs_topology_get_copy_bytes_per_s(const RsTopology *topo, guint64 run_bytes,
+                                        RsCopySide side, RsCopyScope scope);
+
+/**
+ * rs_topology_get_copy_s_per_byte:
+ * @read_run_bytes: run length of the bytes read
+ * @write_run_bytes: run length of the bytes written
+ * @scope: one rank alone, or a node (seconds per byte of the node's total)
+ *
+ * Cost of a copy whose both sides may be cut into runs: each side adds its extra cost over
+ * a contiguous copy, 1/read(@read_run_bytes) + 1/write(@write_run_bytes) − 1/contiguous,
+ * where contiguous is the mean of read and write at the table's longest run; never below
+ * either side's own cost. Returns: seconds per byte; 0 without a copy section.
+ */
+double rs_topology_get_copy_s_per_byte(const RsTopology *topo, guint64 read_run_bytes,
+                                       guint64 write_run_bytes, RsCopyScope scope);
 
 guint rs_topology_get_n_links(const RsTopology *topo);
 /** rs_topology_get_link: Returns: (transfer none): link @link_id, alive as @topo. */

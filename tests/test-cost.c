@@ -161,12 +161,68 @@ test_rank_outside_topology(void)
     g_assert_error(error, RS_COST_ERROR, RS_COST_ERROR_RANK);
 }
 
+/* Copies charged at the copy section's rates. One node of 4 ranks, NVLink 100 GB/s,
+ * overhead 1 us; copy rates: 64-B runs read 2 / 4 GB/s (one rank / node), written 1 / 2;
+ * 4 KiB runs and longer 8 / 16 both ways. Tensor "a" [64, 256] bf16 whole on rank 0, S(1)
+ * onto ranks 1 and 2: each receives 16,384 B read as 256-B runs (rows of 512 B cut in two:
+ * 1/3 of the way from 64 B to 4 KiB in log scale, so read at 4 / 8 GB/s) and written
+ * contiguous (8 / 16 GB/s). Tensor "b" [32, 32] f32 on rank 1 on both sides: a 4,096-B
+ * local copy, contiguous (8 / 16 GB/s). */
+static void
+test_estimate_copies(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTopology) topo = rs_topology_load_string(
+        "name: copy\nnodes: 1\ngpus_per_node: 4\n"
+        "nvlink: {bandwidth: 100 GB/s}\nnic: {bandwidth: 10 GB/s}\n"
+        "software: {message_overhead: 1 us}\n"
+        "copy:\n  runs:\n"
+        "    - {bytes: 64 B, read_one_rank: 2 GB/s, read_node: 4 GB/s, write_one_rank: 1 GB/s, "
+        "write_node: 2 GB/s}\n"
+        "    - {bytes: 4 KiB, read_one_rank: 8 GB/s, read_node: 16 GB/s, write_one_rank: 8 GB/s, "
+        "write_node: 16 GB/s}\n",
+        "copy.yaml", NULL, &error);
+    g_assert_no_error(error);
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    const gint64 a_shape[] = {64, 256}, b_shape[] = {32, 32};
+    const guint32 r0 = 0, r1 = 1;
+    g_autoptr(RsLayout) a_src = rs_layout_new_replicated(2, a_shape, &r0, 1);
+    g_autoptr(RsMesh) mesh = rs_mesh_parse("2", "1,2", &error);
+    RsPlacement s1 = {RS_PLACEMENT_SHARD, 1, 0};
+    g_autoptr(RsLayout) a_dst = rs_layout_new_dtensor(2, a_shape, mesh, &s1, 1, &error);
+    g_assert_no_error(error);
+    g_autoptr(RsLayout) b = rs_layout_new_replicated(2, b_shape, &r1, 1);
+    g_assert_true(rs_refit_add_tensor(refit, "a", RS_DTYPE_BF16, a_src, a_dst, &error));
+    g_assert_true(rs_refit_add_tensor(refit, "b", RS_DTYPE_F32, b, b, &error));
+    g_autoptr(RsPlan) plan = rs_plan_build(refit, RS_STRATEGY_DIRECT, &error);
+    g_assert_no_error(error);
+    RsCostEstimate c;
+    g_assert_true(rs_cost_estimate_full(plan, refit, topo, &c, &error));
+    g_assert_cmpuint(c.n_phases, ==, 1);
+    /* Links: rank 0's NVLink egress carries 32,768 B at 100 GB/s. Fixed costs: rank 0 sends
+     * 2 messages, 1 us each. Copies, one rank: rank 1 copies 16,384 B at 1/4 + 1/8 − 1/8
+     * ns per byte and 4,096 B at 1/8 ns: 4.096 + 0.512 us; node: 32,768 B at 1/8 + 1/16 −
+     * 1/16 ns and 4,096 B at 1/16 ns: 4.096 + 0.256 us. The phase takes the larger. */
+    g_assert_cmpfloat_with_epsilon(c.link_s, 32768 / 100e9, 1e-15);
+    g_assert_cmpfloat_with_epsilon(c.latency_s, 2e-6, 1e-15);
+    g_assert_cmpfloat_with_epsilon(c.copy_s, 4.608e-6, 1e-15);
+    g_assert_cmpuint(c.copy_bound_phases, ==, 1);
+    g_assert_cmpfloat_with_epsilon(c.predicted_s, 4.608e-6 + 2e-6, 1e-15);
+    g_assert_cmpuint(c.local_bytes, ==, 4096);
+    /* Without the refit, or without a copy section, copies cost nothing. */
+    RsCostEstimate plain;
+    g_assert_true(rs_cost_estimate(plan, topo, &plain, &error));
+    g_assert_cmpfloat(plain.copy_s, ==, 0.0);
+    g_assert_cmpfloat_with_epsilon(plain.predicted_s, 32768 / 100e9 + 2e-6, 1e-15);
+}
+
 int
 main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/cost/estimate/direct", test_estimate_direct);
     g_test_add_func("/cost/estimate/gather-broadcast", test_estimate_gather_broadcast);
+    g_test_add_func("/cost/estimate/copies", test_estimate_copies);
     g_test_add_func("/cost/lower-bound/two-node", test_lower_bound);
     g_test_add_func("/cost/lower-bound/replicas", test_lower_bound_replicas);
     g_test_add_func("/cost/lower-bound/below-estimates", test_bound_below_estimates);

@@ -730,6 +730,59 @@ test_strided_shard_spellings(void)
     g_assert_nonnull(strstr(error->message, "placement 0 is SS(3,2) but the tensor has 2 dims"));
 }
 
+/* Runs of adjacent elements a piece's memory image is made of, by hand: a [4, 6] buffer
+ * row-major, a strided local box, and a padded row. */
+static void
+test_run_elems(void)
+{
+    const gint64 shape[] = {4, 6};
+    RsLocalBox local;
+    rs_local_box_init_row_major(&local, 2, shape);
+    g_assert_cmpint(local.strides_elems[0], ==, 6);
+    g_assert_cmpint(local.strides_elems[1], ==, 1);
+    g_assert_cmpuint(local.offset_elems, ==, 0);
+    struct {
+        gint64 lo0, hi0, step0, lo1, hi1;
+        guint64 run;
+    } cases[] = {
+        {0, 4, 1, 0, 6, 24}, /* the whole buffer */
+        {1, 3, 1, 0, 6, 12}, /* two whole rows */
+        {0, 4, 1, 2, 5, 3},  /* three columns of every row */
+        {2, 3, 1, 2, 5, 3},  /* part of one row */
+        {0, 4, 1, 2, 3, 1},  /* one column: one element per run */
+        {0, 4, 2, 0, 6, 6},  /* every other row: each row a run */
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        RsBox piece;
+        const gint64 lo[] = {cases[i].lo0, cases[i].lo1}, hi[] = {cases[i].hi0, cases[i].hi1};
+        rs_box_init_full(&piece, 2, shape);
+        for (guint d = 0; d < 2; d++) {
+            piece.lo[d] = lo[d];
+            piece.hi[d] = hi[d];
+        }
+        piece.step[0] = cases[i].step0;
+        g_assert_cmpuint(rs_local_box_get_run_elems(&local, &piece), ==, cases[i].run);
+    }
+    /* A strided local box (global rows 0, 2, 4, 6 in buffer rows 0-3): global rows 2 and 4
+     * are neighbouring buffer rows, one run of 12; rows 0 and 4 are not. */
+    RsLocalBox strided = local;
+    strided.box.hi[0] = 8;
+    strided.box.step[0] = 2;
+    RsBox piece = strided.box;
+    piece.lo[0] = 2;
+    piece.hi[0] = 6;
+    g_assert_cmpuint(rs_local_box_get_run_elems(&strided, &piece), ==, 12);
+    piece.lo[0] = 0;
+    piece.hi[0] = 8;
+    piece.step[0] = 4;
+    g_assert_cmpuint(rs_local_box_get_run_elems(&strided, &piece), ==, 6);
+    /* Rows of 5 elements in a buffer padded to 8 per row: each row a run. */
+    RsLocalBox padded = local;
+    padded.box.hi[1] = 5;
+    padded.strides_elems[0] = 8;
+    g_assert_cmpuint(rs_local_box_get_run_elems(&padded, &padded.box), ==, 5);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -759,5 +812,6 @@ main(int argc, char **argv)
     g_test_add_func("/layout/union", test_union);
     g_test_add_func("/layout/blocked", test_blocked);
     g_test_add_func("/layout/builder-errors", test_builder_errors);
+    g_test_add_func("/layout/run-elems", test_run_elems);
     return g_test_run();
 }

@@ -8,6 +8,7 @@
 #include "sim/topology.h"
 
 #include <glib/gstdio.h>
+#include <math.h>
 #include <string.h>
 
 #define US 1e-6
@@ -284,6 +285,27 @@ static const ErrorCase error_cases[] = {
      * billions of buckets; 0 used to be taken as "not given". */
     {HEAD TAIL "gpu:\n  memory: 1 KiB\n", "t.yaml:9:11: gpu.memory: must be at least 16 MiB"},
     {HEAD TAIL "gpu:\n  memory: 0 GiB\n", "t.yaml:9:11: gpu.memory: must be at least 16 MiB"},
+    /* The copy section (reshard calibrate writes it). */
+    {HEAD TAIL "copy:\n  runs: []\n",
+     "t.yaml:9:9: copy.runs: expected a non-empty list of {bytes, read_one_rank"},
+    {HEAD TAIL "copy:\n  rows: 3\n", "t.yaml:9:3: copy.rows: unknown field"},
+    {HEAD TAIL "copy:\n  runs:\n    - {bytes: 64 B, read_one_rank: 1 GB/s, read_node: 2 GB/s, "
+               "write_one_rank: 1 GB/s}\n",
+     "t.yaml:10:7: copy.runs[0].write_node: required field is missing"},
+    {HEAD TAIL "copy:\n  runs:\n    - {bytes: 64 B, read_one_rank: 1 GB/s, read_node: 2 GB/s, "
+               "write_one_rank: 1 GB/s, write_node: 2 Gb/s}\n",
+     "copy.runs[0].write_node: bandwidth \"2 Gb/s\": ambiguous"},
+    {HEAD TAIL "copy:\n  runs:\n    - {bytes: 0 B, read_one_rank: 1 GB/s, read_node: 2 GB/s, "
+               "write_one_rank: 1 GB/s, write_node: 2 GB/s}\n",
+     "t.yaml:10:15: copy.runs[0].bytes: must be positive"},
+    {HEAD TAIL "copy:\n  runs:\n    - {bytes: 64 B, read_one_rank: 1 GB/s, read_node: 2 GB/s, "
+               "write_one_rank: 1 GB/s, write_node: 2 GB/s}\n"
+               "    - {bytes: 64 B, read_one_rank: 1 GB/s, read_node: 2 GB/s, "
+               "write_one_rank: 1 GB/s, write_node: 2 GB/s}\n",
+     "t.yaml:11:15: copy.runs[1].bytes: runs must be listed by increasing bytes"},
+    {HEAD TAIL "copy:\n  runs:\n    - {bytes: 64 B, read_one_rank: 1 GB/s, read_node: 2 GB/s, "
+               "write_one_rank: 1 GB/s, write_node: 2 GB/s, cores: 2}\n",
+     "copy.runs[0].cores: unknown field"},
 };
 
 static void
@@ -340,6 +362,59 @@ test_override_error(gconstpointer data)
         g_error("message \"%s\" lacks \"%s\"", error->message, c->fragment);
 }
 
+/* The copy section: interpolation in log(run bytes), clamping at both ends, and the cost
+ * of a copy whose both sides are cut into runs, against hand-computed values. */
+static void
+test_copy_rates(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTopology) plain = rs_topology_load_string(HEAD TAIL, "t.yaml", NULL, &error);
+    g_assert_no_error(error);
+    guint n;
+    g_assert_null(rs_topology_get_copy_rates(plain, &n));
+    g_assert_cmpuint(n, ==, 0);
+    g_assert_true(isinf(rs_topology_get_copy_bytes_per_s(plain, 64, RS_COPY_READ,
+                                                         RS_COPY_NODE)));
+    g_assert_cmpfloat(rs_topology_get_copy_s_per_byte(plain, 64, 64, RS_COPY_NODE), ==, 0.0);
+
+    g_autoptr(RsTopology) topo = rs_topology_load_string(
+        HEAD TAIL "copy:\n  runs:\n"
+                  "    - {bytes: 64 B, read_one_rank: 2 GB/s, read_node: 4 GB/s, "
+                  "write_one_rank: 1 GB/s, write_node: 2 GB/s}\n"
+                  "    - {bytes: 4 KiB, read_one_rank: 8 GB/s, read_node: 16 GB/s, "
+                  "write_one_rank: 8 GB/s, write_node: 16 GB/s}\n",
+        "t.yaml", NULL, &error);
+    g_assert_no_error(error);
+    const RsCopyRate *rates = rs_topology_get_copy_rates(topo, &n);
+    g_assert_cmpuint(n, ==, 2);
+    g_assert_cmpuint(rates[1].run_bytes, ==, 4096);
+    g_assert_cmpfloat(rates[0].bytes_per_s[RS_COPY_WRITE][RS_COPY_NODE], ==, 2e9);
+    /* 512 B lies halfway between 64 B and 4 KiB in log scale: 2 + (8 − 2)/2 = 5 GB/s. */
+    g_assert_cmpfloat_with_epsilon(
+        rs_topology_get_copy_bytes_per_s(topo, 512, RS_COPY_READ, RS_COPY_ONE_RANK), 5e9, 1.0);
+    g_assert_cmpfloat_with_epsilon(
+        rs_topology_get_copy_bytes_per_s(topo, 512, RS_COPY_WRITE, RS_COPY_ONE_RANK), 4.5e9, 1.0);
+    g_assert_cmpfloat(rs_topology_get_copy_bytes_per_s(topo, 16, RS_COPY_READ, RS_COPY_NODE),
+                      ==, 4e9);
+    g_assert_cmpfloat(rs_topology_get_copy_bytes_per_s(topo, 1 << 20, RS_COPY_WRITE,
+                                                       RS_COPY_NODE),
+                      ==, 16e9);
+    /* Contiguous: 1 / 8 GB/s. Reading 64-B runs: 1/2 + 1/8 − 1/8 = 0.5 ns per byte. Both
+     * sides 64-B runs: 1/2 + 1/1 − 1/8 = 1.375 ns. */
+    g_assert_cmpfloat_with_epsilon(rs_topology_get_copy_s_per_byte(topo, 4096, 4096,
+                                                                   RS_COPY_ONE_RANK),
+                                   0.125e-9, 1e-22);
+    g_assert_cmpfloat_with_epsilon(rs_topology_get_copy_s_per_byte(topo, 64, 1 << 20,
+                                                                   RS_COPY_ONE_RANK),
+                                   0.5e-9, 1e-22);
+    g_assert_cmpfloat_with_epsilon(rs_topology_get_copy_s_per_byte(topo, 64, 64,
+                                                                   RS_COPY_ONE_RANK),
+                                   1.375e-9, 1e-22);
+    /* Node: 1/4 + 1/2 − 1/16 GB/s. */
+    g_assert_cmpfloat_with_epsilon(rs_topology_get_copy_s_per_byte(topo, 64, 64, RS_COPY_NODE),
+                                   0.6875e-9, 1e-22);
+}
+
 static void
 test_summary(void)
 {
@@ -379,5 +454,6 @@ main(int argc, char **argv)
         g_test_add_data_func(path, &override_errors[i], test_override_error);
     }
     g_test_add_func("/topology/summary", test_summary);
+    g_test_add_func("/topology/copy-rates", test_copy_rates);
     return g_test_run();
 }
