@@ -845,10 +845,21 @@ run_table(const RsRunReport *r, GString *out)
         g_string_append_printf(out, "validation FAILED: %" G_GUINT64_FORMAT " elements differ; "
                                     "first: %s\n",
                                r->n_bad_elems, r->first_bad ? r->first_bad : "");
-    if (r->has_prediction)
+    if (r->has_prediction) {
         g_string_append_printf(out, "prediction first-order estimate (sim/cost.h) of the same plan "
                                     "on topology %s; error = (predicted - measured) / measured\n",
                                r->topology);
+        if (r->copies_modelled)
+            g_string_append_printf(out, "           links %.6f s, copies %.6f s (the larger in %u "
+                                        "of %u phases), fixed costs %.6f s\n",
+                                   r->predicted_link_s, r->predicted_copy_s,
+                                   r->n_copy_bound_phases, r->n_phases, r->predicted_fixed_s);
+        else
+            g_string_append_printf(out, "           links %.6f s, fixed costs %.6f s; copies not "
+                                        "modelled (the topology has no copy section: reshard "
+                                        "calibrate writes one)\n",
+                                   r->predicted_link_s, r->predicted_fixed_s);
+    }
     else
         g_string_append(out, "prediction none: give --topology (a calibrated one: reshard "
                              "calibrate)\n");
@@ -897,6 +908,13 @@ run_json(const RsRunReport *r, GString *out)
         JSON_DOUBLE(b, "predicted_s", r->predicted_s);
         JSON_DOUBLE(b, "error", rs_run_report_get_error(r));
         JSON_STRING(b, "topology", r->topology);
+        JSON_DOUBLE(b, "predicted_link_s", r->predicted_link_s);
+        json_builder_set_member_name(b, "predicted_copy_s");
+        if (r->copies_modelled)
+            json_builder_add_double_value(b, r->predicted_copy_s);
+        else
+            json_builder_add_null_value(b);
+        JSON_DOUBLE(b, "predicted_fixed_s", r->predicted_fixed_s);
     }
     json_builder_set_member_name(b, "phases");
     json_builder_begin_array(b);

@@ -169,6 +169,14 @@ typedef struct {
     gboolean has_prediction;
     double predicted_s;     /* first-order estimate (sim/cost.h) of the same plan, seconds */
     const char *topology;   /* the topology the prediction used */
+    /* The parts of predicted_s (RsCostEstimate): each phase takes the larger of its link
+     * and copy times plus its fixed costs; copies are modelled when the topology has a copy
+     * section (a calibrated one). */
+    double predicted_link_s;
+    double predicted_copy_s;
+    double predicted_fixed_s;
+    gboolean copies_modelled;
+    guint n_copy_bound_phases;
     guint n_phases;
     const RsRunPhase *phases; /* (array length=n_phases) */
     gboolean validated;
@@ -192,7 +200,8 @@ double rs_run_report_get_error(const RsRunReport *report);
  * rs_report_run:
  * @format: table (measured and predicted side by side, per-phase times, validation), csv
  *   (one row: strategy, ranks, bytes_moved, measured_s, predicted_s, error, …) or json (the
- *   same fields plus runs_s[] and phases[])
+ *   same fields plus runs_s[], phases[] and the parts of the prediction: predicted_link_s,
+ *   predicted_copy_s (null when copies are not modelled), predicted_fixed_s)
  * @out: text is appended here
  *
  * GB and GB/s are decimal (10^9 bytes).

@@ -174,11 +174,14 @@ main(int argc, char **argv)
             if (!rs_scenario_build(s, &build, &error))
                 die(bm->label, error);
             for (guint st = 0; st < RS_STRATEGY_N; st++) {
-                g_autoptr(RsPlan) plan = rs_plan_build(build.refit, (RsStrategy)st, &error);
+                RsPlanOptions plan_options;
+                rs_plan_options_init(&plan_options, build.topology);
+                g_autoptr(RsPlan) plan =
+                    rs_plan_build_full(build.refit, (RsStrategy)st, &plan_options, &error);
                 if (plan == NULL)
                     die("plan", error);
                 RsCostEstimate cost;
-                if (!rs_cost_estimate(plan, build.topology, &cost, &error))
+                if (!rs_cost_estimate_full(plan, build.refit, build.topology, &cost, &error))
                     die("prediction", error);
                 fprintf(stderr, "running %s, %s, %s ...\n", bm->label, lay->label,
                         rs_strategy_get_name((RsStrategy)st));

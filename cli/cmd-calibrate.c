@@ -26,6 +26,8 @@ static char *opt_concurrency;
 static char *opt_output;
 static char *opt_name;
 static char *opt_format;
+static char *opt_copy_runs;
+static char *opt_copy_bytes;
 
 static GOptionEntry entries[] = {
     {"transport", 0, 0, G_OPTION_ARG_STRING, &opt_transport,
@@ -48,6 +50,12 @@ static GOptionEntry entries[] = {
      "The topology's name (default host-calibrated)", "NAME"},
     {"format", 'f', 0, G_OPTION_ARG_STRING, &opt_format, "table or json (default table)",
      "FORMAT"},
+    {"copy-runs", 0, 0, G_OPTION_ARG_STRING, &opt_copy_runs,
+     "Run lengths of the copy sweep, increasing (default 16B,32B,64B,128B,256B,512B,1KiB,4KiB,"
+     "64KiB,1MiB)",
+     "LIST"},
+    {"copy-bytes", 0, 0, G_OPTION_ARG_STRING, &opt_copy_bytes,
+     "Bytes each receiving rank copies per copy point (default 32MiB)", "SIZE"},
     {NULL},
 };
 
@@ -64,7 +72,14 @@ make_context(void)
         "error and the single-thread memcpy and large-message bandwidth measured in the same\n"
         "run, and writes a topology file that reshard run --topology predicts with. Choose K\n"
         "as the number of ranks that receive at once in the refits to predict: all ranks when\n"
-        "training and inference share them, the inference ranks otherwise.");
+        "training and inference share them, the inference ranks otherwise.\n"
+        "\n"
+        "A second sweep measures copies by the length of their runs of adjacent bytes: two\n"
+        "tensors fused into one buffer (each then runs of R bytes, every other run skipped)\n"
+        "copied to or from separate buffers, by one rank alone and by every rank at once.\n"
+        "The topology's copy section holds these rates; the prediction charges every\n"
+        "transfer's pieces at the rate of their runs (sim/cost.h), since strided rows copy\n"
+        "several times slower than contiguous ones on CPUs.");
     g_option_context_set_description(
         context, "Examples:\n"
                  "  reshard calibrate --ranks 8 --output host.yaml\n"
@@ -100,6 +115,51 @@ parse_sizes(const char *text, GArray *sizes, GError **error)
     return TRUE;
 }
 
+static gboolean
+parse_copy_runs(const char *text, GArray *runs, GError **error)
+{
+    if (!parse_sizes(text, runs, error)) {
+        /* parse_sizes names --sizes; this list is --copy-runs. */
+        if (g_str_has_prefix((*error)->message, "--sizes: ")) {
+            g_autofree char *rest = g_strdup((*error)->message + strlen("--sizes: "));
+            g_free((*error)->message);
+            (*error)->message = g_strdup_printf("--copy-runs: %s", rest);
+        }
+        return FALSE;
+    }
+    for (guint i = 1; i < runs->len; i++) {
+        if (g_array_index(runs, guint64, i) <= g_array_index(runs, guint64, i - 1)) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "--copy-runs: run lengths must increase (%" G_GUINT64_FORMAT
+                        " B after %" G_GUINT64_FORMAT " B)",
+                        g_array_index(runs, guint64, i), g_array_index(runs, guint64, i - 1));
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+static void
+print_copy_table(const RsCalibration *cal, GString *out)
+{
+    if (cal->copy_rates == NULL || cal->copy_rates->len == 0)
+        return;
+    g_string_append_printf(out, "\ncopies, GB/s into shards: runs of R bytes read (source "
+                                "fused) or written (destination fused); one rank alone, and "
+                                "all %u ranks at once (their sum)\n",
+                           cal->n_ranks);
+    g_string_append_printf(out, "%12s  %14s  %10s  %14s  %10s\n", "R bytes", "read one rank",
+                           "read node", "write one rank", "write node");
+    for (guint i = 0; i < cal->copy_rates->len; i++) {
+        const RsCopyRate *r = &g_array_index(cal->copy_rates, RsCopyRate, i);
+        g_string_append_printf(out, "%12" G_GUINT64_FORMAT "  %14.3f  %10.3f  %14.3f  %10.3f\n",
+                               r->run_bytes, r->bytes_per_s[RS_COPY_READ][RS_COPY_ONE_RANK] / 1e9,
+                               r->bytes_per_s[RS_COPY_READ][RS_COPY_NODE] / 1e9,
+                               r->bytes_per_s[RS_COPY_WRITE][RS_COPY_ONE_RANK] / 1e9,
+                               r->bytes_per_s[RS_COPY_WRITE][RS_COPY_NODE] / 1e9);
+    }
+}
+
 static void
 print_table(const RsCalibration *cal, const char *transport, GString *out)
 {
@@ -126,6 +186,7 @@ print_table(const RsCalibration *cal, const char *transport, GString *out)
                                100 * fit->rms_error, 100 * fit->max_error,
                                fit->receivers == cal->concurrency ? "  <- topology" : "");
     }
+    print_copy_table(cal, out);
     g_string_append_printf(out, "\nfit        K=%u: overhead %.3f us per message sent or received, "
                                 "bandwidth %.3f GB/s per rank and direction\n",
                            cal->concurrency, cal->overhead_s * 1e6, cal->bw_bytes_per_s / 1e9);
@@ -199,6 +260,25 @@ print_json(const RsCalibration *cal, const char *transport, GString *out)
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
+    json_builder_set_member_name(b, "copy_rates");
+    json_builder_begin_array(b);
+    for (guint i = 0; cal->copy_rates != NULL && i < cal->copy_rates->len; i++) {
+        const RsCopyRate *r = &g_array_index(cal->copy_rates, RsCopyRate, i);
+        static const char *const names[RS_COPY_SIDE_N][RS_COPY_SCOPE_N] = {
+            {"read_one_rank_bytes_per_s", "read_node_bytes_per_s"},
+            {"write_one_rank_bytes_per_s", "write_node_bytes_per_s"}};
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "run_bytes");
+        json_builder_add_int_value(b, (gint64)r->run_bytes);
+        for (guint side = 0; side < RS_COPY_SIDE_N; side++) {
+            for (guint scope = 0; scope < RS_COPY_SCOPE_N; scope++) {
+                json_builder_set_member_name(b, names[side][scope]);
+                json_builder_add_double_value(b, r->bytes_per_s[side][scope]);
+            }
+        }
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
     json_builder_end_object(b);
     g_autoptr(JsonNode) root = json_builder_get_root(b);
     g_autoptr(JsonGenerator) gen = json_generator_new();
@@ -236,6 +316,19 @@ run(int argc, char **argv)
     g_autoptr(GArray) sizes = g_array_new(FALSE, FALSE, sizeof(guint64));
     if (opt_sizes != NULL && !parse_sizes(opt_sizes, sizes, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    g_autoptr(GArray) copy_runs = g_array_new(FALSE, FALSE, sizeof(guint64));
+    if (opt_copy_runs != NULL && !parse_copy_runs(opt_copy_runs, copy_runs, &error))
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    guint64 copy_bytes = 0;
+    if (opt_copy_bytes != NULL &&
+        (!rs_units_parse_size(opt_copy_bytes, &copy_bytes, &error) || copy_bytes == 0 ||
+         copy_bytes > (G_GUINT64_CONSTANT(1) << 32))) {
+        if (error == NULL)
+            g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "%s is outside 1 B .. 4 GiB", opt_copy_bytes);
+        g_prefix_error(&error, "--copy-bytes: ");
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    }
     /* The output path before measuring: a wrong folder is a usage error found now. */
     if (!rs_cli_check_output("--output", opt_output, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
@@ -264,6 +357,11 @@ run(int argc, char **argv)
         opts.sizes_bytes = (const guint64 *)sizes->data;
         opts.n_sizes = sizes->len;
     }
+    if (copy_runs->len > 0) {
+        opts.copy_run_bytes = (const guint64 *)copy_runs->data;
+        opts.n_copy_runs = copy_runs->len;
+    }
+    opts.copy_bytes = copy_bytes;
     g_autoptr(RsTransport) transport =
         rs_transport_open(opt_transport ? opt_transport : "host", NULL, &error);
     if (transport == NULL) {

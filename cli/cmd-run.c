@@ -269,6 +269,14 @@ checked_elems(const RsRefit *refit)
     return n;
 }
 
+static guint
+copy_rates_of(const RsTopology *topo)
+{
+    guint n;
+    rs_topology_get_copy_rates(topo, &n);
+    return n;
+}
+
 static int
 report(const Work *w, const RsPlan *plan, const RsExecResult *res, const RsCostEstimate *cost,
        RsTransport *transport, const RsExecOptions *opts, RsFormat format)
@@ -303,6 +311,11 @@ report(const Work *w, const RsPlan *plan, const RsExecResult *res, const RsCostE
         .has_prediction = w->topology != NULL,
         .predicted_s = cost->predicted_s,
         .topology = w->topology ? rs_topology_get_name(w->topology) : NULL,
+        .predicted_link_s = cost->link_s,
+        .predicted_copy_s = cost->copy_s,
+        .predicted_fixed_s = cost->latency_s,
+        .copies_modelled = w->topology != NULL && copy_rates_of(w->topology) > 0,
+        .n_copy_bound_phases = cost->copy_bound_phases,
         .n_phases = n_phases,
         .phases = phases,
         .validated = res->validated,
@@ -369,7 +382,11 @@ run(int argc, char **argv)
         return root ? rs_cli_fail(cmd, error, RS_EXIT_USAGE) : RS_EXIT_USAGE;
     }
     rs_cli_progress("planning %s ...", rs_strategy_get_name(strategy));
-    g_autoptr(RsPlan) plan = rs_plan_build(w.refit, strategy, &error);
+    /* Planned on the topology of the prediction, as reshard simulate plans: node-aware and
+     * hierarchical follow its NVLink domains and NICs, buckets its GPU memory. */
+    RsPlanOptions plan_options;
+    rs_plan_options_init(&plan_options, w.topology);
+    g_autoptr(RsPlan) plan = rs_plan_build_full(w.refit, strategy, &plan_options, &error);
     if (plan == NULL) {
         work_clear(&w);
         return root ? rs_cli_fail(cmd, error, RS_EXIT_USAGE) : RS_EXIT_USAGE;
@@ -379,7 +396,8 @@ run(int argc, char **argv)
         return root ? rs_cli_fail(cmd, error, RS_EXIT_CHECK) : RS_EXIT_CHECK;
     }
     RsCostEstimate cost = {0};
-    if (w.topology != NULL && !rs_cost_estimate(plan, w.topology, &cost, &error)) {
+    if (w.topology != NULL &&
+        !rs_cost_estimate_full(plan, w.refit, w.topology, &cost, &error)) {
         g_prefix_error(&error, "prediction: ");
         work_clear(&w);
         return root ? rs_cli_fail(cmd, error, RS_EXIT_USAGE) : RS_EXIT_USAGE;

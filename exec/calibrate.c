@@ -7,6 +7,10 @@
 #include "exec/transport-private.h"
 
 static const guint64 default_sizes[] = {4 << 10, 64 << 10, 4 << 20, 32 << 20};
+/* From shorter than a cache line (where per-row work dominates) to runs long enough that
+ * a copy streams at memory bandwidth. */
+static const guint64 default_copy_runs[] = {16,   32,       64,      128,     256,
+                                            512, 1 << 10, 4 << 10, 64 << 10, 1 << 20};
 
 static gint
 cmp_double(gconstpointer a, gconstpointer b)
@@ -99,6 +103,59 @@ one_message_refit(guint n_ranks, guint64 size, GError **error)
     if (!rs_refit_add_tensor(refit, "large", RS_DTYPE_U8, src, dst, error))
         return NULL;
     if (n_ranks > 2 && !add_presence(refit, n_ranks, error))
+        return NULL;
+    return g_steal_pointer(&refit);
+}
+
+/* Two u8 tensors [rows, run] that one side holds fused into one buffer [rows, 2·run]
+ * (so each is runs of @run bytes, every other run skipped, as gate and up projections
+ * fused along their rows) and the other side holds apart (each contiguous): the fused
+ * side is the source for RS_COPY_READ, the destination for RS_COPY_WRITE. One rank:
+ * rank 0 sends everything to rank 1. Node: both split Shard(0) over all n_ranks ranks,
+ * the destination's rows rotated by one rank, so every rank receives its rows from its
+ * neighbour at once. Each receiving rank copies @bytes (rounded down to whole rows, at
+ * least one). */
+static RsRefit *
+copy_refit(guint n_ranks, RsCopySide side, RsCopyScope scope, guint64 run, guint64 bytes,
+           GError **error)
+{
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    guint n_copying = scope == RS_COPY_NODE ? n_ranks : 1u;
+    guint64 rows_per_rank = MAX(bytes / (2 * run), 1);
+    const gint64 shape[] = {(gint64)(rows_per_rank * n_copying), (gint64)run};
+    const gint64 extents[] = {(gint64)run, (gint64)run};
+    const RsPlacement s0 = {.kind = RS_PLACEMENT_SHARD, .dim = 0};
+    const RsSplit split = rs_split_placement(s0);
+    g_autofree guint32 *send_ranks = g_new(guint32, n_copying);
+    g_autofree guint32 *recv_ranks = g_new(guint32, n_copying);
+    for (guint r = 0; r < n_copying; r++) {
+        send_ranks[r] = r;
+        recv_ranks[r] = (r + 1) % MAX(n_copying, 2);
+    }
+    g_autoptr(RsMesh) send_mesh = rs_mesh_new(1, &n_copying, NULL, send_ranks, n_copying, error);
+    g_autoptr(RsMesh) recv_mesh =
+        send_mesh ? rs_mesh_new(1, &n_copying, NULL, recv_ranks, n_copying, error) : NULL;
+    if (recv_mesh == NULL)
+        return NULL;
+    const RsMesh *fused_mesh = side == RS_COPY_READ ? send_mesh : recv_mesh;
+    const RsMesh *apart_mesh = side == RS_COPY_READ ? recv_mesh : send_mesh;
+    RsLayout *fused[2] = {NULL, NULL};
+    if (!rs_layout_new_fused_set(2, shape, 2, 1, extents, fused_mesh, &split, 1, fused, error))
+        return NULL;
+    g_autoptr(RsLayout) left = fused[0];
+    g_autoptr(RsLayout) right = fused[1];
+    g_autoptr(RsLayout) apart = rs_layout_new_dtensor(2, shape, apart_mesh, &s0, 1, error);
+    if (apart == NULL)
+        return NULL;
+    RsLayout *const halves[] = {left, right};
+    const char *const names[] = {"left", "right"};
+    for (guint h = 0; h < 2; h++) {
+        RsLayout *src = side == RS_COPY_READ ? halves[h] : apart;
+        RsLayout *dst = side == RS_COPY_READ ? apart : halves[h];
+        if (!rs_refit_add_tensor(refit, names[h], RS_DTYPE_U8, src, dst, error))
+            return NULL;
+    }
+    if (MAX(n_copying, 2u) < n_ranks && !add_presence(refit, n_ranks, error))
         return NULL;
     return g_steal_pointer(&refit);
 }
@@ -281,6 +338,34 @@ rs_calibrate_run(RsTransport *transport, const RsCalibrateOptions *options, RsCa
     out->concurrency = options->concurrency ? options->concurrency : n;
     rs_calibration_fit(out);
 
+    /* The copy sweep. */
+    const guint64 *runs = options->copy_run_bytes ? options->copy_run_bytes : default_copy_runs;
+    guint n_copy = options->copy_run_bytes ? options->n_copy_runs : G_N_ELEMENTS(default_copy_runs);
+    guint64 copy_bytes = options->copy_bytes ? options->copy_bytes : 32 << 20;
+    out->copy_rates = g_array_new(FALSE, TRUE, sizeof(RsCopyRate));
+    for (guint i = 0; i < n_copy; i++) {
+        if (runs[i] == 0 || (i > 0 && runs[i] <= runs[i - 1])) {
+            g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID,
+                        "copy run lengths must be positive and increasing");
+            return FALSE;
+        }
+        RsCopyRate rate = {.run_bytes = runs[i]};
+        for (guint side = 0; side < RS_COPY_SIDE_N; side++) {
+            for (guint scope = 0; scope < RS_COPY_SCOPE_N; scope++) {
+                g_autoptr(RsRefit) refit = copy_refit(n, side, scope, runs[i], copy_bytes, error);
+                double t_s = 0;
+                if (refit == NULL || !measure(transport, refit, options, n_runs, &t_s, error))
+                    return FALSE;
+                /* Bytes written into destination shards: both halves, not the presence
+                 * byte. */
+                double copied = 2.0 * (double)rs_layout_get_n_elems(
+                                          rs_refit_get_tensor(refit, 0)->dst);
+                rate.bytes_per_s[side][scope] = t_s > 0 ? copied / t_s : 0;
+            }
+        }
+        g_array_append_val(out->copy_rates, rate);
+    }
+
     /* References: one large message from rank 0 to rank 1, and memcpy on one thread. */
     g_autoptr(RsRefit) large = one_message_refit(n, out->reference_bytes, error);
     double large_s = 0;
@@ -299,6 +384,8 @@ rs_calibration_clear(RsCalibration *cal)
         g_array_unref(cal->points);
     if (cal->fits)
         g_array_unref(cal->fits);
+    if (cal->copy_rates)
+        g_array_unref(cal->copy_rates);
     memset(cal, 0, sizeof *cal);
 }
 
@@ -359,5 +446,29 @@ rs_calibration_to_topology(const RsCalibration *cal, const char *name, const cha
                            "  message_overhead: %s us  # measured: fitted per message sent or "
                            "received\n",
                            overhead_text);
+    if (cal->copy_rates != NULL && cal->copy_rates->len > 0) {
+        g_string_append(s, "copy:  # measured: bytes copied into shards per second when the "
+                           "bytes read (read_)\n"
+                           "       # or written (write_) are runs of this length, every other "
+                           "run skipped;\n"
+                           "       # one rank alone, and every rank of the node at once (their "
+                           "sum)\n"
+                           "  runs:\n");
+        for (guint i = 0; i < cal->copy_rates->len; i++) {
+            const RsCopyRate *r = &g_array_index(cal->copy_rates, RsCopyRate, i);
+            g_string_append_printf(s, "    - {bytes: %" G_GUINT64_FORMAT " B", r->run_bytes);
+            static const char *const keys[RS_COPY_SIDE_N][RS_COPY_SCOPE_N] = {
+                {"read_one_rank", "read_node"}, {"write_one_rank", "write_node"}};
+            for (guint side = 0; side < RS_COPY_SIDE_N; side++) {
+                for (guint scope = 0; scope < RS_COPY_SCOPE_N; scope++) {
+                    char text[64];
+                    g_ascii_formatd(text, sizeof text, "%.4g",
+                                    MAX(r->bytes_per_s[side][scope], 1e3) / 1e9);
+                    g_string_append_printf(s, ", %s: %s GB/s", keys[side][scope], text);
+                }
+            }
+            g_string_append(s, "}\n");
+        }
+    }
     return g_string_free(s, FALSE);
 }

@@ -42,6 +42,10 @@ typedef struct {
     guint n_runs;               /* runs per point, median taken; 0: 5 */
     guint64 reference_bytes;    /* memcpy and large-message size; 0: 64 MiB */
     RsExecOptions exec;         /* chunk size, window of the runs (as reshard run) */
+    const guint64 *copy_run_bytes; /* (array length=n_copy_runs) (nullable): run lengths of
+                                    * the copy sweep, increasing; NULL: 16 B … 1 MiB */
+    guint n_copy_runs;
+    guint64 copy_bytes;         /* bytes each copying rank copies per copy point; 0: 32 MiB */
 } RsCalibrateOptions;
 
 typedef struct {
@@ -74,6 +78,10 @@ typedef struct {
     double memcpy_bytes_per_s; /* single-thread memcpy of reference_bytes */
     double large_bytes_per_s;  /* one message of reference_bytes, rank 0 → 1, executor */
     guint64 reference_bytes;
+    /* The copy sweep (RsCopyRate, by increasing run length): rank 1 assembling a tensor
+     * from column halves of runs_bytes each, one from rank 0 and one it holds (one rank);
+     * and every rank doing the same at once, each with its neighbour (node). */
+    GArray *copy_rates;
 } RsCalibration;
 
 /**
@@ -85,7 +93,7 @@ typedef struct {
  * @error: RS_EXEC_ERROR_INVALID (fewer than 2 ranks, a size of 0), errors of rs_exec_run()
  *
  * Runtime: every point runs n_runs times; the largest point moves n_ranks·(n_ranks−1)·S
- * bytes. Returns: TRUE on success.
+ * bytes; each copy point copies copy_bytes per copying rank. Returns: TRUE on success.
  */
 gboolean rs_calibrate_run(RsTransport *transport, const RsCalibrateOptions *options,
                           RsCalibration *out, GError **error);
@@ -115,8 +123,9 @@ guint rs_calibrate_point_get_messages(const RsCalibratePoint *point);
  * Returns: (transfer full): topology YAML for this machine: one node of n_ranks "GPUs" in
  * one NVLink domain, NVLink and NIC at the bandwidth fitted at the chosen concurrency
  * (efficiency 1, latency 0: the fit already is the achievable figure),
- * software.message_overhead the fitted overhead; comments give every concurrency's fit,
- * the fit error and the references.
+ * software.message_overhead the fitted overhead, copy.runs the copy sweep (the rates
+ * rs_cost_estimate_full charges copies at); comments give every concurrency's fit, the fit
+ * error and the references.
  */
 char *rs_calibration_to_topology(const RsCalibration *calibration, const char *name,
                                  const char *command);

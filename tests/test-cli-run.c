@@ -97,6 +97,11 @@ test_run_predicted(void)
     g_assert_cmpfloat_with_epsilon(json_object_get_double_member(o, "predicted_s"), 23.6384e-6,
                                    1e-12);
     g_assert_cmpstr(json_object_get_string_member(o, "topology"), ==, "two-node");
+    /* two-node.yaml has no copy section: links and fixed costs only. */
+    g_assert_true(json_object_get_null_member(o, "predicted_copy_s"));
+    g_assert_cmpfloat_with_epsilon(json_object_get_double_member(o, "predicted_link_s") +
+                                       json_object_get_double_member(o, "predicted_fixed_s"),
+                                   23.6384e-6, 1e-12);
     g_assert_cmpuint(json_array_get_length(json_object_get_array_member(o, "runs_s")), ==, 3);
     g_assert_cmpfloat(json_object_get_double_member(o, "measured_s"), >, 0);
     JsonObject *v = json_object_get_object_member(o, "validation");
@@ -116,6 +121,35 @@ test_run_predicted(void)
         g_assert_cmpuint(row->dst, ==, row->src + 2);
         g_assert_cmpfloat(row->end_s, >=, row->start_s);
     }
+    g_unlink(trace);
+    run_result_clear(&r);
+}
+
+/* The plan is made on the topology given: on two-node.yaml (an NVLink domain per node)
+ * hierarchical sends a tensor both GPUs of node 1 need across the network once, and the
+ * GPU that received it forwards it over NVLink from its own destination shard. */
+static void
+test_run_plans_on_topology(void)
+{
+    g_autofree char *topo = data_path("two-node.yaml");
+    g_autofree char *trace = g_build_filename(g_get_tmp_dir(), "rs-cli-run-relay.csv", NULL);
+    const char *args[] = {"run", "--shape", "64x64", "--src-mesh", "1", "--src-placements", "R",
+                          "--src-ranks", "0", "--dst-mesh", "2", "--dst-placements", "R",
+                          "--dst-ranks", "2,3", "--strategy", "hierarchical", "--topology", topo,
+                          "--trace", trace, "-q", NULL};
+    RunResult r = run_cmd(args, 0);
+    if (r.exit_code != 0)
+        g_error("exit %d: %s", r.exit_code, r.err);
+    assert_contains(r.out, "8192 elements correct");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTrace) t = rs_trace_read_file(trace, &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(rs_trace_get_n_rows(t), ==, 2);
+    const RsTraceRow *in = rs_trace_get_row(t, 0), *relay = rs_trace_get_row(t, 1);
+    g_assert_cmpuint(in->src, ==, 0);
+    g_assert_cmpuint(relay->src, ==, in->dst);
+    g_assert_cmpuint(relay->dst, ==, 5 - in->dst);
+    g_assert_cmpuint(relay->size_bytes, ==, 64 * 64 * 4);
     g_unlink(trace);
     run_result_clear(&r);
 }
@@ -240,6 +274,10 @@ static const BadCase bad_cases[] = {
     {{"simulate", "--layers", "3-x", NULL}, "--layers: layers \"3-x\""},
     {{"calibrate", "--ranks", "1", NULL}, "--ranks 1: need at least 2"},
     {{"calibrate", "--sizes", "4KiB,0B", NULL}, "--sizes: 0B is outside"},
+    {{"calibrate", "--copy-runs", "64B,32B", NULL},
+     "--copy-runs: run lengths must increase (32 B after 64 B)"},
+    {{"calibrate", "--copy-runs", "64B,0B", NULL}, "--copy-runs: 0B is outside 1 B .. 4 GiB"},
+    {{"calibrate", "--copy-bytes", "8GiB", NULL}, "--copy-bytes: 8GiB is outside 1 B .. 4 GiB"},
     {{"calibrate", "--format", "csv", NULL}, "--format: unknown format \"csv\" (known: table, json)"},
 };
 
@@ -265,6 +303,7 @@ test_calibrate(void)
 {
     g_autofree char *path = g_build_filename(g_get_tmp_dir(), "rs-cli-calibrated.yaml", NULL);
     const char *args[] = {"calibrate", "--ranks", "3", "--sizes", "4KiB,256KiB", "--runs", "1",
+                          "--copy-runs", "64B,4KiB", "--copy-bytes", "256KiB",
                           "--output", path, "-q", NULL};
     RunResult r = run_cmd(args, 0);
     if (r.exit_code != 0)
@@ -272,12 +311,37 @@ test_calibrate(void)
     assert_contains(r.out, "bandwidth");
     assert_contains(r.out, "memcpy");
     assert_contains(r.out, "<- topology");
+    assert_contains(r.out, "copies, GB/s into shards");
     g_autoptr(GError) error = NULL;
     g_autoptr(RsTopology) topo = rs_topology_load_file(path, NULL, &error);
     g_assert_no_error(error);
     g_assert_cmpuint(rs_topology_get_n_gpus(topo), ==, 3);
     g_assert_cmpuint(rs_topology_get_gpus_per_nvlink_domain(topo), ==, 3);
     g_assert_cmpfloat(rs_topology_get_message_overhead_s(topo), >=, 0);
+    /* The copy sweep: one entry per run length, every rate measured. */
+    guint n;
+    const RsCopyRate *rates = rs_topology_get_copy_rates(topo, &n);
+    g_assert_cmpuint(n, ==, 2);
+    g_assert_cmpuint(rates[0].run_bytes, ==, 64);
+    g_assert_cmpuint(rates[1].run_bytes, ==, 4096);
+    for (guint i = 0; i < n; i++)
+        for (guint side = 0; side < RS_COPY_SIDE_N; side++)
+            for (guint scope = 0; scope < RS_COPY_SCOPE_N; scope++)
+                g_assert_cmpfloat(rates[i].bytes_per_s[side][scope], >, 0);
+    run_result_clear(&r);
+    /* reshard run on it charges the copies. */
+    const char *run_args[] = {"run", "--shape", "64x64", "--src-mesh", "1", "--src-placements",
+                              "R", "--src-ranks", "0", "--dst-mesh", "2", "--dst-placements",
+                              "S(1)", "--dst-ranks", "1,2", "--topology", path, "--format", "json",
+                              "-q", NULL};
+    r = run_cmd(run_args, 0);
+    if (r.exit_code != 0)
+        g_error("exit %d: %s", r.exit_code, r.err);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    JsonObject *o = parse_json(parser, r.out);
+    g_assert_cmpfloat(json_object_get_double_member(o, "predicted_copy_s"), >, 0);
+    g_assert_cmpfloat(json_object_get_double_member(o, "predicted_s"), >=,
+                      json_object_get_double_member(o, "predicted_copy_s"));
     g_unlink(path);
     run_result_clear(&r);
 }
@@ -351,7 +415,8 @@ test_mpi_calibrate(void)
     if (!have_mpirun())
         return;
     const char *args[] = {"calibrate", "--transport", "mpi", "--sizes", "4KiB,64KiB", "--runs",
-                          "1", "--format", "json", "-q", NULL};
+                          "1", "--copy-runs", "64B,4KiB", "--copy-bytes", "256KiB", "--format",
+                          "json", "-q", NULL};
     RunResult r = run_cmd(args, 2);
     if (r.exit_code != 0)
         g_error("exit %d: %s", r.exit_code, r.err);
@@ -359,6 +424,7 @@ test_mpi_calibrate(void)
     JsonObject *o = parse_json(parser, r.out);
     g_assert_cmpint(json_object_get_int_member(o, "ranks"), ==, 2);
     g_assert_cmpfloat(json_object_get_double_member(o, "bw_bytes_per_s"), >, 0);
+    g_assert_cmpuint(json_array_get_length(json_object_get_array_member(o, "copy_rates")), ==, 2);
     run_result_clear(&r);
 }
 
@@ -369,6 +435,7 @@ main(int argc, char **argv)
     /* Open MPI in containers: no ptrace-based single copy between processes. */
     g_setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", FALSE);
     g_test_add_func("/cli-run/predicted-and-trace", test_run_predicted);
+    g_test_add_func("/cli-run/plans-on-topology", test_run_plans_on_topology);
     g_test_add_func("/cli-run/corrupt-byte-exit-3", test_run_corrupt);
     g_test_add_func("/cli-run/scaled-model-run-and-simulate", test_run_scaled_model);
     g_test_add_func("/cli-run/scenario-scale-and-layers", test_scenario_variant);
