@@ -28,6 +28,7 @@ static char *opt_name;
 static char *opt_format;
 static char *opt_copy_runs;
 static char *opt_copy_bytes;
+static char *opt_copy_stride;
 
 static GOptionEntry entries[] = {
     {"transport", 0, 0, G_OPTION_ARG_STRING, &opt_transport,
@@ -56,6 +57,10 @@ static GOptionEntry entries[] = {
      "LIST"},
     {"copy-bytes", 0, 0, G_OPTION_ARG_STRING, &opt_copy_bytes,
      "Bytes each receiving rank copies per copy point (default 32MiB)", "SIZE"},
+    {"copy-stride", 0, 0, G_OPTION_ARG_STRING, &opt_copy_stride,
+     "The strided side of the copy sweep holds one run in every N (default 4, as one rank's "
+     "columns of a row split 4 ways)",
+     "N"},
     {NULL},
 };
 
@@ -74,9 +79,10 @@ make_context(void)
         "as the number of ranks that receive at once in the refits to predict: all ranks when\n"
         "training and inference share them, the inference ranks otherwise.\n"
         "\n"
-        "A second sweep measures copies by the length of their runs of adjacent bytes: two\n"
-        "tensors fused into one buffer (each then runs of R bytes, every other run skipped)\n"
-        "copied to or from separate buffers, by one rank alone and by every rank at once.\n"
+        "A second sweep measures copies by the length of their runs of adjacent bytes: a\n"
+        "tensor whose rows of R bytes lie one in every N of a padded buffer (as one rank's\n"
+        "columns of rows split N ways) copied from or into a contiguous buffer, by one rank\n"
+        "alone and by every rank at once.\n"
         "The topology's copy section holds these rates; the prediction charges every\n"
         "transfer's pieces at the rate of their runs (sim/cost.h), since strided rows copy\n"
         "several times slower than contiguous ones on CPUs.");
@@ -144,10 +150,10 @@ print_copy_table(const RsCalibration *cal, GString *out)
 {
     if (cal->copy_rates == NULL || cal->copy_rates->len == 0)
         return;
-    g_string_append_printf(out, "\ncopies, GB/s into shards: runs of R bytes read (source "
-                                "fused) or written (destination fused); one rank alone, and "
-                                "all %u ranks at once (their sum)\n",
-                           cal->n_ranks);
+    g_string_append_printf(out, "\ncopies, GB/s into shards: runs of R bytes, one in every %u, "
+                                "read (source strided) or written (destination strided); one "
+                                "rank alone, and all %u ranks at once (their sum)\n",
+                           cal->copy_stride_runs, cal->n_ranks);
     g_string_append_printf(out, "%12s  %14s  %10s  %14s  %10s\n", "R bytes", "read one rank",
                            "read node", "write one rank", "write node");
     for (guint i = 0; i < cal->copy_rates->len; i++) {
@@ -268,6 +274,8 @@ print_json(const RsCalibration *cal, const char *transport, GString *out)
             {"read_one_rank_bytes_per_s", "read_node_bytes_per_s"},
             {"write_one_rank_bytes_per_s", "write_node_bytes_per_s"}};
         json_builder_begin_object(b);
+        json_builder_set_member_name(b, "stride_runs");
+        json_builder_add_int_value(b, cal->copy_stride_runs);
         json_builder_set_member_name(b, "run_bytes");
         json_builder_add_int_value(b, (gint64)r->run_bytes);
         for (guint side = 0; side < RS_COPY_SIDE_N; side++) {
@@ -335,11 +343,12 @@ run(int argc, char **argv)
     RsCalibrateOptions opts = {0};
     /* 0 stands for "the default" in RsCalibrateOptions; a 0 on the command line is an
      * error, not that default. */
-    gint64 ranks = 0, runs = 0, window = 0, concurrency = 0;
+    gint64 ranks = 0, runs = 0, window = 0, concurrency = 0, copy_stride = 0;
     if (!rs_cli_parse_int("--ranks", opt_ranks, 1, G_MAXINT32, &ranks, &error) ||
         !rs_cli_parse_int("--runs", opt_runs, 1, G_MAXINT32, &runs, &error) ||
         !rs_cli_parse_int("--window", opt_window, 1, G_MAXINT32, &window, &error) ||
-        !rs_cli_parse_int("--concurrency", opt_concurrency, 1, G_MAXINT32, &concurrency, &error))
+        !rs_cli_parse_int("--concurrency", opt_concurrency, 1, G_MAXINT32, &concurrency, &error) ||
+        !rs_cli_parse_int("--copy-stride", opt_copy_stride, 1, 1024, &copy_stride, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     opts.n_runs = (guint)runs;
     opts.concurrency = (guint)concurrency;
@@ -362,6 +371,7 @@ run(int argc, char **argv)
         opts.n_copy_runs = copy_runs->len;
     }
     opts.copy_bytes = copy_bytes;
+    opts.copy_stride_runs = (guint)copy_stride;
     g_autoptr(RsTransport) transport =
         rs_transport_open(opt_transport ? opt_transport : "host", NULL, &error);
     if (transport == NULL) {

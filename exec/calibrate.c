@@ -107,54 +107,52 @@ one_message_refit(guint n_ranks, guint64 size, GError **error)
     return g_steal_pointer(&refit);
 }
 
-/* Two u8 tensors [rows, run] that one side holds fused into one buffer [rows, 2·run]
- * (so each is runs of @run bytes, every other run skipped, as gate and up projections
- * fused along their rows) and the other side holds apart (each contiguous): the fused
- * side is the source for RS_COPY_READ, the destination for RS_COPY_WRITE. One rank:
- * rank 0 sends everything to rank 1. Node: both split Shard(0) over all n_ranks ranks,
- * the destination's rows rotated by one rank, so every rank receives its rows from its
- * neighbour at once. Each receiving rank copies @bytes (rounded down to whole rows, at
- * least one). */
+/* A u8 tensor [rows, run] that one side holds with its rows padded to @stride_runs·run
+ * bytes (so its bytes are runs of @run, one in every @stride_runs, as one rank's columns
+ * of a row split over that many ranks) and the other side holds contiguous: the padded
+ * side is the source for RS_COPY_READ, the destination for RS_COPY_WRITE; the padding is
+ * never read or written. One rank: rank 0 sends it all to rank 1. Node: both sides
+ * Shard(0) over all n_ranks ranks, the destination's rows rotated by one rank, so every
+ * rank receives its rows from its neighbour at once. Each receiving rank copies @bytes
+ * (rounded down to whole rows, at least one). */
 static RsRefit *
 copy_refit(guint n_ranks, RsCopySide side, RsCopyScope scope, guint64 run, guint64 bytes,
-           GError **error)
+           guint stride_runs, GError **error)
 {
     g_autoptr(RsRefit) refit = rs_refit_new();
     guint n_copying = scope == RS_COPY_NODE ? n_ranks : 1u;
-    guint64 rows_per_rank = MAX(bytes / (2 * run), 1);
+    guint64 rows_per_rank = MAX(bytes / run, 1);
     const gint64 shape[] = {(gint64)(rows_per_rank * n_copying), (gint64)run};
-    const gint64 extents[] = {(gint64)run, (gint64)run};
     const RsPlacement s0 = {.kind = RS_PLACEMENT_SHARD, .dim = 0};
-    const RsSplit split = rs_split_placement(s0);
+    const RsPlacement r = {.kind = RS_PLACEMENT_REPLICATE};
+    /* Mesh [n, 1]: rows split over the ranks, the padded dim over a mesh dim of one. */
+    RsSplit padded_splits[2] = {rs_split_placement(s0), {0}};
+    padded_splits[1].kind = RS_SPLIT_PADDED;
+    padded_splits[1].dim = 1;
+    padded_splits[1].multiple = (gint64)(stride_runs * run);
+    const RsPlacement plain_placements[] = {s0, r};
     g_autofree guint32 *send_ranks = g_new(guint32, n_copying);
     g_autofree guint32 *recv_ranks = g_new(guint32, n_copying);
-    for (guint r = 0; r < n_copying; r++) {
-        send_ranks[r] = r;
-        recv_ranks[r] = (r + 1) % MAX(n_copying, 2);
+    for (guint i = 0; i < n_copying; i++) {
+        send_ranks[i] = i;
+        recv_ranks[i] = (i + 1) % MAX(n_copying, 2);
     }
-    g_autoptr(RsMesh) send_mesh = rs_mesh_new(1, &n_copying, NULL, send_ranks, n_copying, error);
+    const guint mesh_dims[] = {n_copying, 1};
+    g_autoptr(RsMesh) send_mesh = rs_mesh_new(2, mesh_dims, NULL, send_ranks, n_copying, error);
     g_autoptr(RsMesh) recv_mesh =
-        send_mesh ? rs_mesh_new(1, &n_copying, NULL, recv_ranks, n_copying, error) : NULL;
+        send_mesh ? rs_mesh_new(2, mesh_dims, NULL, recv_ranks, n_copying, error) : NULL;
     if (recv_mesh == NULL)
         return NULL;
-    const RsMesh *fused_mesh = side == RS_COPY_READ ? send_mesh : recv_mesh;
-    const RsMesh *apart_mesh = side == RS_COPY_READ ? recv_mesh : send_mesh;
-    RsLayout *fused[2] = {NULL, NULL};
-    if (!rs_layout_new_fused_set(2, shape, 2, 1, extents, fused_mesh, &split, 1, fused, error))
+    g_autoptr(RsLayout) padded = rs_layout_new_split(
+        2, shape, side == RS_COPY_READ ? send_mesh : recv_mesh, padded_splits, 2, error);
+    g_autoptr(RsLayout) plain =
+        padded ? rs_layout_new_dtensor(2, shape, side == RS_COPY_READ ? recv_mesh : send_mesh,
+                                       plain_placements, 2, error)
+               : NULL;
+    if (plain == NULL ||
+        !rs_refit_add_tensor(refit, "runs", RS_DTYPE_U8, side == RS_COPY_READ ? padded : plain,
+                             side == RS_COPY_READ ? plain : padded, error))
         return NULL;
-    g_autoptr(RsLayout) left = fused[0];
-    g_autoptr(RsLayout) right = fused[1];
-    g_autoptr(RsLayout) apart = rs_layout_new_dtensor(2, shape, apart_mesh, &s0, 1, error);
-    if (apart == NULL)
-        return NULL;
-    RsLayout *const halves[] = {left, right};
-    const char *const names[] = {"left", "right"};
-    for (guint h = 0; h < 2; h++) {
-        RsLayout *src = side == RS_COPY_READ ? halves[h] : apart;
-        RsLayout *dst = side == RS_COPY_READ ? apart : halves[h];
-        if (!rs_refit_add_tensor(refit, names[h], RS_DTYPE_U8, src, dst, error))
-            return NULL;
-    }
     if (MAX(n_copying, 2u) < n_ranks && !add_presence(refit, n_ranks, error))
         return NULL;
     return g_steal_pointer(&refit);
@@ -342,6 +340,8 @@ rs_calibrate_run(RsTransport *transport, const RsCalibrateOptions *options, RsCa
     const guint64 *runs = options->copy_run_bytes ? options->copy_run_bytes : default_copy_runs;
     guint n_copy = options->copy_run_bytes ? options->n_copy_runs : G_N_ELEMENTS(default_copy_runs);
     guint64 copy_bytes = options->copy_bytes ? options->copy_bytes : 32 << 20;
+    guint stride_runs = options->copy_stride_runs ? options->copy_stride_runs : 4;
+    out->copy_stride_runs = stride_runs;
     out->copy_rates = g_array_new(FALSE, TRUE, sizeof(RsCopyRate));
     for (guint i = 0; i < n_copy; i++) {
         if (runs[i] == 0 || (i > 0 && runs[i] <= runs[i - 1])) {
@@ -352,14 +352,14 @@ rs_calibrate_run(RsTransport *transport, const RsCalibrateOptions *options, RsCa
         RsCopyRate rate = {.run_bytes = runs[i]};
         for (guint side = 0; side < RS_COPY_SIDE_N; side++) {
             for (guint scope = 0; scope < RS_COPY_SCOPE_N; scope++) {
-                g_autoptr(RsRefit) refit = copy_refit(n, side, scope, runs[i], copy_bytes, error);
+                g_autoptr(RsRefit) refit =
+                    copy_refit(n, side, scope, runs[i], copy_bytes, stride_runs, error);
                 double t_s = 0;
                 if (refit == NULL || !measure(transport, refit, options, n_runs, &t_s, error))
                     return FALSE;
-                /* Bytes written into destination shards: both halves, not the presence
-                 * byte. */
-                double copied = 2.0 * (double)rs_layout_get_n_elems(
-                                          rs_refit_get_tensor(refit, 0)->dst);
+                /* Bytes written into destination shards, not the presence byte. */
+                double copied =
+                    (double)rs_layout_get_n_elems(rs_refit_get_tensor(refit, 0)->dst);
                 rate.bytes_per_s[side][scope] = t_s > 0 ? copied / t_s : 0;
             }
         }
@@ -447,13 +447,15 @@ rs_calibration_to_topology(const RsCalibration *cal, const char *name, const cha
                            "received\n",
                            overhead_text);
     if (cal->copy_rates != NULL && cal->copy_rates->len > 0) {
-        g_string_append(s, "copy:  # measured: bytes copied into shards per second when the "
-                           "bytes read (read_)\n"
-                           "       # or written (write_) are runs of this length, every other "
-                           "run skipped;\n"
-                           "       # one rank alone, and every rank of the node at once (their "
-                           "sum)\n"
-                           "  runs:\n");
+        g_string_append_printf(s,
+                               "copy:  # measured: bytes copied into shards per second when the "
+                               "bytes read (read_)\n"
+                               "       # or written (write_) are runs of this length, one run in "
+                               "every %u;\n"
+                               "       # one rank alone, and every rank of the node at once "
+                               "(their sum)\n"
+                               "  runs:\n",
+                               cal->copy_stride_runs);
         for (guint i = 0; i < cal->copy_rates->len; i++) {
             const RsCopyRate *r = &g_array_index(cal->copy_rates, RsCopyRate, i);
             g_string_append_printf(s, "    - {bytes: %" G_GUINT64_FORMAT " B", r->run_bytes);

@@ -46,6 +46,7 @@ typedef struct {
                                     * the copy sweep, increasing; NULL: 16 B … 1 MiB */
     guint n_copy_runs;
     guint64 copy_bytes;         /* bytes each copying rank copies per copy point; 0: 32 MiB */
+    guint copy_stride_runs;     /* the strided side holds one run in every this many; 0: 4 */
 } RsCalibrateOptions;
 
 typedef struct {
@@ -78,10 +79,12 @@ typedef struct {
     double memcpy_bytes_per_s; /* single-thread memcpy of reference_bytes */
     double large_bytes_per_s;  /* one message of reference_bytes, rank 0 → 1, executor */
     guint64 reference_bytes;
-    /* The copy sweep (RsCopyRate, by increasing run length): rank 1 assembling a tensor
-     * from column halves of runs_bytes each, one from rank 0 and one it holds (one rank);
-     * and every rank doing the same at once, each with its neighbour (node). */
+    /* The copy sweep (RsCopyRate, by increasing run length): a tensor whose rows are runs
+     * of run_bytes, one run in every copy_stride_runs of the padded side's buffer, read from
+     * it (read) or written into it (write), by rank 0 -> 1 alone (one rank) and by every
+     * rank from its neighbour at once (node). */
     GArray *copy_rates;
+    guint copy_stride_runs;
 } RsCalibration;
 
 /**

@@ -921,8 +921,9 @@ chunk_in_place(Rank *r, const RankMsg *rm, guint64 a, guint64 b, guint8 **ptr)
 /* Rows shorter than this go through a pack buffer rather than a scatter-gather list: a
  * list entry per few bytes costs more than the copy it saves. Measured with reshard
  * calibrate's copy sweep (4 host ranks, 32 MiB each, all ranks at once, on 2 cores): 64-B
- * runs moved at 6.1-6.6 GB/s packed against 4.6 GB/s as a list; 128-B runs at 7.1-7.5 GB/s
- * as a list against 6.1 packed, and longer runs gain more from the list. */
+ * runs, every other one read, moved at 6.1-6.6 GB/s packed against 4.6 GB/s as a list
+ * (one in four: 3.3-3.5 against 3.1-3.2); 128-B runs, every other one, at 7.1-7.5 GB/s as
+ * a list against 6.1 packed, and longer runs gain more from the list. */
 #define MIN_IOV_ROW_BYTES 128
 
 /* The runs of the rank's memory that hold wire bytes [a, b) of @rm, when every piece they
