@@ -278,6 +278,7 @@ static const BadCase bad_cases[] = {
      "--copy-runs: run lengths must increase (32 B after 64 B)"},
     {{"calibrate", "--copy-runs", "64B,0B", NULL}, "--copy-runs: 0B is outside 1 B .. 4 GiB"},
     {{"calibrate", "--copy-bytes", "8GiB", NULL}, "--copy-bytes: 8GiB is outside 1 B .. 4 GiB"},
+    {{"calibrate", "--copy-stride", "0", NULL}, "--copy-stride"},
     {{"calibrate", "--format", "csv", NULL}, "--format: unknown format \"csv\" (known: table, json)"},
 };
 
