@@ -82,7 +82,7 @@ make_context(void)
         "A second sweep measures copies by the length of their runs of adjacent bytes: a\n"
         "tensor whose rows of R bytes lie one in every N of a padded buffer (as one rank's\n"
         "columns of rows split N ways) copied from or into a contiguous buffer, by one rank\n"
-        "alone and by every rank at once.\n"
+        "alone and by K ranks at once (each from its own sender when there are 2K ranks).\n"
         "The topology's copy section holds these rates; the prediction charges every\n"
         "transfer's pieces at the rate of their runs (sim/cost.h), since strided rows copy\n"
         "several times slower than contiguous ones on CPUs.");
@@ -152,8 +152,8 @@ print_copy_table(const RsCalibration *cal, GString *out)
         return;
     g_string_append_printf(out, "\ncopies, GB/s into shards: runs of R bytes, one in every %u, "
                                 "read (source strided) or written (destination strided); one "
-                                "rank alone, and all %u ranks at once (their sum)\n",
-                           cal->copy_stride_runs, cal->n_ranks);
+                                "rank alone, and K=%u ranks at once (their sum)\n",
+                           cal->copy_stride_runs, cal->concurrency);
     g_string_append_printf(out, "%12s  %14s  %10s  %14s  %10s\n", "R bytes", "read one rank",
                            "read node", "write one rank", "write node");
     for (guint i = 0; i < cal->copy_rates->len; i++) {

@@ -111,16 +111,18 @@ one_message_refit(guint n_ranks, guint64 size, GError **error)
  * bytes (so its bytes are runs of @run, one in every @stride_runs, as one rank's columns
  * of a row split over that many ranks) and the other side holds contiguous: the padded
  * side is the source for RS_COPY_READ, the destination for RS_COPY_WRITE; the padding is
- * never read or written. One rank: rank 0 sends it all to rank 1. Node: both sides
- * Shard(0) over all n_ranks ranks, the destination's rows rotated by one rank, so every
- * rank receives its rows from its neighbour at once. Each receiving rank copies @bytes
- * (rounded down to whole rows, at least one). */
+ * never read or written. One rank: rank 0 sends it all to rank 1. Node: @receivers ranks
+ * receive at once (the concurrency of the refits to predict), both sides Shard(0): from
+ * @receivers other ranks (receiver i from rank @receivers + i) when there are that many,
+ * else from each other (the destination's rows rotated by one rank). Each receiving rank
+ * copies @bytes (rounded down to whole rows, at least one). */
 static RsRefit *
-copy_refit(guint n_ranks, RsCopySide side, RsCopyScope scope, guint64 run, guint64 bytes,
-           guint stride_runs, GError **error)
+copy_refit(guint n_ranks, guint receivers, RsCopySide side, RsCopyScope scope, guint64 run,
+           guint64 bytes, guint stride_runs, GError **error)
 {
     g_autoptr(RsRefit) refit = rs_refit_new();
-    guint n_copying = scope == RS_COPY_NODE ? n_ranks : 1u;
+    guint n_copying = scope == RS_COPY_NODE ? MAX(receivers, 2u) : 1u;
+    gboolean own_senders = scope == RS_COPY_NODE && 2 * n_copying <= n_ranks;
     guint64 rows_per_rank = MAX(bytes / run, 1);
     const gint64 shape[] = {(gint64)(rows_per_rank * n_copying), (gint64)run};
     const RsPlacement s0 = {.kind = RS_PLACEMENT_SHARD, .dim = 0};
@@ -134,8 +136,8 @@ copy_refit(guint n_ranks, RsCopySide side, RsCopyScope scope, guint64 run, guint
     g_autofree guint32 *send_ranks = g_new(guint32, n_copying);
     g_autofree guint32 *recv_ranks = g_new(guint32, n_copying);
     for (guint i = 0; i < n_copying; i++) {
-        send_ranks[i] = i;
-        recv_ranks[i] = (i + 1) % MAX(n_copying, 2);
+        send_ranks[i] = own_senders ? n_copying + i : i;
+        recv_ranks[i] = own_senders ? i : (i + 1) % MAX(n_copying, 2);
     }
     const guint mesh_dims[] = {n_copying, 1};
     g_autoptr(RsMesh) send_mesh = rs_mesh_new(2, mesh_dims, NULL, send_ranks, n_copying, error);
@@ -153,7 +155,8 @@ copy_refit(guint n_ranks, RsCopySide side, RsCopyScope scope, guint64 run, guint
         !rs_refit_add_tensor(refit, "runs", RS_DTYPE_U8, side == RS_COPY_READ ? padded : plain,
                              side == RS_COPY_READ ? plain : padded, error))
         return NULL;
-    if (MAX(n_copying, 2u) < n_ranks && !add_presence(refit, n_ranks, error))
+    guint n_used = own_senders ? 2 * n_copying : MAX(n_copying, 2u);
+    if (n_used < n_ranks && !add_presence(refit, n_ranks, error))
         return NULL;
     return g_steal_pointer(&refit);
 }
@@ -352,8 +355,8 @@ rs_calibrate_run(RsTransport *transport, const RsCalibrateOptions *options, RsCa
         RsCopyRate rate = {.run_bytes = runs[i]};
         for (guint side = 0; side < RS_COPY_SIDE_N; side++) {
             for (guint scope = 0; scope < RS_COPY_SCOPE_N; scope++) {
-                g_autoptr(RsRefit) refit =
-                    copy_refit(n, side, scope, runs[i], copy_bytes, stride_runs, error);
+                g_autoptr(RsRefit) refit = copy_refit(n, out->concurrency, side, scope,
+                                                      runs[i], copy_bytes, stride_runs, error);
                 double t_s = 0;
                 if (refit == NULL || !measure(transport, refit, options, n_runs, &t_s, error))
                     return FALSE;
@@ -452,10 +455,10 @@ rs_calibration_to_topology(const RsCalibration *cal, const char *name, const cha
                                "bytes read (read_)\n"
                                "       # or written (write_) are runs of this length, one run in "
                                "every %u;\n"
-                               "       # one rank alone, and every rank of the node at once "
+                               "       # one rank alone, and K=%u ranks of the node at once "
                                "(their sum)\n"
                                "  runs:\n",
-                               cal->copy_stride_runs);
+                               cal->copy_stride_runs, cal->concurrency);
         for (guint i = 0; i < cal->copy_rates->len; i++) {
             const RsCopyRate *r = &g_array_index(cal->copy_rates, RsCopyRate, i);
             g_string_append_printf(s, "    - {bytes: %" G_GUINT64_FORMAT " B", r->run_bytes);

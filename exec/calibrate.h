@@ -81,8 +81,9 @@ typedef struct {
     guint64 reference_bytes;
     /* The copy sweep (RsCopyRate, by increasing run length): a tensor whose rows are runs
      * of run_bytes, one run in every copy_stride_runs of the padded side's buffer, read from
-     * it (read) or written into it (write), by rank 0 -> 1 alone (one rank) and by every
-     * rank from its neighbour at once (node). */
+     * it (read) or written into it (write), by rank 0 -> 1 alone (one rank) and by K =
+     * concurrency ranks at once (node), each from a rank of its own when there are 2K ranks,
+     * else from each other. */
     GArray *copy_rates;
     guint copy_stride_runs;
 } RsCalibration;

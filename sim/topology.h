@@ -87,7 +87,8 @@ typedef enum {
     RS_COPY_SIDE_N
 } RsCopySide;
 
-/* Who copies at once: one rank alone, or every rank of a node (rates are their sum). */
+/* Who copies at once: one rank alone, or the ranks of a node that receive at once in the
+ * refits to predict (reshard calibrate's K; rates are their sum). */
 typedef enum {
     RS_COPY_ONE_RANK,
     RS_COPY_NODE,
@@ -184,7 +185,7 @@ const RsCopyRate *rs_topology_get_copy_rates(const RsTopology *topo, guint *n_ou
  * rs_topology_get_copy_bytes_per_s:
  * @run_bytes: length of the runs of adjacent bytes on @side
  * @side: the side cut into runs (the other contiguous)
- * @scope: one rank alone, or all ranks of a node at once (their sum)
+ * @scope: one rank alone, or the receiving ranks of a node at once (their sum)
  *
  * Interpolates the copy section linearly in log(run bytes) between the two entries around
  * @run_bytes; shorter or longer runs than the table get its first or last entry (measured
