@@ -114,26 +114,17 @@ static gboolean
 side_boxes(const ExecContext *ctx, const RsTransfer *tr, gboolean src_side,
            const RsLocalBox **boxes, guint *n_boxes, GError **error)
 {
-    const RsRefitTensor *t = rs_refit_get_tensor(ctx->refit, tr->tensor_idx);
-    guint32 flag = src_side ? RS_TRANSFER_FROM_STAGING : RS_TRANSFER_TO_STAGING;
-    if (tr->flags & flag) {
-        *boxes = &ctx->staging_local[tr->tensor_idx];
-        *n_boxes = 1;
-        return TRUE;
-    }
-    /* A relay reads the box from the destination shard its dependency delivered it to. */
-    gboolean from_dst = src_side && (tr->flags & RS_TRANSFER_FROM_DESTINATION);
-    const RsLayout *layout = src_side && !from_dst ? t->src : t->dst;
-    guint32 gpu = src_side ? tr->src : tr->dst;
-    gint idx = rs_layout_find_rank(layout, gpu);
-    if (idx < 0) {
+    *boxes = rs_transfer_get_side_boxes(ctx->refit, tr, src_side,
+                                        &ctx->staging_local[tr->tensor_idx], n_boxes);
+    if (*boxes == NULL) {
+        const RsRefitTensor *t = rs_refit_get_tensor(ctx->refit, tr->tensor_idx);
+        gboolean from_src = src_side && !(tr->flags & RS_TRANSFER_FROM_DESTINATION);
         g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID,
                     "%s: a transfer %u -> %u uses rank %u, which is not in the %s layout",
-                    t->name, tr->src, tr->dst, gpu,
-                    src_side && !from_dst ? "source" : "destination");
+                    t->name, tr->src, tr->dst, src_side ? tr->src : tr->dst,
+                    from_src ? "source" : "destination");
         return FALSE;
     }
-    *boxes = rs_layout_get_boxes(layout, (guint)idx, n_boxes);
     return TRUE;
 }
 

@@ -18,26 +18,6 @@ check_rank(const RsTopology *topo, guint32 rank, GError **error)
     return TRUE;
 }
 
-/* The boxes holding a transfer's bytes on one side: the staging buffer (the tensor,
- * row-major) or the shard of the sending or receiving rank. */
-static const RsLocalBox *
-copy_side_boxes(const RsRefitTensor *t, const RsTransfer *tr, gboolean src_side,
-                const RsLocalBox *staging, guint *n_out)
-{
-    if (tr->flags & (src_side ? RS_TRANSFER_FROM_STAGING : RS_TRANSFER_TO_STAGING)) {
-        *n_out = 1;
-        return staging;
-    }
-    gboolean from_dst = src_side && (tr->flags & RS_TRANSFER_FROM_DESTINATION);
-    const RsLayout *layout = src_side && !from_dst ? t->src : t->dst;
-    gint idx = rs_layout_find_rank(layout, src_side ? tr->src : tr->dst);
-    if (idx < 0) {
-        *n_out = 0;
-        return NULL;
-    }
-    return rs_layout_get_boxes(layout, (guint)idx, n_out);
-}
-
 /* Adds the copy time of transfer @tr to its destination rank and node. */
 static void
 charge_copies(const RsRefit *refit, const RsTopology *topo, const RsTransfer *tr,
@@ -48,8 +28,8 @@ charge_copies(const RsRefit *refit, const RsTopology *topo, const RsTransfer *tr
     RsLocalBox staging;
     rs_local_box_init_row_major(&staging, t->n_dims, t->shape);
     guint n_src, n_dst;
-    const RsLocalBox *src = copy_side_boxes(t, tr, TRUE, &staging, &n_src);
-    const RsLocalBox *dst = copy_side_boxes(t, tr, FALSE, &staging, &n_dst);
+    const RsLocalBox *src = rs_transfer_get_side_boxes(refit, tr, TRUE, &staging, &n_src);
+    const RsLocalBox *dst = rs_transfer_get_side_boxes(refit, tr, FALSE, &staging, &n_dst);
     guint node = rs_topology_get_node(topo, tr->dst);
     for (guint i = 0; i < n_src; i++) {
         RsBox a;

@@ -1143,3 +1143,22 @@ rs_plan_check(const RsPlan *plan, const RsRefit *refit, GError **error)
     }
     return TRUE;
 }
+
+const RsLocalBox *
+rs_transfer_get_side_boxes(const RsRefit *refit, const RsTransfer *tr, gboolean src_side,
+                           const RsLocalBox *staging, guint *n_out)
+{
+    const RsRefitTensor *t = rs_refit_get_tensor(refit, tr->tensor_idx);
+    if (tr->flags & (src_side ? RS_TRANSFER_FROM_STAGING : RS_TRANSFER_TO_STAGING)) {
+        *n_out = 1;
+        return staging;
+    }
+    gboolean from_dst = src_side && (tr->flags & RS_TRANSFER_FROM_DESTINATION);
+    const RsLayout *layout = src_side && !from_dst ? t->src : t->dst;
+    gint idx = rs_layout_find_rank(layout, src_side ? tr->src : tr->dst);
+    if (idx < 0) {
+        *n_out = 0;
+        return NULL;
+    }
+    return rs_layout_get_boxes(layout, (guint)idx, n_out);
+}

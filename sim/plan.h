@@ -221,6 +221,27 @@ guint64 rs_plan_get_local_bytes(const RsPlan *plan);
  */
 gboolean rs_plan_check(const RsPlan *plan, const RsRefit *refit, GError **error);
 
+/**
+ * rs_transfer_get_side_boxes:
+ * @refit: the refit @tr belongs to
+ * @tr: a transfer of a plan of @refit
+ * @src_side: TRUE for where the sender reads the bytes, FALSE for where the receiver puts them
+ * @staging: the tensor's staging box (rs_local_box_init_row_major of its shape), returned
+ *   when that side is a staging buffer (FROM_STAGING, TO_STAGING)
+ * @n_out: (out): number of boxes; 0 when the rank has no entry in that layout
+ *
+ * Which memory holds a transfer's bytes on one side: the staging buffer; for a relay
+ * (FROM_DESTINATION) the sender's destination shard; else the sender's source shard or the
+ * receiver's destination shard. The box may span several of the returned boxes (a fused or
+ * padded buffer).
+ *
+ * Returns: (transfer none) (array length=n_out) (nullable): the local boxes of that rank,
+ *   alive as @refit's layouts (or @staging); NULL when the rank is not in the layout.
+ */
+const RsLocalBox *rs_transfer_get_side_boxes(const RsRefit *refit, const RsTransfer *tr,
+                                             gboolean src_side, const RsLocalBox *staging,
+                                             guint *n_out);
+
 /** rs_strategy_get_name: Returns: (transfer none): "gather-broadcast", "direct",
  * "node-aware", "hierarchical". */
 const char *rs_strategy_get_name(RsStrategy strategy);
