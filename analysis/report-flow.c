@@ -265,9 +265,24 @@ topology_table(const RsTopology *topo, gboolean show_links, GString *out)
                            rs_topology_get_oversubscription(topo),
                            rs_topology_has_pxn(topo) ? "on" : "off");
     g_string_append_printf(
-        out, "latency    message overhead %.3g us; %.3g us per leaf or spine crossed\n\n",
+        out, "latency    message overhead %.3g us; %.3g us per leaf or spine crossed\n",
         rs_topology_get_message_overhead_s(topo) * 1e6,
         rs_topology_get_switch_latency_s(topo) * 1e6);
+    guint n_copy;
+    const RsCopyRate *copy = rs_topology_get_copy_rates(topo, &n_copy);
+    if (n_copy > 0) {
+        g_string_append(out, "copies     GB/s by run length (read / write side cut into runs; "
+                             "one rank, node):");
+        for (guint i = 0; i < n_copy; i++)
+            g_string_append_printf(
+                out, "%s %" G_GUINT64_FORMAT " B %.3g/%.3g, %.3g/%.3g", i ? ";" : "",
+                copy[i].run_bytes, copy[i].bytes_per_s[RS_COPY_READ][RS_COPY_ONE_RANK] / 1e9,
+                copy[i].bytes_per_s[RS_COPY_WRITE][RS_COPY_ONE_RANK] / 1e9,
+                copy[i].bytes_per_s[RS_COPY_READ][RS_COPY_NODE] / 1e9,
+                copy[i].bytes_per_s[RS_COPY_WRITE][RS_COPY_NODE] / 1e9);
+        g_string_append_c(out, '\n');
+    }
+    g_string_append_c(out, '\n');
 
     KindSummary kinds[RS_LINK_KIND_N];
     summarise_kinds(topo, kinds);
@@ -393,6 +408,21 @@ rs_report_topology(const RsTopology *topo, gboolean show_links, RsFormat format,
     JSON_BOOL(b, "pcie", rs_topology_has_pcie(topo));
     JSON_DOUBLE(b, "switch_latency_s", rs_topology_get_switch_latency_s(topo));
     JSON_DOUBLE(b, "message_overhead_s", rs_topology_get_message_overhead_s(topo));
+    guint n_copy;
+    const RsCopyRate *copy = rs_topology_get_copy_rates(topo, &n_copy);
+    json_builder_set_member_name(b, "copy_runs");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < n_copy; i++) {
+        json_builder_begin_object(b);
+        JSON_INT(b, "bytes", copy[i].run_bytes);
+        JSON_DOUBLE(b, "read_one_rank_bytes_per_s", copy[i].bytes_per_s[RS_COPY_READ][RS_COPY_ONE_RANK]);
+        JSON_DOUBLE(b, "read_node_bytes_per_s", copy[i].bytes_per_s[RS_COPY_READ][RS_COPY_NODE]);
+        JSON_DOUBLE(b, "write_one_rank_bytes_per_s",
+                    copy[i].bytes_per_s[RS_COPY_WRITE][RS_COPY_ONE_RANK]);
+        JSON_DOUBLE(b, "write_node_bytes_per_s", copy[i].bytes_per_s[RS_COPY_WRITE][RS_COPY_NODE]);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
     JSON_INT(b, "n_links", rs_topology_get_n_links(topo));
     if (show_links) {
         json_builder_set_member_name(b, "links");

@@ -294,18 +294,25 @@ simulate_table(const RsSimulateReport *r, GString *out)
             g_string_append_c(out, '\n');
         }
     }
+    guint n_copy_rates = 0;
+    rs_topology_get_copy_rates(r->topology, &n_copy_rates);
+    gboolean copies = n_copy_rates > 0;
     if (any_flow) {
         g_string_append(out,
                         "model: flow-level (max-min fair rates over NVLink, PCIe, NIC, leaf and "
                         "spine links; latency before bandwidth; relays pipelined");
+        if (copies)
+            g_string_append(out, "; the topology's copy rates are not simulated");
         if (r->flow_options != NULL && r->flow_options->chunk_bytes > 0)
             g_string_append_printf(out, " in chunks of %.3g MiB",
                                    r->flow_options->chunk_bytes / 1048576.0);
-        g_string_append(out, "); first-order: busiest link + per-message latency of the "
-                             "busiest rank, per phase\n");
+        g_string_append_printf(out, "); first-order: busiest link%s + per-message latency of "
+                                    "the busiest rank, per phase\n",
+                               copies ? " or copies, the larger," : "");
     } else {
-        g_string_append(out, "model: first-order (busiest link + per-message latency of the "
-                             "busiest rank, per phase)\n");
+        g_string_append_printf(out, "model: first-order (busiest link%s + per-message latency of "
+                                    "the busiest rank, per phase)\n",
+                               copies ? " or copies, the larger," : "");
     }
 }
 
@@ -758,6 +765,18 @@ rs_report_model_tensors(const RsModel *model, gint layer, RsFormat format, GStri
     }
 }
 
+/* Seconds with 6 decimals, or in %g form when that would take more than a line's width
+ * (a prediction from an implausible figure in a hand-written topology). */
+static const char *
+run_seconds(char *buf, gsize size, double s)
+{
+    if (isfinite(s) && fabs(s) < 1e6)
+        g_snprintf(buf, size, "%.6f", s);
+    else
+        g_snprintf(buf, size, "%.6g", s);
+    return buf;
+}
+
 double
 rs_run_report_get_error(const RsRunReport *r)
 {
@@ -789,10 +808,12 @@ run_table(const RsRunReport *r, GString *out)
     cell(h, "error");
     GPtrArray *row = table_row(&t);
     cell(row, "time s");
-    cell(row, "%.6f", r->measured_s);
+    char b1[64], b2[64], b3[64];
+    cell(row, "%s", run_seconds(b1, sizeof b1, r->measured_s));
     if (r->has_prediction) {
-        cell(row, "%.6f", r->predicted_s);
-        cell(row, "%+.1f%%", 100.0 * rs_run_report_get_error(r));
+        cell(row, "%s", run_seconds(b1, sizeof b1, r->predicted_s));
+        double err = 100.0 * rs_run_report_get_error(r);
+        cell(row, fabs(err) < 1e4 ? "%+.1f%%" : "%+.3g%%", err);
     } else {
         cell(row, "-");
         cell(row, "-");
@@ -850,15 +871,18 @@ run_table(const RsRunReport *r, GString *out)
                                     "on topology %s; error = (predicted - measured) / measured\n",
                                r->topology);
         if (r->copies_modelled)
-            g_string_append_printf(out, "           links %.6f s, copies %.6f s (the larger in %u "
-                                        "of %u phases), fixed costs %.6f s\n",
-                                   r->predicted_link_s, r->predicted_copy_s,
-                                   r->n_copy_bound_phases, r->n_phases, r->predicted_fixed_s);
+            g_string_append_printf(out, "           links %s s, copies %s s (the larger in %u "
+                                        "of %u phases), fixed costs %s s\n",
+                                   run_seconds(b1, sizeof b1, r->predicted_link_s),
+                                   run_seconds(b2, sizeof b2, r->predicted_copy_s),
+                                   r->n_copy_bound_phases, r->n_phases,
+                                   run_seconds(b3, sizeof b3, r->predicted_fixed_s));
         else
-            g_string_append_printf(out, "           links %.6f s, fixed costs %.6f s; copies not "
+            g_string_append_printf(out, "           links %s s, fixed costs %s s; copies not "
                                         "modelled (the topology has no copy section: reshard "
                                         "calibrate writes one)\n",
-                                   r->predicted_link_s, r->predicted_fixed_s);
+                                   run_seconds(b1, sizeof b1, r->predicted_link_s),
+                                   run_seconds(b2, sizeof b2, r->predicted_fixed_s));
     }
     else
         g_string_append(out, "prediction none: give --topology (a calibrated one: reshard "
@@ -869,16 +893,22 @@ static void
 run_csv(const RsRunReport *r, GString *out)
 {
     g_string_append(out, "strategy,transport,ranks,transfers,messages,bytes_moved,local_bytes,"
-                         "runs,measured_s,predicted_s,error,validated,bad_elements,send_calls\n");
+                         "runs,measured_s,predicted_s,error,predicted_link_s,predicted_copy_s,"
+                         "predicted_fixed_s,validated,bad_elements,send_calls\n");
     g_string_append_printf(out, "%s,%s,%u,%u,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
                                 ",%u,%.9g,",
                            r->strategy, r->transport, r->n_ranks, r->n_transfers,
                            r->n_network_messages, r->bytes_moved, r->local_bytes, r->n_runs,
                            r->measured_s);
-    if (r->has_prediction)
-        g_string_append_printf(out, "%.9g,%.6f,", r->predicted_s, rs_run_report_get_error(r));
-    else
-        g_string_append(out, ",,");
+    if (r->has_prediction) {
+        g_string_append_printf(out, "%.9g,%.6f,%.9g,", r->predicted_s, rs_run_report_get_error(r),
+                               r->predicted_link_s);
+        if (r->copies_modelled)
+            g_string_append_printf(out, "%.9g", r->predicted_copy_s);
+        g_string_append_printf(out, ",%.9g,", r->predicted_fixed_s);
+    } else {
+        g_string_append(out, ",,,,,");
+    }
     g_string_append_printf(out, "%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "\n",
                            r->validated ? "true" : "false", r->n_bad_elems, r->n_sends);
 }

@@ -104,9 +104,10 @@ void rs_report_replay(const char *name, const RsTopology *topo, const RsFlowSimR
  * @format: table, csv (the link list, or one row per link class) or json
  * @out: text is appended here
  *
- * Prints nodes, NVLink domains, the fabric, link classes with counts and capacities,
- * example routes with their latency, and totals (links, NVLink capacity per domain, NIC
- * injection, leaf uplink capacity).
+ * Prints nodes, NVLink domains, the fabric, the copy rates (a calibrated topology's copy
+ * section; json: copy_runs[]), link classes with counts and capacities, example routes
+ * with their latency, and totals (links, NVLink capacity per domain, NIC injection, leaf
+ * uplink capacity).
  */
 void rs_report_topology(const RsTopology *topo, gboolean show_links, RsFormat format, GString *out);
 
@@ -199,7 +200,8 @@ double rs_run_report_get_error(const RsRunReport *report);
 /**
  * rs_report_run:
  * @format: table (measured and predicted side by side, per-phase times, validation), csv
- *   (one row: strategy, ranks, bytes_moved, measured_s, predicted_s, error, …) or json (the
+ *   (one row: strategy, ranks, bytes_moved, measured_s, predicted_s, error, the parts of
+ *   the prediction (predicted_copy_s empty when copies are not modelled), …) or json (the
  *   same fields plus runs_s[], phases[] and the parts of the prediction: predicted_link_s,
  *   predicted_copy_s (null when copies are not modelled), predicted_fixed_s)
  * @out: text is appended here

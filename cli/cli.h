@@ -41,6 +41,13 @@ void rs_cli_add_common_options(GOptionContext *context);
 /* Prints "reshard CMD: message" on stderr and returns @code. */
 int rs_cli_fail(const char *command, const GError *error, int code);
 
+/**
+ * rs_cli_append_hint:
+ * @error: an error to extend in place
+ * @hint: what the user can do, appended after "; "
+ */
+void rs_cli_append_hint(GError *error, const char *hint);
+
 /* Progress on stderr unless --quiet. */
 void rs_cli_progress(const char *format, ...) G_GNUC_PRINTF(1, 2);
 

@@ -52,14 +52,14 @@ static GOptionEntry entries[] = {
     {"format", 'f', 0, G_OPTION_ARG_STRING, &opt_format, "table or json (default table)",
      "FORMAT"},
     {"copy-runs", 0, 0, G_OPTION_ARG_STRING, &opt_copy_runs,
-     "Run lengths of the copy sweep, increasing (default 16B,32B,64B,128B,256B,512B,1KiB,4KiB,"
-     "64KiB,1MiB)",
+     "Run lengths of the copy sweep, increasing (default 1B,4B,16B,32B,64B,128B,256B,512B,1KiB,"
+     "4KiB,64KiB,1MiB)",
      "LIST"},
     {"copy-bytes", 0, 0, G_OPTION_ARG_STRING, &opt_copy_bytes,
      "Bytes each receiving rank copies per copy point (default 32MiB)", "SIZE"},
     {"copy-stride", 0, 0, G_OPTION_ARG_STRING, &opt_copy_stride,
-     "The strided side of the copy sweep holds one run in every N (default 4, as one rank's "
-     "columns of a row split 4 ways)",
+     "The strided side of the copy sweep holds one run in every N, 1 to 1024 (default 4, as "
+     "one rank's columns of a row split 4 ways)",
      "N"},
     {NULL},
 };
@@ -83,9 +83,10 @@ make_context(void)
         "tensor whose rows of R bytes lie one in every N of a padded buffer (as one rank's\n"
         "columns of rows split N ways) copied from or into a contiguous buffer, by one rank\n"
         "alone and by K ranks at once (each from its own sender when there are 2K ranks).\n"
-        "The topology's copy section holds these rates; the prediction charges every\n"
-        "transfer's pieces at the rate of their runs (sim/cost.h), since strided rows copy\n"
-        "several times slower than contiguous ones on CPUs.");
+        "The topology's copy section holds these rates; reshard run's prediction and the\n"
+        "first-order estimate of reshard simulate charge every transfer's pieces at the rate\n"
+        "of their runs (sim/cost.h), since strided rows copy several times slower than\n"
+        "contiguous ones on CPUs; the flow-level simulation does not model copies.");
     g_option_context_set_description(
         context, "Examples:\n"
                  "  reshard calibrate --ranks 8 --output host.yaml\n"
@@ -372,6 +373,30 @@ run(int argc, char **argv)
     }
     opts.copy_bytes = copy_bytes;
     opts.copy_stride_runs = (guint)copy_stride;
+    /* The strided side's buffer is stride × the bytes copied (and at least one row of
+     * stride × run): keep it within 4 GiB per rank. */
+    {
+        guint64 stride = copy_stride > 0 ? (guint64)copy_stride : 4;
+        guint64 bytes = copy_bytes > 0 ? copy_bytes : 32 << 20;
+        guint64 longest = copy_runs->len > 0
+                              ? g_array_index(copy_runs, guint64, copy_runs->len - 1)
+                              : 1 << 20;
+        if (bytes < longest) {
+            g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "--copy-bytes %" G_GUINT64_FORMAT " B: less than the longest run of "
+                        "the copy sweep (%" G_GUINT64_FORMAT " B); each point copies whole runs",
+                        bytes, longest);
+            return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+        }
+        if (MAX(bytes, longest) * stride > (G_GUINT64_CONSTANT(1) << 32)) {
+            g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "--copy-stride %" G_GUINT64_FORMAT ": the strided buffer of the copy "
+                        "sweep would hold %.3g GiB per rank (stride x max(--copy-bytes, the "
+                        "longest --copy-runs)); at most 4 GiB",
+                        stride, (double)(MAX(bytes, longest) * stride) / 1073741824.0);
+            return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+        }
+    }
     g_autoptr(RsTransport) transport =
         rs_transport_open(opt_transport ? opt_transport : "host", NULL, &error);
     if (transport == NULL) {
@@ -399,11 +424,17 @@ run(int argc, char **argv)
                     rs_transport_get_name(transport), opts.n_ranks);
     RsCalibration cal;
     if (!rs_calibrate_run(transport, &opts, &cal, &error)) {
-        rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
+        int fail = RS_EXIT_RUNTIME;
+        if (g_error_matches(error, RS_EXEC_ERROR, RS_EXEC_ERROR_MEMORY)) {
+            rs_cli_append_hint(error, "give smaller --sizes, --copy-bytes or --copy-stride, or "
+                                      "fewer --ranks");
+            fail = RS_EXIT_USAGE;
+        }
+        rs_cli_fail(cmd, error, fail);
         if (world > 0)
-            rs_transport_abort(transport, RS_EXIT_RUNTIME);
+            rs_transport_abort(transport, fail);
         rs_calibration_clear(&cal);
-        return RS_EXIT_RUNTIME;
+        return fail;
     }
     if (root) {
         g_autoptr(GString) out = g_string_new(NULL);

@@ -416,6 +416,8 @@ run(int argc, char **argv)
         code = everywhere || g_error_matches(error, RS_EXEC_ERROR, RS_EXEC_ERROR_MEMORY)
                    ? RS_EXIT_USAGE
                    : RS_EXIT_RUNTIME;
+        if (g_error_matches(error, RS_EXEC_ERROR, RS_EXEC_ERROR_MEMORY))
+            rs_cli_append_hint(error, "run a scaled model (--scale) or fewer layers (--layers)");
         if (root || !everywhere)
             rs_cli_fail(cmd, error, code);
         if (!everywhere && rs_transport_get_world_size(transport) > 0)

@@ -44,6 +44,14 @@ rs_cli_fail(const char *command, const GError *error, int code)
     return code;
 }
 
+void
+rs_cli_append_hint(GError *error, const char *hint)
+{
+    char *message = g_strdup_printf("%s; %s", error->message, hint);
+    g_free(error->message);
+    error->message = message;
+}
+
 gboolean
 rs_cli_parse_format(const char *text, RsFormat *format, GError **error)
 {

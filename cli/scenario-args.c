@@ -21,7 +21,8 @@ rs_scenario_args_make_group(RsScenarioArgs *args)
          "block scales)",
          "DTYPE"},
         {"topology", 't', 0, G_OPTION_ARG_STRING, &args->topology,
-         "Topology name or file (the prediction uses it)", "NAME|FILE"},
+         "Topology name or file (the prediction uses it; its own node count unless --nodes)",
+         "NAME|FILE"},
         {"train", 0, 0, G_OPTION_ARG_STRING, &args->train,
          "Training layout, e.g. megatron:tp=1,pp=2,ep=2", "SPEC"},
         {"train-gpus", 0, 0, G_OPTION_ARG_STRING, &args->train_gpus,
@@ -138,6 +139,9 @@ rs_scenario_args_load(const RsScenarioArgs *args, const char *default_name, cons
         g_free(s->topology);
         s->topology = g_strdup(args->topology);
         rs_scenario_set_where(&s->topology_where, "--topology");
+        /* The scenario's node count sized its own topology: a topology given here keeps the
+         * node count of its file unless --nodes says otherwise. */
+        s->n_nodes = 0;
     }
     RsTopologyOverrides ov;
     gint64 scale = 0;

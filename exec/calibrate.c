@@ -7,10 +7,10 @@
 #include "exec/transport-private.h"
 
 static const guint64 default_sizes[] = {4 << 10, 64 << 10, 4 << 20, 32 << 20};
-/* From shorter than a cache line (where per-row work dominates) to runs long enough that
- * a copy streams at memory bandwidth. */
-static const guint64 default_copy_runs[] = {16,   32,       64,      128,     256,
-                                            512, 1 << 10, 4 << 10, 64 << 10, 1 << 20};
+/* From single elements (where per-run work dominates) to runs long enough that a copy
+ * streams at memory bandwidth. */
+static const guint64 default_copy_runs[] = {1,   4,       16,      32,      64,       128,
+                                            256, 512,     1 << 10, 4 << 10, 64 << 10, 1 << 20};
 
 static gint
 cmp_double(gconstpointer a, gconstpointer b)
@@ -121,7 +121,7 @@ copy_refit(guint n_ranks, guint receivers, RsCopySide side, RsCopyScope scope, g
            guint64 bytes, guint stride_runs, GError **error)
 {
     g_autoptr(RsRefit) refit = rs_refit_new();
-    guint n_copying = scope == RS_COPY_NODE ? MAX(receivers, 2u) : 1u;
+    guint n_copying = scope == RS_COPY_NODE ? MAX(receivers, 1u) : 1u;
     gboolean own_senders = scope == RS_COPY_NODE && 2 * n_copying <= n_ranks;
     guint64 rows_per_rank = MAX(bytes / run, 1);
     const gint64 shape[] = {(gint64)(rows_per_rank * n_copying), (gint64)run};
@@ -363,7 +363,15 @@ rs_calibrate_run(RsTransport *transport, const RsCalibrateOptions *options, RsCa
                 /* Bytes written into destination shards, not the presence byte. */
                 double copied =
                     (double)rs_layout_get_n_elems(rs_refit_get_tensor(refit, 0)->dst);
-                rate.bytes_per_s[side][scope] = t_s > 0 ? copied / t_s : 0;
+                /* Only rank 0's process gathers the times (mpi). */
+                if (!(t_s > 0) && rs_transport_is_root(transport)) {
+                    g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID,
+                                "copy point of %" G_GUINT64_FORMAT " B runs measured no time "
+                                "(clock too coarse?): give a larger --copy-bytes",
+                                runs[i]);
+                    return FALSE;
+                }
+                rate.bytes_per_s[side][scope] = t_s > 0 ? copied / t_s : 0.0;
             }
         }
         g_array_append_val(out->copy_rates, rate);
@@ -468,7 +476,7 @@ rs_calibration_to_topology(const RsCalibration *cal, const char *name, const cha
                 for (guint scope = 0; scope < RS_COPY_SCOPE_N; scope++) {
                     char text[64];
                     g_ascii_formatd(text, sizeof text, "%.4g",
-                                    MAX(r->bytes_per_s[side][scope], 1e3) / 1e9);
+                                    r->bytes_per_s[side][scope] / 1e9);
                     g_string_append_printf(s, ", %s: %s GB/s", keys[side][scope], text);
                 }
             }

@@ -669,11 +669,12 @@ rank_alloc(Rank *r, GError **error)
 static guint8 *
 side_buffer(const Rank *r, const RsTransfer *tr, gboolean src_side)
 {
-    if (src_side && (tr->flags & RS_TRANSFER_FROM_DESTINATION))
-        return r->dst_buf[tr->tensor_idx];
+    /* The same choice as rs_transfer_get_side_boxes. */
+    if (src_side && (tr->flags & RS_TRANSFER_FROM_STAGING))
+        return r->stage_buf[tr->tensor_idx];
     if (src_side)
-        return (tr->flags & RS_TRANSFER_FROM_STAGING) ? r->stage_buf[tr->tensor_idx]
-                                                      : r->src_buf[tr->tensor_idx];
+        return (tr->flags & RS_TRANSFER_FROM_DESTINATION) ? r->dst_buf[tr->tensor_idx]
+                                                          : r->src_buf[tr->tensor_idx];
     return (tr->flags & RS_TRANSFER_TO_STAGING) ? r->stage_buf[tr->tensor_idx]
                                                 : r->dst_buf[tr->tensor_idx];
 }
@@ -1501,7 +1502,7 @@ rs_exec_run(RsTransport *transport, const RsPlan *plan, const RsRefit *refit,
         if (need > limit) {
             g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_MEMORY,
                         "the %u ranks need %.2f GB of buffers, more than the %.2f GB this "
-                        "machine allows; run a scaled model (--scale) or fewer layers (--layers)",
+                        "machine allows",
                         ctx.n_ranks, need / 1e9, limit / 1e9);
             exec_context_clear(&ctx);
             return FALSE;

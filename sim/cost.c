@@ -19,9 +19,9 @@ check_rank(const RsTopology *topo, guint32 rank, GError **error)
 }
 
 /* Adds the copy time of transfer @tr to its destination rank and node. */
-static void
+static gboolean
 charge_copies(const RsRefit *refit, const RsTopology *topo, const RsTransfer *tr,
-              double *rank_one_s, double *node_s)
+              double *rank_one_s, double *node_s, GError **error)
 {
     const RsRefitTensor *t = rs_refit_get_tensor(refit, tr->tensor_idx);
     double bytes_per_elem = (double)tr->size_bytes / (double)rs_box_get_n_elems(&tr->box);
@@ -30,6 +30,13 @@ charge_copies(const RsRefit *refit, const RsTopology *topo, const RsTransfer *tr
     guint n_src, n_dst;
     const RsLocalBox *src = rs_transfer_get_side_boxes(refit, tr, TRUE, &staging, &n_src);
     const RsLocalBox *dst = rs_transfer_get_side_boxes(refit, tr, FALSE, &staging, &n_dst);
+    if (src == NULL || dst == NULL) {
+        g_set_error(error, RS_COST_ERROR, RS_COST_ERROR_RANK,
+                    "%s: transfer %u -> %u: rank %u holds no shard of the layout it %s", t->name,
+                    tr->src, tr->dst, src == NULL ? tr->src : tr->dst,
+                    src == NULL ? "reads" : "writes");
+        return FALSE;
+    }
     guint node = rs_topology_get_node(topo, tr->dst);
     for (guint i = 0; i < n_src; i++) {
         RsBox a;
@@ -53,6 +60,7 @@ charge_copies(const RsRefit *refit, const RsTopology *topo, const RsTransfer *tr
                 bytes * rs_topology_get_copy_s_per_byte(topo, read_run, write_run, RS_COPY_NODE);
         }
     }
+    return TRUE;
 }
 
 static gboolean
@@ -95,8 +103,10 @@ estimate(const RsPlan *plan, const RsRefit *refit, const RsTopology *topo, RsCos
             if (!check_rank(topo, msg->src, error) || !check_rank(topo, msg->dst, error))
                 return FALSE;
             for (guint k = 0; copies && k < msg->n_transfers; k++)
-                charge_copies(refit, topo, rs_plan_get_transfer(plan, msg->first_transfer + k),
-                              rank_copy_s, node_copy_s);
+                if (!charge_copies(refit, topo,
+                                   rs_plan_get_transfer(plan, msg->first_transfer + k),
+                                   rank_copy_s, node_copy_s, error))
+                    return FALSE;
             if (msg->src == msg->dst)
                 continue;
             guint32 route[RS_TOPOLOGY_MAX_ROUTE];

@@ -2,8 +2,9 @@
  *
  * First-order model: within a phase, every message crosses the links of its route; a link
  * carrying B bytes at capacity C (peak × efficiency) is busy B / C seconds. A phase lasts
- * as long as its busiest link plus the fixed per-message costs of its busiest rank (the
- * sum, over the messages the rank sends or receives, of software overhead plus route
+ * as long as its busiest link (or, with a topology's copy section, its copies when they
+ * take longer: rs_cost_estimate_full) plus the fixed per-message costs of its busiest rank
+ * (the sum, over the messages the rank sends or receives, of software overhead plus route
  * latency: ranks post their messages one after another). Phases add up. Relays are taken
  * as perfectly pipelined. This is the classic bottleneck (alpha-beta) estimate; the
  * flow-level simulator refines it.
@@ -80,19 +81,21 @@ gboolean rs_cost_estimate(const RsPlan *plan, const RsTopology *topo, RsCostEsti
 /**
  * rs_cost_estimate_full:
  * @plan: a plan of @refit
- * @refit: the tensors @plan moves, with their layouts (which memory runs each transfer
- *   reads and writes)
+ * @refit: (nullable): the tensors @plan moves, with their layouts (which memory runs each
+ *   transfer reads and writes); NULL: copies are not charged
  * @topo: the topology its ranks are GPUs of
  * @out: (out caller-allocates): the estimate
- * @error: RS_COST_ERROR_RANK when a rank is not a GPU of @topo
+ * @error: RS_COST_ERROR_RANK when a rank is not a GPU of @topo, or (with copies charged)
+ *   a transfer's rank has no entry in the layout it reads or writes (a plan that fails
+ *   rs_plan_check)
  *
  * rs_cost_estimate() plus, when @topo has a copy section (RsCopyRate: measured on the
  * executor's own machine by reshard calibrate), the cost of copying bytes in memory: every
  * transfer, local copies included, is charged to its destination rank (the receiver copies
  * a message into its shards, as the host transport's single-copy path does), cut into the
- * pieces its source and destination boxes make, each piece at the rate of the runs of
- * adjacent bytes it is made of on both sides (the shorter; a staging buffer holds its
- * tensor row-major). A phase's copy time is the larger of its busiest rank's copies at the
+ * pieces its source and destination boxes make, each piece at the cost of the runs of
+ * adjacent bytes it is made of on its read and its write side
+ * (rs_topology_get_copy_s_per_byte; a staging buffer holds its tensor row-major). A phase's copy time is the larger of its busiest rank's copies at the
  * one-rank rate and each node's copies at the node rate (ranks of a node share its cores
  * and memory); the phase lasts max(link time, copy time) plus its fixed costs. Without a
  * copy section the result equals rs_cost_estimate().

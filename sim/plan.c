@@ -1072,6 +1072,9 @@ rs_plan_check(const RsPlan *plan, const RsRefit *refit, GError **error)
             return check_fail(error, refit, tr, "empty box or box outside the tensor");
         if (tr->size_bytes != rs_refit_tensor_get_n_bytes(t, n_elems))
             return check_fail(error, refit, tr, "size_bytes does not match the box");
+        if ((tr->flags & RS_TRANSFER_FROM_DESTINATION) && (tr->flags & RS_TRANSFER_FROM_STAGING))
+            return check_fail(error, refit, tr,
+                              "reads both from staging and from its destination shard");
         if (tr->flags & RS_TRANSFER_FROM_DESTINATION) {
             const RsTransfer *dep =
                 tr->depends_on >= 0 ? rs_plan_get_transfer(plan, (guint)tr->depends_on) : NULL;

@@ -615,7 +615,7 @@ rs_topology_get_copy_s_per_byte(const RsTopology *topo, guint64 read_run_bytes,
         return 0.0;
     const RsCopyRate *last = &rates[n - 1];
     double contiguous_s =
-        2.0 / (last->bytes_per_s[RS_COPY_READ][scope] + last->bytes_per_s[RS_COPY_WRITE][scope]);
+        1.0 / MAX(last->bytes_per_s[RS_COPY_READ][scope], last->bytes_per_s[RS_COPY_WRITE][scope]);
     double read_s = 1.0 / rs_topology_get_copy_bytes_per_s(topo, read_run_bytes, RS_COPY_READ,
                                                            scope);
     double write_s = 1.0 / rs_topology_get_copy_bytes_per_s(topo, write_run_bytes,

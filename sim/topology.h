@@ -97,7 +97,8 @@ typedef enum {
 
 /* How fast ranks copy bytes in memory (the topology's optional `copy` section, measured
  * by reshard calibrate): bytes per second when one side of the copy is made of runs of
- * @run_bytes adjacent bytes (every other run skipped) and the other side is contiguous. */
+ * @run_bytes adjacent bytes, spaced out (reshard calibrate: one run in every 4 of a padded
+ * buffer), and the other side is contiguous. */
 typedef struct {
     guint64 run_bytes;
     double bytes_per_s[RS_COPY_SIDE_N][RS_COPY_SCOPE_N];
@@ -175,6 +176,7 @@ double rs_topology_get_message_overhead_s(const RsTopology *topo);
 
 /**
  * rs_topology_get_copy_rates:
+ * @topo: the topology
  * @n_out: (out): entries, 0 when the topology has no copy section
  * Returns: (transfer none) (array length=n_out) (nullable): the copy rates by increasing
  * run length, alive as @topo.
@@ -188,8 +190,10 @@ const RsCopyRate *rs_topology_get_copy_rates(const RsTopology *topo, guint *n_ou
  * @scope: one rank alone, or the receiving ranks of a node at once (their sum)
  *
  * Interpolates the copy section linearly in log(run bytes) between the two entries around
- * @run_bytes; shorter or longer runs than the table get its first or last entry (measured
- * copy rates flatten out at both ends: per-run cost below, memory bandwidth above).
+ * @run_bytes. Longer runs than the table get its last entry (copies of long runs stream at
+ * memory bandwidth); shorter runs get its first entry, which understates their cost when
+ * per-run work dominates, so calibrations start at 1-byte runs (reshard calibrate's
+ * default sweep).
  *
  * Returns: bytes per second; INFINITY without a copy section (copies are not modelled).
  */
@@ -204,8 +208,10 @@ double rs_topology_get_copy_bytes_per_s(const RsTopology *topo, guint64 run_byte
  *
  * Cost of a copy whose both sides may be cut into runs: each side adds its extra cost over
  * a contiguous copy, 1/read(@read_run_bytes) + 1/write(@write_run_bytes) − 1/contiguous,
- * where contiguous is the mean of read and write at the table's longest run; never below
- * either side's own cost. Returns: seconds per byte; 0 without a copy section.
+ * where contiguous is the faster of read and write at the table's longest run; never below
+ * either side's own cost. A calibration point (one side cut, the other contiguous) is
+ * reproduced exactly when read and write agree at the longest run, and over-estimated by
+ * their difference otherwise. Returns: seconds per byte; 0 without a copy section.
  */
 double rs_topology_get_copy_s_per_byte(const RsTopology *topo, guint64 read_run_bytes,
                                        guint64 write_run_bytes, RsCopyScope scope);

@@ -152,11 +152,18 @@ rs_units_parse_size(const char *text, guint64 *size_bytes_out, GError **error)
     g_return_val_if_fail(text != NULL && size_bytes_out != NULL, FALSE);
     double v;
     if (!parse_with_table(text, "size", size_units, G_N_ELEMENTS(size_units), ambiguous_size,
-                          G_N_ELEMENTS(ambiguous_size), "use GB or GiB for bytes", &v, error))
+                          G_N_ELEMENTS(ambiguous_size), "use B, KiB, MiB, GB or GiB for bytes", &v, error))
         return FALSE;
     if (v < 0 || v >= 9.2e18) {
         g_set_error(error, RS_UNITS_ERROR, RS_UNITS_ERROR_RANGE,
                     "size \"%s\": must be between 0 and 2^63 bytes", text);
+        return FALSE;
+    }
+    /* A part of a byte is a typo ("1.5 B", "0.1 KiB"), not something to round away; above
+     * 2^53 doubles hold no fractions. */
+    if (v != floor(v)) {
+        g_set_error(error, RS_UNITS_ERROR, RS_UNITS_ERROR_RANGE,
+                    "size \"%s\": %.10g bytes is not a whole number of bytes", text, v);
         return FALSE;
     }
     *size_bytes_out = (guint64)v;

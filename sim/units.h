@@ -50,7 +50,8 @@ gboolean rs_units_parse_duration(const char *text, double *duration_s_out, GErro
 /**
  * rs_units_parse_size:
  * @text: e.g. "80 GiB", "512 MiB", "1.5 GB", "4096 B"
- * @size_bytes_out: (out): bytes, rounded down to a whole byte
+ * @size_bytes_out: (out): bytes (a size that is not a whole number of bytes, "1.5 B" or
+ *   "0.1 KiB", is RS_UNITS_ERROR_RANGE)
  * @error: as rs_units_parse_bandwidth(); "Gb" is ambiguous; values over 2^63 are
  *   RS_UNITS_ERROR_RANGE
  *

@@ -154,6 +154,33 @@ test_run_plans_on_topology(void)
     run_result_clear(&r);
 }
 
+/* --topology replaces the default scenario's topology with its own node count: the
+ * scenario's 64 nodes must not stretch a 2-node file to 64 nodes. */
+static void
+test_run_topology_keeps_its_nodes(void)
+{
+    g_autofree char *topo = data_path("two-node.yaml");
+    const char *args[] = {"run", "--model", "llama-3.1-8b", "--scale", "16", "--layers", "0-0",
+                          "--train", "megatron:tp=2", "--train-gpus", "0-1", "--infer",
+                          "vllm:tp=2", "--infer-gpus", "4-5", "--topology", topo, "-q", NULL};
+    RunResult r = run_cmd(args, 0);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "GPU 4 is not in topology two-node with 2 nodes (4 GPUs)");
+    run_result_clear(&r);
+    const char *ok_args[] = {"run", "--model", "llama-3.1-8b", "--scale", "16", "--layers",
+                             "0-0", "--train", "megatron:tp=2", "--train-gpus", "0-1", "--infer",
+                             "vllm:tp=2", "--infer-gpus", "2-3", "--topology", topo, "--runs",
+                             "1", "--format", "json", "-q", NULL};
+    r = run_cmd(ok_args, 0);
+    if (r.exit_code != 0)
+        g_error("exit %d: %s", r.exit_code, r.err);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    JsonObject *o = parse_json(parser, r.out);
+    g_assert_cmpint(json_object_get_int_member(o, "ranks"), ==, 4);
+    g_assert_cmpstr(json_object_get_string_member(o, "topology"), ==, "two-node");
+    run_result_clear(&r);
+}
+
 /* A flipped byte: exit 3, the first bad element named with its global index. */
 static void
 test_run_corrupt(void)
@@ -278,7 +305,9 @@ static const BadCase bad_cases[] = {
      "--copy-runs: run lengths must increase (32 B after 64 B)"},
     {{"calibrate", "--copy-runs", "64B,0B", NULL}, "--copy-runs: 0B is outside 1 B .. 4 GiB"},
     {{"calibrate", "--copy-bytes", "8GiB", NULL}, "--copy-bytes: 8GiB is outside 1 B .. 4 GiB"},
-    {{"calibrate", "--copy-stride", "0", NULL}, "--copy-stride"},
+    {{"calibrate", "--copy-stride", "0", NULL}, "--copy-stride 0: must be an integer from 1 to 1024"},
+    {{"calibrate", "--copy-stride", "1024", "--copy-bytes", "64MiB", NULL},
+     "--copy-stride 1024: the strided buffer of the copy sweep would hold 64 GiB per rank"},
     {{"calibrate", "--format", "csv", NULL}, "--format: unknown format \"csv\" (known: table, json)"},
 };
 
@@ -328,7 +357,7 @@ test_calibrate(void)
     for (guint i = 0; i < n; i++)
         for (guint side = 0; side < RS_COPY_SIDE_N; side++)
             for (guint scope = 0; scope < RS_COPY_SCOPE_N; scope++)
-                g_assert_cmpfloat(rates[i].bytes_per_s[side][scope], >, 0);
+                g_assert_cmpfloat(rates[i].bytes_per_s[side][scope], >, 1e7);
     run_result_clear(&r);
     /* reshard run on it charges the copies. */
     const char *run_args[] = {"run", "--shape", "64x64", "--src-mesh", "1", "--src-placements",
@@ -437,6 +466,7 @@ main(int argc, char **argv)
     g_setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", FALSE);
     g_test_add_func("/cli-run/predicted-and-trace", test_run_predicted);
     g_test_add_func("/cli-run/plans-on-topology", test_run_plans_on_topology);
+    g_test_add_func("/cli-run/topology-keeps-its-nodes", test_run_topology_keeps_its_nodes);
     g_test_add_func("/cli-run/corrupt-byte-exit-3", test_run_corrupt);
     g_test_add_func("/cli-run/scaled-model-run-and-simulate", test_run_scaled_model);
     g_test_add_func("/cli-run/scenario-scale-and-layers", test_scenario_variant);

@@ -216,6 +216,55 @@ test_estimate_copies(void)
     g_assert_cmpfloat_with_epsilon(plain.predicted_s, 32768 / 100e9 + 2e-6, 1e-15);
 }
 
+/* With one copy rate for every run (1 GB/s for one rank; nodes never bind), every
+ * strategy's copy time is, per phase, the most bytes any rank receives or copies locally,
+ * in ns: relays, staging (gather-broadcast) and local copies all land on their receiver. */
+static void
+test_estimate_copies_strategies(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTopology) topo = rs_topology_load_string(
+        "name: uniform\nnodes: 2\ngpus_per_node: 2\n"
+        "nvlink: {bandwidth: 100 GB/s}\nnic: {bandwidth: 10 GB/s}\n"
+        "copy:\n  runs:\n"
+        "    - {bytes: 1 B, read_one_rank: 1 GB/s, read_node: 1000000 GB/s, "
+        "write_one_rank: 1 GB/s, write_node: 1000000 GB/s}\n",
+        "uniform.yaml", NULL, &error);
+    g_assert_no_error(error);
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    const gint64 shape[] = {48, 40};
+    const guint32 r0 = 0;
+    g_autoptr(RsLayout) src = rs_layout_new_replicated(2, shape, &r0, 1);
+    g_autoptr(RsMesh) mesh = rs_mesh_parse("2x2", "0-3", &error);
+    RsPlacement pl[] = {{RS_PLACEMENT_SHARD, 1, 0}, {RS_PLACEMENT_REPLICATE, 0, 0}};
+    g_autoptr(RsLayout) dst = rs_layout_new_dtensor(2, shape, mesh, pl, 2, &error);
+    g_assert_no_error(error);
+    g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_BF16, src, dst, &error));
+    for (guint st = 0; st < RS_STRATEGY_N; st++) {
+        RsPlanOptions po;
+        rs_plan_options_init(&po, topo);
+        g_autoptr(RsPlan) plan = rs_plan_build_full(refit, (RsStrategy)st, &po, &error);
+        g_assert_no_error(error);
+        double want_s = 0.0;
+        for (guint phase = 0; phase < rs_plan_get_n_phases(plan); phase++) {
+            guint64 per_rank[4] = {0};
+            for (guint k = 0; k < rs_plan_get_n_transfers(plan); k++) {
+                const RsTransfer *tr = rs_plan_get_transfer(plan, k);
+                if (tr->phase == phase)
+                    per_rank[tr->dst] += tr->size_bytes;
+            }
+            guint64 most = 0;
+            for (guint g = 0; g < 4; g++)
+                most = MAX(most, per_rank[g]);
+            want_s += most * 1e-9;
+        }
+        RsCostEstimate c;
+        g_assert_true(rs_cost_estimate_full(plan, refit, topo, &c, &error));
+        g_assert_cmpfloat_with_epsilon(c.copy_s, want_s, 1e-15);
+        g_assert_cmpfloat(want_s, >, 0.0);
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -223,6 +272,7 @@ main(int argc, char **argv)
     g_test_add_func("/cost/estimate/direct", test_estimate_direct);
     g_test_add_func("/cost/estimate/gather-broadcast", test_estimate_gather_broadcast);
     g_test_add_func("/cost/estimate/copies", test_estimate_copies);
+    g_test_add_func("/cost/estimate/copies-every-strategy", test_estimate_copies_strategies);
     g_test_add_func("/cost/lower-bound/two-node", test_lower_bound);
     g_test_add_func("/cost/lower-bound/replicas", test_lower_bound_replicas);
     g_test_add_func("/cost/lower-bound/below-estimates", test_bound_below_estimates);

@@ -182,6 +182,58 @@ test_copy_between_layouts(void)
             g_assert_cmpuint(dst[6 * i + j], ==, src[6 * i + j]);
 }
 
+/* The cost model's run length (rs_local_box_get_run_elems) is the row a region walks
+ * (rs_region_init's merged last dim when its elements are adjacent, else one element), on
+ * random stepped, padded and transposed local boxes and random pieces of them. */
+static void
+test_run_elems_match_region(void)
+{
+    GRand *rand = g_rand_new_with_seed(20261129);
+    guint8 buffer[1];
+    for (guint iter = 0; iter < 20000; iter++) {
+        guint n_dims = (guint)g_rand_int_range(rand, 1, 4);
+        RsLocalBox local;
+        RsBox piece;
+        memset(&local, 0, sizeof local);
+        memset(&piece, 0, sizeof piece);
+        local.box.n_dims = piece.n_dims = n_dims;
+        gint64 counts[3];
+        for (guint d = 0; d < n_dims; d++) {
+            counts[d] = g_rand_int_range(rand, 1, 6);
+            rs_box_set_dim(&local.box, d, g_rand_int_range(rand, 0, 3), counts[d],
+                           g_rand_int_range(rand, 1, 3));
+        }
+        /* Row-major strides over a buffer padded per dim, or (one case in four) a
+         * transposed buffer. */
+        gboolean transposed = g_rand_int_range(rand, 0, 4) == 0;
+        gint64 stride = 1;
+        for (guint k = 0; k < n_dims; k++) {
+            guint d = transposed ? k : n_dims - 1 - k;
+            local.strides_elems[d] = stride;
+            stride *= counts[d] + (g_rand_int_range(rand, 0, 3) == 0 ? 1 : 0);
+        }
+        for (guint d = 0; d < n_dims; d++) {
+            gint64 ratio = g_rand_int_range(rand, 1, 3);
+            gint64 first = g_rand_int_range(rand, 0, (gint32)counts[d]);
+            gint64 room = (counts[d] - 1 - first) / ratio + 1;
+            gint64 n = g_rand_int_range(rand, 1, (gint32)room + 1);
+            rs_box_set_dim(&piece, d, local.box.lo[d] + first * local.box.step[d], n,
+                           ratio * local.box.step[d]);
+        }
+        guint elem_bytes = 1u << g_rand_int_range(rand, 0, 3);
+        RsRegion region;
+        rs_region_init(&region, buffer, &local, &piece, elem_bytes);
+        guint last = region.n_dims - 1;
+        guint64 region_run = region.strides_bytes[last] == (gint64)elem_bytes
+                                 ? (guint64)region.counts[last]
+                                 : 1;
+        if (rs_local_box_get_run_elems(&local, &piece) != region_run)
+            g_error("iteration %u: run %" G_GUINT64_FORMAT " elements, region row %" G_GUINT64_FORMAT,
+                    iter, rs_local_box_get_run_elems(&local, &piece), region_run);
+    }
+    g_rand_free(rand);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -191,5 +243,6 @@ main(int argc, char **argv)
         g_test_add_data_func(path, &cases[i], test_region);
     }
     g_test_add_func("/region/copy-between-layouts", test_copy_between_layouts);
+    g_test_add_func("/region/run-elems-match-region", test_run_elems_match_region);
     return g_test_run();
 }

@@ -40,6 +40,10 @@ static const UnitCase size_cases[] = {
     {"4096 B", 4096, -1},
     {"80 Gb", 0, RS_UNITS_ERROR_AMBIGUOUS},
     {"80", 0, RS_UNITS_ERROR_MISSING},
+    /* A part of a byte is refused, not rounded away. */
+    {"1.5 B", 0, RS_UNITS_ERROR_RANGE},
+    {"0.1 KiB", 0, RS_UNITS_ERROR_RANGE},
+    {"0.5 KiB", 512, -1},
 };
 
 static void
