@@ -96,6 +96,7 @@ typedef struct {
     /* Statistics of one run, summed (n_*) or maximised (max_, peak_) over ranks. */
     guint64 n_sends;        /* transport send calls (chunks sent) */
     guint64 n_zero_copy;    /* chunks sent or received without packing */
+    guint64 n_pack_allocs;  /* pack buffers allocated (not taken from the pool) in the run */
     guint max_outstanding;  /* most chunk operations one rank had in flight */
     guint64 peak_pack_bytes; /* most pack/unpack buffer memory one rank held, bytes */
     guint64 buffer_bytes;   /* shard and staging bytes all ranks allocated */

@@ -193,6 +193,30 @@ test_c14_pack_memory(void)
     rs_exec_result_clear(&res);
 }
 
+/* Pack buffers come from a pool: rows of 16 bytes are packed, and each message of
+ * 1000 × 4 × 4 = 16,000 bytes ends with a short chunk (3,712 of 4,096 bytes); the first run
+ * allocates its buffers, later runs take every one from the pool instead of mapping fresh
+ * memory. */
+static void
+test_pack_pool(void)
+{
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    TensorSpec t = {"w", "1000x8", RS_DTYPE_F32, "1", "R", "0", "2", "S(1)", "1,2"};
+    add_tensor(refit, &t);
+    RsExecOptions one = {.chunk_bytes = 4096, .window = 2, .n_runs = 1};
+    RsExecResult res;
+    run_checked(refit, RS_STRATEGY_DIRECT, &one, &res);
+    g_assert_cmpuint(res.n_sends, ==, 8);
+    g_assert_cmpuint(res.n_pack_allocs, >, 0);
+    rs_exec_result_clear(&res);
+    RsExecOptions three = {.chunk_bytes = 4096, .window = 2, .n_runs = 3};
+    run_checked(refit, RS_STRATEGY_DIRECT, &three, &res);
+    g_assert_cmpuint(res.n_runs, ==, 3);
+    g_assert_cmpuint(res.n_pack_allocs, ==, 0); /* the statistics are the last run's */
+    g_assert_cmpuint(res.peak_pack_bytes, <=, 2 * 4096);
+    rs_exec_result_clear(&res);
+}
+
 /* C15 (slow suite): one 2.5 GiB uint8 tensor between two ranks, byte-identical. Sizes and
  * offsets are 64-bit; each transport call carries a chunk below 2^31 bytes. */
 static void
@@ -493,6 +517,7 @@ main(int argc, char **argv)
     if (g_test_slow())
         g_test_add_func("/exec/slow/C15-2.5GiB-tensor", test_c15_large_tensor);
     g_test_add_func("/exec/multi-tensor-relays", test_multi_tensor);
+    g_test_add_func("/exec/pack-pool", test_pack_pool);
     g_test_add_func("/exec/topology-relays", test_topology_relays);
     g_test_add_func("/exec/random-layouts", test_random_layouts);
     g_test_add_func("/exec/corrupt-byte", test_corrupt_byte);
