@@ -271,16 +271,9 @@ topology_table(const RsTopology *topo, gboolean show_links, GString *out)
     guint n_copy;
     const RsCopyRate *copy = rs_topology_get_copy_rates(topo, &n_copy);
     if (n_copy > 0) {
-        g_string_append(out, "copies     GB/s by run length (read / write side cut into runs; "
-                             "one rank, node):");
-        for (guint i = 0; i < n_copy; i++)
-            g_string_append_printf(
-                out, "%s %" G_GUINT64_FORMAT " B %.3g/%.3g, %.3g/%.3g", i ? ";" : "",
-                copy[i].run_bytes, copy[i].bytes_per_s[RS_COPY_READ][RS_COPY_ONE_RANK] / 1e9,
-                copy[i].bytes_per_s[RS_COPY_WRITE][RS_COPY_ONE_RANK] / 1e9,
-                copy[i].bytes_per_s[RS_COPY_READ][RS_COPY_NODE] / 1e9,
-                copy[i].bytes_per_s[RS_COPY_WRITE][RS_COPY_NODE] / 1e9);
-        g_string_append_c(out, '\n');
+        g_string_append(out, "copies     measured copy rates (the copy section), GB/s by run "
+                             "length:\n");
+        rs_report_copy_rates(copy, n_copy, out);
     }
     g_string_append_c(out, '\n');
 
@@ -370,6 +363,43 @@ json_link(JsonBuilder *b, const RsTopology *topo, guint32 l)
 }
 
 void
+rs_report_copy_rates(const RsCopyRate *rates, guint n_rates, GString *out)
+{
+    RsReportTable *t = rs_report_table_new();
+    GPtrArray *h = rs_report_table_add_row(t);
+    rs_report_table_cell(h, "run bytes");
+    for (guint local = 0; local < 2; local++)
+        for (guint side = 0; side < RS_COPY_SIDE_N; side++)
+            for (guint scope = 0; scope < RS_COPY_SCOPE_N; scope++)
+                rs_report_table_cell(h, "%s", rs_copy_rate_get_key(local, side, scope));
+    for (guint i = 0; i < n_rates; i++) {
+        GPtrArray *row = rs_report_table_add_row(t);
+        rs_report_table_cell(row, "%" G_GUINT64_FORMAT, rates[i].run_bytes);
+        for (guint local = 0; local < 2; local++)
+            for (guint side = 0; side < RS_COPY_SIDE_N; side++)
+                for (guint scope = 0; scope < RS_COPY_SCOPE_N; scope++)
+                    rs_report_table_cell(row, "%.3f",
+                                         rs_copy_rate_get(&rates[i], local, side, scope) / 1e9);
+    }
+    rs_report_table_print_free(t, out);
+}
+
+void
+rs_report_json_copy_rate(JsonBuilder *b, const RsCopyRate *rate)
+{
+    JSON_INT(b, "run_bytes", rate->run_bytes);
+    for (guint local = 0; local < 2; local++) {
+        for (guint side = 0; side < RS_COPY_SIDE_N; side++) {
+            for (guint scope = 0; scope < RS_COPY_SCOPE_N; scope++) {
+                g_autofree char *name = g_strdup_printf(
+                    "%s_bytes_per_s", rs_copy_rate_get_key(local, side, scope));
+                JSON_DOUBLE(b, name, rs_copy_rate_get(rate, local, side, scope));
+            }
+        }
+    }
+}
+
+void
 rs_report_topology(const RsTopology *topo, gboolean show_links, RsFormat format, GString *out)
 {
     if (format == RS_FORMAT_TABLE) {
@@ -414,12 +444,7 @@ rs_report_topology(const RsTopology *topo, gboolean show_links, RsFormat format,
     json_builder_begin_array(b);
     for (guint i = 0; i < n_copy; i++) {
         json_builder_begin_object(b);
-        JSON_INT(b, "bytes", copy[i].run_bytes);
-        JSON_DOUBLE(b, "read_one_rank_bytes_per_s", copy[i].bytes_per_s[RS_COPY_READ][RS_COPY_ONE_RANK]);
-        JSON_DOUBLE(b, "read_node_bytes_per_s", copy[i].bytes_per_s[RS_COPY_READ][RS_COPY_NODE]);
-        JSON_DOUBLE(b, "write_one_rank_bytes_per_s",
-                    copy[i].bytes_per_s[RS_COPY_WRITE][RS_COPY_ONE_RANK]);
-        JSON_DOUBLE(b, "write_node_bytes_per_s", copy[i].bytes_per_s[RS_COPY_WRITE][RS_COPY_NODE]);
+        rs_report_json_copy_rate(b, &copy[i]);
         json_builder_end_object(b);
     }
     json_builder_end_array(b);

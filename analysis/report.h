@@ -6,6 +6,7 @@
 #pragma once
 
 #include <glib.h>
+#include <json-glib/json-glib.h>
 
 #include "sim/cost.h"
 #include "sim/flow-sim.h"
@@ -96,6 +97,25 @@ void rs_report_simulate(const RsSimulateReport *report, RsFormat format, GString
  */
 void rs_report_replay(const char *name, const RsTopology *topo, const RsFlowSimResult *flow,
                       RsFormat format, GString *out);
+
+/**
+ * rs_report_copy_rates:
+ * @rates: (array length=n_rates): a copy section (RsCopyRate), by increasing run length
+ * @out: text is appended here
+ *
+ * A table of the copy rates in GB/s (10^9 bytes per second): one row per run length,
+ * columns read and write for messages and local copies, one rank and node.
+ */
+void rs_report_copy_rates(const RsCopyRate *rates, guint n_rates, GString *out);
+
+/**
+ * rs_report_json_copy_rate:
+ * @b: a builder inside an object
+ *
+ * Adds run_bytes and one member per rate, named after the copy section's keys with
+ * _bytes_per_s (read_one_rank_bytes_per_s, …, local_write_node_bytes_per_s).
+ */
+void rs_report_json_copy_rate(JsonBuilder *b, const RsCopyRate *rate);
 
 /**
  * rs_report_topology:

@@ -152,19 +152,11 @@ print_copy_table(const RsCalibration *cal, GString *out)
     if (cal->copy_rates == NULL || cal->copy_rates->len == 0)
         return;
     g_string_append_printf(out, "\ncopies, GB/s into shards: runs of R bytes, one in every %u, "
-                                "read (source strided) or written (destination strided); one "
-                                "rank alone, and K=%u ranks at once (their sum)\n",
+                                "read (source strided) or written (destination strided), received "
+                                "or local_ (a rank's own bytes); one rank alone, and K=%u ranks "
+                                "at once (node, their sum)\n",
                            cal->copy_stride_runs, cal->concurrency);
-    g_string_append_printf(out, "%12s  %14s  %10s  %14s  %10s\n", "R bytes", "read one rank",
-                           "read node", "write one rank", "write node");
-    for (guint i = 0; i < cal->copy_rates->len; i++) {
-        const RsCopyRate *r = &g_array_index(cal->copy_rates, RsCopyRate, i);
-        g_string_append_printf(out, "%12" G_GUINT64_FORMAT "  %14.3f  %10.3f  %14.3f  %10.3f\n",
-                               r->run_bytes, r->bytes_per_s[RS_COPY_READ][RS_COPY_ONE_RANK] / 1e9,
-                               r->bytes_per_s[RS_COPY_READ][RS_COPY_NODE] / 1e9,
-                               r->bytes_per_s[RS_COPY_WRITE][RS_COPY_ONE_RANK] / 1e9,
-                               r->bytes_per_s[RS_COPY_WRITE][RS_COPY_NODE] / 1e9);
-    }
+    rs_report_copy_rates((const RsCopyRate *)cal->copy_rates->data, cal->copy_rates->len, out);
 }
 
 static void
@@ -271,20 +263,10 @@ print_json(const RsCalibration *cal, const char *transport, GString *out)
     json_builder_begin_array(b);
     for (guint i = 0; cal->copy_rates != NULL && i < cal->copy_rates->len; i++) {
         const RsCopyRate *r = &g_array_index(cal->copy_rates, RsCopyRate, i);
-        static const char *const names[RS_COPY_SIDE_N][RS_COPY_SCOPE_N] = {
-            {"read_one_rank_bytes_per_s", "read_node_bytes_per_s"},
-            {"write_one_rank_bytes_per_s", "write_node_bytes_per_s"}};
         json_builder_begin_object(b);
         json_builder_set_member_name(b, "stride_runs");
         json_builder_add_int_value(b, cal->copy_stride_runs);
-        json_builder_set_member_name(b, "run_bytes");
-        json_builder_add_int_value(b, (gint64)r->run_bytes);
-        for (guint side = 0; side < RS_COPY_SIDE_N; side++) {
-            for (guint scope = 0; scope < RS_COPY_SCOPE_N; scope++) {
-                json_builder_set_member_name(b, names[side][scope]);
-                json_builder_add_double_value(b, r->bytes_per_s[side][scope]);
-            }
-        }
+        rs_report_json_copy_rate(b, r);
         json_builder_end_object(b);
     }
     json_builder_end_array(b);

@@ -115,14 +115,16 @@ one_message_refit(guint n_ranks, guint64 size, GError **error)
  * receive at once (the concurrency of the refits to predict), both sides Shard(0): from
  * @receivers other ranks (receiver i from rank @receivers + i) when there are that many,
  * else from each other (the destination's rows rotated by one rank). Each receiving rank
- * copies @bytes (rounded down to whole rows, at least one). */
+ * copies @bytes (rounded down to whole rows, at least one). With @local, every copying
+ * rank holds its own rows on both sides: rank i copies them from its source buffer into
+ * its destination buffer (a local copy, no message). */
 static RsRefit *
-copy_refit(guint n_ranks, guint receivers, RsCopySide side, RsCopyScope scope, guint64 run,
-           guint64 bytes, guint stride_runs, GError **error)
+copy_refit(guint n_ranks, guint receivers, gboolean local, RsCopySide side, RsCopyScope scope,
+           guint64 run, guint64 bytes, guint stride_runs, GError **error)
 {
     g_autoptr(RsRefit) refit = rs_refit_new();
     guint n_copying = scope == RS_COPY_NODE ? MAX(receivers, 1u) : 1u;
-    gboolean own_senders = scope == RS_COPY_NODE && 2 * n_copying <= n_ranks;
+    gboolean own_senders = !local && scope == RS_COPY_NODE && 2 * n_copying <= n_ranks;
     guint64 rows_per_rank = MAX(bytes / run, 1);
     const gint64 shape[] = {(gint64)(rows_per_rank * n_copying), (gint64)run};
     const RsPlacement s0 = {.kind = RS_PLACEMENT_SHARD, .dim = 0};
@@ -137,7 +139,7 @@ copy_refit(guint n_ranks, guint receivers, RsCopySide side, RsCopyScope scope, g
     g_autofree guint32 *recv_ranks = g_new(guint32, n_copying);
     for (guint i = 0; i < n_copying; i++) {
         send_ranks[i] = own_senders ? n_copying + i : i;
-        recv_ranks[i] = own_senders ? i : (i + 1) % MAX(n_copying, 2);
+        recv_ranks[i] = own_senders || local ? i : (i + 1) % MAX(n_copying, 2);
     }
     const guint mesh_dims[] = {n_copying, 1};
     g_autoptr(RsMesh) send_mesh = rs_mesh_new(2, mesh_dims, NULL, send_ranks, n_copying, error);
@@ -155,7 +157,7 @@ copy_refit(guint n_ranks, guint receivers, RsCopySide side, RsCopyScope scope, g
         !rs_refit_add_tensor(refit, "runs", RS_DTYPE_U8, side == RS_COPY_READ ? padded : plain,
                              side == RS_COPY_READ ? plain : padded, error))
         return NULL;
-    guint n_used = own_senders ? 2 * n_copying : MAX(n_copying, 2u);
+    guint n_used = own_senders ? 2 * n_copying : local ? n_copying : MAX(n_copying, 2u);
     if (n_used < n_ranks && !add_presence(refit, n_ranks, error))
         return NULL;
     return g_steal_pointer(&refit);
@@ -353,9 +355,12 @@ rs_calibrate_run(RsTransport *transport, const RsCalibrateOptions *options, RsCa
             return FALSE;
         }
         RsCopyRate rate = {.run_bytes = runs[i]};
-        for (guint side = 0; side < RS_COPY_SIDE_N; side++) {
-            for (guint scope = 0; scope < RS_COPY_SCOPE_N; scope++) {
-                g_autoptr(RsRefit) refit = copy_refit(n, out->concurrency, side, scope,
+        for (guint point = 0; point < 2 * RS_COPY_SIDE_N * RS_COPY_SCOPE_N; point++) {
+            gboolean local = point / (RS_COPY_SIDE_N * RS_COPY_SCOPE_N);
+            guint side = point / RS_COPY_SCOPE_N % RS_COPY_SIDE_N;
+            guint scope = point % RS_COPY_SCOPE_N;
+            {
+                g_autoptr(RsRefit) refit = copy_refit(n, out->concurrency, local, side, scope,
                                                       runs[i], copy_bytes, stride_runs, error);
                 double t_s = 0;
                 if (refit == NULL || !measure(transport, refit, options, n_runs, &t_s, error))
@@ -371,7 +376,9 @@ rs_calibrate_run(RsTransport *transport, const RsCalibrateOptions *options, RsCa
                                 runs[i]);
                     return FALSE;
                 }
-                rate.bytes_per_s[side][scope] = t_s > 0 ? copied / t_s : 0.0;
+                double *value = local ? &rate.local_bytes_per_s[side][scope]
+                                      : &rate.bytes_per_s[side][scope];
+                *value = t_s > 0 ? copied / t_s : 0.0;
             }
         }
         g_array_append_val(out->copy_rates, rate);
@@ -464,20 +471,23 @@ rs_calibration_to_topology(const RsCalibration *cal, const char *name, const cha
                                "       # or written (write_) are runs of this length, one run in "
                                "every %u;\n"
                                "       # one rank alone, and K=%u ranks of the node at once "
-                               "(their sum)\n"
+                               "(their sum); local_: a rank's\n"
+                               "       # own bytes copied from its source into its destination "
+                               "buffer\n"
                                "  runs:\n",
                                cal->copy_stride_runs, cal->concurrency);
         for (guint i = 0; i < cal->copy_rates->len; i++) {
             const RsCopyRate *r = &g_array_index(cal->copy_rates, RsCopyRate, i);
             g_string_append_printf(s, "    - {bytes: %" G_GUINT64_FORMAT " B", r->run_bytes);
-            static const char *const keys[RS_COPY_SIDE_N][RS_COPY_SCOPE_N] = {
-                {"read_one_rank", "read_node"}, {"write_one_rank", "write_node"}};
-            for (guint side = 0; side < RS_COPY_SIDE_N; side++) {
-                for (guint scope = 0; scope < RS_COPY_SCOPE_N; scope++) {
-                    char text[64];
-                    g_ascii_formatd(text, sizeof text, "%.4g",
-                                    r->bytes_per_s[side][scope] / 1e9);
-                    g_string_append_printf(s, ", %s: %s GB/s", keys[side][scope], text);
+            for (guint local = 0; local < 2; local++) {
+                for (guint side = 0; side < RS_COPY_SIDE_N; side++) {
+                    for (guint scope = 0; scope < RS_COPY_SCOPE_N; scope++) {
+                        char text[64];
+                        g_ascii_formatd(text, sizeof text, "%.4g",
+                                        rs_copy_rate_get(r, local, side, scope) / 1e9);
+                        g_string_append_printf(s, ", %s: %s GB/s",
+                                               rs_copy_rate_get_key(local, side, scope), text);
+                    }
                 }
             }
             g_string_append(s, "}\n");

@@ -83,7 +83,8 @@ typedef struct {
      * of run_bytes, one run in every copy_stride_runs of the padded side's buffer, read from
      * it (read) or written into it (write), by rank 0 -> 1 alone (one rank) and by K =
      * concurrency ranks at once (node), each from a rank of its own when there are 2K ranks,
-     * else from each other. */
+     * else from each other; and the same as local copies (each rank its own rows, from its
+     * source into its destination buffer: local_bytes_per_s). */
     GArray *copy_rates;
     guint copy_stride_runs;
 } RsCalibration;

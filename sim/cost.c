@@ -38,6 +38,7 @@ charge_copies(const RsRefit *refit, const RsTopology *topo, const RsTransfer *tr
         return FALSE;
     }
     guint node = rs_topology_get_node(topo, tr->dst);
+    gboolean local = tr->src == tr->dst;
     for (guint i = 0; i < n_src; i++) {
         RsBox a;
         if (!rs_box_intersect(&tr->box, &src[i].box, &a))
@@ -53,11 +54,10 @@ charge_copies(const RsRefit *refit, const RsTopology *topo, const RsTransfer *tr
                                               bytes_per_elem),
                                     1);
             double bytes = (double)rs_box_get_n_elems(&p) * bytes_per_elem;
-            rank_one_s[tr->dst] +=
-                bytes * rs_topology_get_copy_s_per_byte(topo, read_run, write_run,
-                                                        RS_COPY_ONE_RANK);
-            node_s[node] +=
-                bytes * rs_topology_get_copy_s_per_byte(topo, read_run, write_run, RS_COPY_NODE);
+            rank_one_s[tr->dst] += bytes * rs_topology_get_copy_s_per_byte(
+                                              topo, read_run, write_run, local, RS_COPY_ONE_RANK);
+            node_s[node] += bytes * rs_topology_get_copy_s_per_byte(topo, read_run, write_run,
+                                                                    local, RS_COPY_NODE);
         }
     }
     return TRUE;

@@ -119,20 +119,35 @@ invalid(GError **error, const char *path, const char *format, ...)
     return FALSE;
 }
 
-/* The keys of a copy entry's rates, by [side][scope]. */
-static const char *const copy_rate_keys[RS_COPY_SIDE_N][RS_COPY_SCOPE_N] = {
-    [RS_COPY_READ] = {"read_one_rank", "read_node"},
-    [RS_COPY_WRITE] = {"write_one_rank", "write_node"},
+static const char *const copy_rate_keys[2][RS_COPY_SIDE_N][RS_COPY_SCOPE_N] = {
+    {{"read_one_rank", "read_node"}, {"write_one_rank", "write_node"}},
+    {{"local_read_one_rank", "local_read_node"}, {"local_write_one_rank", "local_write_node"}},
 };
 
-/* copy {runs: [{bytes, read_one_rank, read_node, write_one_rank, write_node}, ...]}: the
- * rates of ranks copying bytes in memory, by run length, strictly increasing. */
+const char *
+rs_copy_rate_get_key(gboolean local, RsCopySide side, RsCopyScope scope)
+{
+    g_return_val_if_fail(side < RS_COPY_SIDE_N && scope < RS_COPY_SCOPE_N, NULL);
+    return copy_rate_keys[local ? 1 : 0][side][scope];
+}
+
+double
+rs_copy_rate_get(const RsCopyRate *rate, gboolean local, RsCopySide side, RsCopyScope scope)
+{
+    g_return_val_if_fail(side < RS_COPY_SIDE_N && scope < RS_COPY_SCOPE_N, 0.0);
+    return local ? rate->local_bytes_per_s[side][scope] : rate->bytes_per_s[side][scope];
+}
+
+/* copy {runs: [{bytes, read_one_rank, read_node, write_one_rank, write_node, local_…}, …]}:
+ * the rates of ranks copying bytes in memory, by run length, strictly increasing. */
 static gboolean
 read_copy(RsYaml *yaml, yaml_node_t *root, GArray **out, GError **error)
 {
     static const char *const copy_keys[] = {"runs", NULL};
-    static const char *const run_keys[] = {"bytes",          "read_one_rank", "read_node",
-                                           "write_one_rank", "write_node",    NULL};
+    static const char *const run_keys[] = {
+        "bytes",           "read_one_rank",        "read_node",           "write_one_rank",
+        "write_node",      "local_read_one_rank",  "local_read_node",     "local_write_one_rank",
+        "local_write_node", NULL};
     *out = NULL;
     yaml_node_t *copy = rs_yaml_lookup(yaml, root, "copy");
     if (copy == NULL)
@@ -163,16 +178,25 @@ read_copy(RsYaml *yaml, yaml_node_t *root, GArray **out, GError **error)
                               error, RS_YAML_ERROR_VALUE, "must be positive");
             return FALSE;
         }
-        for (guint side = 0; side < RS_COPY_SIDE_N; side++) {
-            for (guint scope = 0; scope < RS_COPY_SCOPE_N; scope++) {
-                const char *key = copy_rate_keys[side][scope];
-                if (!rs_yaml_read_bandwidth(yaml, entry, section, key, TRUE,
-                                            &rate.bytes_per_s[side][scope], error))
-                    return FALSE;
-                if (!(rate.bytes_per_s[side][scope] > 0.0)) {
-                    rs_yaml_set_error(yaml, rs_yaml_lookup(yaml, entry, key), section, key,
-                                      error, RS_YAML_ERROR_VALUE, "must be positive");
-                    return FALSE;
+        for (guint local = 0; local < 2; local++) {
+            for (guint side = 0; side < RS_COPY_SIDE_N; side++) {
+                for (guint scope = 0; scope < RS_COPY_SCOPE_N; scope++) {
+                    const char *key = copy_rate_keys[local][side][scope];
+                    double *value = local ? &rate.local_bytes_per_s[side][scope]
+                                          : &rate.bytes_per_s[side][scope];
+                    /* Local rates are optional: without them local copies go at the
+                     * message rates. */
+                    if (local && rs_yaml_lookup(yaml, entry, key) == NULL) {
+                        *value = rate.bytes_per_s[side][scope];
+                        continue;
+                    }
+                    if (!rs_yaml_read_bandwidth(yaml, entry, section, key, TRUE, value, error))
+                        return FALSE;
+                    if (!(*value > 0.0)) {
+                        rs_yaml_set_error(yaml, rs_yaml_lookup(yaml, entry, key), section, key,
+                                          error, RS_YAML_ERROR_VALUE, "must be positive");
+                        return FALSE;
+                    }
                 }
             }
         }
@@ -583,8 +607,8 @@ rs_topology_get_copy_rates(const RsTopology *topo, guint *n_out)
 /* Interpolation between the two entries around @run_bytes, linear in log(run bytes);
  * outside the table the nearest entry. */
 double
-rs_topology_get_copy_bytes_per_s(const RsTopology *topo, guint64 run_bytes, RsCopySide side,
-                                 RsCopyScope scope)
+rs_topology_get_copy_bytes_per_s(const RsTopology *topo, guint64 run_bytes, gboolean local,
+                                 RsCopySide side, RsCopyScope scope)
 {
     guint n;
     const RsCopyRate *rates = rs_topology_get_copy_rates(topo, &n);
@@ -592,33 +616,33 @@ rs_topology_get_copy_bytes_per_s(const RsTopology *topo, guint64 run_bytes, RsCo
     if (n == 0)
         return INFINITY;
     if (run_bytes <= rates[0].run_bytes)
-        return rates[0].bytes_per_s[side][scope];
+        return rs_copy_rate_get(&rates[0], local, side, scope);
     if (run_bytes >= rates[n - 1].run_bytes)
-        return rates[n - 1].bytes_per_s[side][scope];
+        return rs_copy_rate_get(&rates[n - 1], local, side, scope);
     guint hi = 1;
     while (rates[hi].run_bytes < run_bytes)
         hi++;
     const RsCopyRate *a = &rates[hi - 1], *b = &rates[hi];
     double f = log((double)run_bytes / (double)a->run_bytes) /
                log((double)b->run_bytes / (double)a->run_bytes);
-    return a->bytes_per_s[side][scope] +
-           f * (b->bytes_per_s[side][scope] - a->bytes_per_s[side][scope]);
+    double ra = rs_copy_rate_get(a, local, side, scope);
+    return ra + f * (rs_copy_rate_get(b, local, side, scope) - ra);
 }
 
 double
 rs_topology_get_copy_s_per_byte(const RsTopology *topo, guint64 read_run_bytes,
-                                guint64 write_run_bytes, RsCopyScope scope)
+                                guint64 write_run_bytes, gboolean local, RsCopyScope scope)
 {
     guint n;
     const RsCopyRate *rates = rs_topology_get_copy_rates(topo, &n);
     if (n == 0)
         return 0.0;
     const RsCopyRate *last = &rates[n - 1];
-    double contiguous_s =
-        1.0 / MAX(last->bytes_per_s[RS_COPY_READ][scope], last->bytes_per_s[RS_COPY_WRITE][scope]);
-    double read_s = 1.0 / rs_topology_get_copy_bytes_per_s(topo, read_run_bytes, RS_COPY_READ,
-                                                           scope);
-    double write_s = 1.0 / rs_topology_get_copy_bytes_per_s(topo, write_run_bytes,
+    double contiguous_s = 1.0 / MAX(rs_copy_rate_get(last, local, RS_COPY_READ, scope),
+                                    rs_copy_rate_get(last, local, RS_COPY_WRITE, scope));
+    double read_s = 1.0 / rs_topology_get_copy_bytes_per_s(topo, read_run_bytes, local,
+                                                           RS_COPY_READ, scope);
+    double write_s = 1.0 / rs_topology_get_copy_bytes_per_s(topo, write_run_bytes, local,
                                                             RS_COPY_WRITE, scope);
     return MAX(read_s + write_s - contiguous_s, MAX(read_s, write_s));
 }

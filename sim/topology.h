@@ -98,11 +98,26 @@ typedef enum {
 /* How fast ranks copy bytes in memory (the topology's optional `copy` section, measured
  * by reshard calibrate): bytes per second when one side of the copy is made of runs of
  * @run_bytes adjacent bytes, spaced out (reshard calibrate: one run in every 4 of a padded
- * buffer), and the other side is contiguous. */
+ * buffer), and the other side is contiguous; for bytes received from another rank
+ * (bytes_per_s) and for local copies, a rank's own source or staging bytes into its
+ * destination shard (local_bytes_per_s). */
 typedef struct {
     guint64 run_bytes;
     double bytes_per_s[RS_COPY_SIDE_N][RS_COPY_SCOPE_N];
+    double local_bytes_per_s[RS_COPY_SIDE_N][RS_COPY_SCOPE_N];
 } RsCopyRate;
+
+/**
+ * rs_copy_rate_get_key:
+ * @local: a local copy's rate, else a received message's
+ * Returns: (transfer none): the copy section's key of that rate: "read_one_rank",
+ *   "write_node", "local_read_node", …
+ */
+const char *rs_copy_rate_get_key(gboolean local, RsCopySide side, RsCopyScope scope);
+
+/** rs_copy_rate_get: Returns: the rate of @rate named by (@local, @side, @scope), bytes/s. */
+double rs_copy_rate_get(const RsCopyRate *rate, gboolean local, RsCopySide side,
+                        RsCopyScope scope);
 
 /**
  * rs_topology_load_file:
@@ -121,8 +136,9 @@ typedef struct {
  * >= 1 or "N:1", default 1), switch_latency (per leaf or spine crossed, default 0),
  * uplink_efficiency (default: the NIC's), pxn (default false)}, software {message_overhead},
  * copy {runs: a list, by strictly increasing bytes, of {bytes, read_one_rank, read_node,
- * write_one_rank, write_node}} (optional: RsCopyRate; "copy.runs[2].read_node: must be
- * positive" names a bad entry).
+ * write_one_rank, write_node, and optionally local_read_one_rank, local_read_node,
+ * local_write_one_rank, local_write_node (default: the message rates)}} (optional:
+ * RsCopyRate; "copy.runs[2].read_node: must be positive" names a bad entry).
  *
  * Returns: (transfer full): the topology, or NULL on error.
  */
@@ -186,6 +202,7 @@ const RsCopyRate *rs_topology_get_copy_rates(const RsTopology *topo, guint *n_ou
 /**
  * rs_topology_get_copy_bytes_per_s:
  * @run_bytes: length of the runs of adjacent bytes on @side
+ * @local: a local copy (src == dst), else bytes received from another rank
  * @side: the side cut into runs (the other contiguous)
  * @scope: one rank alone, or the receiving ranks of a node at once (their sum)
  *
@@ -198,12 +215,13 @@ const RsCopyRate *rs_topology_get_copy_rates(const RsTopology *topo, guint *n_ou
  * Returns: bytes per second; INFINITY without a copy section (copies are not modelled).
  */
 double rs_topology_get_copy_bytes_per_s(const RsTopology *topo, guint64 run_bytes,
-                                        RsCopySide side, RsCopyScope scope);
+                                        gboolean local, RsCopySide side, RsCopyScope scope);
 
 /**
  * rs_topology_get_copy_s_per_byte:
  * @read_run_bytes: run length of the bytes read
  * @write_run_bytes: run length of the bytes written
+ * @local: a local copy (src == dst), else bytes received from another rank
  * @scope: one rank alone, or a node (seconds per byte of the node's total)
  *
  * Cost of a copy whose both sides may be cut into runs: each side adds its extra cost over
@@ -214,7 +232,8 @@ double rs_topology_get_copy_bytes_per_s(const RsTopology *topo, guint64 run_byte
  * their difference otherwise. Returns: seconds per byte; 0 without a copy section.
  */
 double rs_topology_get_copy_s_per_byte(const RsTopology *topo, guint64 read_run_bytes,
-                                       guint64 write_run_bytes, RsCopyScope scope);
+                                       guint64 write_run_bytes, gboolean local,
+                                       RsCopyScope scope);
 
 guint rs_topology_get_n_links(const RsTopology *topo);
 /** rs_topology_get_link: Returns: (transfer none): link @link_id, alive as @topo. */

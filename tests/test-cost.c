@@ -209,6 +209,24 @@ test_estimate_copies(void)
     g_assert_cmpuint(c.copy_bound_phases, ==, 1);
     g_assert_cmpfloat_with_epsilon(c.predicted_s, 4.608e-6 + 2e-6, 1e-15);
     g_assert_cmpuint(c.local_bytes, ==, 4096);
+    /* With local_ rates (16 / 32 GB/s at every run length) the local copy costs 4,096 B /
+     * 16 GB/s = 0.256 us on rank 1 instead of 0.512. */
+    g_autoptr(RsTopology) local_topo = rs_topology_load_string(
+        "name: copy\nnodes: 1\ngpus_per_node: 4\n"
+        "nvlink: {bandwidth: 100 GB/s}\nnic: {bandwidth: 10 GB/s}\n"
+        "software: {message_overhead: 1 us}\n"
+        "copy:\n  runs:\n"
+        "    - {bytes: 64 B, read_one_rank: 2 GB/s, read_node: 4 GB/s, write_one_rank: 1 GB/s, "
+        "write_node: 2 GB/s, local_read_one_rank: 16 GB/s, local_read_node: 32 GB/s, "
+        "local_write_one_rank: 16 GB/s, local_write_node: 32 GB/s}\n"
+        "    - {bytes: 4 KiB, read_one_rank: 8 GB/s, read_node: 16 GB/s, write_one_rank: 8 GB/s, "
+        "write_node: 16 GB/s, local_read_one_rank: 16 GB/s, local_read_node: 32 GB/s, "
+        "local_write_one_rank: 16 GB/s, local_write_node: 32 GB/s}\n",
+        "copy.yaml", NULL, &error);
+    g_assert_no_error(error);
+    RsCostEstimate with_local;
+    g_assert_true(rs_cost_estimate_full(plan, refit, local_topo, &with_local, &error));
+    g_assert_cmpfloat_with_epsilon(with_local.copy_s, 4.352e-6, 1e-15);
     /* Without the refit, or without a copy section, copies cost nothing. */
     RsCostEstimate plain;
     g_assert_true(rs_cost_estimate(plan, topo, &plain, &error));

@@ -306,6 +306,9 @@ static const ErrorCase error_cases[] = {
     {HEAD TAIL "copy:\n  runs:\n    - {bytes: 64 B, read_one_rank: 1 GB/s, read_node: 2 GB/s, "
                "write_one_rank: 1 GB/s, write_node: 2 GB/s, cores: 2}\n",
      "copy.runs[0].cores: unknown field"},
+    {HEAD TAIL "copy:\n  runs:\n    - {bytes: 64 B, read_one_rank: 1 GB/s, read_node: 2 GB/s, "
+               "write_one_rank: 1 GB/s, write_node: 2 GB/s, local_read_node: 0 GB/s}\n",
+     "copy.runs[0].local_read_node: bandwidth \"0 GB/s\""},
 };
 
 static void
@@ -373,9 +376,9 @@ test_copy_rates(void)
     guint n;
     g_assert_null(rs_topology_get_copy_rates(plain, &n));
     g_assert_cmpuint(n, ==, 0);
-    g_assert_true(isinf(rs_topology_get_copy_bytes_per_s(plain, 64, RS_COPY_READ,
+    g_assert_true(isinf(rs_topology_get_copy_bytes_per_s(plain, 64, FALSE, RS_COPY_READ,
                                                          RS_COPY_NODE)));
-    g_assert_cmpfloat(rs_topology_get_copy_s_per_byte(plain, 64, 64, RS_COPY_NODE), ==, 0.0);
+    g_assert_cmpfloat(rs_topology_get_copy_s_per_byte(plain, 64, 64, FALSE, RS_COPY_NODE), ==, 0.0);
 
     g_autoptr(RsTopology) topo = rs_topology_load_string(
         HEAD TAIL "copy:\n  runs:\n"
@@ -391,28 +394,52 @@ test_copy_rates(void)
     g_assert_cmpfloat(rates[0].bytes_per_s[RS_COPY_WRITE][RS_COPY_NODE], ==, 2e9);
     /* 512 B lies halfway between 64 B and 4 KiB in log scale: 2 + (8 − 2)/2 = 5 GB/s. */
     g_assert_cmpfloat_with_epsilon(
-        rs_topology_get_copy_bytes_per_s(topo, 512, RS_COPY_READ, RS_COPY_ONE_RANK), 5e9, 1.0);
+        rs_topology_get_copy_bytes_per_s(topo, 512, FALSE, RS_COPY_READ, RS_COPY_ONE_RANK), 5e9, 1.0);
     g_assert_cmpfloat_with_epsilon(
-        rs_topology_get_copy_bytes_per_s(topo, 512, RS_COPY_WRITE, RS_COPY_ONE_RANK), 4.5e9, 1.0);
-    g_assert_cmpfloat(rs_topology_get_copy_bytes_per_s(topo, 16, RS_COPY_READ, RS_COPY_NODE),
+        rs_topology_get_copy_bytes_per_s(topo, 512, FALSE, RS_COPY_WRITE, RS_COPY_ONE_RANK), 4.5e9, 1.0);
+    g_assert_cmpfloat(rs_topology_get_copy_bytes_per_s(topo, 16, FALSE, RS_COPY_READ, RS_COPY_NODE),
                       ==, 4e9);
-    g_assert_cmpfloat(rs_topology_get_copy_bytes_per_s(topo, 1 << 20, RS_COPY_WRITE,
+    g_assert_cmpfloat(rs_topology_get_copy_bytes_per_s(topo, 1 << 20, FALSE, RS_COPY_WRITE,
                                                        RS_COPY_NODE),
                       ==, 16e9);
     /* Contiguous: 1 / 8 GB/s. Reading 64-B runs: 1/2 + 1/8 − 1/8 = 0.5 ns per byte. Both
      * sides 64-B runs: 1/2 + 1/1 − 1/8 = 1.375 ns. */
-    g_assert_cmpfloat_with_epsilon(rs_topology_get_copy_s_per_byte(topo, 4096, 4096,
+    g_assert_cmpfloat_with_epsilon(rs_topology_get_copy_s_per_byte(topo, 4096, 4096, FALSE,
                                                                    RS_COPY_ONE_RANK),
                                    0.125e-9, 1e-22);
-    g_assert_cmpfloat_with_epsilon(rs_topology_get_copy_s_per_byte(topo, 64, 1 << 20,
+    g_assert_cmpfloat_with_epsilon(rs_topology_get_copy_s_per_byte(topo, 64, 1 << 20, FALSE,
                                                                    RS_COPY_ONE_RANK),
                                    0.5e-9, 1e-22);
-    g_assert_cmpfloat_with_epsilon(rs_topology_get_copy_s_per_byte(topo, 64, 64,
+    g_assert_cmpfloat_with_epsilon(rs_topology_get_copy_s_per_byte(topo, 64, 64, FALSE,
                                                                    RS_COPY_ONE_RANK),
                                    1.375e-9, 1e-22);
     /* Node: 1/4 + 1/2 − 1/16 GB/s. */
-    g_assert_cmpfloat_with_epsilon(rs_topology_get_copy_s_per_byte(topo, 64, 64, RS_COPY_NODE),
+    g_assert_cmpfloat_with_epsilon(rs_topology_get_copy_s_per_byte(topo, 64, 64, FALSE, RS_COPY_NODE),
                                    0.6875e-9, 1e-22);
+    /* Without local_ keys local copies take the message rates. */
+    g_assert_cmpfloat(rates[0].local_bytes_per_s[RS_COPY_READ][RS_COPY_ONE_RANK], ==, 2e9);
+    g_assert_cmpfloat(rs_topology_get_copy_s_per_byte(topo, 64, 64, TRUE, RS_COPY_NODE), ==,
+                      rs_topology_get_copy_s_per_byte(topo, 64, 64, FALSE, RS_COPY_NODE));
+    /* With them, local copies have their own: 1/4 + 1/8 − 1/8 ns per byte. */
+    g_autoptr(RsTopology) with_local = rs_topology_load_string(
+        HEAD TAIL "copy:\n  runs:\n"
+                  "    - {bytes: 64 B, read_one_rank: 2 GB/s, read_node: 4 GB/s, "
+                  "write_one_rank: 1 GB/s, write_node: 2 GB/s, local_read_one_rank: 4 GB/s, "
+                  "local_read_node: 8 GB/s, local_write_one_rank: 4 GB/s, local_write_node: 8 GB/s}\n"
+                  "    - {bytes: 4 KiB, read_one_rank: 8 GB/s, read_node: 16 GB/s, "
+                  "write_one_rank: 8 GB/s, write_node: 16 GB/s, local_read_one_rank: 8 GB/s, "
+                  "local_read_node: 16 GB/s, local_write_one_rank: 8 GB/s, "
+                  "local_write_node: 16 GB/s}\n",
+        "t.yaml", NULL, &error);
+    g_assert_no_error(error);
+    g_assert_cmpfloat_with_epsilon(rs_topology_get_copy_s_per_byte(with_local, 64, 1 << 20, TRUE,
+                                                                   RS_COPY_ONE_RANK),
+                                   0.25e-9, 1e-22);
+    g_assert_cmpfloat_with_epsilon(rs_topology_get_copy_s_per_byte(with_local, 64, 1 << 20, FALSE,
+                                                                   RS_COPY_ONE_RANK),
+                                   0.5e-9, 1e-22);
+    g_assert_cmpstr(rs_copy_rate_get_key(TRUE, RS_COPY_WRITE, RS_COPY_NODE), ==,
+                    "local_write_node");
 }
 
 static void
