@@ -506,6 +506,7 @@ typedef struct {
     guint32 chunk;
     RsTransportRequest req;
     guint8 *bounce; /* pack buffer, or NULL when sent from / received into the buffers */
+    guint64 bounce_capacity; /* its size as allocated (>= the chunk's bytes) */
     GArray *iov;    /* RsIovec: the runs of the buffers a scatter-gather chunk uses */
     guint8 *ptr;    /* the chunk's bytes when they are one run (bounce or in place) */
     double post_s, done_s;
@@ -532,6 +533,12 @@ typedef struct {
     double t;
 } TimeRecord;
 
+/* An idle pack buffer and its allocated size. */
+typedef struct {
+    guint8 *ptr;
+    guint64 capacity;
+} Bounce;
+
 typedef struct {
     const ExecContext *ctx;
     RsEndpoint *ep;
@@ -545,7 +552,7 @@ typedef struct {
     GArray *tpiece_first; /* guint per local transfer + 1 */
     GArray *lpieces; /* LocalPiece */
     GArray *ops;     /* Op, sorted by key */
-    GHashTable *free_bounce; /* pooled pack buffers: capacity → GPtrArray of buffers */
+    GArray *free_bounce; /* Bounce: idle pack buffers kept for reuse */
     guint64 pooled_bounce_bytes;
     GPtrArray *free_iov; /* GArray of RsIovec, reused */
     guint64 bounce_in_use, peak_bounce;
@@ -589,8 +596,11 @@ rank_free(Rank *r, guint n_tensors)
         }
         g_array_unref(r->ops);
     }
-    if (r->free_bounce)
-        g_hash_table_unref(r->free_bounce);
+    if (r->free_bounce) {
+        for (guint i = 0; i < r->free_bounce->len; i++)
+            g_free(g_array_index(r->free_bounce, Bounce, i).ptr);
+        g_array_unref(r->free_bounce);
+    }
     if (r->free_iov)
         g_ptr_array_unref(r->free_iov);
 }
@@ -709,8 +719,7 @@ rank_build(Rank *r, GError **error)
     r->tpiece_first = g_array_new(FALSE, FALSE, sizeof(guint));
     r->lpieces = g_array_new(FALSE, FALSE, sizeof(LocalPiece));
     r->ops = g_array_new(FALSE, TRUE, sizeof(Op));
-    r->free_bounce = g_hash_table_new_full(u64_hash, u64_equal, g_free,
-                                           (GDestroyNotify)g_ptr_array_unref);
+    r->free_bounce = g_array_new(FALSE, FALSE, sizeof(Bounce));
     r->free_iov = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
     g_autoptr(GArray) boxes = g_array_new(FALSE, FALSE, sizeof(PieceBox));
     for (guint m = 0; m < rs_plan_get_n_messages(plan); m++) {
@@ -843,10 +852,12 @@ send_ready(Rank *r, const Op *op)
     return TRUE;
 }
 
-/* Pack buffers are pooled by capacity (the size rounded up to a power of two from 4 KiB,
- * at most a chunk), so repeated runs and messages whose last chunk is short reuse memory
- * instead of mapping fresh pages (a page fault per 4 KiB cost about a fifth of the CPU
- * time of a 64-byte-row refit). The pool keeps at most window × chunk bytes. */
+/* Pack buffers are pooled: a request takes the smallest idle buffer that holds it, so
+ * repeated runs and messages whose last chunk is short reuse memory instead of mapping
+ * fresh pages (a page fault per 4 KiB cost about a fifth of the CPU time of a 64-byte-row
+ * refit). A fresh buffer is the size rounded up to a power of two from 4 KiB, at most a
+ * chunk; before allocating one, idle buffers are freed (largest first) until the rank's
+ * pack memory, in use and idle, stays within window × chunk. */
 static guint64
 bounce_capacity(const Rank *r, guint64 size)
 {
@@ -856,37 +867,58 @@ bounce_capacity(const Rank *r, guint64 size)
     return MAX(MIN(capacity, r->ctx->chunk), size);
 }
 
-static guint8 *
-bounce_get(Rank *r, guint64 size)
+static void
+bounce_note_peak(Rank *r)
 {
-    r->bounce_in_use += size;
-    r->peak_bounce = MAX(r->peak_bounce, r->bounce_in_use);
+    r->peak_bounce = MAX(r->peak_bounce, r->bounce_in_use + r->pooled_bounce_bytes);
+}
+
+static guint8 *
+bounce_get(Rank *r, guint64 size, guint64 *capacity_out)
+{
+    guint best = G_MAXUINT;
+    for (guint i = 0; i < r->free_bounce->len; i++) {
+        guint64 c = g_array_index(r->free_bounce, Bounce, i).capacity;
+        if (c >= size &&
+            (best == G_MAXUINT || c < g_array_index(r->free_bounce, Bounce, best).capacity))
+            best = i;
+    }
+    if (best != G_MAXUINT) {
+        Bounce found = g_array_index(r->free_bounce, Bounce, best);
+        g_array_remove_index_fast(r->free_bounce, best);
+        r->pooled_bounce_bytes -= found.capacity;
+        r->bounce_in_use += found.capacity;
+        *capacity_out = found.capacity;
+        return found.ptr;
+    }
     guint64 capacity = bounce_capacity(r, size);
-    GPtrArray *pool = g_hash_table_lookup(r->free_bounce, &capacity);
-    if (pool != NULL && pool->len > 0) {
-        r->pooled_bounce_bytes -= capacity;
-        return g_ptr_array_steal_index_fast(pool, pool->len - 1);
+    guint64 limit = (guint64)r->ctx->opts.window * r->ctx->chunk;
+    while (r->free_bounce->len > 0 &&
+           r->bounce_in_use + r->pooled_bounce_bytes + capacity > limit) {
+        guint largest = 0;
+        for (guint i = 1; i < r->free_bounce->len; i++)
+            if (g_array_index(r->free_bounce, Bounce, i).capacity >
+                g_array_index(r->free_bounce, Bounce, largest).capacity)
+                largest = i;
+        Bounce drop = g_array_index(r->free_bounce, Bounce, largest);
+        g_array_remove_index_fast(r->free_bounce, largest);
+        r->pooled_bounce_bytes -= drop.capacity;
+        g_free(drop.ptr);
     }
     r->n_pack_allocs++;
+    r->bounce_in_use += capacity;
+    bounce_note_peak(r);
+    *capacity_out = capacity;
     return g_malloc(capacity);
 }
 
 static void
-bounce_put(Rank *r, guint8 *buf, guint64 size)
+bounce_put(Rank *r, guint8 *buf, guint64 capacity)
 {
-    r->bounce_in_use -= size;
-    guint64 capacity = bounce_capacity(r, size);
-    if (r->pooled_bounce_bytes + capacity > (guint64)r->ctx->opts.window * r->ctx->chunk) {
-        g_free(buf);
-        return;
-    }
-    GPtrArray *pool = g_hash_table_lookup(r->free_bounce, &capacity);
-    if (pool == NULL) {
-        pool = g_ptr_array_new_with_free_func(g_free);
-        g_hash_table_insert(r->free_bounce, g_memdup2(&capacity, sizeof capacity), pool);
-    }
-    g_ptr_array_add(pool, buf);
+    Bounce idle = {buf, capacity};
+    r->bounce_in_use -= capacity;
     r->pooled_bounce_bytes += capacity;
+    g_array_append_val(r->free_bounce, idle);
 }
 
 /* The first piece of @rm that ends after wire byte @a. */
@@ -1003,7 +1035,7 @@ post_op(Rank *r, Op *op, GError **error)
         /* The transport copies between the shards' runs directly: no pack, no unpack. */
         r->n_zero_copy++;
     } else {
-        op->bounce = bounce_get(r, b - a);
+        op->bounce = bounce_get(r, b - a, &op->bounce_capacity);
         op->ptr = op->bounce;
         if (rm->is_send)
             move_chunk(r, rm, a, b, op->bounce, TRUE);
@@ -1048,7 +1080,7 @@ complete_op(Rank *r, Op *op)
         rm->end_s = MAX(rm->end_s, op->done_s);
     }
     if (op->bounce != NULL) {
-        bounce_put(r, op->bounce, b - a);
+        bounce_put(r, op->bounce, op->bounce_capacity);
         op->bounce = NULL;
     }
     if (op->iov != NULL) {
@@ -1226,7 +1258,8 @@ rank_reset(Rank *r)
     }
     r->n_sends = r->n_zero_copy = r->n_pack_allocs = 0;
     r->max_outstanding = 0;
-    r->peak_bounce = r->bounce_in_use = 0;
+    r->bounce_in_use = 0;
+    r->peak_bounce = r->pooled_bounce_bytes; /* idle buffers kept from the last run */
 }
 
 /* Marks the local elements of @local in @covered (one byte per element). */

@@ -98,7 +98,8 @@ typedef struct {
     guint64 n_zero_copy;    /* chunks sent or received without packing */
     guint64 n_pack_allocs;  /* pack buffers allocated (not taken from the pool) in the run */
     guint max_outstanding;  /* most chunk operations one rank had in flight */
-    guint64 peak_pack_bytes; /* most pack/unpack buffer memory one rank held, bytes */
+    guint64 peak_pack_bytes; /* most pack/unpack buffer memory one rank held, bytes, as
+                              * allocated, in use and idle in its pool (<= window × chunk) */
     guint64 buffer_bytes;   /* shard and staging bytes all ranks allocated */
 } RsExecResult;
 

@@ -92,13 +92,14 @@ gboolean rs_cost_estimate(const RsPlan *plan, const RsTopology *topo, RsCostEsti
  * rs_cost_estimate() plus, when @topo has a copy section (RsCopyRate: measured on the
  * executor's own machine by reshard calibrate), the cost of copying bytes in memory: every
  * transfer, local copies included, is charged to its destination rank (the receiver copies
- * a message into its shards, as the host transport's single-copy path does), cut into the
- * pieces its source and destination boxes make, each piece at the cost of the runs of
- * adjacent bytes it is made of on its read and its write side
- * (rs_topology_get_copy_s_per_byte; a staging buffer holds its tensor row-major). A phase's copy time is the larger of its busiest rank's copies at the
- * one-rank rate and each node's copies at the node rate (ranks of a node share its cores
- * and memory); the phase lasts max(link time, copy time) plus its fixed costs. Without a
- * copy section the result equals rs_cost_estimate().
+ * a message into its shards, as the host transport's single-copy path does; a local copy,
+ * src == dst, goes at the section's local_ rates), cut into the pieces its source and
+ * destination boxes make, each piece at the cost of the runs of adjacent bytes it is made
+ * of on its read and its write side (rs_topology_get_copy_s_per_byte; a staging buffer
+ * holds its tensor row-major). A phase's copy time is the larger of its busiest rank's
+ * copies at the one-rank rate and each node's copies at the node rate (ranks of a node
+ * share its cores and memory); the phase lasts max(link time, copy time) plus its fixed
+ * costs. Without a copy section the result equals rs_cost_estimate().
  *
  * O(n_transfers × source boxes × destination boxes of a transfer's ranks) with a copy
  * section.

@@ -137,7 +137,8 @@ double rs_copy_rate_get(const RsCopyRate *rate, gboolean local, RsCopySide side,
  * uplink_efficiency (default: the NIC's), pxn (default false)}, software {message_overhead},
  * copy {runs: a list, by strictly increasing bytes, of {bytes, read_one_rank, read_node,
  * write_one_rank, write_node, and optionally local_read_one_rank, local_read_node,
- * local_write_one_rank, local_write_node (default: the message rates)}} (optional:
+ * local_write_one_rank, local_write_node (an entry without one takes its own message
+ * rate)}} (optional:
  * RsCopyRate; "copy.runs[2].read_node: must be positive" names a bad entry).
  *
  * Returns: (transfer full): the topology, or NULL on error.

@@ -215,6 +215,23 @@ test_pack_pool(void)
     g_assert_cmpuint(res.n_pack_allocs, ==, 0); /* the statistics are the last run's */
     g_assert_cmpuint(res.peak_pack_bytes, <=, 2 * 4096);
     rs_exec_result_clear(&res);
+
+    /* Last chunks of different sizes: rank 0 and rank 3 each send half the columns (16-byte
+     * rows, packed) of "a" (1,211 rows: 19,376 bytes, a last chunk of 2,992) to rank 1 and
+     * of "b" (1,586 rows: 25,376 bytes, a last chunk of 8,992) to rank 2, in 16 KiB chunks.
+     * Later runs still take every buffer from the pool, and no rank holds more than
+     * window × chunk of pack memory, in use and idle. */
+    g_autoptr(RsRefit) mixed = rs_refit_new();
+    TensorSpec a = {"a", "1211x8", RS_DTYPE_F32, "2", "S(1)", "0,3", "1", "R", "1"};
+    TensorSpec b = {"b", "1586x8", RS_DTYPE_F32, "2", "S(1)", "0,3", "1", "R", "2"};
+    add_tensor(mixed, &a);
+    add_tensor(mixed, &b);
+    RsExecOptions runs = {.chunk_bytes = 16 << 10, .window = 2, .n_runs = 3};
+    run_checked(mixed, RS_STRATEGY_DIRECT, &runs, &res);
+    g_assert_cmpuint(res.n_sends, ==, 8);
+    g_assert_cmpuint(res.n_pack_allocs, ==, 0);
+    g_assert_cmpuint(res.peak_pack_bytes, <=, 2 * (16 << 10));
+    rs_exec_result_clear(&res);
 }
 
 /* C15 (slow suite): one 2.5 GiB uint8 tensor between two ranks, byte-identical. Sizes and
