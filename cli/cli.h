@@ -51,10 +51,11 @@ void rs_cli_append_hint(GError *error, const char *hint);
 /* Progress on stderr unless --quiet. */
 void rs_cli_progress(const char *format, ...) G_GNUC_PRINTF(1, 2);
 
-/* Parses @argv with @context; on failure prints the error and the usage line. Returns
- * TRUE when the command should go on. */
-gboolean rs_cli_parse(const char *command, GOptionContext *context, int *argc, char ***argv,
-                      int *exit_code);
+/* Parses @argv with the options of @make_context (a command's context, freed before
+ * returning); refuses positional arguments; on failure prints the error and the usage
+ * line and sets *@exit_code to RS_EXIT_USAGE. Returns TRUE when the command should go on. */
+gboolean rs_cli_parse(const char *command, GOptionContext *(*make_context)(void), int *argc,
+                      char ***argv, int *exit_code);
 
 /* Parses @text, the value of the integer option @flag, into *@value when it lies in
  * [@min, @max]. Integer options are taken as text so that "not given" (@text NULL: *@value

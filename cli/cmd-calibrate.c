@@ -289,10 +289,7 @@ run(int argc, char **argv)
     /* The command line, for the topology file's comment. */
     g_autofree char *args = g_strjoinv(" ", argv);
     g_autofree char *command = g_strdup_printf("reshard %s", args);
-    GOptionContext *context = make_context();
-    gboolean go_on = rs_cli_parse(cmd, context, &argc, &argv, &code);
-    g_option_context_free(context);
-    if (!go_on)
+    if (!rs_cli_parse(cmd, make_context, &argc, &argv, &code))
         return code;
 
     g_autoptr(GError) error = NULL;

@@ -345,10 +345,7 @@ run(int argc, char **argv)
 {
     const char *cmd = "run";
     int code = RS_EXIT_OK;
-    GOptionContext *context = make_context();
-    gboolean go_on = rs_cli_parse(cmd, context, &argc, &argv, &code);
-    g_option_context_free(context);
-    if (!go_on)
+    if (!rs_cli_parse(cmd, make_context, &argc, &argv, &code))
         return code;
 
     g_autoptr(GError) error = NULL;

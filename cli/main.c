@@ -137,11 +137,14 @@ rs_cli_progress(const char *format, ...)
 }
 
 gboolean
-rs_cli_parse(const char *command, GOptionContext *context, int *argc, char ***argv,
-             int *exit_code)
+rs_cli_parse(const char *command, GOptionContext *(*make_context)(void), int *argc,
+             char ***argv, int *exit_code)
 {
     g_autoptr(GError) error = NULL;
-    if (!g_option_context_parse(context, argc, argv, &error)) {
+    GOptionContext *context = make_context();
+    gboolean parsed = g_option_context_parse(context, argc, argv, &error);
+    g_option_context_free(context);
+    if (!parsed) {
         g_printerr("reshard %s: %s\nTry 'reshard help %s'.\n", command, error->message, command);
         *exit_code = RS_EXIT_USAGE;
         return FALSE;

@@ -9,7 +9,7 @@ G_BEGIN_DECLS
 typedef struct {
     const char *name;
     const char *description;
-    /* FALSE for a backend compiled as a stub. */
+    /* FALSE for a backend built without its library (it only reports how to get it). */
     gboolean available;
     RsTransport *(*open)(const RsTransportConfig *config, GError **error);
     void (*close)(RsTransport *transport);
@@ -44,7 +44,7 @@ struct _RsEndpoint {
     guint n_ranks;
 };
 
-/* The backends; transport-mpi.c or transport-mpi-stub.c provides rs_transport_mpi_class. */
+/* The backends; transport-mpi.c or transport-mpi-unavailable.c provides rs_transport_mpi_class. */
 extern const RsTransportClass rs_transport_host_class;
 extern const RsTransportClass rs_transport_mpi_class;
 

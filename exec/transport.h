@@ -20,7 +20,7 @@
  *
  * Backends: `host` (threads of one process, each with private buffers; bytes cross only
  * through bounded per-pair queues in the transport) and `mpi` (Open MPI non-blocking
- * point-to-point; built when Meson finds MPI, otherwise a stub reports that it is not
+ * point-to-point; built when Meson finds MPI, otherwise its open reports that it is not
  * built). A GPU backend (NCCL: device buffers, grouped send/recv in bounded rounds) plugs
  * in the same way: a new RsTransportClass in its own file plus one registry line.
  */

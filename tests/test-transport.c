@@ -258,7 +258,7 @@ test_registry(void)
     g_assert_nonnull(strstr(error->message, "known: host, mpi"));
     g_clear_error(&error);
     g_autofree char *list = rs_transport_list();
-    /* Without MPI the stub names the cause; with MPI, opening is exercised by the
+    /* Without MPI the unavailable backend names the cause; with MPI, opening is exercised by the
      * mpirun test of test-cli (a second MPI_Init in this process is not allowed). */
     if (strstr(list, "mpi (not built)") != NULL) {
         g_assert_null(rs_transport_open("mpi", NULL, &error));

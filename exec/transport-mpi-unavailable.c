@@ -1,4 +1,4 @@
-/* transport-mpi-stub.c — the mpi transport when this binary was built without MPI.
+/* transport-mpi-unavailable.c — the mpi transport when this binary was built without MPI.
  *
  * Meson compiles this file instead of transport-mpi.c when it does not find an MPI
  * library (or -Dmpi=disabled), so that `--transport mpi` names the cause and the fix
@@ -6,7 +6,7 @@
 #include "exec/transport-private.h"
 
 static RsTransport *
-mpi_stub_open(const RsTransportConfig *config, GError **error)
+mpi_unavailable_open(const RsTransportConfig *config, GError **error)
 {
     g_set_error(error, RS_TRANSPORT_ERROR, RS_TRANSPORT_ERROR_UNAVAILABLE,
                 "the mpi transport is not built into this reshard: install an MPI library "
@@ -19,5 +19,5 @@ const RsTransportClass rs_transport_mpi_class = {
     .name = "mpi",
     .description = "one process per rank (not built: MPI was not found)",
     .available = FALSE,
-    .open = mpi_stub_open,
+    .open = mpi_unavailable_open,
 };
