@@ -18,7 +18,5 @@ GPtrArray *rs_report_table_add_row(RsReportTable *t);
 void rs_report_table_cell(GPtrArray *row, const char *format, ...) G_GNUC_PRINTF(2, 3);
 /** rs_report_table_print_free: appends the table to @out and frees it. */
 void rs_report_table_print_free(RsReportTable *t, GString *out);
-/** rs_report_json_append: appends @b's document, pretty-printed, and a newline to @out. */
-void rs_report_json_append(JsonBuilder *b, GString *out);
 
 G_END_DECLS

@@ -348,12 +348,12 @@ simulate_csv(const RsSimulateReport *r, GString *out)
     }
 }
 
-static void
-json_append(JsonBuilder *b, GString *out)
+void
+rs_report_json_append_full(JsonBuilder *b, gboolean pretty, GString *out)
 {
     g_autoptr(JsonNode) root = json_builder_get_root(b);
     g_autoptr(JsonGenerator) gen = json_generator_new();
-    json_generator_set_pretty(gen, TRUE);
+    json_generator_set_pretty(gen, pretty);
     json_generator_set_root(gen, root);
     g_autofree char *text = json_generator_to_data(gen, NULL);
     g_string_append(out, text);
@@ -503,7 +503,7 @@ simulate_json(const RsSimulateReport *r, GString *out)
     }
     json_builder_end_array(b);
     json_builder_end_object(b);
-    json_append(b, out);
+    rs_report_json_append_full(b, TRUE, out);
 }
 
 void
@@ -606,7 +606,7 @@ rs_report_models(GPtrArray *models, GPtrArray *stored, const char *const *names,
             json_builder_end_object(b);
         }
         json_builder_end_array(b);
-        json_append(b, out);
+        rs_report_json_append_full(b, TRUE, out);
         return;
     }
     if (format == RS_FORMAT_CSV) {
@@ -759,7 +759,7 @@ rs_report_model_tensors(const RsModel *model, gint layer, RsFormat format, GStri
     }
     if (format == RS_FORMAT_JSON) {
         json_builder_end_array(b);
-        json_append(b, out);
+        rs_report_json_append_full(b, TRUE, out);
     } else if (format == RS_FORMAT_TABLE) {
         table_print(&t, out);
     }
@@ -970,7 +970,7 @@ run_json(const RsRunReport *r, GString *out)
     JSON_INT(b, "peak_pack_bytes", r->peak_pack_bytes);
     JSON_INT(b, "buffer_bytes", r->buffer_bytes);
     json_builder_end_object(b);
-    json_append(b, out);
+    rs_report_json_append_full(b, TRUE, out);
 }
 
 void
@@ -1028,5 +1028,5 @@ rs_report_table_print_free(RsReportTable *t, GString *out)
 void
 rs_report_json_append(JsonBuilder *b, GString *out)
 {
-    json_append(b, out);
+    rs_report_json_append_full(b, TRUE, out);
 }

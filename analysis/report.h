@@ -98,6 +98,11 @@ void rs_report_simulate(const RsSimulateReport *report, RsFormat format, GString
 void rs_report_replay(const char *name, const RsTopology *topo, const RsFlowSimResult *flow,
                       RsFormat format, GString *out);
 
+/** rs_report_json_append: appends @b's document, pretty-printed, and a newline to @out. */
+void rs_report_json_append(JsonBuilder *b, GString *out);
+/** rs_report_json_append_full: the same, on one line unless @pretty (for large documents). */
+void rs_report_json_append_full(JsonBuilder *b, gboolean pretty, GString *out);
+
 /**
  * rs_report_copy_rates:
  * @rates: (array length=n_rates): a copy section (RsCopyRate), by increasing run length

@@ -272,13 +272,7 @@ print_json(const RsCalibration *cal, const char *transport, GString *out)
     }
     json_builder_end_array(b);
     json_builder_end_object(b);
-    g_autoptr(JsonNode) root = json_builder_get_root(b);
-    g_autoptr(JsonGenerator) gen = json_generator_new();
-    json_generator_set_pretty(gen, TRUE);
-    json_generator_set_root(gen, root);
-    g_autofree char *text = json_generator_to_data(gen, NULL);
-    g_string_append(out, text);
-    g_string_append_c(out, '\n');
+    rs_report_json_append(b, out);
 }
 
 static int

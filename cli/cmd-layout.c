@@ -193,12 +193,9 @@ print_json(GArray *ranks)
     }
     json_builder_end_array(b);
     json_builder_end_object(b);
-    g_autoptr(JsonGenerator) gen = json_generator_new();
-    g_autoptr(JsonNode) root = json_builder_get_root(b);
-    json_generator_set_root(gen, root);
-    json_generator_set_pretty(gen, FALSE);
-    g_autofree char *text = json_generator_to_data(gen, NULL);
-    printf("%s\n", text);
+    g_autoptr(GString) text = g_string_new(NULL);
+    rs_report_json_append_full(b, FALSE, text);
+    fputs(text->str, stdout);
 }
 
 static void
