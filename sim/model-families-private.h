@@ -61,6 +61,11 @@ gboolean rs_family_read_common(RsModelConfig *c, RsCommonConfig *cc, GError **er
 /* Checks that KV heads divide the attention heads (grouped-query attention). */
 gboolean rs_family_check_gqa(RsModelConfig *c, const RsCommonConfig *cc, GError **error);
 
+/* Checks that @n_per_token (the config field @key) active experts do not exceed the
+ * @n_experts experts ("routed experts" when @routed) a token is routed among. */
+gboolean rs_family_check_active_experts(RsModelConfig *c, const char *key, gint64 n_per_token,
+                                        gint64 n_experts, gboolean routed, GError **error);
+
 /* @prefix is prepended to every name ("" or "language_model."). */
 void rs_family_add_embedding(RsModel *m, const char *prefix, const RsCommonConfig *cc);
 /* PREFIXmodel.norm.weight and, unless tied, PREFIXlm_head.weight, both at layer n_layers. */

@@ -128,6 +128,18 @@ rs_family_read_common(RsModelConfig *c, RsCommonConfig *cc, GError **error)
 }
 
 gboolean
+rs_family_check_active_experts(RsModelConfig *c, const char *key, gint64 n_per_token,
+                               gint64 n_experts, gboolean routed, GError **error)
+{
+    if (n_per_token <= n_experts)
+        return TRUE;
+    rs_model_config_set_error(
+        c, key, error, "%" G_GINT64_FORMAT " active experts exceed %" G_GINT64_FORMAT " %sexperts",
+        n_per_token, n_experts, routed ? "routed " : "");
+    return FALSE;
+}
+
+gboolean
 rs_family_check_gqa(RsModelConfig *c, const RsCommonConfig *cc, GError **error)
 {
     if (cc->n_heads % cc->n_kv_heads != 0) {
@@ -425,13 +437,9 @@ generate_qwen3_moe(RsModel *m, RsModelConfig *c, const RsModelOptions *options, 
         return FALSE;
     if (!rs_family_check_gqa(c, &cc, error))
         return FALSE;
-    if (n_per_token > n_experts) {
-        rs_model_config_set_error(c, "num_experts_per_tok", error,
-                                  "%" G_GINT64_FORMAT " active experts exceed %" G_GINT64_FORMAT
-                                  " experts",
-                                  n_per_token, n_experts);
+    if (!rs_family_check_active_experts(c, "num_experts_per_tok", n_per_token, n_experts, FALSE,
+                                        error))
         return FALSE;
-    }
     m->n_layers = (guint)cc.n_layers;
     m->n_experts_per_token = (guint)n_per_token;
     rs_family_add_embedding(m, "", &cc);
@@ -486,13 +494,9 @@ generate_mixtral(RsModel *m, RsModelConfig *c, const RsModelOptions *options, GE
     }
     if (!rs_family_check_gqa(c, &cc, error))
         return FALSE;
-    if (n_per_token > n_experts) {
-        rs_model_config_set_error(c, "num_experts_per_tok", error,
-                                  "%" G_GINT64_FORMAT " active experts exceed %" G_GINT64_FORMAT
-                                  " experts",
-                                  n_per_token, n_experts);
+    if (!rs_family_check_active_experts(c, "num_experts_per_tok", n_per_token, n_experts, FALSE,
+                                        error))
         return FALSE;
-    }
     m->n_layers = (guint)cc.n_layers;
     m->n_experts_per_token = (guint)n_per_token;
     rs_family_add_embedding(m, "", &cc);

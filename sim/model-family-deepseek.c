@@ -198,13 +198,9 @@ read_moe_config(RsModelConfig *c, const RsModelOptions *options, MoeConfig *mc, 
                                   "required when first_k_dense_replace > 0");
         return FALSE;
     }
-    if (mc->n_per_token > mc->n_routed) {
-        rs_model_config_set_error(c, "num_experts_per_tok", error,
-                                  "%" G_GINT64_FORMAT " active experts exceed %" G_GINT64_FORMAT
-                                  " routed experts",
-                                  mc->n_per_token, mc->n_routed);
+    if (!rs_family_check_active_experts(c, "num_experts_per_tok", mc->n_per_token, mc->n_routed,
+                                        TRUE, error))
         return FALSE;
-    }
     /* noaux_tc routing (DeepSeek-V3, GLM-4.5) keeps a per-expert score bias; greedy (V2)
      * has none. */
     mc->has_score_bias = strcmp(topk_method, "noaux_tc") == 0;

@@ -52,13 +52,9 @@ rs_family_generate_gpt_oss(RsModel *m, RsModelConfig *c, const RsModelOptions *o
         rs_model_config_set_error(c, "intermediate_size", error, "required field is missing");
         return FALSE;
     }
-    if (n_per_token > n_experts) {
-        rs_model_config_set_error(c, "num_experts_per_tok", error,
-                                  "%" G_GINT64_FORMAT " active experts exceed %" G_GINT64_FORMAT
-                                  " experts",
-                                  n_per_token, n_experts);
+    if (!rs_family_check_active_experts(c, "num_experts_per_tok", n_per_token, n_experts, FALSE,
+                                        error))
         return FALSE;
-    }
     m->n_layers = (guint)cc.n_layers;
     m->n_experts_per_token = (guint)n_per_token;
     gint64 H = cc.hidden, I = cc.intermediate, E = n_experts;

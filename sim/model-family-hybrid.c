@@ -300,13 +300,9 @@ rs_family_generate_kimi_k3(RsModel *m, RsModelConfig *c, const RsModelOptions *o
                                   "required when first_k_dense_replace > 0");
         return FALSE;
     }
-    if (k.n_per_token > k.n_experts) {
-        rs_model_config_set_error(c, "num_experts_per_token", error,
-                                  "%" G_GINT64_FORMAT " active experts exceed %" G_GINT64_FORMAT
-                                  " experts",
-                                  k.n_per_token, k.n_experts);
+    if (!rs_family_check_active_experts(c, "num_experts_per_token", k.n_per_token, k.n_experts,
+                                        FALSE, error))
         return FALSE;
-    }
     k.score_bias = strcmp(topk_method, "noaux_tc") == 0;
     k.attn_res = attn_res_block > 0;
     g_autofree gboolean *is_kda = g_new0(gboolean, k.cc.n_layers);
@@ -489,13 +485,9 @@ rs_family_generate_qwen3_next(RsModel *m, RsModelConfig *c, const RsModelOptions
                                   n.lin_v_heads, n.lin_k_heads);
         return FALSE;
     }
-    if (n.n_per_token > n.n_experts) {
-        rs_model_config_set_error(c, "num_experts_per_tok", error,
-                                  "%" G_GINT64_FORMAT " active experts exceed %" G_GINT64_FORMAT
-                                  " experts",
-                                  n.n_per_token, n.n_experts);
+    if (!rs_family_check_active_experts(c, "num_experts_per_tok", n.n_per_token, n.n_experts, FALSE,
+                                        error))
         return FALSE;
-    }
     g_auto(GStrv) types = layer_types ? g_strsplit(layer_types, ",", -1) : NULL;
     if (types != NULL && g_strv_length(types) != (guint)n.cc.n_layers) {
         rs_model_config_set_error(c, "layer_types", error,

@@ -196,6 +196,17 @@ test_model_errors(void)
                        "num_attention_heads: 32\nnum_key_value_heads: 5\nvocab_size: 100\n"
                        "intermediate_size: 10\n",
                        RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG, "num_key_value_heads");
+    /* More active experts than experts, in two families sharing the check. */
+    expect_model_error("name: x\nfamily: mixtral\nhidden_size: 64\nnum_hidden_layers: 2\n"
+                       "num_attention_heads: 4\nvocab_size: 100\nintermediate_size: 32\n"
+                       "num_local_experts: 4\nnum_experts_per_tok: 5\n",
+                       RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
+                       "num_experts_per_tok: 5 active experts exceed 4 experts");
+    expect_model_error("name: x\nfamily: qwen3_moe\nhidden_size: 64\nnum_hidden_layers: 2\n"
+                       "num_attention_heads: 4\nvocab_size: 100\nmoe_intermediate_size: 32\n"
+                       "num_experts: 4\nnum_experts_per_tok: 6\n",
+                       RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
+                       "num_experts_per_tok: 6 active experts exceed 4 experts");
     expect_model_error("name: x\nfamily: llama\ndtype: bf17\n", RS_MODEL_ERROR,
                        RS_MODEL_ERROR_CONFIG, "unknown dtype \"bf17\"");
     /* A list where one value belongs is refused, not read as its items joined. */
