@@ -10,10 +10,10 @@
 
 #include "sim/cost.h"
 #include "sim/flow-sim.h"
-#include "sim/model.h"
-#include "sim/plan.h"
-#include "sim/refit.h"
-#include "sim/topology.h"
+#include "models/model.h"
+#include "plan/plan.h"
+#include "layout/refit.h"
+#include "topologies/topology.h"
 
 G_BEGIN_DECLS
 

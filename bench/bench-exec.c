@@ -14,7 +14,7 @@
  * every figure (the load average is printed). */
 #include "exec/calibrate.h"
 #include "sim/cost.h"
-#include "sim/scenario.h"
+#include "layout/scenario.h"
 
 #include "rs-config.h"
 

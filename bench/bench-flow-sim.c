@@ -22,7 +22,7 @@
  *                       [--rates local|global] [--compare N]
  * Not a test: it measures, it does not assert.
  */
-#include "sim/data.h"
+#include "base/data.h"
 #include "sim/flow-sim.h"
 
 #include <locale.h>

@@ -6,8 +6,8 @@
 
 #include "analysis/report.h"
 #include "exec/calibrate.h"
-#include "sim/topology.h"
-#include "sim/units.h"
+#include "topologies/topology.h"
+#include "base/units.h"
 
 #include <json-glib/json-glib.h>
 #include <math.h>

@@ -10,7 +10,7 @@
 #include "analysis/report.h"
 #include "cli/model-args.h"
 #include "cli/tensor-args.h"
-#include "sim/dtype.h"
+#include "base/dtype.h"
 
 #include <json-glib/json-glib.h>
 #include <stdio.h>

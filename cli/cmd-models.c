@@ -4,8 +4,8 @@
 #include "cli/cli.h"
 
 #include "analysis/report.h"
-#include "sim/data.h"
-#include "sim/model.h"
+#include "base/data.h"
+#include "models/model.h"
 
 #include <stdio.h>
 

@@ -7,8 +7,8 @@
 #include "analysis/report.h"
 #include "cli/model-args.h"
 #include "cli/tensor-args.h"
-#include "sim/dtype.h"
-#include "sim/plan.h"
+#include "base/dtype.h"
+#include "plan/plan.h"
 
 #include <json-glib/json-glib.h>
 #include <stdio.h>

@@ -18,8 +18,8 @@
 #include "cli/tensor-args.h"
 #include "exec/executor.h"
 #include "sim/cost.h"
-#include "sim/data.h"
-#include "sim/units.h"
+#include "base/data.h"
+#include "base/units.h"
 
 #include <stdio.h>
 #include <string.h>

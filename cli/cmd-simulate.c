@@ -13,13 +13,13 @@
 #include "analysis/report.h"
 #include "cli/scenario-args.h"
 #include "cli/topology-args.h"
-#include "sim/auto.h"
+#include "plan/auto.h"
 #include "sim/cost.h"
-#include "sim/data.h"
+#include "base/data.h"
 #include "sim/flow-sim.h"
-#include "sim/plan.h"
-#include "sim/scenario.h"
-#include "sim/units.h"
+#include "plan/plan.h"
+#include "layout/scenario.h"
+#include "base/units.h"
 
 #include <stdio.h>
 #include <string.h>

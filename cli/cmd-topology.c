@@ -5,7 +5,7 @@
 
 #include "analysis/report.h"
 #include "cli/topology-args.h"
-#include "sim/data.h"
+#include "base/data.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -2,7 +2,7 @@
 #include "cli/cli.h"
 
 #include "rs-config.h"
-#include "sim/plan.h"
+#include "plan/plan.h"
 
 #include <locale.h>
 #include <stdarg.h>

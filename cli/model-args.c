@@ -1,7 +1,7 @@
 /* model-args.c — model-mode flags to layouts. */
 #include "cli/model-args.h"
 
-#include "sim/data.h"
+#include "base/data.h"
 
 #include <string.h>
 

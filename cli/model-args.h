@@ -4,8 +4,8 @@
 
 #include <glib.h>
 
-#include "sim/convention.h"
-#include "sim/model.h"
+#include "layout/convention.h"
+#include "models/model.h"
 
 G_BEGIN_DECLS
 

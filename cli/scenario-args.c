@@ -3,7 +3,7 @@
 
 #include "cli/cli.h"
 #include "cli/topology-args.h"
-#include "sim/data.h"
+#include "base/data.h"
 
 GOptionGroup *
 rs_scenario_args_make_group(RsScenarioArgs *args)

@@ -8,7 +8,7 @@
 
 #include <glib.h>
 
-#include "sim/scenario.h"
+#include "layout/scenario.h"
 
 G_BEGIN_DECLS
 

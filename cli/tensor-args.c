@@ -2,7 +2,7 @@
 #include "cli/tensor-args.h"
 
 #include "cli/cli.h"
-#include "sim/dtype.h"
+#include "base/dtype.h"
 
 #include <string.h>
 

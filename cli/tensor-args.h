@@ -17,8 +17,8 @@
 
 #include <glib.h>
 
-#include "sim/layout.h"
-#include "sim/refit.h"
+#include "layout/layout.h"
+#include "layout/refit.h"
 
 G_BEGIN_DECLS
 

@@ -3,7 +3,7 @@
 
 #include "cli/cli.h"
 
-#include "sim/units.h"
+#include "base/units.h"
 
 #include <math.h>
 

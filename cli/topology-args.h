@@ -6,7 +6,7 @@
 
 #include <glib.h>
 
-#include "sim/topology.h"
+#include "topologies/topology.h"
 
 G_BEGIN_DECLS
 

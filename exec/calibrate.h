@@ -20,7 +20,7 @@
  * bandwidth falls as K grows, which a per-link model cannot express by itself: the topology
  * file is written with the fit at one concurrency, chosen to match how many ranks receive
  * at once in the refits to be predicted (all of them when training and inference share the
- * ranks; the inference ranks otherwise). It uses the sim/topology.c format, every rank a
+ * ranks; the inference ranks otherwise). It uses the topologies/topology.c format, every rank a
  * GPU of one NVLink domain, so `reshard run --topology FILE` predicts with it. References
  * measured in the same run: single-thread memcpy bandwidth, and the bandwidth of one large
  * message between two ranks through the executor.

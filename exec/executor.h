@@ -33,9 +33,9 @@
 #include <glib.h>
 
 #include "exec/transport.h"
-#include "sim/plan.h"
-#include "sim/refit.h"
-#include "sim/trace.h"
+#include "plan/plan.h"
+#include "layout/refit.h"
+#include "base/trace.h"
 
 G_BEGIN_DECLS
 

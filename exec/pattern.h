@@ -17,7 +17,7 @@
 
 #include <glib.h>
 
-#include "sim/layout.h"
+#include "layout/layout.h"
 
 G_BEGIN_DECLS
 

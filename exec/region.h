@@ -15,7 +15,7 @@
 #include <glib.h>
 
 #include "exec/transport.h"
-#include "sim/layout.h"
+#include "layout/layout.h"
 
 G_BEGIN_DECLS
 
@@ -39,7 +39,7 @@ typedef struct {
  * Dims of count 1 are dropped and neighbouring dims that are contiguous in memory are
  * merged, so a piece that is one contiguous run of memory becomes a single row. The element
  * of @piece at global index g maps to local element offset_elems + Σ_d ((g_d − lo_d) /
- * step_d) · strides_elems[d] of @local (sim/layout.h).
+ * step_d) · strides_elems[d] of @local (layout/layout.h).
  */
 void rs_region_init(RsRegion *region, guint8 *buffer, const RsLocalBox *local, const RsBox *piece,
                     guint elem_bytes);

@@ -28,9 +28,9 @@
 
 #include <glib.h>
 
-#include "sim/plan.h"
-#include "sim/refit.h"
-#include "sim/topology.h"
+#include "plan/plan.h"
+#include "layout/refit.h"
+#include "topologies/topology.h"
 
 G_BEGIN_DECLS
 

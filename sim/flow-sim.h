@@ -44,9 +44,9 @@
 
 #include <glib.h>
 
-#include "sim/plan.h"
-#include "sim/topology.h"
-#include "sim/trace.h"
+#include "plan/plan.h"
+#include "topologies/topology.h"
+#include "base/trace.h"
 
 G_BEGIN_DECLS
 
@@ -178,7 +178,7 @@ RsFlowSimResult *rs_flow_sim_run_trace(const RsTrace *trace, const RsTopology *t
  * @message_ids: (nullable) (array length=n_messages): the id to write per message (a
  *   replayed trace's ids), NULL for the message index
  *
- * Returns: (transfer full): one row per message in the sim/trace.h schema: src, dst, bytes,
+ * Returns: (transfer full): one row per message in the base/trace.h schema: src, dst, bytes,
  * phase, start_s, end_s, route (link names of @topo, ';'-separated) and depends_on; metadata
  * "source: simulated" and "model: flow".
  */

@@ -1,5 +1,5 @@
 /* test-box.c — box intersection, subtraction and disjoint lists. */
-#include "sim/box.h"
+#include "base/box.h"
 
 static RsBox
 box2(gint64 lo0, gint64 hi0, gint64 lo1, gint64 hi1)

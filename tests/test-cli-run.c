@@ -3,8 +3,8 @@
  * and simulate, a corrupted byte named by its index, a calibrated topology that loads, and
  * the mpi transport under mpirun with 4 processes (when this build has MPI and $MPIRUN is
  * set by the build). */
-#include "sim/topology.h"
-#include "sim/trace.h"
+#include "topologies/topology.h"
+#include "base/trace.h"
 
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>

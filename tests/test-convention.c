@@ -1,12 +1,12 @@
 /* test-convention.c — megatron, fsdp2, vllm and sglang layouts of real models, worked out
- * by hand from the frameworks' code (see sim/convention.h), and the errors a user meets.
+ * by hand from the frameworks' code (see layout/convention.h), and the errors a user meets.
  *
  * The conventions table: for Llama-3.1-8B and DeepSeek-V3, megatron tp=2 pp=2 (8 GPUs,
  * dp 2), fsdp2 dp=4 and vllm tp=4, the exact boxes (global ranges, "@" local offset in
  * elements) of named tensors on named GPUs, with their fused buffer and its shape. */
-#include "sim/convention.h"
-#include "sim/data.h"
-#include "sim/plan.h"
+#include "layout/convention.h"
+#include "base/data.h"
+#include "plan/plan.h"
 
 #include <string.h>
 
@@ -246,7 +246,7 @@ typedef struct {
     const char *buffer; /* format_buffer() */
 } TableRow;
 
-/* Worked out by hand (see each framework's rule in sim/convention.h):
+/* Worked out by hand (see each framework's rule in layout/convention.h):
  * Llama-3.1-8B: hidden 4096, 32 heads / 8 KV heads of 128, FFN 14336, vocab 128256.
  *  megatron tp=2 pp=2 on GPUs 0-7: GPU = tp + 2·dp + 4·pp; stage 0 layers 0-15. tp rank 1
  *  holds query groups 4-7, each [4 q heads; k; v] = 768 rows: q rows 512g.. at buffer row

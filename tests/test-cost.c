@@ -3,7 +3,7 @@
  *   2 nodes × 2 GPUs; NVLink 100 GB/s × 1.0, 1 us; NIC 80 Gbit/s × 0.5 = 5 GB/s, 10 us;
  *   message overhead 2 us. GPUs 0,1 on node 0; 2,3 on node 1. */
 #include "sim/cost.h"
-#include "sim/topology.h"
+#include "topologies/topology.h"
 
 #include <string.h>
 

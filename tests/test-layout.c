@@ -2,9 +2,9 @@
  * shards (CASES.md C01–C04), StridedShard (C05 and PyTorch's own examples), vocabulary
  * padding, balanced expert splits, fused buffers (C06, C07, C08, KV-head replication,
  * gpt-oss interleaving), unions, block-scale derivations, and the errors. */
-#include "sim/layout.h"
-#include "sim/plan.h"
-#include "sim/topology.h"
+#include "layout/layout.h"
+#include "plan/plan.h"
+#include "topologies/topology.h"
 
 #include <string.h>
 

@@ -3,12 +3,12 @@
  * checkpoint (hand-written from MODELS.md), the stored forms have the checkpoint's shapes and
  * bytes, a config.json of each family imports to the same model, and one refit per family
  * plans correctly under both conventions. */
-#include "sim/convention.h"
-#include "sim/data.h"
-#include "sim/model.h"
-#include "sim/plan.h"
-#include "sim/refit.h"
-#include "sim/yaml-reader.h"
+#include "layout/convention.h"
+#include "base/data.h"
+#include "models/model.h"
+#include "plan/plan.h"
+#include "layout/refit.h"
+#include "base/yaml-reader.h"
 
 #include <glib/gstdio.h>
 #include <string.h>

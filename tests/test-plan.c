@@ -9,9 +9,9 @@
  * element who holds what, and replays every transfer of a plan element by element. Random
  * cases cover strided, uneven, empty, padded, balanced and fused layouts, fused buffers
  * shared by several tensors, and disjoint, overlapping and identical rank sets. */
-#include "sim/layout.h"
-#include "sim/plan.h"
-#include "sim/topology.h"
+#include "layout/layout.h"
+#include "plan/plan.h"
+#include "topologies/topology.h"
 
 #include <string.h>
 

@@ -5,12 +5,12 @@
  * rejected with the byte offset of the fault; a checkpoint written from each family's
  * generated tensors (experts split per expert, as checkpoints store them) must import to
  * the same tensor list, roles and totals. */
-#include "sim/convention.h"
-#include "sim/data.h"
-#include "sim/model.h"
-#include "sim/plan.h"
-#include "sim/refit.h"
-#include "sim/safetensors.h"
+#include "layout/convention.h"
+#include "base/data.h"
+#include "models/model.h"
+#include "plan/plan.h"
+#include "layout/refit.h"
+#include "models/safetensors.h"
 
 #include <glib/gstdio.h>
 #include <stdio.h>

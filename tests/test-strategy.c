@@ -1,10 +1,10 @@
 /* test-strategy.c — the topology-aware strategies (node-aware, hierarchical), buckets and
  * rounds (CASES.md C12, C13), pattern reuse and auto, with exact expected values on
  * tests/data/four-domain.yaml (4 NVLink domains of 4 GPUs: GPUs 4d..4d+3 in domain d). */
-#include "sim/auto.h"
+#include "plan/auto.h"
 #include "sim/cost.h"
-#include "sim/plan.h"
-#include "sim/topology.h"
+#include "plan/plan.h"
+#include "topologies/topology.h"
 
 #include <string.h>
 

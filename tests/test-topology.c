@@ -5,7 +5,7 @@
  * 4 nodes (GPUs 0-7 and 8-15), NVLink 100 GB/s 1 us, PCIe 16 GB/s 0.5 us, NIC 10 GB/s 2 us,
  * switch 0.25 us, oversubscription 2:1 (uplinks 4 × 10 / 2 = 20 GB/s), overhead 1 us.
  * tests/data/two-node.yaml: the foundation's format (no pcie, no fabric sections). */
-#include "sim/topology.h"
+#include "topologies/topology.h"
 
 #include <glib/gstdio.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 /* test-trace.c — the trace CSV round-trips, and bad files are refused with file:line. */
-#include "sim/trace.h"
+#include "base/trace.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* test-units.c — parsing of quantities with units. */
-#include "sim/units.h"
+#include "base/units.h"
 
 #include <string.h>
 

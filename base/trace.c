@@ -1,0 +1,323 @@
+/* trace.c — the trace CSV: writing with a fixed column order, reading by column name. */
+#include "base/trace.h"
+
+#include <math.h>
+#include <string.h>
+
+G_DEFINE_QUARK(rs-trace-error-quark, rs_trace_error)
+
+struct _RsTrace {
+    GArray *rows;       /* RsTraceRow */
+    GPtrArray *meta;    /* alternating key, value */
+    char *name;         /* the file it was read from, or NULL */
+};
+
+static void
+row_clear(gpointer p)
+{
+    RsTraceRow *r = p;
+    g_free(r->route);
+    if (r->depends_on)
+        g_array_unref(r->depends_on);
+}
+
+RsTrace *
+rs_trace_new(void)
+{
+    RsTrace *t = g_new0(RsTrace, 1);
+    t->rows = g_array_new(FALSE, TRUE, sizeof(RsTraceRow));
+    g_array_set_clear_func(t->rows, row_clear);
+    t->meta = g_ptr_array_new_with_free_func(g_free);
+    return t;
+}
+
+void
+rs_trace_free(RsTrace *trace)
+{
+    if (trace == NULL)
+        return;
+    g_array_unref(trace->rows);
+    g_ptr_array_unref(trace->meta);
+    g_free(trace->name);
+    g_free(trace);
+}
+
+void
+rs_trace_set_meta(RsTrace *trace, const char *key, const char *value)
+{
+    for (guint i = 0; i + 1 < trace->meta->len; i += 2) {
+        if (strcmp(g_ptr_array_index(trace->meta, i), key) == 0) {
+            g_free(g_ptr_array_index(trace->meta, i + 1));
+            g_ptr_array_index(trace->meta, i + 1) = g_strdup(value);
+            return;
+        }
+    }
+    g_ptr_array_add(trace->meta, g_strdup(key));
+    g_ptr_array_add(trace->meta, g_strdup(value));
+}
+
+const char *
+rs_trace_get_meta(const RsTrace *trace, const char *key)
+{
+    for (guint i = 0; i + 1 < trace->meta->len; i += 2)
+        if (strcmp(g_ptr_array_index(trace->meta, i), key) == 0)
+            return g_ptr_array_index(trace->meta, i + 1);
+    return NULL;
+}
+
+const char *
+rs_trace_get_name(const RsTrace *trace)
+{
+    return trace->name;
+}
+
+char *
+rs_trace_format_row_where(const RsTrace *trace, const RsTraceRow *row)
+{
+    if (trace->name != NULL && row->line > 0)
+        return g_strdup_printf("%s:%u: message %u", trace->name, row->line, row->message);
+    return g_strdup_printf("message %u", row->message);
+}
+
+RsTraceRow *
+rs_trace_add(RsTrace *trace, guint32 message, guint32 src, guint32 dst, guint64 size_bytes,
+             guint32 phase, double start_s, double end_s, const char *route,
+             const guint32 *depends_on, guint n_deps)
+{
+    RsTraceRow row = {message, src, dst, size_bytes, phase, start_s, end_s,
+                      g_strdup(route ? route : ""), g_array_new(FALSE, FALSE, sizeof(guint32)), 0};
+    if (n_deps > 0)
+        g_array_append_vals(row.depends_on, depends_on, n_deps);
+    g_array_append_val(trace->rows, row);
+    return &g_array_index(trace->rows, RsTraceRow, trace->rows->len - 1);
+}
+
+guint
+rs_trace_get_n_rows(const RsTrace *trace)
+{
+    return trace->rows->len;
+}
+
+const RsTraceRow *
+rs_trace_get_row(const RsTrace *trace, guint index)
+{
+    g_return_val_if_fail(index < trace->rows->len, NULL);
+    return &g_array_index(trace->rows, RsTraceRow, index);
+}
+
+static void
+append_time(GString *s, double t)
+{
+    if (!isnan(t)) {
+        char buf[G_ASCII_DTOSTR_BUF_SIZE];
+        g_ascii_formatd(buf, sizeof buf, "%.9g", t);
+        g_string_append(s, buf);
+    }
+}
+
+char *
+rs_trace_to_string(const RsTrace *trace)
+{
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i + 1 < trace->meta->len; i += 2)
+        g_string_append_printf(s, "# %s: %s\n", (char *)g_ptr_array_index(trace->meta, i),
+                               (char *)g_ptr_array_index(trace->meta, i + 1));
+    g_string_append(s, "message,src,dst,bytes,phase,start_s,end_s,route,depends_on\n");
+    for (guint i = 0; i < trace->rows->len; i++) {
+        const RsTraceRow *r = &g_array_index(trace->rows, RsTraceRow, i);
+        g_string_append_printf(s, "%u,%u,%u,%" G_GUINT64_FORMAT ",%u,", r->message, r->src,
+                               r->dst, r->size_bytes, r->phase);
+        append_time(s, r->start_s);
+        g_string_append_c(s, ',');
+        append_time(s, r->end_s);
+        g_string_append_printf(s, ",%s,", r->route);
+        for (guint k = 0; k < r->depends_on->len; k++)
+            g_string_append_printf(s, "%s%u", k ? ";" : "", g_array_index(r->depends_on, guint32, k));
+        g_string_append_c(s, '\n');
+    }
+    return g_string_free(s, FALSE);
+}
+
+gboolean
+rs_trace_write_file(const RsTrace *trace, const char *path, GError **error)
+{
+    g_autofree char *text = rs_trace_to_string(trace);
+    g_autoptr(GError) local = NULL;
+    /* g_file_set_contents writes a temporary file and renames it over @path. */
+    if (!g_file_set_contents(path, text, -1, &local)) {
+        g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_IO, "%s", local->message);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+enum { COL_MESSAGE, COL_SRC, COL_DST, COL_BYTES, COL_PHASE, COL_START, COL_END, COL_ROUTE,
+       COL_DEPENDS, N_COLS };
+
+static const char *const column_names[N_COLS] = {"message", "src",   "dst",   "bytes",     "phase",
+                                                  "start_s", "end_s", "route", "depends_on"};
+
+/* Sets a parse error naming the place and returns NULL for the caller to return. */
+static gpointer
+parse_error(GError **error, const char *name, guint line, const char *column, const char *text,
+            const char *what)
+{
+    g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_PARSE, "%s:%u: column %s: \"%s\" %s", name,
+                line, column, text, what);
+    return NULL;
+}
+
+static gboolean
+parse_u64(const char *text, guint64 max, guint64 *out)
+{
+    return g_ascii_string_to_unsigned(text, 10, 0, max, out, NULL);
+}
+
+RsTrace *
+rs_trace_read_string(const char *text, const char *name, GError **error)
+{
+    g_autoptr(RsTrace) trace = rs_trace_new();
+    trace->name = g_strdup(name);
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    gint col_index[N_COLS];
+    for (guint c = 0; c < N_COLS; c++)
+        col_index[c] = -1;
+    guint n_fields = 0;
+    gboolean have_header = FALSE;
+    for (guint li = 0; lines[li] != NULL; li++) {
+        guint line = li + 1;
+        char *l = lines[li];
+        gsize len = strlen(l);
+        if (len > 0 && l[len - 1] == '\r')
+            l[len - 1] = '\0';
+        if (*l == '\0')
+            continue;
+        if (l[0] == '#') {
+            char *colon = strchr(l, ':');
+            if (!have_header && colon != NULL) {
+                *colon = '\0';
+                rs_trace_set_meta(trace, g_strstrip(l + 1), g_strstrip(colon + 1));
+            }
+            continue;
+        }
+        g_auto(GStrv) fields = g_strsplit(l, ",", -1);
+        guint n = g_strv_length(fields);
+        if (!have_header) {
+            for (guint f = 0; f < n; f++) {
+                char *h = g_strstrip(fields[f]);
+                gint found = -1;
+                for (guint c = 0; c < N_COLS; c++)
+                    if (strcmp(h, column_names[c]) == 0)
+                        found = (gint)c;
+                if (found < 0) {
+                    g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_PARSE,
+                                "%s:%u: unknown column \"%s\" (known: message, src, dst, bytes, "
+                                "phase, start_s, end_s, route, depends_on)",
+                                name, line, h);
+                    return NULL;
+                }
+                if (col_index[found] >= 0) {
+                    g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_PARSE,
+                                "%s:%u: column \"%s\" appears twice", name, line, h);
+                    return NULL;
+                }
+                col_index[found] = (gint)f;
+            }
+            for (guint c = COL_SRC; c <= COL_BYTES; c++) {
+                if (col_index[c] < 0) {
+                    g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_PARSE,
+                                "%s:%u: the header lacks the column \"%s\"", name, line,
+                                column_names[c]);
+                    return NULL;
+                }
+            }
+            n_fields = n;
+            have_header = TRUE;
+            continue;
+        }
+        if (n != n_fields) {
+            g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_PARSE,
+                        "%s:%u: %u fields, the header has %u", name, line, n, n_fields);
+            return NULL;
+        }
+        const char *v[N_COLS];
+        for (guint c = 0; c < N_COLS; c++)
+            v[c] = col_index[c] >= 0 ? g_strstrip(fields[col_index[c]]) : NULL;
+        guint64 message = rs_trace_get_n_rows(trace), src, dst, bytes, phase = 0;
+        if (v[COL_MESSAGE] && !parse_u64(v[COL_MESSAGE], G_MAXUINT32, &message))
+            return parse_error(error, name, line, "message", v[COL_MESSAGE],
+                               "is not a non-negative integer");
+        if (!parse_u64(v[COL_SRC], G_MAXUINT32, &src))
+            return parse_error(error, name, line, "src", v[COL_SRC],
+                               "is not a non-negative integer");
+        if (!parse_u64(v[COL_DST], G_MAXUINT32, &dst))
+            return parse_error(error, name, line, "dst", v[COL_DST],
+                               "is not a non-negative integer");
+        if (!parse_u64(v[COL_BYTES], G_MAXINT64, &bytes))
+            return parse_error(error, name, line, "bytes", v[COL_BYTES],
+                               "is not a non-negative integer");
+        if (v[COL_PHASE] && *v[COL_PHASE] && !parse_u64(v[COL_PHASE], G_MAXUINT32, &phase))
+            return parse_error(error, name, line, "phase", v[COL_PHASE],
+                               "is not a non-negative integer");
+        double times[2] = {NAN, NAN};
+        for (guint k = 0; k < 2; k++) {
+            const char *t = v[COL_START + k];
+            if (t == NULL || *t == '\0')
+                continue;
+            char *end = NULL;
+            times[k] = g_ascii_strtod(t, &end);
+            if (end == t || *end != '\0' || !isfinite(times[k]))
+                return parse_error(error, name, line, column_names[COL_START + k], t,
+                                   "is not a number of seconds");
+        }
+        g_autoptr(GArray) deps = g_array_new(FALSE, FALSE, sizeof(guint32));
+        if (v[COL_DEPENDS] && *v[COL_DEPENDS]) {
+            g_auto(GStrv) items = g_strsplit(v[COL_DEPENDS], ";", -1);
+            for (guint k = 0; items[k] != NULL; k++) {
+                guint64 d;
+                if (!parse_u64(g_strstrip(items[k]), G_MAXUINT32, &d))
+                    return parse_error(error, name, line, "depends_on", items[k],
+                                       "is not a message index");
+                guint32 d32 = (guint32)d;
+                g_array_append_val(deps, d32);
+            }
+        }
+        rs_trace_add(trace, (guint32)message, (guint32)src, (guint32)dst, bytes, (guint32)phase,
+                     times[0], times[1], v[COL_ROUTE], (const guint32 *)deps->data, deps->len)
+            ->line = line;
+    }
+    if (!have_header) {
+        g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_PARSE,
+                    "%s: no header row (message,src,dst,bytes,…)", name);
+        return NULL;
+    }
+    /* Every dependency names a message of the file. */
+    g_autoptr(GHashTable) ids = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (guint i = 0; i < rs_trace_get_n_rows(trace); i++)
+        g_hash_table_add(ids, GUINT_TO_POINTER(rs_trace_get_row(trace, i)->message + 1));
+    for (guint i = 0; i < rs_trace_get_n_rows(trace); i++) {
+        const RsTraceRow *r = rs_trace_get_row(trace, i);
+        for (guint k = 0; k < r->depends_on->len; k++) {
+            guint32 d = g_array_index(r->depends_on, guint32, k);
+            if (!g_hash_table_contains(ids, GUINT_TO_POINTER(d + 1))) {
+                g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_PARSE,
+                            "%s:%u: message %u depends on message %u, which is not in the file",
+                            name, r->line, r->message, d);
+                return NULL;
+            }
+        }
+    }
+    return g_steal_pointer(&trace);
+}
+
+RsTrace *
+rs_trace_read_file(const char *path, GError **error)
+{
+    g_autofree char *text = NULL;
+    g_autoptr(GError) local = NULL;
+    if (!g_file_get_contents(path, &text, NULL, &local)) {
+        g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_IO, "%s", local->message);
+        return NULL;
+    }
+    return rs_trace_read_string(text, path, error);
+}

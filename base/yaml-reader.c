@@ -1,0 +1,348 @@
+/* yaml-reader.c — a thin layer over libyaml's document API. libyaml keeps a start mark (0-based
+ * line and column) on every node; we keep the path beside the document so that any reader
+ * can point a user at the exact place of a bad value. */
+#include "base/yaml-reader.h"
+
+#include "base/units.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+G_DEFINE_QUARK(rs-yaml-error-quark, rs_yaml_error)
+
+struct _RsYaml {
+    char *path;
+    yaml_document_t document;
+};
+
+static RsYaml *
+load_from_parser(yaml_parser_t *parser, const char *name, GError **error)
+{
+    RsYaml *yaml = g_new0(RsYaml, 1);
+    yaml->path = g_strdup(name);
+    if (!yaml_parser_load(parser, &yaml->document)) {
+        g_set_error(error, RS_YAML_ERROR, RS_YAML_ERROR_SYNTAX, "%s:%zu:%zu: %s%s%s", name,
+                    parser->problem_mark.line + 1, parser->problem_mark.column + 1,
+                    parser->problem ? parser->problem : "malformed YAML",
+                    parser->context ? " " : "", parser->context ? parser->context : "");
+        g_free(yaml->path);
+        g_free(yaml);
+        return NULL;
+    }
+    if (yaml_document_get_root_node(&yaml->document) == NULL) {
+        g_set_error(error, RS_YAML_ERROR, RS_YAML_ERROR_SYNTAX, "%s:1:1: empty document", name);
+        rs_yaml_free(yaml);
+        return NULL;
+    }
+    return yaml;
+}
+
+RsYaml *
+rs_yaml_load_string(const char *text, const char *name, GError **error)
+{
+    g_return_val_if_fail(text != NULL && name != NULL, NULL);
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser)) {
+        g_set_error(error, RS_YAML_ERROR, RS_YAML_ERROR_IO, "%s: cannot initialise YAML parser",
+                    name);
+        return NULL;
+    }
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
+    RsYaml *yaml = load_from_parser(&parser, name, error);
+    yaml_parser_delete(&parser);
+    return yaml;
+}
+
+RsYaml *
+rs_yaml_load_file(const char *path, GError **error)
+{
+    g_return_val_if_fail(path != NULL, NULL);
+    g_autofree char *contents = NULL;
+    g_autoptr(GError) io_error = NULL;
+    if (!g_file_get_contents(path, &contents, NULL, &io_error)) {
+        g_set_error(error, RS_YAML_ERROR, RS_YAML_ERROR_IO, "%s", io_error->message);
+        return NULL;
+    }
+    return rs_yaml_load_string(contents, path, error);
+}
+
+void
+rs_yaml_free(RsYaml *yaml)
+{
+    if (yaml == NULL)
+        return;
+    yaml_document_delete(&yaml->document);
+    g_free(yaml->path);
+    g_free(yaml);
+}
+
+const char *
+rs_yaml_get_path(const RsYaml *yaml)
+{
+    return yaml->path;
+}
+
+const char *
+rs_yaml_scalar_value(const yaml_node_t *node)
+{
+    if (node == NULL || node->type != YAML_SCALAR_NODE)
+        return NULL;
+    return (const char *)node->data.scalar.value;
+}
+
+yaml_node_t *
+rs_yaml_node_at(RsYaml *yaml, int index)
+{
+    return yaml_document_get_node(&yaml->document, index);
+}
+
+void
+rs_yaml_set_error(RsYaml *yaml, yaml_node_t *node, const char *section, const char *field,
+                  GError **error, RsYamlError code, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    g_autofree char *message = g_strdup_vprintf(format, args);
+    va_end(args);
+    g_autofree char *where = NULL;
+    if (node != NULL)
+        where = g_strdup_printf("%s:%zu:%zu", yaml->path, node->start_mark.line + 1,
+                                node->start_mark.column + 1);
+    else
+        where = g_strdup(yaml->path);
+    g_autofree char *name = NULL;
+    if (section != NULL && field != NULL)
+        name = g_strdup_printf("%s.%s: ", section, field);
+    else if (section != NULL || field != NULL)
+        name = g_strdup_printf("%s: ", section ? section : field);
+    else
+        name = g_strdup("");
+    g_set_error(error, RS_YAML_ERROR, code, "%s: %s%s", where, name, message);
+}
+
+yaml_node_t *
+rs_yaml_get_root_mapping(RsYaml *yaml, GError **error)
+{
+    yaml_node_t *root = yaml_document_get_root_node(&yaml->document);
+    if (root == NULL || root->type != YAML_MAPPING_NODE) {
+        rs_yaml_set_error(yaml, root, NULL, NULL, error, RS_YAML_ERROR_TYPE,
+                          "the document must be a mapping of fields");
+        return NULL;
+    }
+    return root;
+}
+
+yaml_node_t *
+rs_yaml_lookup(RsYaml *yaml, yaml_node_t *map, const char *key)
+{
+    if (map == NULL || map->type != YAML_MAPPING_NODE)
+        return NULL;
+    for (yaml_node_pair_t *pair = map->data.mapping.pairs.start;
+         pair < map->data.mapping.pairs.top; pair++) {
+        yaml_node_t *k = yaml_document_get_node(&yaml->document, pair->key);
+        const char *text = rs_yaml_scalar_value(k);
+        if (text != NULL && strcmp(text, key) == 0)
+            return yaml_document_get_node(&yaml->document, pair->value);
+    }
+    return NULL;
+}
+
+gboolean
+rs_yaml_check_keys(RsYaml *yaml, yaml_node_t *map, const char *section, const char *const *known,
+                   GError **error)
+{
+    if (map == NULL || map->type != YAML_MAPPING_NODE) {
+        rs_yaml_set_error(yaml, map, section, NULL, error, RS_YAML_ERROR_TYPE,
+                          "expected a mapping");
+        return FALSE;
+    }
+    for (yaml_node_pair_t *pair = map->data.mapping.pairs.start;
+         pair < map->data.mapping.pairs.top; pair++) {
+        yaml_node_t *k = yaml_document_get_node(&yaml->document, pair->key);
+        const char *text = rs_yaml_scalar_value(k);
+        if (text == NULL) {
+            rs_yaml_set_error(yaml, k, section, NULL, error, RS_YAML_ERROR_TYPE,
+                              "keys must be plain names");
+            return FALSE;
+        }
+        gboolean found = FALSE;
+        for (guint i = 0; known[i] != NULL && !found; i++)
+            found = strcmp(text, known[i]) == 0;
+        if (!found) {
+            g_autofree char *list = g_strjoinv(", ", (char **)known);
+            rs_yaml_set_error(yaml, k, section, text, error, RS_YAML_ERROR_UNKNOWN_KEY,
+                              "unknown field (known: %s)", list);
+            return FALSE;
+        }
+    }
+    /* A key given twice is as suspicious as an unknown one. */
+    return rs_yaml_check_unique_keys(yaml, map, section, error);
+}
+
+gboolean
+rs_yaml_check_unique_keys(RsYaml *yaml, yaml_node_t *map, const char *section, GError **error)
+{
+    for (yaml_node_pair_t *pair = map->data.mapping.pairs.start; pair < map->data.mapping.pairs.top;
+         pair++) {
+        yaml_node_t *k = rs_yaml_node_at(yaml, pair->key);
+        const char *text = rs_yaml_scalar_value(k);
+        for (yaml_node_pair_t *other = map->data.mapping.pairs.start;
+             text != NULL && other < pair; other++) {
+            const char *t2 = rs_yaml_scalar_value(rs_yaml_node_at(yaml, other->key));
+            if (t2 != NULL && strcmp(t2, text) == 0) {
+                rs_yaml_set_error(yaml, k, section, text, error, RS_YAML_ERROR_UNKNOWN_KEY,
+                                  "field given twice");
+                return FALSE;
+            }
+        }
+    }
+    return TRUE;
+}
+
+/* Finds @key and makes sure it is a scalar. *node_out is NULL when absent and optional. */
+static gboolean
+find_scalar(RsYaml *yaml, yaml_node_t *map, const char *section, const char *key,
+            gboolean required, yaml_node_t **node_out, GError **error)
+{
+    yaml_node_t *node = rs_yaml_lookup(yaml, map, key);
+    *node_out = NULL;
+    if (node == NULL) {
+        if (required) {
+            rs_yaml_set_error(yaml, map, section, key, error, RS_YAML_ERROR_MISSING,
+                              "required field is missing");
+            return FALSE;
+        }
+        return TRUE;
+    }
+    if (node->type != YAML_SCALAR_NODE) {
+        rs_yaml_set_error(yaml, node, section, key, error, RS_YAML_ERROR_TYPE,
+                          "expected a single value");
+        return FALSE;
+    }
+    *node_out = node;
+    return TRUE;
+}
+
+gboolean
+rs_yaml_read_string(RsYaml *yaml, yaml_node_t *map, const char *section, const char *key,
+                    gboolean required, const char **out, GError **error)
+{
+    yaml_node_t *node;
+    if (!find_scalar(yaml, map, section, key, required, &node, error))
+        return FALSE;
+    if (node != NULL)
+        *out = rs_yaml_scalar_value(node);
+    return TRUE;
+}
+
+gboolean
+rs_yaml_read_int64(RsYaml *yaml, yaml_node_t *map, const char *section, const char *key,
+                   gboolean required, gint64 min, gint64 max, gint64 *out, GError **error)
+{
+    yaml_node_t *node;
+    if (!find_scalar(yaml, map, section, key, required, &node, error))
+        return FALSE;
+    if (node == NULL)
+        return TRUE;
+    const char *text = rs_yaml_scalar_value(node);
+    gint64 value;
+    g_autoptr(GError) local = NULL;
+    if (!g_ascii_string_to_signed(text, 10, min, max, &value, &local)) {
+        rs_yaml_set_error(yaml, node, section, key, error, RS_YAML_ERROR_VALUE,
+                          "\"%s\": expected an integer in [%" G_GINT64_FORMAT
+                          ", %" G_GINT64_FORMAT "]",
+                          text, min, max);
+        return FALSE;
+    }
+    *out = value;
+    return TRUE;
+}
+
+gboolean
+rs_yaml_read_double(RsYaml *yaml, yaml_node_t *map, const char *section, const char *key,
+                    gboolean required, double min, double max, double *out, GError **error)
+{
+    yaml_node_t *node;
+    if (!find_scalar(yaml, map, section, key, required, &node, error))
+        return FALSE;
+    if (node == NULL)
+        return TRUE;
+    const char *text = rs_yaml_scalar_value(node);
+    char *end = NULL;
+    double value = g_ascii_strtod(text, &end);
+    if (end == text || *end != '\0' || !isfinite(value) || value < min || value > max) {
+        rs_yaml_set_error(yaml, node, section, key, error, RS_YAML_ERROR_VALUE,
+                          "\"%s\": expected a number in [%g, %g]", text, min, max);
+        return FALSE;
+    }
+    *out = value;
+    return TRUE;
+}
+
+gboolean
+rs_yaml_read_bool(RsYaml *yaml, yaml_node_t *map, const char *section, const char *key,
+                  gboolean required, gboolean *out, GError **error)
+{
+    yaml_node_t *node;
+    if (!find_scalar(yaml, map, section, key, required, &node, error))
+        return FALSE;
+    if (node == NULL)
+        return TRUE;
+    const char *text = rs_yaml_scalar_value(node);
+    if (g_ascii_strcasecmp(text, "true") == 0 || g_ascii_strcasecmp(text, "yes") == 0) {
+        *out = TRUE;
+    } else if (g_ascii_strcasecmp(text, "false") == 0 || g_ascii_strcasecmp(text, "no") == 0) {
+        *out = FALSE;
+    } else {
+        rs_yaml_set_error(yaml, node, section, key, error, RS_YAML_ERROR_VALUE,
+                          "\"%s\": expected true or false", text);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+typedef gboolean (*UnitParser)(const char *text, void *out, GError **error);
+
+static gboolean
+read_unit(RsYaml *yaml, yaml_node_t *map, const char *section, const char *key,
+          gboolean required, UnitParser parse, void *out, GError **error)
+{
+    yaml_node_t *node;
+    if (!find_scalar(yaml, map, section, key, required, &node, error))
+        return FALSE;
+    if (node == NULL)
+        return TRUE;
+    g_autoptr(GError) local = NULL;
+    if (!parse(rs_yaml_scalar_value(node), out, &local)) {
+        rs_yaml_set_error(yaml, node, section, key, error, RS_YAML_ERROR_VALUE, "%s",
+                          local->message);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean
+rs_yaml_read_bandwidth(RsYaml *yaml, yaml_node_t *map, const char *section, const char *key,
+                       gboolean required, double *out, GError **error)
+{
+    return read_unit(yaml, map, section, key, required, (UnitParser)rs_units_parse_bandwidth,
+                     out, error);
+}
+
+gboolean
+rs_yaml_read_duration(RsYaml *yaml, yaml_node_t *map, const char *section, const char *key,
+                      gboolean required, double *out, GError **error)
+{
+    return read_unit(yaml, map, section, key, required, (UnitParser)rs_units_parse_duration, out,
+                     error);
+}
+
+gboolean
+rs_yaml_read_size(RsYaml *yaml, yaml_node_t *map, const char *section, const char *key,
+                  gboolean required, guint64 *out, GError **error)
+{
+    return read_unit(yaml, map, section, key, required, (UnitParser)rs_units_parse_size, out,
+                     error);
+}

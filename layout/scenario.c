@@ -1,0 +1,335 @@
+/* scenario.c — loading a scenario file and resolving it into a refit. */
+#include "layout/scenario.h"
+
+#include "base/data.h"
+#include "base/yaml-reader.h"
+
+#include <string.h>
+
+G_DEFINE_QUARK(rs-scenario-error-quark, rs_scenario_error)
+
+RsScenario *
+rs_scenario_new(void)
+{
+    return g_new0(RsScenario, 1);
+}
+
+void
+rs_scenario_free(RsScenario *scenario)
+{
+    if (scenario == NULL)
+        return;
+    g_free(scenario->path);
+    g_free(scenario->name);
+    g_free(scenario->model);
+    g_free(scenario->topology);
+    g_free(scenario->model_where);
+    g_free(scenario->topology_where);
+    g_free(scenario->nodes_where);
+    g_free(scenario->train_where);
+    g_free(scenario->infer_where);
+    g_free(scenario->train_gpus_where);
+    g_free(scenario->infer_gpus_where);
+    rs_convention_free(scenario->train);
+    rs_convention_free(scenario->infer);
+    if (scenario->train_gpus)
+        g_array_unref(scenario->train_gpus);
+    if (scenario->infer_gpus)
+        g_array_unref(scenario->infer_gpus);
+    g_free(scenario);
+}
+
+void
+rs_scenario_set_where(char **where, const char *text)
+{
+    g_free(*where);
+    *where = g_strdup(text);
+}
+
+/* Sets *@where to "path:line:col" of @node (nothing when @node is NULL). */
+static void
+set_where_node(char **where, const char *path, const yaml_node_t *node)
+{
+    if (node == NULL)
+        return;
+    g_free(*where);
+    *where = g_strdup_printf("%s:%zu:%zu", path, node->start_mark.line + 1,
+                             node->start_mark.column + 1);
+}
+
+/* Reads a train/infer section: convention, gpus and integer parameters. */
+static gboolean
+read_side(RsYaml *yaml, yaml_node_t *root, const char *section, RsConvention **conv_out,
+          GArray **gpus_out, GError **error)
+{
+    yaml_node_t *map = rs_yaml_lookup(yaml, root, section);
+    if (map == NULL)
+        return TRUE;
+    if (map->type != YAML_MAPPING_NODE) {
+        rs_yaml_set_error(yaml, map, NULL, section, error, RS_YAML_ERROR_TYPE,
+                          "expected a mapping with convention, gpus and parallel sizes");
+        return FALSE;
+    }
+    /* A key given twice is refused, as at the top level. */
+    if (!rs_yaml_check_unique_keys(yaml, map, section, error))
+        return FALSE;
+    const char *name = NULL, *gpus = NULL;
+    if (!rs_yaml_read_string(yaml, map, section, "convention", TRUE, &name, error) ||
+        !rs_yaml_read_string(yaml, map, section, "gpus", FALSE, &gpus, error))
+        return FALSE;
+    g_autoptr(GError) local = NULL;
+    g_autoptr(RsConvention) conv = rs_convention_new(name, &local);
+    if (conv == NULL) {
+        rs_yaml_set_error(yaml, rs_yaml_lookup(yaml, map, "convention"), section, "convention",
+                          error, RS_YAML_ERROR_VALUE, "%s", local->message);
+        return FALSE;
+    }
+    for (yaml_node_pair_t *pair = map->data.mapping.pairs.start;
+         pair < map->data.mapping.pairs.top; pair++) {
+        const char *key = rs_yaml_scalar_value(rs_yaml_node_at(yaml, pair->key));
+        if (key == NULL || strcmp(key, "convention") == 0 || strcmp(key, "gpus") == 0)
+            continue;
+        if (!rs_convention_has_param(conv, key)) {
+            rs_convention_set_text(conv, key, "1", &local);
+            rs_yaml_set_error(yaml, rs_yaml_node_at(yaml, pair->key), section, key, error,
+                              RS_YAML_ERROR_UNKNOWN_KEY, "%s", local->message);
+            return FALSE;
+        }
+        /* Integers and switches are scalars; a list is a sequence or "a,b,c". */
+        yaml_node_t *value = rs_yaml_node_at(yaml, pair->value);
+        g_autoptr(GString) text = g_string_new(NULL);
+        if (value->type == YAML_SEQUENCE_NODE && !rs_convention_param_is_list(conv, key)) {
+            rs_yaml_set_error(yaml, value, section, key, error, RS_YAML_ERROR_TYPE,
+                              "expected a single value, not a list");
+            return FALSE;
+        }
+        if (value->type == YAML_SEQUENCE_NODE) {
+            for (yaml_node_item_t *item = value->data.sequence.items.start;
+                 item < value->data.sequence.items.top; item++) {
+                const char *v = rs_yaml_scalar_value(rs_yaml_node_at(yaml, *item));
+                g_string_append_printf(text, "%s%s", text->len ? "," : "", v ? v : "?");
+            }
+        } else if (rs_yaml_scalar_value(value) != NULL) {
+            g_string_append(text, rs_yaml_scalar_value(value));
+        }
+        if (!rs_convention_set_text(conv, key, text->str, &local)) {
+            rs_yaml_set_error(yaml, value, section, key, error, RS_YAML_ERROR_VALUE, "%s",
+                              local->message);
+            return FALSE;
+        }
+    }
+    if (gpus != NULL) {
+        GArray *list = NULL;
+        if (!rs_ranks_parse(gpus, &list, &local)) {
+            rs_yaml_set_error(yaml, rs_yaml_lookup(yaml, map, "gpus"), section, "gpus", error,
+                              RS_YAML_ERROR_VALUE, "%s", local->message);
+            return FALSE;
+        }
+        *gpus_out = list;
+    }
+    *conv_out = g_steal_pointer(&conv);
+    return TRUE;
+}
+
+RsScenario *
+rs_scenario_load_file(const char *path, GError **error)
+{
+    static const char *const keys[] = {"name",   "description", "model",  "dtype",
+                                       "mtp",    "stored",      "scale",  "layers",
+                                       "topology", "nodes",     "train",  "infer",
+                                       "infer_dtype", NULL};
+    g_autoptr(RsYaml) yaml = rs_yaml_load_file(path, error);
+    if (yaml == NULL)
+        return NULL;
+    yaml_node_t *root = rs_yaml_get_root_mapping(yaml, error);
+    if (root == NULL || !rs_yaml_check_keys(yaml, root, NULL, keys, error))
+        return NULL;
+    g_autoptr(RsScenario) s = rs_scenario_new();
+    s->path = g_strdup(path);
+    const char *name = NULL, *model = NULL, *dtype = NULL, *topology = NULL, *infer_dtype = NULL;
+    const char *layers = NULL;
+    gint64 nodes = 0, scale = 0;
+    if (!rs_yaml_read_string(yaml, root, NULL, "name", FALSE, &name, error) ||
+        !rs_yaml_read_string(yaml, root, NULL, "model", TRUE, &model, error) ||
+        !rs_yaml_read_string(yaml, root, NULL, "dtype", FALSE, &dtype, error) ||
+        !rs_yaml_read_string(yaml, root, NULL, "infer_dtype", FALSE, &infer_dtype, error) ||
+        !rs_yaml_read_bool(yaml, root, NULL, "mtp", FALSE, &s->include_mtp, error) ||
+        !rs_yaml_read_bool(yaml, root, NULL, "stored", FALSE, &s->stored, error) ||
+        !rs_yaml_read_string(yaml, root, NULL, "topology", TRUE, &topology, error) ||
+        !rs_yaml_read_int64(yaml, root, NULL, "nodes", FALSE, 1, 1 << 20, &nodes, error) ||
+        !rs_yaml_read_int64(yaml, root, NULL, "scale", FALSE, 1, 1 << 20, &scale, error) ||
+        !rs_yaml_read_string(yaml, root, NULL, "layers", FALSE, &layers, error))
+        return NULL;
+    s->scale = (guint)scale;
+    if (layers != NULL) {
+        g_autoptr(GError) local = NULL;
+        RsModelOptions range = {0};
+        if (!rs_model_options_parse_layers(&range, layers, &local)) {
+            rs_yaml_set_error(yaml, rs_yaml_lookup(yaml, root, "layers"), NULL, "layers", error,
+                              RS_YAML_ERROR_VALUE, "%s", local->message);
+            return NULL;
+        }
+        s->has_layer_range = TRUE;
+        s->first_layer = range.first_layer;
+        s->last_layer = range.last_layer;
+    }
+    s->name = g_strdup(name ? name : path);
+    s->model = g_strdup(model);
+    s->topology = g_strdup(topology);
+    s->n_nodes = (guint)nodes;
+    if (dtype != NULL) {
+        g_autoptr(GError) local = NULL;
+        if (!rs_dtype_parse(dtype, &s->dtype, &local)) {
+            rs_yaml_set_error(yaml, rs_yaml_lookup(yaml, root, "dtype"), NULL, "dtype", error,
+                              RS_YAML_ERROR_VALUE, "%s", local->message);
+            return NULL;
+        }
+        s->has_dtype = TRUE;
+    }
+    if (infer_dtype != NULL) {
+        g_autoptr(GError) local = NULL;
+        if (!rs_dtype_parse(infer_dtype, &s->infer_dtype, &local)) {
+            rs_yaml_set_error(yaml, rs_yaml_lookup(yaml, root, "infer_dtype"), NULL,
+                              "infer_dtype", error, RS_YAML_ERROR_VALUE, "%s", local->message);
+            return NULL;
+        }
+        s->has_infer_dtype = TRUE;
+    }
+    if (!read_side(yaml, root, "train", &s->train, &s->train_gpus, error) ||
+        !read_side(yaml, root, "infer", &s->infer, &s->infer_gpus, error))
+        return NULL;
+    set_where_node(&s->model_where, path, rs_yaml_lookup(yaml, root, "model"));
+    set_where_node(&s->topology_where, path, rs_yaml_lookup(yaml, root, "topology"));
+    set_where_node(&s->nodes_where, path, rs_yaml_lookup(yaml, root, "nodes"));
+    yaml_node_t *train = rs_yaml_lookup(yaml, root, "train");
+    yaml_node_t *infer = rs_yaml_lookup(yaml, root, "infer");
+    set_where_node(&s->train_where, path, train);
+    set_where_node(&s->infer_where, path, infer);
+    if (train != NULL && train->type == YAML_MAPPING_NODE)
+        set_where_node(&s->train_gpus_where, path, rs_yaml_lookup(yaml, train, "gpus"));
+    if (infer != NULL && infer->type == YAML_MAPPING_NODE)
+        set_where_node(&s->infer_gpus_where, path, rs_yaml_lookup(yaml, infer, "gpus"));
+    return g_steal_pointer(&s);
+}
+
+static gboolean
+check_gpus(const char *side, GArray *gpus, const RsTopology *topo, GError **error)
+{
+    if (gpus == NULL || gpus->len == 0) {
+        g_set_error(error, RS_SCENARIO_ERROR, RS_SCENARIO_ERROR_INVALID,
+                    "%s: no GPUs given (set %s.gpus or --%s-gpus)", side, side, side);
+        return FALSE;
+    }
+    g_autoptr(GHashTable) seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+    guint n_gpus = rs_topology_get_n_gpus(topo);
+    for (guint i = 0; i < gpus->len; i++) {
+        guint32 g = g_array_index(gpus, guint32, i);
+        if (g >= n_gpus) {
+            g_set_error(error, RS_SCENARIO_ERROR, RS_SCENARIO_ERROR_INVALID,
+                        "%s.gpus: GPU %u is not in topology %s with %u nodes (%u GPUs); use "
+                        "--nodes",
+                        side, g, rs_topology_get_name(topo), rs_topology_get_n_nodes(topo),
+                        n_gpus);
+            return FALSE;
+        }
+        if (!g_hash_table_add(seen, GUINT_TO_POINTER(g + 1))) {
+            g_set_error(error, RS_SCENARIO_ERROR, RS_SCENARIO_ERROR_INVALID,
+                        "%s.gpus: GPU %u is listed twice", side, g);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* Prefixes @error's message with "@where: " when known. Returns: FALSE. */
+static gboolean
+prefix_where(GError **error, const char *where)
+{
+    if (where != NULL)
+        g_prefix_error(error, "%s: ", where);
+    return FALSE;
+}
+
+/* Prefixes @error's message with "@side: " unless @where is the flag that gave the side
+ * (--train, --infer), which names it already ("--train: train: ..." read it twice). */
+static void
+prefix_side(GError **error, const char *side, const char *where)
+{
+    if (where == NULL || !g_str_has_prefix(where, "--"))
+        g_prefix_error(error, "%s: ", side);
+}
+
+gboolean
+rs_scenario_build(RsScenario *s, RsScenarioBuild *out, GError **error)
+{
+    memset(out, 0, sizeof *out);
+    if (s->model == NULL || s->topology == NULL || s->train == NULL || s->infer == NULL) {
+        g_set_error(error, RS_SCENARIO_ERROR, RS_SCENARIO_ERROR_INVALID,
+                    "a scenario needs a model, a topology, a training and an inference layout");
+        return FALSE;
+    }
+    g_autofree char *model_path = rs_data_find("models", s->model, error);
+    if (model_path == NULL)
+        return prefix_where(error, s->model_where);
+    RsModelOptions mopts = {.include_mtp = s->include_mtp, .has_dtype = s->has_dtype,
+                            .dtype = s->dtype, .scale = s->scale,
+                            .has_layer_range = s->has_layer_range,
+                            .first_layer = s->first_layer, .last_layer = s->last_layer};
+    if (s->stored)
+        mopts.storage = RS_MODEL_STORAGE_CHECKPOINT;
+    g_autoptr(RsModel) model = rs_model_load_file(model_path, &mopts, error);
+    if (model == NULL)
+        return FALSE;
+    g_autofree char *topo_path = rs_data_find("topologies", s->topology, error);
+    if (topo_path == NULL)
+        return prefix_where(error, s->topology_where);
+    RsTopologyOverrides tov = s->topology_overrides;
+    if (s->n_nodes != 0)
+        tov.n_nodes = s->n_nodes;
+    g_autoptr(RsTopology) topo = rs_topology_load_file(topo_path, &tov, error);
+    if (topo == NULL)
+        return FALSE;
+    if (!check_gpus("train", s->train_gpus, topo, error))
+        return prefix_where(error, s->train_gpus_where ? s->train_gpus_where : s->train_where);
+    if (!check_gpus("infer", s->infer_gpus, topo, error))
+        return prefix_where(error, s->infer_gpus_where ? s->infer_gpus_where : s->infer_where);
+
+    RsConventionResult src, dst;
+    if (!rs_convention_resolve_full(s->train, model, (const guint32 *)s->train_gpus->data,
+                                    s->train_gpus->len, &src, error)) {
+        prefix_side(error, "train", s->train_where);
+        return prefix_where(error, s->train_where);
+    }
+    if (!rs_convention_resolve_full(s->infer, model, (const guint32 *)s->infer_gpus->data,
+                                    s->infer_gpus->len, &dst, error)) {
+        prefix_side(error, "infer", s->infer_where);
+        rs_convention_result_clear(&src);
+        return prefix_where(error, s->infer_where);
+    }
+    RsRefitDtypes dtypes = {s->has_infer_dtype, s->infer_dtype};
+    RsRefit *refit = rs_refit_new_from_model_full(model, src.layouts, src.buffers, dst.layouts,
+                                                  dst.buffers, &dtypes, error);
+    g_autofree char *train_summary = g_steal_pointer(&src.summary);
+    g_autofree char *infer_summary = g_steal_pointer(&dst.summary);
+    rs_convention_result_clear(&src);
+    rs_convention_result_clear(&dst);
+    if (refit == NULL)
+        return FALSE;
+    out->model = g_steal_pointer(&model);
+    out->topology = g_steal_pointer(&topo);
+    out->refit = refit;
+    out->train_summary = g_steal_pointer(&train_summary);
+    out->infer_summary = g_steal_pointer(&infer_summary);
+    return TRUE;
+}
+
+void
+rs_scenario_build_clear(RsScenarioBuild *build)
+{
+    rs_model_free(build->model);
+    rs_topology_free(build->topology);
+    rs_refit_free(build->refit);
+    g_free(build->train_summary);
+    g_free(build->infer_summary);
+    memset(build, 0, sizeof *build);
+}

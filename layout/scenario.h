@@ -1,0 +1,113 @@
+/* scenario.h — a complete, reproducible refit case: model, dtype, topology and node count,
+ * the training layout and its GPUs, the inference layout and its GPUs.
+ *
+ * A scenario file (scenarios/NAME.yaml):
+ *   name: deepseek-v3-h100
+ *   model: deepseek-v3          # shipped name or path
+ *   dtype: bf16                 # optional: override the model's dtype
+ *   infer_dtype: fp8-e4m3       # optional: the inference side's dtype (converted at the
+ *                               # source; FP8 and MXFP4 add block scales, see refit.h)
+ *   mtp: false                  # optional: include MTP layers
+ *   stored: false               # optional: move the weights as the checkpoint stores them
+ *   topology: dgx-h100          # shipped name or path
+ *   nodes: 64                   # optional: override the topology's node count
+ *   scale: 16                   # optional: divide every width by 16 (RsModelOptions.scale)
+ *   layers: 3-5                 # optional: only decoder layers 3 to 5
+ *   train: {convention: megatron, gpus: 0-255, tp: 1, pp: 16, ep: 16, dp: 16}
+ *   infer: {convention: vllm, gpus: 256-511, tp: 32, dp: 8}
+ * Convention parameters take integers, switches (ep: true) and lists (pp-layers: [15, 16]).
+ * Every field can be overridden after loading (the command-line flags do).
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "layout/convention.h"
+#include "models/model.h"
+#include "layout/refit.h"
+#include "topologies/topology.h"
+
+G_BEGIN_DECLS
+
+#define RS_SCENARIO_ERROR (rs_scenario_error_quark())
+GQuark rs_scenario_error_quark(void);
+
+typedef enum {
+    RS_SCENARIO_ERROR_INVALID, /* GPUs outside the topology or listed twice, a part missing */
+} RsScenarioError;
+
+typedef struct {
+    char *path;  /* file it was loaded from, or NULL */
+    char *name;
+    char *model; /* shipped name or path */
+    gboolean has_dtype;
+    RsDtype dtype;
+    gboolean include_mtp;
+    gboolean stored; /* generate the model as stored (RS_MODEL_STORAGE_CHECKPOINT) */
+    guint scale;                /* 0 or 1: full size; else the model's widths divided by it */
+    gboolean has_layer_range;   /* only decoder layers first_layer..last_layer */
+    gint first_layer, last_layer;
+    char *topology; /* shipped name or path */
+    guint n_nodes;  /* 0 keeps the topology's */
+    /* NIC bandwidth, oversubscription, PXN (zero keeps the file's); n_nodes above wins over
+     * topology_overrides.n_nodes. */
+    RsTopologyOverrides topology_overrides;
+    RsConvention *train;
+    GArray *train_gpus; /* guint32 */
+    RsConvention *infer;
+    GArray *infer_gpus; /* guint32 */
+    gboolean has_infer_dtype;
+    RsDtype infer_dtype; /* the inference side's dtype for quantisable weights */
+    /* Where each part was given, for errors found when the scenario is built: "path:line:col"
+     * of its field in the file, or the flag that overrode it ("--train"); NULL: unknown. */
+    char *model_where, *topology_where, *nodes_where;
+    char *train_where, *infer_where, *train_gpus_where, *infer_gpus_where;
+} RsScenario;
+
+/* Sets *@where (one of the RsScenario *_where fields) to a copy of @text. */
+void rs_scenario_set_where(char **where, const char *text);
+
+/** rs_scenario_new: Returns: (transfer full): an empty scenario to fill in. */
+RsScenario *rs_scenario_new(void);
+
+/**
+ * rs_scenario_load_file:
+ * @error: RS_YAML_ERROR naming path:line:col and the field (unknown key, bad GPU list,
+ *   bad parallel size, unknown dtype or convention)
+ *
+ * Returns: (transfer full): the scenario, or NULL.
+ */
+RsScenario *rs_scenario_load_file(const char *path, GError **error);
+
+void rs_scenario_free(RsScenario *scenario);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(RsScenario, rs_scenario_free)
+
+/* Everything a scenario resolves to. */
+typedef struct {
+    RsModel *model;
+    RsTopology *topology;
+    RsRefit *refit;
+    char *train_summary; /* one line per stage / replica */
+    char *infer_summary;
+} RsScenarioBuild;
+
+/**
+ * rs_scenario_build:
+ * @scenario: a complete scenario (conventions resolved in place: derived sizes filled in)
+ * @out: (out caller-allocates): the loaded model, topology and refit; clear with
+ *   rs_scenario_build_clear()
+ * Errors about a part given in a file or by a flag start with where it was given (the
+ * part's *_where field): "s.yaml:12:10: infer: vllm tp=3: tp = 3 does not divide ...".
+ * @error: RS_DATA_ERROR (unknown model or topology), RS_YAML_ERROR / RS_MODEL_ERROR /
+ *   RS_SAFETENSORS_ERROR (bad files; the model may be a shipped name, a model YAML, a
+ *   config.json, a .safetensors file or a .safetensors.index.json), RS_CONVENTION_ERROR (sizes that do not fit the GPUs or the model),
+ *   RS_SCENARIO_ERROR_INVALID (a GPU outside the topology, twice in a list, or a part
+ *   missing)
+ *
+ * Returns: TRUE on success; on failure @out holds nothing.
+ */
+gboolean rs_scenario_build(RsScenario *scenario, RsScenarioBuild *out, GError **error);
+
+void rs_scenario_build_clear(RsScenarioBuild *build);
+
+G_END_DECLS

@@ -1,0 +1,566 @@
+/* model-config.c — the key/value config a family generator reads, from YAML or JSON.
+ *
+ * Both sources are flattened the same way, so that a config.json and the same values
+ * written as YAML read identically: nested mappings become dotted keys, sequences of
+ * scalars comma-separated lists, sequences of mappings "key.N.member". Every value keeps
+ * "path:line:col" of its key; json-glib keeps no positions, so a small scanner walks the
+ * JSON text once and records where each key path starts. */
+#include "models/model-private.h"
+
+#include <json-glib/json-glib.h>
+#include <stdarg.h>
+#include <string.h>
+
+typedef struct {
+    char *value; /* NULL for an explicit null */
+    char *where;
+    gboolean consumed;
+    gboolean is_list; /* given as a list (value: its items joined by ',') */
+} ConfigEntry;
+
+struct _RsModelConfig {
+    char *source;
+    GHashTable *asked_scalar; /* keys a scalar reader asked for (owned strings) */
+    guint scale;         /* width divisor, >= 1 */
+    GHashTable *entries; /* key → ConfigEntry* */
+    GPtrArray *order;    /* keys in insertion order, for stable messages */
+};
+
+static void
+config_entry_free(gpointer p)
+{
+    ConfigEntry *e = p;
+    g_free(e->value);
+    g_free(e->where);
+    g_free(e);
+}
+
+RsModelConfig *
+rs_model_config_new(const char *source)
+{
+    RsModelConfig *c = g_new0(RsModelConfig, 1);
+    c->source = g_strdup(source);
+    c->scale = 1;
+    c->entries = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, config_entry_free);
+    c->asked_scalar = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    c->order = g_ptr_array_new_with_free_func(g_free);
+    return c;
+}
+
+void
+rs_model_config_free(RsModelConfig *config)
+{
+    if (config == NULL)
+        return;
+    g_hash_table_unref(config->entries);
+    g_hash_table_unref(config->asked_scalar);
+    g_ptr_array_unref(config->order);
+    g_free(config->source);
+    g_free(config);
+}
+
+void
+rs_model_config_set_scale(RsModelConfig *config, guint scale)
+{
+    config->scale = MAX(scale, 1);
+}
+
+const char *
+rs_model_config_get_source(const RsModelConfig *config)
+{
+    return config->source;
+}
+
+static ConfigEntry *
+config_set(RsModelConfig *config, const char *key, const char *value, const char *where)
+{
+    ConfigEntry *e = g_new0(ConfigEntry, 1);
+    e->value = g_strdup(value);
+    e->where = g_strdup(where);
+    if (!g_hash_table_contains(config->entries, key))
+        g_ptr_array_add(config->order, g_strdup(key));
+    g_hash_table_replace(config->entries, g_strdup(key), e);
+    return e;
+}
+
+void
+rs_model_config_set_list(RsModelConfig *config, const char *key, const char *items,
+                         const char *where)
+{
+    config_set(config, key, items, where)->is_list = TRUE;
+}
+
+void
+rs_model_config_set(RsModelConfig *config, const char *key, const char *value, const char *where)
+{
+    config_set(config, key, value, where);
+}
+
+gboolean
+rs_model_config_has(RsModelConfig *config, const char *key)
+{
+    ConfigEntry *e = g_hash_table_lookup(config->entries, key);
+    return e != NULL && e->value != NULL;
+}
+
+void
+rs_model_config_set_error(RsModelConfig *config, const char *key, GError **error,
+                          const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    g_autofree char *message = g_strdup_vprintf(format, args);
+    va_end(args);
+    ConfigEntry *e = key ? g_hash_table_lookup(config->entries, key) : NULL;
+    g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG, "%s: %s%s%s",
+                e ? e->where : config->source, key ? key : "", key ? ": " : "", message);
+}
+
+/* Looks @key up; *entry_out is NULL when absent or null. */
+static gboolean
+config_find(RsModelConfig *config, const char *key, gboolean required, ConfigEntry **entry_out,
+            GError **error)
+{
+    ConfigEntry *e = g_hash_table_lookup(config->entries, key);
+    if (e != NULL)
+        e->consumed = TRUE;
+    if (e == NULL || e->value == NULL) {
+        *entry_out = NULL;
+        if (required) {
+            rs_model_config_set_error(config, key, error, "required field is missing");
+            return FALSE;
+        }
+        return TRUE;
+    }
+    *entry_out = e;
+    return TRUE;
+}
+
+/* As config_find, for fields that take one value: a list is an error naming where. */
+static gboolean
+config_find_scalar(RsModelConfig *config, const char *key, gboolean required,
+                   ConfigEntry **entry_out, GError **error)
+{
+    if (!g_hash_table_contains(config->asked_scalar, key))
+        g_hash_table_add(config->asked_scalar, g_strdup(key));
+    if (!config_find(config, key, required, entry_out, error))
+        return FALSE;
+    if (*entry_out != NULL && (*entry_out)->is_list) {
+        rs_model_config_set_error(config, key, error, "expected a single value, got a list");
+        *entry_out = NULL;
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean
+rs_model_config_get_int(RsModelConfig *config, const char *key, gboolean required, gint64 min,
+                        gint64 max, gint64 *out, GError **error)
+{
+    ConfigEntry *e;
+    if (!config_find_scalar(config, key, required, &e, error))
+        return FALSE;
+    if (e == NULL)
+        return TRUE;
+    gint64 v;
+    if (!g_ascii_string_to_signed(e->value, 10, min, max, &v, NULL)) {
+        rs_model_config_set_error(config, key, error,
+                                  "\"%s\": expected an integer in [%" G_GINT64_FORMAT
+                                  ", %" G_GINT64_FORMAT "]",
+                                  e->value, min, max);
+        return FALSE;
+    }
+    *out = v;
+    return TRUE;
+}
+
+gboolean
+rs_model_config_get_width(RsModelConfig *config, const char *key, gboolean required, gint64 max,
+                          gint64 *out, GError **error)
+{
+    gint64 v = 0;
+    gboolean had = rs_model_config_has(config, key);
+    if (!rs_model_config_get_int(config, key, required, 1, max, &v, error))
+        return FALSE;
+    if (had)
+        *out = MAX(v / (gint64)config->scale, 1);
+    return TRUE;
+}
+
+gboolean
+rs_model_config_get_bool(RsModelConfig *config, const char *key, gboolean required, gboolean *out,
+                         GError **error)
+{
+    ConfigEntry *e;
+    if (!config_find_scalar(config, key, required, &e, error))
+        return FALSE;
+    if (e == NULL)
+        return TRUE;
+    if (g_ascii_strcasecmp(e->value, "true") == 0) {
+        *out = TRUE;
+    } else if (g_ascii_strcasecmp(e->value, "false") == 0) {
+        *out = FALSE;
+    } else {
+        rs_model_config_set_error(config, key, error, "\"%s\": expected true or false", e->value);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean
+rs_model_config_get_string(RsModelConfig *config, const char *key, gboolean required,
+                           const char **out, GError **error)
+{
+    ConfigEntry *e;
+    if (!config_find_scalar(config, key, required, &e, error))
+        return FALSE;
+    if (e != NULL)
+        *out = e->value;
+    return TRUE;
+}
+
+gboolean
+rs_model_config_get_text(RsModelConfig *config, const char *key, gboolean required,
+                         const char **out, GError **error)
+{
+    ConfigEntry *e;
+    if (!config_find(config, key, required, &e, error))
+        return FALSE;
+    if (e != NULL)
+        *out = e->value;
+    return TRUE;
+}
+
+gboolean
+rs_model_config_get_int_list(RsModelConfig *config, const char *key, gboolean required, gint64 min,
+                             gint64 max, GArray **out, GError **error)
+{
+    ConfigEntry *e;
+    if (!config_find(config, key, required, &e, error))
+        return FALSE;
+    if (e == NULL)
+        return TRUE;
+    g_autoptr(GArray) list = g_array_new(FALSE, FALSE, sizeof(gint64));
+    g_auto(GStrv) items = g_strsplit(e->value, ",", -1);
+    for (guint i = 0; items[i] != NULL; i++) {
+        char *item = g_strstrip(items[i]);
+        if (*item == '\0' && items[1] == NULL && i == 0)
+            break; /* an empty list */
+        gint64 v;
+        if (!g_ascii_string_to_signed(item, 10, min, max, &v, NULL)) {
+            rs_model_config_set_error(config, key, error,
+                                      "item %u \"%s\": expected an integer in [%" G_GINT64_FORMAT
+                                      ", %" G_GINT64_FORMAT "]",
+                                      i, item, min, max);
+            return FALSE;
+        }
+        g_array_append_val(list, v);
+    }
+    if (*out != NULL)
+        g_array_unref(*out);
+    *out = g_steal_pointer(&list);
+    return TRUE;
+}
+
+static gboolean
+key_has_prefix(const char *key, const char *prefix)
+{
+    gsize n = strlen(prefix);
+    if (n == 0)
+        return TRUE;
+    return strncmp(key, prefix, n) == 0 && (key[n] == '\0' || key[n] == '.');
+}
+
+void
+rs_model_config_consume_prefix(RsModelConfig *config, const char *prefix)
+{
+    for (guint i = 0; i < config->order->len; i++) {
+        const char *key = g_ptr_array_index(config->order, i);
+        if (key_has_prefix(key, prefix)) {
+            ConfigEntry *e = g_hash_table_lookup(config->entries, key);
+            e->consumed = TRUE;
+        }
+    }
+}
+
+void
+rs_model_config_foreach_prefix(RsModelConfig *config, const char *prefix,
+                               void (*func)(const char *subkey, const char *value,
+                                            const char *where, gpointer data),
+                               gpointer data)
+{
+    gsize n = strlen(prefix);
+    for (guint i = 0; i < config->order->len; i++) {
+        const char *key = g_ptr_array_index(config->order, i);
+        if (strncmp(key, prefix, n) != 0)
+            continue;
+        ConfigEntry *e = g_hash_table_lookup(config->entries, key);
+        e->consumed = TRUE;
+        func(key + n, e->value, e->where, data);
+    }
+}
+
+gboolean
+rs_model_config_check_consumed(RsModelConfig *config, GError **error)
+{
+    for (guint i = 0; i < config->order->len; i++) {
+        const char *key = g_ptr_array_index(config->order, i);
+        ConfigEntry *e = g_hash_table_lookup(config->entries, key);
+        if (!e->consumed) {
+            /* "dtype.x" left over where the family reads "dtype" as one value: the file
+             * gave a mapping in its place. */
+            const char *dot = strchr(key, '.');
+            g_autofree char *parent = dot ? g_strndup(key, (gsize)(dot - key)) : NULL;
+            if (parent != NULL && g_hash_table_contains(config->asked_scalar, parent)) {
+                g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
+                            "%s: %s: expected a single value, got a mapping", e->where, parent);
+                return FALSE;
+            }
+            rs_model_config_set_error(config, key, error,
+                                      "unknown field for this family (a typo?)");
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* --- config.json --- */
+
+/* Records "line:col" (1-based) of every key path of a JSON text: "a", "a.b", "a.2.c". */
+static GHashTable *
+json_key_positions(const char *text, char **dup_key_out, char **dup_pos_out)
+{
+    GHashTable *pos = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    /* One frame per open container: its path, whether it is an object, the array index,
+     * and whether the next string in an object is a key. */
+    typedef struct {
+        char *path;
+        gboolean object;
+        guint index;
+        gboolean expect_key;
+    } Frame;
+    GArray *stack = g_array_new(FALSE, FALSE, sizeof(Frame));
+    guint line = 1, col = 1;
+    char *pending_key = NULL; /* path of the key whose value comes next */
+    for (const char *p = text; *p != '\0';) {
+        char ch = *p;
+        Frame *top = stack->len ? &g_array_index(stack, Frame, stack->len - 1) : NULL;
+        if (ch == '"') {
+            guint start_line = line, start_col = col;
+            GString *s = g_string_new(NULL);
+            p++;
+            col++;
+            while (*p != '\0' && *p != '"') {
+                if (*p == '\\' && p[1] != '\0') {
+                    g_string_append_c(s, p[1]);
+                    p += 2;
+                    col += 2;
+                    continue;
+                }
+                g_string_append_c(s, *p);
+                p++;
+                col++;
+            }
+            if (*p == '"') {
+                p++;
+                col++;
+            }
+            if (top != NULL && top->object && top->expect_key) {
+                char *path =
+                    *top->path ? g_strdup_printf("%s.%s", top->path, s->str) : g_strdup(s->str);
+                /* json-glib keeps the last of a key given twice: the scanner sees both. */
+                if (*dup_key_out == NULL && g_hash_table_contains(pos, path)) {
+                    *dup_key_out = g_strdup(path);
+                    *dup_pos_out = g_strdup_printf("%u:%u", start_line, start_col);
+                }
+                g_hash_table_replace(pos, g_strdup(path),
+                                     g_strdup_printf("%u:%u", start_line, start_col));
+                g_free(pending_key);
+                pending_key = path;
+                top->expect_key = FALSE;
+            }
+            g_string_free(s, TRUE);
+            continue;
+        }
+        if (ch == '{' || ch == '[') {
+            Frame f = {NULL, ch == '{', 0, ch == '{'};
+            if (top == NULL)
+                f.path = g_strdup("");
+            else if (top->object)
+                f.path = g_strdup(pending_key ? pending_key : top->path);
+            else
+                f.path = *top->path ? g_strdup_printf("%s.%u", top->path, top->index)
+                                    : g_strdup_printf("%u", top->index);
+            g_array_append_val(stack, f);
+        } else if (ch == '}' || ch == ']') {
+            if (top != NULL) {
+                g_free(top->path);
+                g_array_set_size(stack, stack->len - 1);
+            }
+        } else if (ch == ',' && top != NULL) {
+            if (top->object)
+                top->expect_key = TRUE;
+            else
+                top->index++;
+        }
+        if (ch == '\n') {
+            line++;
+            col = 1;
+        } else {
+            col++;
+        }
+        p++;
+    }
+    for (guint i = 0; i < stack->len; i++)
+        g_free(g_array_index(stack, Frame, i).path);
+    g_array_free(stack, TRUE);
+    g_free(pending_key);
+    return pos;
+}
+
+typedef struct {
+    RsModelConfig *config;
+    const char *path;
+    GHashTable *positions;
+} JsonFlatten;
+
+static char *
+json_scalar_text(JsonNode *node)
+{
+    if (JSON_NODE_HOLDS_NULL(node))
+        return NULL;
+    GType type = json_node_get_value_type(node);
+    if (type == G_TYPE_STRING)
+        return g_strdup(json_node_get_string(node));
+    if (type == G_TYPE_BOOLEAN)
+        return g_strdup(json_node_get_boolean(node) ? "true" : "false");
+    if (type == G_TYPE_INT64)
+        return g_strdup_printf("%" G_GINT64_FORMAT, json_node_get_int(node));
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    return g_strdup(g_ascii_dtostr(buf, sizeof buf, json_node_get_double(node)));
+}
+
+static void
+json_flatten(JsonFlatten *f, const char *key, const char *json_path, JsonNode *node)
+{
+    const char *pos = g_hash_table_lookup(f->positions, json_path);
+    g_autofree char *where = pos ? g_strdup_printf("%s:%s", f->path, pos) : g_strdup(f->path);
+    if (JSON_NODE_HOLDS_OBJECT(node)) {
+        JsonObject *obj = json_node_get_object(node);
+        g_autoptr(GList) members = json_object_get_members(obj);
+        for (GList *l = members; l != NULL; l = l->next) {
+            g_autofree char *sub = g_strdup_printf("%s.%s", key, (const char *)l->data);
+            g_autofree char *sub_path = g_strdup_printf("%s.%s", json_path, (const char *)l->data);
+            json_flatten(f, sub, sub_path, json_object_get_member(obj, l->data));
+        }
+        return;
+    }
+    if (JSON_NODE_HOLDS_ARRAY(node)) {
+        JsonArray *array = json_node_get_array(node);
+        guint n = json_array_get_length(array);
+        gboolean scalars = TRUE;
+        for (guint i = 0; i < n; i++)
+            if (!JSON_NODE_HOLDS_VALUE(json_array_get_element(array, i)))
+                scalars = FALSE;
+        if (scalars) {
+            GString *s = g_string_new(NULL);
+            for (guint i = 0; i < n; i++) {
+                g_autofree char *item = json_scalar_text(json_array_get_element(array, i));
+                g_string_append_printf(s, "%s%s", i ? "," : "", item);
+            }
+            rs_model_config_set_list(f->config, key, s->str, where);
+            g_string_free(s, TRUE);
+            return;
+        }
+        for (guint i = 0; i < n; i++) {
+            g_autofree char *sub = g_strdup_printf("%s.%u", key, i);
+            g_autofree char *sub_path = g_strdup_printf("%s.%u", json_path, i);
+            json_flatten(f, sub, sub_path, json_array_get_element(array, i));
+        }
+        return;
+    }
+    g_autofree char *text = json_scalar_text(node);
+    rs_model_config_set(f->config, key, text, where);
+}
+
+gboolean
+rs_model_config_load_json(RsModelConfig *config, const char *path, GError **error)
+{
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    g_autoptr(GError) local = NULL;
+    if (!g_file_get_contents(path, &text, &len, &local)) {
+        g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG, "%s", local->message);
+        return FALSE;
+    }
+    g_autoptr(JsonParser) parser = json_parser_new();
+    if (!json_parser_load_from_data(parser, text, (gssize)len, &local)) {
+        /* "<data>:LINE:COL: Parse error: …" → "path:LINE:COL: …" */
+        const char *msg = local->message;
+        if (g_str_has_prefix(msg, "<data>:"))
+            msg += strlen("<data>:");
+        g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG, "%s:%s", path, msg);
+        return FALSE;
+    }
+    JsonNode *root = json_parser_get_root(parser);
+    if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root)) {
+        g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
+                    "%s:1:1: a config.json must be an object of fields", path);
+        return FALSE;
+    }
+    g_autofree char *dup_key = NULL, *dup_pos = NULL;
+    g_autoptr(GHashTable) positions = json_key_positions(text, &dup_key, &dup_pos);
+    if (dup_key != NULL) {
+        g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG, "%s:%s: %s: field given twice",
+                    path, dup_pos, dup_key);
+        return FALSE;
+    }
+    JsonFlatten f = {config, path, positions};
+    JsonObject *obj = json_node_get_object(root);
+    g_autoptr(GList) members = json_object_get_members(obj);
+    for (GList *l = members; l != NULL; l = l->next) {
+        const char *name = l->data;
+        if (strcmp(name, "text_config") == 0)
+            continue;
+        json_flatten(&f, name, name, json_object_get_member(obj, name));
+    }
+    /* A vision-language wrapper (Kimi-K3, Qwen3.5) nests the language model's config under
+     * text_config: merge it at the top, keeping the wrapper's model_type, which is the one
+     * that names the architecture. */
+    JsonNode *text_node = json_object_get_member(obj, "text_config");
+    if (text_node != NULL && JSON_NODE_HOLDS_OBJECT(text_node)) {
+        JsonObject *tc = json_node_get_object(text_node);
+        g_autoptr(GList) tc_members = json_object_get_members(tc);
+        for (GList *l = tc_members; l != NULL; l = l->next) {
+            const char *name = l->data;
+            g_autofree char *json_path = g_strdup_printf("text_config.%s", name);
+            if (strcmp(name, "model_type") == 0 && json_object_has_member(obj, "model_type")) {
+                g_autofree char *sub = g_strdup_printf("text_config.%s", name);
+                json_flatten(&f, sub, json_path, json_object_get_member(tc, name));
+                continue;
+            }
+            json_flatten(&f, name, json_path, json_object_get_member(tc, name));
+        }
+    }
+    return TRUE;
+}
+
+char *
+rs_model_config_dup_keys_for_value(RsModelConfig *config, gint64 value, const char **where_out)
+{
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < config->order->len; i++) {
+        const char *key = g_ptr_array_index(config->order, i);
+        ConfigEntry *e = g_hash_table_lookup(config->entries, key);
+        gint64 v;
+        if (e == NULL || !e->consumed || e->value == NULL ||
+            !g_ascii_string_to_signed(e->value, 10, 1, G_MAXINT64, &v, NULL))
+            continue;
+        if (v != value && MAX(v / (gint64)config->scale, 1) != value)
+            continue;
+        if (s->len == 0 && where_out != NULL)
+            *where_out = e->where;
+        g_string_append_printf(s, "%s%s", s->len ? "/" : "", key);
+    }
+    return g_string_free(s, s->len == 0);
+}

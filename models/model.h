@@ -1,0 +1,316 @@
+/* model.h — a model as the list of its weight tensors.
+ *
+ * A model comes from one of four sources, chosen by the file name:
+ *   - models/NAME.yaml: Hugging Face config.json values plus `name`, `family` and `dtype`;
+ *     the family's generator turns them into every weight tensor with its canonical
+ *     (Hugging Face checkpoint) name, global shape, dtype, role and layer. Nested mappings
+ *     are flattened to dotted keys (quantization_config.quant_method) and sequences of
+ *     scalars to comma-separated lists, so a config.json pasted as YAML loads unchanged.
+ *   - PATH/config.json: a Hugging Face config read with json-glib; the family is picked
+ *     from `model_type` (rs_model_family_for_model_type()).
+ *   - PATH/model.safetensors, PATH/model.safetensors.index.json: the exact tensor names,
+ *     shapes and dtypes of a checkpoint, read from its safetensors headers, with roles
+ *     assigned by the name rules of sim/model-import.c (see rs_model_role_rules_describe());
+ *     per-expert tensors experts.{e}.NAME are stacked into experts.NAME [E, …]. The
+ *     config.json beside the checkpoint, when there is one, gives the name, family, layer,
+ *     head and active-expert counts. A model YAML with `safetensors: PATH` (relative to the
+ *     YAML) and `roles: {"GLOB": "ROLE [heads=N|kv_heads=N]" | skip}` overrides the rules;
+ *     it reads name, family, dtype, published_params and those counts, and accepts other
+ *     config keys unread.
+ * Parameter counts are logical parameters: FP4 values unpacked, quantisation scales and
+ * zero padding not counted.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "base/box.h"
+#include "base/dtype.h"
+
+G_BEGIN_DECLS
+
+#define RS_MODEL_ERROR (rs_model_error_quark())
+GQuark rs_model_error_quark(void);
+
+typedef enum {
+    RS_MODEL_ERROR_CONFIG,         /* a config value missing, malformed or inconsistent */
+    RS_MODEL_ERROR_UNKNOWN_FAMILY, /* the family has no generator; the message lists them */
+    RS_MODEL_ERROR_NOT_FOUND,      /* no model of that name */
+    RS_MODEL_ERROR_ROLE,           /* a checkpoint tensor that no role rule matches */
+} RsModelError;
+
+/* What a weight is, as far as parallel layouts care. Conventions map a role to placements. */
+typedef enum {
+    RS_ROLE_COLUMN_PARALLEL, /* [out, in] linear split on out (dim 0) under tensor parallelism */
+    RS_ROLE_ROW_PARALLEL,    /* [out, in] linear split on in (dim 1) */
+    RS_ROLE_VOCAB_PARALLEL,  /* [vocab, hidden] embedding or output head split on vocab */
+    RS_ROLE_REPLICATED,      /* a linear every tensor-parallel rank holds whole (MLA down-proj) */
+    RS_ROLE_NORM,            /* norm weights and other vectors, replicated */
+    RS_ROLE_ROUTER,          /* MoE router weight or bias, replicated */
+    RS_ROLE_EXPERT_COLUMN,   /* [E, out, in] routed experts' gate/up: experts over ep, out over tp */
+    RS_ROLE_EXPERT_ROW,      /* [E, out, in] routed experts' down: experts over ep, in over tp */
+    /* [E, …] per-expert tensor split over experts only, whole on every tensor-parallel rank
+     * of its expert: the down-projection bias [E, H] of gpt-oss. */
+    RS_ROLE_EXPERT_REPLICATED,
+    /* [out, …] fused of n_segments parts along dim 0, each part split on its own over tensor
+     * parallelism (Qwen3-Next linear_attn.conv1d [q; k; v]). The segment sizes are in the
+     * tensor spec. Until layouts can split segments separately, conventions hold it whole on
+     * every rank: a superset of each rank's slice, never wrong data. */
+    RS_ROLE_COLUMN_SEGMENTED,
+    RS_ROLE_N
+} RsTensorRole;
+
+/* Sibling projections that frameworks fuse into one local buffer. The tensors of one
+ * group share fuse_group (their module prefix, "model.layers.3.self_attn") and the kind,
+ * and are told apart by fuse_segment. Whether and how a group is fused is the
+ * convention's business (layout/convention.h); the model only says which tensors belong
+ * together. */
+typedef enum {
+    RS_FUSE_NONE,
+    RS_FUSE_QKV,     /* segments 0 q_proj, 1 k_proj, 2 v_proj of one attention */
+    RS_FUSE_GATE_UP, /* segments 0 gate_proj, 1 up_proj of one SwiGLU MLP or expert group */
+    /* One tensor whose rows alternate gate (even) and up (odd): gpt-oss gate_up_proj. */
+    RS_FUSE_GATE_UP_INTERLEAVED,
+    /* segments 0 q_a_proj, 1 kv_a_proj_with_mqa of one MLA attention (vLLM
+     * fused_qkv_a_proj, SGLang fused_qkv_a_proj_with_mqa) */
+    RS_FUSE_MLA_A,
+} RsFuseKind;
+/* How a tensor's stored elements relate to the model's parameters. */
+typedef enum {
+    RS_TENSOR_FORMAT_PLAIN, /* one parameter per element */
+    RS_TENSOR_FORMAT_MXFP4, /* u8 bytes packing two FP4 (e2m1) values each (OCP MX, group 32) */
+    RS_TENSOR_FORMAT_SCALE, /* quantisation scales (FP8 block scale_inv, MX e8m0): no parameters */
+} RsTensorFormat;
+
+/* Most dim-0 segments of an RS_ROLE_COLUMN_SEGMENTED tensor. */
+#define RS_MAX_TENSOR_SEGMENTS 4
+
+typedef struct {
+    char *name;
+    guint n_dims;
+    gint64 shape[RS_MAX_DIMS];
+    RsDtype dtype;
+    RsTensorRole role;
+    /* -1 for tensors before the first layer (embedding); 0..n_layers-1 for decoder layers;
+     * >= n_layers for tensors after them (final norm, head) and MTP layers. */
+    gint layer;
+    /* For column-parallel attention projections: number of attention heads along dim 0,
+     * so conventions keep heads whole; 0 when not a per-head projection. */
+    guint n_heads;
+    /* TRUE when those heads are key/value heads, which inference engines replicate when
+     * tensor parallelism exceeds their count (vLLM QKVParallelLinear). */
+    gboolean kv_heads;
+    RsFuseKind fuse;    /* RS_FUSE_NONE for a tensor never fused with others */
+    guint fuse_segment; /* its place in the group (see RsFuseKind) */
+    char *fuse_group;   /* the group's module prefix; NULL when fuse is RS_FUSE_NONE */
+    RsTensorFormat format;
+    /* Logical parameters the tensor holds: its elements for plain tensors, the unpacked FP4
+     * values for MXFP4 blocks (the unpadded row length × rows), 0 for scales, the values
+     * before zero padding for padded vectors (Kimi-K3 A_log [128] holding 96 heads). */
+    guint64 n_params;
+    /* RS_ROLE_COLUMN_SEGMENTED: the sizes of the parts along dim 0 (they sum to shape[0]). */
+    guint n_segments;
+    gint64 segments[RS_MAX_TENSOR_SEGMENTS];
+    /* Block-quantisation scales: the index of the tensor these scales belong to (added
+     * just before them) and how many of its elements one scale covers per dim (FP8:
+     * [.., 128, 128]; packed MXFP4: [.., 1, 16] bytes). Conventions lay the scales out as
+     * their weight's layout in block coordinates, and refuse a weight split that cuts a
+     * block (as vLLM does). scale_of is -1 for every other tensor. */
+    gint scale_of;
+    gint64 scale_block[RS_MAX_DIMS];
+} RsTensorSpec;
+
+typedef struct _RsModel RsModel;
+
+/* Which form of the weights a model is generated in. */
+typedef enum {
+    /* Every weight in the model's dtype (bf16 unless overridden), as the trainer holds it
+     * and the refit moves it. The default. */
+    RS_MODEL_STORAGE_TRAINING,
+    /* As the published checkpoint stores it, from the config's quantization_config: FP8
+     * e4m3 linears with f32 weight_scale_inv [ceil(out/128), ceil(in/128)] (DeepSeek-V3,
+     * Kimi-K2), MXFP4 expert blocks [E, rows, cols/32, 16] u8 + scales [E, rows, cols/32]
+     * u8 (gpt-oss), MXFP4 weight_packed [rows, cols/2] u8 + weight_scale [rows, cols/32] u8
+     * (Kimi-K3), so that bytes match the files users hold. Parameter totals are unchanged. */
+    RS_MODEL_STORAGE_CHECKPOINT,
+} RsModelStorage;
+
+typedef struct {
+    gboolean include_mtp; /* emit multi-token-prediction layers (default FALSE) */
+    RsModelStorage storage;
+    gboolean has_dtype;   /* override the file's dtype for floating-point weights */
+    RsDtype dtype;
+    /* Scaled models, for runs that must fit a small machine: every width (hidden,
+     * intermediate and expert widths, vocabulary, low-rank and per-head dims) is divided
+     * by @scale (rounded down, at least 1); head, expert and layer counts are kept, so the
+     * structure and the parallel layouts stay the same. Divisibility by a parallel size p
+     * is kept when scale × p divides the original width. 0 or 1: full size. */
+    guint scale;
+    /* Only decoder layers first_layer..last_layer (inclusive); embedding, final norm, head
+     * and MTP layers are left out. Layers keep their indices (and pipeline stages). */
+    gboolean has_layer_range;
+    gint first_layer;
+    gint last_layer;
+} RsModelOptions;
+
+/**
+ * rs_model_options_parse_layers:
+ * @options: where the range goes (has_layer_range, first_layer, last_layer)
+ * @text: "A-B" (decoder layers A to B inclusive, 0 <= A <= B) or "A" (one layer)
+ * @error: RS_MODEL_ERROR_CONFIG ("layers \"7-3\": expected A-B with 0 <= A <= B")
+ *
+ * Whether B exists in the model is checked when the model loads. Returns: TRUE on success.
+ */
+gboolean rs_model_options_parse_layers(RsModelOptions *options, const char *text,
+                                       GError **error);
+
+/**
+ * rs_model_load_file:
+ * @path: a model YAML file (.yaml, .yml), a Hugging Face config (.json), a safetensors
+ *   checkpoint (.safetensors) or its index (.safetensors.index.json, with its shard files
+ *   in the same folder)
+ * @options: (nullable): generation options; NULL is all defaults. For a checkpoint,
+ *   @options->scale must be 0 or 1 and @options->storage is ignored (a checkpoint is what
+ *   it stores); layer ranges and include_mtp apply.
+ * @error: RS_YAML_ERROR for a YAML file that does not read or parse; RS_MODEL_ERROR_CONFIG
+ *   naming path:line:col and the field for a missing, malformed, unknown or inconsistent
+ *   value (or a JSON that does not parse); RS_MODEL_ERROR_UNKNOWN_FAMILY listing the
+ *   families (and, for a config.json, the model_type values they read);
+ *   RS_SAFETENSORS_ERROR for a checkpoint whose headers do not read (the message names the
+ *   file and byte offset); RS_MODEL_ERROR_ROLE for a checkpoint tensor no rule gives a role
+ *
+ * Returns: (transfer full): the model, or NULL on error.
+ */
+RsModel *rs_model_load_file(const char *path, const RsModelOptions *options, GError **error);
+
+void rs_model_free(RsModel *model);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(RsModel, rs_model_free)
+
+/** rs_model_get_name: Returns: (transfer none): the display name ("DeepSeek-V3"). */
+const char *rs_model_get_name(const RsModel *model);
+/** rs_model_get_family: Returns: (transfer none): the family ("deepseek_v3"). */
+const char *rs_model_get_family(const RsModel *model);
+/** rs_model_get_dtype: Returns: the dtype of the model's floating-point weights. */
+RsDtype rs_model_get_dtype(const RsModel *model);
+/** rs_model_get_scale: Returns: the width divisor the model was generated with (1: full). */
+guint rs_model_get_scale(const RsModel *model);
+/** rs_model_get_storage: Returns: the form the tensors were generated in (a checkpoint read
+ * from safetensors headers is RS_MODEL_STORAGE_CHECKPOINT). */
+RsModelStorage rs_model_get_storage(const RsModel *model);
+/** rs_model_get_n_experts_per_token: Returns: routed experts active per token (0: dense or
+ * unknown). */
+guint rs_model_get_n_experts_per_token(const RsModel *model);
+
+/**
+ * rs_model_get_published_params:
+ * @is_rounded_out: (out) (optional): TRUE when the figure is a rounded one ("2.8T"), which
+ *   the generated total must match within 1%; FALSE when it is exact
+ *
+ * Returns: the published total parameter count stated in the model file
+ * (`published_params`), or 0 when none is stated.
+ */
+guint64 rs_model_get_published_params(const RsModel *model, gboolean *is_rounded_out);
+
+/**
+ * rs_model_check_published:
+ * @error: RS_MODEL_ERROR_CONFIG stating both figures and the difference
+ *
+ * Returns: TRUE when no figure is published, when an exact figure equals
+ * rs_model_get_n_params(), or when a rounded one is within 1% of it.
+ */
+gboolean rs_model_check_published(const RsModel *model, GError **error);
+
+/**
+ * rs_model_format_variant:
+ * Returns: (transfer full): "" for the full model, else e.g. "scale 1/16, layers 3-4".
+ */
+char *rs_model_format_variant(const RsModel *model);
+
+/** rs_model_get_n_layers: Returns: the decoder layer count (num_hidden_layers), also when
+ * only a range of layers was generated. */
+guint rs_model_get_n_layers(const RsModel *model);
+/**
+ * rs_model_get_tie_embeddings:
+ * Returns: TRUE when the output head is the input embedding (tie_word_embeddings): the
+ * model has no lm_head tensor, and pipeline-parallel frameworks keep a copy of the
+ * embedding on the last stage too.
+ */
+gboolean rs_model_get_tie_embeddings(const RsModel *model);
+
+/**
+ * rs_model_find_fuse_sibling:
+ * @index: a tensor of a fusion group
+ * @segment: the segment wanted
+ *
+ * Returns: the index of the tensor of the same group (fuse kind and fuse_group) with
+ * fuse_segment @segment, or -1. O(1) after the first call.
+ */
+gint rs_model_find_fuse_sibling(const RsModel *model, guint index, guint segment);
+
+guint rs_model_get_n_tensors(const RsModel *model);
+/** rs_model_get_tensor: Returns: (transfer none): tensor @index, alive as @model. */
+const RsTensorSpec *rs_model_get_tensor(const RsModel *model, guint index);
+/** rs_model_find_tensor: Returns: the index of the tensor named @name, or -1. O(1). */
+gint rs_model_find_tensor(const RsModel *model, const char *name);
+/** rs_model_get_n_params: Returns: total logical parameters (sum of the tensors' n_params:
+ * FP4 values unpacked, scales and padding not counted). */
+guint64 rs_model_get_n_params(const RsModel *model);
+/**
+ * rs_model_get_n_active_params:
+ * Returns: parameters used per token: all tensors, with each routed-expert tensor counted
+ * for num_experts_per_tok of its experts (embedding and head included).
+ */
+guint64 rs_model_get_n_active_params(const RsModel *model);
+/**
+ * rs_model_get_n_embedding_params:
+ * Returns: the parameters of the input token embeddings (every tensor named
+ * `…embed_tokens.weight`, including an MTP layer's copy); the output head is not an
+ * embedding here. "Without embeddings" figures subtract this from the total and from the
+ * active count, the convention of the gpt-oss and Kimi model cards (5.1 B and 104 B active).
+ */
+guint64 rs_model_get_n_embedding_params(const RsModel *model);
+/** rs_model_get_size_bytes: Returns: bytes of all tensors in their dtypes. */
+guint64 rs_model_get_size_bytes(const RsModel *model);
+/**
+ * rs_model_get_size_bytes_by_dtype:
+ * @bytes_out: (out caller-allocates) (array fixed-size=RS_DTYPE_N): bytes of the tensors of
+ *   each dtype, indexed by RsDtype; zero for dtypes no tensor has
+ */
+void rs_model_get_size_bytes_by_dtype(const RsModel *model, guint64 *bytes_out);
+
+/** rs_tensor_spec_get_n_elems: Returns: the element count of @spec. */
+guint64 rs_tensor_spec_get_n_elems(const RsTensorSpec *spec);
+/** rs_tensor_spec_get_n_params: Returns: the logical parameters of @spec (spec->n_params). */
+guint64 rs_tensor_spec_get_n_params(const RsTensorSpec *spec);
+/** rs_tensor_role_parse: Returns: TRUE and sets *role_out when @name is a role name
+ * ("column-parallel", …, as rs_tensor_role_get_name() spells them). */
+gboolean rs_tensor_role_parse(const char *name, RsTensorRole *role_out);
+/** rs_tensor_spec_get_size_bytes: Returns: the bytes of @spec in its dtype. */
+guint64 rs_tensor_spec_get_size_bytes(const RsTensorSpec *spec);
+/** rs_tensor_role_get_name: Returns: (transfer none): "column-parallel", "expert-row", … */
+const char *rs_tensor_role_get_name(RsTensorRole role);
+
+/**
+ * rs_model_families_list:
+ * Returns: (transfer full): the supported families, comma-separated.
+ */
+char *rs_model_families_list(void);
+
+/**
+ * rs_model_family_for_model_type:
+ * @model_type: the `model_type` of a Hugging Face config.json ("deepseek_v3", "kimi_k2", …)
+ *
+ * Returns: (transfer none) (nullable): the family whose generator reads that config, or
+ * NULL when none does. Each family reads the model_type of its own name; kimi_k2 reads as
+ * deepseek_v3 (Kimi-K2 ships DeepseekV3ForCausalLM).
+ */
+const char *rs_model_family_for_model_type(const char *model_type);
+
+/**
+ * rs_model_role_rules_describe:
+ * Returns: (transfer none): the documentation of the name rules that give checkpoint
+ * tensors their roles, one rule per line, in the order they are tried.
+ */
+const char *rs_model_role_rules_describe(void);
+
+G_END_DECLS

@@ -1,0 +1,493 @@
+/* safetensors.c — safetensors headers and sharded-checkpoint indexes (see safetensors.h).
+ *
+ * Only the 8-byte length and the JSON header of each file are read; the data section is
+ * known by its size (file size − 8 − header length). Every check the reference
+ * implementation makes on load is made here, so that a header this reader accepts is one
+ * PyTorch would load: known dtype, byte range = elements × element size, ranges inside the
+ * data section, sorted ranges that tile it without holes or overlaps. Every complaint names
+ * the byte offset in the file where the fault is, so a user can look at it with `xxd`. */
+#include "models/safetensors.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <stdio.h>
+#include <string.h>
+
+G_DEFINE_QUARK(rs - safetensors - error - quark, rs_safetensors_error)
+
+typedef struct {
+    const char *name;
+    RsDtype dtype;
+    gboolean e8m0;
+} DtypeName;
+
+/* The safetensors dtype spellings (safetensors/src/tensor.rs Dtype) this toolkit models. */
+static const DtypeName dtype_names[] = {
+    {"F64", RS_DTYPE_F64, FALSE},
+    {"F32", RS_DTYPE_F32, FALSE},
+    {"BF16", RS_DTYPE_BF16, FALSE},
+    {"F16", RS_DTYPE_F16, FALSE},
+    {"F8_E4M3", RS_DTYPE_FP8_E4M3, FALSE},
+    {"F8_E5M2", RS_DTYPE_FP8_E5M2, FALSE},
+    {"I64", RS_DTYPE_I64, FALSE},
+    {"I32", RS_DTYPE_I32, FALSE},
+    {"I8", RS_DTYPE_I8, FALSE},
+    {"U8", RS_DTYPE_U8, FALSE},
+    {"F8_E8M0", RS_DTYPE_U8, TRUE},
+};
+
+const char *
+rs_safetensors_dtype_name(RsDtype dtype)
+{
+    for (guint i = 0; i < G_N_ELEMENTS(dtype_names); i++)
+        if (dtype_names[i].dtype == dtype && !dtype_names[i].e8m0)
+            return dtype_names[i].name;
+    return "?";
+}
+
+static void
+tensor_free(gpointer p)
+{
+    RsSafetensorsTensor *t = p;
+    g_free(t->name);
+    g_free(t->file);
+    g_free(t);
+}
+
+static void set_malformed(GError **error, const char *path, guint64 offset, const char *format, ...)
+    G_GNUC_PRINTF(4, 5);
+
+static void
+set_malformed(GError **error, const char *path, guint64 offset, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    g_autofree char *message = g_strdup_vprintf(format, args);
+    va_end(args);
+    g_set_error(error, RS_SAFETENSORS_ERROR, RS_SAFETENSORS_ERROR_MALFORMED,
+                "%s: byte offset %" G_GUINT64_FORMAT ": %s", path, offset, message);
+}
+
+/* The byte offset in @text of line @line, column @column (both 1-based; columns count
+ * characters as json-glib does, which for the ASCII of real headers are bytes). */
+static guint64
+line_col_to_offset(const char *text, gsize len, guint line, guint column)
+{
+    gsize i = 0;
+    for (guint l = 1; l < line && i < len; i++)
+        if (text[i] == '\n')
+            l++;
+    gsize col_bytes = column > 0 ? column - 1 : 0;
+    return MIN(i + col_bytes, len);
+}
+
+/* The offset in @text of every top-level key (its opening quote), in one pass: a string
+ * at depth 1 that follows '{' or ',' is a key. */
+static GHashTable *
+scan_top_level_keys(const char *text, gsize len)
+{
+    GHashTable *keys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    gint depth = 0;
+    gboolean expect_key = FALSE;
+    for (gsize i = 0; i < len; i++) {
+        char ch = text[i];
+        if (ch == '"') {
+            gsize start = i;
+            GString *s = g_string_new(NULL);
+            for (i++; i < len && text[i] != '"'; i++) {
+                if (text[i] == '\\' && i + 1 < len)
+                    i++;
+                g_string_append_c(s, text[i]);
+            }
+            if (depth == 1 && expect_key && !g_hash_table_contains(keys, s->str))
+                g_hash_table_insert(keys, g_strdup(s->str), GSIZE_TO_POINTER(start + 1));
+            expect_key = FALSE;
+            g_string_free(s, TRUE);
+        } else if (ch == '{' || ch == '[') {
+            depth++;
+            expect_key = ch == '{' && depth == 1;
+        } else if (ch == '}' || ch == ']') {
+            depth--;
+        } else if (ch == ',' && depth == 1) {
+            expect_key = TRUE;
+        }
+    }
+    return keys;
+}
+
+/* The offset of @name's key in the header, from the scan (stored + 1 so 0 means absent). */
+static guint64
+key_offset(GHashTable *keys, const char *name)
+{
+    gsize v = GPOINTER_TO_SIZE(g_hash_table_lookup(keys, name));
+    return v > 0 ? v - 1 : 0;
+}
+
+static gboolean
+node_is_uint(JsonNode *node, guint64 *out)
+{
+    if (node == NULL || !JSON_NODE_HOLDS_VALUE(node) ||
+        json_node_get_value_type(node) != G_TYPE_INT64)
+        return FALSE;
+    gint64 v = json_node_get_int(node);
+    if (v < 0)
+        return FALSE;
+    *out = (guint64)v;
+    return TRUE;
+}
+
+static gint
+compare_by_offset(gconstpointer a, gconstpointer b)
+{
+    const RsSafetensorsTensor *x = *(RsSafetensorsTensor *const *)a;
+    const RsSafetensorsTensor *y = *(RsSafetensorsTensor *const *)b;
+    if (x->data_begin != y->data_begin)
+        return x->data_begin < y->data_begin ? -1 : 1;
+    if (x->data_end != y->data_end)
+        return x->data_end < y->data_end ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* Checks one header entry and fills @t. @key_offset is the entry's offset in the file. */
+static gboolean
+read_entry(const char *path, const char *name, JsonNode *value, guint64 key_offset,
+           guint64 data_bytes, RsSafetensorsTensor *t, GError **error)
+{
+    if (!JSON_NODE_HOLDS_OBJECT(value)) {
+        set_malformed(error, path, key_offset,
+                      "tensor \"%s\": expected an object with dtype, "
+                      "shape and data_offsets",
+                      name);
+        return FALSE;
+    }
+    JsonObject *obj = json_node_get_object(value);
+    JsonNode *dtype_node = json_object_get_member(obj, "dtype");
+    JsonNode *shape_node = json_object_get_member(obj, "shape");
+    JsonNode *offsets_node = json_object_get_member(obj, "data_offsets");
+    if (dtype_node == NULL || !JSON_NODE_HOLDS_VALUE(dtype_node) ||
+        json_node_get_value_type(dtype_node) != G_TYPE_STRING) {
+        set_malformed(error, path, key_offset, "tensor \"%s\": dtype: expected a string", name);
+        return FALSE;
+    }
+    const char *dtype = json_node_get_string(dtype_node);
+    gboolean known = FALSE;
+    for (guint i = 0; i < G_N_ELEMENTS(dtype_names); i++) {
+        if (strcmp(dtype, dtype_names[i].name) == 0) {
+            t->dtype = dtype_names[i].dtype;
+            t->e8m0 = dtype_names[i].e8m0;
+            known = TRUE;
+        }
+    }
+    if (!known) {
+        g_set_error(error, RS_SAFETENSORS_ERROR, RS_SAFETENSORS_ERROR_DTYPE,
+                    "%s: byte offset %" G_GUINT64_FORMAT ": tensor \"%s\": dtype \"%s\" is "
+                    "not supported (supported: F64, F32, BF16, F16, F8_E4M3, F8_E5M2, "
+                    "F8_E8M0, I64, I32, I8, U8)",
+                    path, key_offset, name, dtype);
+        return FALSE;
+    }
+    if (shape_node == NULL || !JSON_NODE_HOLDS_ARRAY(shape_node)) {
+        set_malformed(error, path, key_offset, "tensor \"%s\": shape: expected an array", name);
+        return FALSE;
+    }
+    JsonArray *shape = json_node_get_array(shape_node);
+    guint n_dims = json_array_get_length(shape);
+    if (n_dims > RS_MAX_DIMS) {
+        set_malformed(error, path, key_offset,
+                      "tensor \"%s\": shape has %u dims, at most %d "
+                      "are supported",
+                      name, n_dims, RS_MAX_DIMS);
+        return FALSE;
+    }
+    guint64 n_elems = 1;
+    gboolean overflow = FALSE;
+    t->n_dims = n_dims;
+    for (guint d = 0; d < n_dims; d++) {
+        guint64 extent;
+        if (!node_is_uint(json_array_get_element(shape, d), &extent) ||
+            extent > (guint64)G_MAXINT64) {
+            set_malformed(error, path, key_offset,
+                          "tensor \"%s\": shape[%u]: expected a "
+                          "non-negative integer",
+                          name, d);
+            return FALSE;
+        }
+        t->shape[d] = (gint64)extent;
+        if (extent != 0 && n_elems > G_MAXUINT64 / extent)
+            overflow = TRUE;
+        n_elems *= extent;
+    }
+    guint elem_bytes = rs_dtype_get_size_bytes(t->dtype);
+    if (overflow || n_elems > G_MAXUINT64 / elem_bytes) {
+        set_malformed(error, path, key_offset, "tensor \"%s\": shape overflows 64 bits", name);
+        return FALSE;
+    }
+    JsonArray *offsets = offsets_node && JSON_NODE_HOLDS_ARRAY(offsets_node)
+                             ? json_node_get_array(offsets_node)
+                             : NULL;
+    if (offsets == NULL || json_array_get_length(offsets) != 2 ||
+        !node_is_uint(json_array_get_element(offsets, 0), &t->data_begin) ||
+        !node_is_uint(json_array_get_element(offsets, 1), &t->data_end) ||
+        t->data_end < t->data_begin) {
+        set_malformed(error, path, key_offset,
+                      "tensor \"%s\": data_offsets: expected "
+                      "[begin, end] with 0 <= begin <= end",
+                      name);
+        return FALSE;
+    }
+    if (t->data_end - t->data_begin != n_elems * elem_bytes) {
+        set_malformed(error, path, key_offset,
+                      "tensor \"%s\": data_offsets [%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT
+                      "] hold %" G_GUINT64_FORMAT " bytes, but shape × %s is %" G_GUINT64_FORMAT
+                      " bytes",
+                      name, t->data_begin, t->data_end, t->data_end - t->data_begin, dtype,
+                      n_elems * elem_bytes);
+        return FALSE;
+    }
+    if (t->data_end > data_bytes) {
+        set_malformed(error, path, key_offset,
+                      "tensor \"%s\": data_offsets end %" G_GUINT64_FORMAT " lies beyond the "
+                      "data section of %" G_GUINT64_FORMAT " bytes (the file is truncated?)",
+                      name, t->data_end, data_bytes);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+GPtrArray *
+rs_safetensors_read_header(const char *path, GError **error)
+{
+    GStatBuf st;
+    if (g_stat(path, &st) != 0) {
+        g_set_error(error, RS_SAFETENSORS_ERROR, RS_SAFETENSORS_ERROR_IO, "%s: %s", path,
+                    g_strerror(errno));
+        return NULL;
+    }
+    FILE *f = g_fopen(path, "rb");
+    if (f == NULL) {
+        g_set_error(error, RS_SAFETENSORS_ERROR, RS_SAFETENSORS_ERROR_IO, "%s: %s", path,
+                    g_strerror(errno));
+        return NULL;
+    }
+    guint64 file_bytes = (guint64)st.st_size;
+    guint8 len_bytes[8];
+    g_autofree char *text = NULL;
+    guint64 header_bytes = 0;
+    gboolean ok = FALSE;
+    if (file_bytes < 8 || fread(len_bytes, 1, 8, f) != 8) {
+        set_malformed(error, path, 0,
+                      "the file is %" G_GUINT64_FORMAT " bytes, shorter than "
+                      "the 8-byte header length",
+                      file_bytes);
+        goto close_file;
+    }
+    for (gint i = 7; i >= 0; i--)
+        header_bytes = (header_bytes << 8) | len_bytes[i];
+    if (header_bytes > RS_SAFETENSORS_MAX_HEADER_BYTES) {
+        set_malformed(error, path, 0,
+                      "header length %" G_GUINT64_FORMAT " exceeds the %" G_GUINT64_FORMAT
+                      "-byte limit (not a safetensors file?)",
+                      header_bytes, RS_SAFETENSORS_MAX_HEADER_BYTES);
+        goto close_file;
+    }
+    if (header_bytes > file_bytes - 8) {
+        set_malformed(error, path, 0,
+                      "header length %" G_GUINT64_FORMAT " exceeds the %" G_GUINT64_FORMAT
+                      " bytes after the length field",
+                      header_bytes, file_bytes - 8);
+        goto close_file;
+    }
+    text = g_malloc(header_bytes + 1);
+    if (fread(text, 1, header_bytes, f) != header_bytes) {
+        g_set_error(error, RS_SAFETENSORS_ERROR, RS_SAFETENSORS_ERROR_IO,
+                    "%s: could not read the %" G_GUINT64_FORMAT "-byte header", path, header_bytes);
+        goto close_file;
+    }
+    text[header_bytes] = '\0';
+    ok = TRUE;
+close_file:
+    fclose(f);
+    if (!ok)
+        return NULL;
+
+    /* A NUL inside the header would end the text json-glib sees early. */
+    gsize nul = strlen(text);
+    if (nul < header_bytes) {
+        set_malformed(error, path, 8 + nul, "a NUL byte inside the JSON header");
+        return NULL;
+    }
+    g_autoptr(JsonParser) parser = json_parser_new();
+    g_autoptr(GError) json_error = NULL;
+    if (!json_parser_load_from_data(parser, text, (gssize)header_bytes, &json_error)) {
+        /* json-glib reports "<data>:LINE:COL: Parse error: …". */
+        guint line = 1, column = 1;
+        const char *at = strstr(json_error->message, "<data>:");
+        if (at != NULL)
+            sscanf(at, "<data>:%u:%u", &line, &column);
+        const char *what = strstr(json_error->message, "Parse error: ");
+        set_malformed(error, path, 8 + line_col_to_offset(text, header_bytes, line, column),
+                      "the JSON header does not parse: %s",
+                      what ? what + strlen("Parse error: ") : json_error->message);
+        return NULL;
+    }
+    JsonNode *root = json_parser_get_root(parser);
+    if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root)) {
+        set_malformed(error, path, 8, "the JSON header is not an object");
+        return NULL;
+    }
+    guint64 data_bytes = file_bytes - 8 - header_bytes;
+    g_autofree char *base = g_path_get_basename(path);
+    g_autoptr(GPtrArray) tensors = g_ptr_array_new_with_free_func(tensor_free);
+    JsonObject *obj = json_node_get_object(root);
+    g_autoptr(GList) members = json_object_get_members(obj);
+    g_autoptr(GHashTable) keys = scan_top_level_keys(text, header_bytes);
+    for (GList *l = members; l != NULL; l = l->next) {
+        const char *name = l->data;
+        JsonNode *value = json_object_get_member(obj, name);
+        guint64 offset = 8 + key_offset(keys, name);
+        if (strcmp(name, "__metadata__") == 0) {
+            if (!JSON_NODE_HOLDS_OBJECT(value)) {
+                set_malformed(error, path, offset, "__metadata__: expected an object");
+                return NULL;
+            }
+            continue;
+        }
+        RsSafetensorsTensor *t = g_new0(RsSafetensorsTensor, 1);
+        t->name = g_strdup(name);
+        t->file = g_strdup(base);
+        t->header_offset_bytes = offset;
+        g_ptr_array_add(tensors, t);
+        if (!read_entry(path, name, value, offset, data_bytes, t, error))
+            return NULL;
+    }
+    g_ptr_array_sort(tensors, compare_by_offset);
+    /* The tensors must tile the data section: sorted, contiguous, no overlap, no holes
+     * (safetensors/src/tensor.rs validate(): InvalidOffset, MetadataIncompleteBuffer). */
+    guint64 expected = 0;
+    for (guint i = 0; i < tensors->len; i++) {
+        RsSafetensorsTensor *t = g_ptr_array_index(tensors, i);
+        if (t->data_begin != expected) {
+            set_malformed(error, path, t->header_offset_bytes,
+                          "tensor \"%s\": data_offsets begin %" G_GUINT64_FORMAT " %s the "
+                          "previous tensor's end %" G_GUINT64_FORMAT,
+                          t->name, t->data_begin,
+                          t->data_begin < expected ? "overlaps" : "leaves a hole after", expected);
+            return NULL;
+        }
+        expected = t->data_end;
+    }
+    if (expected != data_bytes) {
+        set_malformed(error, path, 8 + header_bytes + expected,
+                      "the data section has %" G_GUINT64_FORMAT " bytes, but the tensors "
+                      "cover %" G_GUINT64_FORMAT,
+                      data_bytes, expected);
+        return NULL;
+    }
+    return g_steal_pointer(&tensors);
+}
+
+static gint
+compare_strings(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+GPtrArray *
+rs_safetensors_read_index(const char *path, GError **error)
+{
+    g_autoptr(JsonParser) parser = json_parser_new();
+    g_autoptr(GError) local = NULL;
+    if (!json_parser_load_from_file(parser, path, &local)) {
+        gint code = g_error_matches(local, G_FILE_ERROR, G_FILE_ERROR_NOENT) ||
+                            local->domain == G_FILE_ERROR
+                        ? RS_SAFETENSORS_ERROR_IO
+                        : RS_SAFETENSORS_ERROR_MALFORMED;
+        g_set_error(error, RS_SAFETENSORS_ERROR, code, "%s: %s", path, local->message);
+        return NULL;
+    }
+    JsonNode *root = json_parser_get_root(parser);
+    JsonObject *obj = root && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
+    JsonNode *map_node = obj ? json_object_get_member(obj, "weight_map") : NULL;
+    if (map_node == NULL || !JSON_NODE_HOLDS_OBJECT(map_node)) {
+        g_set_error(error, RS_SAFETENSORS_ERROR, RS_SAFETENSORS_ERROR_MALFORMED,
+                    "%s: weight_map: expected an object mapping tensor names to shard files", path);
+        return NULL;
+    }
+    JsonObject *map = json_node_get_object(map_node);
+    g_autoptr(GHashTable) shard_of = g_hash_table_new(g_str_hash, g_str_equal);
+    g_autoptr(GHashTable) shards = g_hash_table_new(g_str_hash, g_str_equal);
+    g_autoptr(GList) names = json_object_get_members(map);
+    for (GList *l = names; l != NULL; l = l->next) {
+        JsonNode *file = json_object_get_member(map, l->data);
+        if (!JSON_NODE_HOLDS_VALUE(file) || json_node_get_value_type(file) != G_TYPE_STRING) {
+            g_set_error(error, RS_SAFETENSORS_ERROR, RS_SAFETENSORS_ERROR_MALFORMED,
+                        "%s: weight_map: \"%s\": expected a shard file name", path,
+                        (const char *)l->data);
+            return NULL;
+        }
+        const char *shard = json_node_get_string(file);
+        if (*shard == '\0' || g_path_is_absolute(shard) || strstr(shard, "..") != NULL) {
+            g_set_error(error, RS_SAFETENSORS_ERROR, RS_SAFETENSORS_ERROR_MALFORMED,
+                        "%s: weight_map: \"%s\": shard \"%s\" must be a file name in the "
+                        "index's folder",
+                        path, (const char *)l->data, shard);
+            return NULL;
+        }
+        g_hash_table_insert(shard_of, l->data, (gpointer)shard);
+        g_hash_table_add(shards, (gpointer)shard);
+    }
+    g_autoptr(GPtrArray) shard_list = g_ptr_array_new();
+    GHashTableIter iter;
+    gpointer key;
+    g_hash_table_iter_init(&iter, shards);
+    while (g_hash_table_iter_next(&iter, &key, NULL))
+        g_ptr_array_add(shard_list, key);
+    g_ptr_array_sort(shard_list, compare_strings);
+
+    g_autofree char *dir = g_path_get_dirname(path);
+    g_autoptr(GPtrArray) all = g_ptr_array_new_with_free_func(tensor_free);
+    for (guint s = 0; s < shard_list->len; s++) {
+        const char *shard = g_ptr_array_index(shard_list, s);
+        g_autofree char *shard_path = g_build_filename(dir, shard, NULL);
+        g_autoptr(GPtrArray) tensors = rs_safetensors_read_header(shard_path, error);
+        if (tensors == NULL) {
+            g_prefix_error(error, "%s: ", path);
+            return NULL;
+        }
+        for (guint i = 0; i < tensors->len; i++) {
+            RsSafetensorsTensor *t = g_ptr_array_index(tensors, i);
+            const char *listed = g_hash_table_lookup(shard_of, t->name);
+            if (listed == NULL || strcmp(listed, shard) != 0) {
+                g_set_error(error, RS_SAFETENSORS_ERROR, RS_SAFETENSORS_ERROR_INDEX,
+                            "%s: shard %s holds tensor \"%s\", which the weight map %s%s", path,
+                            shard, t->name, listed ? "places in " : "does not list",
+                            listed ? listed : "");
+                return NULL;
+            }
+            g_hash_table_remove(shard_of, t->name);
+        }
+        g_ptr_array_extend_and_steal(all, g_steal_pointer(&tensors));
+    }
+    if (g_hash_table_size(shard_of) > 0) {
+        /* Name the first missing tensor in index order, so the message is stable. */
+        for (GList *l = names; l != NULL; l = l->next) {
+            const char *shard = g_hash_table_lookup(shard_of, l->data);
+            if (shard != NULL) {
+                g_set_error(error, RS_SAFETENSORS_ERROR, RS_SAFETENSORS_ERROR_INDEX,
+                            "%s: tensor \"%s\" of the weight map is missing from shard %s", path,
+                            (const char *)l->data, shard);
+                return NULL;
+            }
+        }
+    }
+    return g_steal_pointer(&all);
+}
+
+GPtrArray *
+rs_safetensors_read(const char *path, GError **error)
+{
+    if (g_str_has_suffix(path, ".json"))
+        return rs_safetensors_read_index(path, error);
+    return rs_safetensors_read_header(path, error);
+}

@@ -1,0 +1,76 @@
+/* auto.c — try every strategy, keep the fastest under the given cost model. */
+#include "plan/auto.h"
+
+#include <math.h>
+
+static const RsAutoCandidate candidates[] = {
+    {"gather-broadcast", RS_STRATEGY_GATHER_BROADCAST, FALSE},
+    {"direct", RS_STRATEGY_DIRECT, FALSE},
+    {"node-aware", RS_STRATEGY_NODE_AWARE, FALSE},
+    {"hierarchical", RS_STRATEGY_HIERARCHICAL, FALSE},
+    {"hierarchical+relays", RS_STRATEGY_HIERARCHICAL, TRUE},
+};
+
+const RsAutoCandidate *
+rs_auto_get_candidates(guint *n_out)
+{
+    *n_out = G_N_ELEMENTS(candidates);
+    return candidates;
+}
+
+RsPlan *
+rs_plan_build_auto(const RsRefit *refit, const RsPlanOptions *options,
+                   const RsAutoCandidate *tried, guint n_tried, RsPlanEvaluateFunc evaluate,
+                   gpointer user_data, RsAutoResult *result, GError **error)
+{
+    g_return_val_if_fail(options != NULL && evaluate != NULL, NULL);
+    if (tried == NULL) {
+        tried = candidates;
+        n_tried = G_N_ELEMENTS(candidates);
+    }
+    g_return_val_if_fail(n_tried >= 1 && n_tried <= RS_AUTO_MAX_CANDIDATES, NULL);
+    result->n_candidates = 0;
+    result->chosen = 0;
+    g_autoptr(RsPlan) best = NULL;
+    for (guint c = 0; c < n_tried; c++) {
+        RsPlanOptions o = *options;
+        o.domain_relays = tried[c].domain_relays;
+        g_autoptr(RsPlan) plan = rs_plan_build_full(refit, tried[c].strategy, &o, error);
+        if (plan == NULL)
+            return NULL;
+        double t_s;
+        if (!evaluate(plan, &tried[c], user_data, &t_s, error))
+            return NULL;
+        guint i = result->n_candidates++;
+        result->candidates[i] = tried[c];
+        result->predicted_s[i] = t_s;
+        if (best == NULL || t_s < result->predicted_s[result->chosen]) {
+            result->chosen = i;
+            g_clear_pointer(&best, rs_plan_free);
+            best = g_steal_pointer(&plan);
+        }
+    }
+    return g_steal_pointer(&best);
+}
+
+char *
+rs_auto_result_format_reason(const RsAutoResult *result)
+{
+    GString *s = g_string_new(NULL);
+    double best = result->predicted_s[result->chosen];
+    g_string_append_printf(s, "%s %.4g s", result->candidates[result->chosen].label, best);
+    /* The others, fastest first. */
+    gboolean done[RS_AUTO_MAX_CANDIDATES] = {FALSE};
+    done[result->chosen] = TRUE;
+    for (guint k = 1; k < result->n_candidates; k++) {
+        gint next = -1;
+        for (guint i = 0; i < result->n_candidates; i++)
+            if (!done[i] && (next < 0 || result->predicted_s[i] < result->predicted_s[next]))
+                next = (gint)i;
+        done[next] = TRUE;
+        double t = result->predicted_s[next];
+        g_string_append_printf(s, "; %s %.4g s (+%.0f%%)", result->candidates[next].label, t,
+                               best > 0 ? 100.0 * (t - best) / best : 0.0);
+    }
+    return g_string_free(s, FALSE);
+}

@@ -1,0 +1,78 @@
+/* auto.h — the `auto` strategy: plan with every candidate strategy, evaluate each with a
+ * cost model (the flow-level simulator or the first-order estimate), keep the fastest.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "plan/plan.h"
+
+G_BEGIN_DECLS
+
+#define RS_AUTO_MAX_CANDIDATES 8
+
+typedef struct {
+    const char *label;      /* "hierarchical+relays" */
+    RsStrategy strategy;
+    gboolean domain_relays; /* see RsPlanOptions */
+} RsAutoCandidate;
+
+/**
+ * RsPlanEvaluateFunc:
+ * @plan: a candidate plan
+ * @candidate: which candidate it is
+ * @user_data: the evaluator's state
+ * @predicted_s: (out): its predicted time, seconds
+ * @error: set on failure
+ *
+ * Returns: TRUE on success.
+ */
+typedef gboolean (*RsPlanEvaluateFunc)(const RsPlan *plan, const RsAutoCandidate *candidate,
+                                       gpointer user_data, double *predicted_s, GError **error);
+
+typedef struct {
+    guint n_candidates;
+    RsAutoCandidate candidates[RS_AUTO_MAX_CANDIDATES];
+    double predicted_s[RS_AUTO_MAX_CANDIDATES];
+    guint chosen; /* index of the fastest */
+} RsAutoResult;
+
+/**
+ * rs_auto_get_candidates:
+ * @n_out: (out): how many
+ *
+ * Returns: (transfer none) (array length=n_out): the candidates auto tries, in order:
+ * gather-broadcast, direct, node-aware, hierarchical, hierarchical with domain relays.
+ */
+const RsAutoCandidate *rs_auto_get_candidates(guint *n_out);
+
+/**
+ * rs_plan_build_auto:
+ * @refit: the refit
+ * @options: plan options; domain_relays is set per candidate
+ * @candidates: (array length=n_candidates) (nullable): the candidates to try, at most
+ *   RS_AUTO_MAX_CANDIDATES; NULL tries every one of rs_auto_get_candidates()
+ * @n_candidates: their number
+ * @evaluate: the cost model
+ * @user_data: passed to @evaluate
+ * @result: (out caller-allocates): every candidate's predicted time and the choice
+ * @error: the first planning or evaluation error
+ *
+ * Builds and evaluates one candidate at a time (one plan in memory besides the best).
+ * Ties go to the earlier candidate. Deterministic when @evaluate is.
+ *
+ * Returns: (transfer full): the fastest plan, or NULL on error.
+ */
+RsPlan *rs_plan_build_auto(const RsRefit *refit, const RsPlanOptions *options,
+                           const RsAutoCandidate *candidates, guint n_candidates,
+                           RsPlanEvaluateFunc evaluate, gpointer user_data, RsAutoResult *result,
+                           GError **error);
+
+/**
+ * rs_auto_result_format_reason:
+ * Returns: (transfer full): why auto chose what it chose, e.g. "hierarchical+relays
+ * 0.897 s; node-aware 1.04 s (+16%); direct 1.04 s (+16%); gather-broadcast 29.2 s (+3158%)".
+ */
+char *rs_auto_result_format_reason(const RsAutoResult *result);
+
+G_END_DECLS

@@ -1,0 +1,823 @@
+/* topology.c — loads a fabric description into an explicit link graph and routes on it.
+ *
+ * Links are stored in one array: a block per GPU (NVLink egress/ingress, PCIe
+ * egress/ingress when modelled, NIC egress/ingress), then an uplink/downlink pair per leaf.
+ * A 4,096-GPU cluster has about 25,000 links; routes are computed, not stored, from the
+ * GPU's node, rail and scalable unit. Which links can never bind (dominated links) is
+ * decided once here, from the structure of the routes, so that the simulator and the
+ * lower bound need not know the topology's shape. */
+#include "topologies/topology.h"
+
+#include "base/units.h"
+#include "base/yaml-reader.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+G_DEFINE_QUARK(rs-topology-error-quark, rs_topology_error)
+
+/* The figures of one link class as the file gives them. */
+typedef struct {
+    double bw_bytes_per_s;
+    double efficiency;
+    double latency_s;
+} LinkClass;
+
+struct _RsTopology {
+    char *name;
+    char *description;
+    char *gpu_model;
+    guint64 gpu_memory_bytes;
+    guint n_nodes;
+    guint gpus_per_node;
+    guint nodes_per_nvlink_domain;
+    guint su_nodes; /* nodes per full scalable unit */
+    guint n_sus;
+    double oversubscription;
+    double switch_latency_s;
+    double message_overhead_s;
+    GArray *copy_runs; /* RsCopyRate by increasing run_bytes; NULL without a copy section */
+    gboolean has_pcie;
+    gboolean pxn;
+    guint gpu_stride;          /* links per GPU block */
+    gint slot[RS_LINK_KIND_N]; /* position of a per-GPU kind in the block, or -1 */
+    guint32 leaf_base;         /* id of the first leaf link */
+    guint n_links;
+    RsLink *links;
+    guint8 *dominated;
+};
+
+/* --- reading --- */
+
+static gboolean
+read_link_class(RsYaml *yaml, yaml_node_t *root, const char *section, gboolean required,
+                LinkClass *link, gboolean *present, GError **error)
+{
+    static const char *const keys[] = {"bandwidth", "efficiency", "latency", NULL};
+    yaml_node_t *map = rs_yaml_lookup(yaml, root, section);
+    *present = map != NULL;
+    if (map == NULL) {
+        if (!required)
+            return TRUE;
+        rs_yaml_set_error(yaml, root, NULL, section, error, RS_YAML_ERROR_MISSING,
+                          "required section is missing");
+        return FALSE;
+    }
+    link->efficiency = 1.0;
+    link->latency_s = 0.0;
+    return rs_yaml_check_keys(yaml, map, section, keys, error) &&
+           rs_yaml_read_bandwidth(yaml, map, section, "bandwidth", TRUE, &link->bw_bytes_per_s,
+                                  error) &&
+           rs_yaml_read_double(yaml, map, section, "efficiency", FALSE, 1e-6, 1.0,
+                               &link->efficiency, error) &&
+           rs_yaml_read_duration(yaml, map, section, "latency", FALSE, &link->latency_s, error);
+}
+
+/* "2", "2.5" or "2:1": leaf downlink over uplink bandwidth, >= 1. */
+static gboolean
+read_oversubscription(RsYaml *yaml, yaml_node_t *fabric, double *out, GError **error)
+{
+    yaml_node_t *node = rs_yaml_lookup(yaml, fabric, "oversubscription");
+    if (node == NULL)
+        return TRUE;
+    const char *text = rs_yaml_scalar_value(node);
+    if (text == NULL) {
+        rs_yaml_set_error(yaml, node, "fabric", "oversubscription", error, RS_YAML_ERROR_TYPE,
+                          "expected a single value");
+        return FALSE;
+    }
+    char *end = NULL;
+    double value = g_ascii_strtod(text, &end);
+    gboolean ok = end != text && isfinite(value) && value >= 1.0;
+    if (ok && *end == ':') {
+        /* "N:1": only a ratio to one is a plain oversubscription factor. */
+        const char *denominator = end + 1;
+        double d = g_ascii_strtod(denominator, &end);
+        ok = end != denominator && d == 1.0;
+    }
+    if (!ok || *end != '\0') {
+        rs_yaml_set_error(yaml, node, "fabric", "oversubscription", error, RS_YAML_ERROR_VALUE,
+                          "\"%s\": expected a ratio >= 1 such as 1, 2 or \"2:1\"", text);
+        return FALSE;
+    }
+    *out = value;
+    return TRUE;
+}
+
+static gboolean invalid(GError **error, const char *path, const char *format, ...)
+    G_GNUC_PRINTF(3, 4);
+
+static gboolean
+invalid(GError **error, const char *path, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    g_autofree char *message = g_strdup_vprintf(format, args);
+    va_end(args);
+    g_set_error(error, RS_TOPOLOGY_ERROR, RS_TOPOLOGY_ERROR_INVALID, "%s: %s", path, message);
+    return FALSE;
+}
+
+static const char *const copy_rate_keys[2][RS_COPY_SIDE_N][RS_COPY_SCOPE_N] = {
+    {{"read_one_rank", "read_node"}, {"write_one_rank", "write_node"}},
+    {{"local_read_one_rank", "local_read_node"}, {"local_write_one_rank", "local_write_node"}},
+};
+
+const char *
+rs_copy_rate_get_key(gboolean local, RsCopySide side, RsCopyScope scope)
+{
+    g_return_val_if_fail(side < RS_COPY_SIDE_N && scope < RS_COPY_SCOPE_N, NULL);
+    return copy_rate_keys[local ? 1 : 0][side][scope];
+}
+
+double
+rs_copy_rate_get(const RsCopyRate *rate, gboolean local, RsCopySide side, RsCopyScope scope)
+{
+    g_return_val_if_fail(side < RS_COPY_SIDE_N && scope < RS_COPY_SCOPE_N, 0.0);
+    return local ? rate->local_bytes_per_s[side][scope] : rate->bytes_per_s[side][scope];
+}
+
+/* copy {runs: [{bytes, read_one_rank, read_node, write_one_rank, write_node, local_…}, …]}:
+ * the rates of ranks copying bytes in memory, by run length, strictly increasing. */
+static gboolean
+read_copy(RsYaml *yaml, yaml_node_t *root, GArray **out, GError **error)
+{
+    static const char *const copy_keys[] = {"runs", NULL};
+    static const char *const run_keys[] = {
+        "bytes",           "read_one_rank",        "read_node",           "write_one_rank",
+        "write_node",      "local_read_one_rank",  "local_read_node",     "local_write_one_rank",
+        "local_write_node", NULL};
+    *out = NULL;
+    yaml_node_t *copy = rs_yaml_lookup(yaml, root, "copy");
+    if (copy == NULL)
+        return TRUE;
+    if (!rs_yaml_check_keys(yaml, copy, "copy", copy_keys, error))
+        return FALSE;
+    yaml_node_t *runs = rs_yaml_lookup(yaml, copy, "runs");
+    if (runs == NULL || runs->type != YAML_SEQUENCE_NODE ||
+        runs->data.sequence.items.start == runs->data.sequence.items.top) {
+        rs_yaml_set_error(yaml, runs ? runs : copy, "copy", "runs", error,
+                          runs ? RS_YAML_ERROR_TYPE : RS_YAML_ERROR_MISSING,
+                          "expected a non-empty list of {bytes, read_one_rank, read_node, "
+                          "write_one_rank, write_node}");
+        return FALSE;
+    }
+    g_autoptr(GArray) rates = g_array_new(FALSE, TRUE, sizeof(RsCopyRate));
+    guint i = 0;
+    for (yaml_node_item_t *item = runs->data.sequence.items.start;
+         item < runs->data.sequence.items.top; item++, i++) {
+        yaml_node_t *entry = rs_yaml_node_at(yaml, *item);
+        g_autofree char *section = g_strdup_printf("copy.runs[%u]", i);
+        RsCopyRate rate = {0};
+        if (!rs_yaml_check_keys(yaml, entry, section, run_keys, error) ||
+            !rs_yaml_read_size(yaml, entry, section, "bytes", TRUE, &rate.run_bytes, error))
+            return FALSE;
+        if (rate.run_bytes == 0) {
+            rs_yaml_set_error(yaml, rs_yaml_lookup(yaml, entry, "bytes"), section, "bytes",
+                              error, RS_YAML_ERROR_VALUE, "must be positive");
+            return FALSE;
+        }
+        for (guint local = 0; local < 2; local++) {
+            for (guint side = 0; side < RS_COPY_SIDE_N; side++) {
+                for (guint scope = 0; scope < RS_COPY_SCOPE_N; scope++) {
+                    const char *key = copy_rate_keys[local][side][scope];
+                    double *value = local ? &rate.local_bytes_per_s[side][scope]
+                                          : &rate.bytes_per_s[side][scope];
+                    /* Local rates are optional: without them local copies go at the
+                     * message rates. */
+                    if (local && rs_yaml_lookup(yaml, entry, key) == NULL) {
+                        *value = rate.bytes_per_s[side][scope];
+                        continue;
+                    }
+                    if (!rs_yaml_read_bandwidth(yaml, entry, section, key, TRUE, value, error))
+                        return FALSE;
+                    if (!(*value > 0.0)) {
+                        rs_yaml_set_error(yaml, rs_yaml_lookup(yaml, entry, key), section, key,
+                                          error, RS_YAML_ERROR_VALUE, "must be positive");
+                        return FALSE;
+                    }
+                }
+            }
+        }
+        if (rates->len > 0 &&
+            rate.run_bytes <= g_array_index(rates, RsCopyRate, rates->len - 1).run_bytes) {
+            rs_yaml_set_error(yaml, rs_yaml_lookup(yaml, entry, "bytes"), section, "bytes",
+                              error, RS_YAML_ERROR_VALUE,
+                              "runs must be listed by increasing bytes");
+            return FALSE;
+        }
+        g_array_append_val(rates, rate);
+    }
+    *out = g_steal_pointer(&rates);
+    return TRUE;
+}
+
+static void build_links(RsTopology *topo, const LinkClass *nvlink, const LinkClass *pcie,
+                        const LinkClass *nic, double uplink_efficiency);
+
+static RsTopology *
+topology_from_yaml(RsYaml *yaml, const RsTopologyOverrides *overrides, GError **error)
+{
+    static const char *const root_keys[] = {
+        "name",     "description", "nodes", "gpus_per_node", "nodes_per_nvlink_domain",
+        "gpu",      "nvlink",      "pcie",  "nic",           "fabric",
+        "software", "copy",        NULL};
+    static const char *const gpu_keys[] = {"model", "memory", NULL};
+    static const char *const software_keys[] = {"message_overhead", NULL};
+    static const char *const fabric_keys[] = {"scalable_unit_nodes",
+                                              "oversubscription",
+                                              "switch_latency",
+                                              "uplink_efficiency",
+                                              "pxn",
+                                              NULL};
+    const char *path = rs_yaml_get_path(yaml);
+    yaml_node_t *root = rs_yaml_get_root_mapping(yaml, error);
+    if (root == NULL || !rs_yaml_check_keys(yaml, root, NULL, root_keys, error))
+        return NULL;
+
+    const char *name = NULL, *gpu_model = "GPU", *description = "";
+    gint64 n_nodes = 0, gpus_per_node = 0, nodes_per_domain = 1, su_nodes = 0;
+    guint64 memory = 0;
+    double overhead_s = 0.0, oversubscription = 1.0, switch_latency_s = 0.0;
+    double uplink_efficiency = -1.0;
+    gboolean pxn = FALSE, has_nvlink, has_pcie, has_nic;
+    LinkClass nvlink = {0}, nic = {0}, pcie = {0};
+    if (!rs_yaml_read_string(yaml, root, NULL, "name", TRUE, &name, error) ||
+        !rs_yaml_read_string(yaml, root, NULL, "description", FALSE, &description, error) ||
+        !rs_yaml_read_int64(yaml, root, NULL, "nodes", TRUE, 1, 1 << 20, &n_nodes, error) ||
+        !rs_yaml_read_int64(yaml, root, NULL, "gpus_per_node", TRUE, 1, 1024, &gpus_per_node,
+                            error) ||
+        !rs_yaml_read_int64(yaml, root, NULL, "nodes_per_nvlink_domain", FALSE, 1, 1 << 20,
+                            &nodes_per_domain, error))
+        return NULL;
+    yaml_node_t *gpu = rs_yaml_lookup(yaml, root, "gpu");
+    if (gpu != NULL &&
+        (!rs_yaml_check_keys(yaml, gpu, "gpu", gpu_keys, error) ||
+         !rs_yaml_read_string(yaml, gpu, "gpu", "model", FALSE, &gpu_model, error) ||
+         !rs_yaml_read_size(yaml, gpu, "gpu", "memory", FALSE, &memory, error)))
+        return NULL;
+    /* The default staging is 1/16 of GPU memory; below 16 MiB it would be under 1 MiB and
+     * cut the weights into more buckets than a plan can hold. */
+    if (gpu != NULL && rs_yaml_lookup(yaml, gpu, "memory") != NULL &&
+        memory < RS_TOPOLOGY_MIN_GPU_MEMORY_BYTES) {
+        rs_yaml_set_error(yaml, rs_yaml_lookup(yaml, gpu, "memory"), "gpu", "memory", error,
+                          RS_YAML_ERROR_VALUE, "must be at least 16 MiB");
+        return NULL;
+    }
+    if (!read_link_class(yaml, root, "nvlink", TRUE, &nvlink, &has_nvlink, error) ||
+        !read_link_class(yaml, root, "pcie", FALSE, &pcie, &has_pcie, error) ||
+        !read_link_class(yaml, root, "nic", TRUE, &nic, &has_nic, error))
+        return NULL;
+    yaml_node_t *fabric = rs_yaml_lookup(yaml, root, "fabric");
+    if (fabric != NULL && (!rs_yaml_check_keys(yaml, fabric, "fabric", fabric_keys, error) ||
+                           !rs_yaml_read_int64(yaml, fabric, "fabric", "scalable_unit_nodes", FALSE,
+                                               1, 1 << 20, &su_nodes, error) ||
+                           !read_oversubscription(yaml, fabric, &oversubscription, error) ||
+                           !rs_yaml_read_duration(yaml, fabric, "fabric", "switch_latency", FALSE,
+                                                  &switch_latency_s, error) ||
+                           !rs_yaml_read_double(yaml, fabric, "fabric", "uplink_efficiency", FALSE,
+                                                1e-6, 1.0, &uplink_efficiency, error) ||
+                           !rs_yaml_read_bool(yaml, fabric, "fabric", "pxn", FALSE, &pxn, error)))
+        return NULL;
+    yaml_node_t *software = rs_yaml_lookup(yaml, root, "software");
+    if (software != NULL &&
+        (!rs_yaml_check_keys(yaml, software, "software", software_keys, error) ||
+         !rs_yaml_read_duration(yaml, software, "software", "message_overhead", FALSE,
+                                &overhead_s, error)))
+        return NULL;
+    g_autoptr(GArray) copy_runs = NULL;
+    if (!read_copy(yaml, root, &copy_runs, error))
+        return NULL;
+
+    if (overrides != NULL) {
+        if (overrides->n_nodes != 0)
+            n_nodes = overrides->n_nodes;
+        if (overrides->nic_bw_bytes_per_s != 0.0) {
+            if (!(overrides->nic_bw_bytes_per_s > 0.0) ||
+                !isfinite(overrides->nic_bw_bytes_per_s)) {
+                invalid(error, path, "NIC bandwidth override must be positive");
+                return NULL;
+            }
+            nic.bw_bytes_per_s = overrides->nic_bw_bytes_per_s;
+        }
+        if (overrides->oversubscription != 0.0) {
+            if (!(overrides->oversubscription >= 1.0) || !isfinite(overrides->oversubscription)) {
+                invalid(error, path, "oversubscription override must be >= 1, not %g",
+                        overrides->oversubscription);
+                return NULL;
+            }
+            oversubscription = overrides->oversubscription;
+        }
+        if (overrides->pxn != RS_TOPOLOGY_PXN_KEEP)
+            pxn = overrides->pxn == RS_TOPOLOGY_PXN_ON;
+    }
+    if (su_nodes == 0)
+        su_nodes = n_nodes;
+    if (n_nodes % nodes_per_domain != 0) {
+        invalid(error, path,
+                "nodes_per_nvlink_domain=%" G_GINT64_FORMAT " does not divide %" G_GINT64_FORMAT
+                " nodes",
+                nodes_per_domain, n_nodes);
+        return NULL;
+    }
+    if (su_nodes % nodes_per_domain != 0) {
+        invalid(error, path,
+                "nodes_per_nvlink_domain=%" G_GINT64_FORMAT
+                " does not divide fabric.scalable_unit_nodes=%" G_GINT64_FORMAT
+                " (an NVLink domain must sit in one scalable unit)",
+                nodes_per_domain, su_nodes);
+        return NULL;
+    }
+    if ((guint64)n_nodes * (guint64)gpus_per_node > (1u << 24)) {
+        invalid(error, path, "%" G_GINT64_FORMAT " nodes of %" G_GINT64_FORMAT " GPUs is too many",
+                n_nodes, gpus_per_node);
+        return NULL;
+    }
+
+    RsTopology *topo = g_new0(RsTopology, 1);
+    topo->name = g_strdup(name);
+    topo->description = g_strdup(description);
+    topo->gpu_model = g_strdup(gpu_model);
+    topo->gpu_memory_bytes = memory;
+    topo->n_nodes = (guint)n_nodes;
+    topo->gpus_per_node = (guint)gpus_per_node;
+    topo->nodes_per_nvlink_domain = (guint)nodes_per_domain;
+    topo->su_nodes = (guint)su_nodes;
+    topo->n_sus = (guint)((n_nodes + su_nodes - 1) / su_nodes);
+    topo->oversubscription = oversubscription;
+    topo->switch_latency_s = switch_latency_s;
+    topo->message_overhead_s = overhead_s;
+    topo->copy_runs = g_steal_pointer(&copy_runs);
+    topo->has_pcie = has_pcie;
+    topo->pxn = pxn;
+    build_links(topo, &nvlink, &pcie, &nic,
+                uplink_efficiency > 0 ? uplink_efficiency : nic.efficiency);
+    return topo;
+}
+
+static RsLink
+make_link(RsLinkKind kind, const LinkClass *c, guint32 owner)
+{
+    RsLink l = {kind, c->bw_bytes_per_s, c->efficiency, c->latency_s, owner};
+    return l;
+}
+
+static guint
+su_n_nodes(const RsTopology *topo, guint unit)
+{
+    guint first = unit * topo->su_nodes;
+    return MIN(topo->su_nodes, topo->n_nodes - first);
+}
+
+static void
+build_links(RsTopology *topo, const LinkClass *nvlink, const LinkClass *pcie, const LinkClass *nic,
+            double uplink_efficiency)
+{
+    static const RsLinkKind order[] = {RS_LINK_NVLINK_EGRESS, RS_LINK_NVLINK_INGRESS,
+                                       RS_LINK_PCIE_EGRESS,   RS_LINK_PCIE_INGRESS,
+                                       RS_LINK_NIC_EGRESS,    RS_LINK_NIC_INGRESS};
+    for (guint k = 0; k < RS_LINK_KIND_N; k++)
+        topo->slot[k] = -1;
+    guint stride = 0;
+    for (guint i = 0; i < G_N_ELEMENTS(order); i++) {
+        gboolean is_pcie = order[i] == RS_LINK_PCIE_EGRESS || order[i] == RS_LINK_PCIE_INGRESS;
+        if (is_pcie && !topo->has_pcie)
+            continue;
+        topo->slot[order[i]] = (gint)stride++;
+    }
+    topo->gpu_stride = stride;
+    guint n_gpus = rs_topology_get_n_gpus(topo);
+    guint n_rails = topo->gpus_per_node;
+    guint n_leaves = topo->n_sus * n_rails;
+    topo->leaf_base = n_gpus * stride;
+    topo->n_links = topo->leaf_base + 2 * n_leaves;
+    topo->links = g_new0(RsLink, topo->n_links);
+    topo->dominated = g_new0(guint8, topo->n_links);
+    for (guint32 g = 0; g < n_gpus; g++) {
+        RsLink *block = &topo->links[g * stride];
+        block[topo->slot[RS_LINK_NVLINK_EGRESS]] = make_link(RS_LINK_NVLINK_EGRESS, nvlink, g);
+        block[topo->slot[RS_LINK_NVLINK_INGRESS]] = make_link(RS_LINK_NVLINK_INGRESS, nvlink, g);
+        block[topo->slot[RS_LINK_NIC_EGRESS]] = make_link(RS_LINK_NIC_EGRESS, nic, g);
+        block[topo->slot[RS_LINK_NIC_INGRESS]] = make_link(RS_LINK_NIC_INGRESS, nic, g);
+        if (topo->has_pcie) {
+            block[topo->slot[RS_LINK_PCIE_EGRESS]] = make_link(RS_LINK_PCIE_EGRESS, pcie, g);
+            block[topo->slot[RS_LINK_PCIE_INGRESS]] = make_link(RS_LINK_PCIE_INGRESS, pcie, g);
+            /* PCIe and NIC carry the same flows: the larger never binds. */
+            double pcie_cap = pcie->bw_bytes_per_s * pcie->efficiency;
+            double nic_cap = nic->bw_bytes_per_s * nic->efficiency;
+            gboolean pcie_dominated = pcie_cap >= nic_cap;
+            RsLinkKind dominated_eg = pcie_dominated ? RS_LINK_PCIE_EGRESS : RS_LINK_NIC_EGRESS;
+            RsLinkKind dominated_in = pcie_dominated ? RS_LINK_PCIE_INGRESS : RS_LINK_NIC_INGRESS;
+            topo->dominated[g * stride + topo->slot[dominated_eg]] = 1;
+            topo->dominated[g * stride + topo->slot[dominated_in]] = 1;
+        }
+    }
+    /* A NIC's path capacity: the smaller of its NIC and PCIe links. */
+    double path_eg = nic->bw_bytes_per_s * nic->efficiency;
+    double path_in = path_eg;
+    if (topo->has_pcie) {
+        path_eg = MIN(path_eg, pcie->bw_bytes_per_s * pcie->efficiency);
+        path_in = path_eg;
+    }
+    for (guint u = 0; u < topo->n_sus; u++) {
+        guint nodes = su_n_nodes(topo, u);
+        LinkClass up = {nodes * nic->bw_bytes_per_s / topo->oversubscription, uplink_efficiency,
+                        0.0};
+        for (guint r = 0; r < n_rails; r++) {
+            guint32 leaf = u * n_rails + r;
+            guint32 id = topo->leaf_base + 2 * leaf;
+            topo->links[id] = make_link(RS_LINK_LEAF_UPLINK, &up, leaf);
+            topo->links[id + 1] = make_link(RS_LINK_LEAF_DOWNLINK, &up, leaf);
+            double cap = up.bw_bytes_per_s * up.efficiency;
+            /* Relative slack keeps "oversubscription 1" dominated despite rounding. */
+            if (cap * (1 + 1e-12) >= nodes * path_eg)
+                topo->dominated[id] = 1;
+            if (cap * (1 + 1e-12) >= nodes * path_in)
+                topo->dominated[id + 1] = 1;
+        }
+    }
+}
+
+RsTopology *
+rs_topology_load_file(const char *path, const RsTopologyOverrides *overrides, GError **error)
+{
+    g_autoptr(RsYaml) yaml = rs_yaml_load_file(path, error);
+    return yaml ? topology_from_yaml(yaml, overrides, error) : NULL;
+}
+
+RsTopology *
+rs_topology_load_string(const char *text, const char *name, const RsTopologyOverrides *overrides,
+                        GError **error)
+{
+    g_autoptr(RsYaml) yaml = rs_yaml_load_string(text, name, error);
+    return yaml ? topology_from_yaml(yaml, overrides, error) : NULL;
+}
+
+void
+rs_topology_free(RsTopology *topo)
+{
+    if (topo == NULL)
+        return;
+    g_free(topo->name);
+    g_free(topo->description);
+    g_free(topo->gpu_model);
+    g_free(topo->links);
+    g_free(topo->dominated);
+    if (topo->copy_runs != NULL)
+        g_array_unref(topo->copy_runs);
+    g_free(topo);
+}
+
+/* --- queries --- */
+
+const char *
+rs_topology_get_name(const RsTopology *topo)
+{
+    return topo->name;
+}
+
+const char *
+rs_topology_get_description(const RsTopology *topo)
+{
+    return topo->description;
+}
+
+const char *
+rs_topology_get_gpu_model(const RsTopology *topo)
+{
+    return topo->gpu_model;
+}
+
+guint64
+rs_topology_get_gpu_memory_bytes(const RsTopology *topo)
+{
+    return topo->gpu_memory_bytes;
+}
+
+guint
+rs_topology_get_n_nodes(const RsTopology *topo)
+{
+    return topo->n_nodes;
+}
+
+guint
+rs_topology_get_gpus_per_node(const RsTopology *topo)
+{
+    return topo->gpus_per_node;
+}
+
+guint
+rs_topology_get_n_gpus(const RsTopology *topo)
+{
+    return topo->n_nodes * topo->gpus_per_node;
+}
+
+guint
+rs_topology_get_gpus_per_nvlink_domain(const RsTopology *topo)
+{
+    return topo->gpus_per_node * topo->nodes_per_nvlink_domain;
+}
+
+guint
+rs_topology_get_n_nvlink_domains(const RsTopology *topo)
+{
+    return topo->n_nodes / topo->nodes_per_nvlink_domain;
+}
+
+guint
+rs_topology_get_nvlink_domain(const RsTopology *topo, guint32 gpu)
+{
+    return gpu / rs_topology_get_gpus_per_nvlink_domain(topo);
+}
+
+guint
+rs_topology_get_node(const RsTopology *topo, guint32 gpu)
+{
+    return gpu / topo->gpus_per_node;
+}
+
+guint
+rs_topology_get_rail(const RsTopology *topo, guint32 gpu)
+{
+    return gpu % topo->gpus_per_node;
+}
+
+guint
+rs_topology_get_n_rails(const RsTopology *topo)
+{
+    return topo->gpus_per_node;
+}
+
+guint
+rs_topology_get_scalable_unit_nodes(const RsTopology *topo)
+{
+    return topo->su_nodes;
+}
+
+guint
+rs_topology_get_n_scalable_units(const RsTopology *topo)
+{
+    return topo->n_sus;
+}
+
+guint
+rs_topology_get_scalable_unit(const RsTopology *topo, guint32 gpu)
+{
+    return rs_topology_get_node(topo, gpu) / topo->su_nodes;
+}
+
+double
+rs_topology_get_oversubscription(const RsTopology *topo)
+{
+    return topo->oversubscription;
+}
+
+double
+rs_topology_get_switch_latency_s(const RsTopology *topo)
+{
+    return topo->switch_latency_s;
+}
+
+gboolean
+rs_topology_has_pcie(const RsTopology *topo)
+{
+    return topo->has_pcie;
+}
+
+gboolean
+rs_topology_has_pxn(const RsTopology *topo)
+{
+    return topo->pxn;
+}
+
+double
+rs_topology_get_message_overhead_s(const RsTopology *topo)
+{
+    return topo->message_overhead_s;
+}
+
+const RsCopyRate *
+rs_topology_get_copy_rates(const RsTopology *topo, guint *n_out)
+{
+    *n_out = topo->copy_runs ? topo->copy_runs->len : 0;
+    return topo->copy_runs ? (const RsCopyRate *)topo->copy_runs->data : NULL;
+}
+
+/* Interpolation between the two entries around @run_bytes, linear in log(run bytes);
+ * outside the table the nearest entry. */
+double
+rs_topology_get_copy_bytes_per_s(const RsTopology *topo, guint64 run_bytes, gboolean local,
+                                 RsCopySide side, RsCopyScope scope)
+{
+    guint n;
+    const RsCopyRate *rates = rs_topology_get_copy_rates(topo, &n);
+    g_return_val_if_fail(side < RS_COPY_SIDE_N && scope < RS_COPY_SCOPE_N, INFINITY);
+    if (n == 0)
+        return INFINITY;
+    if (run_bytes <= rates[0].run_bytes)
+        return rs_copy_rate_get(&rates[0], local, side, scope);
+    if (run_bytes >= rates[n - 1].run_bytes)
+        return rs_copy_rate_get(&rates[n - 1], local, side, scope);
+    guint hi = 1;
+    while (rates[hi].run_bytes < run_bytes)
+        hi++;
+    const RsCopyRate *a = &rates[hi - 1], *b = &rates[hi];
+    double f = log((double)run_bytes / (double)a->run_bytes) /
+               log((double)b->run_bytes / (double)a->run_bytes);
+    double ra = rs_copy_rate_get(a, local, side, scope);
+    return ra + f * (rs_copy_rate_get(b, local, side, scope) - ra);
+}
+
+double
+rs_topology_get_copy_s_per_byte(const RsTopology *topo, guint64 read_run_bytes,
+                                guint64 write_run_bytes, gboolean local, RsCopyScope scope)
+{
+    guint n;
+    const RsCopyRate *rates = rs_topology_get_copy_rates(topo, &n);
+    if (n == 0)
+        return 0.0;
+    const RsCopyRate *last = &rates[n - 1];
+    double contiguous_s = 1.0 / MAX(rs_copy_rate_get(last, local, RS_COPY_READ, scope),
+                                    rs_copy_rate_get(last, local, RS_COPY_WRITE, scope));
+    double read_s = 1.0 / rs_topology_get_copy_bytes_per_s(topo, read_run_bytes, local,
+                                                           RS_COPY_READ, scope);
+    double write_s = 1.0 / rs_topology_get_copy_bytes_per_s(topo, write_run_bytes, local,
+                                                            RS_COPY_WRITE, scope);
+    return MAX(read_s + write_s - contiguous_s, MAX(read_s, write_s));
+}
+
+guint
+rs_topology_get_n_links(const RsTopology *topo)
+{
+    return topo->n_links;
+}
+
+const RsLink *
+rs_topology_get_link(const RsTopology *topo, guint32 link_id)
+{
+    g_return_val_if_fail(link_id < topo->n_links, NULL);
+    return &topo->links[link_id];
+}
+
+guint32
+rs_topology_get_link_gpu(const RsTopology *topo, guint32 link_id)
+{
+    if (link_id >= topo->leaf_base)
+        return G_MAXUINT32;
+    return link_id / topo->gpu_stride;
+}
+
+guint32
+rs_topology_get_gpu_link(const RsTopology *topo, guint32 gpu, RsLinkKind kind)
+{
+    g_return_val_if_fail(kind < RS_LINK_KIND_N, G_MAXUINT32);
+    if (topo->slot[kind] < 0)
+        return G_MAXUINT32;
+    return gpu * topo->gpu_stride + (guint32)topo->slot[kind];
+}
+
+guint32
+rs_topology_get_leaf_link(const RsTopology *topo, guint unit, guint rail, RsLinkKind kind)
+{
+    g_return_val_if_fail(kind == RS_LINK_LEAF_UPLINK || kind == RS_LINK_LEAF_DOWNLINK, G_MAXUINT32);
+    return topo->leaf_base + 2 * (unit * topo->gpus_per_node + rail) +
+           (kind == RS_LINK_LEAF_DOWNLINK);
+}
+
+gboolean
+rs_topology_link_is_dominated(const RsTopology *topo, guint32 link_id)
+{
+    return topo->dominated[link_id] != 0;
+}
+
+const char *
+rs_link_kind_get_name(RsLinkKind kind)
+{
+    static const char *const names[RS_LINK_KIND_N] = {
+        [RS_LINK_NVLINK_EGRESS] = "nvlink-egress", [RS_LINK_NVLINK_INGRESS] = "nvlink-ingress",
+        [RS_LINK_NIC_EGRESS] = "nic-egress",       [RS_LINK_NIC_INGRESS] = "nic-ingress",
+        [RS_LINK_PCIE_EGRESS] = "pcie-egress",     [RS_LINK_PCIE_INGRESS] = "pcie-ingress",
+        [RS_LINK_LEAF_UPLINK] = "uplink",          [RS_LINK_LEAF_DOWNLINK] = "downlink",
+    };
+    g_return_val_if_fail(kind < RS_LINK_KIND_N, "invalid");
+    return names[kind];
+}
+
+char *
+rs_topology_format_link(const RsTopology *topo, guint32 link_id)
+{
+    g_return_val_if_fail(link_id < topo->n_links, g_strdup("invalid"));
+    const RsLink *l = &topo->links[link_id];
+    if (l->kind == RS_LINK_LEAF_UPLINK || l->kind == RS_LINK_LEAF_DOWNLINK)
+        return g_strdup_printf("su%u.rail%u.%s", l->owner / topo->gpus_per_node,
+                               l->owner % topo->gpus_per_node, rs_link_kind_get_name(l->kind));
+    return g_strdup_printf("gpu%u.%s", l->owner, rs_link_kind_get_name(l->kind));
+}
+
+double
+rs_link_get_capacity_bytes_per_s(const RsLink *link)
+{
+    return link->bw_bytes_per_s * link->efficiency;
+}
+
+/* --- routes --- */
+
+/* Appends the links from @from's GPU out to @dst's GPU over the scale-out fabric; returns
+ * the new count, and adds the switches crossed to *n_switches. */
+static guint
+route_network(const RsTopology *topo, guint32 from, guint32 dst, guint32 *links, guint n,
+              guint *n_switches)
+{
+    if (topo->has_pcie)
+        links[n++] = rs_topology_get_gpu_link(topo, from, RS_LINK_PCIE_EGRESS);
+    links[n++] = rs_topology_get_gpu_link(topo, from, RS_LINK_NIC_EGRESS);
+    guint su_from = rs_topology_get_scalable_unit(topo, from);
+    guint su_dst = rs_topology_get_scalable_unit(topo, dst);
+    guint rail_from = rs_topology_get_rail(topo, from), rail_dst = rs_topology_get_rail(topo, dst);
+    if (su_from != su_dst || rail_from != rail_dst) {
+        links[n++] = rs_topology_get_leaf_link(topo, su_from, rail_from, RS_LINK_LEAF_UPLINK);
+        links[n++] = rs_topology_get_leaf_link(topo, su_dst, rail_dst, RS_LINK_LEAF_DOWNLINK);
+        *n_switches += 3; /* leaf, spine, leaf */
+    } else {
+        *n_switches += 1; /* the rail's leaf */
+    }
+    links[n++] = rs_topology_get_gpu_link(topo, dst, RS_LINK_NIC_INGRESS);
+    if (topo->has_pcie)
+        links[n++] = rs_topology_get_gpu_link(topo, dst, RS_LINK_PCIE_INGRESS);
+    return n;
+}
+
+static guint
+route_full(const RsTopology *topo, guint32 src, guint32 dst, guint32 *links, guint *n_switches)
+{
+    *n_switches = 0;
+    if (src == dst)
+        return 0;
+    if (rs_topology_get_nvlink_domain(topo, src) == rs_topology_get_nvlink_domain(topo, dst)) {
+        links[0] = rs_topology_get_gpu_link(topo, src, RS_LINK_NVLINK_EGRESS);
+        links[1] = rs_topology_get_gpu_link(topo, dst, RS_LINK_NVLINK_INGRESS);
+        return 2;
+    }
+    guint n = 0;
+    guint32 from = src;
+    guint rail_dst = rs_topology_get_rail(topo, dst);
+    if (topo->pxn && rs_topology_get_rail(topo, src) != rail_dst) {
+        /* PXN: hand the data over NVLink to the GPU of our node on the destination's rail. */
+        from = rs_topology_get_node(topo, src) * topo->gpus_per_node + rail_dst;
+        links[n++] = rs_topology_get_gpu_link(topo, src, RS_LINK_NVLINK_EGRESS);
+        links[n++] = rs_topology_get_gpu_link(topo, from, RS_LINK_NVLINK_INGRESS);
+    }
+    return route_network(topo, from, dst, links, n, n_switches);
+}
+
+guint
+rs_topology_route(const RsTopology *topo, guint32 src, guint32 dst, guint32 *links)
+{
+    guint n_switches;
+    return route_full(topo, src, dst, links, &n_switches);
+}
+
+double
+rs_topology_get_route_latency_s(const RsTopology *topo, guint32 src, guint32 dst)
+{
+    guint32 links[RS_TOPOLOGY_MAX_ROUTE];
+    guint n_switches;
+    guint n = route_full(topo, src, dst, links, &n_switches);
+    double t = n_switches * topo->switch_latency_s;
+    for (guint i = 0; i < n; i++)
+        t += topo->links[links[i]].latency_s;
+    return t;
+}
+
+double
+rs_topology_get_message_latency_s(const RsTopology *topo, guint32 src, guint32 dst)
+{
+    if (src == dst)
+        return 0.0;
+    return topo->message_overhead_s + rs_topology_get_route_latency_s(topo, src, dst);
+}
+
+char *
+rs_topology_format_summary(const RsTopology *topo)
+{
+    const RsLink *nv = &topo->links[topo->slot[RS_LINK_NVLINK_EGRESS]];
+    const RsLink *nic = &topo->links[topo->slot[RS_LINK_NIC_EGRESS]];
+    g_autoptr(GString) s = g_string_new(NULL);
+    g_string_append_printf(s,
+                           "%s: %u nodes x %u %s = %u GPUs, NVLink domains of %u GPUs; NVLink "
+                           "%.0f GB/s x %.2f, NIC %.0f Gbit/s x %.2f per GPU",
+                           topo->name, topo->n_nodes, topo->gpus_per_node, topo->gpu_model,
+                           rs_topology_get_n_gpus(topo),
+                           rs_topology_get_gpus_per_nvlink_domain(topo), nv->bw_bytes_per_s / 1e9,
+                           nv->efficiency, nic->bw_bytes_per_s * 8 / 1e9, nic->efficiency);
+    if (topo->has_pcie) {
+        const RsLink *pcie = &topo->links[topo->slot[RS_LINK_PCIE_EGRESS]];
+        g_string_append_printf(s, ", PCIe %.0f GB/s x %.2f", pcie->bw_bytes_per_s / 1e9,
+                               pcie->efficiency);
+    }
+    g_string_append_printf(s, "; %u scalable unit%s of %u nodes, oversubscription %g:1%s",
+                           topo->n_sus, topo->n_sus == 1 ? "" : "s", topo->su_nodes,
+                           topo->oversubscription, topo->pxn ? ", PXN" : "");
+    return g_string_free(g_steal_pointer(&s), FALSE);
+}
