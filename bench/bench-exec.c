@@ -12,6 +12,7 @@
  * their ratio. Prints ratios and figures; it asserts nothing about speed (exit 3 only when
  * a validation fails). Run it on a quiet machine: other processes on the cores change
  * every figure (the load average is printed). */
+#include "base/stats.h"
 #include "exec/calibrate.h"
 #include "sim/cost.h"
 #include "layout/scenario.h"
@@ -83,13 +84,6 @@ load_average(void)
     return load;
 }
 
-static gint
-cmp_double(gconstpointer a, gconstpointer b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Prints the median |error| of @errors and how many are within 20%. */
 static void
 print_error_summary(const char *what, const GArray *errors)
@@ -101,11 +95,9 @@ print_error_summary(const char *what, const GArray *errors)
         g_array_append_val(abs_errors, e);
         within += e <= 0.20;
     }
-    g_array_sort(abs_errors, cmp_double);
     printf("%s: median |error| %.1f%%, %u of %u cases within 20%%\n", what,
-           abs_errors->len ? 100 * g_array_index(abs_errors, double, (abs_errors->len - 1) / 2)
-                           : 0.0,
-           within, errors->len);
+           100 * rs_stats_median((const double *)abs_errors->data, abs_errors->len), within,
+           errors->len);
 }
 
 static void
@@ -215,12 +207,9 @@ main(int argc, char **argv)
                     g_printerr("bench-exec: validation failed: %s\n", what);
                     exit_code = 3;
                 }
-                g_autoptr(GArray) measured = g_array_new(FALSE, FALSE, sizeof(double));
-                for (guint i = 1; i < res.run_s->len; i++)
-                    g_array_append_val(measured, g_array_index(res.run_s, double, i));
-                g_array_sort(measured, cmp_double);
-                double median = measured->len
-                                    ? g_array_index(measured, double, (measured->len - 1) / 2)
+                double median = res.run_s->len > 1
+                                    ? rs_stats_median(&g_array_index(res.run_s, double, 1),
+                                                      res.run_s->len - 1)
                                     : 0;
                 double err = (cost.predicted_s - median) / median;
                 g_array_append_val(mi < n_models ? errors : fine_errors, err);

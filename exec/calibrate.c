@@ -6,18 +6,13 @@
 
 #include "exec/transport-private.h"
 
+#include "base/stats.h"
+
 static const guint64 default_sizes[] = {4 << 10, 64 << 10, 4 << 20, 32 << 20};
 /* From single elements (where per-run work dominates) to runs long enough that a copy
  * streams at memory bandwidth. */
 static const guint64 default_copy_runs[] = {1,   4,       16,      32,      64,       128,
                                             256, 512,     1 << 10, 4 << 10, 64 << 10, 1 << 20};
-
-static gint
-cmp_double(gconstpointer a, gconstpointer b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 double
 rs_measure_memcpy_bytes_per_s(guint64 size_bytes, guint n_runs)
@@ -32,8 +27,7 @@ rs_measure_memcpy_bytes_per_s(guint64 size_bytes, guint n_runs)
         t[i] = rs_transport_clock_s() - t0;
         a[i % size_bytes] = b[(i * 4099) % size_bytes]; /* keep the copy observable */
     }
-    qsort(t, MAX(n_runs, 1), sizeof(double), cmp_double);
-    double median = t[(MAX(n_runs, 1) - 1) / 2];
+    double median = rs_stats_median(t, MAX(n_runs, 1));
     g_free(a);
     g_free(b);
     return median > 0 ? (double)size_bytes / median : 0.0;
@@ -180,10 +174,7 @@ measure(RsTransport *transport, const RsRefit *refit, const RsCalibrateOptions *
         return FALSE;
     }
     if (res.run_s != NULL && res.run_s->len > 1) {
-        g_autoptr(GArray) rest = g_array_new(FALSE, FALSE, sizeof(double));
-        g_array_append_vals(rest, &g_array_index(res.run_s, double, 1), res.run_s->len - 1);
-        g_array_sort(rest, cmp_double);
-        *median_s = g_array_index(rest, double, (rest->len - 1) / 2);
+        *median_s = rs_stats_median(&g_array_index(res.run_s, double, 1), res.run_s->len - 1);
     } else {
         *median_s = 0.0;
     }

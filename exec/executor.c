@@ -14,6 +14,8 @@
 #include "exec/pattern.h"
 #include "exec/region.h"
 
+#include "base/stats.h"
+
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
@@ -1350,13 +1352,6 @@ mismatch_before(const RsExecMismatch *a, const RsExecMismatch *b)
     return a->rank < b->rank;
 }
 
-static gint
-cmp_double(gconstpointer a, gconstpointer b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Rank 0: folds the summaries of one run into the result. Returns TRUE to go on. */
 static gboolean
 collect_run(ExecContext *ctx, GPtrArray *all)
@@ -1583,9 +1578,7 @@ rs_exec_run(RsTransport *transport, const RsPlan *plan, const RsRefit *refit,
     gboolean ok = rs_transport_launch(transport, ctx.n_ranks, rank_main, &ctx, error);
     if (ok && rs_transport_is_root(transport) && result->n_runs > 0) {
         /* The median run (the lower one of an even count) gives the trace. */
-        g_autoptr(GArray) sorted = g_array_copy(result->run_s);
-        g_array_sort(sorted, cmp_double);
-        double median = g_array_index(sorted, double, (sorted->len - 1) / 2);
+        double median = rs_stats_median((const double *)result->run_s->data, result->run_s->len);
         result->median_s = median;
         guint pick = 0;
         for (guint i = 0; i < result->run_s->len; i++)
