@@ -14,6 +14,7 @@
 #include "exec/pattern.h"
 #include "exec/region.h"
 
+#include "base/hash.h"
 #include "base/stats.h"
 
 #include <math.h>
@@ -59,23 +60,13 @@ typedef struct {
     GArray *run_rows; /* per run: double[2 × n_messages] (start, end) */
 } ExecContext;
 
+/* Staging buffers are keyed by (tensor, GPU); rs_hash_u64 mixes the key, where folding
+ * its halves with XOR would give every (tensor, GPU) with the same tensor ^ (GPU + 1) one
+ * hash value (see base/hash.h). */
 static guint64
 staging_key(guint32 tensor, guint32 gpu)
 {
     return ((guint64)tensor << 32 | gpu) + 1;
-}
-
-static guint
-u64_hash(gconstpointer p)
-{
-    guint64 v = *(const guint64 *)p;
-    return (guint)(v ^ (v >> 32));
-}
-
-static gboolean
-u64_equal(gconstpointer a, gconstpointer b)
-{
-    return *(const guint64 *)a == *(const guint64 *)b;
 }
 
 static gint
@@ -297,7 +288,7 @@ exec_context_init(ExecContext *ctx, const RsPlan *plan, const RsRefit *refit,
     ctx->message_of_transfer = g_new0(guint32, MAX(n_transfers, 1));
     ctx->transfer_offset = g_new0(guint64, MAX(n_transfers, 1));
     ctx->msgs = g_new0(MsgSched, MAX(n_messages, 1));
-    ctx->staging = g_hash_table_new_full(u64_hash, u64_equal, g_free, NULL);
+    ctx->staging = g_hash_table_new_full(rs_hash_u64, rs_hash_u64_equal, g_free, NULL);
     for (guint m = 0; m < n_messages; m++) {
         const RsMessage *msg = rs_plan_get_message(plan, m);
         if (rank_of(ctx, msg->src) < 0 || rank_of(ctx, msg->dst) < 0) {
@@ -1498,7 +1489,8 @@ guint64
 rs_exec_get_buffer_bytes(const RsPlan *plan, const RsRefit *refit)
 {
     guint64 total = 0;
-    g_autoptr(GHashTable) staging = g_hash_table_new_full(u64_hash, u64_equal, g_free, NULL);
+    g_autoptr(GHashTable) staging =
+        g_hash_table_new_full(rs_hash_u64, rs_hash_u64_equal, g_free, NULL);
     for (guint i = 0; i < rs_refit_get_n_tensors(refit); i++) {
         const RsRefitTensor *t = rs_refit_get_tensor(refit, i);
         guint e = rs_refit_tensor_get_elem_bytes(t);
