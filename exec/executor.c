@@ -5,10 +5,10 @@
  * message and byte offset in it, the chunks of every network message with their slot and
  * their dependencies, which prefix of which other message a relay chunk forwards). Each
  * rank then builds its own view (Rank): buffers, the pieces of its messages mapped onto its
- * buffers (RsRegion), and its chunk operations in the schedule's key order. The wire image of a transfer is the concatenation of
- * its pieces — the transfer's box cut by the sender's boxes and then by the receiver's
- * boxes, in that order — each in row-major order, so both ends agree on it without talking
- * and each end only needs its own side's memory layout. */
+ * buffers (RsRegion), and its chunk operations in the schedule's key order. The wire image
+ * of a transfer is the concatenation of its pieces — the transfer's box cut by the sender's
+ * boxes and then by the receiver's boxes, in that order — each in row-major order, so both
+ * ends agree on it without talking and each end only needs its own side's memory layout. */
 #include "exec/executor.h"
 
 #include "exec/pattern.h"
