@@ -12,6 +12,7 @@
  * their ratio. Prints ratios and figures; it asserts nothing about speed (exit 3 only when
  * a validation fails). Run it on a quiet machine: other processes on the cores change
  * every figure (the load average is printed). */
+#include "base/stats.h"
 #include "exec/calibrate.h"
 #include "sim/cost.h"
 #include "layout/scenario.h"
@@ -83,13 +84,6 @@ load_average(void)
     return load;
 }
 
-static gint
-cmp_double(gconstpointer a, gconstpointer b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Prints the median |error| of @errors and how many are within 20%. */
 static void
 print_error_summary(const char *what, const GArray *errors)
@@ -101,11 +95,9 @@ print_error_summary(const char *what, const GArray *errors)
         g_array_append_val(abs_errors, e);
         within += e <= 0.20;
     }
-    g_array_sort(abs_errors, cmp_double);
     printf("%s: median |error| %.1f%%, %u of %u cases within 20%%\n", what,
-           abs_errors->len ? 100 * g_array_index(abs_errors, double, (abs_errors->len - 1) / 2)
-                           : 0.0,
-           within, errors->len);
+           100 * rs_stats_median((const double *)abs_errors->data, abs_errors->len), within,
+           errors->len);
 }
 
 static void
@@ -113,6 +105,127 @@ die(const char *what, const GError *error)
 {
     g_printerr("bench-exec: %s: %s\n", what, error->message);
     exit(1);
+}
+
+/* What the cases accumulate: the table, the prediction errors and the references. */
+typedef struct {
+    RsTransport *transport;
+    char *dir; /* temporary folder holding host.yaml */
+    GString *table;
+    GArray *errors, *fine_errors; /* double: (predicted - measured) / measured */
+    double memcpy_bw, large_bw;
+    guint64 large_bytes;
+    int exit_code;
+} Bench;
+
+/* Stage: calibrates the host transport for @lay (layout @li) and writes its topology to
+ * @topo_path; the first layout's references are kept. */
+static void
+calibrate_layout(Bench *b, guint li, const char *topo_path)
+{
+    const BenchLayout *lay = &layouts[li];
+    g_autoptr(GError) error = NULL;
+    RsCalibrateOptions copts = {.n_ranks = lay->n_ranks, .concurrency = 4,
+                                .n_runs = opt_quick ? 3 : 5,
+                                .reference_bytes = li == 0 ? 256 << 20 : 0};
+    RsCalibration cal;
+    fprintf(stderr, "calibrating %u ranks ...\n", lay->n_ranks);
+    if (!rs_calibrate_run(b->transport, &copts, &cal, &error))
+        die("calibration", error);
+    if (li == 0) {
+        b->memcpy_bw = cal.memcpy_bytes_per_s;
+        b->large_bw = cal.large_bytes_per_s;
+        b->large_bytes = cal.reference_bytes;
+    }
+    printf("calibration, %u ranks: K=%u overhead %.2f us, bandwidth %.3f GB/s per rank, "
+           "fit error RMS %.1f%% max %.1f%%\n",
+           lay->n_ranks, cal.concurrency, cal.overhead_s * 1e6, cal.bw_bytes_per_s / 1e9,
+           100 * cal.rms_error, 100 * cal.max_error);
+    g_autofree char *yaml = rs_calibration_to_topology(&cal, "bench-host", "bench-exec");
+    if (!g_file_set_contents(topo_path, yaml, -1, &error))
+        die("topology", error);
+    rs_calibration_clear(&cal);
+}
+
+/* Stage: the refit of model @bm under layout @lay on the topology at @topo_path. */
+static void
+build_case(const BenchModel *bm, const BenchLayout *lay, const char *topo_path,
+           RsScenarioBuild *build)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsScenario) s = rs_scenario_new();
+    s->name = g_strdup(bm->label);
+    s->model = g_str_has_suffix(bm->model, ".yaml")
+                   ? g_build_filename(RS_SOURCE_DATA_DIR, bm->model, NULL)
+                   : g_strdup(bm->model);
+    s->topology = g_strdup(topo_path);
+    s->scale = bm->scale;
+    s->has_layer_range = TRUE;
+    s->first_layer = bm->first_layer;
+    s->last_layer = bm->last_layer;
+    s->train = rs_convention_parse(lay->train, &error);
+    s->infer = rs_convention_parse(lay->infer, &error);
+    if (s->train == NULL || s->infer == NULL ||
+        !rs_ranks_parse(lay->train_gpus, &s->train_gpus, &error) ||
+        !rs_ranks_parse(lay->infer_gpus, &s->infer_gpus, &error))
+        die("layout", error);
+    if (!rs_scenario_build(s, build, &error))
+        die(bm->label, error);
+}
+
+/* Stage: plans the case with @strategy, predicts it, runs it (one warm-up run, then the
+ * measured ones) and adds its row and its error. */
+static void
+run_case(Bench *b, const BenchModel *bm, const BenchLayout *lay, const RsScenarioBuild *build,
+         RsStrategy strategy, gboolean fine)
+{
+    g_autoptr(GError) error = NULL;
+    RsPlanOptions plan_options;
+    rs_plan_options_init(&plan_options, build->topology);
+    g_autoptr(RsPlan) plan = rs_plan_build_full(build->refit, strategy, &plan_options, &error);
+    if (plan == NULL)
+        die("plan", error);
+    RsCostEstimate cost;
+    if (!rs_cost_estimate_full(plan, build->refit, build->topology, &cost, &error))
+        die("prediction", error);
+    fprintf(stderr, "running %s, %s, %s ...\n", bm->label, lay->label,
+            rs_strategy_get_name(strategy));
+    RsExecOptions eo = {.n_runs = (guint)opt_runs + 1};
+    RsExecResult res;
+    if (!rs_exec_run(b->transport, plan, build->refit, &eo, &res, &error))
+        die("run", error);
+    if (res.n_bad_elems > 0) {
+        g_autofree char *what = rs_exec_mismatch_format(&res.first_bad, build->refit);
+        g_printerr("bench-exec: validation failed: %s\n", what);
+        b->exit_code = 3;
+    }
+    double median = res.run_s->len > 1
+                        ? rs_stats_median(&g_array_index(res.run_s, double, 1), res.run_s->len - 1)
+                        : 0;
+    double err = (cost.predicted_s - median) / median;
+    g_array_append_val(fine ? b->fine_errors : b->errors, err);
+    g_string_append_printf(b->table,
+                           "%-36s  %-20s  %-16s  %8.3f  %8.3f  %11.4f  %11.4f  %+7.1f%%%s\n",
+                           bm->label, lay->label, rs_strategy_get_name(strategy),
+                           res.bytes_moved / 1e9, res.local_bytes / 1e9, median,
+                           cost.predicted_s, 100 * err, fine ? "  (fine rows)" : "");
+    rs_exec_result_clear(&res);
+}
+
+/* Stage: the table, the error summaries and the large-message reference. */
+static void
+print_results(const Bench *b)
+{
+    printf("\n%s\n", b->table->str);
+    print_error_summary("prediction error (error = (predicted - measured) / measured)",
+                        b->errors);
+    if (b->fine_errors->len > 0)
+        print_error_summary("fine-row cases (64- and 96-byte rows)", b->fine_errors);
+    printf("large messages: one %.0f MiB message rank 0 -> 1 %.3f GB/s; single-thread memcpy "
+           "%.3f GB/s; ratio %.2f (target >= 0.70)\n",
+           b->large_bytes / 1048576.0, b->large_bw / 1e9, b->memcpy_bw / 1e9,
+           b->memcpy_bw > 0 ? b->large_bw / b->memcpy_bw : 0.0);
+    printf("load average at end %.2f\n", load_average());
 }
 
 int
@@ -129,125 +242,37 @@ main(int argc, char **argv)
     }
     if (g_getenv("RESHARD_DATA_DIR") == NULL)
         g_setenv("RESHARD_DATA_DIR", RS_SOURCE_DATA_DIR, TRUE);
+    Bench b = {0};
     g_autoptr(RsTransport) transport = rs_transport_open("host", NULL, &error);
     if (transport == NULL)
         die("transport", error);
+    b.transport = transport;
     printf("load average at start %.2f on %d CPUs\n\n", load_average(), g_get_num_processors());
-
     g_autofree char *dir = g_dir_make_tmp("bench-exec-XXXXXX", &error);
     if (dir == NULL)
         die("temporary directory", error);
-    int exit_code = 0;
-    g_autoptr(GArray) errors = g_array_new(FALSE, FALSE, sizeof(double));
-    g_autoptr(GArray) fine_errors = g_array_new(FALSE, FALSE, sizeof(double));
-    g_autoptr(GString) table = g_string_new(NULL);
+    g_autofree char *topo_path = g_build_filename(dir, "host.yaml", NULL);
+    g_autoptr(GArray) errors = b.errors = g_array_new(FALSE, FALSE, sizeof(double));
+    g_autoptr(GArray) fine_errors = b.fine_errors = g_array_new(FALSE, FALSE, sizeof(double));
+    g_autoptr(GString) table = b.table = g_string_new(NULL);
     g_string_append_printf(table, "%-36s  %-20s  %-16s  %8s  %8s  %11s  %11s  %8s\n", "model",
                            "layout", "strategy", "GB moved", "GB local", "measured s",
                            "predicted s", "error");
-    double memcpy_bw = 0, large_bw = 0;
-    guint64 large_bytes = 0;
+    guint n_models = opt_quick ? 1u : G_N_ELEMENTS(models);
+    guint n_fine = opt_fine ? G_N_ELEMENTS(fine_models) : 0u;
     for (guint li = 0; li < G_N_ELEMENTS(layouts); li++) {
-        const BenchLayout *lay = &layouts[li];
-        RsCalibrateOptions copts = {.n_ranks = lay->n_ranks, .concurrency = 4,
-                                    .n_runs = opt_quick ? 3 : 5,
-                                    .reference_bytes = li == 0 ? 256 << 20 : 0};
-        RsCalibration cal;
-        fprintf(stderr, "calibrating %u ranks ...\n", lay->n_ranks);
-        if (!rs_calibrate_run(transport, &copts, &cal, &error))
-            die("calibration", error);
-        if (li == 0) {
-            memcpy_bw = cal.memcpy_bytes_per_s;
-            large_bw = cal.large_bytes_per_s;
-            large_bytes = cal.reference_bytes;
-        }
-        printf("calibration, %u ranks: K=%u overhead %.2f us, bandwidth %.3f GB/s per rank, "
-               "fit error RMS %.1f%% max %.1f%%\n",
-               lay->n_ranks, cal.concurrency, cal.overhead_s * 1e6, cal.bw_bytes_per_s / 1e9,
-               100 * cal.rms_error, 100 * cal.max_error);
-        g_autofree char *yaml = rs_calibration_to_topology(&cal, "bench-host", "bench-exec");
-        g_autofree char *topo_path = g_build_filename(dir, "host.yaml", NULL);
-        if (!g_file_set_contents(topo_path, yaml, -1, &error))
-            die("topology", error);
-        rs_calibration_clear(&cal);
-
-        guint n_models = opt_quick ? 1u : G_N_ELEMENTS(models);
-        guint n_fine = opt_fine ? G_N_ELEMENTS(fine_models) : 0u;
+        calibrate_layout(&b, li, topo_path);
         for (guint mi = 0; mi < n_models + n_fine; mi++) {
             const BenchModel *bm = mi < n_models ? &models[mi] : &fine_models[mi - n_models];
-            g_autoptr(RsScenario) s = rs_scenario_new();
-            s->name = g_strdup(bm->label);
-            s->model = g_str_has_suffix(bm->model, ".yaml")
-                           ? g_build_filename(RS_SOURCE_DATA_DIR, bm->model, NULL)
-                           : g_strdup(bm->model);
-            s->topology = g_strdup(topo_path);
-            s->scale = bm->scale;
-            s->has_layer_range = TRUE;
-            s->first_layer = bm->first_layer;
-            s->last_layer = bm->last_layer;
-            s->train = rs_convention_parse(lay->train, &error);
-            s->infer = rs_convention_parse(lay->infer, &error);
-            if (s->train == NULL || s->infer == NULL ||
-                !rs_ranks_parse(lay->train_gpus, &s->train_gpus, &error) ||
-                !rs_ranks_parse(lay->infer_gpus, &s->infer_gpus, &error))
-                die("layout", error);
             RsScenarioBuild build;
-            if (!rs_scenario_build(s, &build, &error))
-                die(bm->label, error);
-            for (guint st = 0; st < RS_STRATEGY_N; st++) {
-                RsPlanOptions plan_options;
-                rs_plan_options_init(&plan_options, build.topology);
-                g_autoptr(RsPlan) plan =
-                    rs_plan_build_full(build.refit, (RsStrategy)st, &plan_options, &error);
-                if (plan == NULL)
-                    die("plan", error);
-                RsCostEstimate cost;
-                if (!rs_cost_estimate_full(plan, build.refit, build.topology, &cost, &error))
-                    die("prediction", error);
-                fprintf(stderr, "running %s, %s, %s ...\n", bm->label, lay->label,
-                        rs_strategy_get_name((RsStrategy)st));
-                /* One warm-up run, then the measured ones. */
-                RsExecOptions eo = {.n_runs = (guint)opt_runs + 1};
-                RsExecResult res;
-                if (!rs_exec_run(transport, plan, build.refit, &eo, &res, &error))
-                    die("run", error);
-                if (res.n_bad_elems > 0) {
-                    g_autofree char *what = rs_exec_mismatch_format(&res.first_bad, build.refit);
-                    g_printerr("bench-exec: validation failed: %s\n", what);
-                    exit_code = 3;
-                }
-                g_autoptr(GArray) measured = g_array_new(FALSE, FALSE, sizeof(double));
-                for (guint i = 1; i < res.run_s->len; i++)
-                    g_array_append_val(measured, g_array_index(res.run_s, double, i));
-                g_array_sort(measured, cmp_double);
-                double median = measured->len
-                                    ? g_array_index(measured, double, (measured->len - 1) / 2)
-                                    : 0;
-                double err = (cost.predicted_s - median) / median;
-                g_array_append_val(mi < n_models ? errors : fine_errors, err);
-                g_string_append_printf(table,
-                                       "%-36s  %-20s  %-16s  %8.3f  %8.3f  %11.4f  %11.4f  "
-                                       "%+7.1f%%%s\n",
-                                       bm->label, lay->label,
-                                       rs_strategy_get_name((RsStrategy)st),
-                                       res.bytes_moved / 1e9, res.local_bytes / 1e9, median,
-                                       cost.predicted_s, 100 * err,
-                                       mi < n_models ? "" : "  (fine rows)");
-                rs_exec_result_clear(&res);
-            }
+            build_case(bm, &layouts[li], topo_path, &build);
+            for (guint st = 0; st < RS_STRATEGY_N; st++)
+                run_case(&b, bm, &layouts[li], &build, (RsStrategy)st, mi >= n_models);
             rs_scenario_build_clear(&build);
         }
     }
-    printf("\n%s\n", table->str);
-    print_error_summary("prediction error (error = (predicted - measured) / measured)", errors);
-    if (fine_errors->len > 0)
-        print_error_summary("fine-row cases (64- and 96-byte rows)", fine_errors);
-    printf("large messages: one %.0f MiB message rank 0 -> 1 %.3f GB/s; single-thread memcpy "
-           "%.3f GB/s; ratio %.2f (target >= 0.70)\n",
-           large_bytes / 1048576.0, large_bw / 1e9, memcpy_bw / 1e9,
-           memcpy_bw > 0 ? large_bw / memcpy_bw : 0.0);
-    printf("load average at end %.2f\n", load_average());
-    g_autofree char *topo_path = g_build_filename(dir, "host.yaml", NULL);
+    print_results(&b);
     g_unlink(topo_path);
     g_rmdir(dir);
-    return exit_code;
+    return b.exit_code;
 }

@@ -275,6 +275,183 @@ print_json(const RsCalibration *cal, const char *transport, GString *out)
     rs_report_json_append(b, out);
 }
 
+/* Stage: --format, table or json. */
+static gboolean
+parse_format(RsFormat *format, GError **error)
+{
+    *format = RS_FORMAT_TABLE;
+    /* calibrate writes a table or json only: the error lists just those two (it listed csv,
+     * which was then refused). */
+    if (opt_format != NULL &&
+        (!rs_format_parse(opt_format, format, NULL) || *format == RS_FORMAT_CSV)) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--format: unknown format \"%s\" (known: table, json)", opt_format);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* Stage: --sizes, --copy-runs and --copy-bytes into @opts (the lists into @sizes and
+ * @copy_runs, which @opts then borrows). */
+static gboolean
+parse_sweeps(RsCalibrateOptions *opts, GArray *sizes, GArray *copy_runs, GError **error)
+{
+    if (opt_sizes != NULL && !parse_sizes(opt_sizes, sizes, error))
+        return FALSE;
+    if (opt_copy_runs != NULL && !parse_copy_runs(opt_copy_runs, copy_runs, error))
+        return FALSE;
+    guint64 copy_bytes = 0;
+    if (opt_copy_bytes != NULL &&
+        (!rs_units_parse_size(opt_copy_bytes, &copy_bytes, error) || copy_bytes == 0 ||
+         copy_bytes > (G_GUINT64_CONSTANT(1) << 32))) {
+        if (*error == NULL)
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "%s is outside 1 B .. 4 GiB", opt_copy_bytes);
+        g_prefix_error(error, "--copy-bytes: ");
+        return FALSE;
+    }
+    if (sizes->len > 0) {
+        opts->sizes_bytes = (const guint64 *)sizes->data;
+        opts->n_sizes = sizes->len;
+    }
+    if (copy_runs->len > 0) {
+        opts->copy_run_bytes = (const guint64 *)copy_runs->data;
+        opts->n_copy_runs = copy_runs->len;
+    }
+    opts->copy_bytes = copy_bytes;
+    return TRUE;
+}
+
+/* Stage: the integer options and --chunk-size into @opts; --ranks into @ranks (0: not
+ * given). */
+static gboolean
+parse_numbers(RsCalibrateOptions *opts, gint64 *ranks, GError **error)
+{
+    /* 0 stands for "the default" in RsCalibrateOptions; a 0 on the command line is an
+     * error, not that default. */
+    gint64 runs = 0, window = 0, concurrency = 0, copy_stride = 0;
+    if (!rs_cli_parse_int("--ranks", opt_ranks, 1, G_MAXINT32, ranks, error) ||
+        !rs_cli_parse_int("--runs", opt_runs, 1, G_MAXINT32, &runs, error) ||
+        !rs_cli_parse_int("--window", opt_window, 1, G_MAXINT32, &window, error) ||
+        !rs_cli_parse_int("--concurrency", opt_concurrency, 1, G_MAXINT32, &concurrency, error) ||
+        !rs_cli_parse_int("--copy-stride", opt_copy_stride, 1, 1024, &copy_stride, error))
+        return FALSE;
+    opts->n_runs = (guint)runs;
+    opts->concurrency = (guint)concurrency;
+    opts->exec.window = (guint)window;
+    opts->copy_stride_runs = (guint)copy_stride;
+    if (opt_chunk_size != NULL &&
+        (!rs_units_parse_size(opt_chunk_size, &opts->exec.chunk_bytes, error) ||
+         opts->exec.chunk_bytes == 0 || opts->exec.chunk_bytes > RS_EXEC_MAX_CHUNK_BYTES)) {
+        if (*error == NULL)
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "%s is outside 1 B .. 1 GiB", opt_chunk_size);
+        g_prefix_error(error, "--chunk-size: ");
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* Stage: the strided side's buffer is stride × the bytes copied (and at least one row of
+ * stride × run): keep it within 4 GiB per rank. */
+static gboolean
+check_copy_buffer(const RsCalibrateOptions *opts, GError **error)
+{
+    guint64 stride = opts->copy_stride_runs > 0 ? opts->copy_stride_runs : 4;
+    guint64 bytes = opts->copy_bytes > 0 ? opts->copy_bytes : 32 << 20;
+    guint64 longest = opts->n_copy_runs > 0 ? opts->copy_run_bytes[opts->n_copy_runs - 1]
+                                            : 1 << 20;
+    if (bytes < longest) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--copy-bytes %" G_GUINT64_FORMAT " B: less than the longest run of "
+                    "the copy sweep (%" G_GUINT64_FORMAT " B); each point copies whole runs",
+                    bytes, longest);
+        return FALSE;
+    }
+    if (MAX(bytes, longest) * stride > (G_GUINT64_CONSTANT(1) << 32)) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--copy-stride %" G_GUINT64_FORMAT ": the strided buffer of the copy "
+                    "sweep would hold %.3g GiB per rank (stride x max(--copy-bytes, the "
+                    "longest --copy-runs)); at most 4 GiB",
+                    stride, (double)(MAX(bytes, longest) * stride) / 1073741824.0);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* Stage: the rank count, from --ranks, the mpi world or the default; refused when below 2,
+ * not the world size, or below --concurrency. Only the root process prints the error. */
+static int
+set_ranks(const char *cmd, RsTransport *transport, gint64 ranks, RsCalibrateOptions *opts)
+{
+    g_autoptr(GError) error = NULL;
+    gboolean root = rs_transport_is_root(transport);
+    guint world = rs_transport_get_world_size(transport);
+    opts->n_ranks = ranks > 0 ? (guint)ranks : (world ? world : DEFAULT_RANKS);
+    if (opts->n_ranks < 2 || (world != 0 && opts->n_ranks != world)) {
+        g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--ranks %u: need at least 2%s", opts->n_ranks,
+                    world ? ", and exactly the number of mpi processes" : "");
+        return root ? rs_cli_fail(cmd, error, RS_EXIT_USAGE) : RS_EXIT_USAGE;
+    }
+    if (opts->concurrency > opts->n_ranks) {
+        g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--concurrency %u: at most the %u ranks", opts->concurrency, opts->n_ranks);
+        return root ? rs_cli_fail(cmd, error, RS_EXIT_USAGE) : RS_EXIT_USAGE;
+    }
+    return RS_EXIT_OK;
+}
+
+/* Stage: the measurement; a failure is reported (memory: a usage error with a hint) and,
+ * under mpi, aborts every process. */
+static int
+measure(const char *cmd, RsTransport *transport, const RsCalibrateOptions *opts,
+        RsCalibration *cal)
+{
+    g_autoptr(GError) error = NULL;
+    rs_cli_progress("calibrating the %s transport with %u ranks ...",
+                    rs_transport_get_name(transport), opts->n_ranks);
+    if (rs_calibrate_run(transport, opts, cal, &error))
+        return RS_EXIT_OK;
+    int fail = RS_EXIT_RUNTIME;
+    if (g_error_matches(error, RS_EXEC_ERROR, RS_EXEC_ERROR_MEMORY)) {
+        rs_cli_append_hint(error, "give smaller --sizes, --copy-bytes or --copy-stride, or "
+                                  "fewer --ranks");
+        fail = RS_EXIT_USAGE;
+    }
+    rs_cli_fail(cmd, error, fail);
+    if (rs_transport_get_world_size(transport) > 0)
+        rs_transport_abort(transport, fail);
+    return fail;
+}
+
+/* Stage (root process): the report on stdout and, with --output, the topology file, which
+ * must load as a topology before it is written. */
+static int
+write_results(const char *cmd, const RsCalibration *cal, const char *transport_name,
+              RsFormat format, const char *command)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GString) out = g_string_new(NULL);
+    if (format == RS_FORMAT_JSON)
+        print_json(cal, transport_name, out);
+    else
+        print_table(cal, transport_name, out);
+    fputs(out->str, stdout);
+    if (opt_output == NULL)
+        return RS_EXIT_OK;
+    g_autofree char *yaml =
+        rs_calibration_to_topology(cal, opt_name ? opt_name : "host-calibrated", command);
+    g_autoptr(RsTopology) check = rs_topology_load_string(yaml, opt_output, NULL, &error);
+    if (check == NULL || !g_file_set_contents(opt_output, yaml, -1, &error)) {
+        g_prefix_error(&error, "--output %s: ", opt_output);
+        return rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
+    }
+    if (format == RS_FORMAT_TABLE)
+        printf("topology   written to %s\n", opt_output);
+    return RS_EXIT_OK;
+}
+
 static int
 run(int argc, char **argv)
 {
@@ -287,90 +464,17 @@ run(int argc, char **argv)
         return code;
 
     g_autoptr(GError) error = NULL;
-    RsFormat format = RS_FORMAT_TABLE;
-    /* calibrate writes a table or json only: the error lists just those two (it listed csv,
-     * which was then refused). */
-    if (opt_format != NULL &&
-        (!rs_format_parse(opt_format, &format, NULL) || format == RS_FORMAT_CSV)) {
-        g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "--format: unknown format \"%s\" (known: table, json)", opt_format);
-        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    }
-    g_autoptr(GArray) sizes = g_array_new(FALSE, FALSE, sizeof(guint64));
-    if (opt_sizes != NULL && !parse_sizes(opt_sizes, sizes, &error))
-        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    g_autoptr(GArray) copy_runs = g_array_new(FALSE, FALSE, sizeof(guint64));
-    if (opt_copy_runs != NULL && !parse_copy_runs(opt_copy_runs, copy_runs, &error))
-        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    guint64 copy_bytes = 0;
-    if (opt_copy_bytes != NULL &&
-        (!rs_units_parse_size(opt_copy_bytes, &copy_bytes, &error) || copy_bytes == 0 ||
-         copy_bytes > (G_GUINT64_CONSTANT(1) << 32))) {
-        if (error == NULL)
-            g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "%s is outside 1 B .. 4 GiB", opt_copy_bytes);
-        g_prefix_error(&error, "--copy-bytes: ");
-        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    }
-    /* The output path before measuring: a wrong folder is a usage error found now. */
-    if (!rs_cli_check_output("--output", opt_output, &error))
-        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    RsFormat format;
     RsCalibrateOptions opts = {0};
-    /* 0 stands for "the default" in RsCalibrateOptions; a 0 on the command line is an
-     * error, not that default. */
-    gint64 ranks = 0, runs = 0, window = 0, concurrency = 0, copy_stride = 0;
-    if (!rs_cli_parse_int("--ranks", opt_ranks, 1, G_MAXINT32, &ranks, &error) ||
-        !rs_cli_parse_int("--runs", opt_runs, 1, G_MAXINT32, &runs, &error) ||
-        !rs_cli_parse_int("--window", opt_window, 1, G_MAXINT32, &window, &error) ||
-        !rs_cli_parse_int("--concurrency", opt_concurrency, 1, G_MAXINT32, &concurrency, &error) ||
-        !rs_cli_parse_int("--copy-stride", opt_copy_stride, 1, 1024, &copy_stride, &error))
+    gint64 ranks = 0;
+    g_autoptr(GArray) sizes = g_array_new(FALSE, FALSE, sizeof(guint64));
+    g_autoptr(GArray) copy_runs = g_array_new(FALSE, FALSE, sizeof(guint64));
+    /* The output path is checked before measuring: a wrong folder is a usage error found
+     * now. */
+    if (!parse_format(&format, &error) || !parse_sweeps(&opts, sizes, copy_runs, &error) ||
+        !rs_cli_check_output("--output", opt_output, &error) ||
+        !parse_numbers(&opts, &ranks, &error) || !check_copy_buffer(&opts, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    opts.n_runs = (guint)runs;
-    opts.concurrency = (guint)concurrency;
-    opts.exec.window = (guint)window;
-    if (opt_chunk_size != NULL &&
-        (!rs_units_parse_size(opt_chunk_size, &opts.exec.chunk_bytes, &error) ||
-         opts.exec.chunk_bytes == 0 || opts.exec.chunk_bytes > RS_EXEC_MAX_CHUNK_BYTES)) {
-        if (error == NULL)
-            g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "%s is outside 1 B .. 1 GiB", opt_chunk_size);
-        g_prefix_error(&error, "--chunk-size: ");
-        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    }
-    if (sizes->len > 0) {
-        opts.sizes_bytes = (const guint64 *)sizes->data;
-        opts.n_sizes = sizes->len;
-    }
-    if (copy_runs->len > 0) {
-        opts.copy_run_bytes = (const guint64 *)copy_runs->data;
-        opts.n_copy_runs = copy_runs->len;
-    }
-    opts.copy_bytes = copy_bytes;
-    opts.copy_stride_runs = (guint)copy_stride;
-    /* The strided side's buffer is stride × the bytes copied (and at least one row of
-     * stride × run): keep it within 4 GiB per rank. */
-    {
-        guint64 stride = copy_stride > 0 ? (guint64)copy_stride : 4;
-        guint64 bytes = copy_bytes > 0 ? copy_bytes : 32 << 20;
-        guint64 longest = copy_runs->len > 0
-                              ? g_array_index(copy_runs, guint64, copy_runs->len - 1)
-                              : 1 << 20;
-        if (bytes < longest) {
-            g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "--copy-bytes %" G_GUINT64_FORMAT " B: less than the longest run of "
-                        "the copy sweep (%" G_GUINT64_FORMAT " B); each point copies whole runs",
-                        bytes, longest);
-            return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-        }
-        if (MAX(bytes, longest) * stride > (G_GUINT64_CONSTANT(1) << 32)) {
-            g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "--copy-stride %" G_GUINT64_FORMAT ": the strided buffer of the copy "
-                        "sweep would hold %.3g GiB per rank (stride x max(--copy-bytes, the "
-                        "longest --copy-runs)); at most 4 GiB",
-                        stride, (double)(MAX(bytes, longest) * stride) / 1073741824.0);
-            return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-        }
-    }
     g_autoptr(RsTransport) transport =
         rs_transport_open(opt_transport ? opt_transport : "host", NULL, &error);
     if (transport == NULL) {
@@ -378,58 +482,15 @@ run(int argc, char **argv)
             g_prefix_error(&error, "--transport: ");
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     }
-    gboolean root = rs_transport_is_root(transport);
-    if (!root)
+    if (!rs_transport_is_root(transport))
         rs_cli_quiet = TRUE;
-    guint world = rs_transport_get_world_size(transport);
-    opts.n_ranks = ranks > 0 ? (guint)ranks : (world ? world : DEFAULT_RANKS);
-    if (opts.n_ranks < 2 || (world != 0 && opts.n_ranks != world)) {
-        g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "--ranks %u: need at least 2%s", opts.n_ranks,
-                    world ? ", and exactly the number of mpi processes" : "");
-        return root ? rs_cli_fail(cmd, error, RS_EXIT_USAGE) : RS_EXIT_USAGE;
-    }
-    if (opts.concurrency > opts.n_ranks) {
-        g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "--concurrency %u: at most the %u ranks", opts.concurrency, opts.n_ranks);
-        return root ? rs_cli_fail(cmd, error, RS_EXIT_USAGE) : RS_EXIT_USAGE;
-    }
-    rs_cli_progress("calibrating the %s transport with %u ranks ...",
-                    rs_transport_get_name(transport), opts.n_ranks);
+    code = set_ranks(cmd, transport, ranks, &opts);
+    if (code != RS_EXIT_OK)
+        return code;
     RsCalibration cal;
-    if (!rs_calibrate_run(transport, &opts, &cal, &error)) {
-        int fail = RS_EXIT_RUNTIME;
-        if (g_error_matches(error, RS_EXEC_ERROR, RS_EXEC_ERROR_MEMORY)) {
-            rs_cli_append_hint(error, "give smaller --sizes, --copy-bytes or --copy-stride, or "
-                                      "fewer --ranks");
-            fail = RS_EXIT_USAGE;
-        }
-        rs_cli_fail(cmd, error, fail);
-        if (world > 0)
-            rs_transport_abort(transport, fail);
-        rs_calibration_clear(&cal);
-        return fail;
-    }
-    if (root) {
-        g_autoptr(GString) out = g_string_new(NULL);
-        if (format == RS_FORMAT_JSON)
-            print_json(&cal, rs_transport_get_name(transport), out);
-        else
-            print_table(&cal, rs_transport_get_name(transport), out);
-        fputs(out->str, stdout);
-        if (opt_output != NULL) {
-            g_autofree char *yaml = rs_calibration_to_topology(
-                &cal, opt_name ? opt_name : "host-calibrated", command);
-            /* The file must load as a topology before it is written. */
-            g_autoptr(RsTopology) check = rs_topology_load_string(yaml, opt_output, NULL, &error);
-            if (check == NULL || !g_file_set_contents(opt_output, yaml, -1, &error)) {
-                g_prefix_error(&error, "--output %s: ", opt_output);
-                code = rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
-            } else if (format == RS_FORMAT_TABLE) {
-                printf("topology   written to %s\n", opt_output);
-            }
-        }
-    }
+    code = measure(cmd, transport, &opts, &cal);
+    if (code == RS_EXIT_OK && rs_transport_is_root(transport))
+        code = write_results(cmd, &cal, rs_transport_get_name(transport), format, command);
     rs_calibration_clear(&cal);
     return code;
 }

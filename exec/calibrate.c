@@ -6,18 +6,13 @@
 
 #include "exec/transport-private.h"
 
+#include "base/stats.h"
+
 static const guint64 default_sizes[] = {4 << 10, 64 << 10, 4 << 20, 32 << 20};
 /* From single elements (where per-run work dominates) to runs long enough that a copy
  * streams at memory bandwidth. */
 static const guint64 default_copy_runs[] = {1,   4,       16,      32,      64,       128,
                                             256, 512,     1 << 10, 4 << 10, 64 << 10, 1 << 20};
-
-static gint
-cmp_double(gconstpointer a, gconstpointer b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 double
 rs_measure_memcpy_bytes_per_s(guint64 size_bytes, guint n_runs)
@@ -32,8 +27,7 @@ rs_measure_memcpy_bytes_per_s(guint64 size_bytes, guint n_runs)
         t[i] = rs_transport_clock_s() - t0;
         a[i % size_bytes] = b[(i * 4099) % size_bytes]; /* keep the copy observable */
     }
-    qsort(t, MAX(n_runs, 1), sizeof(double), cmp_double);
-    double median = t[(MAX(n_runs, 1) - 1) / 2];
+    double median = rs_stats_median(t, MAX(n_runs, 1));
     g_free(a);
     g_free(b);
     return median > 0 ? (double)size_bytes / median : 0.0;
@@ -180,10 +174,7 @@ measure(RsTransport *transport, const RsRefit *refit, const RsCalibrateOptions *
         return FALSE;
     }
     if (res.run_s != NULL && res.run_s->len > 1) {
-        g_autoptr(GArray) rest = g_array_new(FALSE, FALSE, sizeof(double));
-        g_array_append_vals(rest, &g_array_index(res.run_s, double, 1), res.run_s->len - 1);
-        g_array_sort(rest, cmp_double);
-        *median_s = g_array_index(rest, double, (rest->len - 1) / 2);
+        *median_s = rs_stats_median(&g_array_index(res.run_s, double, 1), res.run_s->len - 1);
     } else {
         *median_s = 0.0;
     }
@@ -289,18 +280,14 @@ rs_calibration_fit(RsCalibration *cal)
     }
 }
 
-gboolean
-rs_calibrate_run(RsTransport *transport, const RsCalibrateOptions *options, RsCalibration *out,
-                 GError **error)
+/* Stage: the options are usable (at least 2 ranks, positive sizes). */
+static gboolean
+calibrate_check_options(const RsCalibrateOptions *options, const guint64 *sizes, guint n_sizes,
+                        GError **error)
 {
-    memset(out, 0, sizeof *out);
-    guint n = options->n_ranks;
-    const guint64 *sizes = options->sizes_bytes ? options->sizes_bytes : default_sizes;
-    guint n_sizes = options->sizes_bytes ? options->n_sizes : G_N_ELEMENTS(default_sizes);
-    guint n_runs = options->n_runs ? options->n_runs : 5;
-    if (n < 2) {
+    if (options->n_ranks < 2) {
         g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID,
-                    "calibration needs at least 2 ranks, not %u", n);
+                    "calibration needs at least 2 ranks, not %u", options->n_ranks);
         return FALSE;
     }
     for (guint i = 0; i < n_sizes; i++) {
@@ -310,11 +297,17 @@ rs_calibrate_run(RsTransport *transport, const RsCalibrateOptions *options, RsCa
             return FALSE;
         }
     }
-    out->n_ranks = n;
-    out->points = g_array_new(FALSE, TRUE, sizeof(RsCalibratePoint));
-    out->reference_bytes = options->reference_bytes ? options->reference_bytes : 64 << 20;
+    return TRUE;
+}
 
-    /* Concurrency K: 1, then doubling up to every rank; P = 1 and, where K allows, 2. */
+/* Stage: the shift points. Concurrency K: 1, then doubling up to every rank; P = 1 and,
+ * where K allows, 2; every size at each. Appends to out->points. */
+static gboolean
+calibrate_shift_points(RsTransport *transport, const RsCalibrateOptions *options,
+                       const guint64 *sizes, guint n_sizes, guint n_runs, RsCalibration *out,
+                       GError **error)
+{
+    guint n = options->n_ranks;
     g_autoptr(GArray) ks = g_array_new(FALSE, FALSE, sizeof(guint));
     for (guint k = 1; k < n; k *= 2)
         g_array_append_val(ks, k);
@@ -338,15 +331,49 @@ rs_calibrate_run(RsTransport *transport, const RsCalibrateOptions *options, RsCa
             }
         }
     }
-    out->concurrency = options->concurrency ? options->concurrency : n;
-    rs_calibration_fit(out);
+    return TRUE;
+}
 
-    /* The copy sweep. */
+/* One point of the copy sweep: runs of @run_bytes, @local or over the transport, on
+ * @side and @scope; stores its rate (bytes per second) in @rate. */
+static gboolean
+calibrate_copy_point(RsTransport *transport, const RsCalibrateOptions *options,
+                     const RsCalibration *out, guint n_runs, guint64 run_bytes,
+                     guint64 copy_bytes, guint point, RsCopyRate *rate, GError **error)
+{
+    gboolean local = point / (RS_COPY_SIDE_N * RS_COPY_SCOPE_N);
+    guint side = point / RS_COPY_SCOPE_N % RS_COPY_SIDE_N;
+    guint scope = point % RS_COPY_SCOPE_N;
+    g_autoptr(RsRefit) refit = copy_refit(out->n_ranks, out->concurrency, local, side, scope,
+                                          run_bytes, copy_bytes, out->copy_stride_runs, error);
+    double t_s = 0;
+    if (refit == NULL || !measure(transport, refit, options, n_runs, &t_s, error))
+        return FALSE;
+    /* Bytes written into destination shards, not the presence byte. */
+    double copied = (double)rs_layout_get_n_elems(rs_refit_get_tensor(refit, 0)->dst);
+    /* Only rank 0's process gathers the times (mpi). */
+    if (!(t_s > 0) && rs_transport_is_root(transport)) {
+        g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID,
+                    "copy point of %" G_GUINT64_FORMAT " B runs measured no time "
+                    "(clock too coarse?): give a larger --copy-bytes",
+                    run_bytes);
+        return FALSE;
+    }
+    double *value =
+        local ? &rate->local_bytes_per_s[side][scope] : &rate->bytes_per_s[side][scope];
+    *value = t_s > 0 ? copied / t_s : 0.0;
+    return TRUE;
+}
+
+/* Stage: the copy sweep, every run length at every point; fills out->copy_rates. */
+static gboolean
+calibrate_copy_sweep(RsTransport *transport, const RsCalibrateOptions *options, guint n_runs,
+                     RsCalibration *out, GError **error)
+{
     const guint64 *runs = options->copy_run_bytes ? options->copy_run_bytes : default_copy_runs;
     guint n_copy = options->copy_run_bytes ? options->n_copy_runs : G_N_ELEMENTS(default_copy_runs);
     guint64 copy_bytes = options->copy_bytes ? options->copy_bytes : 32 << 20;
-    guint stride_runs = options->copy_stride_runs ? options->copy_stride_runs : 4;
-    out->copy_stride_runs = stride_runs;
+    out->copy_stride_runs = options->copy_stride_runs ? options->copy_stride_runs : 4;
     out->copy_rates = g_array_new(FALSE, TRUE, sizeof(RsCopyRate));
     for (guint i = 0; i < n_copy; i++) {
         if (runs[i] == 0 || (i > 0 && runs[i] <= runs[i - 1])) {
@@ -355,37 +382,22 @@ rs_calibrate_run(RsTransport *transport, const RsCalibrateOptions *options, RsCa
             return FALSE;
         }
         RsCopyRate rate = {.run_bytes = runs[i]};
-        for (guint point = 0; point < 2 * RS_COPY_SIDE_N * RS_COPY_SCOPE_N; point++) {
-            gboolean local = point / (RS_COPY_SIDE_N * RS_COPY_SCOPE_N);
-            guint side = point / RS_COPY_SCOPE_N % RS_COPY_SIDE_N;
-            guint scope = point % RS_COPY_SCOPE_N;
-            {
-                g_autoptr(RsRefit) refit = copy_refit(n, out->concurrency, local, side, scope,
-                                                      runs[i], copy_bytes, stride_runs, error);
-                double t_s = 0;
-                if (refit == NULL || !measure(transport, refit, options, n_runs, &t_s, error))
-                    return FALSE;
-                /* Bytes written into destination shards, not the presence byte. */
-                double copied =
-                    (double)rs_layout_get_n_elems(rs_refit_get_tensor(refit, 0)->dst);
-                /* Only rank 0's process gathers the times (mpi). */
-                if (!(t_s > 0) && rs_transport_is_root(transport)) {
-                    g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID,
-                                "copy point of %" G_GUINT64_FORMAT " B runs measured no time "
-                                "(clock too coarse?): give a larger --copy-bytes",
-                                runs[i]);
-                    return FALSE;
-                }
-                double *value = local ? &rate.local_bytes_per_s[side][scope]
-                                      : &rate.bytes_per_s[side][scope];
-                *value = t_s > 0 ? copied / t_s : 0.0;
-            }
-        }
+        for (guint point = 0; point < 2 * RS_COPY_SIDE_N * RS_COPY_SCOPE_N; point++)
+            if (!calibrate_copy_point(transport, options, out, n_runs, runs[i], copy_bytes,
+                                      point, &rate, error))
+                return FALSE;
         g_array_append_val(out->copy_rates, rate);
     }
+    return TRUE;
+}
 
-    /* References: one large message from rank 0 to rank 1, and memcpy on one thread. */
-    g_autoptr(RsRefit) large = one_message_refit(n, out->reference_bytes, error);
+/* Stage: the references, one large message from rank 0 to rank 1 and memcpy on one
+ * thread. */
+static gboolean
+calibrate_references(RsTransport *transport, const RsCalibrateOptions *options, guint n_runs,
+                     RsCalibration *out, GError **error)
+{
+    g_autoptr(RsRefit) large = one_message_refit(out->n_ranks, out->reference_bytes, error);
     double large_s = 0;
     if (large == NULL || !measure(transport, large, options, n_runs, &large_s, error))
         return FALSE;
@@ -393,6 +405,27 @@ rs_calibrate_run(RsTransport *transport, const RsCalibrateOptions *options, RsCa
     if (rs_transport_is_root(transport))
         out->memcpy_bytes_per_s = rs_measure_memcpy_bytes_per_s(out->reference_bytes, n_runs);
     return TRUE;
+}
+
+gboolean
+rs_calibrate_run(RsTransport *transport, const RsCalibrateOptions *options, RsCalibration *out,
+                 GError **error)
+{
+    memset(out, 0, sizeof *out);
+    const guint64 *sizes = options->sizes_bytes ? options->sizes_bytes : default_sizes;
+    guint n_sizes = options->sizes_bytes ? options->n_sizes : G_N_ELEMENTS(default_sizes);
+    guint n_runs = options->n_runs ? options->n_runs : 5;
+    if (!calibrate_check_options(options, sizes, n_sizes, error))
+        return FALSE;
+    out->n_ranks = options->n_ranks;
+    out->points = g_array_new(FALSE, TRUE, sizeof(RsCalibratePoint));
+    out->reference_bytes = options->reference_bytes ? options->reference_bytes : 64 << 20;
+    if (!calibrate_shift_points(transport, options, sizes, n_sizes, n_runs, out, error))
+        return FALSE;
+    out->concurrency = options->concurrency ? options->concurrency : options->n_ranks;
+    rs_calibration_fit(out);
+    return calibrate_copy_sweep(transport, options, n_runs, out, error) &&
+           calibrate_references(transport, options, n_runs, out, error);
 }
 
 void

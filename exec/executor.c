@@ -1,18 +1,22 @@
 /* executor.c — the plan executed with real bytes; see executor.h for the model.
  *
  * Shared, read-only state (ExecContext) is computed once per process before the ranks
- * start: the rank map, each transfer's message and byte offset in it, the chunks of every
- * network message with their slot and their dependencies (which prefix of which other
- * message a relay chunk forwards), and the staging boxes. Each rank then builds its own
- * view (Rank): buffers, the pieces of its messages mapped onto its buffers (RsRegion), and
- * its chunk operations sorted by key. The wire image of a transfer is the concatenation of
- * its pieces — the transfer's box cut by the sender's boxes and then by the receiver's
- * boxes, in that order — each in row-major order, so both ends agree on it without talking
- * and each end only needs its own side's memory layout. */
+ * start: the rank map, the staging boxes, and the schedule (schedule.h: each transfer's
+ * message and byte offset in it, the chunks of every network message with their slot and
+ * their dependencies, which prefix of which other message a relay chunk forwards). Each
+ * rank then builds its own view (Rank): buffers, the pieces of its messages mapped onto its
+ * buffers (RsRegion), and its chunk operations in the schedule's key order. The wire image
+ * of a transfer is the concatenation of its pieces — the transfer's box cut by the sender's
+ * boxes and then by the receiver's boxes, in that order — each in row-major order, so both
+ * ends agree on it without talking and each end only needs its own side's memory layout. */
 #include "exec/executor.h"
 
 #include "exec/pattern.h"
 #include "exec/region.h"
+#include "exec/schedule.h"
+
+#include "base/hash.h"
+#include "base/stats.h"
 
 #include <math.h>
 #include <string.h>
@@ -23,18 +27,6 @@ G_DEFINE_QUARK(rs-exec-error-quark, rs_exec_error)
 /* --- shared context --- */
 
 typedef struct {
-    guint32 msg;
-    guint64 need_bytes; /* the message's first need_bytes must have arrived */
-} ChunkDep;
-
-typedef struct {
-    guint n_chunks;
-    guint first_chunk; /* into chunk_slot / chunk_first_dep */
-    guint64 slot;      /* local messages: their slot */
-    gboolean is_local;
-} MsgSched;
-
-typedef struct {
     const RsPlan *plan;
     const RsRefit *refit;
     RsExecOptions opts;
@@ -42,12 +34,7 @@ typedef struct {
     guint n_ranks;
     guint32 *gpu_of_rank;   /* [n_ranks], increasing */
     GHashTable *rank_of_gpu; /* gpu + 1 → rank + 1 */
-    guint32 *message_of_transfer;
-    guint64 *transfer_offset; /* byte offset of a transfer in its message */
-    MsgSched *msgs;
-    GArray *chunk_slot;      /* guint64 per chunk */
-    GArray *chunk_first_dep; /* guint per chunk + 1 (CSR) */
-    GArray *chunk_deps;      /* ChunkDep */
+    RsSchedule *schedule;    /* chunks, their slots and dependencies */
     RsLocalBox *staging_local; /* per tensor: the whole tensor, row-major */
     GHashTable *staging;       /* (tensor << 32 | gpu) + 1 present when a staging buffer is used */
     gboolean is_root_process; /* this process hosts rank 0 */
@@ -57,23 +44,13 @@ typedef struct {
     GArray *run_rows; /* per run: double[2 × n_messages] (start, end) */
 } ExecContext;
 
+/* Staging buffers are keyed by (tensor, GPU); rs_hash_u64 mixes the key, where folding
+ * its halves with XOR would give every (tensor, GPU) with the same tensor ^ (GPU + 1) one
+ * hash value (see base/hash.h). */
 static guint64
 staging_key(guint32 tensor, guint32 gpu)
 {
     return ((guint64)tensor << 32 | gpu) + 1;
-}
-
-static guint
-u64_hash(gconstpointer p)
-{
-    guint64 v = *(const guint64 *)p;
-    return (guint)(v ^ (v >> 32));
-}
-
-static gboolean
-u64_equal(gconstpointer a, gconstpointer b)
-{
-    return *(const guint64 *)a == *(const guint64 *)b;
 }
 
 static gint
@@ -172,15 +149,7 @@ exec_context_clear(ExecContext *ctx)
     g_free(ctx->gpu_of_rank);
     if (ctx->rank_of_gpu)
         g_hash_table_unref(ctx->rank_of_gpu);
-    g_free(ctx->message_of_transfer);
-    g_free(ctx->transfer_offset);
-    g_free(ctx->msgs);
-    if (ctx->chunk_slot)
-        g_array_unref(ctx->chunk_slot);
-    if (ctx->chunk_first_dep)
-        g_array_unref(ctx->chunk_first_dep);
-    if (ctx->chunk_deps)
-        g_array_unref(ctx->chunk_deps);
+    rs_schedule_free(ctx->schedule);
     g_free(ctx->staging_local);
     if (ctx->staging)
         g_hash_table_unref(ctx->staging);
@@ -195,59 +164,10 @@ cmp_u32(gconstpointer a, gconstpointer b)
     return x < y ? -1 : x > y;
 }
 
-/* The slot of the chunk that holds the last of the first @need bytes of message @m. */
-static guint64
-slot_of_prefix(const ExecContext *ctx, guint32 m, guint64 need)
-{
-    const MsgSched *s = &ctx->msgs[m];
-    if (s->is_local)
-        return s->slot;
-    guint j = need == 0 ? 0 : (guint)((need - 1) / ctx->chunk);
-    j = MIN(j, s->n_chunks - 1);
-    return g_array_index(ctx->chunk_slot, guint64, s->first_chunk + j);
-}
-
-/* Same-phase dependencies of the bytes [x, y) of transfer @k (relative to the transfer):
- * appends (message, bytes needed) to @deps. Forwarding the same box as it arrived (one
- * piece on both hops) needs only the matching bytes; anything else needs the whole
- * dependency. */
-static void
-transfer_deps(const ExecContext *ctx, guint k, guint64 x, guint64 y, const gboolean *aligned,
-              GArray *deps)
-{
-    const RsTransfer *tr = rs_plan_get_transfer(ctx->plan, k);
-    if (tr->depends_on < 0)
-        return;
-    guint d = (guint)tr->depends_on;
-    const RsTransfer *dep = rs_plan_get_transfer(ctx->plan, d);
-    if (dep->phase < tr->phase)
-        return;
-    ChunkDep cd = {ctx->message_of_transfer[d], 0};
-    cd.need_bytes = ctx->transfer_offset[d] + (aligned[k] ? y : dep->size_bytes);
-    for (guint i = 0; i < deps->len; i++) {
-        ChunkDep *old = &g_array_index(deps, ChunkDep, i);
-        if (old->msg == cd.msg) {
-            old->need_bytes = MAX(old->need_bytes, cd.need_bytes);
-            return;
-        }
-    }
-    g_array_append_val(deps, cd);
-}
-
-static void
-array_unref_nullable(gpointer p)
-{
-    if (p != NULL)
-        g_array_unref(p);
-}
-
+/* Stage: the options with their defaults filled in; refuses a chunk over the limit. */
 static gboolean
-exec_context_init(ExecContext *ctx, const RsPlan *plan, const RsRefit *refit,
-                  const RsExecOptions *opts, GError **error)
+context_set_options(ExecContext *ctx, const RsExecOptions *opts, GError **error)
 {
-    memset(ctx, 0, sizeof *ctx);
-    ctx->plan = plan;
-    ctx->refit = refit;
     if (opts != NULL)
         ctx->opts = *opts;
     if (ctx->opts.chunk_bytes == 0)
@@ -264,8 +184,15 @@ exec_context_init(ExecContext *ctx, const RsPlan *plan, const RsRefit *refit,
         return FALSE;
     }
     ctx->chunk = ctx->opts.chunk_bytes;
+    return TRUE;
+}
 
-    /* Ranks: every rank of every layout, empty shards included. */
+/* Stage: the ranks, every rank of every layout (empty shards included), in increasing
+ * order. */
+static gboolean
+context_map_ranks(ExecContext *ctx, GError **error)
+{
+    const RsRefit *refit = ctx->refit;
     g_autoptr(GHashTable) seen = g_hash_table_new(g_direct_hash, g_direct_equal);
     g_autoptr(GArray) gpus = g_array_new(FALSE, FALSE, sizeof(guint32));
     for (guint i = 0; i < rs_refit_get_n_tensors(refit); i++) {
@@ -289,14 +216,17 @@ exec_context_init(ExecContext *ctx, const RsPlan *plan, const RsRefit *refit,
         g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID, "the refit has no ranks");
         return FALSE;
     }
+    return TRUE;
+}
 
-    guint n_transfers = rs_plan_get_n_transfers(plan);
-    guint n_messages = rs_plan_get_n_messages(plan);
-    ctx->message_of_transfer = g_new0(guint32, MAX(n_transfers, 1));
-    ctx->transfer_offset = g_new0(guint64, MAX(n_transfers, 1));
-    ctx->msgs = g_new0(MsgSched, MAX(n_messages, 1));
-    ctx->staging = g_hash_table_new_full(u64_hash, u64_equal, g_free, NULL);
-    for (guint m = 0; m < n_messages; m++) {
+/* Stage: checks that every message names ranks of the refit and records which (tensor,
+ * GPU) pairs use a staging buffer. */
+static gboolean
+context_find_staging(ExecContext *ctx, GError **error)
+{
+    const RsPlan *plan = ctx->plan;
+    ctx->staging = g_hash_table_new_full(rs_hash_u64, rs_hash_u64_equal, g_free, NULL);
+    for (guint m = 0; m < rs_plan_get_n_messages(plan); m++) {
         const RsMessage *msg = rs_plan_get_message(plan, m);
         if (rank_of(ctx, msg->src) < 0 || rank_of(ctx, msg->dst) < 0) {
             g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID,
@@ -304,12 +234,8 @@ exec_context_init(ExecContext *ctx, const RsPlan *plan, const RsRefit *refit,
                         msg->dst);
             return FALSE;
         }
-        guint64 off = 0;
         for (guint k = msg->first_transfer; k < msg->first_transfer + msg->n_transfers; k++) {
             const RsTransfer *tr = rs_plan_get_transfer(plan, k);
-            ctx->message_of_transfer[k] = m;
-            ctx->transfer_offset[k] = off;
-            off += tr->size_bytes;
             if (tr->flags & RS_TRANSFER_TO_STAGING) {
                 guint64 key = staging_key(tr->tensor_idx, tr->dst);
                 g_hash_table_add(ctx->staging, g_memdup2(&key, sizeof key));
@@ -319,28 +245,43 @@ exec_context_init(ExecContext *ctx, const RsPlan *plan, const RsRefit *refit,
                 g_hash_table_add(ctx->staging, g_memdup2(&key, sizeof key));
             }
         }
-        ctx->msgs[m].is_local = msg->src == msg->dst;
     }
-    guint n_tensors = rs_refit_get_n_tensors(refit);
+    guint n_tensors = rs_refit_get_n_tensors(ctx->refit);
     ctx->staging_local = g_new0(RsLocalBox, MAX(n_tensors, 1));
     for (guint t = 0; t < n_tensors; t++) {
-        const RsRefitTensor *rt = rs_refit_get_tensor(refit, t);
+        const RsRefitTensor *rt = rs_refit_get_tensor(ctx->refit, t);
         rs_local_box_init_row_major(&ctx->staging_local[t], rt->n_dims, rt->shape);
     }
+    return TRUE;
+}
 
-    if (ctx->opts.corrupt) {
-        guint32 m = ctx->opts.corrupt_message;
-        if (m >= n_messages || rs_plan_get_message(plan, m)->src == rs_plan_get_message(plan, m)->dst ||
-            ctx->opts.corrupt_byte >= rs_plan_get_message(plan, m)->size_bytes) {
-            g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID,
-                        "corrupt byte %" G_GUINT64_FORMAT " of message %u: the plan has %u "
-                        "messages; pick a network message (src != dst) and a byte below its size",
-                        ctx->opts.corrupt_byte, m, n_messages);
-            return FALSE;
-        }
+/* Stage: the test option --corrupt-byte must name a byte of a network message. */
+static gboolean
+context_check_corrupt(const ExecContext *ctx, GError **error)
+{
+    if (!ctx->opts.corrupt)
+        return TRUE;
+    guint n_messages = rs_plan_get_n_messages(ctx->plan);
+    guint32 m = ctx->opts.corrupt_message;
+    if (m >= n_messages ||
+        rs_plan_get_message(ctx->plan, m)->src == rs_plan_get_message(ctx->plan, m)->dst ||
+        ctx->opts.corrupt_byte >= rs_plan_get_message(ctx->plan, m)->size_bytes) {
+        g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID,
+                    "corrupt byte %" G_GUINT64_FORMAT " of message %u: the plan has %u "
+                    "messages; pick a network message (src != dst) and a byte below its size",
+                    ctx->opts.corrupt_byte, m, n_messages);
+        return FALSE;
     }
+    return TRUE;
+}
 
-    /* Relay transfers forward exactly what arrived when both hops are one piece. */
+/* Stage: relay transfers forward exactly what arrived when both hops are one piece.
+ * Returns per transfer whether it is such a relay (transfer full), or NULL on error. */
+static gboolean *
+context_find_aligned(const ExecContext *ctx, GError **error)
+{
+    const RsPlan *plan = ctx->plan;
+    guint n_transfers = rs_plan_get_n_transfers(plan);
     g_autofree gboolean *aligned = g_new0(gboolean, MAX(n_transfers, 1));
     g_autoptr(GArray) pieces = g_array_new(FALSE, FALSE, sizeof(PieceBox));
     for (guint k = 0; k < n_transfers; k++) {
@@ -351,119 +292,33 @@ exec_context_init(ExecContext *ctx, const RsPlan *plan, const RsRefit *refit,
         if (dep->phase != tr->phase || !rs_box_is_equal(&tr->box, &dep->box))
             continue;
         if (!build_pieces(ctx, k, pieces, error))
-            return FALSE;
+            return NULL;
         guint n_k = pieces->len;
         if (!build_pieces(ctx, (guint)tr->depends_on, pieces, error))
-            return FALSE;
+            return NULL;
         aligned[k] = n_k == 1 && pieces->len == 1;
     }
+    return g_steal_pointer(&aligned);
+}
 
-    /* Chunks, their dependencies and slots, phase by phase in dependency order. */
-    ctx->chunk_slot = g_array_new(FALSE, TRUE, sizeof(guint64));
-    ctx->chunk_first_dep = g_array_new(FALSE, TRUE, sizeof(guint));
-    ctx->chunk_deps = g_array_new(FALSE, FALSE, sizeof(ChunkDep));
-    guint n_chunks_total = 0;
-    for (guint m = 0; m < n_messages; m++) {
-        const RsMessage *msg = rs_plan_get_message(plan, m);
-        MsgSched *s = &ctx->msgs[m];
-        s->first_chunk = n_chunks_total;
-        s->n_chunks = s->is_local ? 0 : (guint)((msg->size_bytes + ctx->chunk - 1) / ctx->chunk);
-        n_chunks_total += s->n_chunks;
-    }
-    g_array_set_size(ctx->chunk_slot, n_chunks_total);
-    g_array_set_size(ctx->chunk_first_dep, n_chunks_total + 1);
-    /* Dependencies per chunk (CSR), in chunk order. */
-    g_autoptr(GArray) deps = g_array_new(FALSE, FALSE, sizeof(ChunkDep));
-    g_autofree guint64 *local_need = NULL;
-    for (guint m = 0; m < n_messages; m++) {
-        const RsMessage *msg = rs_plan_get_message(plan, m);
-        const MsgSched *s = &ctx->msgs[m];
-        for (guint j = 0; j < s->n_chunks; j++) {
-            guint64 a = (guint64)j * ctx->chunk, b = MIN(a + ctx->chunk, msg->size_bytes);
-            g_array_set_size(deps, 0);
-            for (guint k = msg->first_transfer; k < msg->first_transfer + msg->n_transfers; k++) {
-                guint64 t0 = ctx->transfer_offset[k];
-                guint64 t1 = t0 + rs_plan_get_transfer(plan, k)->size_bytes;
-                if (t1 <= a || t0 >= b)
-                    continue;
-                transfer_deps(ctx, k, MAX(a, t0) - t0, MIN(b, t1) - t0, aligned, deps);
-            }
-            g_array_index(ctx->chunk_first_dep, guint, s->first_chunk + j) = ctx->chunk_deps->len;
-            g_array_append_vals(ctx->chunk_deps, deps->data, deps->len);
-        }
-    }
-    g_array_index(ctx->chunk_first_dep, guint, n_chunks_total) = ctx->chunk_deps->len;
-
-    /* Slots in topological order of the message dependencies (Kahn), restricted to
-     * dependencies inside a phase: earlier phases are finished before a phase starts. */
-    g_autofree guint *indegree = g_new0(guint, MAX(n_messages, 1));
-    g_autoptr(GPtrArray) dependents = g_ptr_array_new_with_free_func(array_unref_nullable);
-    for (guint m = 0; m < n_messages; m++)
-        g_ptr_array_add(dependents, NULL);
-    for (guint m = 0; m < n_messages; m++) {
-        const RsMessage *msg = rs_plan_get_message(plan, m);
-        const guint *md = rs_plan_get_message_deps(plan, msg);
-        for (guint i = 0; i < msg->n_deps; i++) {
-            if (rs_plan_get_message(plan, md[i])->phase != msg->phase)
-                continue;
-            indegree[m]++;
-            GArray *list = g_ptr_array_index(dependents, md[i]);
-            if (list == NULL) {
-                list = g_array_new(FALSE, FALSE, sizeof(guint));
-                g_ptr_array_index(dependents, md[i]) = list;
-            }
-            g_array_append_val(list, m);
-        }
-    }
-    g_autoptr(GArray) ready = g_array_new(FALSE, FALSE, sizeof(guint));
-    for (guint m = 0; m < n_messages; m++)
-        if (indegree[m] == 0)
-            g_array_append_val(ready, m);
-    guint n_done = 0;
-    for (guint head = 0; head < ready->len; head++) {
-        guint m = g_array_index(ready, guint, head);
-        const RsMessage *msg = rs_plan_get_message(plan, m);
-        MsgSched *s = &ctx->msgs[m];
-        n_done++;
-        if (s->is_local) {
-            guint64 slot = 0;
-            for (guint k = msg->first_transfer; k < msg->first_transfer + msg->n_transfers; k++) {
-                g_array_set_size(deps, 0);
-                transfer_deps(ctx, k, 0, rs_plan_get_transfer(plan, k)->size_bytes, aligned,
-                              deps);
-                for (guint i = 0; i < deps->len; i++) {
-                    const ChunkDep *cd = &g_array_index(deps, ChunkDep, i);
-                    slot = MAX(slot, slot_of_prefix(ctx, cd->msg, cd->need_bytes) + 1);
-                }
-            }
-            s->slot = slot;
-        } else {
-            guint64 prev = 0;
-            for (guint j = 0; j < s->n_chunks; j++) {
-                guint64 slot = j == 0 ? 0 : prev + 1;
-                guint c = s->first_chunk + j;
-                for (guint i = g_array_index(ctx->chunk_first_dep, guint, c);
-                     i < g_array_index(ctx->chunk_first_dep, guint, c + 1); i++) {
-                    const ChunkDep *cd = &g_array_index(ctx->chunk_deps, ChunkDep, i);
-                    slot = MAX(slot, slot_of_prefix(ctx, cd->msg, cd->need_bytes) + 1);
-                }
-                g_array_index(ctx->chunk_slot, guint64, c) = slot;
-                prev = slot;
-            }
-        }
-        GArray *list = g_ptr_array_index(dependents, m);
-        for (guint i = 0; list != NULL && i < list->len; i++) {
-            guint next = g_array_index(list, guint, i);
-            if (--indegree[next] == 0)
-                g_array_append_val(ready, next);
-        }
-    }
-    if (n_done != n_messages) {
-        g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID,
-                    "the plan's message dependencies form a cycle");
+/* The shared state of a run, in stages; on error @ctx holds what was built so far (clear
+ * it with exec_context_clear). */
+static gboolean
+exec_context_init(ExecContext *ctx, const RsPlan *plan, const RsRefit *refit,
+                  const RsExecOptions *opts, GError **error)
+{
+    memset(ctx, 0, sizeof *ctx);
+    ctx->plan = plan;
+    ctx->refit = refit;
+    if (!context_set_options(ctx, opts, error) || !context_map_ranks(ctx, error) ||
+        !context_find_staging(ctx, error) || !context_check_corrupt(ctx, error))
         return FALSE;
-    }
-    return TRUE;
+    g_autofree gboolean *aligned = context_find_aligned(ctx, error);
+    if (aligned == NULL)
+        return FALSE;
+    /* Chunks, their dependencies and slots, phase by phase in dependency order. */
+    ctx->schedule = rs_schedule_new(plan, ctx->chunk, aligned, error);
+    return ctx->schedule != NULL;
 }
 
 /* --- one rank --- */
@@ -691,28 +546,94 @@ side_buffer(const Rank *r, const RsTransfer *tr, gboolean src_side)
                                                 : r->dst_buf[tr->tensor_idx];
 }
 
-static gint
-op_compare(gconstpointer pa, gconstpointer pb, gpointer user_data)
+/* The local copy of message @m: its transfers' pieces, source and destination regions. */
+static gboolean
+rank_build_local(Rank *r, guint m, GArray *boxes, GError **error)
 {
-    const Op *a = pa, *b = pb;
-    const Rank *r = user_data;
-    if (a->phase != b->phase)
-        return a->phase < b->phase ? -1 : 1;
-    if (a->slot != b->slot)
-        return a->slot < b->slot ? -1 : 1;
-    guint32 ma = g_array_index(r->msgs, RankMsg, a->rmsg).msg;
-    guint32 mb = g_array_index(r->msgs, RankMsg, b->rmsg).msg;
-    if (ma != mb)
-        return ma < mb ? -1 : 1;
-    return a->chunk < b->chunk ? -1 : a->chunk > b->chunk;
+    const ExecContext *ctx = r->ctx;
+    const RsMessage *msg = rs_plan_get_message(ctx->plan, m);
+    RankLocal l = {m, msg->phase, r->tpiece_first->len, msg->n_transfers, 0, 0, 0, 0};
+    for (guint k = msg->first_transfer; k < msg->first_transfer + msg->n_transfers; k++) {
+        const RsTransfer *tr = rs_plan_get_transfer(ctx->plan, k);
+        guint e =
+            rs_refit_tensor_get_elem_bytes(rs_refit_get_tensor(ctx->refit, tr->tensor_idx));
+        guint first = r->lpieces->len;
+        g_array_append_val(r->tpiece_first, first);
+        if (!build_pieces(ctx, k, boxes, error))
+            return FALSE;
+        for (guint p = 0; p < boxes->len; p++) {
+            const PieceBox *pb = &g_array_index(boxes, PieceBox, p);
+            LocalPiece lp;
+            rs_region_init(&lp.src, side_buffer(r, tr, TRUE), pb->src_local, &pb->box, e);
+            rs_region_init(&lp.dst, side_buffer(r, tr, FALSE), pb->dst_local, &pb->box, e);
+            g_array_append_val(r->lpieces, lp);
+        }
+    }
+    guint end = r->lpieces->len;
+    g_array_append_val(r->tpiece_first, end);
+    g_array_append_val(r->locals, l);
+    return TRUE;
 }
 
-/* Builds the rank's messages, pieces, local copies and sorted chunk operations. */
+/* The rank's side of network message @m: its pieces in wire order on this rank's buffers. */
+static gboolean
+rank_build_network(Rank *r, guint m, GArray *boxes, GError **error)
+{
+    const ExecContext *ctx = r->ctx;
+    const RsMessage *msg = rs_plan_get_message(ctx->plan, m);
+    gboolean is_send = msg->src == r->gpu;
+    RankMsg rm = {0};
+    rm.msg = m;
+    rm.peer = (guint32)rank_of(ctx, is_send ? msg->dst : msg->src);
+    rm.is_send = is_send;
+    rm.first_piece = r->pieces->len;
+    rm.size_bytes = msg->size_bytes;
+    for (guint k = msg->first_transfer; k < msg->first_transfer + msg->n_transfers; k++) {
+        const RsTransfer *tr = rs_plan_get_transfer(ctx->plan, k);
+        guint e =
+            rs_refit_tensor_get_elem_bytes(rs_refit_get_tensor(ctx->refit, tr->tensor_idx));
+        if (!build_pieces(ctx, k, boxes, error))
+            return FALSE;
+        guint64 wire = rs_schedule_get_transfer_offset(ctx->schedule, k);
+        for (guint p = 0; p < boxes->len; p++) {
+            const PieceBox *pb = &g_array_index(boxes, PieceBox, p);
+            Piece piece = {wire, {0}};
+            rs_region_init(&piece.region, side_buffer(r, tr, is_send),
+                           is_send ? pb->src_local : pb->dst_local, &pb->box, e);
+            g_array_append_val(r->pieces, piece);
+            wire += piece.region.n_bytes;
+        }
+    }
+    rm.n_pieces = r->pieces->len - rm.first_piece;
+    if (!is_send)
+        rm.chunk_done = g_new0(guint8, rs_schedule_get_n_chunks(ctx->schedule, m));
+    g_array_append_val(r->msgs, rm);
+    return TRUE;
+}
+
+static RankMsg *find_msg(Rank *r, guint32 msg);
+
+/* The rank's chunk operations in the schedule's order. */
+static void
+rank_order_ops(Rank *r)
+{
+    g_autoptr(GArray) order = rs_schedule_get_rank_ops(r->ctx->schedule, r->gpu);
+    g_array_set_size(r->ops, order->len);
+    for (guint i = 0; i < order->len; i++) {
+        const RsScheduleOp *so = &g_array_index(order, RsScheduleOp, i);
+        Op *op = &g_array_index(r->ops, Op, i);
+        op->phase = so->phase;
+        op->slot = so->slot;
+        op->rmsg = (guint32)(find_msg(r, so->msg) - (RankMsg *)r->msgs->data);
+        op->chunk = so->chunk;
+    }
+}
+
+/* Builds the rank's messages, pieces, local copies and ordered chunk operations. */
 static gboolean
 rank_build(Rank *r, GError **error)
 {
-    const ExecContext *ctx = r->ctx;
-    const RsPlan *plan = ctx->plan;
+    const RsPlan *plan = r->ctx->plan;
     r->msgs = g_array_new(FALSE, TRUE, sizeof(RankMsg));
     r->pieces = g_array_new(FALSE, FALSE, sizeof(Piece));
     r->locals = g_array_new(FALSE, TRUE, sizeof(RankLocal));
@@ -726,69 +647,12 @@ rank_build(Rank *r, GError **error)
         const RsMessage *msg = rs_plan_get_message(plan, m);
         if (msg->src != r->gpu && msg->dst != r->gpu)
             continue;
-        if (msg->src == msg->dst) {
-            RankLocal l = {m, msg->phase, r->tpiece_first->len, msg->n_transfers, 0, 0, 0, 0};
-            for (guint k = msg->first_transfer; k < msg->first_transfer + msg->n_transfers; k++) {
-                const RsTransfer *tr = rs_plan_get_transfer(plan, k);
-                guint e = rs_refit_tensor_get_elem_bytes(rs_refit_get_tensor(ctx->refit,
-                                                                             tr->tensor_idx));
-                guint first = r->lpieces->len;
-                g_array_append_val(r->tpiece_first, first);
-                if (!build_pieces(ctx, k, boxes, error))
-                    return FALSE;
-                for (guint p = 0; p < boxes->len; p++) {
-                    const PieceBox *pb = &g_array_index(boxes, PieceBox, p);
-                    LocalPiece lp;
-                    rs_region_init(&lp.src, side_buffer(r, tr, TRUE), pb->src_local, &pb->box, e);
-                    rs_region_init(&lp.dst, side_buffer(r, tr, FALSE), pb->dst_local, &pb->box,
-                                   e);
-                    g_array_append_val(r->lpieces, lp);
-                }
-            }
-            guint end = r->lpieces->len;
-            g_array_append_val(r->tpiece_first, end);
-            g_array_append_val(r->locals, l);
-            continue;
-        }
-        gboolean is_send = msg->src == r->gpu;
-        RankMsg rm = {0};
-        rm.msg = m;
-        rm.peer = (guint32)rank_of(ctx, is_send ? msg->dst : msg->src);
-        rm.is_send = is_send;
-        rm.first_piece = r->pieces->len;
-        rm.size_bytes = msg->size_bytes;
-        for (guint k = msg->first_transfer; k < msg->first_transfer + msg->n_transfers; k++) {
-            const RsTransfer *tr = rs_plan_get_transfer(plan, k);
-            guint e = rs_refit_tensor_get_elem_bytes(rs_refit_get_tensor(ctx->refit,
-                                                                         tr->tensor_idx));
-            if (!build_pieces(ctx, k, boxes, error))
-                return FALSE;
-            guint64 wire = ctx->transfer_offset[k];
-            for (guint p = 0; p < boxes->len; p++) {
-                const PieceBox *pb = &g_array_index(boxes, PieceBox, p);
-                Piece piece = {wire, {0}};
-                rs_region_init(&piece.region, side_buffer(r, tr, is_send),
-                               is_send ? pb->src_local : pb->dst_local, &pb->box, e);
-                g_array_append_val(r->pieces, piece);
-                wire += piece.region.n_bytes;
-            }
-        }
-        rm.n_pieces = r->pieces->len - rm.first_piece;
-        const MsgSched *s = &ctx->msgs[m];
-        if (!is_send)
-            rm.chunk_done = g_new0(guint8, s->n_chunks);
-        guint32 rmi = r->msgs->len;
-        g_array_append_val(r->msgs, rm);
-        for (guint j = 0; j < s->n_chunks; j++) {
-            Op op = {0};
-            op.phase = msg->phase;
-            op.slot = g_array_index(ctx->chunk_slot, guint64, s->first_chunk + j);
-            op.rmsg = rmi;
-            op.chunk = j;
-            g_array_append_val(r->ops, op);
-        }
+        gboolean ok = msg->src == msg->dst ? rank_build_local(r, m, boxes, error)
+                                           : rank_build_network(r, m, boxes, error);
+        if (!ok)
+            return FALSE;
     }
-    g_array_sort_with_data(r->ops, op_compare, r);
+    rank_order_ops(r);
     return TRUE;
 }
 
@@ -842,13 +706,12 @@ send_ready(Rank *r, const Op *op)
 {
     const ExecContext *ctx = r->ctx;
     const RankMsg *rm = &g_array_index(r->msgs, RankMsg, op->rmsg);
-    guint c = ctx->msgs[rm->msg].first_chunk + op->chunk;
-    for (guint i = g_array_index(ctx->chunk_first_dep, guint, c);
-         i < g_array_index(ctx->chunk_first_dep, guint, c + 1); i++) {
-        const ChunkDep *cd = &g_array_index(ctx->chunk_deps, ChunkDep, i);
-        if (arrived_bytes(r, cd->msg) < cd->need_bytes)
+    guint n_deps;
+    const RsScheduleDep *deps =
+        rs_schedule_get_chunk_deps(ctx->schedule, rm->msg, op->chunk, &n_deps);
+    for (guint i = 0; i < n_deps; i++)
+        if (arrived_bytes(r, deps[i].msg) < deps[i].need_bytes)
             return FALSE;
-    }
     return TRUE;
 }
 
@@ -1024,7 +887,8 @@ post_op(Rank *r, Op *op, GError **error)
 {
     const ExecContext *ctx = r->ctx;
     RankMsg *rm = &g_array_index(r->msgs, RankMsg, op->rmsg);
-    guint64 a = (guint64)op->chunk * ctx->chunk, b = MIN(a + ctx->chunk, rm->size_bytes);
+    guint64 a, b;
+    rs_schedule_get_chunk_range(ctx->schedule, rm->msg, op->chunk, &a, &b);
     guint32 tag = rm->msg % 32768;
     op->post_s = rs_endpoint_now_s(r->ep) - r->t0;
     op->bounce = NULL;
@@ -1065,7 +929,8 @@ complete_op(Rank *r, Op *op)
 {
     const ExecContext *ctx = r->ctx;
     RankMsg *rm = &g_array_index(r->msgs, RankMsg, op->rmsg);
-    guint64 a = (guint64)op->chunk * ctx->chunk, b = MIN(a + ctx->chunk, rm->size_bytes);
+    guint64 a, b;
+    rs_schedule_get_chunk_range(ctx->schedule, rm->msg, op->chunk, &a, &b);
     op->done_s = rs_endpoint_now_s(r->ep) - r->t0;
     if (!rm->is_send) {
         if (ctx->opts.corrupt && ctx->opts.corrupt_message == rm->msg &&
@@ -1074,7 +939,7 @@ complete_op(Rank *r, Op *op)
         if (op->bounce != NULL)
             move_chunk(r, rm, a, b, op->bounce, FALSE);
         rm->chunk_done[op->chunk] = 1;
-        guint n_chunks = ctx->msgs[rm->msg].n_chunks;
+        guint n_chunks = rs_schedule_get_n_chunks(ctx->schedule, rm->msg);
         while (rm->prefix_chunks < n_chunks && rm->chunk_done[rm->prefix_chunks])
             rm->prefix_chunks++;
         rm->end_s = MAX(rm->end_s, op->done_s);
@@ -1101,9 +966,11 @@ run_local_step(Rank *r, RankLocal *l)
     const RsTransfer *tr = rs_plan_get_transfer(ctx->plan, k);
     if (tr->depends_on >= 0) {
         const RsTransfer *dep = rs_plan_get_transfer(ctx->plan, (guint)tr->depends_on);
-        guint32 dm = ctx->message_of_transfer[tr->depends_on];
-        if (dep->phase == tr->phase &&
-            arrived_bytes(r, dm) < ctx->transfer_offset[tr->depends_on] + dep->size_bytes)
+        guint32 dm = rs_schedule_get_transfer_message(ctx->schedule, (guint)tr->depends_on);
+        guint64 need =
+            rs_schedule_get_transfer_offset(ctx->schedule, (guint)tr->depends_on) +
+            dep->size_bytes;
+        if (dep->phase == tr->phase && arrived_bytes(r, dm) < need)
             return FALSE;
     }
     double now = rs_endpoint_now_s(r->ep) - r->t0;
@@ -1130,7 +997,7 @@ describe_op(Rank *r, const Op *op)
     return g_strdup_printf("message %u (%u -> %u, %" G_GUINT64_FORMAT " bytes, phase %u) chunk "
                            "%u of %u",
                            rm->msg, msg->src, msg->dst, msg->size_bytes, msg->phase, op->chunk,
-                           r->ctx->msgs[rm->msg].n_chunks);
+                           rs_schedule_get_n_chunks(r->ctx->schedule, rm->msg));
 }
 
 /* Executes every operation of the rank, phase by phase. */
@@ -1248,7 +1115,7 @@ rank_reset(Rank *r)
         rm->prefix_chunks = 0;
         rm->start_s = rm->end_s = 0;
         if (rm->chunk_done)
-            memset(rm->chunk_done, 0, ctx->msgs[rm->msg].n_chunks);
+            memset(rm->chunk_done, 0, rs_schedule_get_n_chunks(ctx->schedule, rm->msg));
     }
     for (guint i = 0; i < r->locals->len; i++) {
         RankLocal *l = &g_array_index(r->locals, RankLocal, i);
@@ -1348,13 +1215,6 @@ mismatch_before(const RsExecMismatch *a, const RsExecMismatch *b)
     if (a->tensor_idx != b->tensor_idx)
         return a->tensor_idx < b->tensor_idx;
     return a->rank < b->rank;
-}
-
-static gint
-cmp_double(gconstpointer a, gconstpointer b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 /* Rank 0: folds the summaries of one run into the result. Returns TRUE to go on. */
@@ -1503,7 +1363,8 @@ guint64
 rs_exec_get_buffer_bytes(const RsPlan *plan, const RsRefit *refit)
 {
     guint64 total = 0;
-    g_autoptr(GHashTable) staging = g_hash_table_new_full(u64_hash, u64_equal, g_free, NULL);
+    g_autoptr(GHashTable) staging =
+        g_hash_table_new_full(rs_hash_u64, rs_hash_u64_equal, g_free, NULL);
     for (guint i = 0; i < rs_refit_get_n_tensors(refit); i++) {
         const RsRefitTensor *t = rs_refit_get_tensor(refit, i);
         guint e = rs_refit_tensor_get_elem_bytes(t);
@@ -1583,9 +1444,7 @@ rs_exec_run(RsTransport *transport, const RsPlan *plan, const RsRefit *refit,
     gboolean ok = rs_transport_launch(transport, ctx.n_ranks, rank_main, &ctx, error);
     if (ok && rs_transport_is_root(transport) && result->n_runs > 0) {
         /* The median run (the lower one of an even count) gives the trace. */
-        g_autoptr(GArray) sorted = g_array_copy(result->run_s);
-        g_array_sort(sorted, cmp_double);
-        double median = g_array_index(sorted, double, (sorted->len - 1) / 2);
+        double median = rs_stats_median((const double *)result->run_s->data, result->run_s->len);
         result->median_s = median;
         guint pick = 0;
         for (guint i = 0; i < result->run_s->len; i++)

@@ -10,69 +10,7 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 
-typedef struct {
-    gint exit_code;
-    char *out;
-    char *err;
-} RunResult;
-
-static void
-run_result_clear(RunResult *r)
-{
-    g_free(r->out);
-    g_free(r->err);
-}
-
-/* Runs @args; with @mpi_np > 0 under mpirun with that many processes. */
-static RunResult
-run_cmd(const char *const *args, guint mpi_np)
-{
-    const char *bin = g_getenv("RESHARD_BIN");
-    g_assert_nonnull(bin);
-    g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
-    if (mpi_np > 0) {
-        g_ptr_array_add(argv, g_strdup(g_getenv("MPIRUN")));
-        g_ptr_array_add(argv, g_strdup("--oversubscribe"));
-        g_ptr_array_add(argv, g_strdup("--allow-run-as-root"));
-        g_ptr_array_add(argv, g_strdup("-np"));
-        g_ptr_array_add(argv, g_strdup_printf("%u", mpi_np));
-    }
-    g_ptr_array_add(argv, g_strdup(bin));
-    for (guint i = 0; args[i] != NULL; i++)
-        g_ptr_array_add(argv, g_strdup(args[i]));
-    g_ptr_array_add(argv, NULL);
-    RunResult r = {0};
-    gint status;
-    g_autoptr(GError) error = NULL;
-    g_assert_true(g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
-                               &r.out, &r.err, &status, &error));
-    g_assert_no_error(error);
-    g_assert_true(WIFEXITED(status));
-    r.exit_code = WEXITSTATUS(status);
-    return r;
-}
-
-static void
-assert_contains(const char *haystack, const char *needle)
-{
-    if (strstr(haystack, needle) == NULL)
-        g_error("\"%s\" does not contain \"%s\"", haystack, needle);
-}
-
-static JsonObject *
-parse_json(JsonParser *parser, const char *text)
-{
-    g_autoptr(GError) error = NULL;
-    if (!json_parser_load_from_data(parser, text, -1, &error))
-        g_error("not JSON (%s): %s", error->message, text);
-    return json_node_get_object(json_parser_get_root(parser));
-}
-
-static char *
-data_path(const char *name)
-{
-    return g_build_filename(g_getenv("G_TEST_SRCDIR"), "data", name, NULL);
-}
+#include "test-util.h"
 
 /* [64, 64] f32 Shard(0) over GPUs 0,1 → Shard(0) over GPUs 2,3 of the two-node test
  * topology: two 8 KiB messages across nodes. First-order estimate: the busiest link (a NIC
@@ -87,7 +25,7 @@ test_run_predicted(void)
                           "S(0)", "--src-ranks", "0,1", "--dst-mesh", "2", "--dst-placements",
                           "S(0)", "--dst-ranks", "2,3", "--topology", topo, "--runs", "3",
                           "--trace", trace, "--format", "json", "-q", NULL};
-    RunResult r = run_cmd(args, 0);
+    RunResult r = run_reshard_mpi(args, 0);
     if (r.exit_code != 0)
         g_error("exit %d: %s", r.exit_code, r.err);
     g_autoptr(JsonParser) parser = json_parser_new();
@@ -137,7 +75,7 @@ test_run_plans_on_topology(void)
                           "--src-ranks", "0", "--dst-mesh", "2", "--dst-placements", "R",
                           "--dst-ranks", "2,3", "--strategy", "hierarchical", "--topology", topo,
                           "--trace", trace, "-q", NULL};
-    RunResult r = run_cmd(args, 0);
+    RunResult r = run_reshard_mpi(args, 0);
     if (r.exit_code != 0)
         g_error("exit %d: %s", r.exit_code, r.err);
     assert_contains(r.out, "8192 elements correct");
@@ -163,7 +101,7 @@ test_run_topology_keeps_its_nodes(void)
     const char *args[] = {"run", "--model", "llama-3.1-8b", "--scale", "16", "--layers", "0-0",
                           "--train", "megatron:tp=2", "--train-gpus", "0-1", "--infer",
                           "vllm:tp=2", "--infer-gpus", "4-5", "--topology", topo, "-q", NULL};
-    RunResult r = run_cmd(args, 0);
+    RunResult r = run_reshard_mpi(args, 0);
     g_assert_cmpint(r.exit_code, ==, 2);
     assert_contains(r.err, "GPU 4 is not in topology two-node with 2 nodes (4 GPUs)");
     run_result_clear(&r);
@@ -171,7 +109,7 @@ test_run_topology_keeps_its_nodes(void)
                              "0-0", "--train", "megatron:tp=2", "--train-gpus", "0-1", "--infer",
                              "vllm:tp=2", "--infer-gpus", "2-3", "--topology", topo, "--runs",
                              "1", "--format", "json", "-q", NULL};
-    r = run_cmd(ok_args, 0);
+    r = run_reshard_mpi(ok_args, 0);
     if (r.exit_code != 0)
         g_error("exit %d: %s", r.exit_code, r.err);
     g_autoptr(JsonParser) parser = json_parser_new();
@@ -188,7 +126,7 @@ test_run_corrupt(void)
     const char *args[] = {"run", "--shape", "8x8", "--src-mesh", "2", "--src-placements", "S(0)",
                           "--dst-mesh", "2", "--dst-placements", "S(1)", "--corrupt-byte", "1:21",
                           "-q", NULL};
-    RunResult r = run_cmd(args, 0);
+    RunResult r = run_reshard_mpi(args, 0);
     g_assert_cmpint(r.exit_code, ==, 3);
     assert_contains(r.err, "validation failed: 1 elements differ");
     assert_contains(r.err, "rank 1, global index [1, 5] (flat 13)");
@@ -206,7 +144,7 @@ test_run_scaled_model(void)
                               "--train-gpus", "0,1", "--infer", "vllm:tp=2", "--infer-gpus",
                               "2,3", "--strategy", "gather-broadcast", "--format", "json", "-q",
                               NULL};
-    RunResult r = run_cmd(run_args, 0);
+    RunResult r = run_reshard_mpi(run_args, 0);
     if (r.exit_code != 0)
         g_error("exit %d: %s", r.exit_code, r.err);
     g_autoptr(JsonParser) parser = json_parser_new();
@@ -225,7 +163,7 @@ test_run_scaled_model(void)
                               "megatron:tp=2", "--train-gpus", "0,1", "--infer", "vllm:tp=2",
                               "--infer-gpus", "2,3", "--strategy", "gather-broadcast",
                               "--format", "json", "-q", NULL};
-    r = run_cmd(sim_args, 0);
+    r = run_reshard_mpi(sim_args, 0);
     if (r.exit_code != 0)
         g_error("exit %d: %s", r.exit_code, r.err);
     g_autoptr(JsonParser) p2 = json_parser_new();
@@ -255,7 +193,7 @@ test_scenario_variant(void)
     g_autofree char *path = g_build_filename(g_get_tmp_dir(), "rs-cli-variant.yaml", NULL);
     g_assert_true(g_file_set_contents(path, text, -1, NULL));
     const char *args[] = {"simulate", "--scenario", path, "--format", "json", "-q", NULL};
-    RunResult r = run_cmd(args, 0);
+    RunResult r = run_reshard_mpi(args, 0);
     if (r.exit_code != 0)
         g_error("exit %d: %s", r.exit_code, r.err);
     g_autoptr(JsonParser) parser = json_parser_new();
@@ -268,7 +206,7 @@ test_scenario_variant(void)
     g_autofree char *bad = g_strdup_printf("model: llama-3.1-8b\ntopology: %s\nlayers: 4-2\n",
                                            topo);
     g_assert_true(g_file_set_contents(path, bad, -1, NULL));
-    r = run_cmd(args, 0);
+    r = run_reshard_mpi(args, 0);
     g_assert_cmpint(r.exit_code, ==, 2);
     assert_contains(r.err, "rs-cli-variant.yaml:3:9: layers");
     assert_contains(r.err, "expected A-B with 0 <= A <= B");
@@ -320,7 +258,7 @@ test_bad(gconstpointer data)
         g_ptr_array_add(args, (gpointer)c->args[i]);
     g_ptr_array_add(args, "-q");
     g_ptr_array_add(args, NULL);
-    RunResult r = run_cmd((const char *const *)args->pdata, 0);
+    RunResult r = run_reshard_mpi((const char *const *)args->pdata, 0);
     g_assert_cmpint(r.exit_code, ==, 2);
     g_assert_cmpstr(r.out, ==, "");
     assert_contains(r.err, c->fragment);
@@ -335,7 +273,7 @@ test_calibrate(void)
     const char *args[] = {"calibrate", "--ranks", "3", "--sizes", "4KiB,256KiB", "--runs", "1",
                           "--copy-runs", "64B,4KiB", "--copy-bytes", "256KiB",
                           "--output", path, "-q", NULL};
-    RunResult r = run_cmd(args, 0);
+    RunResult r = run_reshard_mpi(args, 0);
     if (r.exit_code != 0)
         g_error("exit %d: %s", r.exit_code, r.err);
     assert_contains(r.out, "bandwidth");
@@ -365,7 +303,7 @@ test_calibrate(void)
                               "R", "--src-ranks", "0", "--dst-mesh", "2", "--dst-placements",
                               "S(1)", "--dst-ranks", "1,2", "--topology", path, "--format", "json",
                               "-q", NULL};
-    r = run_cmd(run_args, 0);
+    r = run_reshard_mpi(run_args, 0);
     if (r.exit_code != 0)
         g_error("exit %d: %s", r.exit_code, r.err);
     g_autoptr(JsonParser) parser = json_parser_new();
@@ -401,7 +339,7 @@ test_mpi_run(gconstpointer data)
                           "--dst-mesh", "2", "--dst-placements", "S(1)", "--dst-ranks", "2,3",
                           "--strategy", strategy, "--chunk-size", "1000B", "--runs", "2",
                           "--format", "json", "-q", NULL};
-    RunResult r = run_cmd(args, 4);
+    RunResult r = run_reshard_mpi(args, 4);
     if (r.exit_code != 0)
         g_error("exit %d: %s\n%s", r.exit_code, r.out, r.err);
     g_autoptr(JsonParser) parser = json_parser_new();
@@ -426,7 +364,7 @@ test_mpi_errors(void)
                              "--src-placements", "S(0)", "--src-ranks", "0,1", "--dst-mesh",
                              "2", "--dst-placements", "S(1)", "--dst-ranks", "2,3",
                              "--corrupt-byte", "0:5", "-q", NULL};
-    RunResult r = run_cmd(corrupt, 4);
+    RunResult r = run_reshard_mpi(corrupt, 4);
     g_assert_cmpint(r.exit_code, ==, 3);
     assert_contains(r.err, "validation failed: 1 elements differ");
     run_result_clear(&r);
@@ -434,7 +372,7 @@ test_mpi_errors(void)
     const char *wrong[] = {"run", "--transport", "mpi", "--shape", "8x8", "--src-mesh", "2",
                            "--src-placements", "S(0)", "--src-ranks", "0,1", "--dst-mesh", "2",
                            "--dst-placements", "S(1)", "--dst-ranks", "2,3", "-q", NULL};
-    r = run_cmd(wrong, 3);
+    r = run_reshard_mpi(wrong, 3);
     g_assert_cmpint(r.exit_code, ==, 2);
     assert_contains(r.err, "needs 4 ranks but the mpi transport has 3 (start it with mpirun -np 4)");
     run_result_clear(&r);
@@ -448,7 +386,7 @@ test_mpi_calibrate(void)
     const char *args[] = {"calibrate", "--transport", "mpi", "--sizes", "4KiB,64KiB", "--runs",
                           "1", "--copy-runs", "64B,4KiB", "--copy-bytes", "256KiB", "--format",
                           "json", "-q", NULL};
-    RunResult r = run_cmd(args, 2);
+    RunResult r = run_reshard_mpi(args, 2);
     if (r.exit_code != 0)
         g_error("exit %d: %s", r.exit_code, r.err);
     g_autoptr(JsonParser) parser = json_parser_new();

@@ -5,84 +5,7 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 
-typedef struct {
-    gint exit_code;
-    char *out;
-    char *err;
-} RunResult;
-
-static void
-run_result_clear(RunResult *r)
-{
-    g_free(r->out);
-    g_free(r->err);
-}
-
-static RunResult
-run_reshard(const char *const *args)
-{
-    const char *bin = g_getenv("RESHARD_BIN");
-    g_assert_nonnull(bin);
-    g_autoptr(GPtrArray) argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (gpointer)bin);
-    for (guint i = 0; args[i] != NULL; i++)
-        g_ptr_array_add(argv, (gpointer)args[i]);
-    g_ptr_array_add(argv, NULL);
-    RunResult r = {0};
-    gint status;
-    g_autoptr(GError) error = NULL;
-    g_assert_true(g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
-                               &r.out, &r.err, &status, &error));
-    g_assert_no_error(error);
-    g_assert_true(WIFEXITED(status));
-    r.exit_code = WEXITSTATUS(status);
-    return r;
-}
-
-/* As run_reshard(), with the environment changed by @env ("NAME=VALUE" entries). */
-static RunResult
-run_reshard_env(const char *const *args, const char *const *env)
-{
-    const char *bin = g_getenv("RESHARD_BIN");
-    g_assert_nonnull(bin);
-    g_autoptr(GPtrArray) argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (gpointer)bin);
-    for (guint i = 0; args[i] != NULL; i++)
-        g_ptr_array_add(argv, (gpointer)args[i]);
-    g_ptr_array_add(argv, NULL);
-    g_auto(GStrv) envp = g_get_environ();
-    for (guint i = 0; env[i] != NULL; i++) {
-        g_auto(GStrv) kv = g_strsplit(env[i], "=", 2);
-        envp = g_environ_setenv(envp, kv[0], kv[1], TRUE);
-    }
-    RunResult r = {0};
-    gint status;
-    g_autoptr(GError) error = NULL;
-    g_assert_true(g_spawn_sync(NULL, (char **)argv->pdata, envp, G_SPAWN_DEFAULT, NULL, NULL,
-                               &r.out, &r.err, &status, &error));
-    g_assert_no_error(error);
-    g_assert_true(WIFEXITED(status));
-    r.exit_code = WEXITSTATUS(status);
-    return r;
-}
-
-static char *
-write_temp(const char *name, const char *text)
-{
-    g_autoptr(GError) error = NULL;
-    g_autofree char *dir = g_dir_make_tmp("rs-cli-XXXXXX", &error);
-    g_assert_no_error(error);
-    char *path = g_build_filename(dir, name, NULL);
-    g_assert_true(g_file_set_contents(path, text, -1, &error));
-    return path;
-}
-
-static void
-assert_contains(const char *haystack, const char *needle)
-{
-    if (strstr(haystack, needle) == NULL)
-        g_error("\"%s\" does not contain \"%s\"", haystack, needle);
-}
+#include "test-util.h"
 
 /* The default scenario: DeepSeek-V3 BF16, 256 → 256 GPUs, every strategy side by side
  * (first-order model here: the flow model of every strategy takes minutes, and
@@ -180,7 +103,10 @@ test_default_flow_json(void)
 /* The shipped scenarios of the planner targets: model, GPUs and layouts as their comments
  * state; the hierarchical plan stays within staging and (first-order model) within 15% of
  * the lower bound. Kimi-K3 runs on its first 3 layers here (the whole model takes ~20 s
- * and 5 GB to plan). */
+ * and 5 GB to plan); so do DeepSeek-V3 and Kimi-K2 on H100 in the default suite (the whole
+ * models take 9 s and 19 s on 2 cores; the slow suite runs them whole, scenario_full_cases).
+ * Three layers sit on the first pipeline stage only, so their efficiency is lower: the
+ * bound is then the figure measured when the rows were written, rounded down. */
 typedef struct {
     const char *scenario;
     const char *layers;
@@ -191,21 +117,28 @@ typedef struct {
 } ScenarioCase;
 
 static const ScenarioCase scenario_cases[] = {
-    {"deepseek-v3-h100", NULL, 671026419200, 512, "megatron tp=1 cp=1 pp=16 dp=16 ep=16 etp=1",
-     "0-255", "vllm tp=32 dp=8", "256-511", 0.85},
+    {"deepseek-v3-h100", "0-2", 1750450176, 512, "megatron tp=1 cp=1 pp=16 dp=16 ep=16 etp=1",
+     "0-255", "vllm tp=32 dp=8", "256-511", 0.20},
     {"deepseek-v3-gb200", NULL, 671026419200, 288, "megatron tp=1 cp=1 pp=4 dp=32 ep=16 etp=1",
      "0-127", "vllm tp=8 dp=16", "144-271", 0.85},
     {"qwen3-235b-gb200", NULL, 235093634560, 144, "megatron tp=4 cp=1 pp=4 dp=4 ep=16 etp=1",
      "0-63", "vllm tp=8 dp=8", "72-135", 0.85},
-    {"kimi-k2-h100-fp8", NULL, 1026408232448, 384, "megatron tp=1 cp=1 pp=16 dp=16 ep=16 etp=1",
-     "0-255", "vllm tp=16 dp=8", "256-383", 0.85},
+    {"kimi-k2-h100-fp8", "0-2", 34616230656, 384, "megatron tp=1 cp=1 pp=16 dp=16 ep=16 etp=1",
+     "0-255", "vllm tp=16 dp=8", "256-383", 0.40},
     {"qwen3-30b-colocated", NULL, 30532122624, 64, "megatron tp=2 cp=1 pp=2 dp=16 ep=8 etp=1",
      "0-63", "vllm tp=4 dp=16", "0-63", 0.85},
     {"kimi-k3-gb300", "0-2", 61627887008, 1656, "megatron tp=2 cp=1 pp=8 dp=64 ep=64 etp=1",
      "0-1023", "vllm tp=8 dp=64", "1080-1591", 0.0},
 };
 
-static JsonObject *parse_object(JsonParser *parser, const char *text);
+/* The slow suite: the scenarios the default suite runs on three layers, whole. */
+static const ScenarioCase scenario_full_cases[] = {
+    {"deepseek-v3-h100", NULL, 671026419200, 512, "megatron tp=1 cp=1 pp=16 dp=16 ep=16 etp=1",
+     "0-255", "vllm tp=32 dp=8", "256-511", 0.85},
+    {"kimi-k2-h100-fp8", NULL, 1026408232448, 384, "megatron tp=1 cp=1 pp=16 dp=16 ep=16 etp=1",
+     "0-255", "vllm tp=16 dp=8", "256-383", 0.85},
+};
+
 /* --check says that it passed, with what it verified. */
 static void
 test_check_reports(void)
@@ -314,7 +247,7 @@ test_shipped_scenario(gconstpointer data)
     if (r.exit_code != 0)
         g_error("%s: exit %d: %s", c->scenario, r.exit_code, r.err);
     g_autoptr(JsonParser) parser = json_parser_new();
-    JsonObject *root = parse_object(parser, r.out);
+    JsonObject *root = parse_json(parser, r.out);
     g_assert_cmpstr(json_object_get_string_member(root, "scenario"), ==, c->scenario);
     g_assert_cmpint(json_object_get_int_member(json_object_get_object_member(root, "model"),
                                                "params"),
@@ -337,15 +270,6 @@ test_shipped_scenario(gconstpointer data)
     run_result_clear(&r);
 }
 
-static JsonObject *
-parse_object(JsonParser *parser, const char *text)
-{
-    g_autoptr(GError) error = NULL;
-    g_assert_true(json_parser_load_from_data(parser, text, -1, &error));
-    g_assert_no_error(error);
-    return json_node_get_object(json_parser_get_root(parser));
-}
-
 /* --network bottleneck keeps the first-order estimate as the prediction. */
 static void
 test_bottleneck_json(void)
@@ -355,7 +279,7 @@ test_bottleneck_json(void)
     RunResult r = run_reshard(args);
     g_assert_cmpint(r.exit_code, ==, 0);
     g_autoptr(JsonParser) parser = json_parser_new();
-    JsonObject *root = parse_object(parser, r.out);
+    JsonObject *root = parse_json(parser, r.out);
     JsonObject *s =
         json_array_get_object_element(json_object_get_array_member(root, "strategies"), 0);
     g_assert_cmpstr(json_object_get_string_member(s, "network_model"), ==, "bottleneck");
@@ -373,12 +297,7 @@ test_bottleneck_json(void)
 static void
 test_messages(void)
 {
-    g_autofree char *dir = NULL;
-    {
-        g_autoptr(GError) error = NULL;
-        dir = g_dir_make_tmp("rs-cli-XXXXXX", &error);
-        g_assert_no_error(error);
-    }
+    g_autofree char *dir = make_temp_dir();
     g_autofree char *in = g_build_filename(dir, "m.csv", NULL);
     g_autofree char *trace = g_build_filename(dir, "t.csv", NULL);
     g_autofree char *links = g_build_filename(dir, "l.csv", NULL);
@@ -396,20 +315,18 @@ test_messages(void)
     RunResult r = run_reshard(args);
     g_assert_cmpint(r.exit_code, ==, 0);
     g_autoptr(JsonParser) parser = json_parser_new();
-    JsonObject *root = parse_object(parser, r.out);
+    JsonObject *root = parse_json(parser, r.out);
     double phase0 = 22e-6 + 10e6 / 5e9 + 2.5e6 / 100e9;
     g_assert_cmpfloat_with_epsilon(json_object_get_double_member(root, "predicted_s"),
                                    phase0 + 14e-6, 1e-12);
     g_assert_cmpint(json_object_get_int_member(root, "bytes_moved"), ==, 21000000);
     g_assert_cmpstr(json_object_get_string_member(root, "bottleneck_link"), ==, "gpu0.nic-egress");
-    g_autofree char *text = NULL;
-    g_assert_true(g_file_get_contents(trace, &text, NULL, NULL));
+    g_autofree char *text = read_file(trace);
     assert_contains(text, "message,src,dst,bytes,phase,start_s,end_s,route,depends_on\n");
     assert_contains(text, ",gpu0.nic-egress;gpu2.nic-ingress,\n");
     assert_contains(text, "8,2,3,10000000,0,");
     assert_contains(text, ",gpu2.nvlink-egress;gpu3.nvlink-ingress,7\n");
-    g_autofree char *csv = NULL;
-    g_assert_true(g_file_get_contents(links, &csv, NULL, NULL));
+    g_autofree char *csv = read_file(links);
     assert_contains(csv, "\ngpu0.nic-egress,nic-egress,5e+09,1e-05,0,10000000,0.002,0.002,");
     run_result_clear(&r);
 }
@@ -419,8 +336,7 @@ static void
 test_simulate_trace_files(void)
 {
     g_autoptr(GError) error = NULL;
-    g_autofree char *dir = g_dir_make_tmp("rs-cli-XXXXXX", &error);
-    g_assert_no_error(error);
+    g_autofree char *dir = make_temp_dir();
     g_autofree char *trace = g_build_filename(dir, "t.csv", NULL);
     g_autofree char *links = g_build_filename(dir, "l.csv", NULL);
     const char *args[] = {"simulate", "--model", "llama-3.1-8b", "--nodes", "2", "--train",
@@ -433,8 +349,7 @@ test_simulate_trace_files(void)
     for (guint i = 0; i < G_N_ELEMENTS(strategies); i++) {
         g_autofree char *name = g_strdup_printf("t-%s.csv", strategies[i]);
         g_autofree char *path = g_build_filename(dir, name, NULL);
-        g_autofree char *text = NULL;
-        g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+        g_autofree char *text = read_file(path);
         g_autofree char *meta = g_strdup_printf("# strategy: %s\n", strategies[i]);
         assert_contains(text, meta);
         assert_contains(text, "# source: simulated\n");
@@ -474,7 +389,7 @@ test_topology_show(void)
     r = run_reshard(args3);
     g_assert_cmpint(r.exit_code, ==, 0);
     g_autoptr(JsonParser) parser = json_parser_new();
-    JsonObject *root = parse_object(parser, r.out);
+    JsonObject *root = parse_json(parser, r.out);
     g_assert_cmpint(json_object_get_int_member(root, "gpus_per_nvlink_domain"), ==, 72);
     run_result_clear(&r);
     const char *args4[] = {"topology", "list", NULL};
@@ -1345,8 +1260,7 @@ static void
 test_output_paths(void)
 {
     g_autoptr(GError) error = NULL;
-    g_autofree char *dir = g_dir_make_tmp("rs-cli-XXXXXX", &error);
-    g_assert_no_error(error);
+    g_autofree char *dir = make_temp_dir();
     g_autofree char *trace = g_build_filename(dir, "tr.csv", NULL);
     g_autofree char *missing = g_build_filename(dir, "nonexist", "x.csv", NULL);
     const char *simulate[] = {"simulate", "--model", "llama-3.1-8b", "--nodes", "2", "--train",
@@ -1378,8 +1292,7 @@ static void
 test_same_output_twice(void)
 {
     g_autoptr(GError) error = NULL;
-    g_autofree char *dir = g_dir_make_tmp("rs-cli-XXXXXX", &error);
-    g_assert_no_error(error);
+    g_autofree char *dir = make_temp_dir();
     g_autofree char *same = g_build_filename(dir, "same.csv", NULL);
     g_autofree char *dotted = g_build_filename(dir, ".", "same.csv", NULL);
     const char *strategies[] = {"direct", "all"};
@@ -1434,6 +1347,11 @@ main(int argc, char **argv)
         g_autofree char *path =
             g_strdup_printf("/cli/simulate/scenario/%s", scenario_cases[i].scenario);
         g_test_add_data_func(path, &scenario_cases[i], test_shipped_scenario);
+    }
+    for (guint i = 0; g_test_slow() && i < G_N_ELEMENTS(scenario_full_cases); i++) {
+        g_autofree char *path =
+            g_strdup_printf("/cli/slow/scenario/%s", scenario_full_cases[i].scenario);
+        g_test_add_data_func(path, &scenario_full_cases[i], test_shipped_scenario);
     }
     g_test_add_func("/cli/simulate/bottleneck-json", test_bottleneck_json);
     g_test_add_func("/cli/simulate/messages", test_messages);

@@ -2,8 +2,10 @@
  * by element: the cases of ../shared/CASES.md that concern execution (C01–C04, C11, C12,
  * C15 in the slow suite, C17), random DTensor layouts under both strategies with chunks cut
  * inside elements and tiny windows, multi-tensor plans with relays, a corrupted byte found
- * at its exact index, and bad options refused. */
+ * at its exact index, and bad options refused; and the chunk schedule of small plans (chunks,
+ * slots, relay dependencies, each rank's order) checked value by value without a transport. */
 #include "exec/executor.h"
+#include "exec/schedule.h"
 
 #include <string.h>
 
@@ -520,6 +522,247 @@ test_bad_options(void)
     *bad = saved;
 }
 
+/* --- the chunk schedule, from the plan alone --- */
+
+static RsPlan *
+plan_of(const RsRefit *refit, RsStrategy strategy)
+{
+    g_autoptr(GError) error = NULL;
+    RsPlan *plan = rs_plan_build(refit, strategy, &error);
+    g_assert_no_error(error);
+    return plan;
+}
+
+/* The rank's operations must be @expected, in that order. */
+static void
+assert_rank_ops(const RsSchedule *schedule, guint32 gpu, const RsScheduleOp *expected,
+                guint n_expected)
+{
+    g_autoptr(GArray) ops = rs_schedule_get_rank_ops(schedule, gpu);
+    g_assert_cmpuint(ops->len, ==, n_expected);
+    for (guint i = 0; i < n_expected; i++) {
+        const RsScheduleOp *op = &g_array_index(ops, RsScheduleOp, i);
+        g_assert_cmpuint(op->phase, ==, expected[i].phase);
+        g_assert_cmpuint(op->slot, ==, expected[i].slot);
+        g_assert_cmpuint(op->msg, ==, expected[i].msg);
+        g_assert_cmpuint(op->chunk, ==, expected[i].chunk);
+        g_assert_cmpint(op->is_send, ==, expected[i].is_send);
+    }
+}
+
+/* One 96-byte message 0 -> 1 (24 f32) in chunks of 32 bytes: three chunks of 32 bytes in
+ * slots 0, 1, 2, sent by rank 0 and received by rank 1 in chunk order; in chunks of 40
+ * bytes the last chunk holds the last 16 bytes. */
+static void
+test_schedule_three_chunks(void)
+{
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    TensorSpec t = {"w", "24", RS_DTYPE_F32, "1", "R", "0", "1", "R", "1"};
+    add_tensor(refit, &t);
+    g_autoptr(RsPlan) plan = plan_of(refit, RS_STRATEGY_DIRECT);
+    g_assert_cmpuint(rs_plan_get_n_messages(plan), ==, 1);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsSchedule) s = rs_schedule_new(plan, 32, NULL, &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(rs_schedule_get_chunk_bytes(s), ==, 32);
+    g_assert_cmpuint(rs_schedule_get_n_chunks(s, 0), ==, 3);
+    for (guint j = 0; j < 3; j++) {
+        guint64 a, b;
+        guint n_deps;
+        rs_schedule_get_chunk_range(s, 0, j, &a, &b);
+        g_assert_cmpuint(a, ==, 32 * j);
+        g_assert_cmpuint(b, ==, 32 * (j + 1));
+        g_assert_cmpuint(rs_schedule_get_chunk_slot(s, 0, j), ==, j);
+        rs_schedule_get_chunk_deps(s, 0, j, &n_deps);
+        g_assert_cmpuint(n_deps, ==, 0);
+    }
+    const RsScheduleOp sends[] = {{0, 0, 0, 0, TRUE}, {0, 1, 0, 1, TRUE}, {0, 2, 0, 2, TRUE}};
+    const RsScheduleOp recvs[] = {{0, 0, 0, 0, FALSE}, {0, 1, 0, 1, FALSE}, {0, 2, 0, 2, FALSE}};
+    assert_rank_ops(s, 0, sends, 3);
+    assert_rank_ops(s, 1, recvs, 3);
+    assert_rank_ops(s, 2, NULL, 0);
+
+    g_autoptr(RsSchedule) ragged = rs_schedule_new(plan, 40, NULL, &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(rs_schedule_get_n_chunks(ragged, 0), ==, 3);
+    guint64 a, b;
+    rs_schedule_get_chunk_range(ragged, 0, 2, &a, &b);
+    g_assert_cmpuint(a, ==, 80);
+    g_assert_cmpuint(b, ==, 96);
+    g_autoptr(RsSchedule) whole = rs_schedule_new(plan, 1000, NULL, &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(rs_schedule_get_n_chunks(whole, 0), ==, 1);
+    rs_schedule_get_chunk_range(whole, 0, 0, &a, &b);
+    g_assert_cmpuint(a, ==, 0);
+    g_assert_cmpuint(b, ==, 96);
+}
+
+/* Two tensors from rank 0 to rank 1 share one message: "a" (16 bytes) at offset 0 and "b"
+ * (24 bytes) at offset 16; in chunks of 16 bytes the message has 3 chunks, the last of 8. */
+static void
+test_schedule_coalesced(void)
+{
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    TensorSpec a = {"a", "4", RS_DTYPE_F32, "1", "R", "0", "1", "R", "1"};
+    TensorSpec b = {"b", "6", RS_DTYPE_F32, "1", "R", "0", "1", "R", "1"};
+    add_tensor(refit, &a);
+    add_tensor(refit, &b);
+    g_autoptr(RsPlan) plan = plan_of(refit, RS_STRATEGY_DIRECT);
+    g_assert_cmpuint(rs_plan_get_n_messages(plan), ==, 1);
+    g_assert_cmpuint(rs_plan_get_n_transfers(plan), ==, 2);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsSchedule) s = rs_schedule_new(plan, 16, NULL, &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(rs_schedule_get_transfer_message(s, 0), ==, 0);
+    g_assert_cmpuint(rs_schedule_get_transfer_message(s, 1), ==, 0);
+    g_assert_cmpuint(rs_schedule_get_transfer_offset(s, 0), ==, 0);
+    g_assert_cmpuint(rs_schedule_get_transfer_offset(s, 1), ==, 16);
+    g_assert_cmpuint(rs_schedule_get_n_chunks(s, 0), ==, 3);
+    guint64 lo, hi;
+    rs_schedule_get_chunk_range(s, 0, 2, &lo, &hi);
+    g_assert_cmpuint(lo, ==, 32);
+    g_assert_cmpuint(hi, ==, 40);
+}
+
+/* Gather-broadcast of 12 f32 (48 bytes) from S(0) on ranks 0, 1 to R on ranks 2, 3, 4, in
+ * chunks of 16 bytes. Messages: 0 (0 -> 0, local) and 1 (1 -> 0, 24 bytes) gather into
+ * rank 0's staging buffer in phase 0; in phase 1 message 2 (0 -> 2) starts the chain,
+ * 4 (2 -> 3) and 6 (3 -> 4) forward it, and 3, 5, 7 are each destination's local copy. */
+static RsPlan *
+chain_plan(RsRefit *refit)
+{
+    TensorSpec t = {"w", "12", RS_DTYPE_F32, "2", "S(0)", "0,1", "3", "R", "2,3,4"};
+    add_tensor(refit, &t);
+    RsPlan *plan = plan_of(refit, RS_STRATEGY_GATHER_BROADCAST);
+    const guint32 src[] = {0, 1, 0, 2, 2, 3, 3, 4}, dst[] = {0, 0, 2, 2, 3, 3, 4, 4};
+    g_assert_cmpuint(rs_plan_get_n_messages(plan), ==, 8);
+    for (guint m = 0; m < 8; m++) {
+        g_assert_cmpuint(rs_plan_get_message(plan, m)->src, ==, src[m]);
+        g_assert_cmpuint(rs_plan_get_message(plan, m)->dst, ==, dst[m]);
+        g_assert_cmpuint(rs_plan_get_message(plan, m)->phase, ==, m < 2 ? 0 : 1);
+    }
+    return plan;
+}
+
+/* Expected chunk slots and dependencies of one network message of the chain. */
+typedef struct {
+    guint32 msg;
+    guint n_chunks;
+    guint64 slots[3];
+    guint32 dep_msg;      /* G_MAXUINT32: no dependency */
+    guint64 need_bytes[3];
+} ChainRow;
+
+static void
+assert_chain(const RsSchedule *s, const ChainRow *rows, guint n_rows)
+{
+    for (guint i = 0; i < n_rows; i++) {
+        const ChainRow *row = &rows[i];
+        g_assert_cmpuint(rs_schedule_get_n_chunks(s, row->msg), ==, row->n_chunks);
+        for (guint j = 0; j < row->n_chunks; j++) {
+            g_assert_cmpuint(rs_schedule_get_chunk_slot(s, row->msg, j), ==, row->slots[j]);
+            guint n_deps;
+            const RsScheduleDep *deps = rs_schedule_get_chunk_deps(s, row->msg, j, &n_deps);
+            g_assert_cmpuint(n_deps, ==, row->dep_msg == G_MAXUINT32 ? 0 : 1);
+            if (n_deps == 1) {
+                g_assert_cmpuint(deps[0].msg, ==, row->dep_msg);
+                g_assert_cmpuint(deps[0].need_bytes, ==, row->need_bytes[j]);
+            }
+        }
+    }
+}
+
+/* Aligned relays (one piece on both hops, as the executor finds for this plan): chunk j is
+ * forwarded one slot after it arrived, needing only the bytes up to its end. */
+static void
+test_schedule_relay_chain(void)
+{
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_autoptr(RsPlan) plan = chain_plan(refit);
+    gboolean aligned[8];
+    for (guint k = 0; k < G_N_ELEMENTS(aligned); k++)
+        aligned[k] = rs_plan_get_transfer(plan, k)->depends_on >= 0;
+    g_assert_cmpuint(rs_plan_get_n_transfers(plan), ==, 8);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsSchedule) s = rs_schedule_new(plan, 16, aligned, &error);
+    g_assert_no_error(error);
+    const ChainRow rows[] = {
+        {1, 2, {0, 1}, G_MAXUINT32, {0}},
+        {2, 3, {0, 1, 2}, G_MAXUINT32, {0}},
+        {4, 3, {1, 2, 3}, 2, {16, 32, 48}},
+        {6, 3, {2, 3, 4}, 4, {16, 32, 48}},
+    };
+    assert_chain(s, rows, G_N_ELEMENTS(rows));
+    /* Local messages: none in chunks; each destination copies after its whole message. */
+    g_assert_cmpuint(rs_schedule_get_n_chunks(s, 0), ==, 0);
+    g_assert_cmpuint(rs_schedule_get_local_slot(s, 0), ==, 0);
+    g_assert_cmpuint(rs_schedule_get_local_slot(s, 3), ==, 3);
+    g_assert_cmpuint(rs_schedule_get_local_slot(s, 5), ==, 4);
+    g_assert_cmpuint(rs_schedule_get_local_slot(s, 7), ==, 5);
+    /* Rank 2 receives chunk j of message 2 and forwards it as chunk j of message 4 at the
+     * next slot: receives and sends interleave. */
+    const RsScheduleOp rank0[] = {{0, 0, 1, 0, FALSE}, {0, 1, 1, 1, FALSE}, {1, 0, 2, 0, TRUE},
+                                  {1, 1, 2, 1, TRUE},  {1, 2, 2, 2, TRUE}};
+    const RsScheduleOp rank2[] = {{1, 0, 2, 0, FALSE}, {1, 1, 2, 1, FALSE}, {1, 1, 4, 0, TRUE},
+                                  {1, 2, 2, 2, FALSE}, {1, 2, 4, 1, TRUE},  {1, 3, 4, 2, TRUE}};
+    const RsScheduleOp rank4[] = {{1, 2, 6, 0, FALSE}, {1, 3, 6, 1, FALSE}, {1, 4, 6, 2, FALSE}};
+    assert_rank_ops(s, 0, rank0, G_N_ELEMENTS(rank0));
+    assert_rank_ops(s, 2, rank2, G_N_ELEMENTS(rank2));
+    assert_rank_ops(s, 4, rank4, G_N_ELEMENTS(rank4));
+
+    /* The executor runs this plan in 16-byte chunks, two in flight, element-exact. */
+    RsExecOptions opts = {.chunk_bytes = 16, .window = 2};
+    RsExecResult res;
+    run_checked(refit, RS_STRATEGY_GATHER_BROADCAST, &opts, &res);
+    g_assert_cmpuint(res.n_sends, ==, 2 + 3 * 3);
+    rs_exec_result_clear(&res);
+}
+
+/* Relays that are not aligned wait for the whole message they forward: each hop starts one
+ * slot after the previous hop's last chunk. */
+static void
+test_schedule_relay_unaligned(void)
+{
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_autoptr(RsPlan) plan = chain_plan(refit);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsSchedule) s = rs_schedule_new(plan, 16, NULL, &error);
+    g_assert_no_error(error);
+    const ChainRow rows[] = {
+        {2, 3, {0, 1, 2}, G_MAXUINT32, {0}},
+        {4, 3, {3, 4, 5}, 2, {48, 48, 48}},
+        {6, 3, {6, 7, 8}, 4, {48, 48, 48}},
+    };
+    assert_chain(s, rows, G_N_ELEMENTS(rows));
+    g_assert_cmpuint(rs_schedule_get_local_slot(s, 3), ==, 3);
+    g_assert_cmpuint(rs_schedule_get_local_slot(s, 5), ==, 6);
+    g_assert_cmpuint(rs_schedule_get_local_slot(s, 7), ==, 9);
+    const RsScheduleOp rank2[] = {{1, 0, 2, 0, FALSE}, {1, 1, 2, 1, FALSE}, {1, 2, 2, 2, FALSE},
+                                  {1, 3, 4, 0, TRUE},  {1, 4, 4, 1, TRUE},  {1, 5, 4, 2, TRUE}};
+    assert_rank_ops(s, 2, rank2, G_N_ELEMENTS(rank2));
+}
+
+/* The window bounds what is in flight, not the order: the 3-chunk message of
+ * test_schedule_three_chunks with a window of 2 has two chunks in flight at most (both
+ * ranks post chunks 0 and 1 at once, chunk 2 after one completes), with 1 one, with 8 all
+ * three. */
+static void
+test_schedule_window(void)
+{
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    TensorSpec t = {"w", "24", RS_DTYPE_F32, "1", "R", "0", "1", "R", "1"};
+    add_tensor(refit, &t);
+    const guint windows[] = {1, 2, 8}, in_flight[] = {1, 2, 3};
+    for (guint i = 0; i < G_N_ELEMENTS(windows); i++) {
+        RsExecOptions opts = {.chunk_bytes = 32, .window = windows[i]};
+        RsExecResult res;
+        run_checked(refit, RS_STRATEGY_DIRECT, &opts, &res);
+        g_assert_cmpuint(res.n_sends, ==, 3);
+        g_assert_cmpuint(res.max_outstanding, ==, in_flight[i]);
+        rs_exec_result_clear(&res);
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -539,5 +782,10 @@ main(int argc, char **argv)
     g_test_add_func("/exec/random-layouts", test_random_layouts);
     g_test_add_func("/exec/corrupt-byte", test_corrupt_byte);
     g_test_add_func("/exec/bad-options", test_bad_options);
+    g_test_add_func("/exec/schedule/three-chunks", test_schedule_three_chunks);
+    g_test_add_func("/exec/schedule/coalesced-transfers", test_schedule_coalesced);
+    g_test_add_func("/exec/schedule/relay-chain", test_schedule_relay_chain);
+    g_test_add_func("/exec/schedule/relay-chain-unaligned", test_schedule_relay_unaligned);
+    g_test_add_func("/exec/schedule/window", test_schedule_window);
     return g_test_run();
 }
