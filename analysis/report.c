@@ -2,6 +2,8 @@
 #include "analysis/report.h"
 #include "analysis/report-private.h"
 
+#include "rs-config.h"
+
 #include <json-glib/json-glib.h>
 #include <math.h>
 #include <string.h>
@@ -348,13 +350,60 @@ simulate_csv(const RsSimulateReport *r, GString *out)
     }
 }
 
+/* The command line of this process (rs_report_set_command_line()); NULL: not recorded. */
+static char **command_line;
+
+void
+rs_report_set_command_line(int argc, char **argv)
+{
+    g_strfreev(command_line);
+    command_line = g_new0(char *, MAX(argc, 0) + 1);
+    for (int i = 0; i < argc; i++)
+        command_line[i] = g_strdup(argv[i]);
+}
+
+JsonObject *
+rs_report_provenance_new(void)
+{
+    JsonObject *o = json_object_new();
+    json_object_set_string_member(o, "tool", "reshard " RS_VERSION);
+    json_object_set_int_member(o, "schema_version", RS_REPORT_SCHEMA_VERSION);
+    JsonArray *argv = json_array_new();
+    for (guint i = 0; command_line != NULL && command_line[i] != NULL; i++)
+        json_array_add_string_element(argv, command_line[i]);
+    json_object_set_array_member(o, "command_line", argv);
+    return o;
+}
+
+/* The document @root with the provenance members first: an object gains them, anything
+ * else becomes the member "items" of an object that has them. */
+static JsonNode *
+with_provenance(JsonNode *root)
+{
+    JsonObject *doc = rs_report_provenance_new();
+    if (JSON_NODE_HOLDS_OBJECT(root)) {
+        JsonObjectIter iter;
+        const char *name;
+        JsonNode *member;
+        json_object_iter_init_ordered(&iter, json_node_get_object(root));
+        while (json_object_iter_next_ordered(&iter, &name, &member))
+            json_object_set_member(doc, name, json_node_copy(member));
+    } else {
+        json_object_set_member(doc, "items", json_node_copy(root));
+    }
+    JsonNode *node = json_node_new(JSON_NODE_OBJECT);
+    json_node_take_object(node, doc);
+    return node;
+}
+
 void
 rs_report_json_append_full(JsonBuilder *b, gboolean pretty, GString *out)
 {
     g_autoptr(JsonNode) root = json_builder_get_root(b);
+    g_autoptr(JsonNode) doc = with_provenance(root);
     g_autoptr(JsonGenerator) gen = json_generator_new();
     json_generator_set_pretty(gen, pretty);
-    json_generator_set_root(gen, root);
+    json_generator_set_root(gen, doc);
     g_autofree char *text = json_generator_to_data(gen, NULL);
     g_string_append(out, text);
     g_string_append_c(out, '\n');
