@@ -261,6 +261,44 @@ double rs_run_report_get_error(const RsRunReport *report);
  */
 void rs_report_run(const RsRunReport *report, RsFormat format, GString *out);
 
+/* Everything `reshard plan` reports; all pointers borrowed. */
+typedef struct {
+    const RsPlan *plan;
+    const RsRefit *refit;
+    const gboolean *keep;         /* (nullable) (array): the refit tensors to list; NULL: all */
+    const RsTopology *topology;   /* (nullable) the topology planned on */
+    const char *header;           /* (nullable) text form: lines naming the work */
+} RsPlanReport;
+
+/**
+ * rs_report_plan:
+ * @format: table (@header, a strategy and a bytes line, then one row per transfer: phase,
+ *   src, dst, tensor, box, bytes, kind), csv (phase,src,dst,tensor,lo,hi,step,bytes,local;
+ *   lo/hi/step as "0;4") or json (one line: strategy, bytes_moved, local_bytes, topology when
+ *   planned on one, transfers[] with phase, src, dst, tensor, lo[], hi[], step[], bytes)
+ * @out: text is appended here
+ *
+ * The byte totals count the listed transfers: bytes between distinct ranks and local copies.
+ */
+void rs_report_plan(const RsPlanReport *report, RsFormat format, GString *out);
+
+/**
+ * rs_report_layout:
+ * @layouts: (array length=n_layouts): the layouts of the tensors to list (one tensor, or the
+ *   tensors of a fused buffer)
+ * @names: (array length=n_layouts): their names
+ * @only_rank: list only this rank; -1: every rank
+ * @header: (nullable): text form: lines naming the tensor and its layout
+ * @format: table (@header, then per rank its boxes by offset: rank, tensor, box, offset
+ *   elems, elems, and on the first the buffer shape; an empty shard as one "-" row), csv
+ *   (rank,tensor,lo,hi,step,offset_elems,elems,buffer_shape; an empty shard with empty box
+ *   fields and elems 0) or json (one line: ranks[] of {rank, boxes[] of {tensor, lo[],
+ *   hi[], step[], offset_elems}})
+ * @out: text is appended here
+ */
+void rs_report_layout(const RsLayout *const *layouts, const char *const *names, guint n_layouts,
+                      gint64 only_rank, const char *header, RsFormat format, GString *out);
+
 /** rs_format_thousands: Returns: (transfer full): "671,026,419,200". */
 char *rs_format_thousands(guint64 value);
 
