@@ -2,6 +2,8 @@
 #include "analysis/report.h"
 #include "analysis/report-private.h"
 
+#include "rs-config.h"
+
 #include <json-glib/json-glib.h>
 #include <math.h>
 #include <string.h>
@@ -348,13 +350,60 @@ simulate_csv(const RsSimulateReport *r, GString *out)
     }
 }
 
+/* The command line of this process (rs_report_set_command_line()); NULL: not recorded. */
+static char **command_line;
+
+void
+rs_report_set_command_line(int argc, char **argv)
+{
+    g_strfreev(command_line);
+    command_line = g_new0(char *, MAX(argc, 0) + 1);
+    for (int i = 0; i < argc; i++)
+        command_line[i] = g_strdup(argv[i]);
+}
+
+JsonObject *
+rs_report_provenance_new(void)
+{
+    JsonObject *o = json_object_new();
+    json_object_set_string_member(o, "tool", "reshard " RS_VERSION);
+    json_object_set_int_member(o, "schema_version", RS_REPORT_SCHEMA_VERSION);
+    JsonArray *argv = json_array_new();
+    for (guint i = 0; command_line != NULL && command_line[i] != NULL; i++)
+        json_array_add_string_element(argv, command_line[i]);
+    json_object_set_array_member(o, "command_line", argv);
+    return o;
+}
+
+/* The document @root with the provenance members first: an object gains them, anything
+ * else becomes the member "items" of an object that has them. */
+static JsonNode *
+with_provenance(JsonNode *root)
+{
+    JsonObject *doc = rs_report_provenance_new();
+    if (JSON_NODE_HOLDS_OBJECT(root)) {
+        JsonObjectIter iter;
+        const char *name;
+        JsonNode *member;
+        json_object_iter_init_ordered(&iter, json_node_get_object(root));
+        while (json_object_iter_next_ordered(&iter, &name, &member))
+            json_object_set_member(doc, name, json_node_copy(member));
+    } else {
+        json_object_set_member(doc, "items", json_node_copy(root));
+    }
+    JsonNode *node = json_node_new(JSON_NODE_OBJECT);
+    json_node_take_object(node, doc);
+    return node;
+}
+
 void
 rs_report_json_append_full(JsonBuilder *b, gboolean pretty, GString *out)
 {
     g_autoptr(JsonNode) root = json_builder_get_root(b);
+    g_autoptr(JsonNode) doc = with_provenance(root);
     g_autoptr(JsonGenerator) gen = json_generator_new();
     json_generator_set_pretty(gen, pretty);
-    json_generator_set_root(gen, root);
+    json_generator_set_root(gen, doc);
     g_autofree char *text = json_generator_to_data(gen, NULL);
     g_string_append(out, text);
     g_string_append_c(out, '\n');
@@ -561,118 +610,98 @@ published_text(const RsModel *m)
                            published >= 1000000000000ull ? "T" : "B");
 }
 
+/* The models report: one row per model. The CSV keeps id,name,family,layers,tensors,params,
+ * active_params,dtype,bytes first. */
+enum {
+    MD_ID, MD_NAME, MD_FAMILY, MD_LAYERS, MD_TENSORS, MD_PARAMS, MD_ACTIVE, MD_DTYPE, MD_BYTES,
+    MD_PARAMS_NE, MD_ACTIVE_NE, MD_PUBLISHED, MD_PUBLISHED_TEXT, MD_PUBLISHED_ROUNDED,
+    MD_PUBLISHED_MATCH, MD_STORED_BYTES, MD_BY_DTYPE_CSV, MD_BY_DTYPE_JSON, MD_BY_DTYPE_TEXT,
+};
+
+static const RsColumn model_columns[] = {
+    [MD_ID] = {"id", NULL, RS_COLUMN_TEXT, 0, 0},
+    [MD_NAME] = {"name", NULL, RS_COLUMN_TEXT, 0, RS_COLUMN_NO_TABLE},
+    [MD_FAMILY] = {"family", NULL, RS_COLUMN_TEXT, 0, 0},
+    [MD_LAYERS] = {"layers", NULL, RS_COLUMN_INTEGER, 0, 0},
+    [MD_TENSORS] = {"tensors", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_NO_TABLE},
+    [MD_PARAMS] = {"params", "parameters", RS_COLUMN_INTEGER, 0, RS_COLUMN_THOUSANDS},
+    [MD_ACTIVE] = {"active_params", "active", RS_COLUMN_INTEGER, 0, RS_COLUMN_THOUSANDS},
+    [MD_DTYPE] = {"dtype", NULL, RS_COLUMN_TEXT, 0, RS_COLUMN_NO_TABLE},
+    [MD_BYTES] = {"bytes", "refit", RS_COLUMN_GB, 2, 0},
+    [MD_PARAMS_NE] = {"params_without_embeddings", "w/o embeddings", RS_COLUMN_INTEGER, 0,
+                      RS_COLUMN_THOUSANDS},
+    [MD_ACTIVE_NE] = {"active_params_without_embeddings", "active w/o emb.", RS_COLUMN_INTEGER,
+                      0, RS_COLUMN_THOUSANDS},
+    [MD_PUBLISHED] = {"published_params", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_NO_TABLE},
+    [MD_PUBLISHED_TEXT] = {"published_match", "published", RS_COLUMN_TEXT, 0, RS_COLUMN_NO_JSON},
+    [MD_PUBLISHED_ROUNDED] = {"published_rounded", NULL, RS_COLUMN_BOOL, 0,
+                              RS_COLUMN_NO_TABLE | RS_COLUMN_NO_CSV},
+    [MD_PUBLISHED_MATCH] = {"published_match", NULL, RS_COLUMN_BOOL, 0,
+                            RS_COLUMN_NO_TABLE | RS_COLUMN_NO_CSV},
+    [MD_STORED_BYTES] = {"stored_bytes", "stored", RS_COLUMN_GB, 2, 0},
+    [MD_BY_DTYPE_CSV] = {"stored_bytes_by_dtype", NULL, RS_COLUMN_TEXT, 0,
+                         RS_COLUMN_NO_TABLE | RS_COLUMN_NO_JSON},
+    [MD_BY_DTYPE_JSON] = {"stored_bytes_by_dtype", NULL, RS_COLUMN_JSON, 0, 0},
+    [MD_BY_DTYPE_TEXT] = {"stored_bytes_by_dtype", "stored GB by dtype", RS_COLUMN_TEXT, 0,
+                          RS_COLUMN_TABLE_ONLY},
+};
+
+static JsonNode *
+bytes_by_dtype_node(const RsModel *m)
+{
+    guint64 bytes[RS_DTYPE_N];
+    rs_model_get_size_bytes_by_dtype(m, bytes);
+    JsonObject *o = json_object_new();
+    for (guint d = 0; d < RS_DTYPE_N; d++)
+        if (bytes[d] != 0)
+            json_object_set_int_member(o, rs_dtype_get_name((RsDtype)d), (gint64)bytes[d]);
+    JsonNode *node = json_node_new(JSON_NODE_OBJECT);
+    json_node_take_object(node, o);
+    return node;
+}
+
+static void
+add_model_row(RsTable *t, const char *id, const RsModel *m, const RsModel *st)
+{
+    guint64 embed = rs_model_get_n_embedding_params(m);
+    gboolean rounded;
+    guint64 published = rs_model_get_published_params(m, &rounded);
+    rs_table_add_row(t);
+    rs_table_set_text(t, MD_ID, id);
+    rs_table_set_text(t, MD_NAME, rs_model_get_name(m));
+    rs_table_set_text(t, MD_FAMILY, rs_model_get_family(m));
+    rs_table_set_uint(t, MD_LAYERS, rs_model_get_n_layers(m));
+    rs_table_set_uint(t, MD_TENSORS, rs_model_get_n_tensors(m));
+    rs_table_set_uint(t, MD_PARAMS, rs_model_get_n_params(m));
+    rs_table_set_uint(t, MD_ACTIVE, rs_model_get_n_active_params(m));
+    rs_table_set_text(t, MD_DTYPE, rs_dtype_get_name(rs_model_get_dtype(m)));
+    rs_table_set_uint(t, MD_BYTES, rs_model_get_size_bytes(m));
+    rs_table_set_uint(t, MD_PARAMS_NE, rs_model_get_n_params(m) - embed);
+    rs_table_set_uint(t, MD_ACTIVE_NE, rs_model_get_n_active_params(m) - embed);
+    rs_table_take_text(t, MD_PUBLISHED_TEXT, published_text(m));
+    rs_table_set_uint(t, MD_PUBLISHED, published);
+    if (published != 0) {
+        rs_table_set_bool(t, MD_PUBLISHED_ROUNDED, rounded);
+        rs_table_set_bool(t, MD_PUBLISHED_MATCH, rs_model_check_published(m, NULL));
+    }
+    rs_table_set_uint(t, MD_STORED_BYTES, rs_model_get_size_bytes(st));
+    rs_table_take_text(t, MD_BY_DTYPE_CSV, bytes_by_dtype_text(st, FALSE));
+    rs_table_take_json(t, MD_BY_DTYPE_JSON, bytes_by_dtype_node(st));
+    rs_table_take_text(t, MD_BY_DTYPE_TEXT, bytes_by_dtype_text(st, TRUE));
+}
+
 void
 rs_report_models(GPtrArray *models, GPtrArray *stored, const char *const *names,
                  RsFormat format, GString *out)
 {
-    if (format == RS_FORMAT_JSON) {
-        g_autoptr(JsonBuilder) b = json_builder_new();
-        json_builder_begin_array(b);
-        for (guint i = 0; i < models->len; i++) {
-            const RsModel *m = g_ptr_array_index(models, i);
-            const RsModel *st = stored ? g_ptr_array_index(stored, i) : m;
-            guint64 embed = rs_model_get_n_embedding_params(m);
-            gboolean rounded;
-            guint64 published = rs_model_get_published_params(m, &rounded);
-            json_builder_begin_object(b);
-            JSON_STRING(b, "id", names[i]);
-            JSON_STRING(b, "name", rs_model_get_name(m));
-            JSON_STRING(b, "family", rs_model_get_family(m));
-            JSON_INT(b, "layers", rs_model_get_n_layers(m));
-            JSON_INT(b, "tensors", rs_model_get_n_tensors(m));
-            JSON_INT(b, "params", rs_model_get_n_params(m));
-            JSON_INT(b, "active_params", rs_model_get_n_active_params(m));
-            JSON_INT(b, "params_without_embeddings", rs_model_get_n_params(m) - embed);
-            JSON_INT(b, "active_params_without_embeddings",
-                     rs_model_get_n_active_params(m) - embed);
-            JSON_STRING(b, "dtype", rs_dtype_get_name(rs_model_get_dtype(m)));
-            JSON_INT(b, "bytes", rs_model_get_size_bytes(m));
-            JSON_INT(b, "stored_bytes", rs_model_get_size_bytes(st));
-            json_builder_set_member_name(b, "stored_bytes_by_dtype");
-            json_builder_begin_object(b);
-            guint64 bytes[RS_DTYPE_N];
-            rs_model_get_size_bytes_by_dtype(st, bytes);
-            for (guint d = 0; d < RS_DTYPE_N; d++)
-                if (bytes[d] != 0)
-                    JSON_INT(b, rs_dtype_get_name((RsDtype)d), bytes[d]);
-            json_builder_end_object(b);
-            if (published != 0) {
-                JSON_INT(b, "published_params", published);
-                json_builder_set_member_name(b, "published_rounded");
-                json_builder_add_boolean_value(b, rounded);
-                json_builder_set_member_name(b, "published_match");
-                json_builder_add_boolean_value(b, rs_model_check_published(m, NULL));
-            }
-            json_builder_end_object(b);
-        }
-        json_builder_end_array(b);
-        rs_report_json_append_full(b, TRUE, out);
-        return;
-    }
-    if (format == RS_FORMAT_CSV) {
-        g_string_append(out, "id,name,family,layers,tensors,params,active_params,dtype,bytes,"
-                             "params_without_embeddings,active_params_without_embeddings,"
-                             "published_params,published_match,stored_bytes,"
-                             "stored_bytes_by_dtype\n");
-        for (guint i = 0; i < models->len; i++) {
-            const RsModel *m = g_ptr_array_index(models, i);
-            const RsModel *st = stored ? g_ptr_array_index(stored, i) : m;
-            guint64 embed = rs_model_get_n_embedding_params(m);
-            g_autofree char *published = published_text(m);
-            g_autofree char *by_dtype = bytes_by_dtype_text(st, FALSE);
-            g_string_append_printf(
-                out,
-                "%s,%s,%s,%u,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%s,%" G_GUINT64_FORMAT
-                ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%s,%"
-                G_GUINT64_FORMAT ",%s\n",
-                names[i], rs_model_get_name(m), rs_model_get_family(m), rs_model_get_n_layers(m),
-                rs_model_get_n_tensors(m), rs_model_get_n_params(m),
-                rs_model_get_n_active_params(m), rs_dtype_get_name(rs_model_get_dtype(m)),
-                rs_model_get_size_bytes(m), rs_model_get_n_params(m) - embed,
-                rs_model_get_n_active_params(m) - embed, rs_model_get_published_params(m, NULL),
-                published, rs_model_get_size_bytes(st), by_dtype);
-        }
-        return;
-    }
-    Table t;
-    table_init(&t);
-    GPtrArray *h = table_row(&t);
-    cell(h, "id");
-    cell(h, "family");
-    cell(h, "layers");
-    cell(h, "parameters");
-    cell(h, "w/o embeddings");
-    cell(h, "active");
-    cell(h, "active w/o emb.");
-    cell(h, "published");
-    cell(h, "refit GB");
-    cell(h, "stored GB");
-    cell(h, "stored GB by dtype");
+    g_autoptr(RsTable) t = rs_table_new("models", model_columns, G_N_ELEMENTS(model_columns));
     for (guint i = 0; i < models->len; i++) {
         const RsModel *m = g_ptr_array_index(models, i);
-        const RsModel *st = stored ? g_ptr_array_index(stored, i) : m;
-        guint64 embed = rs_model_get_n_embedding_params(m);
-        g_autofree char *params = rs_format_thousands(rs_model_get_n_params(m));
-        g_autofree char *params_ne = rs_format_thousands(rs_model_get_n_params(m) - embed);
-        g_autofree char *active = rs_format_thousands(rs_model_get_n_active_params(m));
-        g_autofree char *active_ne =
-            rs_format_thousands(rs_model_get_n_active_params(m) - embed);
-        g_autofree char *published = published_text(m);
-        g_autofree char *by_dtype = bytes_by_dtype_text(st, TRUE);
-        GPtrArray *row = table_row(&t);
-        cell(row, "%s", names[i]);
-        cell(row, "%s", rs_model_get_family(m));
-        cell(row, "%u", rs_model_get_n_layers(m));
-        cell(row, "%s", params);
-        cell(row, "%s", params_ne);
-        cell(row, "%s", active);
-        cell(row, "%s", active_ne);
-        cell(row, "%s", published);
-        cell(row, "%.2f", rs_model_get_size_bytes(m) / 1e9);
-        cell(row, "%.2f", rs_model_get_size_bytes(st) / 1e9);
-        cell(row, "%s", by_dtype);
+        add_model_row(t, names[i], m, stored ? g_ptr_array_index(stored, i) : m);
     }
-    table_print(&t, out);
+    rs_table_append(t, format, out);
+    if (format != RS_FORMAT_TABLE)
+        return;
     g_string_append(
         out,
         "parameters: logical weights including embedding and head, without MTP layers (--mtp "
@@ -687,82 +716,61 @@ rs_report_models(GPtrArray *models, GPtrArray *stored, const char *const *names,
         "10^9 bytes.\n");
 }
 
+/* The tensors of a model: one row each. */
+enum { TN_NAME, TN_SHAPE_TEXT, TN_SHAPE_JSON, TN_DTYPE, TN_ROLE, TN_LAYER, TN_HEADS_TEXT,
+       TN_HEADS, TN_KV_HEADS, TN_PARAMS, TN_BYTES };
+
+static const RsColumn tensor_columns[] = {
+    [TN_NAME] = {"name", NULL, RS_COLUMN_TEXT, 0, 0},
+    [TN_SHAPE_TEXT] = {"shape", NULL, RS_COLUMN_TEXT, 0, RS_COLUMN_NO_JSON},
+    [TN_SHAPE_JSON] = {"shape", NULL, RS_COLUMN_JSON, 0, 0},
+    [TN_DTYPE] = {"dtype", NULL, RS_COLUMN_TEXT, 0, 0},
+    [TN_ROLE] = {"role", NULL, RS_COLUMN_TEXT, 0, 0},
+    [TN_LAYER] = {"layer", NULL, RS_COLUMN_INTEGER, 0, 0},
+    [TN_HEADS_TEXT] = {"heads", NULL, RS_COLUMN_TEXT, 0, RS_COLUMN_NO_JSON},
+    [TN_HEADS] = {"heads", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_NO_TABLE | RS_COLUMN_NO_CSV},
+    [TN_KV_HEADS] = {"kv_heads", NULL, RS_COLUMN_BOOL, 0, RS_COLUMN_NO_TABLE | RS_COLUMN_NO_CSV},
+    [TN_PARAMS] = {"params", "parameters", RS_COLUMN_INTEGER, 0, RS_COLUMN_THOUSANDS},
+    [TN_BYTES] = {"bytes", NULL, RS_COLUMN_BYTES, 0, RS_COLUMN_THOUSANDS},
+};
+
+static void
+add_tensor_row(RsTable *t, const RsTensorSpec *s)
+{
+    GString *shape = g_string_new(NULL);
+    JsonArray *dims = json_array_new();
+    for (guint d = 0; d < s->n_dims; d++) {
+        g_string_append_printf(shape, "%s%" G_GINT64_FORMAT, d ? "x" : "", s->shape[d]);
+        json_array_add_int_element(dims, s->shape[d]);
+    }
+    JsonNode *dims_node = json_node_new(JSON_NODE_ARRAY);
+    json_node_take_array(dims_node, dims);
+    rs_table_add_row(t);
+    rs_table_set_text(t, TN_NAME, s->name);
+    rs_table_take_text(t, TN_SHAPE_TEXT, g_string_free(shape, FALSE));
+    rs_table_take_json(t, TN_SHAPE_JSON, dims_node);
+    rs_table_set_text(t, TN_DTYPE, rs_dtype_get_name(s->dtype));
+    rs_table_set_text(t, TN_ROLE, rs_tensor_role_get_name(s->role));
+    rs_table_set_int(t, TN_LAYER, s->layer);
+    rs_table_take_text(t, TN_HEADS_TEXT,
+                       s->n_heads ? g_strdup_printf("%u%s", s->n_heads, s->kv_heads ? " kv" : "")
+                                  : g_strdup(""));
+    rs_table_set_uint(t, TN_HEADS, s->n_heads);
+    rs_table_set_bool(t, TN_KV_HEADS, s->kv_heads);
+    rs_table_set_uint(t, TN_PARAMS, rs_tensor_spec_get_n_params(s));
+    rs_table_set_uint(t, TN_BYTES, rs_tensor_spec_get_size_bytes(s));
+}
+
 void
 rs_report_model_tensors(const RsModel *model, gint layer, RsFormat format, GString *out)
 {
-    g_autoptr(JsonBuilder) b = NULL;
-    Table t = {NULL};
-    if (format == RS_FORMAT_JSON) {
-        b = json_builder_new();
-        json_builder_begin_array(b);
-    } else if (format == RS_FORMAT_CSV) {
-        g_string_append(out, "name,shape,dtype,role,layer,heads,params,bytes\n");
-    } else {
-        table_init(&t);
-        GPtrArray *h = table_row(&t);
-        cell(h, "name");
-        cell(h, "shape");
-        cell(h, "dtype");
-        cell(h, "role");
-        cell(h, "layer");
-        cell(h, "heads");
-        cell(h, "parameters");
-        cell(h, "bytes");
-    }
+    g_autoptr(RsTable) t = rs_table_new("tensors", tensor_columns, G_N_ELEMENTS(tensor_columns));
     for (guint i = 0; i < rs_model_get_n_tensors(model); i++) {
         const RsTensorSpec *s = rs_model_get_tensor(model, i);
-        if (layer != G_MININT && s->layer != layer)
-            continue;
-        GString *shape = g_string_new(NULL);
-        for (guint d = 0; d < s->n_dims; d++)
-            g_string_append_printf(shape, "%s%" G_GINT64_FORMAT, d ? "x" : "", s->shape[d]);
-        g_autofree char *heads =
-            s->n_heads ? g_strdup_printf("%u%s", s->n_heads, s->kv_heads ? " kv" : "")
-                       : g_strdup("");
-        if (format == RS_FORMAT_JSON) {
-            json_builder_begin_object(b);
-            JSON_STRING(b, "name", s->name);
-            json_builder_set_member_name(b, "shape");
-            json_builder_begin_array(b);
-            for (guint d = 0; d < s->n_dims; d++)
-                json_builder_add_int_value(b, s->shape[d]);
-            json_builder_end_array(b);
-            JSON_STRING(b, "dtype", rs_dtype_get_name(s->dtype));
-            JSON_STRING(b, "role", rs_tensor_role_get_name(s->role));
-            JSON_INT(b, "layer", s->layer);
-            JSON_INT(b, "heads", s->n_heads);
-            json_builder_set_member_name(b, "kv_heads");
-            json_builder_add_boolean_value(b, s->kv_heads);
-            JSON_INT(b, "params", rs_tensor_spec_get_n_params(s));
-            JSON_INT(b, "bytes", rs_tensor_spec_get_size_bytes(s));
-            json_builder_end_object(b);
-        } else if (format == RS_FORMAT_CSV) {
-            g_string_append_printf(out, "%s,%s,%s,%s,%d,%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
-                                   "\n",
-                                   s->name, shape->str, rs_dtype_get_name(s->dtype),
-                                   rs_tensor_role_get_name(s->role), s->layer, heads,
-                                   rs_tensor_spec_get_n_params(s), rs_tensor_spec_get_size_bytes(s));
-        } else {
-            g_autofree char *params = rs_format_thousands(rs_tensor_spec_get_n_params(s));
-            g_autofree char *bytes = rs_format_thousands(rs_tensor_spec_get_size_bytes(s));
-            GPtrArray *row = table_row(&t);
-            cell(row, "%s", s->name);
-            cell(row, "%s", shape->str);
-            cell(row, "%s", rs_dtype_get_name(s->dtype));
-            cell(row, "%s", rs_tensor_role_get_name(s->role));
-            cell(row, "%d", s->layer);
-            cell(row, "%s", heads);
-            cell(row, "%s", params);
-            cell(row, "%s", bytes);
-        }
-        g_string_free(shape, TRUE);
+        if (layer == G_MININT || s->layer == layer)
+            add_tensor_row(t, s);
     }
-    if (format == RS_FORMAT_JSON) {
-        json_builder_end_array(b);
-        rs_report_json_append_full(b, TRUE, out);
-    } else if (format == RS_FORMAT_TABLE) {
-        table_print(&t, out);
-    }
+    rs_table_append(t, format, out);
 }
 
 /* Seconds with 6 decimals, or in %g form when that would take more than a line's width

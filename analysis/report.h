@@ -8,6 +8,7 @@
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
+#include "analysis/table.h"
 #include "sim/cost.h"
 #include "sim/flow-sim.h"
 #include "models/model.h"
@@ -23,12 +24,6 @@ GQuark rs_report_error_quark(void);
 typedef enum {
     RS_REPORT_ERROR_FORMAT, /* an unknown output format */
 } RsReportError;
-
-typedef enum {
-    RS_FORMAT_TABLE,
-    RS_FORMAT_CSV,
-    RS_FORMAT_JSON,
-} RsFormat;
 
 /**
  * rs_format_parse:
@@ -98,7 +93,38 @@ void rs_report_simulate(const RsSimulateReport *report, RsFormat format, GString
 void rs_report_replay(const char *name, const RsTopology *topo, const RsFlowSimResult *flow,
                       RsFormat format, GString *out);
 
-/** rs_report_json_append: appends @b's document, pretty-printed, and a newline to @out. */
+/* The version of the JSON documents' layout: raised when a member is renamed, removed or
+ * changes meaning (adding one keeps it). */
+#define RS_REPORT_SCHEMA_VERSION 1
+
+/**
+ * rs_report_set_command_line:
+ * @argc: the number of @argv
+ * @argv: (array length=argc): the command line as the process got it (copied)
+ *
+ * Records the command line once per process (reshard's main does), for the provenance of
+ * every JSON document. Not thread-safe: call before any report is written.
+ */
+void rs_report_set_command_line(int argc, char **argv);
+
+/**
+ * rs_report_provenance_new:
+ * Returns: (transfer full): an object with the provenance members of every JSON document:
+ *   "tool" ("reshard 0.1.0"), "schema_version" (RS_REPORT_SCHEMA_VERSION) and
+ *   "command_line" (the recorded argv as an array of strings; empty when none was
+ *   recorded).
+ */
+JsonObject *rs_report_provenance_new(void);
+
+/**
+ * rs_report_json_append:
+ * @b: a builder holding a complete document
+ * @out: the document, pretty-printed, and a newline are appended here
+ *
+ * Every JSON document of reshard is written here: the provenance members
+ * (rs_report_provenance_new()) come first, then the members of @b's object; a document
+ * that is not an object goes under the member "items".
+ */
 void rs_report_json_append(JsonBuilder *b, GString *out);
 /** rs_report_json_append_full: the same, on one line unless @pretty (for large documents). */
 void rs_report_json_append_full(JsonBuilder *b, gboolean pretty, GString *out);
@@ -234,6 +260,44 @@ double rs_run_report_get_error(const RsRunReport *report);
  * GB and GB/s are decimal (10^9 bytes).
  */
 void rs_report_run(const RsRunReport *report, RsFormat format, GString *out);
+
+/* Everything `reshard plan` reports; all pointers borrowed. */
+typedef struct {
+    const RsPlan *plan;
+    const RsRefit *refit;
+    const gboolean *keep;         /* (nullable) (array): the refit tensors to list; NULL: all */
+    const RsTopology *topology;   /* (nullable) the topology planned on */
+    const char *header;           /* (nullable) text form: lines naming the work */
+} RsPlanReport;
+
+/**
+ * rs_report_plan:
+ * @format: table (@header, a strategy and a bytes line, then one row per transfer: phase,
+ *   src, dst, tensor, box, bytes, kind), csv (phase,src,dst,tensor,lo,hi,step,bytes,local;
+ *   lo/hi/step as "0;4") or json (one line: strategy, bytes_moved, local_bytes, topology when
+ *   planned on one, transfers[] with phase, src, dst, tensor, lo[], hi[], step[], bytes)
+ * @out: text is appended here
+ *
+ * The byte totals count the listed transfers: bytes between distinct ranks and local copies.
+ */
+void rs_report_plan(const RsPlanReport *report, RsFormat format, GString *out);
+
+/**
+ * rs_report_layout:
+ * @layouts: (array length=n_layouts): the layouts of the tensors to list (one tensor, or the
+ *   tensors of a fused buffer)
+ * @names: (array length=n_layouts): their names
+ * @only_rank: list only this rank; -1: every rank
+ * @header: (nullable): text form: lines naming the tensor and its layout
+ * @format: table (@header, then per rank its boxes by offset: rank, tensor, box, offset
+ *   elems, elems, and on the first the buffer shape; an empty shard as one "-" row), csv
+ *   (rank,tensor,lo,hi,step,offset_elems,elems,buffer_shape; an empty shard with empty box
+ *   fields and elems 0) or json (one line: ranks[] of {rank, boxes[] of {tensor, lo[],
+ *   hi[], step[], offset_elems}})
+ * @out: text is appended here
+ */
+void rs_report_layout(const RsLayout *const *layouts, const char *const *names, guint n_layouts,
+                      gint64 only_rank, const char *header, RsFormat format, GString *out);
 
 /** rs_format_thousands: Returns: (transfer full): "671,026,419,200". */
 char *rs_format_thousands(guint64 value);

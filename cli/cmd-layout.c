@@ -2,9 +2,12 @@
  * with their offsets in the rank's local buffer.
  *
  * Two modes: a model tensor (or a fused buffer, listing the boxes of every tensor in it)
- * under a convention, or one tensor given by shape, mesh and placements. The JSON form is
- * {"ranks":[{"rank":0,"boxes":[{"tensor":"…","lo":[…],"hi":[…],"step":[…],
- * "offset_elems":0}]}]}. */
+ * under a convention, or one tensor given by shape, mesh and placements. The report is
+ * rs_report_layout() (analysis/report.h).
+ *
+ * The model mode lays out one side, a convention on its GPUs, not a refit: it resolves the
+ * convention itself (rs_cli_resolve_side) because rs_scenario_build() builds a refit from
+ * both sides and a topology, neither of which a layout has. */
 #include "cli/cli.h"
 
 #include "analysis/report.h"
@@ -12,7 +15,6 @@
 #include "cli/tensor-args.h"
 #include "base/dtype.h"
 
-#include <json-glib/json-glib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -70,213 +72,14 @@ make_context(void)
     return context;
 }
 
-/* One box of the listing. */
-typedef struct {
-    const char *tensor;
-    RsLocalBox lb;
-} BoxRow;
-
-typedef struct {
-    guint32 rank;
-    guint n_dims;
-    gint64 buffer_shape[RS_MAX_DIMS];
-    guint64 buffer_elems;
-    GArray *rows; /* BoxRow, by offset */
-} RankRows;
-
+/* Prints the boxes of @layouts (rs_report_layout()). */
 static void
-rank_rows_clear(gpointer p)
+print_ranks(const RsLayout *const *layouts, const char *const *names, guint n, RsFormat format,
+            const char *header)
 {
-    RankRows *r = p;
-    g_array_unref(r->rows);
-}
-
-static gint
-row_compare(gconstpointer a, gconstpointer b)
-{
-    guint64 x = ((const BoxRow *)a)->lb.offset_elems, y = ((const BoxRow *)b)->lb.offset_elems;
-    return x < y ? -1 : x > y;
-}
-
-static gint
-rank_compare(gconstpointer a, gconstpointer b)
-{
-    guint32 x = ((const RankRows *)a)->rank, y = ((const RankRows *)b)->rank;
-    return x < y ? -1 : x > y;
-}
-
-/* Gathers the boxes of @layouts (one per tensor name) per rank. */
-static GArray *
-collect(const RsLayout *const *layouts, const char *const *names, guint n, gint only_rank)
-{
-    GArray *ranks = g_array_new(FALSE, TRUE, sizeof(RankRows));
-    g_array_set_clear_func(ranks, rank_rows_clear);
-    g_autoptr(GHashTable) index = g_hash_table_new(g_direct_hash, g_direct_equal);
-    for (guint t = 0; t < n; t++) {
-        for (guint e = 0; e < rs_layout_get_n_ranks(layouts[t]); e++) {
-            guint32 rank = rs_layout_get_rank(layouts[t], e);
-            if (only_rank >= 0 && rank != (guint32)only_rank)
-                continue;
-            gpointer found = g_hash_table_lookup(index, GUINT_TO_POINTER(rank + 1));
-            RankRows *rr;
-            if (found == NULL) {
-                RankRows fresh = {rank,
-                                  rs_layout_get_n_dims(layouts[t]),
-                                  {0},
-                                  rs_layout_get_local_n_elems(layouts[t], e),
-                                  g_array_new(FALSE, FALSE, sizeof(BoxRow))};
-                memcpy(fresh.buffer_shape, rs_layout_get_buffer_shape(layouts[t], e),
-                       fresh.n_dims * sizeof(gint64));
-                g_array_append_val(ranks, fresh);
-                g_hash_table_insert(index, GUINT_TO_POINTER(rank + 1),
-                                    GUINT_TO_POINTER(ranks->len));
-                rr = &g_array_index(ranks, RankRows, ranks->len - 1);
-            } else {
-                rr = &g_array_index(ranks, RankRows, GPOINTER_TO_UINT(found) - 1);
-            }
-            guint nb;
-            const RsLocalBox *boxes = rs_layout_get_boxes(layouts[t], e, &nb);
-            for (guint b = 0; b < nb; b++) {
-                BoxRow row = {names[t], boxes[b]};
-                g_array_append_val(rr->rows, row);
-            }
-        }
-    }
-    g_array_sort(ranks, rank_compare);
-    for (guint i = 0; i < ranks->len; i++)
-        g_array_sort(g_array_index(ranks, RankRows, i).rows, row_compare);
-    return ranks;
-}
-
-static void
-append_ints(GString *s, const gint64 *v, guint n, const char *sep)
-{
-    for (guint d = 0; d < n; d++)
-        g_string_append_printf(s, "%s%" G_GINT64_FORMAT, d ? sep : "", v[d]);
-}
-
-static void
-print_json(GArray *ranks)
-{
-    g_autoptr(JsonBuilder) b = json_builder_new();
-    json_builder_begin_object(b);
-    json_builder_set_member_name(b, "ranks");
-    json_builder_begin_array(b);
-    for (guint i = 0; i < ranks->len; i++) {
-        const RankRows *rr = &g_array_index(ranks, RankRows, i);
-        json_builder_begin_object(b);
-        json_builder_set_member_name(b, "rank");
-        json_builder_add_int_value(b, rr->rank);
-        json_builder_set_member_name(b, "boxes");
-        json_builder_begin_array(b);
-        for (guint k = 0; k < rr->rows->len; k++) {
-            const BoxRow *row = &g_array_index(rr->rows, BoxRow, k);
-            const RsBox *box = &row->lb.box;
-            json_builder_begin_object(b);
-            json_builder_set_member_name(b, "tensor");
-            json_builder_add_string_value(b, row->tensor);
-            const char *keys[3] = {"lo", "hi", "step"};
-            const gint64 *vals[3] = {box->lo, box->hi, box->step};
-            for (guint j = 0; j < 3; j++) {
-                json_builder_set_member_name(b, keys[j]);
-                json_builder_begin_array(b);
-                for (guint d = 0; d < box->n_dims; d++)
-                    json_builder_add_int_value(b, vals[j][d]);
-                json_builder_end_array(b);
-            }
-            json_builder_set_member_name(b, "offset_elems");
-            json_builder_add_int_value(b, (gint64)row->lb.offset_elems);
-            json_builder_end_object(b);
-        }
-        json_builder_end_array(b);
-        json_builder_end_object(b);
-    }
-    json_builder_end_array(b);
-    json_builder_end_object(b);
-    g_autoptr(GString) text = g_string_new(NULL);
-    rs_report_json_append_full(b, FALSE, text);
-    fputs(text->str, stdout);
-}
-
-static void
-print_csv(GArray *ranks)
-{
-    printf("rank,tensor,lo,hi,step,offset_elems,elems,buffer_shape\n");
-    for (guint i = 0; i < ranks->len; i++) {
-        const RankRows *rr = &g_array_index(ranks, RankRows, i);
-        g_autoptr(GString) bshape = g_string_new(NULL);
-        append_ints(bshape, rr->buffer_shape, rr->n_dims, ";");
-        for (guint k = 0; k < rr->rows->len; k++) {
-            const BoxRow *row = &g_array_index(rr->rows, BoxRow, k);
-            g_autoptr(GString) s = g_string_new(NULL);
-            g_string_append_printf(s, "%u,%s,", rr->rank, row->tensor);
-            append_ints(s, row->lb.box.lo, row->lb.box.n_dims, ";");
-            g_string_append_c(s, ',');
-            append_ints(s, row->lb.box.hi, row->lb.box.n_dims, ";");
-            g_string_append_c(s, ',');
-            append_ints(s, row->lb.box.step, row->lb.box.n_dims, ";");
-            g_string_append_printf(s, ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%s",
-                                   row->lb.offset_elems, rs_box_get_n_elems(&row->lb.box),
-                                   bshape->str);
-            printf("%s\n", s->str);
-        }
-        if (rr->rows->len == 0)
-            printf("%u,,,,,,0,%s\n", rr->rank, bshape->str);
-    }
-}
-
-static void
-print_table(GArray *ranks, const char *header)
-{
-    fputs(header, stdout);
-    guint name_width = 6;
-    for (guint i = 0; i < ranks->len; i++) {
-        const RankRows *rr = &g_array_index(ranks, RankRows, i);
-        for (guint k = 0; k < rr->rows->len; k++)
-            name_width = MAX(name_width, strlen(g_array_index(rr->rows, BoxRow, k).tensor));
-    }
-    printf("\n%-6s  %-*s  %-34s  %14s  %12s  %s\n", "rank", name_width, "tensor",
-           "box (global lo:hi[:step] per dim)", "offset elems", "elems", "buffer shape (elems)");
-    for (guint i = 0; i < ranks->len; i++) {
-        const RankRows *rr = &g_array_index(ranks, RankRows, i);
-        g_autoptr(GString) bshape = g_string_new("[");
-        append_ints(bshape, rr->buffer_shape, rr->n_dims, ", ");
-        guint64 held = 0;
-        for (guint k = 0; k < rr->rows->len; k++)
-            held += rs_box_get_n_elems(&g_array_index(rr->rows, BoxRow, k).lb.box);
-        g_string_append_printf(bshape, "] = %" G_GUINT64_FORMAT, rr->buffer_elems);
-        if (held < rr->buffer_elems)
-            g_string_append_printf(bshape, " (%" G_GUINT64_FORMAT " not in these boxes)",
-                                   rr->buffer_elems - held);
-        if (rr->rows->len == 0)
-            printf("%-6u  %-*s  %-34s  %14s  %12s  %s\n", rr->rank, name_width, "-",
-                   "(empty shard)", "-", "0", bshape->str);
-        for (guint k = 0; k < rr->rows->len; k++) {
-            const BoxRow *row = &g_array_index(rr->rows, BoxRow, k);
-            g_autofree char *box = rs_box_format(&row->lb.box);
-            printf("%-6u  %-*s  %-34s  %14" G_GUINT64_FORMAT "  %12" G_GUINT64_FORMAT "  %s\n",
-                   rr->rank, name_width, row->tensor, box, row->lb.offset_elems,
-                   rs_box_get_n_elems(&row->lb.box), k == 0 ? bshape->str : "");
-        }
-    }
-}
-
-static void
-print_ranks(GArray *ranks, RsFormat format, const char *header)
-{
-    switch (format) {
-    case RS_FORMAT_JSON:
-        print_json(ranks);
-        break;
-    case RS_FORMAT_CSV:
-        print_csv(ranks);
-        break;
-    case RS_FORMAT_TABLE:
-        print_table(ranks, header);
-        if (ranks->len == 0 && rank_only >= 0)
-            printf("(rank %" G_GINT64_FORMAT " holds nothing of this tensor)\n", rank_only);
-        break;
-    }
+    g_autoptr(GString) out = g_string_new(NULL);
+    rs_report_layout(layouts, names, n, rank_only, header, format, out);
+    fputs(out->str, stdout);
 }
 
 /* --rank must name one of @ranks (guint32), the layout's GPUs. */
@@ -297,7 +100,8 @@ static char *
 format_shape(const gint64 *shape, guint n_dims)
 {
     GString *s = g_string_new("[");
-    append_ints(s, shape, n_dims, ", ");
+    for (guint d = 0; d < n_dims; d++)
+        g_string_append_printf(s, "%s%" G_GINT64_FORMAT, d ? ", " : "", shape[d]);
     g_string_append_c(s, ']');
     return g_string_free(s, FALSE);
 }
@@ -337,13 +141,12 @@ run_single(const char *cmd, RsFormat format)
     }
     const RsLayout *layouts[1] = {layout};
     const char *names[1] = {"tensor"};
-    g_autoptr(GArray) ranks = collect(layouts, names, 1, (gint)rank_only);
     g_autofree char *shape_text = format_shape(shape, n_dims);
     g_autofree char *desc = rs_layout_format(layout);
     g_autofree char *header = g_strdup_printf(
         "tensor  tensor, %s %s (%" G_GUINT64_FORMAT " bytes)\nlayout  %s\n", shape_text,
         rs_dtype_get_name(dtype), rs_dtype_get_n_bytes(dtype, rs_layout_get_n_elems(layout)), desc);
-    print_ranks(ranks, format, header);
+    print_ranks(layouts, names, 1, format, header);
     return RS_EXIT_OK;
 }
 
@@ -398,8 +201,7 @@ run_model(const char *cmd, RsFormat format)
     g_autofree char *desc = rs_layout_format(layouts[0]);
     g_string_append_printf(header, "buffer  %s\nlayout  %s on GPUs %s\n        %s\n",
                            buffer ? buffer : "its own (not fused)", conv_text, gpu_text, desc);
-    g_autoptr(GArray) ranks = collect(layouts, names, members->len, (gint)rank_only);
-    print_ranks(ranks, format, header->str);
+    print_ranks(layouts, (const char *const *)names, members->len, format, header->str);
     rs_convention_result_clear(&res);
     return RS_EXIT_OK;
 }

@@ -18,7 +18,6 @@
 #include "cli/tensor-args.h"
 #include "exec/executor.h"
 #include "sim/cost.h"
-#include "base/data.h"
 #include "base/units.h"
 
 #include <stdio.h>
@@ -219,13 +218,7 @@ load_work(Work *w, GError **error)
         w->work = g_strdup_printf("tensor [%s] %s: %s -> %s", shape->str,
                                   rs_dtype_get_name(t->dtype), src, dst);
         if (sargs.topology != NULL) {
-            g_autofree char *path = rs_data_find("topologies", sargs.topology, error);
-            if (path == NULL)
-                return FALSE;
-            RsTopologyOverrides tov;
-            if (!rs_topology_args_get(&tov, error))
-                return FALSE;
-            w->own_topology = rs_topology_load_file(path, &tov, error);
+            w->own_topology = rs_topology_args_load(sargs.topology, error);
             if (w->own_topology == NULL)
                 return FALSE;
             w->topology = w->own_topology;

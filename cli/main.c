@@ -191,6 +191,8 @@ main(int argc, char **argv)
      * with printf and must keep '.' as the decimal separator whatever LC_NUMERIC says. */
     setlocale(LC_ALL, "");
     setlocale(LC_NUMERIC, "C");
+    /* Every JSON document names the command line that made it (its provenance). */
+    rs_report_set_command_line(argc, argv);
     if (argc < 2) {
         print_usage(stderr);
         return RS_EXIT_USAGE;

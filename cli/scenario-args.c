@@ -101,17 +101,10 @@ replace_gpus(GArray **slot, const char *text, const char *flag, GError **error)
     return TRUE;
 }
 
-RsScenario *
-rs_scenario_args_load(const RsScenarioArgs *args, const char *default_name, const char *dtype,
-                      GError **error)
+/* Applies the flags of @args (and the topology flags) to @s. */
+static gboolean
+apply_flags(RsScenario *s, const RsScenarioArgs *args, const char *dtype, GError **error)
 {
-    g_autofree char *path =
-        rs_data_find("scenarios", args->scenario ? args->scenario : default_name, error);
-    if (path == NULL)
-        return NULL;
-    g_autoptr(RsScenario) s = rs_scenario_load_file(path, error);
-    if (s == NULL)
-        return NULL;
     if (args->model != NULL) {
         g_free(s->model);
         s->model = g_strdup(args->model);
@@ -120,7 +113,7 @@ rs_scenario_args_load(const RsScenarioArgs *args, const char *default_name, cons
     if (dtype != NULL) {
         if (!rs_dtype_parse(dtype, &s->dtype, error)) {
             g_prefix_error(error, "--dtype: ");
-            return NULL;
+            return FALSE;
         }
         s->has_dtype = TRUE;
     }
@@ -131,7 +124,7 @@ rs_scenario_args_load(const RsScenarioArgs *args, const char *default_name, cons
     if (args->infer_dtype != NULL) {
         if (!rs_dtype_parse(args->infer_dtype, &s->infer_dtype, error)) {
             g_prefix_error(error, "--infer-dtype: ");
-            return NULL;
+            return FALSE;
         }
         s->has_infer_dtype = TRUE;
     }
@@ -146,7 +139,7 @@ rs_scenario_args_load(const RsScenarioArgs *args, const char *default_name, cons
     RsTopologyOverrides ov;
     gint64 scale = 0;
     if (!rs_topology_args_get(&ov, error))
-        return NULL;
+        return FALSE;
     if (ov.n_nodes != 0)
         s->n_nodes = ov.n_nodes;
     ov.n_nodes = 0;
@@ -165,7 +158,62 @@ rs_scenario_args_load(const RsScenarioArgs *args, const char *default_name, cons
         (args->infer_gpus && !replace_gpus(&s->infer_gpus, args->infer_gpus, "--infer-gpus", error)) ||
         !rs_cli_parse_int("--scale", args->scale, 1, G_MAXINT32, &scale, error) ||
         !rs_scenario_apply_variant(s, (gint)scale, args->layers, error))
+        return FALSE;
+    return TRUE;
+}
+
+
+RsScenario *
+rs_scenario_args_load(const RsScenarioArgs *args, const char *default_name, const char *dtype,
+                      GError **error)
+{
+    g_autofree char *path =
+        rs_data_find("scenarios", args->scenario ? args->scenario : default_name, error);
+    if (path == NULL)
         return NULL;
+    g_autoptr(RsScenario) s = rs_scenario_load_file(path, error);
+    if (s == NULL || !apply_flags(s, args, dtype, error))
+        return NULL;
+    return g_steal_pointer(&s);
+}
+
+/* GPUs first .. first + the convention's ranks - 1. */
+static GArray *
+default_gpus(const RsConvention *conv, guint32 first)
+{
+    guint64 world = rs_convention_get_world_size(conv);
+    GArray *gpus = g_array_sized_new(FALSE, FALSE, sizeof(guint32), (guint)world);
+    for (guint64 i = 0; i < world; i++) {
+        guint32 g = first + (guint32)i;
+        g_array_append_val(gpus, g);
+    }
+    return gpus;
+}
+
+RsScenario *
+rs_scenario_args_load_model(const RsScenarioArgs *args, const char *default_topology,
+                            const char *dtype, GError **error)
+{
+    if (args->scenario != NULL)
+        return rs_scenario_args_load(args, NULL, dtype, error);
+    if (args->model == NULL || args->train == NULL || args->infer == NULL) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--model needs --train and --infer (or give --scenario)");
+        return NULL;
+    }
+    g_autoptr(RsScenario) s = rs_scenario_new();
+    s->name = g_strdup("command line");
+    s->topology = g_strdup(default_topology);
+    if (!apply_flags(s, args, dtype, error))
+        return NULL;
+    if (s->train_gpus == NULL)
+        s->train_gpus = default_gpus(s->train, 0);
+    if (s->infer_gpus == NULL) {
+        guint32 next = 0;
+        for (guint i = 0; i < s->train_gpus->len; i++)
+            next = MAX(next, g_array_index(s->train_gpus, guint32, i) + 1);
+        s->infer_gpus = default_gpus(s->infer, next);
+    }
     return g_steal_pointer(&s);
 }
 

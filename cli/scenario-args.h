@@ -68,6 +68,24 @@ RsScenario *rs_scenario_args_load(const RsScenarioArgs *args, const char *defaul
                                   const char *dtype, GError **error);
 
 /**
+ * rs_scenario_args_load_model:
+ * @default_topology: the topology when neither the scenario nor --topology names one
+ * @dtype: (nullable): a dtype override ("bf16")
+ * @error: as rs_scenario_args_load(); G_OPTION_ERROR_BAD_VALUE when there is no --scenario
+ *   and one of --model, --train, --infer is missing
+ *
+ * With --scenario, rs_scenario_args_load(). Without, a scenario made of the flags alone:
+ * --model, --train and --infer; the training GPUs --train-gpus or 0..N-1 (N the
+ * convention's ranks, unset dp taken as 1), the inference GPUs --infer-gpus or right after
+ * the training GPUs; the topology --topology or @default_topology. `reshard plan` builds its
+ * refit this way, through rs_scenario_build().
+ *
+ * Returns: (transfer full): the scenario, or NULL.
+ */
+RsScenario *rs_scenario_args_load_model(const RsScenarioArgs *args, const char *default_topology,
+                                        const char *dtype, GError **error);
+
+/**
  * rs_scenario_args_format_overrides:
  * Returns: (transfer full) (nullable): the flags of this group that replace a part of the
  * scenario ("--model, --train, --train-gpus"), or NULL when none does; for headers that

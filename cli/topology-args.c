@@ -3,6 +3,7 @@
 
 #include "cli/cli.h"
 
+#include "base/data.h"
 #include "base/units.h"
 
 #include <math.h>
@@ -74,4 +75,16 @@ rs_topology_args_get(RsTopologyOverrides *ov, GError **error)
               : opt_no_pxn ? RS_TOPOLOGY_PXN_OFF
                            : RS_TOPOLOGY_PXN_KEEP;
     return TRUE;
+}
+
+RsTopology *
+rs_topology_args_load(const char *name, GError **error)
+{
+    g_autofree char *path = rs_data_find("topologies", name, error);
+    if (path == NULL)
+        return NULL;
+    RsTopologyOverrides ov;
+    if (!rs_topology_args_get(&ov, error))
+        return NULL;
+    return rs_topology_load_file(path, &ov, error);
 }

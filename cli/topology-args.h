@@ -28,4 +28,14 @@ GOptionGroup *rs_topology_args_group_new(void);
  */
 gboolean rs_topology_args_get(RsTopologyOverrides *ov, GError **error);
 
+/**
+ * rs_topology_args_load:
+ * @name: a shipped topology name or a path
+ * @error: RS_DATA_ERROR (not found), RS_YAML_ERROR (a bad file), or the errors of
+ *   rs_topology_args_get()
+ *
+ * Returns: (transfer full): the topology with the flags above applied, or NULL.
+ */
+RsTopology *rs_topology_args_load(const char *name, GError **error);
+
 G_END_DECLS
