@@ -13,7 +13,9 @@
 #include <stdarg.h>
 #include <string.h>
 
-G_DEFINE_QUARK(rs - convention - error - quark, rs_convention_error)
+/* clang-format off */
+G_DEFINE_QUARK(rs-convention-error-quark, rs_convention_error)
+/* clang-format on */
 
 #define MAX_PARAMS 10
 

@@ -16,7 +16,9 @@
 
 #include <string.h>
 
-G_DEFINE_QUARK(rs - layout - error - quark, rs_layout_error)
+/* clang-format off */
+G_DEFINE_QUARK(rs-layout-error-quark, rs_layout_error)
+/* clang-format on */
 
 typedef struct {
     guint32 rank;

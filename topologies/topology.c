@@ -15,7 +15,9 @@
 #include <stdarg.h>
 #include <string.h>
 
+/* clang-format off */
 G_DEFINE_QUARK(rs-topology-error-quark, rs_topology_error)
+/* clang-format on */
 
 /* The figures of one link class as the file gives them. */
 typedef struct {
