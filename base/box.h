@@ -82,6 +82,19 @@ gboolean rs_box_is_equal(const RsBox *a, const RsBox *b);
 guint rs_box_hash(gconstpointer box);
 gboolean rs_box_equal(gconstpointer a, gconstpointer b);
 
+/**
+ * rs_box_compare_lo0:
+ * @a, @b: (type RsBox*): boxes with the same n_dims
+ *
+ * A GCompareFunc ordering boxes by their first index in dim 0 (lo[0]), for g_array_sort()
+ * over an array of RsBox before a sweep along dim 0. Other dims, bounds and steps are not
+ * compared: boxes with equal lo[0] compare equal (g_array_sort keeps their order). 0-dim
+ * boxes all compare equal.
+ *
+ * Returns: -1, 0 or 1 as @a's lo[0] is below, equal to or above @b's.
+ */
+gint rs_box_compare_lo0(gconstpointer a, gconstpointer b);
+
 /** rs_box_is_within: Returns: TRUE when every element of @inner lies in @outer. An empty
  * @inner is within anything of the same rank. */
 gboolean rs_box_is_within(const RsBox *inner, const RsBox *outer);

@@ -685,15 +685,6 @@ builder_check_rank(const RsLayoutBuilder *b, const PendingRank *r, GError **erro
     return TRUE;
 }
 
-static gint
-box_lo0_compare(gconstpointer a, gconstpointer b)
-{
-    const RsBox *x = a, *y = b;
-    if (x->n_dims == 0)
-        return 0;
-    return x->lo[0] < y->lo[0] ? -1 : x->lo[0] > y->lo[0];
-}
-
 /* Whether distinct boxes (over all ranks) never overlap: sweep over dim 0. */
 static gboolean
 compute_disjoint(const RsLayout *layout)
@@ -707,7 +698,7 @@ compute_disjoint(const RsLayout *layout)
         if (g_hash_table_add(seen, (gpointer)&lb->box))
             g_array_append_val(distinct, lb->box);
     }
-    g_array_sort(distinct, box_lo0_compare);
+    g_array_sort(distinct, rs_box_compare_lo0);
     for (guint i = 0; i < distinct->len; i++) {
         const RsBox *a = &g_array_index(distinct, RsBox, i);
         for (guint j = i + 1; j < distinct->len; j++) {

@@ -1,5 +1,5 @@
-/* test-box.c — box intersection, subtraction and disjoint lists; and the names of base/'s
- * error domains. */
+/* test-box.c — box intersection, subtraction, disjoint lists and the dim-0 order; and the
+ * names of base/'s error domains. */
 #include "base/box.h"
 #include "base/data.h"
 #include "base/dtype.h"
@@ -65,6 +65,31 @@ test_list_union(void)
     RsBox cut = box2(0, 6, 0, 1);
     rs_box_list_subtract(list, &cut);
     g_assert_cmpuint(rs_box_list_get_n_elems(list), ==, 24);
+}
+
+/* rs_box_compare_lo0 orders by lo[0] alone; ties keep their order under g_array_sort. */
+static void
+test_compare_lo0(void)
+{
+    RsBox a = box2(4, 6, 0, 1), b = box2(0, 2, 5, 9), c = box2(4, 8, 2, 3), d = box2(-3, 1, 0, 1);
+    g_assert_cmpint(rs_box_compare_lo0(&a, &b), ==, 1);
+    g_assert_cmpint(rs_box_compare_lo0(&b, &a), ==, -1);
+    g_assert_cmpint(rs_box_compare_lo0(&a, &c), ==, 0);
+    g_autoptr(GArray) list = g_array_new(FALSE, FALSE, sizeof(RsBox));
+    g_array_append_val(list, a);
+    g_array_append_val(list, b);
+    g_array_append_val(list, c);
+    g_array_append_val(list, d);
+    g_array_sort(list, rs_box_compare_lo0);
+    const gint64 want_lo0[] = {-3, 0, 4, 4}, want_lo1[] = {0, 5, 0, 2};
+    for (guint i = 0; i < list->len; i++) {
+        g_assert_cmpint(g_array_index(list, RsBox, i).lo[0], ==, want_lo0[i]);
+        g_assert_cmpint(g_array_index(list, RsBox, i).lo[1], ==, want_lo1[i]);
+    }
+    RsBox s0, s1;
+    rs_box_init_full(&s0, 0, NULL);
+    rs_box_init_full(&s1, 0, NULL);
+    g_assert_cmpint(rs_box_compare_lo0(&s0, &s1), ==, 0);
 }
 
 static void
@@ -200,6 +225,7 @@ main(int argc, char **argv)
     g_test_add_func("/box/intersect", test_intersect);
     g_test_add_func("/box/subtract", test_subtract);
     g_test_add_func("/box/list-union", test_list_union);
+    g_test_add_func("/box/compare-lo0", test_compare_lo0);
     g_test_add_func("/box/scalar-and-empty", test_scalar_and_empty);
     g_test_add_func("/box/section/intersect", test_section_intersect);
     g_test_add_func("/box/section/random-vs-brute-force", test_section_random);
