@@ -1,4 +1,17 @@
-/* box.h — hyper-rectangles (regular sections) of global tensor indices.
+/* base/ — the bottom of the library stack, on GLib and libyaml only, with no notion of a
+ * model, a framework or a fabric. It owns:
+ *   box.h          hyper-rectangles of tensor indices, in which layouts, transfers, the
+ *                  plan checks and the executor's copies are expressed (this header; the
+ *                  folder's overview sits here, base/ having no umbrella header)
+ *   mesh.h         device meshes and DTensor placements
+ *   dtype.h        element types and their sizes
+ *   units.h        quantities with units (bytes, seconds, bytes per second) parsed and
+ *                  formatted
+ *   data.h         finding shipped data files (models/, topologies/, scenarios/) by name
+ *   yaml-reader.h  reading YAML inputs with file:line:column errors
+ *   trace.h        the per-message trace CSV shared by the simulator and the executor
+ *
+ * box.h — hyper-rectangles (regular sections) of global tensor indices.
  *
  * A box is, per dim d, the indices lo[d], lo[d] + step[d], lo[d] + 2·step[d], … below
  * hi[d], in the global coordinates of one logical tensor, in elements. step 1 is the plain
