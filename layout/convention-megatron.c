@@ -76,6 +76,40 @@ megatron_pipeline(RsResolver *r, guint pp, guint vpp, RsPipeline *p, GError **er
     return TRUE;
 }
 
+/* Routed experts of the stage whose ranks start at @slice: mesh [edp, ep, etp], experts
+ * Shard(0) over ep (moe/experts.py, local_expert_indices); per expert linear_fc1
+ * [gate_local; up_local] (or gpt-oss's interleaved gate/up as two strided runs) and
+ * linear_fc2 Shard on its input dim over etp. */
+static gboolean
+megatron_choose_experts(RsResolver *r, guint index, const guint32 *slice, RsMeshChoice *c,
+                        GError **error)
+{
+    const Megatron *mg = r->data;
+    const RsTensorSpec *t = rs_model_get_tensor(r->model, index);
+    const guint expert_sizes[3] = {(guint)mg->edp, (guint)mg->ep, (guint)mg->etp};
+    const char *const expert_names[3] = {"edp", "ep", "etp"};
+    gboolean complete = rs_fuse_group_is_complete(r->model, index);
+    if (t->shape[0] % mg->ep != 0)
+        return rs_resolver_fail_model(r, error,
+                                      "ep=%" G_GINT64_FORMAT
+                                      " does not divide the %" G_GINT64_FORMAT " experts of %s",
+                                      mg->ep, t->shape[0], t->name);
+    rs_mesh_choice_init(c, slice, 3, expert_sizes, expert_names);
+    rs_mesh_choice_shard(c, 1, 0);
+    if (t->role == RS_ROLE_EXPERT_REPLICATED)
+        return TRUE; /* [E, out] biases: whole on each etp rank */
+    if (t->role == RS_ROLE_EXPERT_ROW)
+        rs_mesh_choice_shard(c, 2, 2);
+    else if (t->fuse == RS_FUSE_GATE_UP && complete)
+        rs_mesh_choice_fuse(c, r->model, index, 1, 2, RS_FUSION_CONCAT, 1, ".linear_fc1.weight");
+    else if (t->fuse == RS_FUSE_GATE_UP_INTERLEAVED)
+        rs_mesh_choice_fuse(c, r->model, index, 1, 2, RS_FUSION_INTERLEAVED, 2,
+                            ".linear_fc1.weight");
+    else
+        rs_mesh_choice_shard(c, 2, 1);
+    return TRUE;
+}
+
 static gboolean
 megatron_choose(RsResolver *r, guint index, RsMeshChoice *c, GError **error)
 {
@@ -85,8 +119,6 @@ megatron_choose(RsResolver *r, guint index, RsMeshChoice *c, GError **error)
     const guint32 *slice = r->gpus + (gsize)stage * (gsize)mg->stage_size;
     const guint dense_sizes[3] = {(guint)mg->dp, (guint)mg->cp, (guint)mg->tp};
     const char *const dense_names[3] = {"dp", "cp", "tp"};
-    const guint expert_sizes[3] = {(guint)mg->edp, (guint)mg->ep, (guint)mg->etp};
-    const char *const expert_names[3] = {"edp", "ep", "etp"};
     gboolean complete = rs_fuse_group_is_complete(r->model, index);
     rs_mesh_choice_init(c, slice, 3, dense_sizes, dense_names);
     switch (t->role) {
@@ -124,26 +156,7 @@ megatron_choose(RsResolver *r, guint index, RsMeshChoice *c, GError **error)
     case RS_ROLE_EXPERT_COLUMN:
     case RS_ROLE_EXPERT_ROW:
     case RS_ROLE_EXPERT_REPLICATED:
-        if (t->shape[0] % mg->ep != 0)
-            return rs_resolver_fail_model(r, error,
-                                          "ep=%" G_GINT64_FORMAT
-                                          " does not divide the %" G_GINT64_FORMAT " experts of %s",
-                                          mg->ep, t->shape[0], t->name);
-        rs_mesh_choice_init(c, slice, 3, expert_sizes, expert_names);
-        rs_mesh_choice_shard(c, 1, 0);
-        if (t->role == RS_ROLE_EXPERT_REPLICATED)
-            break; /* [E, out] biases: whole on each etp rank */
-        if (t->role == RS_ROLE_EXPERT_ROW)
-            rs_mesh_choice_shard(c, 2, 2);
-        else if (t->fuse == RS_FUSE_GATE_UP && complete)
-            rs_mesh_choice_fuse(c, r->model, index, 1, 2, RS_FUSION_CONCAT, 1,
-                                ".linear_fc1.weight");
-        else if (t->fuse == RS_FUSE_GATE_UP_INTERLEAVED)
-            rs_mesh_choice_fuse(c, r->model, index, 1, 2, RS_FUSION_INTERLEAVED, 2,
-                                ".linear_fc1.weight");
-        else
-            rs_mesh_choice_shard(c, 2, 1);
-        break;
+        return megatron_choose_experts(r, index, slice, c, error);
     case RS_ROLE_N:
         g_assert_not_reached();
     }

@@ -22,6 +22,35 @@ is_attention(const RsTensorSpec *t)
     return strstr(t->name, ".self_attn.") != NULL;
 }
 
+/* Routed experts: mesh [dp, ep, moe_tp] with moe_tp = tp/ep, experts Shard(0) over ep
+ * and their intermediate dim over moe_tp (distributed/parallel_state.py,
+ * initialize_model_parallel); w13 fused [gate_local; up_local]. */
+static gboolean
+sglang_choose_experts(RsResolver *r, guint index, RsMeshChoice *c, GError **error)
+{
+    const Sglang *s = r->data;
+    const RsTensorSpec *t = rs_model_get_tensor(r->model, index);
+    gboolean complete = rs_fuse_group_is_complete(r->model, index);
+    if (t->shape[0] % s->ep != 0)
+        return rs_resolver_fail_model(r, error,
+                                      "ep=%" G_GINT64_FORMAT
+                                      " does not divide the %" G_GINT64_FORMAT " experts of %s",
+                                      s->ep, t->shape[0], t->name);
+    const guint moe_sizes[3] = {(guint)s->replicas, (guint)s->ep, (guint)(s->tp / s->ep)};
+    const char *const moe_names[3] = {"dp", "ep", "moe_tp"};
+    rs_mesh_choice_init(c, r->gpus, 3, moe_sizes, moe_names);
+    rs_mesh_choice_shard(c, 1, 0);
+    if (t->role == RS_ROLE_EXPERT_REPLICATED)
+        return TRUE;
+    if (t->role == RS_ROLE_EXPERT_ROW)
+        rs_mesh_choice_shard(c, 2, 2);
+    else if (t->fuse == RS_FUSE_GATE_UP && complete)
+        rs_mesh_choice_fuse(c, r->model, index, 1, 2, RS_FUSION_CONCAT, 1, ".w13_weight");
+    else
+        rs_mesh_choice_shard(c, 2, 1);
+    return TRUE;
+}
+
 static gboolean
 sglang_choose(RsResolver *r, guint index, RsMeshChoice *c, GError **error)
 {
@@ -83,26 +112,8 @@ sglang_choose(RsResolver *r, guint index, RsMeshChoice *c, GError **error)
         break;
     case RS_ROLE_EXPERT_COLUMN:
     case RS_ROLE_EXPERT_ROW:
-    case RS_ROLE_EXPERT_REPLICATED: {
-        if (t->shape[0] % s->ep != 0)
-            return rs_resolver_fail_model(r, error,
-                                          "ep=%" G_GINT64_FORMAT
-                                          " does not divide the %" G_GINT64_FORMAT " experts of %s",
-                                          s->ep, t->shape[0], t->name);
-        const guint moe_sizes[3] = {(guint)s->replicas, (guint)s->ep, (guint)(s->tp / s->ep)};
-        const char *const moe_names[3] = {"dp", "ep", "moe_tp"};
-        rs_mesh_choice_init(c, r->gpus, 3, moe_sizes, moe_names);
-        rs_mesh_choice_shard(c, 1, 0);
-        if (t->role == RS_ROLE_EXPERT_REPLICATED)
-            break;
-        if (t->role == RS_ROLE_EXPERT_ROW)
-            rs_mesh_choice_shard(c, 2, 2);
-        else if (t->fuse == RS_FUSE_GATE_UP && complete)
-            rs_mesh_choice_fuse(c, r->model, index, 1, 2, RS_FUSION_CONCAT, 1, ".w13_weight");
-        else
-            rs_mesh_choice_shard(c, 2, 1);
-        break;
-    }
+    case RS_ROLE_EXPERT_REPLICATED:
+        return sglang_choose_experts(r, index, c, error);
     case RS_ROLE_N:
         g_assert_not_reached();
     }

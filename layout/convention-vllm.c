@@ -76,6 +76,37 @@ vllm_unfused_heads(RsResolver *r, const RsTensorSpec *t, RsMeshChoice *c, guint 
         t->kv_heads ? "neither divides the other" : "tp must divide the head count");
 }
 
+/* Routed experts (layers/fused_moe/layer.py), @c already on the stage's [dp, tp] mesh
+ * over @ranks: with ep, whole experts over the dp·tp ranks split by determine_expert_map's
+ * "linear" rule (w13 fused whole, [E, out] biases following their experts); without it
+ * every rank holds every expert, w13 as [gate_local; up_local] and w2 Shard on I. */
+static void
+vllm_choose_experts(RsResolver *r, guint index, const guint32 *ranks, RsMeshChoice *c)
+{
+    const Vllm *v = r->data;
+    const RsTensorSpec *t = rs_model_get_tensor(r->model, index);
+    gboolean complete = rs_fuse_group_is_complete(r->model, index);
+    if (v->ep) {
+        const guint ep_size[1] = {(guint)(v->dp * v->tp)};
+        const char *const ep_name[1] = {"ep"};
+        rs_mesh_choice_init(c, ranks, 1, ep_size, ep_name);
+        rs_mesh_choice_balanced(c, 0, 0);
+        if (t->role == RS_ROLE_EXPERT_COLUMN && t->fuse == RS_FUSE_GATE_UP && complete)
+            rs_mesh_choice_fuse(c, r->model, index, 1, G_MAXUINT, RS_FUSION_CONCAT, 1,
+                                ".w13_weight");
+    } else if (t->role == RS_ROLE_EXPERT_REPLICATED) {
+        return; /* [E, out] biases: replicated, as the experts are */
+    } else if (t->role == RS_ROLE_EXPERT_ROW) {
+        rs_mesh_choice_shard(c, 1, 2);
+    } else if (t->fuse == RS_FUSE_GATE_UP && complete) {
+        rs_mesh_choice_fuse(c, r->model, index, 1, 1, RS_FUSION_CONCAT, 1, ".w13_weight");
+    } else {
+        /* Including gpt-oss's interleaved gate_up_proj: vLLM slices it whole
+         * (models/gpt_oss.py: narrow 2·tp_rank_start … 2·tp_rank_end). */
+        rs_mesh_choice_shard(c, 1, 1);
+    }
+}
+
 static gboolean
 vllm_choose(RsResolver *r, guint index, RsMeshChoice *c, GError **error)
 {
@@ -119,34 +150,9 @@ vllm_choose(RsResolver *r, guint index, RsMeshChoice *c, GError **error)
     case RS_ROLE_COLUMN_SEGMENTED:
         break;
     case RS_ROLE_EXPERT_REPLICATED:
-        if (v->ep) {
-            /* [E, out] biases follow their experts. */
-            const guint ep_size[1] = {(guint)(v->dp * v->tp)};
-            const char *const ep_name[1] = {"ep"};
-            rs_mesh_choice_init(c, ranks, 1, ep_size, ep_name);
-            rs_mesh_choice_balanced(c, 0, 0);
-        }
-        break;
     case RS_ROLE_EXPERT_COLUMN:
     case RS_ROLE_EXPERT_ROW:
-        if (v->ep) {
-            /* Whole experts over the dp·tp ranks of the stage. */
-            const guint ep_size[1] = {(guint)(v->dp * v->tp)};
-            const char *const ep_name[1] = {"ep"};
-            rs_mesh_choice_init(c, ranks, 1, ep_size, ep_name);
-            rs_mesh_choice_balanced(c, 0, 0);
-            if (t->role == RS_ROLE_EXPERT_COLUMN && t->fuse == RS_FUSE_GATE_UP && complete)
-                rs_mesh_choice_fuse(c, r->model, index, 1, G_MAXUINT, RS_FUSION_CONCAT, 1,
-                                    ".w13_weight");
-        } else if (t->role == RS_ROLE_EXPERT_ROW) {
-            rs_mesh_choice_shard(c, 1, 2);
-        } else if (t->fuse == RS_FUSE_GATE_UP && complete) {
-            rs_mesh_choice_fuse(c, r->model, index, 1, 1, RS_FUSION_CONCAT, 1, ".w13_weight");
-        } else {
-            /* Including gpt-oss's interleaved gate_up_proj: vLLM slices it whole
-             * (models/gpt_oss.py: narrow 2·tp_rank_start … 2·tp_rank_end). */
-            rs_mesh_choice_shard(c, 1, 1);
-        }
+        vllm_choose_experts(r, index, ranks, c);
         break;
     case RS_ROLE_N:
         g_assert_not_reached();
