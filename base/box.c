@@ -102,6 +102,15 @@ rs_box_equal(gconstpointer a, gconstpointer b)
     return rs_box_is_equal(a, b);
 }
 
+gint
+rs_box_compare_lo0(gconstpointer a, gconstpointer b)
+{
+    const RsBox *x = a, *y = b;
+    if (x->n_dims == 0)
+        return 0;
+    return x->lo[0] < y->lo[0] ? -1 : x->lo[0] > y->lo[0];
+}
+
 gboolean
 rs_box_is_equal(const RsBox *a, const RsBox *b)
 {

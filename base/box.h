@@ -1,4 +1,17 @@
-/* box.h — hyper-rectangles (regular sections) of global tensor indices.
+/* base/ — the bottom of the library stack, on GLib and libyaml only, with no notion of a
+ * model, a framework or a fabric. It owns:
+ *   box.h          hyper-rectangles of tensor indices, in which layouts, transfers, the
+ *                  plan checks and the executor's copies are expressed (this header; the
+ *                  folder's overview sits here, base/ having no umbrella header)
+ *   mesh.h         device meshes and DTensor placements
+ *   dtype.h        element types and their sizes
+ *   units.h        quantities with units (bytes, seconds, bytes per second) parsed and
+ *                  formatted
+ *   data.h         finding shipped data files (models/, topologies/, scenarios/) by name
+ *   yaml-reader.h  reading YAML inputs with file:line:column errors
+ *   trace.h        the per-message trace CSV shared by the simulator and the executor
+ *
+ * box.h — hyper-rectangles (regular sections) of global tensor indices.
  *
  * A box is, per dim d, the indices lo[d], lo[d] + step[d], lo[d] + 2·step[d], … below
  * hi[d], in the global coordinates of one logical tensor, in elements. step 1 is the plain
@@ -81,6 +94,19 @@ gboolean rs_box_is_equal(const RsBox *a, const RsBox *b);
  * by boxes. */
 guint rs_box_hash(gconstpointer box);
 gboolean rs_box_equal(gconstpointer a, gconstpointer b);
+
+/**
+ * rs_box_compare_lo0:
+ * @a, @b: (type RsBox*): boxes with the same n_dims
+ *
+ * A GCompareFunc ordering boxes by their first index in dim 0 (lo[0]), for g_array_sort()
+ * over an array of RsBox before a sweep along dim 0. Other dims, bounds and steps are not
+ * compared: boxes with equal lo[0] compare equal (g_array_sort keeps their order). 0-dim
+ * boxes all compare equal.
+ *
+ * Returns: -1, 0 or 1 as @a's lo[0] is below, equal to or above @b's.
+ */
+gint rs_box_compare_lo0(gconstpointer a, gconstpointer b);
 
 /** rs_box_is_within: Returns: TRUE when every element of @inner lies in @outer. An empty
  * @inner is within anything of the same rank. */

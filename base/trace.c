@@ -4,7 +4,9 @@
 #include <math.h>
 #include <string.h>
 
+/* clang-format off */
 G_DEFINE_QUARK(rs-trace-error-quark, rs_trace_error)
+/* clang-format on */
 
 struct _RsTrace {
     GArray *rows;       /* RsTraceRow */
@@ -157,14 +159,14 @@ enum { COL_MESSAGE, COL_SRC, COL_DST, COL_BYTES, COL_PHASE, COL_START, COL_END, 
 static const char *const column_names[N_COLS] = {"message", "src",   "dst",   "bytes",     "phase",
                                                   "start_s", "end_s", "route", "depends_on"};
 
-/* Sets a parse error naming the place and returns NULL for the caller to return. */
-static gpointer
+/* Sets a parse error naming the place; returns FALSE for the caller to return. */
+static gboolean
 parse_error(GError **error, const char *name, guint line, const char *column, const char *text,
             const char *what)
 {
     g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_PARSE, "%s:%u: column %s: \"%s\" %s", name,
                 line, column, text, what);
-    return NULL;
+    return FALSE;
 }
 
 static gboolean
@@ -173,125 +175,152 @@ parse_u64(const char *text, guint64 max, guint64 *out)
     return g_ascii_string_to_unsigned(text, 10, 0, max, out, NULL);
 }
 
-RsTrace *
-rs_trace_read_string(const char *text, const char *name, GError **error)
+/* The state of reading one trace text, line by line. */
+typedef struct {
+    RsTrace *trace;
+    const char *name;       /* the file name errors start with */
+    gint col_index[N_COLS]; /* the field of each column, -1 when the header lacks it */
+    guint n_fields;         /* fields per row, as many as the header has */
+    gboolean have_header;
+} TraceReader;
+
+/* A '#' line: "# key: value" metadata before the header; other comments are skipped. */
+static void
+read_comment(TraceReader *rd, char *l)
 {
-    g_autoptr(RsTrace) trace = rs_trace_new();
-    trace->name = g_strdup(name);
-    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
-    gint col_index[N_COLS];
-    for (guint c = 0; c < N_COLS; c++)
-        col_index[c] = -1;
-    guint n_fields = 0;
-    gboolean have_header = FALSE;
-    for (guint li = 0; lines[li] != NULL; li++) {
-        guint line = li + 1;
-        char *l = lines[li];
-        gsize len = strlen(l);
-        if (len > 0 && l[len - 1] == '\r')
-            l[len - 1] = '\0';
-        if (*l == '\0')
-            continue;
-        if (l[0] == '#') {
-            char *colon = strchr(l, ':');
-            if (!have_header && colon != NULL) {
-                *colon = '\0';
-                rs_trace_set_meta(trace, g_strstrip(l + 1), g_strstrip(colon + 1));
-            }
-            continue;
-        }
-        g_auto(GStrv) fields = g_strsplit(l, ",", -1);
-        guint n = g_strv_length(fields);
-        if (!have_header) {
-            for (guint f = 0; f < n; f++) {
-                char *h = g_strstrip(fields[f]);
-                gint found = -1;
-                for (guint c = 0; c < N_COLS; c++)
-                    if (strcmp(h, column_names[c]) == 0)
-                        found = (gint)c;
-                if (found < 0) {
-                    g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_PARSE,
-                                "%s:%u: unknown column \"%s\" (known: message, src, dst, bytes, "
-                                "phase, start_s, end_s, route, depends_on)",
-                                name, line, h);
-                    return NULL;
-                }
-                if (col_index[found] >= 0) {
-                    g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_PARSE,
-                                "%s:%u: column \"%s\" appears twice", name, line, h);
-                    return NULL;
-                }
-                col_index[found] = (gint)f;
-            }
-            for (guint c = COL_SRC; c <= COL_BYTES; c++) {
-                if (col_index[c] < 0) {
-                    g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_PARSE,
-                                "%s:%u: the header lacks the column \"%s\"", name, line,
-                                column_names[c]);
-                    return NULL;
-                }
-            }
-            n_fields = n;
-            have_header = TRUE;
-            continue;
-        }
-        if (n != n_fields) {
-            g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_PARSE,
-                        "%s:%u: %u fields, the header has %u", name, line, n, n_fields);
-            return NULL;
-        }
-        const char *v[N_COLS];
+    char *colon = strchr(l, ':');
+    if (!rd->have_header && colon != NULL) {
+        *colon = '\0';
+        rs_trace_set_meta(rd->trace, g_strstrip(l + 1), g_strstrip(colon + 1));
+    }
+}
+
+/* The header row: known column names, none twice, src, dst and bytes present. */
+static gboolean
+read_header(TraceReader *rd, char **fields, guint n, guint line, GError **error)
+{
+    for (guint f = 0; f < n; f++) {
+        char *h = g_strstrip(fields[f]);
+        gint found = -1;
         for (guint c = 0; c < N_COLS; c++)
-            v[c] = col_index[c] >= 0 ? g_strstrip(fields[col_index[c]]) : NULL;
-        guint64 message = rs_trace_get_n_rows(trace), src, dst, bytes, phase = 0;
-        if (v[COL_MESSAGE] && !parse_u64(v[COL_MESSAGE], G_MAXUINT32, &message))
-            return parse_error(error, name, line, "message", v[COL_MESSAGE],
-                               "is not a non-negative integer");
-        if (!parse_u64(v[COL_SRC], G_MAXUINT32, &src))
-            return parse_error(error, name, line, "src", v[COL_SRC],
-                               "is not a non-negative integer");
-        if (!parse_u64(v[COL_DST], G_MAXUINT32, &dst))
-            return parse_error(error, name, line, "dst", v[COL_DST],
-                               "is not a non-negative integer");
-        if (!parse_u64(v[COL_BYTES], G_MAXINT64, &bytes))
-            return parse_error(error, name, line, "bytes", v[COL_BYTES],
-                               "is not a non-negative integer");
-        if (v[COL_PHASE] && *v[COL_PHASE] && !parse_u64(v[COL_PHASE], G_MAXUINT32, &phase))
-            return parse_error(error, name, line, "phase", v[COL_PHASE],
-                               "is not a non-negative integer");
-        double times[2] = {NAN, NAN};
-        for (guint k = 0; k < 2; k++) {
-            const char *t = v[COL_START + k];
-            if (t == NULL || *t == '\0')
-                continue;
-            char *end = NULL;
-            times[k] = g_ascii_strtod(t, &end);
-            if (end == t || *end != '\0' || !isfinite(times[k]))
-                return parse_error(error, name, line, column_names[COL_START + k], t,
-                                   "is not a number of seconds");
+            if (strcmp(h, column_names[c]) == 0)
+                found = (gint)c;
+        if (found < 0) {
+            g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_PARSE,
+                        "%s:%u: unknown column \"%s\" (known: message, src, dst, bytes, "
+                        "phase, start_s, end_s, route, depends_on)",
+                        rd->name, line, h);
+            return FALSE;
         }
-        g_autoptr(GArray) deps = g_array_new(FALSE, FALSE, sizeof(guint32));
-        if (v[COL_DEPENDS] && *v[COL_DEPENDS]) {
-            g_auto(GStrv) items = g_strsplit(v[COL_DEPENDS], ";", -1);
-            for (guint k = 0; items[k] != NULL; k++) {
-                guint64 d;
-                if (!parse_u64(g_strstrip(items[k]), G_MAXUINT32, &d))
-                    return parse_error(error, name, line, "depends_on", items[k],
-                                       "is not a message index");
-                guint32 d32 = (guint32)d;
-                g_array_append_val(deps, d32);
-            }
+        if (rd->col_index[found] >= 0) {
+            g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_PARSE,
+                        "%s:%u: column \"%s\" appears twice", rd->name, line, h);
+            return FALSE;
         }
-        rs_trace_add(trace, (guint32)message, (guint32)src, (guint32)dst, bytes, (guint32)phase,
-                     times[0], times[1], v[COL_ROUTE], (const guint32 *)deps->data, deps->len)
-            ->line = line;
+        rd->col_index[found] = (gint)f;
     }
-    if (!have_header) {
+    for (guint c = COL_SRC; c <= COL_BYTES; c++) {
+        if (rd->col_index[c] < 0) {
+            g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_PARSE,
+                        "%s:%u: the header lacks the column \"%s\"", rd->name, line,
+                        column_names[c]);
+            return FALSE;
+        }
+    }
+    rd->n_fields = n;
+    rd->have_header = TRUE;
+    return TRUE;
+}
+
+/* The integer columns of a row; an absent message column is the row index, phase 0. */
+static gboolean
+read_row_integers(const TraceReader *rd, const char *const *v, guint line, guint64 *out,
+                  GError **error)
+{
+    /* Largest value of message, src, dst, bytes and phase. */
+    static const guint64 max[COL_PHASE + 1] = {G_MAXUINT32, G_MAXUINT32, G_MAXUINT32, G_MAXINT64,
+                                               G_MAXUINT32};
+    out[COL_MESSAGE] = rs_trace_get_n_rows(rd->trace);
+    out[COL_PHASE] = 0;
+    for (guint c = COL_MESSAGE; c <= COL_PHASE; c++) {
+        if (c == COL_MESSAGE && v[c] == NULL)
+            continue;
+        if (c == COL_PHASE && (v[c] == NULL || *v[c] == '\0'))
+            continue;
+        if (!parse_u64(v[c], max[c], &out[c]))
+            return parse_error(error, rd->name, line, column_names[c], v[c],
+                               "is not a non-negative integer");
+    }
+    return TRUE;
+}
+
+/* start_s and end_s: NAN when absent or empty, else finite seconds. */
+static gboolean
+read_row_times(const TraceReader *rd, const char *const *v, guint line, double *times,
+               GError **error)
+{
+    for (guint k = 0; k < 2; k++) {
+        const char *t = v[COL_START + k];
+        times[k] = NAN;
+        if (t == NULL || *t == '\0')
+            continue;
+        char *end = NULL;
+        times[k] = g_ascii_strtod(t, &end);
+        if (end == t || *end != '\0' || !isfinite(times[k]))
+            return parse_error(error, rd->name, line, column_names[COL_START + k], t,
+                               "is not a number of seconds");
+    }
+    return TRUE;
+}
+
+/* depends_on: ';'-separated message indices, appended to @deps (guint32). */
+static gboolean
+read_row_depends(const TraceReader *rd, const char *text, guint line, GArray *deps, GError **error)
+{
+    if (text == NULL || *text == '\0')
+        return TRUE;
+    g_auto(GStrv) items = g_strsplit(text, ";", -1);
+    for (guint k = 0; items[k] != NULL; k++) {
+        guint64 d;
+        if (!parse_u64(g_strstrip(items[k]), G_MAXUINT32, &d))
+            return parse_error(error, rd->name, line, "depends_on", items[k],
+                               "is not a message index");
+        guint32 d32 = (guint32)d;
+        g_array_append_val(deps, d32);
+    }
+    return TRUE;
+}
+
+/* One data row: as many fields as the header, each column parsed, the row added. */
+static gboolean
+read_row(TraceReader *rd, char **fields, guint n, guint line, GError **error)
+{
+    if (n != rd->n_fields) {
         g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_PARSE,
-                    "%s: no header row (message,src,dst,bytes,…)", name);
-        return NULL;
+                    "%s:%u: %u fields, the header has %u", rd->name, line, n, rd->n_fields);
+        return FALSE;
     }
-    /* Every dependency names a message of the file. */
+    const char *v[N_COLS];
+    for (guint c = 0; c < N_COLS; c++)
+        v[c] = rd->col_index[c] >= 0 ? g_strstrip(fields[rd->col_index[c]]) : NULL;
+    guint64 ints[COL_PHASE + 1];
+    double times[2];
+    g_autoptr(GArray) deps = g_array_new(FALSE, FALSE, sizeof(guint32));
+    if (!read_row_integers(rd, v, line, ints, error) ||
+        !read_row_times(rd, v, line, times, error) ||
+        !read_row_depends(rd, v[COL_DEPENDS], line, deps, error))
+        return FALSE;
+    rs_trace_add(rd->trace, (guint32)ints[COL_MESSAGE], (guint32)ints[COL_SRC],
+                 (guint32)ints[COL_DST], ints[COL_BYTES], (guint32)ints[COL_PHASE], times[0],
+                 times[1], v[COL_ROUTE], (const guint32 *)deps->data, deps->len)
+        ->line = line;
+    return TRUE;
+}
+
+/* Every dependency names a message of the file. */
+static gboolean
+check_dependencies(const RsTrace *trace, const char *name, GError **error)
+{
     g_autoptr(GHashTable) ids = g_hash_table_new(g_direct_hash, g_direct_equal);
     for (guint i = 0; i < rs_trace_get_n_rows(trace); i++)
         g_hash_table_add(ids, GUINT_TO_POINTER(rs_trace_get_row(trace, i)->message + 1));
@@ -303,10 +332,47 @@ rs_trace_read_string(const char *text, const char *name, GError **error)
                 g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_PARSE,
                             "%s:%u: message %u depends on message %u, which is not in the file",
                             name, r->line, r->message, d);
-                return NULL;
+                return FALSE;
             }
         }
     }
+    return TRUE;
+}
+
+RsTrace *
+rs_trace_read_string(const char *text, const char *name, GError **error)
+{
+    g_autoptr(RsTrace) trace = rs_trace_new();
+    trace->name = g_strdup(name);
+    TraceReader rd = {trace, name, {0}, 0, FALSE};
+    for (guint c = 0; c < N_COLS; c++)
+        rd.col_index[c] = -1;
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    for (guint li = 0; lines[li] != NULL; li++) {
+        char *l = lines[li];
+        gsize len = strlen(l);
+        if (len > 0 && l[len - 1] == '\r')
+            l[len - 1] = '\0';
+        if (*l == '\0')
+            continue;
+        if (l[0] == '#') {
+            read_comment(&rd, l);
+            continue;
+        }
+        g_auto(GStrv) fields = g_strsplit(l, ",", -1);
+        guint n = g_strv_length(fields);
+        gboolean ok = rd.have_header ? read_row(&rd, fields, n, li + 1, error)
+                                     : read_header(&rd, fields, n, li + 1, error);
+        if (!ok)
+            return NULL;
+    }
+    if (!rd.have_header) {
+        g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_PARSE,
+                    "%s: no header row (message,src,dst,bytes,…)", name);
+        return NULL;
+    }
+    if (!check_dependencies(trace, name, error))
+        return NULL;
     return g_steal_pointer(&trace);
 }
 

@@ -16,7 +16,9 @@
 
 #include <string.h>
 
-G_DEFINE_QUARK(rs - layout - error - quark, rs_layout_error)
+/* clang-format off */
+G_DEFINE_QUARK(rs-layout-error-quark, rs_layout_error)
+/* clang-format on */
 
 typedef struct {
     guint32 rank;
@@ -683,15 +685,6 @@ builder_check_rank(const RsLayoutBuilder *b, const PendingRank *r, GError **erro
     return TRUE;
 }
 
-static gint
-box_lo0_compare(gconstpointer a, gconstpointer b)
-{
-    const RsBox *x = a, *y = b;
-    if (x->n_dims == 0)
-        return 0;
-    return x->lo[0] < y->lo[0] ? -1 : x->lo[0] > y->lo[0];
-}
-
 /* Whether distinct boxes (over all ranks) never overlap: sweep over dim 0. */
 static gboolean
 compute_disjoint(const RsLayout *layout)
@@ -705,7 +698,7 @@ compute_disjoint(const RsLayout *layout)
         if (g_hash_table_add(seen, (gpointer)&lb->box))
             g_array_append_val(distinct, lb->box);
     }
-    g_array_sort(distinct, box_lo0_compare);
+    g_array_sort(distinct, rs_box_compare_lo0);
     for (guint i = 0; i < distinct->len; i++) {
         const RsBox *a = &g_array_index(distinct, RsBox, i);
         for (guint j = i + 1; j < distinct->len; j++) {
@@ -1076,11 +1069,136 @@ ceil_div(gint64 a, gint64 b)
     return (a + b - 1) / b;
 }
 
+/* What rs_layout_new_blocked() derives from: the weight's layout, the block and the mode. */
+typedef struct {
+    const RsLayout *layout;
+    const gint64 *block;
+    gboolean whole_blocks;
+    gboolean in_blocks;
+} BlockedSpec;
+
+/* Whole-blocks mode, dim @d of box @src at buffer position @position: the blocks lying
+ * wholly in the box (a block the tensor's end cuts counts as whole). Returns: FALSE when
+ * the box holds no whole block in this dim, so it is left out. */
+static gboolean
+blocked_dim_whole(const BlockedSpec *bs, const RsBox *src, guint d, gint64 position, PendingBox *pb)
+{
+    gint64 count = rs_box_get_count(src, d), bl = bs->block[d];
+    gint64 lo = src->lo[d], hi = lo + count;
+    gboolean ends_tensor = hi == bs->layout->shape[d];
+    gint64 first = ceil_div(lo, bl);
+    gint64 last = ends_tensor ? ceil_div(hi, bl) : hi / bl;
+    if (count > 1 && src->step[d] != 1)
+        last = first; /* a strided run holds no whole block */
+    if (last <= first)
+        return FALSE;
+    gint64 e_lo = first * bl, e_hi = MIN(last * bl, bs->layout->shape[d]);
+    if (bs->in_blocks)
+        rs_box_set_dim(&pb->box, d, first, last - first, 1);
+    else
+        rs_box_set_dim(&pb->box, d, e_lo, e_hi - e_lo, 1);
+    pb->position[d] = position + (e_lo - lo);
+    return TRUE;
+}
+
+/* Aligned mode, dim @d of rank @rank's box @src at buffer position @position: the box must
+ * start on a block boundary, end on one or at the tensor's end, have step 1 and sit at a
+ * block-aligned buffer position. Returns: FALSE with RS_LAYOUT_ERROR_INVALID otherwise. */
+static gboolean
+blocked_dim_aligned(const BlockedSpec *bs, guint32 rank, const RsBox *src, guint d, gint64 position,
+                    PendingBox *pb, GError **error)
+{
+    gint64 count = rs_box_get_count(src, d), bl = bs->block[d];
+    gint64 lo = src->lo[d], hi = lo + count; /* step 1 required below */
+    gboolean ends_tensor = hi == bs->layout->shape[d];
+    if ((count > 1 && src->step[d] != 1) || lo % bl != 0 || (hi % bl != 0 && !ends_tensor) ||
+        position % bl != 0) {
+        g_autofree char *text = rs_box_format(src);
+        g_set_error(error, RS_LAYOUT_ERROR, RS_LAYOUT_ERROR_INVALID,
+                    "rank %u, box %s (buffer position %" G_GINT64_FORMAT
+                    " in dim %u): not aligned to blocks of %" G_GINT64_FORMAT
+                    " elements, so its block scales cannot be laid out",
+                    rank, text, position, d, bl);
+        return FALSE;
+    }
+    if (bs->in_blocks) {
+        rs_box_set_dim(&pb->box, d, lo / bl, ceil_div(hi, bl) - lo / bl, 1);
+        pb->position[d] = position / bl;
+    } else {
+        rs_box_set_dim(&pb->box, d, lo, count, 1);
+        pb->position[d] = position;
+    }
+    return TRUE;
+}
+
+/* The derived boxes of rank entry @e, appended to @derived (PendingBox) in the order of the
+ * weight's boxes; in whole-blocks mode a box with no whole block is left out. Returns:
+ * FALSE with RS_LAYOUT_ERROR_INVALID for a box that is not aligned to blocks. */
+static gboolean
+blocked_rank_boxes(const BlockedSpec *bs, guint e, GArray *derived, GError **error)
+{
+    const RsLayout *layout = bs->layout;
+    guint32 rank = rs_layout_get_rank(layout, e);
+    guint n;
+    const RsLocalBox *boxes = rs_layout_get_boxes(layout, e, &n);
+    for (guint k = 0; k < n; k++) {
+        const RsBox *src = &boxes[k].box;
+        gint64 position[RS_MAX_DIMS];
+        rs_local_box_get_position(layout, e, &boxes[k], position);
+        PendingBox pb;
+        memset(&pb, 0, sizeof pb);
+        pb.box.n_dims = layout->n_dims;
+        gboolean keep = TRUE;
+        for (guint d = 0; d < layout->n_dims && keep; d++) {
+            if (bs->block[d] == 1) {
+                rs_box_set_dim(&pb.box, d, src->lo[d], rs_box_get_count(src, d), src->step[d]);
+                pb.position[d] = position[d];
+            } else if (bs->whole_blocks) {
+                keep = blocked_dim_whole(bs, src, d, position[d], &pb);
+            } else if (!blocked_dim_aligned(bs, rank, src, d, position[d], &pb, error)) {
+                return FALSE;
+            }
+        }
+        if (keep)
+            g_array_append_val(derived, pb);
+    }
+    return TRUE;
+}
+
+/* The local buffer shape of rank entry @e holding @derived: the weight's buffer (element
+ * coordinates), that buffer in blocks (a destination's scales), or the boxes stacked along
+ * dim 0 (a source's computed scales; this sets their positions). */
+static void
+blocked_buffer_shape(const BlockedSpec *bs, guint e, GArray *derived, gint64 *out_buffer)
+{
+    guint n_dims = bs->layout->n_dims;
+    const gint64 *bshape = rs_layout_get_buffer_shape(bs->layout, e);
+    if (!bs->in_blocks) {
+        memcpy(out_buffer, bshape, n_dims * sizeof *bshape);
+    } else if (!bs->whole_blocks) {
+        for (guint d = 0; d < n_dims; d++)
+            out_buffer[d] = ceil_div(bshape[d], bs->block[d]);
+    } else {
+        /* Computed scales: the rank's scale boxes stacked along dim 0. */
+        for (guint d = 0; d < n_dims; d++)
+            out_buffer[d] = 0;
+        for (guint k = 0; k < derived->len; k++) {
+            PendingBox *pb = &g_array_index(derived, PendingBox, k);
+            for (guint d = 0; d < n_dims; d++) {
+                gint64 c = rs_box_get_count(&pb->box, d);
+                pb->position[d] = d == 0 ? out_buffer[0] : 0;
+                out_buffer[d] = d == 0 ? out_buffer[0] + c : MAX(out_buffer[d], c);
+            }
+        }
+    }
+}
+
 RsLayout *
 rs_layout_new_blocked(const RsLayout *layout, const gint64 *block, gboolean whole_blocks,
                       gboolean in_blocks, GError **error)
 {
     guint n_dims = layout->n_dims;
+    const BlockedSpec bs = {layout, block, whole_blocks, in_blocks};
     gint64 out_shape[RS_MAX_DIMS];
     for (guint d = 0; d < n_dims; d++) {
         g_return_val_if_fail(block[d] >= 1, NULL);
@@ -1088,88 +1206,15 @@ rs_layout_new_blocked(const RsLayout *layout, const gint64 *block, gboolean whol
     }
     RsLayoutBuilder *b = rs_layout_builder_new(n_dims, out_shape);
     for (guint e = 0; e < rs_layout_get_n_ranks(layout); e++) {
-        guint32 rank = rs_layout_get_rank(layout, e);
-        const gint64 *bshape = rs_layout_get_buffer_shape(layout, e);
-        guint n;
-        const RsLocalBox *boxes = rs_layout_get_boxes(layout, e, &n);
         /* Derived boxes first, to size a stacked source buffer. */
         g_autoptr(GArray) derived = g_array_new(FALSE, FALSE, sizeof(PendingBox));
-        for (guint k = 0; k < n; k++) {
-            gint64 position[RS_MAX_DIMS];
-            rs_local_box_get_position(layout, e, &boxes[k], position);
-            PendingBox pb;
-            memset(&pb, 0, sizeof pb);
-            pb.box.n_dims = n_dims;
-            gboolean keep = TRUE;
-            for (guint d = 0; d < n_dims && keep; d++) {
-                const RsBox *src = &boxes[k].box;
-                gint64 count = rs_box_get_count(src, d), bl = block[d];
-                if (bl == 1) {
-                    rs_box_set_dim(&pb.box, d, src->lo[d], count, src->step[d]);
-                    pb.position[d] = position[d];
-                    continue;
-                }
-                gint64 lo = src->lo[d], hi = lo + count; /* step 1 required below */
-                gboolean ends_tensor = hi == layout->shape[d];
-                if (whole_blocks) {
-                    gint64 first = ceil_div(lo, bl);
-                    gint64 last = ends_tensor ? ceil_div(hi, bl) : hi / bl;
-                    if (count > 1 && src->step[d] != 1)
-                        last = first; /* a strided run holds no whole block */
-                    if (last <= first) {
-                        keep = FALSE;
-                        break;
-                    }
-                    gint64 e_lo = first * bl, e_hi = MIN(last * bl, layout->shape[d]);
-                    if (in_blocks)
-                        rs_box_set_dim(&pb.box, d, first, last - first, 1);
-                    else
-                        rs_box_set_dim(&pb.box, d, e_lo, e_hi - e_lo, 1);
-                    pb.position[d] = position[d] + (e_lo - lo);
-                    continue;
-                }
-                if ((count > 1 && src->step[d] != 1) || lo % bl != 0 ||
-                    (hi % bl != 0 && !ends_tensor) || position[d] % bl != 0) {
-                    g_autofree char *text = rs_box_format(src);
-                    g_set_error(error, RS_LAYOUT_ERROR, RS_LAYOUT_ERROR_INVALID,
-                                "rank %u, box %s (buffer position %" G_GINT64_FORMAT
-                                " in dim %u): not aligned to blocks of %" G_GINT64_FORMAT
-                                " elements, so its block scales cannot be laid out",
-                                rank, text, position[d], d, bl);
-                    rs_layout_builder_free(b);
-                    return NULL;
-                }
-                if (in_blocks) {
-                    rs_box_set_dim(&pb.box, d, lo / bl, ceil_div(hi, bl) - lo / bl, 1);
-                    pb.position[d] = position[d] / bl;
-                } else {
-                    rs_box_set_dim(&pb.box, d, lo, count, 1);
-                    pb.position[d] = position[d];
-                }
-            }
-            if (keep)
-                g_array_append_val(derived, pb);
+        if (!blocked_rank_boxes(&bs, e, derived, error)) {
+            rs_layout_builder_free(b);
+            return NULL;
         }
         gint64 out_buffer[RS_MAX_DIMS];
-        if (!in_blocks) {
-            memcpy(out_buffer, bshape, n_dims * sizeof *bshape);
-        } else if (!whole_blocks) {
-            for (guint d = 0; d < n_dims; d++)
-                out_buffer[d] = ceil_div(bshape[d], block[d]);
-        } else {
-            /* Computed scales: the rank's scale boxes stacked along dim 0. */
-            for (guint d = 0; d < n_dims; d++)
-                out_buffer[d] = 0;
-            for (guint k = 0; k < derived->len; k++) {
-                PendingBox *pb = &g_array_index(derived, PendingBox, k);
-                for (guint d = 0; d < n_dims; d++) {
-                    gint64 c = rs_box_get_count(&pb->box, d);
-                    pb->position[d] = d == 0 ? out_buffer[0] : 0;
-                    out_buffer[d] = d == 0 ? out_buffer[0] + c : MAX(out_buffer[d], c);
-                }
-            }
-        }
-        rs_layout_builder_add_rank(b, rank, out_buffer);
+        blocked_buffer_shape(&bs, e, derived, out_buffer);
+        rs_layout_builder_add_rank(b, rs_layout_get_rank(layout, e), out_buffer);
         for (guint k = 0; k < derived->len; k++) {
             const PendingBox *pb = &g_array_index(derived, PendingBox, k);
             rs_layout_builder_add_box(b, &pb->box, pb->position);

@@ -1,4 +1,19 @@
-/* layout.h — how one logical tensor is spread over ranks, resolved to explicit boxes.
+/* layout/ — what each rank holds of each tensor, on both sides of a refit. It owns:
+ *   layout.h      placements and splits resolved to layouts: a tensor's boxes per rank and
+ *                 where each sits in the rank's local buffer (this header)
+ *   convention.h  the frameworks' parallel conventions (megatron, fsdp2, vllm, sglang):
+ *                 a model and an ordered GPU list to one layout per tensor; convention.c
+ *                 holds the registry, parameters and shared resolver, convention-NAME.c
+ *                 one framework's rules with their sources, convention-private.h what
+ *                 they share
+ *   refit.h       a refit: every tensor with its source and destination layouts, dtypes
+ *                 and fused buffers, and the checks on them
+ *   scenario.h    a scenario file (model, topology, both conventions and their GPUs)
+ *                 bound into a refit
+ * It uses base/, models/ and topologies/; plan/ and the folders above take its refits and
+ * layouts, which are boxes: a planner never reasons about placements or frameworks.
+ *
+ * layout.h — how one logical tensor is spread over ranks, resolved to explicit boxes.
  *
  * A layout lists the ranks that take part (including ranks whose shard is empty) and, for
  * each, the boxes of global indices it holds and where each box sits in the rank's local

@@ -4,7 +4,9 @@
 
 #include <string.h>
 
-G_DEFINE_QUARK(rs - refit - error - quark, rs_refit_error)
+/* clang-format off */
+G_DEFINE_QUARK(rs-refit-error-quark, rs_refit_error)
+/* clang-format on */
 
 struct _RsRefit {
     GArray *tensors; /* RsRefitTensor */

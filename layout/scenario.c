@@ -6,7 +6,9 @@
 
 #include <string.h>
 
+/* clang-format off */
 G_DEFINE_QUARK(rs-scenario-error-quark, rs_scenario_error)
+/* clang-format on */
 
 RsScenario *
 rs_scenario_new(void)

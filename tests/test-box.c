@@ -1,5 +1,11 @@
-/* test-box.c — box intersection, subtraction and disjoint lists. */
+/* test-box.c — box intersection, subtraction, disjoint lists and the dim-0 order; and the
+ * names of base/'s error domains. */
 #include "base/box.h"
+#include "base/data.h"
+#include "base/dtype.h"
+#include "base/mesh.h"
+#include "base/units.h"
+#include "base/yaml-reader.h"
 
 static RsBox
 box2(gint64 lo0, gint64 hi0, gint64 lo1, gint64 hi1)
@@ -59,6 +65,31 @@ test_list_union(void)
     RsBox cut = box2(0, 6, 0, 1);
     rs_box_list_subtract(list, &cut);
     g_assert_cmpuint(rs_box_list_get_n_elems(list), ==, 24);
+}
+
+/* rs_box_compare_lo0 orders by lo[0] alone; ties keep their order under g_array_sort. */
+static void
+test_compare_lo0(void)
+{
+    RsBox a = box2(4, 6, 0, 1), b = box2(0, 2, 5, 9), c = box2(4, 8, 2, 3), d = box2(-3, 1, 0, 1);
+    g_assert_cmpint(rs_box_compare_lo0(&a, &b), ==, 1);
+    g_assert_cmpint(rs_box_compare_lo0(&b, &a), ==, -1);
+    g_assert_cmpint(rs_box_compare_lo0(&a, &c), ==, 0);
+    g_autoptr(GArray) list = g_array_new(FALSE, FALSE, sizeof(RsBox));
+    g_array_append_val(list, a);
+    g_array_append_val(list, b);
+    g_array_append_val(list, c);
+    g_array_append_val(list, d);
+    g_array_sort(list, rs_box_compare_lo0);
+    const gint64 want_lo0[] = {-3, 0, 4, 4}, want_lo1[] = {0, 5, 0, 2};
+    for (guint i = 0; i < list->len; i++) {
+        g_assert_cmpint(g_array_index(list, RsBox, i).lo[0], ==, want_lo0[i]);
+        g_assert_cmpint(g_array_index(list, RsBox, i).lo[1], ==, want_lo1[i]);
+    }
+    RsBox s0, s1;
+    rs_box_init_full(&s0, 0, NULL);
+    rs_box_init_full(&s1, 0, NULL);
+    g_assert_cmpint(rs_box_compare_lo0(&s0, &s1), ==, 0);
 }
 
 static void
@@ -164,6 +195,29 @@ test_section_random(void)
     }
 }
 
+/* Error domains: the quark string is what g_quark_to_string() and a GError's domain show;
+ * clang-format once mangled them into "rs - layout - error - quark". */
+typedef struct {
+    const char *name;
+    GQuark (*quark)(void);
+    const char *expected;
+} ErrorDomainCase;
+
+static const ErrorDomainCase error_domain_cases[] = {
+    {"data", rs_data_error_quark, "rs-data-error-quark"},
+    {"dtype", rs_dtype_error_quark, "rs-dtype-error-quark"},
+    {"mesh", rs_mesh_error_quark, "rs-mesh-error-quark"},
+    {"units", rs_units_error_quark, "rs-units-error-quark"},
+    {"yaml", rs_yaml_error_quark, "rs-yaml-error-quark"},
+};
+
+static void
+test_error_domain(gconstpointer data)
+{
+    const ErrorDomainCase *c = data;
+    g_assert_cmpstr(g_quark_to_string(c->quark()), ==, c->expected);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -171,8 +225,14 @@ main(int argc, char **argv)
     g_test_add_func("/box/intersect", test_intersect);
     g_test_add_func("/box/subtract", test_subtract);
     g_test_add_func("/box/list-union", test_list_union);
+    g_test_add_func("/box/compare-lo0", test_compare_lo0);
     g_test_add_func("/box/scalar-and-empty", test_scalar_and_empty);
     g_test_add_func("/box/section/intersect", test_section_intersect);
     g_test_add_func("/box/section/random-vs-brute-force", test_section_random);
+    for (guint i = 0; i < G_N_ELEMENTS(error_domain_cases); i++) {
+        g_autofree char *path =
+            g_strdup_printf("/base/error-domain/%s", error_domain_cases[i].name);
+        g_test_add_data_func(path, &error_domain_cases[i], test_error_domain);
+    }
     return g_test_run();
 }

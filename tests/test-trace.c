@@ -45,6 +45,32 @@ test_minimal_columns(void)
     g_assert_cmpuint(r->size_bytes, ==, 200);
 }
 
+/* Metadata only before the header, CRLF line ends, an empty phase (0) and empty times. */
+static void
+test_optional_fields(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTrace) t = rs_trace_read_string(
+        "# source: measured\r\nsrc,dst,bytes,phase,start_s\r\n# late: ignored\r\n\r\n"
+        "3,4,10,,\r\n4,3,20,2,0.25\r\n",
+        "o.csv", &error);
+    g_assert_no_error(error);
+    g_assert_cmpstr(rs_trace_get_meta(t, "source"), ==, "measured");
+    g_assert_null(rs_trace_get_meta(t, "late"));
+    g_assert_cmpuint(rs_trace_get_n_rows(t), ==, 2);
+    const RsTraceRow *a = rs_trace_get_row(t, 0), *b = rs_trace_get_row(t, 1);
+    g_assert_cmpuint(a->message, ==, 0);
+    g_assert_cmpuint(a->phase, ==, 0);
+    g_assert_true(isnan(a->start_s));
+    g_assert_cmpuint(a->line, ==, 5);
+    g_assert_cmpuint(b->message, ==, 1);
+    g_assert_cmpuint(b->phase, ==, 2);
+    g_assert_cmpfloat(b->start_s, ==, 0.25);
+    g_assert_true(isnan(b->end_s));
+    g_assert_cmpstr(b->route, ==, "");
+    g_assert_cmpuint(b->line, ==, 6);
+}
+
 typedef struct {
     const char *text;
     const char *fragment;
@@ -57,6 +83,11 @@ static const BadCase bad_cases[] = {
     {"src,dst,bytes\n0,1\n", "m.csv:2: 2 fields, the header has 3"},
     {"message,src,dst,bytes,depends_on\n0,0,1,5,7\n", "depends on message 7"},
     {"", "no header row"},
+    {"src,dst,bytes,src\n", "m.csv:1: column \"src\" appears twice"},
+    {"message,src,dst,bytes\n,0,1,5\n", "m.csv:2: column message: \"\" is not a non-negative"},
+    {"src,dst,bytes,phase\n0,1,5,4294967296\n", "m.csv:2: column phase: \"4294967296\""},
+    {"src,dst,bytes,end_s\n0,1,5,soon\n", "m.csv:2: column end_s: \"soon\" is not a number"},
+    {"src,dst,bytes,depends_on\n0,1,5,0;x\n", "m.csv:2: column depends_on: \"x\" is not a"},
 };
 
 static void
@@ -71,15 +102,40 @@ test_bad(gconstpointer data)
         g_error("\"%s\" lacks \"%s\"", error->message, c->fragment);
 }
 
+/* Error domains: the quark string is what g_quark_to_string() and a GError's domain show;
+ * clang-format once mangled them into "rs - layout - error - quark". */
+typedef struct {
+    const char *name;
+    GQuark (*quark)(void);
+    const char *expected;
+} ErrorDomainCase;
+
+static const ErrorDomainCase error_domain_cases[] = {
+    {"trace", rs_trace_error_quark, "rs-trace-error-quark"},
+};
+
+static void
+test_error_domain(gconstpointer data)
+{
+    const ErrorDomainCase *c = data;
+    g_assert_cmpstr(g_quark_to_string(c->quark()), ==, c->expected);
+}
+
 int
 main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/trace/roundtrip", test_roundtrip);
     g_test_add_func("/trace/minimal-columns", test_minimal_columns);
+    g_test_add_func("/trace/optional-fields", test_optional_fields);
     for (guint i = 0; i < G_N_ELEMENTS(bad_cases); i++) {
         g_autofree char *path = g_strdup_printf("/trace/bad/%u", i);
         g_test_add_data_func(path, &bad_cases[i], test_bad);
+    }
+    for (guint i = 0; i < G_N_ELEMENTS(error_domain_cases); i++) {
+        g_autofree char *path =
+            g_strdup_printf("/trace/error-domain/%s", error_domain_cases[i].name);
+        g_test_add_data_func(path, &error_domain_cases[i], test_error_domain);
     }
     return g_test_run();
 }

@@ -15,7 +15,9 @@
 #include <stdarg.h>
 #include <string.h>
 
+/* clang-format off */
 G_DEFINE_QUARK(rs-topology-error-quark, rs_topology_error)
+/* clang-format on */
 
 /* The figures of one link class as the file gives them. */
 typedef struct {
@@ -216,6 +218,183 @@ read_copy(RsYaml *yaml, yaml_node_t *root, GArray **out, GError **error)
 static void build_links(RsTopology *topo, const LinkClass *nvlink, const LinkClass *pcie,
                         const LinkClass *nic, double uplink_efficiency);
 
+/* What a topology file says, before overrides; strings borrowed from the YAML document. */
+typedef struct {
+    const char *name;
+    const char *description;
+    const char *gpu_model;
+    guint64 gpu_memory_bytes;
+    gint64 n_nodes;
+    gint64 gpus_per_node;
+    gint64 nodes_per_domain;
+    gint64 su_nodes; /* 0: one scalable unit of every node */
+    double message_overhead_s;
+    double oversubscription;
+    double switch_latency_s;
+    double uplink_efficiency; /* < 0: the NIC's efficiency */
+    gboolean pxn;
+    gboolean has_pcie;
+    LinkClass nvlink, pcie, nic;
+} TopologyFile;
+
+/* name, description, nodes, gpus_per_node and nodes_per_nvlink_domain. */
+static gboolean
+read_root_scalars(RsYaml *yaml, yaml_node_t *root, TopologyFile *f, GError **error)
+{
+    return rs_yaml_read_string(yaml, root, NULL, "name", TRUE, &f->name, error) &&
+           rs_yaml_read_string(yaml, root, NULL, "description", FALSE, &f->description, error) &&
+           rs_yaml_read_int64(yaml, root, NULL, "nodes", TRUE, 1, 1 << 20, &f->n_nodes, error) &&
+           rs_yaml_read_int64(yaml, root, NULL, "gpus_per_node", TRUE, 1, 1024, &f->gpus_per_node,
+                              error) &&
+           rs_yaml_read_int64(yaml, root, NULL, "nodes_per_nvlink_domain", FALSE, 1, 1 << 20,
+                              &f->nodes_per_domain, error);
+}
+
+/* gpu {model, memory}, both optional; memory at least RS_TOPOLOGY_MIN_GPU_MEMORY_BYTES. */
+static gboolean
+read_gpu(RsYaml *yaml, yaml_node_t *root, TopologyFile *f, GError **error)
+{
+    static const char *const gpu_keys[] = {"model", "memory", NULL};
+    yaml_node_t *gpu = rs_yaml_lookup(yaml, root, "gpu");
+    if (gpu == NULL)
+        return TRUE;
+    if (!rs_yaml_check_keys(yaml, gpu, "gpu", gpu_keys, error) ||
+        !rs_yaml_read_string(yaml, gpu, "gpu", "model", FALSE, &f->gpu_model, error) ||
+        !rs_yaml_read_size(yaml, gpu, "gpu", "memory", FALSE, &f->gpu_memory_bytes, error))
+        return FALSE;
+    /* The default staging is 1/16 of GPU memory; below 16 MiB it would be under 1 MiB and
+     * cut the weights into more buckets than a plan can hold. */
+    if (rs_yaml_lookup(yaml, gpu, "memory") != NULL &&
+        f->gpu_memory_bytes < RS_TOPOLOGY_MIN_GPU_MEMORY_BYTES) {
+        rs_yaml_set_error(yaml, rs_yaml_lookup(yaml, gpu, "memory"), "gpu", "memory", error,
+                          RS_YAML_ERROR_VALUE, "must be at least 16 MiB");
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* nvlink and nic (required), pcie (optional). */
+static gboolean
+read_link_classes(RsYaml *yaml, yaml_node_t *root, TopologyFile *f, GError **error)
+{
+    gboolean has_nvlink, has_nic;
+    return read_link_class(yaml, root, "nvlink", TRUE, &f->nvlink, &has_nvlink, error) &&
+           read_link_class(yaml, root, "pcie", FALSE, &f->pcie, &f->has_pcie, error) &&
+           read_link_class(yaml, root, "nic", TRUE, &f->nic, &has_nic, error);
+}
+
+/* fabric {scalable_unit_nodes, oversubscription, switch_latency, uplink_efficiency, pxn}. */
+static gboolean
+read_fabric(RsYaml *yaml, yaml_node_t *root, TopologyFile *f, GError **error)
+{
+    static const char *const fabric_keys[] = {"scalable_unit_nodes",
+                                              "oversubscription",
+                                              "switch_latency",
+                                              "uplink_efficiency",
+                                              "pxn",
+                                              NULL};
+    yaml_node_t *fabric = rs_yaml_lookup(yaml, root, "fabric");
+    if (fabric == NULL)
+        return TRUE;
+    return rs_yaml_check_keys(yaml, fabric, "fabric", fabric_keys, error) &&
+           rs_yaml_read_int64(yaml, fabric, "fabric", "scalable_unit_nodes", FALSE, 1, 1 << 20,
+                              &f->su_nodes, error) &&
+           read_oversubscription(yaml, fabric, &f->oversubscription, error) &&
+           rs_yaml_read_duration(yaml, fabric, "fabric", "switch_latency", FALSE,
+                                 &f->switch_latency_s, error) &&
+           rs_yaml_read_double(yaml, fabric, "fabric", "uplink_efficiency", FALSE, 1e-6, 1.0,
+                               &f->uplink_efficiency, error) &&
+           rs_yaml_read_bool(yaml, fabric, "fabric", "pxn", FALSE, &f->pxn, error);
+}
+
+/* software {message_overhead}. */
+static gboolean
+read_software(RsYaml *yaml, yaml_node_t *root, TopologyFile *f, GError **error)
+{
+    static const char *const software_keys[] = {"message_overhead", NULL};
+    yaml_node_t *software = rs_yaml_lookup(yaml, root, "software");
+    if (software == NULL)
+        return TRUE;
+    return rs_yaml_check_keys(yaml, software, "software", software_keys, error) &&
+           rs_yaml_read_duration(yaml, software, "software", "message_overhead", FALSE,
+                                 &f->message_overhead_s, error);
+}
+
+/* The command line's overrides of nodes, NIC bandwidth, oversubscription and PXN. */
+static gboolean
+apply_overrides(TopologyFile *f, const RsTopologyOverrides *overrides, const char *path,
+                GError **error)
+{
+    if (overrides == NULL)
+        return TRUE;
+    if (overrides->n_nodes != 0)
+        f->n_nodes = overrides->n_nodes;
+    if (overrides->nic_bw_bytes_per_s != 0.0) {
+        if (!(overrides->nic_bw_bytes_per_s > 0.0) || !isfinite(overrides->nic_bw_bytes_per_s))
+            return invalid(error, path, "NIC bandwidth override must be positive");
+        f->nic.bw_bytes_per_s = overrides->nic_bw_bytes_per_s;
+    }
+    if (overrides->oversubscription != 0.0) {
+        if (!(overrides->oversubscription >= 1.0) || !isfinite(overrides->oversubscription))
+            return invalid(error, path, "oversubscription override must be >= 1, not %g",
+                           overrides->oversubscription);
+        f->oversubscription = overrides->oversubscription;
+    }
+    if (overrides->pxn != RS_TOPOLOGY_PXN_KEEP)
+        f->pxn = overrides->pxn == RS_TOPOLOGY_PXN_ON;
+    return TRUE;
+}
+
+/* NVLink domains must tile the nodes and the scalable units; at most 2^24 GPUs. Sets an
+ * unset scalable unit size to every node. */
+static gboolean
+check_sizes(TopologyFile *f, const char *path, GError **error)
+{
+    if (f->su_nodes == 0)
+        f->su_nodes = f->n_nodes;
+    if (f->n_nodes % f->nodes_per_domain != 0)
+        return invalid(error, path,
+                       "nodes_per_nvlink_domain=%" G_GINT64_FORMAT
+                       " does not divide %" G_GINT64_FORMAT " nodes",
+                       f->nodes_per_domain, f->n_nodes);
+    if (f->su_nodes % f->nodes_per_domain != 0)
+        return invalid(error, path,
+                       "nodes_per_nvlink_domain=%" G_GINT64_FORMAT
+                       " does not divide fabric.scalable_unit_nodes=%" G_GINT64_FORMAT
+                       " (an NVLink domain must sit in one scalable unit)",
+                       f->nodes_per_domain, f->su_nodes);
+    if ((guint64)f->n_nodes * (guint64)f->gpus_per_node > (1u << 24))
+        return invalid(error, path,
+                       "%" G_GINT64_FORMAT " nodes of %" G_GINT64_FORMAT " GPUs is too many",
+                       f->n_nodes, f->gpus_per_node);
+    return TRUE;
+}
+
+/* The topology of a checked file, with its links built; takes @copy_runs. */
+static RsTopology *
+topology_new_from_file(const TopologyFile *f, GArray *copy_runs)
+{
+    RsTopology *topo = g_new0(RsTopology, 1);
+    topo->name = g_strdup(f->name);
+    topo->description = g_strdup(f->description);
+    topo->gpu_model = g_strdup(f->gpu_model);
+    topo->gpu_memory_bytes = f->gpu_memory_bytes;
+    topo->n_nodes = (guint)f->n_nodes;
+    topo->gpus_per_node = (guint)f->gpus_per_node;
+    topo->nodes_per_nvlink_domain = (guint)f->nodes_per_domain;
+    topo->su_nodes = (guint)f->su_nodes;
+    topo->n_sus = (guint)((f->n_nodes + f->su_nodes - 1) / f->su_nodes);
+    topo->oversubscription = f->oversubscription;
+    topo->switch_latency_s = f->switch_latency_s;
+    topo->message_overhead_s = f->message_overhead_s;
+    topo->copy_runs = copy_runs;
+    topo->has_pcie = f->has_pcie;
+    topo->pxn = f->pxn;
+    build_links(topo, &f->nvlink, &f->pcie, &f->nic,
+                f->uplink_efficiency > 0 ? f->uplink_efficiency : f->nic.efficiency);
+    return topo;
+}
+
 static RsTopology *
 topology_from_yaml(RsYaml *yaml, const RsTopologyOverrides *overrides, GError **error)
 {
@@ -223,137 +402,24 @@ topology_from_yaml(RsYaml *yaml, const RsTopologyOverrides *overrides, GError **
         "name",     "description", "nodes", "gpus_per_node", "nodes_per_nvlink_domain",
         "gpu",      "nvlink",      "pcie",  "nic",           "fabric",
         "software", "copy",        NULL};
-    static const char *const gpu_keys[] = {"model", "memory", NULL};
-    static const char *const software_keys[] = {"message_overhead", NULL};
-    static const char *const fabric_keys[] = {"scalable_unit_nodes",
-                                              "oversubscription",
-                                              "switch_latency",
-                                              "uplink_efficiency",
-                                              "pxn",
-                                              NULL};
     const char *path = rs_yaml_get_path(yaml);
     yaml_node_t *root = rs_yaml_get_root_mapping(yaml, error);
     if (root == NULL || !rs_yaml_check_keys(yaml, root, NULL, root_keys, error))
         return NULL;
-
-    const char *name = NULL, *gpu_model = "GPU", *description = "";
-    gint64 n_nodes = 0, gpus_per_node = 0, nodes_per_domain = 1, su_nodes = 0;
-    guint64 memory = 0;
-    double overhead_s = 0.0, oversubscription = 1.0, switch_latency_s = 0.0;
-    double uplink_efficiency = -1.0;
-    gboolean pxn = FALSE, has_nvlink, has_pcie, has_nic;
-    LinkClass nvlink = {0}, nic = {0}, pcie = {0};
-    if (!rs_yaml_read_string(yaml, root, NULL, "name", TRUE, &name, error) ||
-        !rs_yaml_read_string(yaml, root, NULL, "description", FALSE, &description, error) ||
-        !rs_yaml_read_int64(yaml, root, NULL, "nodes", TRUE, 1, 1 << 20, &n_nodes, error) ||
-        !rs_yaml_read_int64(yaml, root, NULL, "gpus_per_node", TRUE, 1, 1024, &gpus_per_node,
-                            error) ||
-        !rs_yaml_read_int64(yaml, root, NULL, "nodes_per_nvlink_domain", FALSE, 1, 1 << 20,
-                            &nodes_per_domain, error))
-        return NULL;
-    yaml_node_t *gpu = rs_yaml_lookup(yaml, root, "gpu");
-    if (gpu != NULL &&
-        (!rs_yaml_check_keys(yaml, gpu, "gpu", gpu_keys, error) ||
-         !rs_yaml_read_string(yaml, gpu, "gpu", "model", FALSE, &gpu_model, error) ||
-         !rs_yaml_read_size(yaml, gpu, "gpu", "memory", FALSE, &memory, error)))
-        return NULL;
-    /* The default staging is 1/16 of GPU memory; below 16 MiB it would be under 1 MiB and
-     * cut the weights into more buckets than a plan can hold. */
-    if (gpu != NULL && rs_yaml_lookup(yaml, gpu, "memory") != NULL &&
-        memory < RS_TOPOLOGY_MIN_GPU_MEMORY_BYTES) {
-        rs_yaml_set_error(yaml, rs_yaml_lookup(yaml, gpu, "memory"), "gpu", "memory", error,
-                          RS_YAML_ERROR_VALUE, "must be at least 16 MiB");
-        return NULL;
-    }
-    if (!read_link_class(yaml, root, "nvlink", TRUE, &nvlink, &has_nvlink, error) ||
-        !read_link_class(yaml, root, "pcie", FALSE, &pcie, &has_pcie, error) ||
-        !read_link_class(yaml, root, "nic", TRUE, &nic, &has_nic, error))
-        return NULL;
-    yaml_node_t *fabric = rs_yaml_lookup(yaml, root, "fabric");
-    if (fabric != NULL && (!rs_yaml_check_keys(yaml, fabric, "fabric", fabric_keys, error) ||
-                           !rs_yaml_read_int64(yaml, fabric, "fabric", "scalable_unit_nodes", FALSE,
-                                               1, 1 << 20, &su_nodes, error) ||
-                           !read_oversubscription(yaml, fabric, &oversubscription, error) ||
-                           !rs_yaml_read_duration(yaml, fabric, "fabric", "switch_latency", FALSE,
-                                                  &switch_latency_s, error) ||
-                           !rs_yaml_read_double(yaml, fabric, "fabric", "uplink_efficiency", FALSE,
-                                                1e-6, 1.0, &uplink_efficiency, error) ||
-                           !rs_yaml_read_bool(yaml, fabric, "fabric", "pxn", FALSE, &pxn, error)))
-        return NULL;
-    yaml_node_t *software = rs_yaml_lookup(yaml, root, "software");
-    if (software != NULL &&
-        (!rs_yaml_check_keys(yaml, software, "software", software_keys, error) ||
-         !rs_yaml_read_duration(yaml, software, "software", "message_overhead", FALSE,
-                                &overhead_s, error)))
-        return NULL;
+    TopologyFile f = {0};
+    f.gpu_model = "GPU";
+    f.description = "";
+    f.nodes_per_domain = 1;
+    f.oversubscription = 1.0;
+    f.uplink_efficiency = -1.0;
     g_autoptr(GArray) copy_runs = NULL;
-    if (!read_copy(yaml, root, &copy_runs, error))
+    if (!read_root_scalars(yaml, root, &f, error) || !read_gpu(yaml, root, &f, error) ||
+        !read_link_classes(yaml, root, &f, error) || !read_fabric(yaml, root, &f, error) ||
+        !read_software(yaml, root, &f, error) || !read_copy(yaml, root, &copy_runs, error))
         return NULL;
-
-    if (overrides != NULL) {
-        if (overrides->n_nodes != 0)
-            n_nodes = overrides->n_nodes;
-        if (overrides->nic_bw_bytes_per_s != 0.0) {
-            if (!(overrides->nic_bw_bytes_per_s > 0.0) ||
-                !isfinite(overrides->nic_bw_bytes_per_s)) {
-                invalid(error, path, "NIC bandwidth override must be positive");
-                return NULL;
-            }
-            nic.bw_bytes_per_s = overrides->nic_bw_bytes_per_s;
-        }
-        if (overrides->oversubscription != 0.0) {
-            if (!(overrides->oversubscription >= 1.0) || !isfinite(overrides->oversubscription)) {
-                invalid(error, path, "oversubscription override must be >= 1, not %g",
-                        overrides->oversubscription);
-                return NULL;
-            }
-            oversubscription = overrides->oversubscription;
-        }
-        if (overrides->pxn != RS_TOPOLOGY_PXN_KEEP)
-            pxn = overrides->pxn == RS_TOPOLOGY_PXN_ON;
-    }
-    if (su_nodes == 0)
-        su_nodes = n_nodes;
-    if (n_nodes % nodes_per_domain != 0) {
-        invalid(error, path,
-                "nodes_per_nvlink_domain=%" G_GINT64_FORMAT " does not divide %" G_GINT64_FORMAT
-                " nodes",
-                nodes_per_domain, n_nodes);
+    if (!apply_overrides(&f, overrides, path, error) || !check_sizes(&f, path, error))
         return NULL;
-    }
-    if (su_nodes % nodes_per_domain != 0) {
-        invalid(error, path,
-                "nodes_per_nvlink_domain=%" G_GINT64_FORMAT
-                " does not divide fabric.scalable_unit_nodes=%" G_GINT64_FORMAT
-                " (an NVLink domain must sit in one scalable unit)",
-                nodes_per_domain, su_nodes);
-        return NULL;
-    }
-    if ((guint64)n_nodes * (guint64)gpus_per_node > (1u << 24)) {
-        invalid(error, path, "%" G_GINT64_FORMAT " nodes of %" G_GINT64_FORMAT " GPUs is too many",
-                n_nodes, gpus_per_node);
-        return NULL;
-    }
-
-    RsTopology *topo = g_new0(RsTopology, 1);
-    topo->name = g_strdup(name);
-    topo->description = g_strdup(description);
-    topo->gpu_model = g_strdup(gpu_model);
-    topo->gpu_memory_bytes = memory;
-    topo->n_nodes = (guint)n_nodes;
-    topo->gpus_per_node = (guint)gpus_per_node;
-    topo->nodes_per_nvlink_domain = (guint)nodes_per_domain;
-    topo->su_nodes = (guint)su_nodes;
-    topo->n_sus = (guint)((n_nodes + su_nodes - 1) / su_nodes);
-    topo->oversubscription = oversubscription;
-    topo->switch_latency_s = switch_latency_s;
-    topo->message_overhead_s = overhead_s;
-    topo->copy_runs = g_steal_pointer(&copy_runs);
-    topo->has_pcie = has_pcie;
-    topo->pxn = pxn;
-    build_links(topo, &nvlink, &pcie, &nic,
-                uplink_efficiency > 0 ? uplink_efficiency : nic.efficiency);
-    return topo;
+    return topology_new_from_file(&f, g_steal_pointer(&copy_runs));
 }
 
 static RsLink

@@ -1,4 +1,11 @@
-/* topology.h — the GPUs of a cluster and the directed links between them.
+/* topologies/ — the cluster a refit runs on. It owns topology loading from a fabric file
+ * (this header: nodes, NVLink domains, NICs, rails, leaves and spine as directed links
+ * with bandwidth, efficiency and latency; routes between GPUs, with PXN; copy rates) and
+ * the shipped fabric files beside it (dgx-h100.yaml, dgx-b200.yaml, gb200-nvl72.yaml,
+ * gb300-nvl72.yaml). It uses base/ only; scenarios (layout/), plans and the simulator
+ * read topologies, and `reshard calibrate` writes a fabric file from measurements.
+ *
+ * topology.h — the GPUs of a cluster and the directed links between them.
  *
  * A topology file (topologies/NAME.yaml) describes nodes of GPUs, NVLink domains (groups of
  * nodes whose GPUs reach each other over NVLink through NVSwitch: 1 node of 8 for a DGX
