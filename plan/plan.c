@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* clang-format off */
 G_DEFINE_QUARK(rs-plan-error-quark, rs_plan_error)
+/* clang-format on */
 
 struct _RsPlan {
     RsStrategy strategy;

@@ -4,7 +4,9 @@
 #include <math.h>
 #include <string.h>
 
+/* clang-format off */
 G_DEFINE_QUARK(rs-cost-error-quark, rs_cost_error)
+/* clang-format on */
 
 static gboolean
 check_rank(const RsTopology *topo, guint32 rank, GError **error)

@@ -23,7 +23,9 @@
 #include <math.h>
 #include <string.h>
 
-G_DEFINE_QUARK(rs - flow - sim - error - quark, rs_flow_sim_error)
+/* clang-format off */
+G_DEFINE_QUARK(rs-flow-sim-error-quark, rs_flow_sim_error)
+/* clang-format on */
 
 #define NO_POS G_MAXUINT32
 #define NO_SLOT G_MAXUINT32
