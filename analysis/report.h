@@ -9,6 +9,7 @@
 #include <json-glib/json-glib.h>
 
 #include "sim/cost.h"
+#include "sim/lower-bound.h"
 #include "sim/flow-sim.h"
 #include "models/model.h"
 #include "plan/plan.h"

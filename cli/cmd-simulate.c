@@ -15,6 +15,7 @@
 #include "cli/topology-args.h"
 #include "plan/auto.h"
 #include "sim/cost.h"
+#include "sim/lower-bound.h"
 #include "base/data.h"
 #include "sim/flow-sim.h"
 #include "plan/plan.h"
@@ -561,7 +562,7 @@ run(int argc, char **argv)
                     g_ptr_array_new_with_free_func((GDestroyNotify)rs_flow_sim_result_free)};
     RsAutoResult auto_result;
     rs_cli_progress("planning and simulating %u candidates ...", n_tried);
-    g_autoptr(RsPlan) best = rs_plan_build_auto(build.refit, &plan_options, tried, n_tried,
+    g_autoptr(RsPlan) best = rs_auto_build_plan(build.refit, &plan_options, tried, n_tried,
                                                 evaluate, &ev, &auto_result, &error);
     if (best == NULL) {
         gboolean wrong_plan = g_error_matches(error, RS_PLAN_ERROR, RS_PLAN_ERROR_INVALID) ||

@@ -7,6 +7,7 @@
  *   same-rail network message: 2 + 10 + 10 = 22 us, 5 GB/s.
  * "flat0" is the same with every latency and the overhead zero, for rate-only checks. */
 #include "sim/cost.h"
+#include "sim/lower-bound.h"
 #include "sim/flow-sim.h"
 
 #include <math.h>

@@ -321,7 +321,7 @@ test_auto_picks_fastest(void)
     rs_plan_options_init(&o, topo);
     RsAutoResult result;
     g_autoptr(RsPlan) plan =
-        rs_plan_build_auto(refit, &o, NULL, 0, evaluate_first_order, (gpointer)topo, &result,
+        rs_auto_build_plan(refit, &o, NULL, 0, evaluate_first_order, (gpointer)topo, &result,
                            &error);
     g_assert_no_error(error);
     guint n;
