@@ -65,101 +65,135 @@ charge_copies(const RsRefit *refit, const RsTopology *topo, const RsTransfer *tr
     return TRUE;
 }
 
-static gboolean
-estimate(const RsPlan *plan, const RsRefit *refit, const RsTopology *topo, RsCostEstimate *out,
-         GError **error)
-{
-    memset(out, 0, sizeof *out);
-    guint n_links = rs_topology_get_n_links(topo);
-    guint n_gpus = rs_topology_get_n_gpus(topo);
-    g_autofree guint64 *phase_link_bytes = g_new0(guint64, n_links);
-    g_autofree guint64 *total_link_bytes = g_new0(guint64, n_links);
-    g_autofree double *rank_latency_s = g_new0(double, n_gpus);
-    g_autofree guint64 *received_bytes = g_new0(guint64, n_gpus);
-    out->n_phases = rs_plan_get_n_phases(plan);
-    out->bytes_moved = rs_plan_get_bytes_moved(plan);
-    out->local_bytes = rs_plan_get_local_bytes(plan);
-    out->n_messages = rs_plan_get_n_network_messages(plan);
+/* The work arrays of one estimate: per link and per GPU, per phase or over all phases. */
+typedef struct {
+    const RsPlan *plan;
+    const RsRefit *refit; /* (nullable) */
+    const RsTopology *topo;
+    guint n_links, n_gpus, n_nodes;
+    gboolean copies;           /* charge copies: a refit and a copy section */
+    guint64 *phase_link_bytes; /* [n_links] this phase */
+    guint64 *total_link_bytes; /* [n_links] all phases */
+    double *rank_latency_s;    /* [n_gpus] this phase */
+    guint64 *received_bytes;   /* [n_gpus] all phases */
+    double *rank_copy_s;       /* [n_gpus] this phase, with copies */
+    double *node_copy_s;       /* [n_nodes] this phase, with copies */
+} Estimate;
 
+static void
+estimate_init(Estimate *e, const RsPlan *plan, const RsRefit *refit, const RsTopology *topo)
+{
+    memset(e, 0, sizeof *e);
+    e->plan = plan;
+    e->refit = refit;
+    e->topo = topo;
+    e->n_links = rs_topology_get_n_links(topo);
+    e->n_gpus = rs_topology_get_n_gpus(topo);
+    e->n_nodes = rs_topology_get_n_nodes(topo);
     guint n_copy_rates = 0;
     rs_topology_get_copy_rates(topo, &n_copy_rates);
-    gboolean copies = refit != NULL && n_copy_rates > 0;
-    guint n_nodes = rs_topology_get_n_nodes(topo);
-    g_autofree double *rank_copy_s = copies ? g_new0(double, n_gpus) : NULL;
-    g_autofree double *node_copy_s = copies ? g_new0(double, n_nodes) : NULL;
+    e->copies = refit != NULL && n_copy_rates > 0;
+    e->phase_link_bytes = g_new0(guint64, e->n_links);
+    e->total_link_bytes = g_new0(guint64, e->n_links);
+    e->rank_latency_s = g_new0(double, e->n_gpus);
+    e->received_bytes = g_new0(guint64, e->n_gpus);
+    e->rank_copy_s = e->copies ? g_new0(double, e->n_gpus) : NULL;
+    e->node_copy_s = e->copies ? g_new0(double, e->n_nodes) : NULL;
+}
 
-    guint n_messages = rs_plan_get_n_messages(plan);
-    guint m = 0;
-    for (guint phase = 0; phase < out->n_phases; phase++) {
-        memset(phase_link_bytes, 0, n_links * sizeof *phase_link_bytes);
-        memset(rank_latency_s, 0, n_gpus * sizeof *rank_latency_s);
-        if (copies) {
-            memset(rank_copy_s, 0, n_gpus * sizeof *rank_copy_s);
-            memset(node_copy_s, 0, n_nodes * sizeof *node_copy_s);
+static void
+estimate_clear(Estimate *e)
+{
+    g_free(e->phase_link_bytes);
+    g_free(e->total_link_bytes);
+    g_free(e->rank_latency_s);
+    g_free(e->received_bytes);
+    g_free(e->rank_copy_s);
+    g_free(e->node_copy_s);
+}
+
+/* Stage 1, per message of a phase: its copies, the bytes on its route's links, where they
+ * go (NVLink or network), and its fixed costs on both ranks. */
+static gboolean
+add_message(Estimate *e, const RsMessage *msg, RsCostEstimate *out, GError **error)
+{
+    const RsTopology *topo = e->topo;
+    if (!check_rank(topo, msg->src, error) || !check_rank(topo, msg->dst, error))
+        return FALSE;
+    for (guint k = 0; e->copies && k < msg->n_transfers; k++)
+        if (!charge_copies(e->refit, topo, rs_plan_get_transfer(e->plan, msg->first_transfer + k),
+                           e->rank_copy_s, e->node_copy_s, error))
+            return FALSE;
+    if (msg->src == msg->dst)
+        return TRUE;
+    guint32 route[RS_TOPOLOGY_MAX_ROUTE];
+    guint n_route = rs_topology_route(topo, msg->src, msg->dst, route);
+    for (guint k = 0; k < n_route; k++)
+        e->phase_link_bytes[route[k]] += msg->size_bytes;
+    e->received_bytes[msg->dst] += msg->size_bytes;
+    if (rs_topology_get_nvlink_domain(topo, msg->src) ==
+        rs_topology_get_nvlink_domain(topo, msg->dst))
+        out->bytes_nvlink += msg->size_bytes;
+    else
+        out->bytes_network += msg->size_bytes;
+    double latency_s = rs_topology_get_message_latency_s(topo, msg->src, msg->dst);
+    e->rank_latency_s[msg->src] += latency_s;
+    e->rank_latency_s[msg->dst] += latency_s;
+    return TRUE;
+}
+
+/* Stage 2, the phase's busiest link (and the busiest link of any phase so far). */
+static double
+phase_link_time(Estimate *e, RsCostEstimate *out)
+{
+    double phase_link_s = 0.0;
+    for (guint32 l = 0; l < e->n_links; l++) {
+        if (e->phase_link_bytes[l] == 0)
+            continue;
+        e->total_link_bytes[l] += e->phase_link_bytes[l];
+        double busy_s = (double)e->phase_link_bytes[l] /
+                        rs_link_get_capacity_bytes_per_s(rs_topology_get_link(e->topo, l));
+        if (busy_s > phase_link_s)
+            phase_link_s = busy_s;
+        if (busy_s > out->busiest_link_s) {
+            out->busiest_link_s = busy_s;
+            out->busiest_link = l;
+            out->busiest_link_bytes = e->phase_link_bytes[l];
         }
-        /* Messages are sorted by phase first. */
-        for (; m < n_messages; m++) {
-            const RsMessage *msg = rs_plan_get_message(plan, m);
-            if (msg->phase != phase)
-                break;
-            if (!check_rank(topo, msg->src, error) || !check_rank(topo, msg->dst, error))
-                return FALSE;
-            for (guint k = 0; copies && k < msg->n_transfers; k++)
-                if (!charge_copies(refit, topo,
-                                   rs_plan_get_transfer(plan, msg->first_transfer + k),
-                                   rank_copy_s, node_copy_s, error))
-                    return FALSE;
-            if (msg->src == msg->dst)
-                continue;
-            guint32 route[RS_TOPOLOGY_MAX_ROUTE];
-            guint n_route = rs_topology_route(topo, msg->src, msg->dst, route);
-            for (guint k = 0; k < n_route; k++)
-                phase_link_bytes[route[k]] += msg->size_bytes;
-            received_bytes[msg->dst] += msg->size_bytes;
-            if (rs_topology_get_nvlink_domain(topo, msg->src) ==
-                rs_topology_get_nvlink_domain(topo, msg->dst))
-                out->bytes_nvlink += msg->size_bytes;
-            else
-                out->bytes_network += msg->size_bytes;
-            double latency_s = rs_topology_get_message_latency_s(topo, msg->src, msg->dst);
-            rank_latency_s[msg->src] += latency_s;
-            rank_latency_s[msg->dst] += latency_s;
-        }
-        double phase_link_s = 0.0;
-        for (guint32 l = 0; l < n_links; l++) {
-            if (phase_link_bytes[l] == 0)
-                continue;
-            total_link_bytes[l] += phase_link_bytes[l];
-            double busy_s = (double)phase_link_bytes[l] /
-                            rs_link_get_capacity_bytes_per_s(rs_topology_get_link(topo, l));
-            if (busy_s > phase_link_s)
-                phase_link_s = busy_s;
-            if (busy_s > out->busiest_link_s) {
-                out->busiest_link_s = busy_s;
-                out->busiest_link = l;
-                out->busiest_link_bytes = phase_link_bytes[l];
-            }
-        }
-        double phase_latency_s = 0.0;
-        for (guint g = 0; g < n_gpus; g++)
-            phase_latency_s = MAX(phase_latency_s, rank_latency_s[g]);
-        double phase_copy_s = 0.0;
-        for (guint g = 0; copies && g < n_gpus; g++)
-            phase_copy_s = MAX(phase_copy_s, rank_copy_s[g]);
-        for (guint n = 0; copies && n < n_nodes; n++)
-            phase_copy_s = MAX(phase_copy_s, node_copy_s[n]);
-        out->link_s += phase_link_s;
-        out->copy_s += phase_copy_s;
-        out->latency_s += phase_latency_s;
-        out->copy_bound_phases += phase_copy_s > phase_link_s;
-        out->predicted_s += MAX(phase_link_s, phase_copy_s) + phase_latency_s;
     }
+    return phase_link_s;
+}
 
-    for (guint32 g = 0; g < n_gpus; g++) {
+/* Stage 3, the phase's time: the larger of its link and copy times, plus its busiest
+ * rank's fixed costs. */
+static void
+add_phase_time(const Estimate *e, double phase_link_s, RsCostEstimate *out)
+{
+    double phase_latency_s = 0.0;
+    for (guint g = 0; g < e->n_gpus; g++)
+        phase_latency_s = MAX(phase_latency_s, e->rank_latency_s[g]);
+    double phase_copy_s = 0.0;
+    for (guint g = 0; e->copies && g < e->n_gpus; g++)
+        phase_copy_s = MAX(phase_copy_s, e->rank_copy_s[g]);
+    for (guint n = 0; e->copies && n < e->n_nodes; n++)
+        phase_copy_s = MAX(phase_copy_s, e->node_copy_s[n]);
+    out->link_s += phase_link_s;
+    out->copy_s += phase_copy_s;
+    out->latency_s += phase_latency_s;
+    out->copy_bound_phases += phase_copy_s > phase_link_s;
+    out->predicted_s += MAX(phase_link_s, phase_copy_s) + phase_latency_s;
+}
+
+/* Stage 4, over all phases: the GPU receiving most and the NIC sending most. */
+static void
+busiest_gpus(const Estimate *e, RsCostEstimate *out)
+{
+    for (guint32 g = 0; g < e->n_gpus; g++) {
         /* Bytes it receives as destination: with PXN a GPU's NVLink ingress also carries
          * traffic it forwards to its NIC for other GPUs. */
-        guint64 in = received_bytes[g];
-        guint64 nic_out = total_link_bytes[rs_topology_get_gpu_link(topo, g, RS_LINK_NIC_EGRESS)];
+        guint64 in = e->received_bytes[g];
+        guint64 nic_out =
+            e->total_link_bytes[rs_topology_get_gpu_link(e->topo, g, RS_LINK_NIC_EGRESS)];
         if (in > out->max_gpu_ingress_bytes) {
             out->max_gpu_ingress_bytes = in;
             out->max_gpu_ingress_gpu = g;
@@ -169,7 +203,43 @@ estimate(const RsPlan *plan, const RsRefit *refit, const RsTopology *topo, RsCos
             out->max_nic_egress_gpu = g;
         }
     }
-    return TRUE;
+}
+
+static gboolean
+estimate(const RsPlan *plan, const RsRefit *refit, const RsTopology *topo, RsCostEstimate *out,
+         GError **error)
+{
+    memset(out, 0, sizeof *out);
+    out->n_phases = rs_plan_get_n_phases(plan);
+    out->bytes_moved = rs_plan_get_bytes_moved(plan);
+    out->local_bytes = rs_plan_get_local_bytes(plan);
+    out->n_messages = rs_plan_get_n_network_messages(plan);
+    Estimate e;
+    estimate_init(&e, plan, refit, topo);
+    gboolean ok = TRUE;
+    guint n_messages = rs_plan_get_n_messages(plan);
+    guint m = 0;
+    for (guint phase = 0; ok && phase < out->n_phases; phase++) {
+        memset(e.phase_link_bytes, 0, e.n_links * sizeof *e.phase_link_bytes);
+        memset(e.rank_latency_s, 0, e.n_gpus * sizeof *e.rank_latency_s);
+        if (e.copies) {
+            memset(e.rank_copy_s, 0, e.n_gpus * sizeof *e.rank_copy_s);
+            memset(e.node_copy_s, 0, e.n_nodes * sizeof *e.node_copy_s);
+        }
+        /* Messages are sorted by phase first. */
+        for (; ok && m < n_messages; m++) {
+            const RsMessage *msg = rs_plan_get_message(plan, m);
+            if (msg->phase != phase)
+                break;
+            ok = add_message(&e, msg, out, error);
+        }
+        if (ok)
+            add_phase_time(&e, phase_link_time(&e, out), out);
+    }
+    if (ok)
+        busiest_gpus(&e, out);
+    estimate_clear(&e);
+    return ok;
 }
 
 gboolean

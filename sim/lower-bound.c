@@ -323,31 +323,25 @@ cut_capacity(const RsTopology *topo, guint kind, guint s, gboolean ingress)
     return MIN(nics, leaves);
 }
 
-gboolean
-rs_lower_bound_compute(const RsRefit *refit, const RsTopology *topo, RsLowerBound *out,
-                       GError **error)
-{
-    memset(out, 0, sizeof *out);
-    out->kind = RS_CUT_NONE;
+/* Bytes that must enter and leave each set of each kind, summed over the tensors. */
+typedef struct {
     guint n_sets[N_SET_KINDS];
-    double *in_bytes[N_SET_KINDS], *out_bytes[N_SET_KINDS];
-    for (guint k = 0; k < N_SET_KINDS; k++) {
-        guint size = set_size(topo, k);
-        n_sets[k] = (rs_topology_get_n_gpus(topo) + size - 1) / size;
-        in_bytes[k] = g_new0(double, n_sets[k]);
-        out_bytes[k] = g_new0(double, n_sets[k]);
-    }
-    gboolean ok = TRUE;
+    double *in_bytes[N_SET_KINDS];  /* [n_sets[kind]] */
+    double *out_bytes[N_SET_KINDS]; /* [n_sets[kind]] */
+} SetBytes;
+
+/* Stage 1: per tensor, its layout pair's needs (computed once per pair), in bytes. */
+static gboolean
+accumulate_needs(const RsRefit *refit, const RsTopology *topo, SetBytes *sb, GError **error)
+{
     g_autoptr(GHashTable) cache = g_hash_table_new_full(pair_hash, pair_equal, g_free,
                                                         pair_needs_free);
-    for (guint i = 0; ok && i < rs_refit_get_n_tensors(refit); i++) {
+    for (guint i = 0; i < rs_refit_get_n_tensors(refit); i++) {
         const RsRefitTensor *t = rs_refit_get_tensor(refit, i);
         guint n_dst = rs_layout_get_n_ranks(t->dst), n_src = rs_layout_get_n_ranks(t->src);
         if ((n_dst > 0 && !check_rank(topo, rs_layout_get_rank(t->dst, n_dst - 1), error)) ||
-            (n_src > 0 && !check_rank(topo, rs_layout_get_rank(t->src, n_src - 1), error))) {
-            ok = FALSE;
-            break;
-        }
+            (n_src > 0 && !check_rank(topo, rs_layout_get_rank(t->src, n_src - 1), error)))
+            return FALSE;
         LayoutPair key = {t->src, t->dst};
         PairNeeds *needs = g_hash_table_lookup(cache, &key);
         if (needs == NULL) {
@@ -356,12 +350,17 @@ rs_lower_bound_compute(const RsRefit *refit, const RsTopology *topo, RsLowerBoun
         }
         guint elem_bytes = rs_refit_tensor_get_elem_bytes(t);
         for (guint k = 0; k < N_SET_KINDS; k++) {
-            accumulate(needs->in[k], in_bytes[k], n_sets[k], elem_bytes);
-            accumulate(needs->out[k], out_bytes[k], n_sets[k], elem_bytes);
+            accumulate(needs->in[k], sb->in_bytes[k], sb->n_sets[k], elem_bytes);
+            accumulate(needs->out[k], sb->out_bytes[k], sb->n_sets[k], elem_bytes);
         }
     }
+    return TRUE;
+}
 
-    /* Every cut, in RsCutKind order so that ties go to the earlier kind. */
+/* Stage 2: every cut, in RsCutKind order so that ties go to the earlier kind. */
+static void
+evaluate_cuts(const RsTopology *topo, const SetBytes *sb, RsLowerBound *out)
+{
     static const struct {
         RsCutKind kind;
         guint set;
@@ -371,9 +370,10 @@ rs_lower_bound_compute(const RsRefit *refit, const RsTopology *topo, RsLowerBoun
         {RS_CUT_GPU_EGRESS, SET_GPU, FALSE},   {RS_CUT_DOMAIN_EGRESS, SET_DOMAIN, FALSE},
         {RS_CUT_UNIT_INGRESS, SET_UNIT, TRUE}, {RS_CUT_UNIT_EGRESS, SET_UNIT, FALSE},
     };
-    for (guint c = 0; ok && c < G_N_ELEMENTS(cuts); c++) {
-        const double *bytes = cuts[c].ingress ? in_bytes[cuts[c].set] : out_bytes[cuts[c].set];
-        for (guint32 s = 0; s < n_sets[cuts[c].set]; s++) {
+    for (guint c = 0; c < G_N_ELEMENTS(cuts); c++) {
+        const double *bytes =
+            cuts[c].ingress ? sb->in_bytes[cuts[c].set] : sb->out_bytes[cuts[c].set];
+        for (guint32 s = 0; s < sb->n_sets[cuts[c].set]; s++) {
             if (bytes[s] <= 0)
                 continue;
             double capacity = cut_capacity(topo, cuts[c].set, s, cuts[c].ingress);
@@ -393,9 +393,27 @@ rs_lower_bound_compute(const RsRefit *refit, const RsTopology *topo, RsLowerBoun
     }
     out->gpu_ingress_s = out->kind_s[RS_CUT_GPU_INGRESS];
     out->domain_ingress_s = out->kind_s[RS_CUT_DOMAIN_INGRESS];
+}
+
+gboolean
+rs_lower_bound_compute(const RsRefit *refit, const RsTopology *topo, RsLowerBound *out,
+                       GError **error)
+{
+    memset(out, 0, sizeof *out);
+    out->kind = RS_CUT_NONE;
+    SetBytes sb;
     for (guint k = 0; k < N_SET_KINDS; k++) {
-        g_free(in_bytes[k]);
-        g_free(out_bytes[k]);
+        guint size = set_size(topo, k);
+        sb.n_sets[k] = (rs_topology_get_n_gpus(topo) + size - 1) / size;
+        sb.in_bytes[k] = g_new0(double, sb.n_sets[k]);
+        sb.out_bytes[k] = g_new0(double, sb.n_sets[k]);
+    }
+    gboolean ok = accumulate_needs(refit, topo, &sb, error);
+    if (ok)
+        evaluate_cuts(topo, &sb, out);
+    for (guint k = 0; k < N_SET_KINDS; k++) {
+        g_free(sb.in_bytes[k]);
+        g_free(sb.out_bytes[k]);
     }
     return ok;
 }
