@@ -65,9 +65,6 @@ typedef struct {
     guint affinity;
 } RsBalanceChoice;
 
-/* No choice yet: worse than any. */
-#define RS_BALANCE_CHOICE_NONE {0, G_MAXUINT32, -1, 0, TRUE, INFINITY, 3}
-
 typedef struct {
     const RsRefit *refit;
     const RsPlanOptions *options; /* with a topology */
@@ -108,6 +105,14 @@ guint rs_balance_affinity(const RsTopology *topo, guint32 sender, guint32 receiv
 /* The busiest link of @c's routes after adding @load, raised by the relay margin for
  * anything but a replica sending straight to a rank needing the unit. */
 double rs_balance_choice_cost(const RsBalance *p, const RsBalanceChoice *c, double load);
+
+/* No choice yet: worse than any. */
+RsBalanceChoice rs_balance_choice_none(void);
+
+/* A candidate (sender, entry) with its affinity and cost (rs_balance_choice_cost()) for
+ * @load; @via G_MAXUINT32 and @relay -1 when unused. */
+RsBalanceChoice rs_balance_make_choice(const RsBalance *p, guint32 sender, guint32 via, gint relay,
+                                       guint32 entry, gboolean needs, double load);
 
 /* Is @a better than @b: lower cost (relative 1e-9 ties), then affinity, entry, sender. */
 gboolean rs_balance_choice_better(const RsBalanceChoice *a, const RsBalanceChoice *b);

@@ -112,8 +112,8 @@ pattern_free(gpointer p)
 static void
 patterns_build(RsBalance *p, guint64 max_transfer_bytes)
 {
-    g_autoptr(GHashTable) by_key = g_hash_table_new_full(pattern_key_hash, pattern_key_equal,
-                                                         g_free, NULL);
+    g_autoptr(GHashTable) by_key =
+        g_hash_table_new_full(pattern_key_hash, pattern_key_equal, g_free, NULL);
     for (guint32 i = 0; i < rs_refit_get_n_tensors(p->refit); i++) {
         const RsRefitTensor *t = rs_refit_get_tensor(p->refit, i);
         PatternKey key;
@@ -233,15 +233,13 @@ collect_rank_pieces(RsBalance *p, RsPattern *pat, guint i, GArray *remaining, GA
         return not_a_gpu(error, p, t, rank);
     for (guint db = 0; db < n_dst; db++) {
         const RsBox *want = &dst_boxes[db].box;
-        rs_plan_builder_emit_own(&pat->local, t, pat->tensor_idx, rank, src_idx, want,
-                                 remaining);
+        rs_plan_builder_emit_own(&pat->local, t, pat->tensor_idx, rank, src_idx, want, remaining);
         for (guint g = 0; g < pat->sg.groups->len && remaining->len > 0; g++) {
             const RsSourceGroup *group = &g_array_index(pat->sg.groups, RsSourceGroup, g);
             gboolean used = FALSE;
             for (guint r = 0; r < remaining->len; r++) {
                 RsBalancePiece pc = {g, rank / domain_size, rank, {0}};
-                if (!rs_box_intersect(&g_array_index(remaining, RsBox, r), &group->box,
-                                      &pc.box))
+                if (!rs_box_intersect(&g_array_index(remaining, RsBox, r), &group->box, &pc.box))
                     continue;
                 g_array_append_val(pieces, pc);
                 used = TRUE;
@@ -305,6 +303,23 @@ rs_balance_affinity(const RsTopology *topo, guint32 sender, guint32 receiver)
     if (rs_topology_get_rail(topo, sender) == rs_topology_get_rail(topo, receiver))
         return 1;
     return 2;
+}
+
+RsBalanceChoice
+rs_balance_choice_none(void)
+{
+    RsBalanceChoice c = {0, G_MAXUINT32, -1, 0, TRUE, INFINITY, 3};
+    return c;
+}
+
+RsBalanceChoice
+rs_balance_make_choice(const RsBalance *p, guint32 sender, guint32 via, gint relay, guint32 entry,
+                       gboolean needs, double load)
+{
+    RsBalanceChoice c = {sender, via, relay, entry, needs, 0, 0};
+    c.affinity = rs_balance_affinity(p->options->topology, sender, entry);
+    c.cost = rs_balance_choice_cost(p, &c, load);
+    return c;
 }
 
 gboolean

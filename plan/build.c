@@ -26,10 +26,10 @@ uniform_topology(const RsRefit *refit, GError **error)
                 max_rank = MAX(max_rank, rs_layout_get_rank(sides[s], n - 1));
         }
     }
-    g_autofree char *text = g_strdup_printf(
-        "name: uniform\nnodes: %u\ngpus_per_node: 1\n"
-        "nvlink:\n  bandwidth: 1 GB/s\nnic:\n  bandwidth: 1 GB/s\n",
-        max_rank + 1);
+    g_autofree char *text =
+        g_strdup_printf("name: uniform\nnodes: %u\ngpus_per_node: 1\n"
+                        "nvlink:\n  bandwidth: 1 GB/s\nnic:\n  bandwidth: 1 GB/s\n",
+                        max_rank + 1);
     return rs_topology_load_string(text, "uniform fabric", NULL, error);
 }
 
@@ -38,8 +38,7 @@ uniform_topology(const RsRefit *refit, GError **error)
  * arrives in pieces of at most @staging bytes. Refuses, before anything is allocated, a
  * staging bound that would need more than RS_PLAN_MAX_TRANSFERS. */
 static gboolean
-check_transfer_count(const RsRefit *refit, RsStrategy strategy, guint64 staging,
-                     GError **error)
+check_transfer_count(const RsRefit *refit, RsStrategy strategy, guint64 staging, GError **error)
 {
     guint64 pieces = 0;
     for (guint i = 0; i < rs_refit_get_n_tensors(refit); i++) {

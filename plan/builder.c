@@ -58,7 +58,8 @@ rs_source_groups_build(RsSourceGroups *sg, const RsLayout *src)
             g_array_append_val(covered, *box);
         }
         for (guint p = 0; p < parts->len; p++) {
-            RsSourceGroup sgroup = {g_array_index(parts, RsBox, p), sg->holders->len, ranks->len, 0};
+            RsSourceGroup sgroup = {g_array_index(parts, RsBox, p), sg->holders->len, ranks->len,
+                                    0};
             g_array_append_vals(sg->holders, ranks->data, ranks->len);
             g_array_append_val(sg->groups, sgroup);
         }
@@ -67,8 +68,7 @@ rs_source_groups_build(RsSourceGroups *sg, const RsLayout *src)
 
 gint64
 rs_plan_builder_emit(RsPlanBuilder *b, const RsRefitTensor *t, guint32 tensor_idx, guint32 src,
-                     guint32 dst, guint32 phase, guint32 flags, gint64 depends_on,
-                     const RsBox *box)
+                     guint32 dst, guint32 phase, guint32 flags, gint64 depends_on, const RsBox *box)
 {
     RsTransfer tr;
     memset(&tr, 0, sizeof tr);
@@ -87,8 +87,7 @@ rs_plan_builder_emit(RsPlanBuilder *b, const RsRefitTensor *t, guint32 tensor_id
 guint
 rs_plan_split_box(const RsBox *box, const RsRefitTensor *t, guint64 max_bytes, GArray *out)
 {
-    if (rs_refit_tensor_get_n_bytes(t, rs_box_get_n_elems(box)) <= max_bytes ||
-        box->n_dims == 0) {
+    if (rs_refit_tensor_get_n_bytes(t, rs_box_get_n_elems(box)) <= max_bytes || box->n_dims == 0) {
         g_array_append_val(out, *box);
         return 1;
     }
@@ -150,9 +149,9 @@ rs_plan_builder_emit_split(RsPlanBuilder *b, const RsRefitTensor *t, guint32 ten
      * copy piece by piece. */
     guint n = rs_plan_split_box(box, t, b->max_transfer_bytes, pieces);
     for (guint i = 0; i < n; i++) {
-        gint64 idx = rs_plan_builder_emit(b, t, tensor_idx, src, dst, phase, flags,
-                                          depends_on ? depends_on[i] : -1,
-                                          &g_array_index(pieces, RsBox, i));
+        gint64 idx =
+            rs_plan_builder_emit(b, t, tensor_idx, src, dst, phase, flags,
+                                 depends_on ? depends_on[i] : -1, &g_array_index(pieces, RsBox, i));
         if (indices_out != NULL)
             g_array_append_val(indices_out, idx);
     }
@@ -160,8 +159,8 @@ rs_plan_builder_emit_split(RsPlanBuilder *b, const RsRefitTensor *t, guint32 ten
 }
 
 void
-rs_plan_builder_emit_own(RsPlanBuilder *b, const RsRefitTensor *t, guint32 tensor_idx,
-                         guint32 rank, gint src_idx, const RsBox *want, GArray *remaining)
+rs_plan_builder_emit_own(RsPlanBuilder *b, const RsRefitTensor *t, guint32 tensor_idx, guint32 rank,
+                         gint src_idx, const RsBox *want, GArray *remaining)
 {
     g_array_set_size(remaining, 0);
     g_array_append_val(remaining, *want);

@@ -8,10 +8,9 @@ static gboolean
 check_fail(GError **error, const RsRefit *refit, const RsTransfer *tr, const char *what)
 {
     g_autofree char *box = rs_box_format(&tr->box);
-    g_set_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_INVALID,
-                "%s: transfer %u -> %u of %s (phase %u): %s",
-                rs_refit_get_tensor(refit, tr->tensor_idx)->name, tr->src, tr->dst, box,
-                tr->phase, what);
+    g_set_error(
+        error, RS_PLAN_ERROR, RS_PLAN_ERROR_INVALID, "%s: transfer %u -> %u of %s (phase %u): %s",
+        rs_refit_get_tensor(refit, tr->tensor_idx)->name, tr->src, tr->dst, box, tr->phase, what);
     return FALSE;
 }
 

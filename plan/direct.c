@@ -4,8 +4,7 @@
 #include "plan/plan-private.h"
 
 gboolean
-rs_plan_direct_tensor(RsPlanBuilder *b, const RsRefitTensor *t, guint32 tensor_idx,
-                      GError **error)
+rs_plan_direct_tensor(RsPlanBuilder *b, const RsRefitTensor *t, guint32 tensor_idx, GError **error)
 {
     RsSourceGroups sg;
     rs_source_groups_build(&sg, t->src);
@@ -24,12 +23,10 @@ rs_plan_direct_tensor(RsPlanBuilder *b, const RsRefitTensor *t, guint32 tensor_i
                 gboolean used = FALSE;
                 for (guint r = 0; r < remaining->len; r++) {
                     RsBox inter;
-                    if (!rs_box_intersect(&g_array_index(remaining, RsBox, r), &group->box,
-                                          &inter))
+                    if (!rs_box_intersect(&g_array_index(remaining, RsBox, r), &group->box, &inter))
                         continue;
                     guint replica = group->next_replica++ % group->n_holders;
-                    guint32 src =
-                        g_array_index(sg.holders, guint32, group->first_holder + replica);
+                    guint32 src = g_array_index(sg.holders, guint32, group->first_holder + replica);
                     rs_plan_builder_emit_split(b, t, tensor_idx, src, rank, 0, 0, NULL, &inter,
                                                NULL);
                     used = TRUE;

@@ -68,20 +68,19 @@ broadcast_phase(RsPlanBuilder *b, const RsRefitTensor *t, guint32 tensor_idx, gu
         for (guint p = 0; p < n_pieces; p++) {
             arrival[p] = -1;
             if (rank != root)
-                arrival[p] = rs_plan_builder_emit(
-                    b, t, tensor_idx, prev, rank, 1,
-                    RS_TRANSFER_TO_STAGING | RS_TRANSFER_FROM_STAGING, prev_arrival[p],
-                    &g_array_index(pieces, RsBox, p));
+                arrival[p] =
+                    rs_plan_builder_emit(b, t, tensor_idx, prev, rank, 1,
+                                         RS_TRANSFER_TO_STAGING | RS_TRANSFER_FROM_STAGING,
+                                         prev_arrival[p], &g_array_index(pieces, RsBox, p));
         }
         guint n_dst;
         const RsLocalBox *dst_boxes = rs_layout_get_boxes(t->dst, i, &n_dst);
         for (guint db = 0; db < n_dst; db++) {
             for (guint p = 0; p < n_pieces; p++) {
                 RsBox keep;
-                if (rs_box_intersect(&dst_boxes[db].box, &g_array_index(pieces, RsBox, p),
-                                     &keep))
-                    rs_plan_builder_emit(b, t, tensor_idx, rank, rank, 1,
-                                         RS_TRANSFER_FROM_STAGING, arrival[p], &keep);
+                if (rs_box_intersect(&dst_boxes[db].box, &g_array_index(pieces, RsBox, p), &keep))
+                    rs_plan_builder_emit(b, t, tensor_idx, rank, rank, 1, RS_TRANSFER_FROM_STAGING,
+                                         arrival[p], &keep);
             }
         }
         if (rank != root) {

@@ -8,7 +8,6 @@
  * serve the identical atom to another domain (depth-limited). */
 #include "plan/balance-private.h"
 
-#include <math.h>
 #include <string.h>
 
 /* Relays across NVLink domains: how many domain hops a piece may take. */
@@ -228,14 +227,12 @@ static void
 choose_sender(const RsBalance *p, const Decision *d, guint32 entry, gboolean needs,
               RsBalanceChoice *best)
 {
-    const RsTopology *topo = p->options->topology;
     for (guint k = 0; k < d->group->n_holders; k++) {
         /* A holder staging its own copy would only add a hop. */
         if (d->holders[k] == entry && !needs)
             continue;
-        RsBalanceChoice c = {d->holders[k], G_MAXUINT32, -1, entry, needs, 0,
-                             rs_balance_affinity(topo, d->holders[k], entry)};
-        c.cost = rs_balance_choice_cost(p, &c, d->load);
+        RsBalanceChoice c =
+            rs_balance_make_choice(p, d->holders[k], G_MAXUINT32, -1, entry, needs, d->load);
         if (rs_balance_choice_better(&c, best))
             *best = c;
     }
@@ -244,8 +241,7 @@ choose_sender(const RsBalance *p, const Decision *d, guint32 entry, gboolean nee
         guint32 via = g_array_index(d->exit_of, guint32, x);
         if (exit == via || exit == entry)
             continue;
-        RsBalanceChoice c = {exit, via, -1, entry, needs, 0, rs_balance_affinity(topo, exit, entry)};
-        c.cost = rs_balance_choice_cost(p, &c, d->load);
+        RsBalanceChoice c = rs_balance_make_choice(p, exit, via, -1, entry, needs, d->load);
         if (rs_balance_choice_better(&c, best))
             *best = c;
     }
@@ -253,9 +249,8 @@ choose_sender(const RsBalance *p, const Decision *d, guint32 entry, gboolean nee
         const RelaySource *rs = &g_array_index(d->relays, RelaySource, r);
         if (rs->depth >= MAX_RELAY_DEPTH || rs->rank == entry)
             continue;
-        RsBalanceChoice c = {rs->rank, G_MAXUINT32, (gint)r, entry, needs, 0,
-                             rs_balance_affinity(topo, rs->rank, entry)};
-        c.cost = rs_balance_choice_cost(p, &c, d->load);
+        RsBalanceChoice c =
+            rs_balance_make_choice(p, rs->rank, G_MAXUINT32, (gint)r, entry, needs, d->load);
         if (rs_balance_choice_better(&c, best))
             *best = c;
     }
@@ -266,7 +261,7 @@ choose_sender(const RsBalance *p, const Decision *d, guint32 entry, gboolean nee
 static RsBalanceChoice
 choose(const RsBalance *p, const Decision *d, const RsBalanceUnit *u)
 {
-    RsBalanceChoice best = RS_BALANCE_CHOICE_NONE;
+    RsBalanceChoice best = rs_balance_choice_none();
     for (guint ei = 0; ei < d->entries->len; ei++) {
         guint32 entry = g_array_index(d->entries, guint32, ei);
         gboolean needs = ei < d->n_needer_entries;
@@ -293,8 +288,8 @@ emit_arrival(Hierarchy *h, const Decision *d, const RsBalanceUnit *u, const RsBa
     g_autoptr(GArray) handover = g_array_new(FALSE, FALSE, sizeof(gint64));
     if (best->via != G_MAXUINT32) {
         /* The replica hands the atom to the exit over NVLink, into its staging buffer. */
-        rs_plan_builder_emit_split(&pat->local, pat->t, pat->tensor_idx, best->via, best->sender,
-                                   0, RS_TRANSFER_TO_STAGING, NULL, &u->box, handover);
+        rs_plan_builder_emit_split(&pat->local, pat->t, pat->tensor_idx, best->via, best->sender, 0,
+                                   RS_TRANSFER_TO_STAGING, NULL, &u->box, handover);
         rs_link_loads_route_add(&h->balance.loads, best->via, best->sender, d->load);
         deps = (const gint64 *)handover->data;
         flags |= RS_TRANSFER_FROM_STAGING;
@@ -354,7 +349,7 @@ emit_tree(Hierarchy *h, const Decision *d, const RsBalanceUnit *u, const RsBalan
         GArray *parent_arrival = g_ptr_array_index(arrivals, parent);
         GArray *child_arrival = g_array_new(FALSE, FALSE, sizeof(gint64));
         guint32 from = parent == 0 && !best->entry_needs ? RS_TRANSFER_FROM_STAGING
-                                                          : RS_TRANSFER_FROM_DESTINATION;
+                                                         : RS_TRANSFER_FROM_DESTINATION;
         rs_plan_builder_emit_split(&pat->local, pat->t, pat->tensor_idx, tree[parent], tree[i], 0,
                                    from, (const gint64 *)parent_arrival->data, &u->box,
                                    child_arrival);
@@ -408,8 +403,8 @@ rs_plan_hierarchical_build(RsPlanBuilder *b, const RsRefit *refit, const RsPlanO
 {
     Hierarchy h;
     rs_balance_init(&h.balance, refit, RS_STRATEGY_HIERARCHICAL, options, b->max_transfer_bytes);
-    h.relays = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
-                                     (GDestroyNotify)g_array_unref);
+    h.relays =
+        g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_array_unref);
     h.relay_pieces = g_array_new(FALSE, FALSE, sizeof(gint64));
     RsBalance *p = &h.balance;
     gboolean ok = TRUE;

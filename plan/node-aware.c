@@ -5,8 +5,6 @@
  * bound are split into stripes over the replicas, chosen independently. */
 #include "plan/balance-private.h"
 
-#include <math.h>
-
 /* The units of pattern @pi: one per piece (or its stripes), received by the rank that
  * needs it. */
 static gboolean
@@ -29,22 +27,20 @@ static void
 decide_unit(RsBalance *p, const RsBalanceUnit *u)
 {
     RsPattern *pat = g_ptr_array_index(p->patterns, u->pattern);
-    const RsTopology *topo = p->options->topology;
     const RsSourceGroup *g = &g_array_index(pat->sg.groups, RsSourceGroup, u->group);
     const guint32 *holders = &g_array_index(pat->sg.holders, guint32, g->first_holder);
     guint32 needer = g_array_index(p->needers, guint32, u->first_needer);
     double multiplicity = pat->members->len;
     double load = u->bytes * multiplicity;
-    RsBalanceChoice best = RS_BALANCE_CHOICE_NONE;
+    RsBalanceChoice best = rs_balance_choice_none();
     for (guint h = 0; h < g->n_holders; h++) {
-        RsBalanceChoice c = {holders[h], G_MAXUINT32, -1, needer, TRUE, 0,
-                             rs_balance_affinity(topo, holders[h], needer)};
-        c.cost = rs_balance_choice_cost(p, &c, load);
+        RsBalanceChoice c =
+            rs_balance_make_choice(p, holders[h], G_MAXUINT32, -1, needer, TRUE, load);
         if (rs_balance_choice_better(&c, &best))
             best = c;
     }
-    rs_plan_builder_emit_split(&pat->local, pat->t, pat->tensor_idx, best.sender, best.entry, 0,
-                               0, NULL, &u->box, NULL);
+    rs_plan_builder_emit_split(&pat->local, pat->t, pat->tensor_idx, best.sender, best.entry, 0, 0,
+                               NULL, &u->box, NULL);
     rs_link_loads_route_add(&p->loads, best.sender, best.entry, load);
 }
 

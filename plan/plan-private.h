@@ -90,8 +90,7 @@ void rs_plan_builder_emit_own(RsPlanBuilder *b, const RsRefitTensor *t, guint32 
 /* Splits @box into pieces of at most @max_bytes (in @t's wire dtype): index by index over
  * the outer dims and in runs along the outermost dim whose inner block fits.
  * Deterministic: equal boxes split equally. Appends to @out (RsBox); returns the count. */
-guint rs_plan_split_box(const RsBox *box, const RsRefitTensor *t, guint64 max_bytes,
-                        GArray *out);
+guint rs_plan_split_box(const RsBox *box, const RsRefitTensor *t, guint64 max_bytes, GArray *out);
 
 /* Emits @box from @src to @dst split into network buckets (local copies too, so that
  * every hop of a path splits one box alike);

@@ -91,8 +91,7 @@ rs_policy_pick_rows(const RsPolicyRequest *request, RsPolicyResult *result)
         } else {
             gint c = find_candidate(evaluated, (RsStrategy)s, FALSE);
             g_assert(c >= 0);
-            row = (RsPolicyRow){(RsStrategy)s, rs_strategy_get_name((RsStrategy)s), NULL,
-                                (guint)c};
+            row = (RsPolicyRow){(RsStrategy)s, rs_strategy_get_name((RsStrategy)s), NULL, (guint)c};
         }
         result->rows[result->n_rows++] = row;
     }

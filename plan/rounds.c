@@ -262,8 +262,7 @@ message_deps(const GArray *messages, const GArray *sorted, const guint *message_
 /* Places message @mi once its dependencies are placed: after their rounds and after
  * every round of earlier phases (@phase_first_round); local copies need no room. */
 static void
-place_message(RoundPacker *rp, GArray *messages, GPtrArray *deps, guint mi,
-              guint phase_first_round)
+place_message(RoundPacker *rp, GArray *messages, GPtrArray *deps, guint mi, guint phase_first_round)
 {
     RsMessage *m = &g_array_index(messages, RsMessage, mi);
     GArray *d = g_ptr_array_index(deps, mi);
@@ -287,7 +286,10 @@ place_rounds(RsPlan *plan, GArray *messages, GPtrArray *deps, const RsPlanOption
 {
     RoundPacker rp = {g_hash_table_new_full(rs_plan_u64_hash, g_int64_equal, g_free, g_free),
                       g_hash_table_new(g_direct_hash, g_direct_equal),
-                      rs_plan_options_get_max_ops_per_group(options), staging, 0, 0};
+                      rs_plan_options_get_max_ops_per_group(options),
+                      staging,
+                      0,
+                      0};
     g_autofree guint *waiting = g_new0(guint, messages->len);
     g_autoptr(GPtrArray) dependents = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
     for (guint mi = 0; mi < messages->len; mi++)
@@ -377,8 +379,8 @@ emit_global_order(RsPlan *plan, const GArray *messages, GPtrArray *deps, const G
         }
         m.n_deps = d->len;
         if (m.n_deps > 1)
-            qsort(&g_array_index(plan->message_deps, guint, m.first_dep), m.n_deps,
-                  sizeof(guint), compare_uint);
+            qsort(&g_array_index(plan->message_deps, guint, m.first_dep), m.n_deps, sizeof(guint),
+                  compare_uint);
         g_array_append_val(plan->messages, m);
         if (m.src != m.dst)
             plan->n_network_messages++;

@@ -46,8 +46,7 @@ rs_evaluator_free(RsEvaluator *evaluator)
 static gboolean
 check_failed(GError **error, GError *cause, const char *prefix)
 {
-    g_set_error(error, RS_EVALUATE_ERROR, RS_EVALUATE_ERROR_CHECK, "%s%s", prefix,
-                cause->message);
+    g_set_error(error, RS_EVALUATE_ERROR, RS_EVALUATE_ERROR_CHECK, "%s%s", prefix, cause->message);
     g_error_free(cause);
     return FALSE;
 }
@@ -107,8 +106,7 @@ rs_evaluator_evaluate(const RsPlan *plan, const RsAutoCandidate *candidate, gpoi
     memset(&e, 0, sizeof e);
     e.candidate = *candidate;
     if (ev->options.check &&
-        (!run_checks(ev, plan, error) ||
-         !notify(ev, RS_EVALUATE_STAGE_CHECKED, plan, &e, error)))
+        (!run_checks(ev, plan, error) || !notify(ev, RS_EVALUATE_STAGE_CHECKED, plan, &e, error)))
         return FALSE;
     if (!estimate(ev, plan, &e, error))
         return FALSE;

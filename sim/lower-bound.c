@@ -334,8 +334,8 @@ typedef struct {
 static gboolean
 accumulate_needs(const RsRefit *refit, const RsTopology *topo, SetBytes *sb, GError **error)
 {
-    g_autoptr(GHashTable) cache = g_hash_table_new_full(pair_hash, pair_equal, g_free,
-                                                        pair_needs_free);
+    g_autoptr(GHashTable) cache =
+        g_hash_table_new_full(pair_hash, pair_equal, g_free, pair_needs_free);
     for (guint i = 0; i < rs_refit_get_n_tensors(refit); i++) {
         const RsRefitTensor *t = rs_refit_get_tensor(refit, i);
         guint n_dst = rs_layout_get_n_ranks(t->dst), n_src = rs_layout_get_n_ranks(t->src);
