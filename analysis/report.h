@@ -10,6 +10,7 @@
 
 #include "analysis/table.h"
 #include "sim/cost.h"
+#include "sim/lower-bound.h"
 #include "sim/flow-sim.h"
 #include "models/model.h"
 #include "plan/plan.h"

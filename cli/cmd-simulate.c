@@ -3,23 +3,24 @@
  * Loads a scenario (the shipped default unless --scenario), applies the overriding flags,
  * resolves layouts, builds a plan per strategy, simulates each on the topology with the
  * flow-level model (or the first-order estimate), computes the lower bound, and prints the
- * comparison. `auto` and `hierarchical` are chosen by simulation: hierarchical tries the
- * star (every NVLink domain pulls from the sources) and the tree of domains (domains
- * forward to each other), auto every strategy; the fastest is kept and the reason printed.
- * With --messages, an explicit message list is simulated instead. */
+ * comparison. Which candidates are planned and which the hierarchical and auto rows show
+ * is the strategy policy's (plan/policy.h); the evaluation of each is sim/evaluate.h's.
+ * This file parses the flags, writes each candidate's trace and prints. With --messages,
+ * an explicit message list is simulated instead. */
 #include "cli/cli.h"
 #include "cli/outputs.h"
 
 #include "analysis/report.h"
 #include "cli/scenario-args.h"
 #include "cli/topology-args.h"
-#include "plan/auto.h"
-#include "sim/cost.h"
 #include "base/data.h"
-#include "sim/flow-sim.h"
-#include "plan/plan.h"
-#include "layout/scenario.h"
 #include "base/units.h"
+#include "layout/scenario.h"
+#include "plan/plan.h"
+#include "plan/policy.h"
+#include "sim/evaluate.h"
+#include "sim/flow-sim.h"
+#include "sim/lower-bound.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -217,17 +218,16 @@ parse_flow_options(RsFlowSimOptions *opt, gboolean *use_flow, GError **error)
     return TRUE;
 }
 
-static int
-run_messages(const char *cmd, const RsFlowSimOptions *fopt, gboolean use_flow, RsFormat format)
+/* --messages replaces the model, the layouts and the planner: their flags would be
+ * silently ignored, so they are refused (--scenario stays: it supplies the topology). */
+static gboolean
+check_messages_flags(gboolean use_flow, GError **error)
 {
-    g_autoptr(GError) error = NULL;
     if (!use_flow) {
-        g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                     "--messages: only the flow model simulates a message list");
-        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+        return FALSE;
     }
-    /* A message list is given, not planned: the flags of the model, the layouts and the
-     * planner would be silently ignored. --scenario stays: it supplies the topology. */
     const struct {
         const char *flag;
         gboolean given;
@@ -253,53 +253,79 @@ run_messages(const char *cmd, const RsFlowSimOptions *fopt, gboolean use_flow, R
     };
     for (guint i = 0; i < G_N_ELEMENTS(unused); i++) {
         if (unused[i].given) {
-            g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                         "%s does not apply with --messages (the message list replaces the "
                         "model, the layouts and the plan)",
                         unused[i].flag);
-            return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+            return FALSE;
         }
     }
-    /* The topology: --topology, else the scenario's (with its node count). Both given, the
-     * scenario would be read for nothing: refused like the flags above. */
+    /* Both given, the scenario would be read for nothing. */
     if (sargs.scenario != NULL && sargs.topology != NULL) {
-        g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                     "--scenario does not apply with --messages when --topology is given (a "
                     "scenario only supplies the topology of a message list)");
-        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+        return FALSE;
     }
+    return TRUE;
+}
+
+/* The topology of a message list: --topology, else the scenario's (with its node
+ * count). */
+static RsTopology *
+load_messages_topology(GError **error)
+{
     g_autoptr(RsScenario) scenario = NULL;
     if (sargs.topology == NULL) {
         g_autofree char *spath =
-            rs_data_find("scenarios", sargs.scenario ? sargs.scenario : DEFAULT_SCENARIO, &error);
-        if (spath == NULL || (scenario = rs_scenario_load_file(spath, &error)) == NULL)
-            return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+            rs_data_find("scenarios", sargs.scenario ? sargs.scenario : DEFAULT_SCENARIO, error);
+        if (spath == NULL || (scenario = rs_scenario_load_file(spath, error)) == NULL)
+            return NULL;
     }
     RsTopologyOverrides ov;
-    if (!rs_topology_args_get(&ov, &error))
-        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    if (!rs_topology_args_get(&ov, error))
+        return NULL;
     if (ov.n_nodes == 0 && scenario != NULL)
         ov.n_nodes = scenario->n_nodes;
     g_autofree char *tpath =
-        rs_data_find("topologies", sargs.topology ? sargs.topology : scenario->topology, &error);
+        rs_data_find("topologies", sargs.topology ? sargs.topology : scenario->topology, error);
     if (tpath == NULL)
-        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    g_autoptr(RsTopology) topo = rs_topology_load_file(tpath, &ov, &error);
-    if (topo == NULL)
-        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    g_autoptr(RsTrace) trace = rs_trace_read_file(opt_messages, &error);
+        return NULL;
+    return rs_topology_load_file(tpath, &ov, error);
+}
+
+/* The message list of --messages, at least one row. */
+static RsTrace *
+read_messages(GError **error)
+{
+    g_autoptr(RsTrace) trace = rs_trace_read_file(opt_messages, error);
     if (trace == NULL) {
         /* A file that cannot be read names the option (GLib's message names only the file);
          * the parser's errors already start with FILE:LINE. */
-        if (g_error_matches(error, RS_TRACE_ERROR, RS_TRACE_ERROR_IO))
-            g_prefix_error(&error, "--messages: ");
-        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+        if (g_error_matches(*error, RS_TRACE_ERROR, RS_TRACE_ERROR_IO))
+            g_prefix_error(error, "--messages: ");
+        return NULL;
     }
     if (rs_trace_get_n_rows(trace) == 0) {
-        g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s: no messages",
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s: no messages",
                     opt_messages);
-        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+        return NULL;
     }
+    return g_steal_pointer(&trace);
+}
+
+static int
+run_messages(const char *cmd, const RsFlowSimOptions *fopt, gboolean use_flow, RsFormat format)
+{
+    g_autoptr(GError) error = NULL;
+    if (!check_messages_flags(use_flow, &error))
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    g_autoptr(RsTopology) topo = load_messages_topology(&error);
+    if (topo == NULL)
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    g_autoptr(RsTrace) trace = read_messages(&error);
+    if (trace == NULL)
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     rs_cli_progress("simulating %u messages of %s on %s ...", rs_trace_get_n_rows(trace),
                     opt_messages, rs_topology_get_name(topo));
     g_autoptr(RsFlowSimResult) flow = rs_flow_sim_run_trace(trace, topo, fopt, &error);
@@ -322,26 +348,17 @@ run_messages(const char *cmd, const RsFlowSimOptions *fopt, gboolean use_flow, R
     return RS_EXIT_OK;
 }
 
-/* Which rows to print. */
-typedef struct {
-    gboolean row[RS_STRATEGY_N];
-    gboolean auto_row;
-} Requested;
-
+/* Which rows to print (the relay modes come with the planner options). */
 static gboolean
-parse_requested(Requested *req, GError **error)
+parse_requested(RsPolicyRequest *req, GError **error)
 {
-    memset(req, 0, sizeof *req);
-    if (opt_strategy == NULL || opt_all_strategies || strcmp(opt_strategy, "all") == 0) {
-        for (guint s = 0; s < RS_STRATEGY_N; s++)
-            req->row[s] = TRUE;
-        req->auto_row = TRUE;
+    rs_policy_request_init_all(req);
+    if (opt_strategy == NULL || opt_all_strategies || strcmp(opt_strategy, "all") == 0)
         return TRUE;
-    }
-    if (strcmp(opt_strategy, "auto") == 0) {
-        req->auto_row = TRUE;
+    memset(req->row, 0, sizeof req->row);
+    if (strcmp(opt_strategy, "auto") == 0)
         return TRUE;
-    }
+    req->auto_row = FALSE;
     RsStrategy s;
     if (!rs_strategy_parse(opt_strategy, &s, NULL)) {
         g_autofree char *names = rs_cli_strategy_names(TRUE, ", ");
@@ -371,9 +388,10 @@ parse_size_flag(const char *flag, const char *text, guint64 min, guint64 *out, G
     return TRUE;
 }
 
-/* Planner options from the flags; *relays_mode: 0 off, 1 on, 2 auto. */
+/* Planner options from the flags, and the hierarchical row's relay modes. */
 static gboolean
-parse_plan_options(RsPlanOptions *o, const RsTopology *topo, guint *relays_mode, GError **error)
+parse_plan_options(RsPlanOptions *o, const RsTopology *topo, RsPolicyRelays *relays,
+                   GError **error)
 {
     rs_plan_options_init(o, topo);
     /* Below 1 MiB the buckets get so many that a plan of real weights would not fit. */
@@ -389,12 +407,12 @@ parse_plan_options(RsPlanOptions *o, const RsTopology *topo, guint *relays_mode,
     if (opt_stripe != NULL &&
         !parse_size_flag("--stripe-bytes", opt_stripe, 1, &o->stripe_bytes, error))
         return FALSE;
-    *relays_mode = 2;
+    *relays = RS_POLICY_RELAYS_AUTO;
     if (opt_domain_relays != NULL) {
         if (strcmp(opt_domain_relays, "on") == 0) {
-            *relays_mode = 1;
+            *relays = RS_POLICY_RELAYS_ON;
         } else if (strcmp(opt_domain_relays, "off") == 0) {
-            *relays_mode = 0;
+            *relays = RS_POLICY_RELAYS_OFF;
         } else if (strcmp(opt_domain_relays, "auto") != 0) {
             g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                         "--domain-relays: \"%s\": expected on, off or auto", opt_domain_relays);
@@ -404,81 +422,224 @@ parse_plan_options(RsPlanOptions *o, const RsTopology *topo, guint *relays_mode,
     return TRUE;
 }
 
-/* One evaluated candidate. */
+/* The command's side of each candidate's evaluation: progress on stderr, and with the
+ * flow model its trace and link statistics (FILE-LABEL.csv when there are several). */
 typedef struct {
-    RsAutoCandidate candidate;
-    RsStrategyResult result;
-    double predicted_s;
-} Evaluated;
-
-typedef struct {
-    const RsRefit *refit;
     const RsTopology *topology;
-    const RsFlowSimOptions *flow_options; /* NULL: first-order estimate */
     const char *scenario_name;
-    gboolean check;
-    guint n_files; /* trace/link files written: several strategies get suffixed names */
-    GArray *evaluated;  /* Evaluated */
-    GPtrArray *flows;   /* RsFlowSimResult, owned */
-} Evaluator;
+    gboolean several;
+} CandidateOutputs;
 
 static gboolean
-evaluate(const RsPlan *plan, const RsAutoCandidate *candidate, gpointer user_data,
-         double *predicted_s, GError **error)
+on_candidate(RsEvaluateStage stage, const RsPlan *plan, const RsEvaluation *e,
+             gpointer user_data, GError **error)
 {
-    Evaluator *ev = user_data;
-    if (ev->check) {
-        if (!rs_plan_check(plan, ev->refit, error))
-            return FALSE;
+    const CandidateOutputs *o = user_data;
+    const char *label = e->candidate.label;
+    switch (stage) {
+    case RS_EVALUATE_STAGE_CHECKED:
         rs_cli_progress("check passed for %s: %u transfers; every destination element received "
                         "once, from a holder or an earlier relay",
-                        candidate->label, rs_plan_get_n_transfers(plan));
-    }
-    Evaluated e;
-    memset(&e, 0, sizeof e);
-    e.candidate = *candidate;
-    e.result.strategy = candidate->strategy;
-    e.result.label = candidate->label;
-    e.result.n_transfers = rs_plan_get_n_transfers(plan);
-    e.result.n_rounds = rs_plan_get_n_rounds(plan);
-    e.result.max_round_staging_bytes = rs_plan_get_max_round_staging_bytes(plan);
-    if (!rs_cost_estimate_full(plan, ev->refit, ev->topology, &e.result.cost, error))
-        return FALSE;
-    e.predicted_s = e.result.cost.predicted_s;
-    if (ev->flow_options != NULL) {
+                        label, rs_plan_get_n_transfers(plan));
+        return TRUE;
+    case RS_EVALUATE_STAGE_SIMULATING:
         /* The tables count network messages; local copies are simulated too. */
-        rs_cli_progress("simulating %s: %u network messages (%u with local copies) ...",
-                        candidate->label, rs_plan_get_n_network_messages(plan),
-                        rs_plan_get_n_messages(plan));
-        RsFlowSimResult *flow = rs_flow_sim_run(plan, ev->topology, ev->flow_options, error);
-        if (flow == NULL)
-            return FALSE;
-        g_ptr_array_add(ev->flows, flow);
-        e.result.flow = flow;
-        e.predicted_s = flow->total_s;
-        g_autofree char *trace_path =
-            opt_trace ? strategy_path(opt_trace, candidate->label, ev->n_files > 1) : NULL;
-        g_autofree char *links_path =
-            opt_link_stats ? strategy_path(opt_link_stats, candidate->label, ev->n_files > 1)
-                           : NULL;
-        if (!write_outputs(flow, ev->topology, trace_path, links_path, NULL, ev->scenario_name,
-                           candidate->label, error))
-            return FALSE;
+        rs_cli_progress("simulating %s: %u network messages (%u with local copies) ...", label,
+                        e->n_network_messages, e->n_messages);
+        return TRUE;
+    case RS_EVALUATE_STAGE_DONE:
+        break;
     }
-    g_array_append_val(ev->evaluated, e);
-    *predicted_s = e.predicted_s;
+    if (e->flow == NULL)
+        return TRUE;
+    g_autofree char *trace_path =
+        opt_trace ? strategy_path(opt_trace, label, o->several) : NULL;
+    g_autofree char *links_path =
+        opt_link_stats ? strategy_path(opt_link_stats, label, o->several) : NULL;
+    return write_outputs(e->flow, o->topology, trace_path, links_path, NULL, o->scenario_name,
+                         label, error);
+}
+
+/* With several candidates each writes FILE-LABEL.csv: no trace may be another's link
+ * stats (checked before any work, so that nothing is overwritten). */
+static gboolean
+check_candidate_outputs(const RsAutoCandidate *tried, guint n_tried, GError **error)
+{
+    for (guint i = 0; opt_trace != NULL && opt_link_stats != NULL && i < n_tried; i++)
+        for (guint j = 0; j < n_tried; j++) {
+            g_autofree char *t = strategy_path(opt_trace, tried[i].label, n_tried > 1);
+            g_autofree char *l = strategy_path(opt_link_stats, tried[j].label, n_tried > 1);
+            if (!rs_cli_check_distinct_outputs("--trace", t, "--link-stats", l, error))
+                return FALSE;
+        }
     return TRUE;
 }
 
-static const Evaluated *
-find_evaluated(GArray *evaluated, const char *label)
+/* Exit codes of the errors planning and evaluating can end with: a check that failed
+ * (--check's fused buffers or invariant checker, or a plan the planner found wrong) is 3;
+ * anything else is bad input. */
+static int
+exit_code_for(const GError *error)
 {
-    for (guint i = 0; i < evaluated->len; i++) {
-        const Evaluated *e = &g_array_index(evaluated, Evaluated, i);
-        if (strcmp(e->candidate.label, label) == 0)
-            return e;
+    static const struct {
+        GQuark (*domain)(void);
+        gint code;
+        int exit_code;
+    } codes[] = {
+        {rs_evaluate_error_quark, RS_EVALUATE_ERROR_CHECK, RS_EXIT_CHECK},
+        {rs_plan_error_quark, RS_PLAN_ERROR_INVALID, RS_EXIT_CHECK},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(codes); i++)
+        if (g_error_matches(error, codes[i].domain(), codes[i].code))
+            return codes[i].exit_code;
+    return RS_EXIT_USAGE;
+}
+
+/* The rows of the report, each the figures of the candidate it shows. */
+static GArray *
+make_results(const RsPolicyResult *policy, const RsEvaluator *ev)
+{
+    GArray *results = g_array_new(FALSE, TRUE, sizeof(RsStrategyResult));
+    for (guint i = 0; i < policy->n_rows; i++) {
+        const RsPolicyRow *row = &policy->rows[i];
+        const RsEvaluation *e = rs_evaluator_get_evaluation(ev, row->candidate);
+        RsStrategyResult r;
+        memset(&r, 0, sizeof r);
+        r.strategy = e->candidate.strategy;
+        r.label = row->label;
+        r.note = row->note;
+        r.n_transfers = e->n_transfers;
+        r.n_rounds = e->n_rounds;
+        r.max_round_staging_bytes = e->max_round_staging_bytes;
+        r.cost = e->cost;
+        r.flow = e->flow;
+        g_array_append_val(results, r);
     }
-    return NULL;
+    return results;
+}
+
+/* Everything the report shows, printed in @format. */
+static void
+print_report(const RsScenario *scenario, const RsScenarioBuild *build,
+             const RsPlanOptions *plan_options, const RsFlowSimOptions *flow_options,
+             const RsPolicyResult *policy, const RsEvaluator *ev, const RsLowerBound *bound,
+             RsFormat format)
+{
+    g_autoptr(GArray) results = make_results(policy, ev);
+    g_autofree char *overrides = rs_scenario_args_format_overrides(&sargs);
+    g_autofree char *train_desc = rs_convention_format(scenario->train);
+    g_autofree char *infer_desc = rs_convention_format(scenario->infer);
+    g_autofree char *train_gpus = rs_ranks_format((const guint32 *)scenario->train_gpus->data,
+                                                  scenario->train_gpus->len);
+    g_autofree char *infer_gpus = rs_ranks_format((const guint32 *)scenario->infer_gpus->data,
+                                                  scenario->infer_gpus->len);
+    RsSimulateReport report = {0};
+    report.scenario_name = scenario->name;
+    report.scenario_overrides = overrides;
+    report.model = build->model;
+    report.topology = build->topology;
+    report.refit = build->refit;
+    report.train_desc = train_desc;
+    report.train_gpus = train_gpus;
+    report.train_summary = build->train_summary;
+    report.infer_desc = infer_desc;
+    report.infer_gpus = infer_gpus;
+    report.infer_summary = build->infer_summary;
+    report.bound = *bound;
+    report.results = (const RsStrategyResult *)results->data;
+    report.n_results = results->len;
+    report.flow_options = flow_options;
+    report.staging_bytes = rs_plan_options_get_staging_bytes(plan_options);
+    report.max_ops_per_group =
+        plan_options->max_ops_per_group ? plan_options->max_ops_per_group : 256;
+    report.auto_reason = policy->auto_reason;
+    report.hierarchical_note = policy->hierarchical_note;
+    g_autoptr(GString) out = g_string_new(NULL);
+    rs_report_simulate(&report, format, out);
+    fputs(out->str, stdout);
+}
+
+/* What the flags asked for, parsed before any work. */
+typedef struct {
+    RsFormat format;
+    RsFlowSimOptions flow_options;
+    gboolean use_flow;
+} Settings;
+
+static gboolean
+parse_settings(Settings *set, GError **error)
+{
+    if (!rs_cli_parse_format(opt_format, &set->format, error) ||
+        !parse_flow_options(&set->flow_options, &set->use_flow, error))
+        return FALSE;
+    /* Every output path before any work: a wrong folder is found now, not after the first
+     * strategy's simulation. */
+    return rs_cli_check_output("--trace", opt_trace, error) &&
+           rs_cli_check_output("--link-stats", opt_link_stats, error) &&
+           rs_cli_check_distinct_outputs("--trace", opt_trace, "--link-stats", opt_link_stats,
+                                         error);
+}
+
+/* Plans and evaluates the candidates of @req (the policy's), computes the lower bound,
+ * prints the report. A failed command leaves none of its files (a strategy's trace
+ * written before a later one failed). */
+static int
+simulate_scenario(const char *cmd, const Settings *set, const RsScenario *scenario,
+                  const RsScenarioBuild *build, const RsPlanOptions *plan_options,
+                  const RsPolicyRequest *req)
+{
+    g_autoptr(GError) error = NULL;
+    RsAutoCandidate tried[RS_AUTO_MAX_CANDIDATES];
+    guint n_tried = rs_policy_get_candidates(req, tried);
+    if (!check_candidate_outputs(tried, n_tried, &error))
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    CandidateOutputs outputs = {build->topology, scenario->name, n_tried > 1};
+    RsEvaluatorOptions eo = {build->refit, build->topology,
+                             set->use_flow ? &set->flow_options : NULL,
+                             opt_check, on_candidate, &outputs};
+    g_autoptr(RsEvaluator) ev = rs_evaluator_new(&eo);
+    rs_cli_progress("planning and simulating %u candidates ...", n_tried);
+    RsPolicyResult policy;
+    g_autoptr(RsPlan) best = rs_policy_run(build->refit, plan_options, req,
+                                           rs_evaluator_evaluate, ev, &policy, &error);
+    RsLowerBound bound;
+    int code = RS_EXIT_OK;
+    if (best == NULL)
+        code = rs_cli_fail(cmd, error, exit_code_for(error));
+    else if (!rs_lower_bound_compute(build->refit, build->topology, &bound, &error))
+        code = rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    else
+        print_report(scenario, build, plan_options, eo.flow_options, &policy, ev, &bound,
+                     set->format);
+    if (code != RS_EXIT_OK)
+        rs_cli_remove_created_outputs();
+    rs_policy_result_clear(&policy);
+    return code;
+}
+
+static int
+run_scenario(const char *cmd, const Settings *set)
+{
+    g_autoptr(GError) error = NULL;
+    RsPolicyRequest req;
+    if (!parse_requested(&req, &error))
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    g_autoptr(RsScenario) scenario =
+        rs_scenario_args_load(&sargs, DEFAULT_SCENARIO, opt_dtype, &error);
+    if (scenario == NULL)
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    rs_cli_progress("resolving layouts of %s ...", scenario->name);
+    RsScenarioBuild build;
+    if (!rs_scenario_build(scenario, &build, &error))
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    RsPlanOptions plan_options;
+    int code;
+    if (!parse_plan_options(&plan_options, build.topology, &req.relays, &error))
+        code = rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    else
+        code = simulate_scenario(cmd, set, scenario, &build, &plan_options, &req);
+    rs_scenario_build_clear(&build);
+    return code;
 }
 
 static int
@@ -488,168 +649,13 @@ run(int argc, char **argv)
     int code = RS_EXIT_OK;
     if (!rs_cli_parse(cmd, make_context, &argc, &argv, &code))
         return code;
-
     g_autoptr(GError) error = NULL;
-    RsFormat format;
-    if (!rs_cli_parse_format(opt_format, &format, &error))
-        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    RsFlowSimOptions fopt;
-    gboolean use_flow;
-    if (!parse_flow_options(&fopt, &use_flow, &error))
-        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    /* Every output path before any work: a wrong folder is found now, not after the first
-     * strategy's simulation. */
-    if (!rs_cli_check_output("--trace", opt_trace, &error) ||
-        !rs_cli_check_output("--link-stats", opt_link_stats, &error) ||
-        !rs_cli_check_distinct_outputs("--trace", opt_trace, "--link-stats", opt_link_stats,
-                                       &error))
+    Settings set;
+    if (!parse_settings(&set, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     if (opt_messages != NULL)
-        return run_messages(cmd, &fopt, use_flow, format);
-    Requested req;
-    if (!parse_requested(&req, &error))
-        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-
-    g_autoptr(RsScenario) scenario =
-        rs_scenario_args_load(&sargs, DEFAULT_SCENARIO, opt_dtype, &error);
-    if (scenario == NULL)
-        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    rs_cli_progress("resolving layouts of %s ...", scenario->name);
-    RsScenarioBuild build;
-    if (!rs_scenario_build(scenario, &build, &error))
-        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-
-    RsPlanOptions plan_options;
-    guint relays_mode;
-    if (!parse_plan_options(&plan_options, build.topology, &relays_mode, &error)) {
-        rs_scenario_build_clear(&build);
-        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    }
-
-    /* The candidates to plan and simulate: every strategy asked for, hierarchical in the
-     * relay modes asked for, and all of them for auto. */
-    guint n_all;
-    const RsAutoCandidate *all = rs_auto_get_candidates(&n_all);
-    RsAutoCandidate tried[RS_AUTO_MAX_CANDIDATES];
-    guint n_tried = 0;
-    for (guint c = 0; c < n_all; c++) {
-        gboolean wanted = req.auto_row || req.row[all[c].strategy];
-        if (all[c].strategy == RS_STRATEGY_HIERARCHICAL && !req.auto_row &&
-            relays_mode != 2 && (guint)all[c].domain_relays != relays_mode)
-            wanted = FALSE;
-        if (wanted)
-            tried[n_tried++] = all[c];
-    }
-    /* With several candidates each writes FILE-LABEL.csv: no trace may be another's link
-     * stats (checked before any work, so that nothing is overwritten). */
-    for (guint i = 0; opt_trace != NULL && opt_link_stats != NULL && i < n_tried; i++)
-        for (guint j = 0; j < n_tried; j++) {
-            g_autofree char *t = strategy_path(opt_trace, tried[i].label, n_tried > 1);
-            g_autofree char *l = strategy_path(opt_link_stats, tried[j].label, n_tried > 1);
-            if (!rs_cli_check_distinct_outputs("--trace", t, "--link-stats", l, &error)) {
-                rs_scenario_build_clear(&build);
-                return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-            }
-        }
-    Evaluator ev = {build.refit,
-                    build.topology,
-                    use_flow ? &fopt : NULL,
-                    scenario->name,
-                    opt_check,
-                    n_tried,
-                    g_array_new(FALSE, TRUE, sizeof(Evaluated)),
-                    g_ptr_array_new_with_free_func((GDestroyNotify)rs_flow_sim_result_free)};
-    RsAutoResult auto_result;
-    rs_cli_progress("planning and simulating %u candidates ...", n_tried);
-    g_autoptr(RsPlan) best = rs_plan_build_auto(build.refit, &plan_options, tried, n_tried,
-                                                evaluate, &ev, &auto_result, &error);
-    if (best == NULL) {
-        gboolean wrong_plan = g_error_matches(error, RS_PLAN_ERROR, RS_PLAN_ERROR_INVALID) ||
-                              g_str_has_prefix(error->message, "buffers:");
-        code = rs_cli_fail(cmd, error, wrong_plan ? RS_EXIT_CHECK : RS_EXIT_USAGE);
-    }
-
-    RsSimulateReport report = {0};
-    g_autoptr(GArray) results = g_array_new(FALSE, TRUE, sizeof(RsStrategyResult));
-    g_autofree char *auto_reason = NULL;
-    g_autofree char *hier_note = NULL;
-    for (guint s = 0; code == RS_EXIT_OK && s < RS_STRATEGY_N; s++) {
-        if (!req.row[s])
-            continue;
-        if (s != RS_STRATEGY_HIERARCHICAL) {
-            const Evaluated *e = find_evaluated(ev.evaluated, rs_strategy_get_name(s));
-            g_array_append_val(results, e->result);
-            continue;
-        }
-        /* hierarchical: the faster of its relay modes. */
-        const Evaluated *star = find_evaluated(ev.evaluated, "hierarchical");
-        const Evaluated *tree = find_evaluated(ev.evaluated, "hierarchical+relays");
-        const Evaluated *pick = star;
-        if (pick == NULL || (tree != NULL && tree->predicted_s < pick->predicted_s))
-            pick = tree;
-        RsStrategyResult r = pick->result;
-        r.label = "hierarchical";
-        if (star != NULL && tree != NULL) {
-            hier_note = g_strdup_printf(
-                "hierarchical: %s (tree of NVLink domains %.4g s, every domain from the "
-                "sources %.4g s)",
-                pick == tree ? "domains relay to each other" : "every domain pulls from the sources",
-                tree->predicted_s, star->predicted_s);
-        }
-        r.note = pick == tree ? "domain relays" : "no domain relays";
-        g_array_append_val(results, r);
-    }
-    if (code == RS_EXIT_OK && req.auto_row) {
-        const Evaluated *e =
-            find_evaluated(ev.evaluated, auto_result.candidates[auto_result.chosen].label);
-        RsStrategyResult r = e->result;
-        r.label = "auto";
-        r.note = e->candidate.label;
-        g_array_append_val(results, r);
-        auto_reason = rs_auto_result_format_reason(&auto_result);
-    }
-    if (code == RS_EXIT_OK && !rs_lower_bound_compute(build.refit, build.topology, &report.bound,
-                                                      &error))
-        code = rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    if (code == RS_EXIT_OK) {
-        g_autofree char *overrides = rs_scenario_args_format_overrides(&sargs);
-        g_autofree char *train_desc = rs_convention_format(scenario->train);
-        g_autofree char *infer_desc = rs_convention_format(scenario->infer);
-        g_autofree char *train_gpus = rs_ranks_format((const guint32 *)scenario->train_gpus->data,
-                                                      scenario->train_gpus->len);
-        g_autofree char *infer_gpus = rs_ranks_format((const guint32 *)scenario->infer_gpus->data,
-                                                      scenario->infer_gpus->len);
-        report.scenario_name = scenario->name;
-        report.scenario_overrides = overrides;
-        report.model = build.model;
-        report.topology = build.topology;
-        report.refit = build.refit;
-        report.train_desc = train_desc;
-        report.train_gpus = train_gpus;
-        report.train_summary = build.train_summary;
-        report.infer_desc = infer_desc;
-        report.infer_gpus = infer_gpus;
-        report.infer_summary = build.infer_summary;
-        report.results = (const RsStrategyResult *)results->data;
-        report.n_results = results->len;
-        report.flow_options = use_flow ? &fopt : NULL;
-        report.staging_bytes = rs_plan_options_get_staging_bytes(&plan_options);
-        report.max_ops_per_group = plan_options.max_ops_per_group ? plan_options.max_ops_per_group
-                                                                   : 256;
-        report.auto_reason = auto_reason;
-        report.hierarchical_note = hier_note;
-        g_autoptr(GString) out = g_string_new(NULL);
-        rs_report_simulate(&report, format, out);
-        fputs(out->str, stdout);
-    }
-    /* A failed command leaves none of its files (a strategy's trace written before a later
-     * one failed). */
-    if (code != RS_EXIT_OK)
-        rs_cli_remove_created_outputs();
-    g_array_unref(ev.evaluated);
-    g_ptr_array_unref(ev.flows);
-    rs_scenario_build_clear(&build);
-    return code;
+        return run_messages(cmd, &set.flow_options, set.use_flow, set.format);
+    return run_scenario(cmd, &set);
 }
 
 const RsCommand rs_command_simulate = {

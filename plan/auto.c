@@ -19,7 +19,7 @@ rs_auto_get_candidates(guint *n_out)
 }
 
 RsPlan *
-rs_plan_build_auto(const RsRefit *refit, const RsPlanOptions *options,
+rs_auto_build_plan(const RsRefit *refit, const RsPlanOptions *options,
                    const RsAutoCandidate *tried, guint n_tried, RsPlanEvaluateFunc evaluate,
                    gpointer user_data, RsAutoResult *result, GError **error)
 {

@@ -47,7 +47,7 @@ typedef struct {
 const RsAutoCandidate *rs_auto_get_candidates(guint *n_out);
 
 /**
- * rs_plan_build_auto:
+ * rs_auto_build_plan:
  * @refit: the refit
  * @options: plan options; domain_relays is set per candidate
  * @candidates: (array length=n_candidates) (nullable): the candidates to try, at most
@@ -63,7 +63,7 @@ const RsAutoCandidate *rs_auto_get_candidates(guint *n_out);
  *
  * Returns: (transfer full): the fastest plan, or NULL on error.
  */
-RsPlan *rs_plan_build_auto(const RsRefit *refit, const RsPlanOptions *options,
+RsPlan *rs_auto_build_plan(const RsRefit *refit, const RsPlanOptions *options,
                            const RsAutoCandidate *candidates, guint n_candidates,
                            RsPlanEvaluateFunc evaluate, gpointer user_data, RsAutoResult *result,
                            GError **error);

@@ -1,10 +1,56 @@
-/* plan-private.h — pieces of the planner shared by the strategy files (plan.c,
- * plan-balance.c). */
+/* plan-private.h — the planner's internals shared by the files of plan/: the plan's
+ * struct, the transfer builder every strategy emits with (builder.c), the strategies'
+ * entry points, the last step that makes messages and rounds (rounds.c), and small
+ * helpers. The call order is one way: build.c → strategies → balance.c → builder.c →
+ * plan.c, and build.c → rounds.c → plan.c; no file calls back into a file that calls it. */
 #pragma once
 
 #include "plan/plan.h"
 
 G_BEGIN_DECLS
+
+struct _RsPlan {
+    RsStrategy strategy;
+    GArray *transfers;    /* RsTransfer, sorted by message */
+    GArray *messages;     /* RsMessage, in the global order (phase, round, src, dst) */
+    GArray *message_deps; /* guint */
+    guint n_phases;
+    guint n_rounds;
+    guint n_network_messages;
+    guint64 bytes_moved;
+    guint64 local_bytes;
+    guint64 max_round_staging_bytes;
+};
+
+static inline gint
+rs_plan_cmp_u64(guint64 x, guint64 y)
+{
+    return x < y ? -1 : x > y;
+}
+
+static inline gint
+rs_plan_cmp_i64(gint64 x, gint64 y)
+{
+    return x < y ? -1 : x > y;
+}
+
+/* A hash of guint64 keys: g_int64_hash folds the halves with XOR, so (high, low) keys such
+ * as (round, rank) collide massively; a multiplicative (Fibonacci) hash spreads them. */
+static inline guint
+rs_plan_u64_hash(gconstpointer p)
+{
+    guint64 k = *(const guint64 *)p;
+    return (guint)((k * G_GUINT64_CONSTANT(0x9E3779B97F4A7C15)) >> 32);
+}
+
+/* --- options (plan.c) --- */
+
+/* The stripe bound in effect, bytes. */
+guint64 rs_plan_options_get_stripe_bytes(const RsPlanOptions *options);
+/* The operations per rank and round in effect. */
+guint rs_plan_options_get_max_ops_per_group(const RsPlanOptions *options);
+
+/* --- source groups and the transfer builder (builder.c) --- */
 
 /* A distinct box of a source layout and the ranks holding it (its replicas). */
 typedef struct {
@@ -22,6 +68,7 @@ typedef struct {
 /* Groups the boxes of @src by identical global box; when the layout does not guarantee
  * disjoint distinct boxes, later groups are cut to what earlier ones do not cover. */
 void rs_source_groups_build(RsSourceGroups *sg, const RsLayout *src);
+/* Frees what rs_source_groups_build() made; a zeroed (never built) @sg is fine. */
 void rs_source_groups_clear(RsSourceGroups *sg);
 
 typedef struct {
@@ -43,8 +90,7 @@ void rs_plan_builder_emit_own(RsPlanBuilder *b, const RsRefitTensor *t, guint32 
 /* Splits @box into pieces of at most @max_bytes (in @t's wire dtype): index by index over
  * the outer dims and in runs along the outermost dim whose inner block fits.
  * Deterministic: equal boxes split equally. Appends to @out (RsBox); returns the count. */
-guint rs_plan_split_box(const RsBox *box, const RsRefitTensor *t, guint64 max_bytes,
-                        GArray *out);
+guint rs_plan_split_box(const RsBox *box, const RsRefitTensor *t, guint64 max_bytes, GArray *out);
 
 /* Emits @box from @src to @dst split into network buckets (local copies too, so that
  * every hop of a path splits one box alike);
@@ -55,14 +101,30 @@ guint rs_plan_builder_emit_split(RsPlanBuilder *b, const RsRefitTensor *t, guint
                                  guint32 src, guint32 dst, guint32 phase, guint32 flags,
                                  const gint64 *depends_on, const RsBox *box, GArray *indices_out);
 
-/* The stripe bound in effect. */
-guint64 rs_plan_options_get_stripe_bytes(const RsPlanOptions *options);
-
+/* RS_PLAN_ERROR_UNCOVERED: rank @dst needs @missing of @t and no source holds it. */
 void rs_plan_set_uncovered_error(GError **error, const RsRefitTensor *t, guint32 dst,
                                  const RsBox *missing);
 
-/* node-aware and hierarchical (plan-balance.c): appends the transfers of every tensor. */
-gboolean rs_plan_balance_build(RsPlanBuilder *b, const RsRefit *refit, RsStrategy strategy,
-                               const RsPlanOptions *options, GError **error);
+/* --- the strategies: each appends its transfers to @b (see rs_plan_build_full) --- */
+
+/* gather-broadcast.c: the transfers of tensor @t (index @tensor_idx). */
+gboolean rs_plan_gather_broadcast_tensor(RsPlanBuilder *b, const RsRefitTensor *t,
+                                         guint32 tensor_idx, GError **error);
+/* direct.c: the transfers of tensor @t (index @tensor_idx). */
+gboolean rs_plan_direct_tensor(RsPlanBuilder *b, const RsRefitTensor *t, guint32 tensor_idx,
+                               GError **error);
+/* node-aware.c: every tensor of @refit; options->topology must be set. */
+gboolean rs_plan_node_aware_build(RsPlanBuilder *b, const RsRefit *refit,
+                                  const RsPlanOptions *options, GError **error);
+/* hierarchical.c: every tensor of @refit; options->topology must be set. */
+gboolean rs_plan_hierarchical_build(RsPlanBuilder *b, const RsRefit *refit,
+                                    const RsPlanOptions *options, GError **error);
+
+/* --- rounds.c --- */
+
+/* Makes @plan (zeroed but for its strategy) from the strategy's transfers @raw, which it
+ * sorts in place: message order, buckets of at most the staging bound of @options, message
+ * dependencies, rounds, and the global order. */
+void rs_plan_finish(RsPlan *plan, GArray *raw, const RsPlanOptions *options);
 
 G_END_DECLS

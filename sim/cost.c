@@ -1,10 +1,12 @@
-/* cost.c — first-order (bottleneck) estimate and cut-based lower bound; see cost.h. */
+/* cost.c — the first-order (bottleneck) estimate of a plan; see cost.h. */
 #include "sim/cost.h"
 
 #include <math.h>
 #include <string.h>
 
+/* clang-format off */
 G_DEFINE_QUARK(rs-cost-error-quark, rs_cost_error)
+/* clang-format on */
 
 static gboolean
 check_rank(const RsTopology *topo, guint32 rank, GError **error)
@@ -63,101 +65,135 @@ charge_copies(const RsRefit *refit, const RsTopology *topo, const RsTransfer *tr
     return TRUE;
 }
 
-static gboolean
-estimate(const RsPlan *plan, const RsRefit *refit, const RsTopology *topo, RsCostEstimate *out,
-         GError **error)
-{
-    memset(out, 0, sizeof *out);
-    guint n_links = rs_topology_get_n_links(topo);
-    guint n_gpus = rs_topology_get_n_gpus(topo);
-    g_autofree guint64 *phase_link_bytes = g_new0(guint64, n_links);
-    g_autofree guint64 *total_link_bytes = g_new0(guint64, n_links);
-    g_autofree double *rank_latency_s = g_new0(double, n_gpus);
-    g_autofree guint64 *received_bytes = g_new0(guint64, n_gpus);
-    out->n_phases = rs_plan_get_n_phases(plan);
-    out->bytes_moved = rs_plan_get_bytes_moved(plan);
-    out->local_bytes = rs_plan_get_local_bytes(plan);
-    out->n_messages = rs_plan_get_n_network_messages(plan);
+/* The work arrays of one estimate: per link and per GPU, per phase or over all phases. */
+typedef struct {
+    const RsPlan *plan;
+    const RsRefit *refit; /* (nullable) */
+    const RsTopology *topo;
+    guint n_links, n_gpus, n_nodes;
+    gboolean copies;           /* charge copies: a refit and a copy section */
+    guint64 *phase_link_bytes; /* [n_links] this phase */
+    guint64 *total_link_bytes; /* [n_links] all phases */
+    double *rank_latency_s;    /* [n_gpus] this phase */
+    guint64 *received_bytes;   /* [n_gpus] all phases */
+    double *rank_copy_s;       /* [n_gpus] this phase, with copies */
+    double *node_copy_s;       /* [n_nodes] this phase, with copies */
+} Estimate;
 
+static void
+estimate_init(Estimate *e, const RsPlan *plan, const RsRefit *refit, const RsTopology *topo)
+{
+    memset(e, 0, sizeof *e);
+    e->plan = plan;
+    e->refit = refit;
+    e->topo = topo;
+    e->n_links = rs_topology_get_n_links(topo);
+    e->n_gpus = rs_topology_get_n_gpus(topo);
+    e->n_nodes = rs_topology_get_n_nodes(topo);
     guint n_copy_rates = 0;
     rs_topology_get_copy_rates(topo, &n_copy_rates);
-    gboolean copies = refit != NULL && n_copy_rates > 0;
-    guint n_nodes = rs_topology_get_n_nodes(topo);
-    g_autofree double *rank_copy_s = copies ? g_new0(double, n_gpus) : NULL;
-    g_autofree double *node_copy_s = copies ? g_new0(double, n_nodes) : NULL;
+    e->copies = refit != NULL && n_copy_rates > 0;
+    e->phase_link_bytes = g_new0(guint64, e->n_links);
+    e->total_link_bytes = g_new0(guint64, e->n_links);
+    e->rank_latency_s = g_new0(double, e->n_gpus);
+    e->received_bytes = g_new0(guint64, e->n_gpus);
+    e->rank_copy_s = e->copies ? g_new0(double, e->n_gpus) : NULL;
+    e->node_copy_s = e->copies ? g_new0(double, e->n_nodes) : NULL;
+}
 
-    guint n_messages = rs_plan_get_n_messages(plan);
-    guint m = 0;
-    for (guint phase = 0; phase < out->n_phases; phase++) {
-        memset(phase_link_bytes, 0, n_links * sizeof *phase_link_bytes);
-        memset(rank_latency_s, 0, n_gpus * sizeof *rank_latency_s);
-        if (copies) {
-            memset(rank_copy_s, 0, n_gpus * sizeof *rank_copy_s);
-            memset(node_copy_s, 0, n_nodes * sizeof *node_copy_s);
+static void
+estimate_clear(Estimate *e)
+{
+    g_free(e->phase_link_bytes);
+    g_free(e->total_link_bytes);
+    g_free(e->rank_latency_s);
+    g_free(e->received_bytes);
+    g_free(e->rank_copy_s);
+    g_free(e->node_copy_s);
+}
+
+/* Stage 1, per message of a phase: its copies, the bytes on its route's links, where they
+ * go (NVLink or network), and its fixed costs on both ranks. */
+static gboolean
+add_message(Estimate *e, const RsMessage *msg, RsCostEstimate *out, GError **error)
+{
+    const RsTopology *topo = e->topo;
+    if (!check_rank(topo, msg->src, error) || !check_rank(topo, msg->dst, error))
+        return FALSE;
+    for (guint k = 0; e->copies && k < msg->n_transfers; k++)
+        if (!charge_copies(e->refit, topo, rs_plan_get_transfer(e->plan, msg->first_transfer + k),
+                           e->rank_copy_s, e->node_copy_s, error))
+            return FALSE;
+    if (msg->src == msg->dst)
+        return TRUE;
+    guint32 route[RS_TOPOLOGY_MAX_ROUTE];
+    guint n_route = rs_topology_route(topo, msg->src, msg->dst, route);
+    for (guint k = 0; k < n_route; k++)
+        e->phase_link_bytes[route[k]] += msg->size_bytes;
+    e->received_bytes[msg->dst] += msg->size_bytes;
+    if (rs_topology_get_nvlink_domain(topo, msg->src) ==
+        rs_topology_get_nvlink_domain(topo, msg->dst))
+        out->bytes_nvlink += msg->size_bytes;
+    else
+        out->bytes_network += msg->size_bytes;
+    double latency_s = rs_topology_get_message_latency_s(topo, msg->src, msg->dst);
+    e->rank_latency_s[msg->src] += latency_s;
+    e->rank_latency_s[msg->dst] += latency_s;
+    return TRUE;
+}
+
+/* Stage 2, the phase's busiest link (and the busiest link of any phase so far). */
+static double
+phase_link_time(Estimate *e, RsCostEstimate *out)
+{
+    double phase_link_s = 0.0;
+    for (guint32 l = 0; l < e->n_links; l++) {
+        if (e->phase_link_bytes[l] == 0)
+            continue;
+        e->total_link_bytes[l] += e->phase_link_bytes[l];
+        double busy_s = (double)e->phase_link_bytes[l] /
+                        rs_link_get_capacity_bytes_per_s(rs_topology_get_link(e->topo, l));
+        if (busy_s > phase_link_s)
+            phase_link_s = busy_s;
+        if (busy_s > out->busiest_link_s) {
+            out->busiest_link_s = busy_s;
+            out->busiest_link = l;
+            out->busiest_link_bytes = e->phase_link_bytes[l];
         }
-        /* Messages are sorted by phase first. */
-        for (; m < n_messages; m++) {
-            const RsMessage *msg = rs_plan_get_message(plan, m);
-            if (msg->phase != phase)
-                break;
-            if (!check_rank(topo, msg->src, error) || !check_rank(topo, msg->dst, error))
-                return FALSE;
-            for (guint k = 0; copies && k < msg->n_transfers; k++)
-                if (!charge_copies(refit, topo,
-                                   rs_plan_get_transfer(plan, msg->first_transfer + k),
-                                   rank_copy_s, node_copy_s, error))
-                    return FALSE;
-            if (msg->src == msg->dst)
-                continue;
-            guint32 route[RS_TOPOLOGY_MAX_ROUTE];
-            guint n_route = rs_topology_route(topo, msg->src, msg->dst, route);
-            for (guint k = 0; k < n_route; k++)
-                phase_link_bytes[route[k]] += msg->size_bytes;
-            received_bytes[msg->dst] += msg->size_bytes;
-            if (rs_topology_get_nvlink_domain(topo, msg->src) ==
-                rs_topology_get_nvlink_domain(topo, msg->dst))
-                out->bytes_nvlink += msg->size_bytes;
-            else
-                out->bytes_network += msg->size_bytes;
-            double latency_s = rs_topology_get_message_latency_s(topo, msg->src, msg->dst);
-            rank_latency_s[msg->src] += latency_s;
-            rank_latency_s[msg->dst] += latency_s;
-        }
-        double phase_link_s = 0.0;
-        for (guint32 l = 0; l < n_links; l++) {
-            if (phase_link_bytes[l] == 0)
-                continue;
-            total_link_bytes[l] += phase_link_bytes[l];
-            double busy_s = (double)phase_link_bytes[l] /
-                            rs_link_get_capacity_bytes_per_s(rs_topology_get_link(topo, l));
-            if (busy_s > phase_link_s)
-                phase_link_s = busy_s;
-            if (busy_s > out->busiest_link_s) {
-                out->busiest_link_s = busy_s;
-                out->busiest_link = l;
-                out->busiest_link_bytes = phase_link_bytes[l];
-            }
-        }
-        double phase_latency_s = 0.0;
-        for (guint g = 0; g < n_gpus; g++)
-            phase_latency_s = MAX(phase_latency_s, rank_latency_s[g]);
-        double phase_copy_s = 0.0;
-        for (guint g = 0; copies && g < n_gpus; g++)
-            phase_copy_s = MAX(phase_copy_s, rank_copy_s[g]);
-        for (guint n = 0; copies && n < n_nodes; n++)
-            phase_copy_s = MAX(phase_copy_s, node_copy_s[n]);
-        out->link_s += phase_link_s;
-        out->copy_s += phase_copy_s;
-        out->latency_s += phase_latency_s;
-        out->copy_bound_phases += phase_copy_s > phase_link_s;
-        out->predicted_s += MAX(phase_link_s, phase_copy_s) + phase_latency_s;
     }
+    return phase_link_s;
+}
 
-    for (guint32 g = 0; g < n_gpus; g++) {
+/* Stage 3, the phase's time: the larger of its link and copy times, plus its busiest
+ * rank's fixed costs. */
+static void
+add_phase_time(const Estimate *e, double phase_link_s, RsCostEstimate *out)
+{
+    double phase_latency_s = 0.0;
+    for (guint g = 0; g < e->n_gpus; g++)
+        phase_latency_s = MAX(phase_latency_s, e->rank_latency_s[g]);
+    double phase_copy_s = 0.0;
+    for (guint g = 0; e->copies && g < e->n_gpus; g++)
+        phase_copy_s = MAX(phase_copy_s, e->rank_copy_s[g]);
+    for (guint n = 0; e->copies && n < e->n_nodes; n++)
+        phase_copy_s = MAX(phase_copy_s, e->node_copy_s[n]);
+    out->link_s += phase_link_s;
+    out->copy_s += phase_copy_s;
+    out->latency_s += phase_latency_s;
+    out->copy_bound_phases += phase_copy_s > phase_link_s;
+    out->predicted_s += MAX(phase_link_s, phase_copy_s) + phase_latency_s;
+}
+
+/* Stage 4, over all phases: the GPU receiving most and the NIC sending most. */
+static void
+busiest_gpus(const Estimate *e, RsCostEstimate *out)
+{
+    for (guint32 g = 0; g < e->n_gpus; g++) {
         /* Bytes it receives as destination: with PXN a GPU's NVLink ingress also carries
          * traffic it forwards to its NIC for other GPUs. */
-        guint64 in = received_bytes[g];
-        guint64 nic_out = total_link_bytes[rs_topology_get_gpu_link(topo, g, RS_LINK_NIC_EGRESS)];
+        guint64 in = e->received_bytes[g];
+        guint64 nic_out =
+            e->total_link_bytes[rs_topology_get_gpu_link(e->topo, g, RS_LINK_NIC_EGRESS)];
         if (in > out->max_gpu_ingress_bytes) {
             out->max_gpu_ingress_bytes = in;
             out->max_gpu_ingress_gpu = g;
@@ -167,7 +203,43 @@ estimate(const RsPlan *plan, const RsRefit *refit, const RsTopology *topo, RsCos
             out->max_nic_egress_gpu = g;
         }
     }
-    return TRUE;
+}
+
+static gboolean
+estimate(const RsPlan *plan, const RsRefit *refit, const RsTopology *topo, RsCostEstimate *out,
+         GError **error)
+{
+    memset(out, 0, sizeof *out);
+    out->n_phases = rs_plan_get_n_phases(plan);
+    out->bytes_moved = rs_plan_get_bytes_moved(plan);
+    out->local_bytes = rs_plan_get_local_bytes(plan);
+    out->n_messages = rs_plan_get_n_network_messages(plan);
+    Estimate e;
+    estimate_init(&e, plan, refit, topo);
+    gboolean ok = TRUE;
+    guint n_messages = rs_plan_get_n_messages(plan);
+    guint m = 0;
+    for (guint phase = 0; ok && phase < out->n_phases; phase++) {
+        memset(e.phase_link_bytes, 0, e.n_links * sizeof *e.phase_link_bytes);
+        memset(e.rank_latency_s, 0, e.n_gpus * sizeof *e.rank_latency_s);
+        if (e.copies) {
+            memset(e.rank_copy_s, 0, e.n_gpus * sizeof *e.rank_copy_s);
+            memset(e.node_copy_s, 0, e.n_nodes * sizeof *e.node_copy_s);
+        }
+        /* Messages are sorted by phase first. */
+        for (; ok && m < n_messages; m++) {
+            const RsMessage *msg = rs_plan_get_message(plan, m);
+            if (msg->phase != phase)
+                break;
+            ok = add_message(&e, msg, out, error);
+        }
+        if (ok)
+            add_phase_time(&e, phase_link_time(&e, out), out);
+    }
+    if (ok)
+        busiest_gpus(&e, out);
+    estimate_clear(&e);
+    return ok;
 }
 
 gboolean
@@ -182,431 +254,4 @@ rs_cost_estimate_full(const RsPlan *plan, const RsRefit *refit, const RsTopology
                       RsCostEstimate *out, GError **error)
 {
     return estimate(plan, refit, topo, out, error);
-}
-
-/* --- lower bound --- */
-
-/* The three partitions of the GPUs whose cuts are evaluated. Each set is a contiguous range
- * of GPU indices: set(g) = g / set_size. */
-enum { SET_GPU, SET_DOMAIN, SET_UNIT, N_SET_KINDS };
-
-static guint
-set_size(const RsTopology *topo, guint kind)
-{
-    switch (kind) {
-    case SET_GPU:
-        return 1;
-    case SET_DOMAIN:
-        return rs_topology_get_gpus_per_nvlink_domain(topo);
-    default:
-        return rs_topology_get_scalable_unit_nodes(topo) * rs_topology_get_gpus_per_node(topo);
-    }
-}
-
-/* Elements that must enter and leave each set, for one layout pair: set id → guint64. */
-typedef struct {
-    GHashTable *in[N_SET_KINDS];
-    GHashTable *out[N_SET_KINDS];
-} PairNeeds;
-
-static void
-pair_needs_free(gpointer p)
-{
-    PairNeeds *n = p;
-    for (guint k = 0; k < N_SET_KINDS; k++) {
-        g_hash_table_unref(n->in[k]);
-        g_hash_table_unref(n->out[k]);
-    }
-    g_free(n);
-}
-
-static void
-add_count(GHashTable *table, guint key, guint64 value)
-{
-    if (value == 0)
-        return;
-    guint64 *slot = g_hash_table_lookup(table, GUINT_TO_POINTER(key + 1));
-    if (slot == NULL) {
-        slot = g_new0(guint64, 1);
-        g_hash_table_insert(table, GUINT_TO_POINTER(key + 1), slot);
-    }
-    *slot += value;
-}
-
-/* Distinct boxes of a layout with the (sorted) ranks holding each. */
-typedef struct {
-    RsBox box;
-    guint32 first_rank, last_rank; /* smallest and largest holder */
-} BoxGroup;
-
-static GArray *
-box_groups_build(const RsLayout *layout)
-{
-    GArray *groups = g_array_new(FALSE, FALSE, sizeof(BoxGroup));
-    g_autoptr(GHashTable) index = g_hash_table_new_full(rs_box_hash, rs_box_equal, g_free, NULL);
-    for (guint i = 0; i < rs_layout_get_n_ranks(layout); i++) {
-        guint n;
-        const RsLocalBox *lb = rs_layout_get_boxes(layout, i, &n);
-        guint32 rank = rs_layout_get_rank(layout, i);
-        for (guint b = 0; b < n; b++) {
-            if (rs_box_is_empty(&lb[b].box))
-                continue;
-            gpointer found = g_hash_table_lookup(index, &lb[b].box);
-            if (found == NULL) {
-                BoxGroup g = {lb[b].box, rank, rank};
-                g_array_append_val(groups, g);
-                g_hash_table_insert(index, g_memdup2(&lb[b].box, sizeof(RsBox)),
-                                    GUINT_TO_POINTER(groups->len));
-            } else {
-                /* Entries come in increasing rank order. */
-                g_array_index(groups, BoxGroup, GPOINTER_TO_UINT(found) - 1).last_rank = rank;
-            }
-        }
-    }
-    return groups;
-}
-
-/* Is every holder of @g in set @s (sets are contiguous ranges of size @size)? */
-static gboolean
-group_inside(const BoxGroup *g, guint size, guint s)
-{
-    return g->first_rank / size == s && g->last_rank / size == s;
-}
-
-static guint64
-intersect_count(const RsBox *a, const RsBox *b)
-{
-    RsBox inter;
-    return rs_box_intersect(a, b, &inter) ? rs_box_get_n_elems(&inter) : 0;
-}
-
-/* Elements that must leave each set of @kind: held only inside it, needed outside. */
-static void
-egress_needs(const RsLayout *src, const RsLayout *dst, GArray *src_groups, GArray *dst_groups,
-             guint size, GHashTable *out)
-{
-    gboolean src_disjoint = rs_layout_has_disjoint_shards(src);
-    gboolean dst_disjoint = rs_layout_has_disjoint_shards(dst);
-    /* Source groups whose holders all sit in one set, by set. */
-    g_autoptr(GHashTable) by_set =
-        g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, (GDestroyNotify)g_array_unref);
-    g_autoptr(GArray) set_order = g_array_new(FALSE, FALSE, sizeof(guint));
-    for (guint i = 0; i < src_groups->len; i++) {
-        const BoxGroup *g = &g_array_index(src_groups, BoxGroup, i);
-        guint s = g->first_rank / size;
-        if (!group_inside(g, size, s))
-            continue;
-        GArray *list = g_hash_table_lookup(by_set, GUINT_TO_POINTER(s + 1));
-        if (list == NULL) {
-            list = g_array_new(FALSE, FALSE, sizeof(guint));
-            g_hash_table_insert(by_set, GUINT_TO_POINTER(s + 1), list);
-            g_array_append_val(set_order, s);
-        }
-        g_array_append_val(list, i);
-    }
-    g_autoptr(GArray) pieces = g_array_new(FALSE, FALSE, sizeof(RsBox));
-    g_autoptr(GArray) wanted = g_array_new(FALSE, FALSE, sizeof(RsBox));
-    for (guint o = 0; o < set_order->len; o++) {
-        guint s = g_array_index(set_order, guint, o);
-        GArray *list = g_hash_table_lookup(by_set, GUINT_TO_POINTER(s + 1));
-        /* What sources in the set hold... */
-        g_array_set_size(pieces, 0);
-        for (guint i = 0; i < list->len; i++) {
-            const BoxGroup *g = &g_array_index(src_groups, BoxGroup, g_array_index(list, guint, i));
-            if (src_disjoint)
-                g_array_append_val(pieces, g->box);
-            else
-                rs_box_list_add_disjoint(pieces, &g->box);
-        }
-        /* ...and no source outside it holds (distinct boxes of a disjoint layout never
-         * overlap, so only other layouts need the subtraction). */
-        for (guint i = 0; !src_disjoint && i < src_groups->len && pieces->len > 0; i++) {
-            const BoxGroup *g = &g_array_index(src_groups, BoxGroup, i);
-            if (!group_inside(g, size, s))
-                rs_box_list_subtract(pieces, &g->box);
-        }
-        /* Destinations outside the set that need it. */
-        g_array_set_size(wanted, 0);
-        for (guint i = 0; i < dst_groups->len; i++) {
-            const BoxGroup *d = &g_array_index(dst_groups, BoxGroup, i);
-            if (group_inside(d, size, s))
-                continue;
-            if (dst_disjoint)
-                g_array_append_val(wanted, d->box);
-            else
-                rs_box_list_add_disjoint(wanted, &d->box);
-        }
-        guint64 count = 0;
-        for (guint p = 0; p < pieces->len; p++)
-            for (guint w = 0; w < wanted->len; w++)
-                count += intersect_count(&g_array_index(pieces, RsBox, p),
-                                         &g_array_index(wanted, RsBox, w));
-        add_count(out, s, count);
-    }
-}
-
-/* First entry index of @layout with rank >= @rank. */
-static guint
-lower_entry(const RsLayout *layout, guint32 rank)
-{
-    guint lo = 0, hi = rs_layout_get_n_ranks(layout);
-    while (lo < hi) {
-        guint mid = (lo + hi) / 2;
-        if (rs_layout_get_rank(layout, mid) < rank)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* Elements that must enter each set of @kind: needed by its destinations, held by none of
- * its sources. */
-static void
-ingress_needs(const RsLayout *src, const RsLayout *dst, guint size, GHashTable *in)
-{
-    g_autoptr(GArray) union_boxes = g_array_new(FALSE, FALSE, sizeof(RsBox));
-    guint n_dst = rs_layout_get_n_ranks(dst);
-    for (guint i = 0; i < n_dst;) {
-        guint32 set = rs_layout_get_rank(dst, i) / size;
-        g_array_set_size(union_boxes, 0);
-        guint j = i;
-        for (; j < n_dst && rs_layout_get_rank(dst, j) / size == set; j++) {
-            guint n_boxes;
-            const RsLocalBox *boxes = rs_layout_get_boxes(dst, j, &n_boxes);
-            for (guint b = 0; b < n_boxes; b++)
-                rs_box_list_add_disjoint(union_boxes, &boxes[b].box);
-        }
-        guint first = lower_entry(src, set * size);
-        guint end = lower_entry(src, (set + 1) * size);
-        for (guint e = first; e < end && union_boxes->len > 0; e++) {
-            guint n_boxes;
-            const RsLocalBox *boxes = rs_layout_get_boxes(src, e, &n_boxes);
-            for (guint b = 0; b < n_boxes; b++)
-                rs_box_list_subtract(union_boxes, &boxes[b].box);
-        }
-        add_count(in, set, rs_box_list_get_n_elems(union_boxes));
-        i = j;
-    }
-}
-
-static PairNeeds *
-pair_needs_compute(const RsLayout *src, const RsLayout *dst, const RsTopology *topo)
-{
-    PairNeeds *needs = g_new0(PairNeeds, 1);
-    for (guint k = 0; k < N_SET_KINDS; k++) {
-        needs->in[k] = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
-        needs->out[k] = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
-    }
-    g_autoptr(GArray) src_groups = box_groups_build(src);
-    g_autoptr(GArray) dst_groups = box_groups_build(dst);
-    for (guint k = 0; k < N_SET_KINDS; k++) {
-        if (k == SET_UNIT && rs_topology_get_n_scalable_units(topo) < 2)
-            continue;
-        guint size = set_size(topo, k);
-        ingress_needs(src, dst, size, needs->in[k]);
-        egress_needs(src, dst, src_groups, dst_groups, size, needs->out[k]);
-    }
-    return needs;
-}
-
-typedef struct {
-    const RsLayout *src, *dst;
-} LayoutPair;
-
-static guint
-pair_hash(gconstpointer p)
-{
-    const LayoutPair *lp = p;
-    return g_direct_hash(lp->src) * 31u ^ g_direct_hash(lp->dst);
-}
-
-static gboolean
-pair_equal(gconstpointer a, gconstpointer b)
-{
-    const LayoutPair *x = a, *y = b;
-    return x->src == y->src && x->dst == y->dst;
-}
-
-static void
-accumulate(GHashTable *from, double *bytes_by_key, guint n_keys, guint elem_bytes)
-{
-    GHashTableIter it;
-    gpointer key, value;
-    g_hash_table_iter_init(&it, from);
-    while (g_hash_table_iter_next(&it, &key, &value)) {
-        guint k = GPOINTER_TO_UINT(key) - 1;
-        if (k < n_keys)
-            bytes_by_key[k] += (double)(*(guint64 *)value) * elem_bytes;
-    }
-}
-
-static double
-link_capacity(const RsTopology *topo, guint32 link)
-{
-    if (link == G_MAXUINT32)
-        return INFINITY;
-    return rs_link_get_capacity_bytes_per_s(rs_topology_get_link(topo, link));
-}
-
-/* The capacity of @gpu's way to the fabric: the smaller of its NIC and PCIe links. */
-static double
-nic_path_capacity(const RsTopology *topo, guint32 gpu, gboolean ingress)
-{
-    RsLinkKind nic = ingress ? RS_LINK_NIC_INGRESS : RS_LINK_NIC_EGRESS;
-    RsLinkKind pcie = ingress ? RS_LINK_PCIE_INGRESS : RS_LINK_PCIE_EGRESS;
-    return MIN(link_capacity(topo, rs_topology_get_gpu_link(topo, gpu, nic)),
-               link_capacity(topo, rs_topology_get_gpu_link(topo, gpu, pcie)));
-}
-
-/* The capacity of the cut around set @s of @kind, in one direction. */
-static double
-cut_capacity(const RsTopology *topo, guint kind, guint s, gboolean ingress)
-{
-    guint size = set_size(topo, kind);
-    guint32 first = s * size, end = MIN((s + 1) * size, rs_topology_get_n_gpus(topo));
-    if (kind == SET_GPU) {
-        double c = nic_path_capacity(topo, first, ingress);
-        /* A GPU alone in its domain has no NVLink peer. */
-        if (rs_topology_get_gpus_per_nvlink_domain(topo) > 1)
-            c += link_capacity(topo, rs_topology_get_gpu_link(topo, first,
-                                                              ingress ? RS_LINK_NVLINK_INGRESS
-                                                                      : RS_LINK_NVLINK_EGRESS));
-        return c;
-    }
-    double nics = 0.0;
-    for (guint32 g = first; g < end; g++)
-        nics += nic_path_capacity(topo, g, ingress);
-    if (kind == SET_DOMAIN)
-        return nics;
-    double leaves = 0.0;
-    for (guint r = 0; r < rs_topology_get_n_rails(topo); r++)
-        leaves += link_capacity(
-            topo, rs_topology_get_leaf_link(topo, s, r,
-                                            ingress ? RS_LINK_LEAF_DOWNLINK : RS_LINK_LEAF_UPLINK));
-    return MIN(nics, leaves);
-}
-
-gboolean
-rs_lower_bound_compute(const RsRefit *refit, const RsTopology *topo, RsLowerBound *out,
-                       GError **error)
-{
-    memset(out, 0, sizeof *out);
-    out->kind = RS_CUT_NONE;
-    guint n_sets[N_SET_KINDS];
-    double *in_bytes[N_SET_KINDS], *out_bytes[N_SET_KINDS];
-    for (guint k = 0; k < N_SET_KINDS; k++) {
-        guint size = set_size(topo, k);
-        n_sets[k] = (rs_topology_get_n_gpus(topo) + size - 1) / size;
-        in_bytes[k] = g_new0(double, n_sets[k]);
-        out_bytes[k] = g_new0(double, n_sets[k]);
-    }
-    gboolean ok = TRUE;
-    g_autoptr(GHashTable) cache = g_hash_table_new_full(pair_hash, pair_equal, g_free,
-                                                        pair_needs_free);
-    for (guint i = 0; ok && i < rs_refit_get_n_tensors(refit); i++) {
-        const RsRefitTensor *t = rs_refit_get_tensor(refit, i);
-        guint n_dst = rs_layout_get_n_ranks(t->dst), n_src = rs_layout_get_n_ranks(t->src);
-        if ((n_dst > 0 && !check_rank(topo, rs_layout_get_rank(t->dst, n_dst - 1), error)) ||
-            (n_src > 0 && !check_rank(topo, rs_layout_get_rank(t->src, n_src - 1), error))) {
-            ok = FALSE;
-            break;
-        }
-        LayoutPair key = {t->src, t->dst};
-        PairNeeds *needs = g_hash_table_lookup(cache, &key);
-        if (needs == NULL) {
-            needs = pair_needs_compute(t->src, t->dst, topo);
-            g_hash_table_insert(cache, g_memdup2(&key, sizeof key), needs);
-        }
-        guint elem_bytes = rs_refit_tensor_get_elem_bytes(t);
-        for (guint k = 0; k < N_SET_KINDS; k++) {
-            accumulate(needs->in[k], in_bytes[k], n_sets[k], elem_bytes);
-            accumulate(needs->out[k], out_bytes[k], n_sets[k], elem_bytes);
-        }
-    }
-
-    /* Every cut, in RsCutKind order so that ties go to the earlier kind. */
-    static const struct {
-        RsCutKind kind;
-        guint set;
-        gboolean ingress;
-    } cuts[] = {
-        {RS_CUT_GPU_INGRESS, SET_GPU, TRUE},   {RS_CUT_DOMAIN_INGRESS, SET_DOMAIN, TRUE},
-        {RS_CUT_GPU_EGRESS, SET_GPU, FALSE},   {RS_CUT_DOMAIN_EGRESS, SET_DOMAIN, FALSE},
-        {RS_CUT_UNIT_INGRESS, SET_UNIT, TRUE}, {RS_CUT_UNIT_EGRESS, SET_UNIT, FALSE},
-    };
-    for (guint c = 0; ok && c < G_N_ELEMENTS(cuts); c++) {
-        const double *bytes = cuts[c].ingress ? in_bytes[cuts[c].set] : out_bytes[cuts[c].set];
-        for (guint32 s = 0; s < n_sets[cuts[c].set]; s++) {
-            if (bytes[s] <= 0)
-                continue;
-            double capacity = cut_capacity(topo, cuts[c].set, s, cuts[c].ingress);
-            double t_s = bytes[s] / capacity;
-            if (t_s > out->kind_s[cuts[c].kind]) {
-                out->kind_s[cuts[c].kind] = t_s;
-                out->kind_where[cuts[c].kind] = s;
-            }
-            if (t_s > out->time_s) {
-                out->time_s = t_s;
-                out->kind = cuts[c].kind;
-                out->where = s;
-                out->cut_bytes = (guint64)(bytes[s] + 0.5);
-                out->cut_capacity_bytes_per_s = capacity;
-            }
-        }
-    }
-    out->gpu_ingress_s = out->kind_s[RS_CUT_GPU_INGRESS];
-    out->domain_ingress_s = out->kind_s[RS_CUT_DOMAIN_INGRESS];
-    for (guint k = 0; k < N_SET_KINDS; k++) {
-        g_free(in_bytes[k]);
-        g_free(out_bytes[k]);
-    }
-    return ok;
-}
-
-const char *
-rs_cut_kind_get_name(RsCutKind kind)
-{
-    static const char *const names[RS_CUT_KIND_N] = {
-        [RS_CUT_NONE] = "none",
-        [RS_CUT_GPU_INGRESS] = "gpu-ingress",
-        [RS_CUT_DOMAIN_INGRESS] = "nvlink-domain-ingress",
-        [RS_CUT_GPU_EGRESS] = "gpu-egress",
-        [RS_CUT_DOMAIN_EGRESS] = "nvlink-domain-egress",
-        [RS_CUT_UNIT_INGRESS] = "scalable-unit-ingress",
-        [RS_CUT_UNIT_EGRESS] = "scalable-unit-egress",
-    };
-    g_return_val_if_fail(kind < RS_CUT_KIND_N, "invalid");
-    return names[kind];
-}
-
-char *
-rs_lower_bound_format_cut(const RsLowerBound *bound)
-{
-    const char *set = NULL, *side = NULL;
-    switch (bound->kind) {
-    case RS_CUT_NONE:
-    case RS_CUT_KIND_N:
-        return g_strdup("nothing crosses any cut");
-    case RS_CUT_GPU_INGRESS:
-        set = "GPU", side = "ingress (NVLink + NIC)";
-        break;
-    case RS_CUT_GPU_EGRESS:
-        set = "GPU", side = "egress (NVLink + NIC)";
-        break;
-    case RS_CUT_DOMAIN_INGRESS:
-        set = "NVLink domain", side = "ingress (its NICs)";
-        break;
-    case RS_CUT_DOMAIN_EGRESS:
-        set = "NVLink domain", side = "egress (its NICs)";
-        break;
-    case RS_CUT_UNIT_INGRESS:
-        set = "scalable unit", side = "ingress (leaf downlinks)";
-        break;
-    case RS_CUT_UNIT_EGRESS:
-        set = "scalable unit", side = "egress (leaf uplinks)";
-        break;
-    }
-    return g_strdup_printf("%s %u %s: %.4g GB over %.4g GB/s", set, bound->where, side,
-                           bound->cut_bytes / 1e9, bound->cut_capacity_bytes_per_s / 1e9);
 }

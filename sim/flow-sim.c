@@ -23,7 +23,9 @@
 #include <math.h>
 #include <string.h>
 
-G_DEFINE_QUARK(rs - flow - sim - error - quark, rs_flow_sim_error)
+/* clang-format off */
+G_DEFINE_QUARK(rs-flow-sim-error-quark, rs_flow_sim_error)
+/* clang-format on */
 
 #define NO_POS G_MAXUINT32
 #define NO_SLOT G_MAXUINT32
@@ -1052,30 +1054,33 @@ sim_clear(Sim *sim)
         g_array_unref(sim->lheap);
 }
 
+/* Stage 1, dependents (reverse dependencies) in CSR form: dependents_first[m] ..
+ * dependents_first[m + 1] index the messages waiting for message m. */
 static void
-sim_setup(Sim *sim, RsFlowSimResult *res)
+setup_dependents(Sim *sim)
 {
-    guint n = res->n_messages;
-    const RsFlowMessage *msgs = res->messages;
-    sim->n = n;
-    sim->msgs = msgs;
-    sim->deps = res->deps;
-    sim->res = res;
-
-    /* Dependents (reverse dependencies). */
+    guint n = sim->n;
+    const RsFlowMessage *msgs = sim->msgs;
     sim->dependents_first = g_new0(guint, n + 1);
     for (guint m = 0; m < n; m++)
         for (guint i = 0; i < msgs[m].n_deps; i++)
-            sim->dependents_first[res->deps[msgs[m].first_dep + i] + 1]++;
+            sim->dependents_first[sim->deps[msgs[m].first_dep + i] + 1]++;
     for (guint m = 0; m < n; m++)
         sim->dependents_first[m + 1] += sim->dependents_first[m];
     sim->dependents = g_new(guint32, sim->dependents_first[n] + 1);
     g_autofree guint *fill = g_memdup2(sim->dependents_first, sizeof(guint) * (n + 1));
     for (guint m = 0; m < n; m++)
         for (guint i = 0; i < msgs[m].n_deps; i++)
-            sim->dependents[fill[res->deps[msgs[m].first_dep + i]]++] = m;
+            sim->dependents[fill[sim->deps[msgs[m].first_dep + i]]++] = m;
+}
 
-    /* Chunks: relays and what they forward are pipelined. */
+/* Stage 2, chunks: relays and what they forward are pipelined; per-message state, and the
+ * result's network message and byte counts. */
+static void
+setup_chunks(Sim *sim, RsFlowSimResult *res)
+{
+    guint n = sim->n;
+    const RsFlowMessage *msgs = sim->msgs;
     sim->state = g_new0(guint8, n);
     sim->chunk = g_new0(guint32, n);
     sim->n_chunks = g_new(guint32, n);
@@ -1103,8 +1108,15 @@ sim_setup(Sim *sim, RsFlowSimResult *res)
             res->bytes_moved += size;
         }
     }
+}
 
-    /* Phases in increasing order. */
+/* Stage 3, phases in increasing order: phase_order lists the messages by phase,
+ * phase_first[p] where phase p starts in it. */
+static void
+setup_phases(Sim *sim, RsFlowSimResult *res)
+{
+    guint n = sim->n;
+    const RsFlowMessage *msgs = sim->msgs;
     sim->phase_order = g_new(guint32, n + 1);
     for (guint m = 0; m < n; m++)
         sim->phase_order[m] = m;
@@ -1126,8 +1138,14 @@ sim_setup(Sim *sim, RsFlowSimResult *res)
         }
     }
     sim->phase_first[n_phases] = n;
+}
 
-    /* Links. */
+/* Stage 4, links: capacities, the result's per-link arrays and the bytes each message
+ * puts on its route. */
+static void
+setup_links(Sim *sim, RsFlowSimResult *res)
+{
+    const RsFlowMessage *msgs = sim->msgs;
     sim->n_links = rs_topology_get_n_links(sim->topo);
     sim->links = g_new0(LinkState, sim->n_links);
     for (guint32 l = 0; l < sim->n_links; l++) {
@@ -1142,13 +1160,26 @@ sim_setup(Sim *sim, RsFlowSimResult *res)
     res->bucket_s = INITIAL_BUCKET_S;
     if (res->n_buckets > 0)
         res->link_timeline_bytes = g_new0(double, (gsize)sim->n_links * res->n_buckets);
-    for (guint m = 0; m < n; m++) {
+    for (guint m = 0; m < sim->n; m++) {
         guint32 route[RS_TOPOLOGY_MAX_ROUTE];
         guint n_route = rs_topology_route(sim->topo, msgs[m].src, msgs[m].dst, route);
         for (guint i = 0; i < n_route; i++)
             res->link_bytes[route[i]] += msgs[m].size_bytes;
     }
+}
 
+static void
+sim_setup(Sim *sim, RsFlowSimResult *res)
+{
+    sim->n = res->n_messages;
+    sim->msgs = res->messages;
+    sim->deps = res->deps;
+    sim->res = res;
+    setup_dependents(sim);
+    setup_chunks(sim, res);
+    setup_phases(sim, res);
+    setup_links(sim, res);
+    /* Stage 5: the event machinery's work arrays, empty. */
     sim->flows = g_array_new(FALSE, FALSE, sizeof(Flow));
     sim->free_slots = g_array_new(FALSE, FALSE, sizeof(guint32));
     sim->timers = g_array_new(FALSE, FALSE, sizeof(Timer));

@@ -1,8 +1,9 @@
-/* test-cost.c — the first-order estimate and the lower bound,
- * against values computed by hand on tests/data/two-node.yaml:
+/* test-cost.c — the first-order estimate (sim/cost.h) and the lower bound
+ * (sim/lower-bound.h), against values computed by hand on tests/data/two-node.yaml:
  *   2 nodes × 2 GPUs; NVLink 100 GB/s × 1.0, 1 us; NIC 80 Gbit/s × 0.5 = 5 GB/s, 10 us;
  *   message overhead 2 us. GPUs 0,1 on node 0; 2,3 on node 1. */
 #include "sim/cost.h"
+#include "sim/lower-bound.h"
 #include "topologies/topology.h"
 
 #include <string.h>
@@ -161,6 +162,26 @@ test_rank_outside_topology(void)
     g_assert_error(error, RS_COST_ERROR, RS_COST_ERROR_RANK);
 }
 
+/* The lower bound names a rank outside the topology in its own domain. */
+static void
+test_bound_rank_outside_topology(void)
+{
+    g_autoptr(RsTopology) topo = load_two_node();
+    g_autoptr(GError) error = NULL;
+    const gint64 shape[] = {4};
+    const guint32 src_ranks[] = {0}, dst_ranks[] = {9};
+    g_autoptr(RsLayout) src = rs_layout_new_replicated(1, shape, src_ranks, 1);
+    g_autoptr(RsLayout) dst = rs_layout_new_replicated(1, shape, dst_ranks, 1);
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_F32, src, dst, &error));
+    RsLowerBound b;
+    g_assert_false(rs_lower_bound_compute(refit, topo, &b, &error));
+    g_assert_error(error, RS_LOWER_BOUND_ERROR, RS_LOWER_BOUND_ERROR_RANK);
+    g_assert_cmpstr(error->message, ==, "rank 9 is not a GPU of topology two-node (4 GPUs)");
+    g_assert_cmpstr(g_quark_to_string(RS_LOWER_BOUND_ERROR), ==, "rs-lower-bound-error-quark");
+    g_assert_cmpstr(g_quark_to_string(RS_COST_ERROR), ==, "rs-cost-error-quark");
+}
+
 /* Copies charged at the copy section's rates. One node of 4 ranks, NVLink 100 GB/s,
  * overhead 1 us; copy rates: 64-B runs read 2 / 4 GB/s (one rank / node), written 1 / 2;
  * 4 KiB runs and longer 8 / 16 both ways. Tensor "a" [64, 256] bf16 whole on rank 0, S(1)
@@ -295,5 +316,6 @@ main(int argc, char **argv)
     g_test_add_func("/cost/lower-bound/replicas", test_lower_bound_replicas);
     g_test_add_func("/cost/lower-bound/below-estimates", test_bound_below_estimates);
     g_test_add_func("/cost/rank-outside-topology", test_rank_outside_topology);
+    g_test_add_func("/cost/lower-bound/rank-outside-topology", test_bound_rank_outside_topology);
     return g_test_run();
 }

@@ -7,6 +7,7 @@
  *   same-rail network message: 2 + 10 + 10 = 22 us, 5 GB/s.
  * "flat0" is the same with every latency and the overhead zero, for rate-only checks. */
 #include "sim/cost.h"
+#include "sim/lower-bound.h"
 #include "sim/flow-sim.h"
 
 #include <math.h>
@@ -610,6 +611,13 @@ static const ErrorCase error_cases[] = {
     {{{0, 1, 10, 0, {7, -1}}}, 1, RS_FLOW_SIM_ERROR_DEPENDENCY, "which is not a message"},
 };
 
+/* The error domain's name is what a GError prints in g_warning and bindings see. */
+static void
+test_error_quark(void)
+{
+    g_assert_cmpstr(g_quark_to_string(RS_FLOW_SIM_ERROR), ==, "rs-flow-sim-error-quark");
+}
+
 static void
 test_error(gconstpointer data)
 {
@@ -899,6 +907,7 @@ main(int argc, char **argv)
         g_test_add_data_func(path, &tight_cases[i], test_bound_tight);
     }
     g_test_add_func("/flow-sim/bound/random", test_bound_random);
+    g_test_add_func("/flow-sim/errors/quark", test_error_quark);
     for (guint i = 0; i < G_N_ELEMENTS(error_cases); i++) {
         g_autofree char *path = g_strdup_printf("/flow-sim/errors/%u", i);
         g_test_add_data_func(path, &error_cases[i], test_error);

@@ -1438,6 +1438,13 @@ test_block_scaled_destinations(void)
     g_assert_cmpuint(rs_plan_get_bytes_moved(mplan), ==, 2 * 64 * 64 / 2 + 2 * 64 * 2);
 }
 
+/* The error domain's name, as GLib prints it. */
+static void
+test_error_quark(void)
+{
+    g_assert_cmpstr(g_quark_to_string(RS_PLAN_ERROR), ==, "rs-plan-error-quark");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1450,6 +1457,7 @@ main(int argc, char **argv)
     g_test_add_func("/plan/random/1500-cases-vs-reference", test_random_cases);
     g_test_add_func("/plan/random/400-fused-sets-vs-reference", test_random_fused_sets);
     g_test_add_func("/plan/checker-rejects", test_checker_rejects);
+    g_test_add_func("/plan/error-quark", test_error_quark);
     g_test_add_func("/plan/gather-broadcast/closed-form", test_gather_broadcast_closed_form);
     g_test_add_func("/plan/cases/C11-legitimate-duplicate", test_c11_legitimate_duplicate);
     g_test_add_func("/plan/direct/round-robin", test_direct_round_robin);

@@ -2,8 +2,10 @@
  * rounds (CASES.md C12, C13), pattern reuse and auto, with exact expected values on
  * tests/data/four-domain.yaml (4 NVLink domains of 4 GPUs: GPUs 4d..4d+3 in domain d). */
 #include "plan/auto.h"
-#include "sim/cost.h"
 #include "plan/plan.h"
+#include "plan/policy.h"
+#include "sim/cost.h"
+#include "sim/evaluate.h"
 #include "topologies/topology.h"
 
 #include <string.h>
@@ -321,7 +323,7 @@ test_auto_picks_fastest(void)
     rs_plan_options_init(&o, topo);
     RsAutoResult result;
     g_autoptr(RsPlan) plan =
-        rs_plan_build_auto(refit, &o, NULL, 0, evaluate_first_order, (gpointer)topo, &result,
+        rs_auto_build_plan(refit, &o, NULL, 0, evaluate_first_order, (gpointer)topo, &result,
                            &error);
     g_assert_no_error(error);
     guint n;
@@ -352,6 +354,228 @@ test_without_topology(void)
     }
 }
 
+/* Options given, but no topology: node-aware and hierarchical plan on a uniform fabric of
+ * their own, which lives only while they run; the rounds then use the caller's bounds (a
+ * plan finished with options pointing at that fabric read it after it was freed: run under
+ * -Db_sanitize=address to see). 12 destinations × (64 + 32) bytes; staging 64 bytes cuts
+ * w (256 bytes, 64 per destination) into one bucket per destination and keeps the norm
+ * whole; one operation per rank and round. */
+static void
+test_options_without_topology(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsRefit) refit = make_replicated_refit();
+    RsPlanOptions o;
+    rs_plan_options_init(&o, NULL);
+    o.staging_bytes = 64;
+    o.max_ops_per_group = 1;
+    for (guint s = RS_STRATEGY_NODE_AWARE; s < RS_STRATEGY_N; s++) {
+        g_autoptr(RsPlan) plan = rs_plan_build_full(refit, (RsStrategy)s, &o, &error);
+        g_assert_no_error(error);
+        g_assert_true(rs_plan_check(plan, refit, &error));
+        g_assert_no_error(error);
+        g_assert_cmpuint(rs_plan_get_bytes_moved(plan), ==, 12 * (64 + 32));
+        g_assert_cmpuint(rs_plan_get_max_round_staging_bytes(plan), <=, 64);
+        g_test_message("%s: %u rounds, %u network messages", rs_strategy_get_name(s),
+                       rs_plan_get_n_rounds(plan), rs_plan_get_n_network_messages(plan));
+    }
+}
+
+/* The candidates of a request, as labels joined by spaces. */
+static char *
+candidate_labels(const RsPolicyRequest *req)
+{
+    RsAutoCandidate c[RS_AUTO_MAX_CANDIDATES];
+    guint n = rs_policy_get_candidates(req, c);
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < n; i++)
+        g_string_append_printf(s, "%s%s", i ? " " : "", c[i].label);
+    return g_string_free(s, FALSE);
+}
+
+typedef struct {
+    const char *name;
+    gint row; /* a strategy's row, -1: none */
+    gboolean auto_row;
+    RsPolicyRelays relays;
+    const char *expected;
+} CandidateCase;
+
+static const CandidateCase candidate_cases[] = {
+    {"all", -2, TRUE, RS_POLICY_RELAYS_AUTO,
+     "gather-broadcast direct node-aware hierarchical hierarchical+relays"},
+    {"auto-relays-off", -1, TRUE, RS_POLICY_RELAYS_OFF,
+     "gather-broadcast direct node-aware hierarchical hierarchical+relays"},
+    {"direct", RS_STRATEGY_DIRECT, FALSE, RS_POLICY_RELAYS_AUTO, "direct"},
+    {"hierarchical-auto", RS_STRATEGY_HIERARCHICAL, FALSE, RS_POLICY_RELAYS_AUTO,
+     "hierarchical hierarchical+relays"},
+    {"hierarchical-on", RS_STRATEGY_HIERARCHICAL, FALSE, RS_POLICY_RELAYS_ON,
+     "hierarchical+relays"},
+    {"hierarchical-off", RS_STRATEGY_HIERARCHICAL, FALSE, RS_POLICY_RELAYS_OFF, "hierarchical"},
+    {"none", -1, FALSE, RS_POLICY_RELAYS_AUTO, ""},
+};
+
+static void
+test_policy_candidates(gconstpointer data)
+{
+    const CandidateCase *c = data;
+    RsPolicyRequest req;
+    rs_policy_request_init_all(&req);
+    if (c->row != -2) {
+        memset(req.row, 0, sizeof req.row);
+        if (c->row >= 0)
+            req.row[c->row] = TRUE;
+    }
+    req.auto_row = c->auto_row;
+    req.relays = c->relays;
+    g_autofree char *labels = candidate_labels(&req);
+    g_assert_cmpstr(labels, ==, c->expected);
+}
+
+/* Rows picked from given times: hierarchical shows the faster relay mode, auto the
+ * fastest candidate; the notes name both. */
+static void
+test_policy_rows(void)
+{
+    RsPolicyRequest req;
+    rs_policy_request_init_all(&req);
+    RsPolicyResult result;
+    memset(&result, 0, sizeof result);
+    result.evaluated.n_candidates = rs_policy_get_candidates(&req, result.evaluated.candidates);
+    const double times[] = {29.2, 1.04, 1.04, 1.1, 0.897};
+    g_assert_cmpuint(result.evaluated.n_candidates, ==, G_N_ELEMENTS(times));
+    memcpy(result.evaluated.predicted_s, times, sizeof times);
+    result.evaluated.chosen = 4;
+    rs_policy_pick_rows(&req, &result);
+    g_assert_cmpuint(result.n_rows, ==, 5);
+    const struct {
+        const char *label, *note;
+        guint candidate;
+    } rows[] = {
+        {"gather-broadcast", NULL, 0}, {"direct", NULL, 1}, {"node-aware", NULL, 2},
+        {"hierarchical", "domain relays", 4}, {"auto", "hierarchical+relays", 4},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
+        g_assert_cmpstr(result.rows[i].label, ==, rows[i].label);
+        g_assert_cmpstr(result.rows[i].note, ==, rows[i].note);
+        g_assert_cmpuint(result.rows[i].candidate, ==, rows[i].candidate);
+    }
+    g_assert_cmpstr(result.hierarchical_note, ==,
+                    "hierarchical: domains relay to each other (tree of NVLink domains 0.897 s, "
+                    "every domain from the sources 1.1 s)");
+    g_assert_cmpstr(result.auto_reason, ==,
+                    "hierarchical+relays 0.897 s; direct 1.04 s (+16%); node-aware 1.04 s "
+                    "(+16%); hierarchical 1.1 s (+23%); gather-broadcast 29.2 s (+3155%)");
+    /* Without relays faster: the star; a tie goes to it too. */
+    result.evaluated.predicted_s[3] = 0.897;
+    rs_policy_pick_rows(&req, &result);
+    g_assert_cmpstr(result.rows[3].note, ==, "no domain relays");
+    g_assert_cmpuint(result.rows[3].candidate, ==, 3);
+    g_assert_cmpstr(result.hierarchical_note, ==,
+                    "hierarchical: every domain pulls from the sources (tree of NVLink domains "
+                    "0.897 s, every domain from the sources 0.897 s)");
+    rs_policy_result_clear(&result);
+    g_assert_null(result.hierarchical_note);
+    g_assert_null(result.auto_reason);
+}
+
+/* Counts the notify calls per stage. */
+static gboolean
+count_stages(RsEvaluateStage stage, const RsPlan *plan, const RsEvaluation *e,
+             gpointer user_data, GError **error)
+{
+    guint *counts = user_data;
+    counts[stage]++;
+    return TRUE;
+}
+
+/* The policy over the evaluator, first-order and flow-level: every candidate evaluated
+ * once in order, its time the policy's, the rows pointing at them. */
+static void
+test_policy_evaluate(gconstpointer data)
+{
+    gboolean flow = GPOINTER_TO_INT(data);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTopology) topo = load_topology();
+    g_autoptr(RsRefit) refit = make_replicated_refit();
+    RsFlowSimOptions fopt;
+    rs_flow_sim_options_init(&fopt);
+    guint counts[3] = {0, 0, 0};
+    RsEvaluatorOptions eo = {refit, topo, flow ? &fopt : NULL, TRUE, count_stages, counts};
+    g_autoptr(RsEvaluator) ev = rs_evaluator_new(&eo);
+    RsPlanOptions o;
+    rs_plan_options_init(&o, topo);
+    RsPolicyRequest req;
+    rs_policy_request_init_all(&req);
+    RsPolicyResult result;
+    g_autoptr(RsPlan) best =
+        rs_policy_run(refit, &o, &req, rs_evaluator_evaluate, ev, &result, &error);
+    g_assert_no_error(error);
+    g_assert_nonnull(best);
+    g_assert_cmpuint(rs_evaluator_get_n_evaluations(ev), ==, 5);
+    g_assert_cmpuint(counts[RS_EVALUATE_STAGE_CHECKED], ==, 5);
+    g_assert_cmpuint(counts[RS_EVALUATE_STAGE_SIMULATING], ==, flow ? 5 : 0);
+    g_assert_cmpuint(counts[RS_EVALUATE_STAGE_DONE], ==, 5);
+    for (guint i = 0; i < 5; i++) {
+        const RsEvaluation *e = rs_evaluator_get_evaluation(ev, i);
+        g_assert_cmpstr(e->candidate.label, ==, result.evaluated.candidates[i].label);
+        g_assert_cmpfloat(e->predicted_s, ==, result.evaluated.predicted_s[i]);
+        g_assert_cmpfloat(e->predicted_s, ==, flow ? e->flow->total_s : e->cost.predicted_s);
+        g_assert_true(flow ? e->flow != NULL : e->flow == NULL);
+    }
+    const RsEvaluation *chosen = rs_evaluator_get_evaluation(ev, result.evaluated.chosen);
+    g_assert_cmpuint(rs_plan_get_n_transfers(best), ==, chosen->n_transfers);
+    g_assert_cmpuint(result.n_rows, ==, 5);
+    g_assert_cmpstr(result.rows[4].label, ==, "auto");
+    g_assert_cmpuint(result.rows[4].candidate, ==, result.evaluated.chosen);
+    rs_policy_result_clear(&result);
+}
+
+/* Two tensors naming one destination buffer whose boxes overlap in it: each plan is
+ * right, the fused buffer is not. --check (the evaluator's check) must say so, with its
+ * own error code; without the check the candidates evaluate. */
+static void
+test_check_fused_buffers(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTopology) topo = load_topology();
+    const gint64 shape[] = {8};
+    const guint32 src_ranks[] = {0}, dst_ranks[] = {4};
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    const char *names[] = {"q", "k"};
+    for (guint i = 0; i < 2; i++) {
+        g_autoptr(RsLayout) src = rs_layout_new_replicated(1, shape, src_ranks, 1);
+        g_autoptr(RsLayout) dst = rs_layout_new_replicated(1, shape, dst_ranks, 1);
+        RsRefitEntry entry = {names[i], RS_DTYPE_BF16, RS_DTYPE_BF16, NULL, "qkv"};
+        g_assert_true(rs_refit_add_converted(refit, &entry, src, dst, &error));
+        g_assert_no_error(error);
+    }
+    RsPlanOptions o;
+    rs_plan_options_init(&o, topo);
+    RsPolicyRequest req;
+    rs_policy_request_init_all(&req);
+    for (guint check = 0; check < 2; check++) {
+        RsEvaluatorOptions eo = {refit, topo, NULL, check, NULL, NULL};
+        g_autoptr(RsEvaluator) ev = rs_evaluator_new(&eo);
+        RsPolicyResult result;
+        g_autoptr(RsPlan) best =
+            rs_policy_run(refit, &o, &req, rs_evaluator_evaluate, ev, &result, &error);
+        rs_policy_result_clear(&result);
+        if (!check) {
+            g_assert_no_error(error);
+            g_assert_cmpuint(rs_evaluator_get_n_evaluations(ev), ==, 5);
+            continue;
+        }
+        g_assert_null(best);
+        g_assert_error(error, RS_EVALUATE_ERROR, RS_EVALUATE_ERROR_CHECK);
+        g_assert_cmpstr(error->message, ==,
+                        "fused buffers: destination buffer qkv on rank 4: q and k overlap at "
+                        "buffer positions [0:8]");
+        g_assert_cmpuint(rs_evaluator_get_n_evaluations(ev), ==, 0);
+    }
+    g_assert_cmpstr(g_quark_to_string(RS_EVALUATE_ERROR), ==, "rs-evaluate-error-quark");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -365,5 +589,16 @@ main(int argc, char **argv)
     g_test_add_func("/strategy/pattern-reuse", test_pattern_reuse);
     g_test_add_func("/strategy/auto", test_auto_picks_fastest);
     g_test_add_func("/strategy/without-topology", test_without_topology);
+    g_test_add_func("/strategy/without-topology/options", test_options_without_topology);
+    for (guint i = 0; i < G_N_ELEMENTS(candidate_cases); i++) {
+        g_autofree char *path =
+            g_strdup_printf("/strategy/policy/candidates/%s", candidate_cases[i].name);
+        g_test_add_data_func(path, &candidate_cases[i], test_policy_candidates);
+    }
+    g_test_add_func("/strategy/policy/rows", test_policy_rows);
+    g_test_add_data_func("/strategy/policy/first-order", GINT_TO_POINTER(FALSE),
+                         test_policy_evaluate);
+    g_test_add_data_func("/strategy/policy/flow", GINT_TO_POINTER(TRUE), test_policy_evaluate);
+    g_test_add_func("/strategy/check/fused-buffers", test_check_fused_buffers);
     return g_test_run();
 }

@@ -1,0 +1,136 @@
+/* build.c — the builder: rs_plan_build_full refuses a staging bound that would need too
+ * many transfers, runs the strategy asked for (gather-broadcast.c, direct.c, node-aware.c,
+ * hierarchical.c) to emit the transfers, and hands them to rounds.c, which makes the plan's
+ * messages and rounds. Without a topology the topology-aware strategies plan on a uniform
+ * fabric made here. */
+#include "plan/plan-private.h"
+
+RsPlan *
+rs_plan_build(const RsRefit *refit, RsStrategy strategy, GError **error)
+{
+    return rs_plan_build_full(refit, strategy, NULL, error);
+}
+
+/* A fabric of one GPU per node and per NVLink domain, all links alike, covering every rank
+ * of @refit. */
+static RsTopology *
+uniform_topology(const RsRefit *refit, GError **error)
+{
+    guint32 max_rank = 0;
+    for (guint i = 0; i < rs_refit_get_n_tensors(refit); i++) {
+        const RsRefitTensor *t = rs_refit_get_tensor(refit, i);
+        const RsLayout *sides[2] = {t->src, t->dst};
+        for (guint s = 0; s < 2; s++) {
+            guint n = rs_layout_get_n_ranks(sides[s]);
+            if (n > 0)
+                max_rank = MAX(max_rank, rs_layout_get_rank(sides[s], n - 1));
+        }
+    }
+    g_autofree char *text =
+        g_strdup_printf("name: uniform\nnodes: %u\ngpus_per_node: 1\n"
+                        "nvlink:\n  bandwidth: 1 GB/s\nnic:\n  bandwidth: 1 GB/s\n",
+                        max_rank + 1);
+    return rs_topology_load_string(text, "uniform fabric", NULL, error);
+}
+
+/* A lower bound on the network transfers of the plan: every destination box (the whole
+ * tensor, once per destination rank and once more into the root, for gather-broadcast)
+ * arrives in pieces of at most @staging bytes. Refuses, before anything is allocated, a
+ * staging bound that would need more than RS_PLAN_MAX_TRANSFERS. */
+static gboolean
+check_transfer_count(const RsRefit *refit, RsStrategy strategy, guint64 staging, GError **error)
+{
+    guint64 pieces = 0;
+    for (guint i = 0; i < rs_refit_get_n_tensors(refit); i++) {
+        const RsRefitTensor *t = rs_refit_get_tensor(refit, i);
+        guint n_ranks = rs_layout_get_n_ranks(t->dst);
+        if (strategy == RS_STRATEGY_GATHER_BROADCAST) {
+            guint64 bytes = rs_refit_tensor_get_n_bytes(t, rs_layout_get_n_elems(t->src));
+            pieces += (bytes + staging - 1) / staging * ((guint64)n_ranks + 1);
+        } else {
+            for (guint r = 0; r < n_ranks; r++) {
+                guint n_boxes;
+                const RsLocalBox *boxes = rs_layout_get_boxes(t->dst, r, &n_boxes);
+                for (guint k = 0; k < n_boxes; k++) {
+                    guint64 bytes =
+                        rs_refit_tensor_get_n_bytes(t, rs_box_get_n_elems(&boxes[k].box));
+                    pieces += (bytes + staging - 1) / staging;
+                }
+            }
+        }
+        if (pieces > RS_PLAN_MAX_TRANSFERS) {
+            g_set_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_TOO_LARGE,
+                        "a staging bound of %" G_GUINT64_FORMAT
+                        " B cuts the weights into more than %u transfers (by tensor %s); "
+                        "use a larger --staging-bytes",
+                        staging, RS_PLAN_MAX_TRANSFERS, t->name);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* node-aware and hierarchical. Without a cluster every rank is its own NVLink domain
+ * behind one NIC of the same capacity, so the strategies balance bytes over ranks; that
+ * uniform fabric and the options naming it live only while the strategy runs. */
+static gboolean
+build_balanced(RsPlanBuilder *b, const RsRefit *refit, RsStrategy strategy,
+               const RsPlanOptions *options, GError **error)
+{
+    RsPlanOptions uniform;
+    g_autoptr(RsTopology) flat = NULL;
+    if (options == NULL || options->topology == NULL) {
+        flat = uniform_topology(refit, error);
+        if (flat == NULL)
+            return FALSE;
+        if (options != NULL)
+            uniform = *options;
+        else
+            rs_plan_options_init(&uniform, NULL);
+        uniform.topology = flat;
+        options = &uniform;
+    }
+    if (strategy == RS_STRATEGY_NODE_AWARE)
+        return rs_plan_node_aware_build(b, refit, options, error);
+    return rs_plan_hierarchical_build(b, refit, options, error);
+}
+
+/* Emits the transfers of @strategy into @b. */
+static gboolean
+build_transfers(RsPlanBuilder *b, const RsRefit *refit, RsStrategy strategy,
+                const RsPlanOptions *options, GError **error)
+{
+    if (strategy == RS_STRATEGY_NODE_AWARE || strategy == RS_STRATEGY_HIERARCHICAL)
+        return build_balanced(b, refit, strategy, options, error);
+    for (guint i = 0; i < rs_refit_get_n_tensors(refit); i++) {
+        const RsRefitTensor *t = rs_refit_get_tensor(refit, i);
+        gboolean ok = strategy == RS_STRATEGY_DIRECT
+                          ? rs_plan_direct_tensor(b, t, i, error)
+                          : rs_plan_gather_broadcast_tensor(b, t, i, error);
+        if (!ok)
+            return FALSE;
+    }
+    return TRUE;
+}
+
+RsPlan *
+rs_plan_build_full(const RsRefit *refit, RsStrategy strategy, const RsPlanOptions *options,
+                   GError **error)
+{
+    g_return_val_if_fail(strategy < RS_STRATEGY_N, NULL);
+    guint64 staging = rs_plan_options_get_staging_bytes(options);
+    if (!check_transfer_count(refit, strategy, staging, error))
+        return NULL;
+    RsPlanBuilder b = {g_array_new(FALSE, FALSE, sizeof(RsTransfer)), staging};
+    if (!build_transfers(&b, refit, strategy, options, error)) {
+        g_array_unref(b.transfers);
+        return NULL;
+    }
+    /* The caller's options, not a uniform fabric's: rounds use the same staging bound the
+     * strategy split its buckets to. */
+    RsPlan *plan = g_new0(RsPlan, 1);
+    plan->strategy = strategy;
+    rs_plan_finish(plan, b.transfers, options);
+    g_array_unref(b.transfers);
+    return plan;
+}

@@ -1,0 +1,142 @@
+/* evaluate.c — an evaluator of candidate plans (evaluate.h): checks, the first-order
+ * estimate, the flow simulation, each candidate kept with its figures. */
+#include "sim/evaluate.h"
+
+#include <string.h>
+
+/* clang-format off */
+G_DEFINE_QUARK(rs-evaluate-error-quark, rs_evaluate_error)
+/* clang-format on */
+
+struct _RsEvaluator {
+    RsEvaluatorOptions options;
+    gboolean buffers_checked;
+    GArray *evaluations; /* RsEvaluation, each owning its flow result */
+};
+
+static void
+evaluation_clear(gpointer p)
+{
+    RsEvaluation *e = p;
+    g_clear_pointer(&e->flow, rs_flow_sim_result_free);
+}
+
+RsEvaluator *
+rs_evaluator_new(const RsEvaluatorOptions *options)
+{
+    g_return_val_if_fail(options != NULL && options->refit != NULL && options->topology != NULL,
+                         NULL);
+    RsEvaluator *ev = g_new0(RsEvaluator, 1);
+    ev->options = *options;
+    ev->evaluations = g_array_new(FALSE, TRUE, sizeof(RsEvaluation));
+    g_array_set_clear_func(ev->evaluations, evaluation_clear);
+    return ev;
+}
+
+void
+rs_evaluator_free(RsEvaluator *evaluator)
+{
+    if (evaluator == NULL)
+        return;
+    g_array_unref(evaluator->evaluations);
+    g_free(evaluator);
+}
+
+/* A check that failed becomes RS_EVALUATE_ERROR_CHECK, its message kept (with @prefix). */
+static gboolean
+check_failed(GError **error, GError *cause, const char *prefix)
+{
+    g_set_error(error, RS_EVALUATE_ERROR, RS_EVALUATE_ERROR_CHECK, "%s%s", prefix, cause->message);
+    g_error_free(cause);
+    return FALSE;
+}
+
+/* Stage 1: the fused buffers (once per evaluator) and the plan's invariants. */
+static gboolean
+run_checks(RsEvaluator *ev, const RsPlan *plan, GError **error)
+{
+    GError *cause = NULL;
+    if (!ev->buffers_checked) {
+        if (!rs_refit_check_buffers(ev->options.refit, &cause))
+            return check_failed(error, cause, "fused buffers: ");
+        ev->buffers_checked = TRUE;
+    }
+    if (!rs_plan_check(plan, ev->options.refit, &cause))
+        return check_failed(error, cause, "");
+    return TRUE;
+}
+
+static gboolean
+notify(const RsEvaluator *ev, RsEvaluateStage stage, const RsPlan *plan, const RsEvaluation *e,
+       GError **error)
+{
+    if (ev->options.notify == NULL)
+        return TRUE;
+    GError *local = NULL;
+    if (ev->options.notify(stage, plan, e, ev->options.notify_data, &local))
+        return TRUE;
+    if (local == NULL)
+        g_set_error(&local, RS_EVALUATE_ERROR, RS_EVALUATE_ERROR_FAILED, "%s: evaluation stopped",
+                    e->candidate.label);
+    g_propagate_error(error, local);
+    return FALSE;
+}
+
+/* Stage 2: the plan's figures and the first-order estimate. */
+static gboolean
+estimate(const RsEvaluator *ev, const RsPlan *plan, RsEvaluation *e, GError **error)
+{
+    e->n_transfers = rs_plan_get_n_transfers(plan);
+    e->n_rounds = rs_plan_get_n_rounds(plan);
+    e->max_round_staging_bytes = rs_plan_get_max_round_staging_bytes(plan);
+    e->n_messages = rs_plan_get_n_messages(plan);
+    e->n_network_messages = rs_plan_get_n_network_messages(plan);
+    if (!rs_cost_estimate_full(plan, ev->options.refit, ev->options.topology, &e->cost, error))
+        return FALSE;
+    e->predicted_s = e->cost.predicted_s;
+    return TRUE;
+}
+
+gboolean
+rs_evaluator_evaluate(const RsPlan *plan, const RsAutoCandidate *candidate, gpointer evaluator,
+                      double *predicted_s, GError **error)
+{
+    RsEvaluator *ev = evaluator;
+    RsEvaluation e;
+    memset(&e, 0, sizeof e);
+    e.candidate = *candidate;
+    if (ev->options.check &&
+        (!run_checks(ev, plan, error) || !notify(ev, RS_EVALUATE_STAGE_CHECKED, plan, &e, error)))
+        return FALSE;
+    if (!estimate(ev, plan, &e, error))
+        return FALSE;
+    if (ev->options.flow_options != NULL) {
+        /* Stage 3: the flow-level simulation. */
+        if (!notify(ev, RS_EVALUATE_STAGE_SIMULATING, plan, &e, error))
+            return FALSE;
+        e.flow = rs_flow_sim_run(plan, ev->options.topology, ev->options.flow_options, error);
+        if (e.flow == NULL)
+            return FALSE;
+        e.predicted_s = e.flow->total_s;
+    }
+    if (!notify(ev, RS_EVALUATE_STAGE_DONE, plan, &e, error)) {
+        evaluation_clear(&e);
+        return FALSE;
+    }
+    g_array_append_val(ev->evaluations, e);
+    *predicted_s = e.predicted_s;
+    return TRUE;
+}
+
+guint
+rs_evaluator_get_n_evaluations(const RsEvaluator *evaluator)
+{
+    return evaluator->evaluations->len;
+}
+
+const RsEvaluation *
+rs_evaluator_get_evaluation(const RsEvaluator *evaluator, guint index)
+{
+    g_return_val_if_fail(index < evaluator->evaluations->len, NULL);
+    return &g_array_index(evaluator->evaluations, RsEvaluation, index);
+}
