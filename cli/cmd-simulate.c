@@ -476,8 +476,8 @@ check_candidate_outputs(const RsAutoCandidate *tried, guint n_tried, GError **er
 }
 
 /* Exit codes of the errors planning and evaluating can end with: a check that failed
- * (--check's fused buffers or invariant checker, or a plan the planner found wrong) is 3;
- * anything else is bad input. */
+ * (--check's fused buffers or invariant checker, or a plan the checker found wrong) is 3;
+ * anything else, a rank outside the topology included, is bad input. */
 static int
 exit_code_for(const GError *error)
 {

@@ -210,7 +210,7 @@ rs_balance_add_unit(RsBalance *p, guint pattern, guint group, guint domain, cons
 static gboolean
 not_a_gpu(GError **error, const RsBalance *p, const RsRefitTensor *t, guint32 rank)
 {
-    g_set_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_INVALID,
+    g_set_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_NOT_A_GPU,
                 "%s: rank %u is not a GPU of topology %s (%u GPUs)", t->name, rank,
                 rs_topology_get_name(p->options->topology),
                 rs_topology_get_n_gpus(p->options->topology));

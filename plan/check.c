@@ -14,20 +14,11 @@ check_fail(GError **error, const RsRefit *refit, const RsTransfer *tr, const cha
     return FALSE;
 }
 
-/* Delivered pieces of one (tensor, dst), sorted by lo[0], must be pairwise disjoint.
- * base/box.h gains rs_box_compare_lo0 (the same order, also in layout/layout.c); until
- * then this is the planner's one copy. */
-static gint
-box_lo0_compare(gconstpointer a, gconstpointer b)
-{
-    const RsBox *x = a, *y = b;
-    return x->n_dims == 0 ? 0 : rs_plan_cmp_i64(x->lo[0], y->lo[0]);
-}
-
+/* Delivered pieces of one (tensor, dst), sorted by lo[0], must be pairwise disjoint. */
 static gboolean
 pieces_disjoint(GArray *pieces)
 {
-    g_array_sort(pieces, box_lo0_compare);
+    g_array_sort(pieces, rs_box_compare_lo0);
     for (guint i = 0; i < pieces->len; i++) {
         const RsBox *a = &g_array_index(pieces, RsBox, i);
         for (guint j = i + 1; j < pieces->len; j++) {

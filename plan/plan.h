@@ -26,6 +26,7 @@ typedef enum {
     RS_PLAN_ERROR_INVALID,   /* the invariant checker found a wrong plan */
     RS_PLAN_ERROR_UNKNOWN_STRATEGY,
     RS_PLAN_ERROR_TOO_LARGE, /* the staging bound would cut the weights into too many pieces */
+    RS_PLAN_ERROR_NOT_A_GPU, /* a rank of a layout is not a GPU of the topology (bad input) */
 } RsPlanError;
 
 /* The most network transfers a plan may hold (each takes about 100 bytes, several times over
@@ -160,7 +161,7 @@ RsPlan *rs_plan_build(const RsRefit *refit, RsStrategy strategy, GError **error)
  * @options: (nullable): see RsPlanOptions; without a topology, node-aware and hierarchical
  *   take every rank as its own NVLink domain behind one NIC of the same capacity (they then
  *   balance bytes over the ranks)
- * @error: RS_PLAN_ERROR_UNCOVERED; RS_PLAN_ERROR_INVALID when a rank is not a GPU of the
+ * @error: RS_PLAN_ERROR_UNCOVERED; RS_PLAN_ERROR_NOT_A_GPU when a rank is not a GPU of the
  *   topology
  *
  * Deterministic. Node-aware and hierarchical: O(units × replicas × route length) after

@@ -381,6 +381,31 @@ test_options_without_topology(void)
     }
 }
 
+/* A rank outside the topology (16 GPUs in four-domain.yaml) is bad input, not a wrong plan:
+ * RS_PLAN_ERROR_NOT_A_GPU (reshard exits 2), never the checker's RS_PLAN_ERROR_INVALID
+ * (exit 3). */
+static void
+test_rank_not_a_gpu(void)
+{
+    const gint64 shape[] = {8, 4};
+    g_autoptr(RsTopology) topo = load_topology();
+    g_autoptr(RsLayout) src = dtensor(2, shape, "2", "0,1", "S(0)");
+    g_autoptr(RsLayout) dst = dtensor(2, shape, "2", "8,16", "S(0)");
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_autoptr(GError) error = NULL;
+    g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_F32, src, dst, &error));
+    RsPlanOptions o;
+    rs_plan_options_init(&o, topo);
+    for (guint s = RS_STRATEGY_NODE_AWARE; s < RS_STRATEGY_N; s++) {
+        g_autoptr(RsPlan) plan = rs_plan_build_full(refit, (RsStrategy)s, &o, &error);
+        g_assert_null(plan);
+        g_assert_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_NOT_A_GPU);
+        g_assert_cmpstr(error->message, ==,
+                        "w: rank 16 is not a GPU of topology four-domain (16 GPUs)");
+        g_clear_error(&error);
+    }
+}
+
 /* The candidates of a request, as labels joined by spaces. */
 static char *
 candidate_labels(const RsPolicyRequest *req)
@@ -590,6 +615,7 @@ main(int argc, char **argv)
     g_test_add_func("/strategy/auto", test_auto_picks_fastest);
     g_test_add_func("/strategy/without-topology", test_without_topology);
     g_test_add_func("/strategy/without-topology/options", test_options_without_topology);
+    g_test_add_func("/strategy/rank-not-a-gpu", test_rank_not_a_gpu);
     for (guint i = 0; i < G_N_ELEMENTS(candidate_cases); i++) {
         g_autofree char *path =
             g_strdup_printf("/strategy/policy/candidates/%s", candidate_cases[i].name);
