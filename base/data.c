@@ -5,7 +5,9 @@
 
 #include <string.h>
 
+/* clang-format off */
 G_DEFINE_QUARK(rs-data-error-quark, rs_data_error)
+/* clang-format on */
 
 static GPtrArray *
 data_dirs(void)

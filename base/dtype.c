@@ -4,7 +4,9 @@
 
 #include <string.h>
 
+/* clang-format off */
 G_DEFINE_QUARK(rs-dtype-error-quark, rs_dtype_error)
+/* clang-format on */
 
 typedef struct {
     const char *name;

@@ -3,7 +3,9 @@
 
 #include <string.h>
 
+/* clang-format off */
 G_DEFINE_QUARK(rs-mesh-error-quark, rs_mesh_error)
+/* clang-format on */
 
 struct _RsMesh {
     guint n_dims;

@@ -4,7 +4,9 @@
 #include <math.h>
 #include <string.h>
 
+/* clang-format off */
 G_DEFINE_QUARK(rs-trace-error-quark, rs_trace_error)
+/* clang-format on */
 
 struct _RsTrace {
     GArray *rows;       /* RsTraceRow */

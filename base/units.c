@@ -7,7 +7,9 @@
 #include <math.h>
 #include <string.h>
 
+/* clang-format off */
 G_DEFINE_QUARK(rs-units-error-quark, rs_units_error)
+/* clang-format on */
 
 typedef struct {
     const char *unit;

@@ -10,7 +10,9 @@
 #include <stdarg.h>
 #include <string.h>
 
+/* clang-format off */
 G_DEFINE_QUARK(rs-yaml-error-quark, rs_yaml_error)
+/* clang-format on */
 
 struct _RsYaml {
     char *path;

@@ -13,7 +13,9 @@
 #include <stdarg.h>
 #include <string.h>
 
+/* clang-format off */
 G_DEFINE_QUARK(rs-model-error-quark, rs_model_error)
+/* clang-format on */
 
 static void
 tensor_spec_free(gpointer p)

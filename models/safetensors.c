@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <string.h>
 
-G_DEFINE_QUARK(rs - safetensors - error - quark, rs_safetensors_error)
+/* clang-format off */
+G_DEFINE_QUARK(rs-safetensors-error-quark, rs_safetensors_error)
+/* clang-format on */
 
 typedef struct {
     const char *name;

@@ -916,10 +916,20 @@ test_rules_describe(void)
     assert_contains(text, "*.experts.down_proj_bias -> expert-replicated");
 }
 
+/* The error domain's name is the one GLib code and messages use ("rs-…-error-quark");
+ * clang-format once spaced it into "rs - safetensors - error - quark". */
+static void
+test_error_quark(void)
+{
+    g_assert_cmpstr(g_quark_to_string(RS_SAFETENSORS_ERROR), ==, "rs-safetensors-error-quark");
+    g_assert_cmpstr(g_quark_to_string(RS_MODEL_ERROR), ==, "rs-model-error-quark");
+}
+
 int
 main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/safetensors/error-quark", test_error_quark);
     g_test_add_func("/safetensors/read-header", test_read_header);
     for (guint i = 0; i < G_N_ELEMENTS(malformed); i++) {
         g_autofree char *path = g_strdup_printf("/safetensors/malformed/%s", malformed[i].what);
