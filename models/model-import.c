@@ -478,7 +478,7 @@ rs_model_import_safetensors(RsModel *m, const char *path, RsModelConfig *config,
             g->e8m0 = t->e8m0;
             g->n_dims = t->n_dims;
             memcpy(g->shape, t->shape, sizeof g->shape);
-            g->ids = g_hash_table_new(g_int64_hash, g_int64_equal);
+            g->ids = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
             g->max_id = -1;
             g->first_member = g_strdup(t->name);
             g_hash_table_insert(groups, g->name, g);
