@@ -11,7 +11,7 @@
  * (q_a_proj.weight_scale_inv → q_a_proj.weight), so a scale always gets its weight's role.
  * Rules are tried in order; the first match wins; user rules (a model YAML's `roles:`) come
  * before the built-in ones. */
-#include "models/model-private.h"
+#include "models/model-import-private.h"
 
 #include "models/safetensors.h"
 

@@ -7,7 +7,7 @@
  * the same tensor list, roles and totals. */
 #include "layout/convention.h"
 #include "base/data.h"
-#include "models/model.h"
+#include "models/model-load.h"
 #include "plan/plan.h"
 #include "layout/refit.h"
 #include "models/safetensors.h"
