@@ -326,10 +326,10 @@ consume_informational(RsModelConfig *config)
         rs_model_config_consume_prefix(config, informational_prefixes[i]);
 }
 
-/* Builds the model described by @config (from a YAML or JSON file at @path). */
+/* Returns: (transfer full): an empty model with @options' scale, storage and layer range
+ * (the scale also set on @config), or NULL for a malformed range. */
 static RsModel *
-model_from_config(RsModelConfig *config, const char *path, const RsModelOptions *options,
-                  GError **error)
+model_new_for_options(RsModelConfig *config, const RsModelOptions *options, GError **error)
 {
     g_autoptr(RsModel) model = rs_model_new();
     model->scale = options->scale > 1 ? options->scale : 1;
@@ -346,6 +346,16 @@ model_from_config(RsModelConfig *config, const char *path, const RsModelOptions 
         model->first_layer = options->first_layer;
         model->last_layer = options->last_layer;
     }
+    return g_steal_pointer(&model);
+}
+
+/* Reads name, dtype (@options' override wins) and published_params into @model, and
+ * consumes the informational keys. *@family_out and *@checkpoint_out borrow the family
+ * (required unless the config names a checkpoint) and the `safetensors:` path, or NULL. */
+static gboolean
+read_identity(RsModel *model, RsModelConfig *config, const RsModelOptions *options,
+              const char **family_out, const char **checkpoint_out, GError **error)
+{
     const char *name = NULL, *family = NULL, *dtype_name = "bf16", *checkpoint = NULL;
     const char *published = NULL;
     if (!rs_model_config_get_string(config, "name", TRUE, &name, error) ||
@@ -354,7 +364,7 @@ model_from_config(RsModelConfig *config, const char *path, const RsModelOptions 
         !rs_model_config_get_string(config, "torch_dtype", FALSE, &dtype_name, error) ||
         !rs_model_config_get_string(config, "dtype", FALSE, &dtype_name, error) ||
         !rs_model_config_get_string(config, "published_params", FALSE, &published, error))
-        return NULL;
+        return FALSE;
     /* Stated for the reader of `reshard models`; not checked. */
     const char *ignored;
     rs_model_config_get_string(config, "published_active_params", FALSE, &ignored, NULL);
@@ -364,7 +374,7 @@ model_from_config(RsModelConfig *config, const char *path, const RsModelOptions 
         rs_model_config_set_error(config, rs_model_config_has(config, "dtype") ? "dtype"
                                                                                : "torch_dtype",
                                   error, "%s", dtype_error->message);
-        return NULL;
+        return FALSE;
     }
     if (options->has_dtype)
         model->dtype = options->dtype;
@@ -374,26 +384,37 @@ model_from_config(RsModelConfig *config, const char *path, const RsModelOptions 
                                   "\"%s\": expected an integer (exact) or a number with T, B "
                                   "or M (a rounded figure, e.g. 2.8T)",
                                   published);
-        return NULL;
+        return FALSE;
     }
     consume_informational(config);
+    *family_out = family;
+    *checkpoint_out = checkpoint;
+    return TRUE;
+}
 
-    if (checkpoint != NULL) {
-        /* A model YAML that points at a checkpoint: tensors from the headers, roles from its
-         * `roles:` rules first. A relative path is relative to the YAML file. */
-        g_autofree char *dir = g_path_get_dirname(path);
-        g_autofree char *ckpt = g_path_is_absolute(checkpoint)
-                                    ? g_strdup(checkpoint)
-                                    : g_build_filename(dir, checkpoint, NULL);
-        model->family = g_strdup(family ? family : "checkpoint");
-        if (!rs_model_import_safetensors(model, ckpt, config, options, error))
-            return NULL;
-        if (!rs_model_config_check_consumed(config, error) ||
-            !check_sizes(model, NULL, ckpt, error))
-            return NULL;
-        return g_steal_pointer(&model);
-    }
+/* A model YAML that points at a checkpoint: tensors from the headers, roles from its
+ * `roles:` rules first. A relative @checkpoint is relative to the YAML file @path. */
+static gboolean
+import_checkpoint_yaml(RsModel *model, RsModelConfig *config, const char *path,
+                       const char *checkpoint, const char *family,
+                       const RsModelOptions *options, GError **error)
+{
+    g_autofree char *dir = g_path_get_dirname(path);
+    g_autofree char *ckpt = g_path_is_absolute(checkpoint)
+                                ? g_strdup(checkpoint)
+                                : g_build_filename(dir, checkpoint, NULL);
+    model->family = g_strdup(family ? family : "checkpoint");
+    return rs_model_import_safetensors(model, ckpt, config, options, error) &&
+           rs_model_config_check_consumed(config, error) &&
+           check_sizes(model, NULL, ckpt, error);
+}
 
+/* Runs @family's generator on @config, then checks every key was read, the sizes, and that
+ * the layer range lies inside the model. */
+static gboolean
+generate_family(RsModel *model, RsModelConfig *config, const char *path, const char *family,
+                const RsModelOptions *options, GError **error)
+{
     model->family = g_strdup(family);
     RsFamilyGenerator generate = rs_model_family_lookup(family);
     if (generate == NULL) {
@@ -402,20 +423,35 @@ model_from_config(RsModelConfig *config, const char *path, const RsModelOptions 
         rs_model_config_set_error(config, "family", &tmp, "unknown family \"%s\" (supported: %s)",
                                   family, list);
         g_set_error_literal(error, RS_MODEL_ERROR, RS_MODEL_ERROR_UNKNOWN_FAMILY, tmp->message);
-        return NULL;
+        return FALSE;
     }
-    if (!generate(model, config, options, error))
-        return NULL;
-    if (!rs_model_config_check_consumed(config, error) ||
+    if (!generate(model, config, options, error) ||
+        !rs_model_config_check_consumed(config, error) ||
         !check_sizes(model, config, path, error))
-        return NULL;
+        return FALSE;
     if (model->has_layer_range && model->last_layer >= (gint)model->n_layers) {
         g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
                     "%s: layers %d-%d: the model has layers 0-%u", path, model->first_layer,
                     model->last_layer, model->n_layers - 1);
-        return NULL;
+        return FALSE;
     }
-    return g_steal_pointer(&model);
+    return TRUE;
+}
+
+/* Builds the model described by @config (from a YAML or JSON file at @path). */
+static RsModel *
+model_from_config(RsModelConfig *config, const char *path, const RsModelOptions *options,
+                  GError **error)
+{
+    g_autoptr(RsModel) model = model_new_for_options(config, options, error);
+    const char *family = NULL, *checkpoint = NULL;
+    if (model == NULL || !read_identity(model, config, options, &family, &checkpoint, error))
+        return NULL;
+    gboolean ok = checkpoint != NULL
+                      ? import_checkpoint_yaml(model, config, path, checkpoint, family, options,
+                                               error)
+                      : generate_family(model, config, path, family, options, error);
+    return ok ? g_steal_pointer(&model) : NULL;
 }
 
 /* --- a checkpoint, and the entry point --- */
