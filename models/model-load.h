@@ -20,6 +20,9 @@
  *     config keys unread.
  * Every tensor's element count and the model's parameter and byte totals are checked to fit
  * in 64 bits before a model is returned.
+ *
+ * Implemented by the loaders: model-load.c (loading, options, model_type values),
+ * model-families.c (rs_model_families_list) and model-import.c (rs_model_role_rules_describe).
  */
 #pragma once
 
