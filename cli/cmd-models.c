@@ -5,7 +5,7 @@
 
 #include "analysis/report.h"
 #include "base/data.h"
-#include "models/model.h"
+#include "models/model-load.h"
 
 #include <stdio.h>
 

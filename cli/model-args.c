@@ -2,6 +2,7 @@
 #include "cli/model-args.h"
 
 #include "base/data.h"
+#include "models/model-load.h"
 
 #include <string.h>
 

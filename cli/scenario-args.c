@@ -4,6 +4,7 @@
 #include "cli/cli.h"
 #include "cli/topology-args.h"
 #include "base/data.h"
+#include "models/model-load.h"
 
 GOptionGroup *
 rs_scenario_args_make_group(RsScenarioArgs *args)

@@ -3,6 +3,7 @@
 
 #include "base/data.h"
 #include "base/yaml-reader.h"
+#include "models/model-load.h"
 
 #include <string.h>
 

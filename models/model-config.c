@@ -5,7 +5,9 @@
  * scalars comma-separated lists, sequences of mappings "key.N.member". Every value keeps
  * "path:line:col" of its key; json-glib keeps no positions, so a small scanner walks the
  * JSON text once and records where each key path starts. */
-#include "models/model-private.h"
+#include "models/model-config-private.h"
+
+#include "base/yaml-reader.h"
 
 #include <json-glib/json-glib.h>
 #include <stdarg.h>
@@ -320,6 +322,83 @@ rs_model_config_check_consumed(RsModelConfig *config, GError **error)
                                       "unknown field for this family (a typo?)");
             return FALSE;
         }
+    }
+    return TRUE;
+}
+
+/* --- a model YAML --- */
+
+static gboolean
+yaml_flatten(RsYaml *yaml, RsModelConfig *config, const char *path, const char *key,
+             yaml_node_t *v, GError **error)
+{
+    g_autofree char *where =
+        g_strdup_printf("%s:%zu:%zu", path, v->start_mark.line + 1, v->start_mark.column + 1);
+    if (v->type == YAML_MAPPING_NODE) {
+        if (!rs_yaml_check_unique_keys(yaml, v, key, error))
+            return FALSE;
+        for (yaml_node_pair_t *pair = v->data.mapping.pairs.start;
+             pair < v->data.mapping.pairs.top; pair++) {
+            const char *sub = rs_yaml_scalar_value(rs_yaml_node_at(yaml, pair->key));
+            g_autofree char *full = g_strdup_printf("%s.%s", key, sub ? sub : "?");
+            if (!yaml_flatten(yaml, config, path, full, rs_yaml_node_at(yaml, pair->value),
+                              error))
+                return FALSE;
+        }
+        return TRUE;
+    }
+    if (v->type == YAML_SEQUENCE_NODE) {
+        gboolean scalars = TRUE;
+        for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+             it++)
+            if (rs_yaml_node_at(yaml, *it)->type != YAML_SCALAR_NODE)
+                scalars = FALSE;
+        guint i = 0;
+        if (scalars) {
+            GString *s = g_string_new(NULL);
+            for (yaml_node_item_t *it = v->data.sequence.items.start;
+                 it < v->data.sequence.items.top; it++, i++)
+                g_string_append_printf(s, "%s%s", i ? "," : "",
+                                       rs_yaml_scalar_value(rs_yaml_node_at(yaml, *it)));
+            rs_model_config_set_list(config, key, s->str, where);
+            g_string_free(s, TRUE);
+            return TRUE;
+        }
+        for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+             it++, i++) {
+            g_autofree char *full = g_strdup_printf("%s.%u", key, i);
+            if (!yaml_flatten(yaml, config, path, full, rs_yaml_node_at(yaml, *it), error))
+                return FALSE;
+        }
+        return TRUE;
+    }
+    const char *value = rs_yaml_scalar_value(v);
+    gboolean is_null = v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+                       (strcmp(value, "null") == 0 || strcmp(value, "~") == 0 || *value == 0);
+    rs_model_config_set(config, key, is_null ? NULL : value, where);
+    return TRUE;
+}
+
+gboolean
+rs_model_config_load_yaml(RsModelConfig *config, const char *path, GError **error)
+{
+    g_autoptr(RsYaml) yaml = rs_yaml_load_file(path, error);
+    if (yaml == NULL)
+        return FALSE;
+    yaml_node_t *root = rs_yaml_get_root_mapping(yaml, error);
+    if (root == NULL || !rs_yaml_check_unique_keys(yaml, root, NULL, error))
+        return FALSE;
+    for (yaml_node_pair_t *pair = root->data.mapping.pairs.start;
+         pair < root->data.mapping.pairs.top; pair++) {
+        yaml_node_t *k = rs_yaml_node_at(yaml, pair->key);
+        const char *key = rs_yaml_scalar_value(k);
+        if (key == NULL) {
+            rs_yaml_set_error(yaml, k, NULL, NULL, error, RS_YAML_ERROR_TYPE,
+                              "expected a plain key");
+            return FALSE;
+        }
+        if (!yaml_flatten(yaml, config, path, key, rs_yaml_node_at(yaml, pair->value), error))
+            return FALSE;
     }
     return TRUE;
 }

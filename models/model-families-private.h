@@ -1,11 +1,26 @@
-/* model-families-private.h — building blocks shared by the family generators
- * (model-families.c, model-family-*.c): common config keys, storage formats, and the
- * tensors every decoder has (embedding, norms, linears, MLPs, grouped experts). */
+/* model-families-private.h — the family generators (model-families.c, model-family-*.c):
+ * the table model-load.c dispatches on, and the building blocks the generators share:
+ * common config keys, storage formats, and the tensors every decoder has (embedding, norms,
+ * linears, MLPs, grouped experts). Generators read a config and add tensors to a container;
+ * they sit above both and call nothing in model-load.c. */
 #pragma once
 
+#include "models/model-config-private.h"
+#include "models/model-load.h"
 #include "models/model-private.h"
 
 G_BEGIN_DECLS
+
+/* Fills @model from @config: sets n_layers (and n_experts_per_token, tie_embeddings where
+ * the family has them) and adds every weight tensor in checkpoint order. @options says
+ * which form and which layers (see RsModelOptions); the width scale is already set on
+ * @config. Errors: RS_MODEL_ERROR_CONFIG naming the key of a missing, malformed or
+ * inconsistent value. */
+typedef gboolean (*RsFamilyGenerator)(RsModel *model, RsModelConfig *config,
+                                      const RsModelOptions *options, GError **error);
+
+/* Returns: the generator of @family ("deepseek_v3"), or NULL when none is. */
+RsFamilyGenerator rs_model_family_lookup(const char *family);
 
 #define RS_FAMILY_MAX_DIM ((gint64)1 << 40)
 #define RS_FAMILY_MAX_COUNT ((gint64)1 << 20)

@@ -238,6 +238,111 @@ read_k3_layer_kinds(RsModelConfig *c, K3Config *k, GError **error)
     return TRUE;
 }
 
+/* Reads the kimi_k3 keys into @k (defaults already set) and *@n_mtp, and checks them. */
+static gboolean
+read_k3_config(RsModelConfig *c, const RsModelOptions *options, K3Config *k, gint64 *n_mtp,
+               GError **error)
+{
+    gint64 attn_res_block = 0;
+    const char *topk_method = "noaux_tc";
+    if (!rs_family_read_common(c, &k->cc, error) ||
+        !rs_family_read_quant(c, options, &k->q, error) ||
+        !rs_model_config_get_width(c, "moe_intermediate_size", TRUE, RS_FAMILY_MAX_DIM,
+                                   &k->moe_intermediate, error) ||
+        !rs_model_config_get_int(c, "num_experts", TRUE, 1, RS_FAMILY_MAX_COUNT, &k->n_experts,
+                                 error) ||
+        !rs_model_config_get_int(c, "num_experts_per_token", TRUE, 1, RS_FAMILY_MAX_COUNT,
+                                 &k->n_per_token, error) ||
+        !rs_model_config_get_int(c, "num_shared_experts", FALSE, 0, 1 << 10, &k->n_shared,
+                                 error) ||
+        !rs_model_config_get_int(c, "first_k_dense_replace", FALSE, 0, 100000, &k->first_dense,
+                                 error) ||
+        !rs_model_config_get_int(c, "moe_layer_freq", FALSE, 1, 100000, &k->moe_freq, error) ||
+        !rs_model_config_get_width(c, "routed_expert_hidden_size", FALSE, RS_FAMILY_MAX_DIM,
+                                   &k->latent, error) ||
+        !rs_model_config_get_bool(c, "latent_moe_use_norm", FALSE, &k->latent_norm, error) ||
+        !rs_model_config_get_string(c, "topk_method", FALSE, &topk_method, error) ||
+        !rs_model_config_get_width(c, "q_lora_rank", FALSE, RS_FAMILY_MAX_DIM, &k->q_lora,
+                                   error) ||
+        !rs_model_config_get_width(c, "kv_lora_rank", TRUE, RS_FAMILY_MAX_DIM, &k->kv_lora,
+                                   error) ||
+        !rs_model_config_get_width(c, "qk_nope_head_dim", TRUE, 1 << 20, &k->nope, error) ||
+        !rs_model_config_get_width(c, "qk_rope_head_dim", TRUE, 1 << 20, &k->rope, error) ||
+        !rs_model_config_get_width(c, "v_head_dim", TRUE, 1 << 20, &k->v_dim, error) ||
+        !rs_model_config_get_bool(c, "mla_use_output_gate", FALSE, &k->mla_gate, error) ||
+        !rs_model_config_get_int(c, "linear_attn_config.num_heads", TRUE, 1, RS_FAMILY_MAX_COUNT,
+                                 &k->kda_heads, error) ||
+        !rs_model_config_get_width(c, "linear_attn_config.head_dim", TRUE, 1 << 20,
+                                   &k->kda_head_dim, error) ||
+        !rs_model_config_get_int(c, "linear_attn_config.short_conv_kernel_size", FALSE, 1, 1024,
+                                 &k->conv, error) ||
+        !rs_model_config_get_bool(c, "linear_attn_config.use_full_rank_gate", FALSE,
+                                  &k->full_rank_gate, error) ||
+        !rs_model_config_get_int(c, "attn_res_block_size", FALSE, 1, 100000, &attn_res_block,
+                                 error) ||
+        !rs_model_config_get_int(c, "num_nextn_predict_layers", FALSE, 0, 64, n_mtp, error))
+        return FALSE;
+    /* Routing and activation details that do not change the tensors. */
+    static const char *const details[] = {"routed_scaling_factor", "topk_group",
+                                          "linear_attn_config.gate_lower_bound"};
+    for (guint i = 0; i < G_N_ELEMENTS(details); i++) {
+        const char *ignored;
+        rs_model_config_get_string(c, details[i], FALSE, &ignored, NULL);
+    }
+    k->score_bias = strcmp(topk_method, "noaux_tc") == 0;
+    k->attn_res = attn_res_block > 0;
+    return TRUE;
+}
+
+/* Checks what the kimi_k3 generator cannot build: MTP layers, dense layers without their
+ * width, more active experts than experts. */
+static gboolean
+check_k3_config(RsModelConfig *c, const K3Config *k, gint64 n_mtp, GError **error)
+{
+    if (n_mtp > 0) {
+        rs_model_config_set_error(c, "num_nextn_predict_layers", error,
+                                  "kimi_k3 multi-token-prediction layers are not modelled (the "
+                                  "released checkpoint has none)");
+        return FALSE;
+    }
+    if (k->first_dense > 0 && k->cc.intermediate == 0) {
+        rs_model_config_set_error(c, "intermediate_size", error,
+                                  "required when first_k_dense_replace > 0");
+        return FALSE;
+    }
+    return rs_family_check_active_experts(c, "num_experts_per_token", k->n_per_token,
+                                          k->n_experts, FALSE, error);
+}
+
+/* Decoder layer @l: norms, KDA or MLA attention, attention residuals, MoE or dense MLP. */
+static void
+add_k3_layer(RsModel *m, const K3Config *k, gint l)
+{
+    gint64 H = k->cc.hidden;
+    g_autofree char *prefix = g_strdup_printf("%smodel.layers.%d", k->prefix, l);
+    char name[224];
+    g_snprintf(name, sizeof name, "%s.input_layernorm.weight", prefix);
+    rs_family_add_vector(m, name, RS_ROLE_NORM, l, m->dtype, 0, FALSE, H);
+    if (k->is_kda[l])
+        add_kda(m, k, prefix, l);
+    else
+        add_k3_mla(m, k, prefix, l);
+    g_snprintf(name, sizeof name, "%s.post_attention_layernorm.weight", prefix);
+    rs_family_add_vector(m, name, RS_ROLE_NORM, l, m->dtype, 0, FALSE, H);
+    if (k->attn_res) {
+        g_snprintf(name, sizeof name, "%s.self_attention_res", prefix);
+        add_attn_res(m, name, l, H);
+        g_snprintf(name, sizeof name, "%s.mlp_res", prefix);
+        add_attn_res(m, name, l, H);
+    }
+    if (l >= k->first_dense && l % k->moe_freq == 0) {
+        add_k3_moe(m, k, prefix, l);
+    } else {
+        g_snprintf(name, sizeof name, "%s.mlp", prefix);
+        rs_family_add_dense_mlp(m, NULL, name, l, H, k->cc.intermediate, FALSE);
+    }
+}
+
 gboolean
 rs_family_generate_kimi_k3(RsModel *m, RsModelConfig *c, const RsModelOptions *options,
                            GError **error)
@@ -247,64 +352,9 @@ rs_family_generate_kimi_k3(RsModel *m, RsModelConfig *c, const RsModelOptions *o
     k.moe_freq = 1;
     k.conv = 4;
     k.full_rank_gate = FALSE;
-    gint64 n_mtp = 0, attn_res_block = 0;
-    const char *topk_method = "noaux_tc";
-    if (!rs_family_read_common(c, &k.cc, error) || !rs_family_read_quant(c, options, &k.q, error) ||
-        !rs_model_config_get_width(c, "moe_intermediate_size", TRUE, RS_FAMILY_MAX_DIM,
-                                   &k.moe_intermediate, error) ||
-        !rs_model_config_get_int(c, "num_experts", TRUE, 1, RS_FAMILY_MAX_COUNT, &k.n_experts,
-                                 error) ||
-        !rs_model_config_get_int(c, "num_experts_per_token", TRUE, 1, RS_FAMILY_MAX_COUNT,
-                                 &k.n_per_token, error) ||
-        !rs_model_config_get_int(c, "num_shared_experts", FALSE, 0, 1 << 10, &k.n_shared, error) ||
-        !rs_model_config_get_int(c, "first_k_dense_replace", FALSE, 0, 100000, &k.first_dense,
-                                 error) ||
-        !rs_model_config_get_int(c, "moe_layer_freq", FALSE, 1, 100000, &k.moe_freq, error) ||
-        !rs_model_config_get_width(c, "routed_expert_hidden_size", FALSE, RS_FAMILY_MAX_DIM,
-                                   &k.latent, error) ||
-        !rs_model_config_get_bool(c, "latent_moe_use_norm", FALSE, &k.latent_norm, error) ||
-        !rs_model_config_get_string(c, "topk_method", FALSE, &topk_method, error) ||
-        !rs_model_config_get_width(c, "q_lora_rank", FALSE, RS_FAMILY_MAX_DIM, &k.q_lora, error) ||
-        !rs_model_config_get_width(c, "kv_lora_rank", TRUE, RS_FAMILY_MAX_DIM, &k.kv_lora, error) ||
-        !rs_model_config_get_width(c, "qk_nope_head_dim", TRUE, 1 << 20, &k.nope, error) ||
-        !rs_model_config_get_width(c, "qk_rope_head_dim", TRUE, 1 << 20, &k.rope, error) ||
-        !rs_model_config_get_width(c, "v_head_dim", TRUE, 1 << 20, &k.v_dim, error) ||
-        !rs_model_config_get_bool(c, "mla_use_output_gate", FALSE, &k.mla_gate, error) ||
-        !rs_model_config_get_int(c, "linear_attn_config.num_heads", TRUE, 1, RS_FAMILY_MAX_COUNT,
-                                 &k.kda_heads, error) ||
-        !rs_model_config_get_width(c, "linear_attn_config.head_dim", TRUE, 1 << 20, &k.kda_head_dim,
-                                   error) ||
-        !rs_model_config_get_int(c, "linear_attn_config.short_conv_kernel_size", FALSE, 1, 1024,
-                                 &k.conv, error) ||
-        !rs_model_config_get_bool(c, "linear_attn_config.use_full_rank_gate", FALSE,
-                                  &k.full_rank_gate, error) ||
-        !rs_model_config_get_int(c, "attn_res_block_size", FALSE, 1, 100000, &attn_res_block,
-                                 error) ||
-        !rs_model_config_get_int(c, "num_nextn_predict_layers", FALSE, 0, 64, &n_mtp, error))
+    gint64 n_mtp = 0;
+    if (!read_k3_config(c, options, &k, &n_mtp, error) || !check_k3_config(c, &k, n_mtp, error))
         return FALSE;
-    /* Routing and activation details that do not change the tensors. */
-    static const char *const details[] = {"routed_scaling_factor", "topk_group",
-                                          "linear_attn_config.gate_lower_bound"};
-    for (guint i = 0; i < G_N_ELEMENTS(details); i++) {
-        const char *ignored;
-        rs_model_config_get_string(c, details[i], FALSE, &ignored, NULL);
-    }
-    if (n_mtp > 0) {
-        rs_model_config_set_error(c, "num_nextn_predict_layers", error,
-                                  "kimi_k3 multi-token-prediction layers are not modelled (the "
-                                  "released checkpoint has none)");
-        return FALSE;
-    }
-    if (k.first_dense > 0 && k.cc.intermediate == 0) {
-        rs_model_config_set_error(c, "intermediate_size", error,
-                                  "required when first_k_dense_replace > 0");
-        return FALSE;
-    }
-    if (!rs_family_check_active_experts(c, "num_experts_per_token", k.n_per_token, k.n_experts,
-                                        FALSE, error))
-        return FALSE;
-    k.score_bias = strcmp(topk_method, "noaux_tc") == 0;
-    k.attn_res = attn_res_block > 0;
     g_autofree gboolean *is_kda = g_new0(gboolean, k.cc.n_layers);
     k.is_kda = is_kda;
     if (!read_k3_layer_kinds(c, &k, error))
@@ -312,35 +362,12 @@ rs_family_generate_kimi_k3(RsModel *m, RsModelConfig *c, const RsModelOptions *o
 
     m->n_layers = (guint)k.cc.n_layers;
     m->n_experts_per_token = (guint)k.n_per_token;
-    gint64 H = k.cc.hidden;
     rs_family_add_embedding(m, k.prefix, &k.cc);
-    for (gint l = 0; l < (gint)k.cc.n_layers; l++) {
-        g_autofree char *prefix = g_strdup_printf("%smodel.layers.%d", k.prefix, l);
-        char name[224];
-        g_snprintf(name, sizeof name, "%s.input_layernorm.weight", prefix);
-        rs_family_add_vector(m, name, RS_ROLE_NORM, l, m->dtype, 0, FALSE, H);
-        if (k.is_kda[l])
-            add_kda(m, &k, prefix, l);
-        else
-            add_k3_mla(m, &k, prefix, l);
-        g_snprintf(name, sizeof name, "%s.post_attention_layernorm.weight", prefix);
-        rs_family_add_vector(m, name, RS_ROLE_NORM, l, m->dtype, 0, FALSE, H);
-        if (k.attn_res) {
-            g_snprintf(name, sizeof name, "%s.self_attention_res", prefix);
-            add_attn_res(m, name, l, H);
-            g_snprintf(name, sizeof name, "%s.mlp_res", prefix);
-            add_attn_res(m, name, l, H);
-        }
-        if (l >= k.first_dense && l % k.moe_freq == 0) {
-            add_k3_moe(m, &k, prefix, l);
-        } else {
-            g_snprintf(name, sizeof name, "%s.mlp", prefix);
-            rs_family_add_dense_mlp(m, NULL, name, l, H, k.cc.intermediate, FALSE);
-        }
-    }
+    for (gint l = 0; l < (gint)k.cc.n_layers; l++)
+        add_k3_layer(m, &k, l);
     if (k.attn_res) {
         g_autofree char *base = g_strdup_printf("%smodel.output_attn_res", k.prefix);
-        add_attn_res(m, base, (gint)k.cc.n_layers, H);
+        add_attn_res(m, base, (gint)k.cc.n_layers, k.cc.hidden);
     }
     rs_family_add_final(m, k.prefix, &k.cc);
     return TRUE;
@@ -440,6 +467,131 @@ add_next_layer(RsModel *m, const NextConfig *n, const char *prefix, gint layer, 
     }
 }
 
+/* Which layers are what: full attention every full_attention_interval-th layer unless
+ * layer_types lists each; MoE every decoder_sparse_step-th layer except mlp_only_layers. */
+typedef struct {
+    gint64 interval, step, n_mtp;
+    const char *layer_types; /* borrowed from the config */
+    GArray *mlp_only;        /* gint64, owned; NULL when absent */
+    GStrv types;             /* layer_types split, owned; NULL when absent */
+} NextSchedule;
+
+static void
+next_schedule_clear(NextSchedule *s)
+{
+    g_clear_pointer(&s->mlp_only, g_array_unref);
+    g_clear_pointer(&s->types, g_strfreev);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(NextSchedule, next_schedule_clear)
+
+/* Reads the qwen3_next keys into @n and @sched (defaults already set) and checks them. */
+static gboolean
+read_next_config(RsModelConfig *c, const RsModelOptions *options, NextConfig *n,
+                 NextSchedule *sched, GError **error)
+{
+    if (!rs_family_read_common(c, &n->cc, error) ||
+        !rs_family_read_quant(c, options, &n->q, error) ||
+        !rs_model_config_get_int(c, "num_experts", TRUE, 1, RS_FAMILY_MAX_COUNT, &n->n_experts,
+                                 error) ||
+        !rs_model_config_get_int(c, "num_experts_per_tok", TRUE, 1, RS_FAMILY_MAX_COUNT,
+                                 &n->n_per_token, error) ||
+        !rs_model_config_get_width(c, "moe_intermediate_size", TRUE, RS_FAMILY_MAX_DIM,
+                                   &n->moe_intermediate, error) ||
+        !rs_model_config_get_width(c, "shared_expert_intermediate_size", FALSE, RS_FAMILY_MAX_DIM,
+                                   &n->shared_intermediate, error) ||
+        !rs_model_config_get_int(c, "decoder_sparse_step", FALSE, 1, 100000, &sched->step,
+                                 error) ||
+        !rs_model_config_get_int_list(c, "mlp_only_layers", FALSE, 0, 100000, &sched->mlp_only,
+                                      error) ||
+        !rs_model_config_get_int(c, "full_attention_interval", FALSE, 1, 100000,
+                                 &sched->interval, error) ||
+        !rs_model_config_get_text(c, "layer_types", FALSE, &sched->layer_types, error) ||
+        !rs_model_config_get_int(c, "linear_num_key_heads", TRUE, 1, RS_FAMILY_MAX_COUNT,
+                                 &n->lin_k_heads, error) ||
+        !rs_model_config_get_int(c, "linear_num_value_heads", TRUE, 1, RS_FAMILY_MAX_COUNT,
+                                 &n->lin_v_heads, error) ||
+        !rs_model_config_get_width(c, "linear_key_head_dim", TRUE, 1 << 20, &n->lin_k_dim,
+                                   error) ||
+        !rs_model_config_get_width(c, "linear_value_head_dim", TRUE, 1 << 20, &n->lin_v_dim,
+                                   error) ||
+        !rs_model_config_get_int(c, "linear_conv_kernel_dim", FALSE, 1, 1024, &n->conv, error) ||
+        !rs_model_config_get_bool(c, "attn_output_gate", FALSE, &n->q_gate, error) ||
+        !rs_model_config_get_bool(c, "attention_bias", FALSE, &n->attention_bias, error) ||
+        !rs_model_config_get_int(c, "mtp_num_hidden_layers", FALSE, 0, 64, &sched->n_mtp,
+                                 error) ||
+        !rs_family_check_gqa(c, &n->cc, error))
+        return FALSE;
+    if (n->lin_v_heads % n->lin_k_heads != 0) {
+        rs_model_config_set_error(c, "linear_num_value_heads", error,
+                                  "%" G_GINT64_FORMAT
+                                  " value heads are not a multiple of the %" G_GINT64_FORMAT
+                                  " key heads",
+                                  n->lin_v_heads, n->lin_k_heads);
+        return FALSE;
+    }
+    if (!rs_family_check_active_experts(c, "num_experts_per_tok", n->n_per_token, n->n_experts,
+                                        FALSE, error))
+        return FALSE;
+    sched->types = sched->layer_types ? g_strsplit(sched->layer_types, ",", -1) : NULL;
+    if (sched->types != NULL && g_strv_length(sched->types) != (guint)n->cc.n_layers) {
+        rs_model_config_set_error(c, "layer_types", error,
+                                  "%u entries for %" G_GINT64_FORMAT " layers",
+                                  g_strv_length(sched->types), n->cc.n_layers);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* Sets *@full (full attention, else Gated DeltaNet) and *@moe for decoder layer @l; fails
+ * for a layer_types item that names neither kind, or a dense layer without its width. */
+static gboolean
+next_layer_kind(RsModelConfig *c, const NextConfig *n, const NextSchedule *sched, gint l,
+                gboolean *full, gboolean *moe, GError **error)
+{
+    *full = (l + 1) % sched->interval == 0;
+    if (sched->types != NULL) {
+        const char *t = g_strstrip(sched->types[l]);
+        if (strcmp(t, "full_attention") != 0 && strcmp(t, "linear_attention") != 0) {
+            rs_model_config_set_error(c, "layer_types", error,
+                                      "item %d \"%s\": expected full_attention or "
+                                      "linear_attention",
+                                      l, t);
+            return FALSE;
+        }
+        *full = strcmp(t, "full_attention") == 0;
+    }
+    *moe = (l + 1) % sched->step == 0;
+    for (guint i = 0; sched->mlp_only != NULL && i < sched->mlp_only->len; i++)
+        if (g_array_index(sched->mlp_only, gint64, i) == l)
+            *moe = FALSE;
+    if (!*moe && n->cc.intermediate == 0) {
+        rs_model_config_set_error(c, "intermediate_size", error,
+                                  "required for the dense layer %d", l);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* The @n_mtp multi-token-prediction layers after the decoder: fc over [embedding; hidden],
+ * their norms, full-attention MoE layers, and a final norm. */
+static void
+add_next_mtp(RsModel *m, const NextConfig *n, gint64 n_mtp)
+{
+    gint64 H = n->cc.hidden;
+    gint post = (gint)n->cc.n_layers;
+    rs_family_add_linear(m, &n->q, "mtp.fc", RS_ROLE_REPLICATED, post, 0, FALSE, H, 2 * H, FALSE);
+    rs_family_add_vector(m, "mtp.pre_fc_norm_embedding.weight", RS_ROLE_NORM, post, m->dtype, 0,
+                         FALSE, H);
+    rs_family_add_vector(m, "mtp.pre_fc_norm_hidden.weight", RS_ROLE_NORM, post, m->dtype, 0,
+                         FALSE, H);
+    for (gint k = 0; k < (gint)n_mtp; k++) {
+        g_autofree char *prefix = g_strdup_printf("mtp.layers.%d", k);
+        add_next_layer(m, n, prefix, post + k, TRUE, TRUE);
+    }
+    rs_family_add_vector(m, "mtp.norm.weight", RS_ROLE_NORM, post + (gint)n_mtp - 1, m->dtype, 0,
+                         FALSE, H);
+}
+
 gboolean
 rs_family_generate_qwen3_next(RsModel *m, RsModelConfig *c, const RsModelOptions *options,
                               GError **error)
@@ -447,98 +599,21 @@ rs_family_generate_qwen3_next(RsModel *m, RsModelConfig *c, const RsModelOptions
     NextConfig n = {0};
     n.conv = 4;
     n.q_gate = TRUE;
-    gint64 interval = 4, step = 1, n_mtp = 0;
-    const char *layer_types = NULL;
-    g_autoptr(GArray) mlp_only = NULL;
-    if (!rs_family_read_common(c, &n.cc, error) || !rs_family_read_quant(c, options, &n.q, error) ||
-        !rs_model_config_get_int(c, "num_experts", TRUE, 1, RS_FAMILY_MAX_COUNT, &n.n_experts,
-                                 error) ||
-        !rs_model_config_get_int(c, "num_experts_per_tok", TRUE, 1, RS_FAMILY_MAX_COUNT,
-                                 &n.n_per_token, error) ||
-        !rs_model_config_get_width(c, "moe_intermediate_size", TRUE, RS_FAMILY_MAX_DIM,
-                                   &n.moe_intermediate, error) ||
-        !rs_model_config_get_width(c, "shared_expert_intermediate_size", FALSE, RS_FAMILY_MAX_DIM,
-                                   &n.shared_intermediate, error) ||
-        !rs_model_config_get_int(c, "decoder_sparse_step", FALSE, 1, 100000, &step, error) ||
-        !rs_model_config_get_int_list(c, "mlp_only_layers", FALSE, 0, 100000, &mlp_only, error) ||
-        !rs_model_config_get_int(c, "full_attention_interval", FALSE, 1, 100000, &interval,
-                                 error) ||
-        !rs_model_config_get_text(c, "layer_types", FALSE, &layer_types, error) ||
-        !rs_model_config_get_int(c, "linear_num_key_heads", TRUE, 1, RS_FAMILY_MAX_COUNT,
-                                 &n.lin_k_heads, error) ||
-        !rs_model_config_get_int(c, "linear_num_value_heads", TRUE, 1, RS_FAMILY_MAX_COUNT,
-                                 &n.lin_v_heads, error) ||
-        !rs_model_config_get_width(c, "linear_key_head_dim", TRUE, 1 << 20, &n.lin_k_dim, error) ||
-        !rs_model_config_get_width(c, "linear_value_head_dim", TRUE, 1 << 20, &n.lin_v_dim,
-                                   error) ||
-        !rs_model_config_get_int(c, "linear_conv_kernel_dim", FALSE, 1, 1024, &n.conv, error) ||
-        !rs_model_config_get_bool(c, "attn_output_gate", FALSE, &n.q_gate, error) ||
-        !rs_model_config_get_bool(c, "attention_bias", FALSE, &n.attention_bias, error) ||
-        !rs_model_config_get_int(c, "mtp_num_hidden_layers", FALSE, 0, 64, &n_mtp, error) ||
-        !rs_family_check_gqa(c, &n.cc, error))
+    g_auto(NextSchedule) sched = {.interval = 4, .step = 1};
+    if (!read_next_config(c, options, &n, &sched, error))
         return FALSE;
-    if (n.lin_v_heads % n.lin_k_heads != 0) {
-        rs_model_config_set_error(c, "linear_num_value_heads", error,
-                                  "%" G_GINT64_FORMAT
-                                  " value heads are not a multiple of the %" G_GINT64_FORMAT
-                                  " key heads",
-                                  n.lin_v_heads, n.lin_k_heads);
-        return FALSE;
-    }
-    if (!rs_family_check_active_experts(c, "num_experts_per_tok", n.n_per_token, n.n_experts, FALSE,
-                                        error))
-        return FALSE;
-    g_auto(GStrv) types = layer_types ? g_strsplit(layer_types, ",", -1) : NULL;
-    if (types != NULL && g_strv_length(types) != (guint)n.cc.n_layers) {
-        rs_model_config_set_error(c, "layer_types", error,
-                                  "%u entries for %" G_GINT64_FORMAT " layers",
-                                  g_strv_length(types), n.cc.n_layers);
-        return FALSE;
-    }
     m->n_layers = (guint)n.cc.n_layers;
     m->n_experts_per_token = (guint)n.n_per_token;
     rs_family_add_embedding(m, "", &n.cc);
     for (gint l = 0; l < (gint)n.cc.n_layers; l++) {
-        gboolean full = (l + 1) % interval == 0;
-        if (types != NULL) {
-            const char *t = g_strstrip(types[l]);
-            if (strcmp(t, "full_attention") != 0 && strcmp(t, "linear_attention") != 0) {
-                rs_model_config_set_error(c, "layer_types", error,
-                                          "item %d \"%s\": expected full_attention or "
-                                          "linear_attention",
-                                          l, t);
-                return FALSE;
-            }
-            full = strcmp(t, "full_attention") == 0;
-        }
-        gboolean moe = (l + 1) % step == 0;
-        for (guint i = 0; mlp_only != NULL && i < mlp_only->len; i++)
-            if (g_array_index(mlp_only, gint64, i) == l)
-                moe = FALSE;
-        if (!moe && n.cc.intermediate == 0) {
-            rs_model_config_set_error(c, "intermediate_size", error,
-                                      "required for the dense layer %d", l);
+        gboolean full, moe;
+        if (!next_layer_kind(c, &n, &sched, l, &full, &moe, error))
             return FALSE;
-        }
         g_autofree char *prefix = g_strdup_printf("model.layers.%d", l);
         add_next_layer(m, &n, prefix, l, full, moe);
     }
     rs_family_add_final(m, "", &n.cc);
-    if (options->include_mtp && n_mtp > 0) {
-        gint64 H = n.cc.hidden;
-        gint post = (gint)n.cc.n_layers;
-        rs_family_add_linear(m, &n.q, "mtp.fc", RS_ROLE_REPLICATED, post, 0, FALSE, H, 2 * H,
-                             FALSE);
-        rs_family_add_vector(m, "mtp.pre_fc_norm_embedding.weight", RS_ROLE_NORM, post, m->dtype, 0,
-                             FALSE, H);
-        rs_family_add_vector(m, "mtp.pre_fc_norm_hidden.weight", RS_ROLE_NORM, post, m->dtype, 0,
-                             FALSE, H);
-        for (gint k = 0; k < (gint)n_mtp; k++) {
-            g_autofree char *prefix = g_strdup_printf("mtp.layers.%d", k);
-            add_next_layer(m, &n, prefix, post + k, TRUE, TRUE);
-        }
-        rs_family_add_vector(m, "mtp.norm.weight", RS_ROLE_NORM, post + (gint)n_mtp - 1, m->dtype,
-                             0, FALSE, H);
-    }
+    if (options->include_mtp && sched.n_mtp > 0)
+        add_next_mtp(m, &n, sched.n_mtp);
     return TRUE;
 }

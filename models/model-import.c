@@ -11,7 +11,7 @@
  * (q_a_proj.weight_scale_inv → q_a_proj.weight), so a scale always gets its weight's role.
  * Rules are tried in order; the first match wins; user rules (a model YAML's `roles:`) come
  * before the built-in ones. */
-#include "models/model-private.h"
+#include "models/model-import-private.h"
 
 #include "models/safetensors.h"
 
@@ -396,15 +396,15 @@ add_imported(RsModel *m, const char *name, RsDtype dtype, gboolean e8m0, guint n
     return TRUE;
 }
 
-gboolean
-rs_model_import_safetensors(RsModel *m, const char *path, RsModelConfig *config,
-                            const RsModelOptions *options, GError **error)
-{
-    g_autoptr(GPtrArray) tensors = rs_safetensors_read(path, error);
-    if (tensors == NULL)
-        return FALSE;
+/* --- the import, stage by stage --- */
 
-    /* The config.json beside the checkpoint fills in what the model YAML does not say. */
+/* Reads the counts the rules and the container need from @config, else from the
+ * config.json beside the checkpoint: sets m->n_experts_per_token, *@heads and *@n_layers
+ * (0 when neither says). */
+static gboolean
+read_counts(RsModel *m, const char *path, RsModelConfig *config, HeadCounts *heads,
+            gint64 *n_layers, GError **error)
+{
     g_autofree char *dir = g_path_get_dirname(path);
     g_autofree char *side_path = g_build_filename(dir, "config.json", NULL);
     g_autoptr(RsModelConfig) side = NULL;
@@ -419,23 +419,30 @@ rs_model_import_safetensors(RsModel *m, const char *path, RsModelConfig *config,
     static const char *const kv_keys[] = {"num_key_value_heads", NULL};
     static const char *const topk_keys[] = {"num_experts_per_tok", "num_experts_per_token",
                                             "experts_per_token", NULL};
-    gint64 n_layers = config_int_any(config, side, layers_keys);
-    HeadCounts heads = {0};
-    heads.n_heads = (guint)config_int_any(config, side, heads_keys);
-    heads.n_kv_heads = (guint)config_int_any(config, side, kv_keys);
-    if (heads.n_kv_heads == 0)
-        heads.n_kv_heads = heads.n_heads;
+    *n_layers = config_int_any(config, side, layers_keys);
+    *heads = (HeadCounts){0};
+    heads->n_heads = (guint)config_int_any(config, side, heads_keys);
+    heads->n_kv_heads = (guint)config_int_any(config, side, kv_keys);
+    if (heads->n_kv_heads == 0)
+        heads->n_kv_heads = heads->n_heads;
     gint64 lk = config_int(config, side, "linear_num_key_heads");
     gint64 lkd = config_int(config, side, "linear_key_head_dim");
     gint64 lv = config_int(config, side, "linear_num_value_heads");
     gint64 lvd = config_int(config, side, "linear_value_head_dim");
     if (lk > 0 && lkd > 0 && lv > 0 && lvd > 0) {
-        heads.conv_segments[0] = heads.conv_segments[1] = lk * lkd;
-        heads.conv_segments[2] = lv * lvd;
+        heads->conv_segments[0] = heads->conv_segments[1] = lk * lkd;
+        heads->conv_segments[2] = lv * lvd;
     }
     m->n_experts_per_token = (guint)config_int_any(config, side, topk_keys);
+    return TRUE;
+}
 
-    /* Without num_hidden_layers, the decoder ends at the highest layer index seen. */
+/* Sets m->n_layers to @n_layers or, when no config says (0), to one past the highest
+ * decoder layer index seen; fails when the model's layer range runs past it. */
+static gboolean
+set_layer_count(RsModel *m, GPtrArray *tensors, gint64 n_layers, const char *path,
+                GError **error)
+{
     if (n_layers == 0) {
         for (guint i = 0; i < tensors->len; i++) {
             RsSafetensorsTensor *t = g_ptr_array_index(tensors, i);
@@ -452,61 +459,74 @@ rs_model_import_safetensors(RsModel *m, const char *path, RsModelConfig *config,
                     m->last_layer, m->n_layers - 1);
         return FALSE;
     }
+    return TRUE;
+}
 
+/* Returns: (transfer full) (element-type UserRule): the `roles:` rules of @config, in order,
+ * or NULL with RS_MODEL_ERROR_CONFIG for a rule that does not parse. */
+static GPtrArray *
+parse_user_rules(RsModelConfig *config, GError **error)
+{
     g_autoptr(GPtrArray) user_rules = g_ptr_array_new_with_free_func(user_rule_free);
     UserRuleParse parse = {user_rules, NULL};
     rs_model_config_foreach_prefix(config, "roles.", parse_user_rule, &parse);
     if (parse.error != NULL) {
         g_propagate_error(error, parse.error);
+        return NULL;
+    }
+    return g_steal_pointer(&user_rules);
+}
+
+/* Adds expert @id, tensor @t, to its group @group_name in @groups (created on its first
+ * member); fails when @t's shape or dtype differs from the group's, when stacking would
+ * exceed RS_MAX_DIMS, or when the id repeats. */
+static gboolean
+group_expert(GHashTable *groups, char *group_name, gint64 id, const RsSafetensorsTensor *t,
+             const char *path, GError **error)
+{
+    ExpertGroup *g = g_hash_table_lookup(groups, group_name);
+    if (g == NULL) {
+        g = g_new0(ExpertGroup, 1);
+        g->name = g_strdup(group_name);
+        g->dtype = t->dtype;
+        g->e8m0 = t->e8m0;
+        g->n_dims = t->n_dims;
+        memcpy(g->shape, t->shape, sizeof g->shape);
+        g->ids = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+        g->max_id = -1;
+        g->first_member = g_strdup(t->name);
+        g_hash_table_insert(groups, g->name, g);
+    }
+    gboolean same = g->dtype == t->dtype && g->n_dims == t->n_dims &&
+                    memcmp(g->shape, t->shape, sizeof(gint64) * t->n_dims) == 0;
+    if (!same) {
+        g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
+                    "%s: tensor \"%s\": its shape or dtype differs from \"%s\"; experts of "
+                    "one projection must agree to be stacked",
+                    path, t->name, g->first_member);
         return FALSE;
     }
-
-    /* Pass 1: collect expert groups. */
-    g_autoptr(GHashTable) groups =
-        g_hash_table_new_full(g_str_hash, g_str_equal, NULL, expert_group_free);
-    for (guint i = 0; i < tensors->len; i++) {
-        RsSafetensorsTensor *t = g_ptr_array_index(tensors, i);
-        gint64 id;
-        g_autofree char *group_name = expert_group_name(t->name, &id);
-        if (group_name == NULL)
-            continue;
-        ExpertGroup *g = g_hash_table_lookup(groups, group_name);
-        if (g == NULL) {
-            g = g_new0(ExpertGroup, 1);
-            g->name = g_steal_pointer(&group_name);
-            g->dtype = t->dtype;
-            g->e8m0 = t->e8m0;
-            g->n_dims = t->n_dims;
-            memcpy(g->shape, t->shape, sizeof g->shape);
-            g->ids = g_hash_table_new(g_int64_hash, g_int64_equal);
-            g->max_id = -1;
-            g->first_member = g_strdup(t->name);
-            g_hash_table_insert(groups, g->name, g);
-        }
-        gboolean same = g->dtype == t->dtype && g->n_dims == t->n_dims &&
-                        memcmp(g->shape, t->shape, sizeof(gint64) * t->n_dims) == 0;
-        if (!same) {
-            g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
-                        "%s: tensor \"%s\": its shape or dtype differs from \"%s\"; experts of "
-                        "one projection must agree to be stacked",
-                        path, t->name, g->first_member);
-            return FALSE;
-        }
-        if (g->n_dims + 1 > RS_MAX_DIMS) {
-            g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
-                        "%s: tensor \"%s\": %u dims, one too many to stack experts", path, t->name,
-                        g->n_dims);
-            return FALSE;
-        }
-        gint64 *key = g_new(gint64, 1);
-        *key = id;
-        if (!g_hash_table_add(g->ids, key)) {
-            g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
-                        "%s: tensor \"%s\" appears twice", path, t->name);
-            return FALSE;
-        }
-        g->max_id = MAX(g->max_id, id);
+    if (g->n_dims + 1 > RS_MAX_DIMS) {
+        g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
+                    "%s: tensor \"%s\": %u dims, one too many to stack experts", path, t->name,
+                    g->n_dims);
+        return FALSE;
     }
+    gint64 *key = g_new(gint64, 1);
+    *key = id;
+    if (!g_hash_table_add(g->ids, key)) {
+        g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
+                    "%s: tensor \"%s\" appears twice", path, t->name);
+        return FALSE;
+    }
+    g->max_id = MAX(g->max_id, id);
+    return TRUE;
+}
+
+/* Fails naming the first missing id of a group whose ids do not run 0..max_id. */
+static gboolean
+check_groups_complete(GHashTable *groups, const char *path, GError **error)
+{
     GHashTableIter iter;
     gpointer value;
     g_hash_table_iter_init(&iter, groups);
@@ -524,17 +544,50 @@ rs_model_import_safetensors(RsModel *m, const char *path, RsModelConfig *config,
             return FALSE;
         }
     }
+    return TRUE;
+}
 
-    /* Pass 2: add tensors in checkpoint order, each group where its first member is. */
+/* Pass 1. Returns: (transfer full): grouped name → ExpertGroup for every set of
+ * …experts.{e}.NAME tensors, each complete and uniform; NULL on error. */
+static GHashTable *
+collect_expert_groups(GPtrArray *tensors, const char *path, GError **error)
+{
+    g_autoptr(GHashTable) groups =
+        g_hash_table_new_full(g_str_hash, g_str_equal, NULL, expert_group_free);
+    for (guint i = 0; i < tensors->len; i++) {
+        RsSafetensorsTensor *t = g_ptr_array_index(tensors, i);
+        gint64 id;
+        g_autofree char *group_name = expert_group_name(t->name, &id);
+        if (group_name != NULL && !group_expert(groups, group_name, id, t, path, error))
+            return NULL;
+    }
+    if (!check_groups_complete(groups, path, error))
+        return NULL;
+    return g_steal_pointer(&groups);
+}
+
+/* What pass 2 adds each tensor with. */
+typedef struct {
+    GHashTable *groups;
+    GPtrArray *user_rules;
     CompiledRules rules;
-    compiled_rules_init(&rules);
-    gboolean ok = TRUE;
+    const HeadCounts *heads;
+    const char *path;
+} ImportRules;
+
+/* Pass 2: adds the tensors to @m in checkpoint order, each expert group (stacked) where its
+ * first member is; MTP tensors only with @include_mtp. The model's dtype is the first
+ * embedding's. */
+static gboolean
+add_tensors(RsModel *m, GPtrArray *tensors, const ImportRules *r, gboolean include_mtp,
+            GError **error)
+{
     gboolean have_embedding_dtype = FALSE;
-    for (guint i = 0; ok && i < tensors->len; i++) {
+    for (guint i = 0; i < tensors->len; i++) {
         RsSafetensorsTensor *t = g_ptr_array_index(tensors, i);
         gboolean mtp;
         gint layer = tensor_layer(t->name, m->n_layers, &mtp);
-        if (mtp && !options->include_mtp)
+        if (mtp && !include_mtp)
             continue;
         if (!have_embedding_dtype && g_str_has_suffix(t->name, "embed_tokens.weight")) {
             m->dtype = t->dtype;
@@ -542,8 +595,9 @@ rs_model_import_safetensors(RsModel *m, const char *path, RsModelConfig *config,
         }
         gint64 id;
         g_autofree char *group_name = expert_group_name(t->name, &id);
+        gboolean ok;
         if (group_name != NULL) {
-            ExpertGroup *g = g_hash_table_lookup(groups, group_name);
+            ExpertGroup *g = g_hash_table_lookup(r->groups, group_name);
             if (g->emitted)
                 continue;
             g->emitted = TRUE;
@@ -551,13 +605,39 @@ rs_model_import_safetensors(RsModel *m, const char *path, RsModelConfig *config,
             shape[0] = g->max_id + 1;
             memcpy(shape + 1, g->shape, sizeof(gint64) * g->n_dims);
             ok = add_imported(m, g->name, g->dtype, g->e8m0, g->n_dims + 1, shape, layer,
-                              user_rules, &rules, &heads, path, error);
-            continue;
+                              r->user_rules, &r->rules, r->heads, r->path, error);
+        } else {
+            ok = add_imported(m, t->name, t->dtype, t->e8m0, t->n_dims, t->shape, layer,
+                              r->user_rules, &r->rules, r->heads, r->path, error);
         }
-        ok = add_imported(m, t->name, t->dtype, t->e8m0, t->n_dims, t->shape, layer, user_rules,
-                          &rules, &heads, path, error);
+        if (!ok)
+            return FALSE;
     }
-    compiled_rules_clear(&rules);
+    return TRUE;
+}
+
+gboolean
+rs_model_import_safetensors(RsModel *m, const char *path, RsModelConfig *config,
+                            const RsModelOptions *options, GError **error)
+{
+    g_autoptr(GPtrArray) tensors = rs_safetensors_read(path, error);
+    if (tensors == NULL)
+        return FALSE;
+    HeadCounts heads;
+    gint64 n_layers;
+    if (!read_counts(m, path, config, &heads, &n_layers, error) ||
+        !set_layer_count(m, tensors, n_layers, path, error))
+        return FALSE;
+    g_autoptr(GPtrArray) user_rules = parse_user_rules(config, error);
+    if (user_rules == NULL)
+        return FALSE;
+    g_autoptr(GHashTable) groups = collect_expert_groups(tensors, path, error);
+    if (groups == NULL)
+        return FALSE;
+    ImportRules rules = {groups, user_rules, {0}, &heads, path};
+    compiled_rules_init(&rules.rules);
+    gboolean ok = add_tensors(m, tensors, &rules, options->include_mtp, error);
+    compiled_rules_clear(&rules.rules);
     if (!ok)
         return FALSE;
     /* A checkpoint YAML may carry the whole config.json; only the keys above are read. */

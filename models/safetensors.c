@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <string.h>
 
-G_DEFINE_QUARK(rs - safetensors - error - quark, rs_safetensors_error)
+/* clang-format off */
+G_DEFINE_QUARK(rs-safetensors-error-quark, rs_safetensors_error)
+/* clang-format on */
 
 typedef struct {
     const char *name;
@@ -149,22 +151,14 @@ compare_by_offset(gconstpointer a, gconstpointer b)
     return strcmp(x->name, y->name);
 }
 
-/* Checks one header entry and fills @t. @key_offset is the entry's offset in the file. */
+/* --- one header entry --- */
+
+/* Reads @obj's dtype into @t; *@dtype_out borrows its spelling from @obj. */
 static gboolean
-read_entry(const char *path, const char *name, JsonNode *value, guint64 key_offset,
-           guint64 data_bytes, RsSafetensorsTensor *t, GError **error)
+read_entry_dtype(const char *path, const char *name, JsonObject *obj, guint64 key_offset,
+                 RsSafetensorsTensor *t, const char **dtype_out, GError **error)
 {
-    if (!JSON_NODE_HOLDS_OBJECT(value)) {
-        set_malformed(error, path, key_offset,
-                      "tensor \"%s\": expected an object with dtype, "
-                      "shape and data_offsets",
-                      name);
-        return FALSE;
-    }
-    JsonObject *obj = json_node_get_object(value);
     JsonNode *dtype_node = json_object_get_member(obj, "dtype");
-    JsonNode *shape_node = json_object_get_member(obj, "shape");
-    JsonNode *offsets_node = json_object_get_member(obj, "data_offsets");
     if (dtype_node == NULL || !JSON_NODE_HOLDS_VALUE(dtype_node) ||
         json_node_get_value_type(dtype_node) != G_TYPE_STRING) {
         set_malformed(error, path, key_offset, "tensor \"%s\": dtype: expected a string", name);
@@ -187,6 +181,17 @@ read_entry(const char *path, const char *name, JsonNode *value, guint64 key_offs
                     path, key_offset, name, dtype);
         return FALSE;
     }
+    *dtype_out = dtype;
+    return TRUE;
+}
+
+/* Reads @obj's shape into @t (its dtype already read) and sets *@n_bytes_out to the bytes
+ * that shape holds; fails when the count overflows 64 bits. */
+static gboolean
+read_entry_shape(const char *path, const char *name, JsonObject *obj, guint64 key_offset,
+                 RsSafetensorsTensor *t, guint64 *n_bytes_out, GError **error)
+{
+    JsonNode *shape_node = json_object_get_member(obj, "shape");
     if (shape_node == NULL || !JSON_NODE_HOLDS_ARRAY(shape_node)) {
         set_malformed(error, path, key_offset, "tensor \"%s\": shape: expected an array", name);
         return FALSE;
@@ -223,6 +228,18 @@ read_entry(const char *path, const char *name, JsonNode *value, guint64 key_offs
         set_malformed(error, path, key_offset, "tensor \"%s\": shape overflows 64 bits", name);
         return FALSE;
     }
+    *n_bytes_out = n_elems * elem_bytes;
+    return TRUE;
+}
+
+/* Reads @obj's data_offsets into @t and checks they hold @n_bytes (its shape in @dtype)
+ * inside the @data_bytes of the data section. */
+static gboolean
+read_entry_offsets(const char *path, const char *name, JsonObject *obj, guint64 key_offset,
+                   const char *dtype, guint64 n_bytes, guint64 data_bytes,
+                   RsSafetensorsTensor *t, GError **error)
+{
+    JsonNode *offsets_node = json_object_get_member(obj, "data_offsets");
     JsonArray *offsets = offsets_node && JSON_NODE_HOLDS_ARRAY(offsets_node)
                              ? json_node_get_array(offsets_node)
                              : NULL;
@@ -236,13 +253,13 @@ read_entry(const char *path, const char *name, JsonNode *value, guint64 key_offs
                       name);
         return FALSE;
     }
-    if (t->data_end - t->data_begin != n_elems * elem_bytes) {
+    if (t->data_end - t->data_begin != n_bytes) {
         set_malformed(error, path, key_offset,
                       "tensor \"%s\": data_offsets [%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT
                       "] hold %" G_GUINT64_FORMAT " bytes, but shape × %s is %" G_GUINT64_FORMAT
                       " bytes",
                       name, t->data_begin, t->data_end, t->data_end - t->data_begin, dtype,
-                      n_elems * elem_bytes);
+                      n_bytes);
         return FALSE;
     }
     if (t->data_end > data_bytes) {
@@ -255,8 +272,69 @@ read_entry(const char *path, const char *name, JsonNode *value, guint64 key_offs
     return TRUE;
 }
 
-GPtrArray *
-rs_safetensors_read_header(const char *path, GError **error)
+/* Checks one header entry and fills @t. @key_offset is the entry's offset in the file. */
+static gboolean
+read_entry(const char *path, const char *name, JsonNode *value, guint64 key_offset,
+           guint64 data_bytes, RsSafetensorsTensor *t, GError **error)
+{
+    if (!JSON_NODE_HOLDS_OBJECT(value)) {
+        set_malformed(error, path, key_offset,
+                      "tensor \"%s\": expected an object with dtype, "
+                      "shape and data_offsets",
+                      name);
+        return FALSE;
+    }
+    JsonObject *obj = json_node_get_object(value);
+    const char *dtype;
+    guint64 n_bytes;
+    return read_entry_dtype(path, name, obj, key_offset, t, &dtype, error) &&
+           read_entry_shape(path, name, obj, key_offset, t, &n_bytes, error) &&
+           read_entry_offsets(path, name, obj, key_offset, dtype, n_bytes, data_bytes, t, error);
+}
+
+/* --- one file's header --- */
+
+/* Reads the 8-byte little-endian header length from @f (a file of @file_bytes bytes) and
+ * checks it against the limit and the file. */
+static gboolean
+read_header_length(FILE *f, const char *path, guint64 file_bytes, guint64 *header_bytes_out,
+                   GError **error)
+{
+    guint8 len_bytes[8];
+    if (file_bytes < 8 || fread(len_bytes, 1, 8, f) != 8) {
+        set_malformed(error, path, 0,
+                      "the file is %" G_GUINT64_FORMAT " bytes, shorter than "
+                      "the 8-byte header length",
+                      file_bytes);
+        return FALSE;
+    }
+    guint64 header_bytes = 0;
+    for (gint i = 7; i >= 0; i--)
+        header_bytes = (header_bytes << 8) | len_bytes[i];
+    if (header_bytes > RS_SAFETENSORS_MAX_HEADER_BYTES) {
+        set_malformed(error, path, 0,
+                      "header length %" G_GUINT64_FORMAT " exceeds the %" G_GUINT64_FORMAT
+                      "-byte limit (not a safetensors file?)",
+                      header_bytes, RS_SAFETENSORS_MAX_HEADER_BYTES);
+        return FALSE;
+    }
+    if (header_bytes > file_bytes - 8) {
+        set_malformed(error, path, 0,
+                      "header length %" G_GUINT64_FORMAT " exceeds the %" G_GUINT64_FORMAT
+                      " bytes after the length field",
+                      header_bytes, file_bytes - 8);
+        return FALSE;
+    }
+    *header_bytes_out = header_bytes;
+    return TRUE;
+}
+
+/* Reads the 8-byte length and the header of @path. Returns: (transfer full): the header
+ * text, NUL-terminated, with *@file_bytes_out the file's size and *@header_bytes_out the
+ * header's length; NULL on error. */
+static char *
+read_header_text(const char *path, guint64 *file_bytes_out, guint64 *header_bytes_out,
+                 GError **error)
 {
     GStatBuf st;
     if (g_stat(path, &st) != 0) {
@@ -271,46 +349,30 @@ rs_safetensors_read_header(const char *path, GError **error)
         return NULL;
     }
     guint64 file_bytes = (guint64)st.st_size;
-    guint8 len_bytes[8];
-    g_autofree char *text = NULL;
     guint64 header_bytes = 0;
-    gboolean ok = FALSE;
-    if (file_bytes < 8 || fread(len_bytes, 1, 8, f) != 8) {
-        set_malformed(error, path, 0,
-                      "the file is %" G_GUINT64_FORMAT " bytes, shorter than "
-                      "the 8-byte header length",
-                      file_bytes);
+    char *text = NULL;
+    if (!read_header_length(f, path, file_bytes, &header_bytes, error))
         goto close_file;
-    }
-    for (gint i = 7; i >= 0; i--)
-        header_bytes = (header_bytes << 8) | len_bytes[i];
-    if (header_bytes > RS_SAFETENSORS_MAX_HEADER_BYTES) {
-        set_malformed(error, path, 0,
-                      "header length %" G_GUINT64_FORMAT " exceeds the %" G_GUINT64_FORMAT
-                      "-byte limit (not a safetensors file?)",
-                      header_bytes, RS_SAFETENSORS_MAX_HEADER_BYTES);
-        goto close_file;
-    }
-    if (header_bytes > file_bytes - 8) {
-        set_malformed(error, path, 0,
-                      "header length %" G_GUINT64_FORMAT " exceeds the %" G_GUINT64_FORMAT
-                      " bytes after the length field",
-                      header_bytes, file_bytes - 8);
-        goto close_file;
-    }
     text = g_malloc(header_bytes + 1);
     if (fread(text, 1, header_bytes, f) != header_bytes) {
         g_set_error(error, RS_SAFETENSORS_ERROR, RS_SAFETENSORS_ERROR_IO,
                     "%s: could not read the %" G_GUINT64_FORMAT "-byte header", path, header_bytes);
+        g_clear_pointer(&text, g_free);
         goto close_file;
     }
     text[header_bytes] = '\0';
-    ok = TRUE;
+    *file_bytes_out = file_bytes;
+    *header_bytes_out = header_bytes;
 close_file:
     fclose(f);
-    if (!ok)
-        return NULL;
+    return text;
+}
 
+/* Parses the JSON header @text of @header_bytes bytes. Returns: (transfer full): the
+ * parser, its root an object; NULL with the byte offset of the fault in the file. */
+static JsonParser *
+parse_header_json(const char *path, const char *text, guint64 header_bytes, GError **error)
+{
     /* A NUL inside the header would end the text json-glib sees early. */
     gsize nul = strlen(text);
     if (nul < header_bytes) {
@@ -336,10 +398,18 @@ close_file:
         set_malformed(error, path, 8, "the JSON header is not an object");
         return NULL;
     }
-    guint64 data_bytes = file_bytes - 8 - header_bytes;
+    return g_steal_pointer(&parser);
+}
+
+/* Returns: (transfer full) (element-type RsSafetensorsTensor): the entries of the header
+ * object @obj (its text @text of @header_bytes, for key offsets) in header order, each
+ * checked against the @data_bytes of the data section; NULL on error. */
+static GPtrArray *
+read_entries(const char *path, JsonObject *obj, const char *text, guint64 header_bytes,
+             guint64 data_bytes, GError **error)
+{
     g_autofree char *base = g_path_get_basename(path);
     g_autoptr(GPtrArray) tensors = g_ptr_array_new_with_free_func(tensor_free);
-    JsonObject *obj = json_node_get_object(root);
     g_autoptr(GList) members = json_object_get_members(obj);
     g_autoptr(GHashTable) keys = scan_top_level_keys(text, header_bytes);
     for (GList *l = members; l != NULL; l = l->next) {
@@ -361,9 +431,16 @@ close_file:
         if (!read_entry(path, name, value, offset, data_bytes, t, error))
             return NULL;
     }
-    g_ptr_array_sort(tensors, compare_by_offset);
-    /* The tensors must tile the data section: sorted, contiguous, no overlap, no holes
-     * (safetensors/src/tensor.rs validate(): InvalidOffset, MetadataIncompleteBuffer). */
+    return g_steal_pointer(&tensors);
+}
+
+/* Checks that @tensors, sorted by offset, tile the @data_bytes of the data section: sorted,
+ * contiguous, no overlap, no holes (safetensors/src/tensor.rs validate(): InvalidOffset,
+ * MetadataIncompleteBuffer). */
+static gboolean
+check_tiling(const char *path, GPtrArray *tensors, guint64 header_bytes, guint64 data_bytes,
+             GError **error)
+{
     guint64 expected = 0;
     for (guint i = 0; i < tensors->len; i++) {
         RsSafetensorsTensor *t = g_ptr_array_index(tensors, i);
@@ -373,7 +450,7 @@ close_file:
                           "previous tensor's end %" G_GUINT64_FORMAT,
                           t->name, t->data_begin,
                           t->data_begin < expected ? "overlaps" : "leaves a hole after", expected);
-            return NULL;
+            return FALSE;
         }
         expected = t->data_end;
     }
@@ -382,8 +459,30 @@ close_file:
                       "the data section has %" G_GUINT64_FORMAT " bytes, but the tensors "
                       "cover %" G_GUINT64_FORMAT,
                       data_bytes, expected);
-        return NULL;
+        return FALSE;
     }
+    return TRUE;
+}
+
+GPtrArray *
+rs_safetensors_read_header(const char *path, GError **error)
+{
+    guint64 file_bytes = 0, header_bytes = 0;
+    g_autofree char *text = read_header_text(path, &file_bytes, &header_bytes, error);
+    if (text == NULL)
+        return NULL;
+    g_autoptr(JsonParser) parser = parse_header_json(path, text, header_bytes, error);
+    if (parser == NULL)
+        return NULL;
+    guint64 data_bytes = file_bytes - 8 - header_bytes;
+    JsonObject *obj = json_node_get_object(json_parser_get_root(parser));
+    g_autoptr(GPtrArray) tensors =
+        read_entries(path, obj, text, header_bytes, data_bytes, error);
+    if (tensors == NULL)
+        return NULL;
+    g_ptr_array_sort(tensors, compare_by_offset);
+    if (!check_tiling(path, tensors, header_bytes, data_bytes, error))
+        return NULL;
     return g_steal_pointer(&tensors);
 }
 
@@ -393,8 +492,12 @@ compare_strings(gconstpointer a, gconstpointer b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-GPtrArray *
-rs_safetensors_read_index(const char *path, GError **error)
+/* --- a sharded checkpoint's index --- */
+
+/* Returns: (transfer full): the parser of the index @path, its root holding a weight_map
+ * object, which *@map_out borrows; NULL on error. */
+static JsonParser *
+parse_index(const char *path, JsonObject **map_out, GError **error)
 {
     g_autoptr(JsonParser) parser = json_parser_new();
     g_autoptr(GError) local = NULL;
@@ -414,10 +517,18 @@ rs_safetensors_read_index(const char *path, GError **error)
                     "%s: weight_map: expected an object mapping tensor names to shard files", path);
         return NULL;
     }
-    JsonObject *map = json_node_get_object(map_node);
-    g_autoptr(GHashTable) shard_of = g_hash_table_new(g_str_hash, g_str_equal);
+    *map_out = json_node_get_object(map_node);
+    return g_steal_pointer(&parser);
+}
+
+/* Fills @shard_of (tensor name → shard file) from the weight map @map, whose member names
+ * @names lists; keys and values borrow from @map. Fails for a shard that is not a plain file
+ * name in the index's folder. Returns: (transfer container): the shard names, sorted. */
+static GPtrArray *
+map_shards(const char *path, JsonObject *map, GList *names, GHashTable *shard_of,
+           GError **error)
+{
     g_autoptr(GHashTable) shards = g_hash_table_new(g_str_hash, g_str_equal);
-    g_autoptr(GList) names = json_object_get_members(map);
     for (GList *l = names; l != NULL; l = l->next) {
         JsonNode *file = json_object_get_member(map, l->data);
         if (!JSON_NODE_HOLDS_VALUE(file) || json_node_get_value_type(file) != G_TYPE_STRING) {
@@ -437,48 +548,72 @@ rs_safetensors_read_index(const char *path, GError **error)
         g_hash_table_insert(shard_of, l->data, (gpointer)shard);
         g_hash_table_add(shards, (gpointer)shard);
     }
-    g_autoptr(GPtrArray) shard_list = g_ptr_array_new();
+    GPtrArray *shard_list = g_ptr_array_new();
     GHashTableIter iter;
     gpointer key;
     g_hash_table_iter_init(&iter, shards);
     while (g_hash_table_iter_next(&iter, &key, NULL))
         g_ptr_array_add(shard_list, key);
     g_ptr_array_sort(shard_list, compare_strings);
+    return shard_list;
+}
 
+/* Reads the header of @shard (in @dir) and checks that the weight map places each of its
+ * tensors there, removing them from @shard_of. Returns: (transfer full): its tensors. */
+static GPtrArray *
+read_shard(const char *path, const char *dir, const char *shard, GHashTable *shard_of,
+           GError **error)
+{
+    g_autofree char *shard_path = g_build_filename(dir, shard, NULL);
+    g_autoptr(GPtrArray) tensors = rs_safetensors_read_header(shard_path, error);
+    if (tensors == NULL) {
+        g_prefix_error(error, "%s: ", path);
+        return NULL;
+    }
+    for (guint i = 0; i < tensors->len; i++) {
+        RsSafetensorsTensor *t = g_ptr_array_index(tensors, i);
+        const char *listed = g_hash_table_lookup(shard_of, t->name);
+        if (listed == NULL || strcmp(listed, shard) != 0) {
+            g_set_error(error, RS_SAFETENSORS_ERROR, RS_SAFETENSORS_ERROR_INDEX,
+                        "%s: shard %s holds tensor \"%s\", which the weight map %s%s", path,
+                        shard, t->name, listed ? "places in " : "does not list",
+                        listed ? listed : "");
+            return NULL;
+        }
+        g_hash_table_remove(shard_of, t->name);
+    }
+    return g_steal_pointer(&tensors);
+}
+
+GPtrArray *
+rs_safetensors_read_index(const char *path, GError **error)
+{
+    JsonObject *map = NULL;
+    g_autoptr(JsonParser) parser = parse_index(path, &map, error);
+    if (parser == NULL)
+        return NULL;
+    g_autoptr(GHashTable) shard_of = g_hash_table_new(g_str_hash, g_str_equal);
+    g_autoptr(GList) names = json_object_get_members(map);
+    g_autoptr(GPtrArray) shard_list = map_shards(path, map, names, shard_of, error);
+    if (shard_list == NULL)
+        return NULL;
     g_autofree char *dir = g_path_get_dirname(path);
     g_autoptr(GPtrArray) all = g_ptr_array_new_with_free_func(tensor_free);
     for (guint s = 0; s < shard_list->len; s++) {
-        const char *shard = g_ptr_array_index(shard_list, s);
-        g_autofree char *shard_path = g_build_filename(dir, shard, NULL);
-        g_autoptr(GPtrArray) tensors = rs_safetensors_read_header(shard_path, error);
-        if (tensors == NULL) {
-            g_prefix_error(error, "%s: ", path);
+        GPtrArray *tensors =
+            read_shard(path, dir, g_ptr_array_index(shard_list, s), shard_of, error);
+        if (tensors == NULL)
             return NULL;
-        }
-        for (guint i = 0; i < tensors->len; i++) {
-            RsSafetensorsTensor *t = g_ptr_array_index(tensors, i);
-            const char *listed = g_hash_table_lookup(shard_of, t->name);
-            if (listed == NULL || strcmp(listed, shard) != 0) {
-                g_set_error(error, RS_SAFETENSORS_ERROR, RS_SAFETENSORS_ERROR_INDEX,
-                            "%s: shard %s holds tensor \"%s\", which the weight map %s%s", path,
-                            shard, t->name, listed ? "places in " : "does not list",
-                            listed ? listed : "");
-                return NULL;
-            }
-            g_hash_table_remove(shard_of, t->name);
-        }
-        g_ptr_array_extend_and_steal(all, g_steal_pointer(&tensors));
+        g_ptr_array_extend_and_steal(all, tensors);
     }
-    if (g_hash_table_size(shard_of) > 0) {
-        /* Name the first missing tensor in index order, so the message is stable. */
-        for (GList *l = names; l != NULL; l = l->next) {
-            const char *shard = g_hash_table_lookup(shard_of, l->data);
-            if (shard != NULL) {
-                g_set_error(error, RS_SAFETENSORS_ERROR, RS_SAFETENSORS_ERROR_INDEX,
-                            "%s: tensor \"%s\" of the weight map is missing from shard %s", path,
-                            (const char *)l->data, shard);
-                return NULL;
-            }
+    /* Name the first missing tensor in index order, so the message is stable. */
+    for (GList *l = names; l != NULL && g_hash_table_size(shard_of) > 0; l = l->next) {
+        const char *shard = g_hash_table_lookup(shard_of, l->data);
+        if (shard != NULL) {
+            g_set_error(error, RS_SAFETENSORS_ERROR, RS_SAFETENSORS_ERROR_INDEX,
+                        "%s: tensor \"%s\" of the weight map is missing from shard %s", path,
+                        (const char *)l->data, shard);
+            return NULL;
         }
     }
     return g_steal_pointer(&all);

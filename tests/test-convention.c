@@ -6,6 +6,7 @@
  * elements) of named tensors on named GPUs, with their fused buffer and its shape. */
 #include "layout/convention.h"
 #include "base/data.h"
+#include "models/model-load.h"
 #include "plan/plan.h"
 
 #include <string.h>

@@ -5,7 +5,7 @@
  * plans correctly under both conventions. */
 #include "layout/convention.h"
 #include "base/data.h"
-#include "models/model.h"
+#include "models/model-load.h"
 #include "plan/plan.h"
 #include "layout/refit.h"
 #include "base/yaml-reader.h"
