@@ -793,8 +793,9 @@ rs_run_report_get_error(const RsRunReport *r)
     return (r->predicted_s - r->measured_s) / r->measured_s;
 }
 
+/* The lines above the tables of `reshard run`: the work, the plan and the executor. */
 static void
-run_table(const RsRunReport *r, GString *out)
+run_header(const RsRunReport *r, GString *out)
 {
     g_string_append_printf(out, "work       %s\n", r->work);
     g_string_append_printf(out, "plan       %s: %u transfers, %u network messages, %.4f GB moved, "
@@ -806,56 +807,84 @@ run_table(const RsRunReport *r, GString *out)
                            r->transport, r->n_ranks, r->chunk_bytes, r->window,
                            r->buffer_bytes / 1e9);
     g_string_append_c(out, '\n');
+}
 
-    Table t;
-    table_init(&t);
-    GPtrArray *h = table_row(&t);
-    cell(h, "%s", "");
-    cell(h, "measured");
-    cell(h, "predicted");
-    cell(h, "error");
-    GPtrArray *row = table_row(&t);
-    cell(row, "time s");
-    char b1[64], b2[64], b3[64];
-    cell(row, "%s", run_seconds(b1, sizeof b1, r->measured_s));
+/* Measured against predicted, side by side: a text-only table whose rows are quantities
+ * (time, rate), so its cells are formatted here. */
+enum { CMP_WHAT, CMP_MEASURED, CMP_PREDICTED, CMP_ERROR };
+
+static const RsColumn comparison_columns[] = {
+    [CMP_WHAT] = {"quantity", "", RS_COLUMN_TEXT, 0, 0},
+    [CMP_MEASURED] = {"measured", NULL, RS_COLUMN_TEXT, 0, 0},
+    [CMP_PREDICTED] = {"predicted", NULL, RS_COLUMN_TEXT, 0, 0},
+    [CMP_ERROR] = {"error", NULL, RS_COLUMN_TEXT, 0, 0},
+};
+
+static void
+run_comparison_table(const RsRunReport *r, GString *out)
+{
+    g_autoptr(RsTable) t = rs_table_new("comparison", comparison_columns,
+                                        G_N_ELEMENTS(comparison_columns));
+    char buf[64];
+    rs_table_add_row(t);
+    rs_table_set_text(t, CMP_WHAT, "time s");
+    rs_table_set_text(t, CMP_MEASURED, run_seconds(buf, sizeof buf, r->measured_s));
     if (r->has_prediction) {
-        cell(row, "%s", run_seconds(b1, sizeof b1, r->predicted_s));
         double err = 100.0 * rs_run_report_get_error(r);
-        cell(row, fabs(err) < 1e4 ? "%+.1f%%" : "%+.3g%%", err);
+        rs_table_set_text(t, CMP_PREDICTED, run_seconds(buf, sizeof buf, r->predicted_s));
+        rs_table_take_text(t, CMP_ERROR,
+                           g_strdup_printf(fabs(err) < 1e4 ? "%+.1f%%" : "%+.3g%%", err));
     } else {
-        cell(row, "-");
-        cell(row, "-");
+        rs_table_set_null(t, CMP_PREDICTED);
+        rs_table_set_null(t, CMP_ERROR);
     }
-    row = table_row(&t);
-    cell(row, "GB/s");
-    cell(row, "%.3f", r->measured_s > 0 ? r->bytes_moved / r->measured_s / 1e9 : 0.0);
+    rs_table_add_row(t);
+    rs_table_set_text(t, CMP_WHAT, "GB/s");
+    rs_table_take_text(t, CMP_MEASURED,
+                       g_strdup_printf("%.3f", r->measured_s > 0
+                                                   ? r->bytes_moved / r->measured_s / 1e9
+                                                   : 0.0));
     if (r->has_prediction && r->predicted_s > 0)
-        cell(row, "%.3f", r->bytes_moved / r->predicted_s / 1e9);
+        rs_table_take_text(t, CMP_PREDICTED,
+                           g_strdup_printf("%.3f", r->bytes_moved / r->predicted_s / 1e9));
     else
-        cell(row, "-");
-    cell(row, "%s", "");
-    table_print(&t, out);
+        rs_table_set_null(t, CMP_PREDICTED);
+    rs_table_append_text(t, out);
     g_string_append_c(out, '\n');
+}
 
-    table_init(&t);
-    h = table_row(&t);
-    cell(h, "phase");
-    cell(h, "messages");
-    cell(h, "GB");
-    cell(h, "measured s");
-    cell(h, "GB/s");
+/* The phases of a run: the text table and the JSON phases[]. */
+enum { PH_PHASE, PH_MESSAGES, PH_BYTES, PH_MEASURED, PH_RATE };
+
+static const RsColumn phase_columns[] = {
+    [PH_PHASE] = {"phase", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_NO_JSON},
+    [PH_MESSAGES] = {"messages", NULL, RS_COLUMN_INTEGER, 0, 0},
+    [PH_BYTES] = {"bytes", "", RS_COLUMN_GB, 4, 0},
+    [PH_MEASURED] = {"measured_s", "measured", RS_COLUMN_SECONDS, 6, 0},
+    [PH_RATE] = {"bytes_per_s", "", RS_COLUMN_RATE, 3, RS_COLUMN_TABLE_ONLY},
+};
+
+static RsTable *
+run_phase_table(const RsRunReport *r)
+{
+    RsTable *t = rs_table_new("phases", phase_columns, G_N_ELEMENTS(phase_columns));
     for (guint p = 0; p < r->n_phases; p++) {
         const RsRunPhase *ph = &r->phases[p];
-        row = table_row(&t);
-        cell(row, "%u", p);
-        cell(row, "%u", ph->n_messages);
-        cell(row, "%.4f", ph->size_bytes / 1e9);
-        cell(row, "%.6f", ph->measured_s);
-        cell(row, "%.3f", ph->measured_s > 0 ? ph->size_bytes / ph->measured_s / 1e9 : 0.0);
+        rs_table_add_row(t);
+        rs_table_set_uint(t, PH_PHASE, p);
+        rs_table_set_uint(t, PH_MESSAGES, ph->n_messages);
+        rs_table_set_uint(t, PH_BYTES, ph->size_bytes);
+        rs_table_set_double(t, PH_MEASURED, ph->measured_s);
+        rs_table_set_double(t, PH_RATE,
+                            ph->measured_s > 0 ? ph->size_bytes / ph->measured_s : 0.0);
     }
-    table_print(&t, out);
-    g_string_append_c(out, '\n');
+    return t;
+}
 
+/* The lines below the tables: the runs, the transport's counters and the validation. */
+static void
+run_counters(const RsRunReport *r, GString *out)
+{
     g_string_append_printf(out, "runs       %u:", r->n_runs);
     for (guint i = 0; i < r->n_runs; i++)
         g_string_append_printf(out, " %.6f", r->run_s[i]);
@@ -874,97 +903,101 @@ run_table(const RsRunReport *r, GString *out)
         g_string_append_printf(out, "validation FAILED: %" G_GUINT64_FORMAT " elements differ; "
                                     "first: %s\n",
                                r->n_bad_elems, r->first_bad ? r->first_bad : "");
-    if (r->has_prediction) {
-        g_string_append_printf(out, "prediction first-order estimate (sim/cost.h) of the same plan "
-                                    "on topology %s; error = (predicted - measured) / measured\n",
-                               r->topology);
-        if (r->copies_modelled)
-            g_string_append_printf(out, "           links %s s, copies %s s (the larger in %u "
-                                        "of %u phases), fixed costs %s s\n",
-                                   run_seconds(b1, sizeof b1, r->predicted_link_s),
-                                   run_seconds(b2, sizeof b2, r->predicted_copy_s),
-                                   r->n_copy_bound_phases, r->n_phases,
-                                   run_seconds(b3, sizeof b3, r->predicted_fixed_s));
-        else
-            g_string_append_printf(out, "           links %s s, fixed costs %s s; copies not "
-                                        "modelled (the topology has no copy section: reshard "
-                                        "calibrate writes one)\n",
-                                   run_seconds(b1, sizeof b1, r->predicted_link_s),
-                                   run_seconds(b2, sizeof b2, r->predicted_fixed_s));
-    }
-    else
+}
+
+/* The last lines: what the prediction is and its parts. */
+static void
+run_prediction(const RsRunReport *r, GString *out)
+{
+    char b1[64], b2[64], b3[64];
+    if (!r->has_prediction) {
         g_string_append(out, "prediction none: give --topology (a calibrated one: reshard "
                              "calibrate)\n");
+        return;
+    }
+    g_string_append_printf(out, "prediction first-order estimate (sim/cost.h) of the same plan "
+                                "on topology %s; error = (predicted - measured) / measured\n",
+                           r->topology);
+    if (r->copies_modelled)
+        g_string_append_printf(out, "           links %s s, copies %s s (the larger in %u "
+                                    "of %u phases), fixed costs %s s\n",
+                               run_seconds(b1, sizeof b1, r->predicted_link_s),
+                               run_seconds(b2, sizeof b2, r->predicted_copy_s),
+                               r->n_copy_bound_phases, r->n_phases,
+                               run_seconds(b3, sizeof b3, r->predicted_fixed_s));
+    else
+        g_string_append_printf(out, "           links %s s, fixed costs %s s; copies not "
+                                    "modelled (the topology has no copy section: reshard "
+                                    "calibrate writes one)\n",
+                               run_seconds(b1, sizeof b1, r->predicted_link_s),
+                               run_seconds(b2, sizeof b2, r->predicted_fixed_s));
 }
 
 static void
-run_csv(const RsRunReport *r, GString *out)
+run_text(const RsRunReport *r, GString *out)
 {
-    g_string_append(out, "strategy,transport,ranks,transfers,messages,bytes_moved,local_bytes,"
-                         "runs,measured_s,predicted_s,error,predicted_link_s,predicted_copy_s,"
-                         "predicted_fixed_s,validated,bad_elements,send_calls\n");
-    g_string_append_printf(out, "%s,%s,%u,%u,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
-                                ",%u,%.9g,",
-                           r->strategy, r->transport, r->n_ranks, r->n_transfers,
-                           r->n_network_messages, r->bytes_moved, r->local_bytes, r->n_runs,
-                           r->measured_s);
-    if (r->has_prediction) {
-        g_string_append_printf(out, "%.9g,%.6f,%.9g,", r->predicted_s, rs_run_report_get_error(r),
-                               r->predicted_link_s);
-        if (r->copies_modelled)
-            g_string_append_printf(out, "%.9g", r->predicted_copy_s);
-        g_string_append_printf(out, ",%.9g,", r->predicted_fixed_s);
-    } else {
-        g_string_append(out, ",,,,,");
-    }
-    g_string_append_printf(out, "%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "\n",
-                           r->validated ? "true" : "false", r->n_bad_elems, r->n_sends);
+    run_header(r, out);
+    run_comparison_table(r, out);
+    g_autoptr(RsTable) phases = run_phase_table(r);
+    rs_table_append_text(phases, out);
+    g_string_append_c(out, '\n');
+    run_counters(r, out);
+    run_prediction(r, out);
 }
 
-static void
-run_json(const RsRunReport *r, GString *out)
+/* The figures of a run: the CSV row and the JSON document (the text form is the tables
+ * and lines above). The parts of the prediction are unset without one; the copy time is
+ * null when copies are not modelled. */
+enum {
+    RN_WORK, RN_STRATEGY, RN_TRANSPORT, RN_RANKS, RN_TRANSFERS, RN_MESSAGES, RN_BYTES_MOVED,
+    RN_LOCAL_BYTES, RN_CHUNK_BYTES, RN_WINDOW, RN_RUNS, RN_MEASURED, RN_RUNS_S, RN_PREDICTED,
+    RN_ERROR, RN_TOPOLOGY, RN_LINK_S, RN_COPY_S, RN_FIXED_S, RN_VALIDATED, RN_BAD_ELEMENTS,
+    RN_PHASES, RN_VALIDATION, RN_SEND_CALLS, RN_ZERO_COPY, RN_PEAK_PACK, RN_BUFFER,
+};
+
+static const RsColumn run_columns[] = {
+    [RN_WORK] = {"work", NULL, RS_COLUMN_TEXT, 0, RS_COLUMN_JSON_ONLY},
+    [RN_STRATEGY] = {"strategy", NULL, RS_COLUMN_TEXT, 0, 0},
+    [RN_TRANSPORT] = {"transport", NULL, RS_COLUMN_TEXT, 0, 0},
+    [RN_RANKS] = {"ranks", NULL, RS_COLUMN_INTEGER, 0, 0},
+    [RN_TRANSFERS] = {"transfers", NULL, RS_COLUMN_INTEGER, 0, 0},
+    [RN_MESSAGES] = {"messages", NULL, RS_COLUMN_INTEGER, 0, 0},
+    [RN_BYTES_MOVED] = {"bytes_moved", NULL, RS_COLUMN_BYTES, 0, 0},
+    [RN_LOCAL_BYTES] = {"local_bytes", NULL, RS_COLUMN_BYTES, 0, 0},
+    [RN_CHUNK_BYTES] = {"chunk_bytes", NULL, RS_COLUMN_BYTES, 0, RS_COLUMN_JSON_ONLY},
+    [RN_WINDOW] = {"window", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_JSON_ONLY},
+    [RN_RUNS] = {"runs", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_CSV_ONLY},
+    [RN_MEASURED] = {"measured_s", NULL, RS_COLUMN_SECONDS, 6, 0},
+    [RN_RUNS_S] = {"runs_s", NULL, RS_COLUMN_JSON, 0, 0},
+    [RN_PREDICTED] = {"predicted_s", NULL, RS_COLUMN_SECONDS, 6, 0},
+    [RN_ERROR] = {"error", NULL, RS_COLUMN_RATIO, 1, 0},
+    [RN_TOPOLOGY] = {"topology", NULL, RS_COLUMN_TEXT, 0, RS_COLUMN_JSON_ONLY},
+    [RN_LINK_S] = {"predicted_link_s", NULL, RS_COLUMN_SECONDS, 6, 0},
+    [RN_COPY_S] = {"predicted_copy_s", NULL, RS_COLUMN_SECONDS, 6, 0},
+    [RN_FIXED_S] = {"predicted_fixed_s", NULL, RS_COLUMN_SECONDS, 6, 0},
+    [RN_VALIDATED] = {"validated", NULL, RS_COLUMN_BOOL, 0, RS_COLUMN_CSV_ONLY},
+    [RN_BAD_ELEMENTS] = {"bad_elements", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_CSV_ONLY},
+    [RN_PHASES] = {"phases", NULL, RS_COLUMN_JSON, 0, 0},
+    [RN_VALIDATION] = {"validation", NULL, RS_COLUMN_JSON, 0, 0},
+    [RN_SEND_CALLS] = {"send_calls", NULL, RS_COLUMN_INTEGER, 0, 0},
+    [RN_ZERO_COPY] = {"zero_copy_chunks", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_JSON_ONLY},
+    [RN_PEAK_PACK] = {"peak_pack_bytes", NULL, RS_COLUMN_BYTES, 0, RS_COLUMN_JSON_ONLY},
+    [RN_BUFFER] = {"buffer_bytes", NULL, RS_COLUMN_BYTES, 0, RS_COLUMN_JSON_ONLY},
+};
+
+/* The JSON value a builder holds (a sub-document). */
+static JsonNode *
+builder_steal_root(JsonBuilder *b)
 {
-    g_autoptr(JsonBuilder) b = json_builder_new();
-    json_builder_begin_object(b);
-    JSON_STRING(b, "work", r->work);
-    JSON_STRING(b, "strategy", r->strategy);
-    JSON_STRING(b, "transport", r->transport);
-    JSON_INT(b, "ranks", r->n_ranks);
-    JSON_INT(b, "transfers", r->n_transfers);
-    JSON_INT(b, "messages", r->n_network_messages);
-    JSON_INT(b, "bytes_moved", r->bytes_moved);
-    JSON_INT(b, "local_bytes", r->local_bytes);
-    JSON_INT(b, "chunk_bytes", r->chunk_bytes);
-    JSON_INT(b, "window", r->window);
-    JSON_DOUBLE(b, "measured_s", r->measured_s);
-    json_builder_set_member_name(b, "runs_s");
-    json_builder_begin_array(b);
-    for (guint i = 0; i < r->n_runs; i++)
-        json_builder_add_double_value(b, r->run_s[i]);
-    json_builder_end_array(b);
-    if (r->has_prediction) {
-        JSON_DOUBLE(b, "predicted_s", r->predicted_s);
-        JSON_DOUBLE(b, "error", rs_run_report_get_error(r));
-        JSON_STRING(b, "topology", r->topology);
-        JSON_DOUBLE(b, "predicted_link_s", r->predicted_link_s);
-        json_builder_set_member_name(b, "predicted_copy_s");
-        if (r->copies_modelled)
-            json_builder_add_double_value(b, r->predicted_copy_s);
-        else
-            json_builder_add_null_value(b);
-        JSON_DOUBLE(b, "predicted_fixed_s", r->predicted_fixed_s);
-    }
-    json_builder_set_member_name(b, "phases");
-    json_builder_begin_array(b);
-    for (guint p = 0; p < r->n_phases; p++) {
-        json_builder_begin_object(b);
-        JSON_INT(b, "messages", r->phases[p].n_messages);
-        JSON_INT(b, "bytes", r->phases[p].size_bytes);
-        JSON_DOUBLE(b, "measured_s", r->phases[p].measured_s);
-        json_builder_end_object(b);
-    }
-    json_builder_end_array(b);
-    json_builder_set_member_name(b, "validation");
+    JsonNode *node = json_builder_get_root(b);
+    g_object_unref(b);
+    return node;
+}
+
+static JsonNode *
+run_validation_node(const RsRunReport *r)
+{
+    JsonBuilder *b = json_builder_new();
     json_builder_begin_object(b);
     json_builder_set_member_name(b, "checked");
     json_builder_add_boolean_value(b, r->validated);
@@ -973,28 +1006,79 @@ run_json(const RsRunReport *r, GString *out)
     if (r->first_bad != NULL)
         JSON_STRING(b, "first_bad", r->first_bad);
     json_builder_end_object(b);
-    JSON_INT(b, "send_calls", r->n_sends);
-    JSON_INT(b, "zero_copy_chunks", r->n_zero_copy);
-    JSON_INT(b, "peak_pack_bytes", r->peak_pack_bytes);
-    JSON_INT(b, "buffer_bytes", r->buffer_bytes);
-    json_builder_end_object(b);
-    rs_report_json_append_full(b, TRUE, out);
+    return builder_steal_root(b);
+}
+
+static void
+add_run_prediction(RsTable *t, const RsRunReport *r)
+{
+    if (!r->has_prediction)
+        return;
+    rs_table_set_double(t, RN_PREDICTED, r->predicted_s);
+    rs_table_set_double(t, RN_ERROR, rs_run_report_get_error(r));
+    rs_table_set_text(t, RN_TOPOLOGY, r->topology);
+    rs_table_set_double(t, RN_LINK_S, r->predicted_link_s);
+    if (r->copies_modelled)
+        rs_table_set_double(t, RN_COPY_S, r->predicted_copy_s);
+    else
+        rs_table_set_null(t, RN_COPY_S);
+    rs_table_set_double(t, RN_FIXED_S, r->predicted_fixed_s);
+}
+
+static RsTable *
+run_summary_table(const RsRunReport *r)
+{
+    RsTable *t = rs_table_new("run", run_columns, G_N_ELEMENTS(run_columns));
+    rs_table_add_row(t);
+    rs_table_set_text(t, RN_WORK, r->work);
+    rs_table_set_text(t, RN_STRATEGY, r->strategy);
+    rs_table_set_text(t, RN_TRANSPORT, r->transport);
+    rs_table_set_uint(t, RN_RANKS, r->n_ranks);
+    rs_table_set_uint(t, RN_TRANSFERS, r->n_transfers);
+    rs_table_set_uint(t, RN_MESSAGES, r->n_network_messages);
+    rs_table_set_uint(t, RN_BYTES_MOVED, r->bytes_moved);
+    rs_table_set_uint(t, RN_LOCAL_BYTES, r->local_bytes);
+    rs_table_set_uint(t, RN_CHUNK_BYTES, r->chunk_bytes);
+    rs_table_set_uint(t, RN_WINDOW, r->window);
+    rs_table_set_uint(t, RN_RUNS, r->n_runs);
+    rs_table_set_double(t, RN_MEASURED, r->measured_s);
+    JsonArray *runs = json_array_new();
+    for (guint i = 0; i < r->n_runs; i++)
+        json_array_add_double_element(runs, r->run_s[i]);
+    rs_table_take_json(t, RN_RUNS_S, json_node_init_array(json_node_alloc(), runs));
+    json_array_unref(runs);
+    add_run_prediction(t, r);
+    rs_table_set_bool(t, RN_VALIDATED, r->validated);
+    rs_table_set_uint(t, RN_BAD_ELEMENTS, r->n_bad_elems);
+    g_autoptr(RsTable) phases = run_phase_table(r);
+    JsonBuilder *b = json_builder_new();
+    rs_table_add_json_array(phases, b);
+    rs_table_take_json(t, RN_PHASES, builder_steal_root(b));
+    rs_table_take_json(t, RN_VALIDATION, run_validation_node(r));
+    rs_table_set_uint(t, RN_SEND_CALLS, r->n_sends);
+    rs_table_set_uint(t, RN_ZERO_COPY, r->n_zero_copy);
+    rs_table_set_uint(t, RN_PEAK_PACK, r->peak_pack_bytes);
+    rs_table_set_uint(t, RN_BUFFER, r->buffer_bytes);
+    return t;
 }
 
 void
 rs_report_run(const RsRunReport *report, RsFormat format, GString *out)
 {
-    switch (format) {
-    case RS_FORMAT_TABLE:
-        run_table(report, out);
-        break;
-    case RS_FORMAT_CSV:
-        run_csv(report, out);
-        break;
-    case RS_FORMAT_JSON:
-        run_json(report, out);
-        break;
+    if (format == RS_FORMAT_TABLE) {
+        run_text(report, out);
+        return;
     }
+    g_autoptr(RsTable) t = run_summary_table(report);
+    if (format == RS_FORMAT_CSV) {
+        rs_table_append_csv(t, out);
+        return;
+    }
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    rs_table_add_json_members(t, 0, b);
+    json_builder_end_object(b);
+    rs_report_json_append(b, out);
 }
 
 /* --- the table helpers for the other report files (report-private.h) --- */
