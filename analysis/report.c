@@ -1,6 +1,6 @@
 /* report.c — output of the commands as aligned text tables, CSV and JSON (json-glib). */
 #include "analysis/report.h"
-#include "analysis/report-private.h"
+#include "analysis/table.h"
 
 #include "rs-config.h"
 
@@ -39,26 +39,6 @@ rs_format_thousands(guint64 value)
     return g_string_free(s, FALSE);
 }
 
-/* A simple text table: a header row and rows of cells, first column left-aligned, the
- * rest right-aligned, columns as wide as their widest cell. */
-typedef struct {
-    GPtrArray *rows; /* GPtrArray of char* */
-} Table;
-
-static void
-table_init(Table *t)
-{
-    t->rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
-}
-
-static GPtrArray *
-table_row(Table *t)
-{
-    GPtrArray *row = g_ptr_array_new_with_free_func(g_free);
-    g_ptr_array_add(t->rows, row);
-    return row;
-}
-
 /* Seconds with three decimals, or three significant digits below 0.1 s (so a small
  * case's times and bound are not printed as 0.000); the lines below the tables use it. */
 static char *
@@ -67,38 +47,6 @@ format_seconds(double seconds)
     if (seconds == 0.0 || fabs(seconds) >= 0.1)
         return g_strdup_printf("%.3f", seconds);
     return g_strdup_printf("%.3g", seconds);
-}
-
-static void
-table_print(Table *t, GString *out)
-{
-    guint n_cols = 0;
-    for (guint r = 0; r < t->rows->len; r++)
-        n_cols = MAX(n_cols, ((GPtrArray *)g_ptr_array_index(t->rows, r))->len);
-    g_autofree guint *width = g_new0(guint, n_cols);
-    for (guint r = 0; r < t->rows->len; r++) {
-        GPtrArray *row = g_ptr_array_index(t->rows, r);
-        for (guint c = 0; c < row->len; c++)
-            width[c] = MAX(width[c], g_utf8_strlen(g_ptr_array_index(row, c), -1));
-    }
-    for (guint r = 0; r < t->rows->len; r++) {
-        GPtrArray *row = g_ptr_array_index(t->rows, r);
-        for (guint c = 0; c < row->len; c++) {
-            const char *text = g_ptr_array_index(row, c);
-            guint pad = width[c] - (guint)g_utf8_strlen(text, -1);
-            if (c > 0)
-                g_string_append(out, "  ");
-            if (c == 0) {
-                g_string_append(out, text);
-                if (c + 1 < row->len)
-                    g_string_append_printf(out, "%*s", pad, "");
-            } else {
-                g_string_append_printf(out, "%*s%s", pad, "", text);
-            }
-        }
-        g_string_append_c(out, '\n');
-    }
-    g_ptr_array_unref(t->rows);
 }
 
 /* The prediction: the flow-level simulation when there is one, else the first-order
@@ -1137,42 +1085,6 @@ rs_report_run(const RsRunReport *report, RsFormat format, GString *out)
     rs_table_add_json_members(t, 0, b);
     json_builder_end_object(b);
     rs_report_json_append(b, out);
-}
-
-/* --- the table helpers for the other report files (report-private.h) --- */
-
-struct _RsReportTable {
-    Table table;
-};
-
-RsReportTable *
-rs_report_table_new(void)
-{
-    RsReportTable *t = g_new0(RsReportTable, 1);
-    table_init(&t->table);
-    return t;
-}
-
-GPtrArray *
-rs_report_table_add_row(RsReportTable *t)
-{
-    return table_row(&t->table);
-}
-
-void
-rs_report_table_cell(GPtrArray *row, const char *format, ...)
-{
-    va_list args;
-    va_start(args, format);
-    g_ptr_array_add(row, g_strdup_vprintf(format, args));
-    va_end(args);
-}
-
-void
-rs_report_table_print_free(RsReportTable *t, GString *out)
-{
-    table_print(&t->table, out);
-    g_free(t);
 }
 
 void
