@@ -71,8 +71,8 @@ typedef enum {
     RS_COLUMN_NO_UNIT = 1 << 8,     /* the text header is the label alone (the unit is
                                      * stated above the table) */
     RS_COLUMN_CSV_FIXED = 1 << 9,   /* REAL: @digits decimals in CSV too ("0.9800") */
-    RS_COLUMN_JSON_ONLY = RS_COLUMN_NO_TABLE | RS_COLUMN_NO_CSV,
-    RS_COLUMN_CSV_ONLY = RS_COLUMN_NO_TABLE | RS_COLUMN_NO_JSON,
+    RS_COLUMN_JSON_ONLY = RS_COLUMN_NO_TABLE | RS_COLUMN_NO_CSV, /* a JSON member only */
+    RS_COLUMN_CSV_ONLY = RS_COLUMN_NO_TABLE | RS_COLUMN_NO_JSON,  /* a CSV column only */
 } RsColumnFlags;
 
 /* One column of a report. */
