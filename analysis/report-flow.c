@@ -1,8 +1,9 @@
 /* report-flow.c — output for the flow-level simulator: a replayed message list, the
- * per-link statistics, and `reshard topology show`. */
+ * per-link statistics, and `reshard topology show`. Each table is an RsTable (table.h);
+ * the lines around the tables (the replay's summary, the topology's header, routes and
+ * totals) are written here as they are. */
 #include "analysis/report.h"
-
-#include "analysis/report-private.h"
+#include "analysis/table.h"
 
 #include <string.h>
 
@@ -36,57 +37,89 @@ last_gpu(const RsFlowSimResult *f, double *finish_s)
     return last;
 }
 
-void
-rs_report_replay(const char *name, const RsTopology *topo, const RsFlowSimResult *f,
-                 RsFormat format, GString *out)
+static double
+replay_efficiency(const RsFlowSimResult *f)
 {
-    double eff = f->total_s > 0 ? f->bottleneck_load_s / f->total_s : 1.0;
-    g_autofree char *link = f->bottleneck_link != G_MAXUINT32
-                                ? rs_topology_format_link(topo, f->bottleneck_link)
-                                : g_strdup("");
+    return f->total_s > 0 ? f->bottleneck_load_s / f->total_s : 1.0;
+}
+
+/* The figures of a replay: the CSV row and the JSON document (the text form is lines, not
+ * a table). */
+enum {
+    RP_FILE, RP_TOPOLOGY, RP_GPUS, RP_MESSAGES, RP_NETWORK_MESSAGES, RP_PHASES_CSV, RP_BYTES,
+    RP_PREDICTED, RP_BOUND, RP_EFFICIENCY, RP_BOTTLENECK, RP_PHASES_JSON, RP_LAST_GPU,
+    RP_LAST_FINISH, RP_CHUNKS, RP_EVENTS,
+};
+
+static const RsColumn replay_columns[] = {
+    [RP_FILE] = {"messages_file", NULL, RS_COLUMN_TEXT, 0, RS_COLUMN_JSON_ONLY},
+    [RP_TOPOLOGY] = {"topology", NULL, RS_COLUMN_TEXT, 0, RS_COLUMN_JSON_ONLY},
+    [RP_GPUS] = {"gpus", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_JSON_ONLY},
+    [RP_MESSAGES] = {"messages", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_NO_TABLE},
+    [RP_NETWORK_MESSAGES] = {"network_messages", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_NO_TABLE},
+    [RP_PHASES_CSV] = {"phases", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_CSV_ONLY},
+    [RP_BYTES] = {"bytes_moved", NULL, RS_COLUMN_BYTES, 0, RS_COLUMN_NO_TABLE},
+    [RP_PREDICTED] = {"predicted_s", NULL, RS_COLUMN_SECONDS, 6, RS_COLUMN_NO_TABLE},
+    [RP_BOUND] = {"link_load_bound_s", NULL, RS_COLUMN_SECONDS, 6, RS_COLUMN_NO_TABLE},
+    [RP_EFFICIENCY] = {"efficiency", NULL, RS_COLUMN_RATIO, 0, RS_COLUMN_NO_TABLE},
+    [RP_BOTTLENECK] = {"bottleneck_link", NULL, RS_COLUMN_TEXT, 0, RS_COLUMN_NO_TABLE},
+    [RP_PHASES_JSON] = {"phases", NULL, RS_COLUMN_JSON, 0, 0},
+    [RP_LAST_GPU] = {"last_gpu", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_JSON_ONLY},
+    [RP_LAST_FINISH] = {"last_gpu_finish_s", NULL, RS_COLUMN_SECONDS, 6, RS_COLUMN_JSON_ONLY},
+    [RP_CHUNKS] = {"chunks", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_NO_TABLE},
+    [RP_EVENTS] = {"events", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_NO_TABLE},
+};
+
+/* phases[] of {phase, end_s}. */
+static JsonNode *
+replay_phases_node(const RsFlowSimResult *f)
+{
+    JsonArray *phases = json_array_new();
+    for (guint p = 0; p < f->n_phases; p++) {
+        JsonObject *o = json_object_new();
+        json_object_set_int_member(o, "phase", f->phase_ids[p]);
+        json_object_set_double_member(o, "end_s", f->phase_end_s[p]);
+        json_array_add_object_element(phases, o);
+    }
+    JsonNode *node = json_node_init_array(json_node_alloc(), phases);
+    json_array_unref(phases);
+    return node;
+}
+
+static RsTable *
+replay_table(const char *name, const RsTopology *topo, const RsFlowSimResult *f,
+             const char *link)
+{
+    RsTable *t = rs_table_new("replay", replay_columns, G_N_ELEMENTS(replay_columns));
     double finish_s;
     guint32 last = last_gpu(f, &finish_s);
-    if (format == RS_FORMAT_CSV) {
-        g_string_append(out, "messages,network_messages,phases,bytes_moved,predicted_s,"
-                             "link_load_bound_s,efficiency,bottleneck_link,chunks,events\n");
-        g_string_append_printf(out,
-                               "%u,%u,%u,%" G_GUINT64_FORMAT ",%.9g,%.9g,%.6f,%s,%" G_GUINT64_FORMAT
-                               ",%" G_GUINT64_FORMAT "\n",
-                               f->n_messages, f->n_network_messages, f->n_phases, f->bytes_moved,
-                               f->total_s, f->bottleneck_load_s, eff, link, f->n_chunks,
-                               f->n_events);
-        return;
-    }
-    if (format == RS_FORMAT_JSON) {
-        g_autoptr(JsonBuilder) b = json_builder_new();
-        json_builder_begin_object(b);
-        JSON_STRING(b, "messages_file", name);
-        JSON_STRING(b, "topology", rs_topology_get_name(topo));
-        JSON_INT(b, "gpus", rs_topology_get_n_gpus(topo));
-        JSON_INT(b, "messages", f->n_messages);
-        JSON_INT(b, "network_messages", f->n_network_messages);
-        JSON_INT(b, "bytes_moved", f->bytes_moved);
-        JSON_DOUBLE(b, "predicted_s", f->total_s);
-        JSON_DOUBLE(b, "link_load_bound_s", f->bottleneck_load_s);
-        JSON_DOUBLE(b, "efficiency", eff);
-        JSON_STRING(b, "bottleneck_link", link);
-        json_builder_set_member_name(b, "phases");
-        json_builder_begin_array(b);
-        for (guint p = 0; p < f->n_phases; p++) {
-            json_builder_begin_object(b);
-            JSON_INT(b, "phase", f->phase_ids[p]);
-            JSON_DOUBLE(b, "end_s", f->phase_end_s[p]);
-            json_builder_end_object(b);
-        }
-        json_builder_end_array(b);
-        JSON_INT(b, "last_gpu", last);
-        JSON_DOUBLE(b, "last_gpu_finish_s", finish_s);
-        JSON_INT(b, "chunks", f->n_chunks);
-        JSON_INT(b, "events", f->n_events);
-        json_builder_end_object(b);
-        rs_report_json_append(b, out);
-        return;
-    }
+    rs_table_add_row(t);
+    rs_table_set_text(t, RP_FILE, name);
+    rs_table_set_text(t, RP_TOPOLOGY, rs_topology_get_name(topo));
+    rs_table_set_uint(t, RP_GPUS, rs_topology_get_n_gpus(topo));
+    rs_table_set_uint(t, RP_MESSAGES, f->n_messages);
+    rs_table_set_uint(t, RP_NETWORK_MESSAGES, f->n_network_messages);
+    rs_table_set_uint(t, RP_PHASES_CSV, f->n_phases);
+    rs_table_set_uint(t, RP_BYTES, f->bytes_moved);
+    rs_table_set_double(t, RP_PREDICTED, f->total_s);
+    rs_table_set_double(t, RP_BOUND, f->bottleneck_load_s);
+    rs_table_set_double(t, RP_EFFICIENCY, replay_efficiency(f));
+    rs_table_set_text(t, RP_BOTTLENECK, link);
+    rs_table_take_json(t, RP_PHASES_JSON, replay_phases_node(f));
+    rs_table_set_uint(t, RP_LAST_GPU, last);
+    rs_table_set_double(t, RP_LAST_FINISH, finish_s);
+    rs_table_set_uint(t, RP_CHUNKS, f->n_chunks);
+    rs_table_set_uint(t, RP_EVENTS, f->n_events);
+    return t;
+}
+
+/* The text form: lines, not a table. */
+static void
+replay_text(const char *name, const RsTopology *topo, const RsFlowSimResult *f,
+            const char *link, GString *out)
+{
+    double finish_s;
+    guint32 last = last_gpu(f, &finish_s);
     g_autofree char *summary = rs_topology_format_summary(topo);
     g_string_append_printf(
         out, "messages   %s: %u messages (%u over links), %u phase%s, %.4g GB moved\n", name,
@@ -100,7 +133,7 @@ rs_report_replay(const char *name, const RsTopology *topo, const RsFlowSimResult
                                "%.4g GB/s\n",
                                f->bottleneck_load_s, link, f->link_bytes[f->bottleneck_link] / 1e9,
                                link_capacity(topo, f->bottleneck_link) / 1e9);
-    g_string_append_printf(out, "efficiency %.0f%%\n", 100.0 * eff);
+    g_string_append_printf(out, "efficiency %.0f%%\n", 100.0 * replay_efficiency(f));
     g_string_append(out, "phases    ");
     for (guint p = 0; p < f->n_phases && p < 16; p++)
         g_string_append_printf(out, " %u: %.4g s%s", f->phase_ids[p], f->phase_end_s[p],
@@ -112,31 +145,90 @@ rs_report_replay(const char *name, const RsTopology *topo, const RsFlowSimResult
         g_string_append_printf(out, "last GPU   %u at %.6g s\n", last, finish_s);
 }
 
+void
+rs_report_replay(const char *name, const RsTopology *topo, const RsFlowSimResult *f,
+                 RsFormat format, GString *out)
+{
+    g_autofree char *link = f->bottleneck_link != G_MAXUINT32
+                                ? rs_topology_format_link(topo, f->bottleneck_link)
+                                : g_strdup("");
+    if (format == RS_FORMAT_TABLE) {
+        replay_text(name, topo, f, link, out);
+        return;
+    }
+    g_autoptr(RsTable) t = replay_table(name, topo, f, link);
+    if (format == RS_FORMAT_CSV) {
+        rs_table_append_csv(t, out);
+        return;
+    }
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    rs_table_add_json_members(t, 0, b);
+    json_builder_end_object(b);
+    rs_report_json_append(b, out);
+}
+
 /* --- link statistics --- */
+
+/* One row per link; then one column per timeline bucket, u0 … u(n−1), made per call. */
+enum {
+    LS_LINK, LS_KIND, LS_CAPACITY, LS_LATENCY, LS_DOMINATED, LS_BYTES, LS_BUSY, LS_LOAD,
+    LS_UTILISATION, LS_BUCKET, LS_N_FIXED,
+};
+
+static const RsColumn link_stat_columns[LS_N_FIXED] = {
+    [LS_LINK] = {"link", NULL, RS_COLUMN_TEXT, 0, 0},
+    [LS_KIND] = {"kind", NULL, RS_COLUMN_TEXT, 0, 0},
+    [LS_CAPACITY] = {"capacity_bytes_per_s", "capacity", RS_COLUMN_RATE, 3, 0},
+    [LS_LATENCY] = {"latency_s", "latency", RS_COLUMN_MICROSECONDS, 3, 0},
+    [LS_DOMINATED] = {"dominated", NULL, RS_COLUMN_BOOL, 0, RS_COLUMN_CSV_01},
+    [LS_BYTES] = {"bytes", NULL, RS_COLUMN_BYTES, 0, 0},
+    [LS_BUSY] = {"busy_s", "busy", RS_COLUMN_SECONDS, 6, 0},
+    [LS_LOAD] = {"load_s", "load", RS_COLUMN_SECONDS, 6, 0},
+    [LS_UTILISATION] = {"utilisation", NULL, RS_COLUMN_RATIO, 0, 0},
+    [LS_BUCKET] = {"bucket_s", "bucket", RS_COLUMN_SECONDS, 6, 0},
+};
+
+static void
+add_link_stat_row(RsTable *t, const RsFlowSimResult *f, const RsTopology *topo, guint32 l)
+{
+    const RsLink *link = rs_topology_get_link(topo, l);
+    double cap = rs_link_get_capacity_bytes_per_s(link);
+    rs_table_add_row(t);
+    rs_table_take_text(t, LS_LINK, rs_topology_format_link(topo, l));
+    rs_table_set_text(t, LS_KIND, rs_link_kind_get_name(link->kind));
+    rs_table_set_double(t, LS_CAPACITY, cap);
+    rs_table_set_double(t, LS_LATENCY, link->latency_s);
+    rs_table_set_bool(t, LS_DOMINATED, rs_topology_link_is_dominated(topo, l));
+    rs_table_set_uint(t, LS_BYTES, f->link_bytes[l]);
+    rs_table_set_double(t, LS_BUSY, f->link_busy_s[l]);
+    rs_table_set_double(t, LS_LOAD, f->link_bytes[l] / cap);
+    rs_table_set_double(t, LS_UTILISATION, rs_flow_sim_get_link_utilisation(f, topo, l));
+    rs_table_set_double(t, LS_BUCKET, f->bucket_s);
+    for (guint b = 0; b < f->n_buckets; b++)
+        rs_table_set_double(t, LS_N_FIXED + b,
+                            f->link_timeline_bytes[(gsize)l * f->n_buckets + b] /
+                                (cap * f->bucket_s));
+}
 
 void
 rs_report_link_stats(const RsFlowSimResult *f, const RsTopology *topo, GString *out)
 {
-    g_string_append(out, "link,kind,capacity_bytes_per_s,latency_s,dominated,bytes,busy_s,load_s,"
-                         "utilisation,bucket_s");
-    for (guint b = 0; b < f->n_buckets; b++)
-        g_string_append_printf(out, ",u%u", b);
-    g_string_append_c(out, '\n');
-    for (guint32 l = 0; l < f->n_links; l++) {
-        const RsLink *link = rs_topology_get_link(topo, l);
-        double cap = rs_link_get_capacity_bytes_per_s(link);
-        g_autofree char *name = rs_topology_format_link(topo, l);
-        g_string_append_printf(out, "%s,%s,%.9g,%.9g,%d,%" G_GUINT64_FORMAT ",%.9g,%.9g,%.6f,%.9g",
-                               name, rs_link_kind_get_name(link->kind), cap, link->latency_s,
-                               rs_topology_link_is_dominated(topo, l) ? 1 : 0, f->link_bytes[l],
-                               f->link_busy_s[l], f->link_bytes[l] / cap,
-                               rs_flow_sim_get_link_utilisation(f, topo, l), f->bucket_s);
-        for (guint b = 0; b < f->n_buckets; b++)
-            g_string_append_printf(out, ",%.4f",
-                                   f->link_timeline_bytes[(gsize)l * f->n_buckets + b] /
-                                       (cap * f->bucket_s));
-        g_string_append_c(out, '\n');
+    guint n_columns = LS_N_FIXED + f->n_buckets;
+    g_autofree RsColumn *columns = g_new0(RsColumn, n_columns);
+    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+    memcpy(columns, link_stat_columns, sizeof link_stat_columns);
+    for (guint b = 0; b < f->n_buckets; b++) {
+        char *name = g_strdup_printf("u%u", b);
+        g_ptr_array_add(names, name);
+        columns[LS_N_FIXED + b] = (RsColumn){name, NULL, RS_COLUMN_REAL, 4, RS_COLUMN_CSV_FIXED};
     }
+    RsTable *t = rs_table_new("links", columns, n_columns);
+    for (guint32 l = 0; l < f->n_links; l++)
+        add_link_stat_row(t, f, topo, l);
+    rs_table_append_csv(t, out);
+    /* The table borrows the columns: free it first. */
+    rs_table_free(t);
 }
 
 /* --- topology show --- */
@@ -206,40 +298,87 @@ route_examples(const RsTopology *topo, RouteExample *ex)
     return n;
 }
 
-static void
-topology_links_table(const RsTopology *topo, GString *out)
+/* The links: the --links text table, the CSV and the JSON links[]. CSV calls a link's name
+ * "link", JSON "name". */
+enum { LK_ID, LK_LINK, LK_NAME, LK_KIND, LK_BW, LK_EFFICIENCY, LK_CAPACITY, LK_LATENCY,
+       LK_DOMINATED };
+
+static const RsColumn link_columns[] = {
+    [LK_ID] = {"id", NULL, RS_COLUMN_INTEGER, 0, 0},
+    [LK_LINK] = {"link", NULL, RS_COLUMN_TEXT, 0, RS_COLUMN_NO_JSON},
+    [LK_NAME] = {"name", NULL, RS_COLUMN_TEXT, 0, RS_COLUMN_JSON_ONLY},
+    [LK_KIND] = {"kind", NULL, RS_COLUMN_TEXT, 0, 0},
+    [LK_BW] = {"bw_bytes_per_s", "bandwidth", RS_COLUMN_RATE, 2, 0},
+    [LK_EFFICIENCY] = {"efficiency", NULL, RS_COLUMN_REAL, 3, 0},
+    [LK_CAPACITY] = {"capacity_bytes_per_s", "capacity", RS_COLUMN_RATE, 3, 0},
+    [LK_LATENCY] = {"latency_s", "latency", RS_COLUMN_MICROSECONDS, 3, 0},
+    [LK_DOMINATED] = {"dominated", NULL, RS_COLUMN_BOOL, 0, RS_COLUMN_CSV_01},
+};
+
+static RsTable *
+link_table(const RsTopology *topo)
 {
-    RsReportTable *t = rs_report_table_new();
-    GPtrArray *h = rs_report_table_add_row(t);
-    const char *const heads[] = {"id",         "link",          "kind",       "bandwidth GB/s",
-                                 "efficiency", "capacity GB/s", "latency us", "dominated"};
-    for (guint i = 0; i < G_N_ELEMENTS(heads); i++)
-        rs_report_table_cell(h, "%s", heads[i]);
+    RsTable *t = rs_table_new("links", link_columns, G_N_ELEMENTS(link_columns));
     for (guint32 l = 0; l < rs_topology_get_n_links(topo); l++) {
         const RsLink *link = rs_topology_get_link(topo, l);
-        g_autofree char *name = rs_topology_format_link(topo, l);
-        GPtrArray *row = rs_report_table_add_row(t);
-        rs_report_table_cell(row, "%u", l);
-        rs_report_table_cell(row, "%s", name);
-        rs_report_table_cell(row, "%s", rs_link_kind_get_name(link->kind));
-        rs_report_table_cell(row, "%.2f", link->bw_bytes_per_s / 1e9);
-        rs_report_table_cell(row, "%.3f", link->efficiency);
-        rs_report_table_cell(row, "%.3f", rs_link_get_capacity_bytes_per_s(link) / 1e9);
-        rs_report_table_cell(row, "%.3f", link->latency_s * 1e6);
-        rs_report_table_cell(row, "%s", rs_topology_link_is_dominated(topo, l) ? "yes" : "no");
+        rs_table_add_row(t);
+        rs_table_set_uint(t, LK_ID, l);
+        rs_table_take_text(t, LK_LINK, rs_topology_format_link(topo, l));
+        rs_table_take_text(t, LK_NAME, rs_topology_format_link(topo, l));
+        rs_table_set_text(t, LK_KIND, rs_link_kind_get_name(link->kind));
+        rs_table_set_double(t, LK_BW, link->bw_bytes_per_s);
+        rs_table_set_double(t, LK_EFFICIENCY, link->efficiency);
+        rs_table_set_double(t, LK_CAPACITY, rs_link_get_capacity_bytes_per_s(link));
+        rs_table_set_double(t, LK_LATENCY, link->latency_s);
+        rs_table_set_bool(t, LK_DOMINATED, rs_topology_link_is_dominated(topo, l));
     }
-    rs_report_table_print_free(t, out);
+    return t;
 }
 
+/* The link classes (text only): bandwidth and capacity are ranges ("12.5-25.0") when the
+ * links of a kind differ, so those cells are text with the unit in the label. */
+enum { KD_KIND, KD_LINKS, KD_BW, KD_EFFICIENCY, KD_CAPACITY, KD_LATENCY, KD_DOMINATED };
+
+static const RsColumn kind_columns[] = {
+    [KD_KIND] = {"kind", "link kind", RS_COLUMN_TEXT, 0, 0},
+    [KD_LINKS] = {"links", NULL, RS_COLUMN_INTEGER, 0, 0},
+    [KD_BW] = {"bw_bytes_per_s", "bandwidth GB/s", RS_COLUMN_TEXT, 0, 0},
+    [KD_EFFICIENCY] = {"efficiency", NULL, RS_COLUMN_REAL, 2, 0},
+    [KD_CAPACITY] = {"capacity_bytes_per_s", "capacity GB/s", RS_COLUMN_TEXT, 0, 0},
+    [KD_LATENCY] = {"latency_s", "latency", RS_COLUMN_MICROSECONDS, 2, 0},
+    [KD_DOMINATED] = {"dominated", NULL, RS_COLUMN_INTEGER, 0, 0},
+};
+
 static void
-topology_table(const RsTopology *topo, gboolean show_links, GString *out)
+topology_kinds_table(const RsTopology *topo, GString *out)
 {
-    guint n_gpus = rs_topology_get_n_gpus(topo), n_units = rs_topology_get_n_scalable_units(topo);
-    guint n_rails = rs_topology_get_n_rails(topo);
-    g_string_append_printf(out, "topology   %s%s%s\n", rs_topology_get_name(topo),
-                           *rs_topology_get_description(topo) ? ": " : "",
-                           rs_topology_get_description(topo));
-    g_autofree char *gpus = rs_format_thousands(n_gpus);
+    KindSummary kinds[RS_LINK_KIND_N];
+    summarise_kinds(topo, kinds);
+    static const RsLinkKind order[] = {
+        RS_LINK_NVLINK_EGRESS, RS_LINK_NVLINK_INGRESS, RS_LINK_PCIE_EGRESS, RS_LINK_PCIE_INGRESS,
+        RS_LINK_NIC_EGRESS,    RS_LINK_NIC_INGRESS,    RS_LINK_LEAF_UPLINK, RS_LINK_LEAF_DOWNLINK};
+    g_autoptr(RsTable) t = rs_table_new("link_kinds", kind_columns, G_N_ELEMENTS(kind_columns));
+    for (guint i = 0; i < G_N_ELEMENTS(order); i++) {
+        const KindSummary *k = &kinds[order[i]];
+        if (k->count == 0)
+            continue;
+        rs_table_add_row(t);
+        rs_table_set_text(t, KD_KIND, rs_link_kind_get_name(order[i]));
+        rs_table_set_uint(t, KD_LINKS, k->count);
+        rs_table_take_text(t, KD_BW, format_range(k->min_bw, k->max_bw));
+        rs_table_set_double(t, KD_EFFICIENCY, k->efficiency);
+        rs_table_take_text(t, KD_CAPACITY, format_range(k->min_cap, k->max_cap));
+        rs_table_set_double(t, KD_LATENCY, k->latency_s);
+        rs_table_set_uint(t, KD_DOMINATED, k->n_dominated);
+    }
+    rs_table_append_text(t, out);
+}
+
+/* The GPUs line: how many, which, their memory, the nodes. */
+static void
+topology_gpus_line(const RsTopology *topo, GString *out)
+{
+    g_autofree char *gpus = rs_format_thousands(rs_topology_get_n_gpus(topo));
     g_string_append_printf(out, "GPUs       %s %s", gpus, rs_topology_get_gpu_model(topo));
     guint64 memory = rs_topology_get_gpu_memory_bytes(topo);
     if (memory > 0 && memory % (1u << 30) == 0)
@@ -248,14 +387,24 @@ topology_table(const RsTopology *topo, gboolean show_links, GString *out)
         g_string_append_printf(out, ", %.4g GB each", memory / 1e9);
     g_string_append_printf(out, ", on %u nodes of %u\n", rs_topology_get_n_nodes(topo),
                            rs_topology_get_gpus_per_node(topo));
+}
+
+/* The lines above the link classes: name, GPUs, NVLink, fabric, latency, copy rates. */
+static void
+topology_header(const RsTopology *topo, GString *out)
+{
+    guint n_units = rs_topology_get_n_scalable_units(topo), n_rails = rs_topology_get_n_rails(topo);
+    guint per_domain = rs_topology_get_gpus_per_nvlink_domain(topo);
+    guint per_node = rs_topology_get_gpus_per_node(topo);
+    g_string_append_printf(out, "topology   %s%s%s\n", rs_topology_get_name(topo),
+                           *rs_topology_get_description(topo) ? ": " : "",
+                           rs_topology_get_description(topo));
+    topology_gpus_line(topo, out);
     g_string_append_printf(
         out, "NVLink     %u domain%s of %u GPUs (%u node%s each), non-blocking NVSwitch\n",
         rs_topology_get_n_nvlink_domains(topo),
-        rs_topology_get_n_nvlink_domains(topo) == 1 ? "" : "s",
-        rs_topology_get_gpus_per_nvlink_domain(topo),
-        rs_topology_get_gpus_per_nvlink_domain(topo) / rs_topology_get_gpus_per_node(topo),
-        rs_topology_get_gpus_per_nvlink_domain(topo) == rs_topology_get_gpus_per_node(topo) ? ""
-                                                                                            : "s");
+        rs_topology_get_n_nvlink_domains(topo) == 1 ? "" : "s", per_domain,
+        per_domain / per_node, per_domain == per_node ? "" : "s");
     g_string_append_printf(out,
                            "fabric     rail-optimized, %u rail%s; %u scalable unit%s of %u nodes; "
                            "%u leaves (one per rail per unit) joined by a spine; "
@@ -276,35 +425,12 @@ topology_table(const RsTopology *topo, gboolean show_links, GString *out)
         rs_report_copy_rates(copy, n_copy, out);
     }
     g_string_append_c(out, '\n');
+}
 
-    KindSummary kinds[RS_LINK_KIND_N];
-    summarise_kinds(topo, kinds);
-    static const RsLinkKind order[] = {
-        RS_LINK_NVLINK_EGRESS, RS_LINK_NVLINK_INGRESS, RS_LINK_PCIE_EGRESS, RS_LINK_PCIE_INGRESS,
-        RS_LINK_NIC_EGRESS,    RS_LINK_NIC_INGRESS,    RS_LINK_LEAF_UPLINK, RS_LINK_LEAF_DOWNLINK};
-    RsReportTable *t = rs_report_table_new();
-    GPtrArray *h = rs_report_table_add_row(t);
-    const char *const heads[] = {"link kind",     "links",      "bandwidth GB/s", "efficiency",
-                                 "capacity GB/s", "latency us", "dominated"};
-    for (guint i = 0; i < G_N_ELEMENTS(heads); i++)
-        rs_report_table_cell(h, "%s", heads[i]);
-    for (guint i = 0; i < G_N_ELEMENTS(order); i++) {
-        const KindSummary *k = &kinds[order[i]];
-        if (k->count == 0)
-            continue;
-        g_autofree char *bw = format_range(k->min_bw, k->max_bw);
-        g_autofree char *cap = format_range(k->min_cap, k->max_cap);
-        GPtrArray *row = rs_report_table_add_row(t);
-        rs_report_table_cell(row, "%s", rs_link_kind_get_name(order[i]));
-        rs_report_table_cell(row, "%u", k->count);
-        rs_report_table_cell(row, "%s", bw);
-        rs_report_table_cell(row, "%.2f", k->efficiency);
-        rs_report_table_cell(row, "%s", cap);
-        rs_report_table_cell(row, "%.2f", k->latency_s * 1e6);
-        rs_report_table_cell(row, "%u", k->n_dominated);
-    }
-    rs_report_table_print_free(t, out);
-
+/* The example routes below the link classes, with their latency and links. */
+static void
+topology_routes(const RsTopology *topo, GString *out)
+{
     RouteExample ex[4];
     guint n_ex = route_examples(topo, ex);
     if (n_ex > 0)
@@ -321,9 +447,15 @@ topology_table(const RsTopology *topo, gboolean show_links, GString *out)
         }
         g_string_append_c(out, '\n');
     }
+}
 
+/* The totals line: links, NVLink capacity of one domain, NIC injection, leaf uplinks. */
+static void
+topology_totals(const RsTopology *topo, GString *out)
+{
+    guint n_units = rs_topology_get_n_scalable_units(topo), n_rails = rs_topology_get_n_rails(topo);
     double domain_nvlink = 0.0, injection = 0.0, uplinks = 0.0;
-    for (guint32 g = 0; g < n_gpus; g++) {
+    for (guint32 g = 0; g < rs_topology_get_n_gpus(topo); g++) {
         if (g < rs_topology_get_gpus_per_nvlink_domain(topo))
             domain_nvlink +=
                 link_capacity(topo, rs_topology_get_gpu_link(topo, g, RS_LINK_NVLINK_EGRESS));
@@ -339,88 +471,91 @@ topology_table(const RsTopology *topo, gboolean show_links, GString *out)
                            "%.4g TB/s per domain, NIC injection %.4g TB/s, leaf uplinks "
                            "%.4g TB/s\n",
                            n_links, domain_nvlink / 1e12, injection / 1e12, uplinks / 1e12);
-    if (show_links) {
-        g_string_append_c(out, '\n');
-        topology_links_table(topo, out);
-    }
 }
 
 static void
-json_link(JsonBuilder *b, const RsTopology *topo, guint32 l)
+topology_text(const RsTopology *topo, gboolean show_links, GString *out)
 {
-    const RsLink *link = rs_topology_get_link(topo, l);
-    g_autofree char *name = rs_topology_format_link(topo, l);
-    json_builder_begin_object(b);
-    JSON_INT(b, "id", l);
-    JSON_STRING(b, "name", name);
-    JSON_STRING(b, "kind", rs_link_kind_get_name(link->kind));
-    JSON_DOUBLE(b, "bw_bytes_per_s", link->bw_bytes_per_s);
-    JSON_DOUBLE(b, "efficiency", link->efficiency);
-    JSON_DOUBLE(b, "capacity_bytes_per_s", rs_link_get_capacity_bytes_per_s(link));
-    JSON_DOUBLE(b, "latency_s", link->latency_s);
-    JSON_BOOL(b, "dominated", rs_topology_link_is_dominated(topo, l));
-    json_builder_end_object(b);
+    topology_header(topo, out);
+    topology_kinds_table(topo, out);
+    topology_routes(topo, out);
+    topology_totals(topo, out);
+    if (show_links) {
+        g_autoptr(RsTable) links = link_table(topo);
+        g_string_append_c(out, '\n');
+        rs_table_append_text(links, out);
+    }
+}
+
+/* --- copy rates --- */
+
+/* run_bytes, then one rate per copy-section key (local, side, scope), named
+ * KEY_bytes_per_s; the text header is the key alone (the unit is stated above the table). */
+#define N_COPY_RATE_COLUMNS (1 + 2 * RS_COPY_SIDE_N * RS_COPY_SCOPE_N)
+
+static guint
+copy_rate_column(guint local, guint side, guint scope)
+{
+    return 1 + (local * RS_COPY_SIDE_N + side) * RS_COPY_SCOPE_N + scope;
+}
+
+static const RsColumn *
+copy_rate_columns(void)
+{
+    static RsColumn columns[N_COPY_RATE_COLUMNS];
+    static gsize ready = 0;
+    if (g_once_init_enter(&ready)) {
+        columns[0] = (RsColumn){"run_bytes", "run bytes", RS_COLUMN_INTEGER, 0, 0};
+        for (guint local = 0; local < 2; local++)
+            for (guint side = 0; side < RS_COPY_SIDE_N; side++)
+                for (guint scope = 0; scope < RS_COPY_SCOPE_N; scope++) {
+                    const char *key = rs_copy_rate_get_key(local, side, scope);
+                    /* Made once per process and kept, as a static table would be. */
+                    columns[copy_rate_column(local, side, scope)] =
+                        (RsColumn){g_strdup_printf("%s_bytes_per_s", key), key, RS_COLUMN_RATE,
+                                   3, RS_COLUMN_NO_UNIT};
+                }
+        g_once_init_leave(&ready, 1);
+    }
+    return columns;
+}
+
+static RsTable *
+copy_rate_table(const RsCopyRate *rates, guint n_rates)
+{
+    RsTable *t = rs_table_new("copy_runs", copy_rate_columns(), N_COPY_RATE_COLUMNS);
+    for (guint i = 0; i < n_rates; i++) {
+        rs_table_add_row(t);
+        rs_table_set_uint(t, 0, rates[i].run_bytes);
+        for (guint local = 0; local < 2; local++)
+            for (guint side = 0; side < RS_COPY_SIDE_N; side++)
+                for (guint scope = 0; scope < RS_COPY_SCOPE_N; scope++)
+                    rs_table_set_double(t, copy_rate_column(local, side, scope),
+                                        rs_copy_rate_get(&rates[i], local, side, scope));
+    }
+    return t;
 }
 
 void
 rs_report_copy_rates(const RsCopyRate *rates, guint n_rates, GString *out)
 {
-    RsReportTable *t = rs_report_table_new();
-    GPtrArray *h = rs_report_table_add_row(t);
-    rs_report_table_cell(h, "run bytes");
-    for (guint local = 0; local < 2; local++)
-        for (guint side = 0; side < RS_COPY_SIDE_N; side++)
-            for (guint scope = 0; scope < RS_COPY_SCOPE_N; scope++)
-                rs_report_table_cell(h, "%s", rs_copy_rate_get_key(local, side, scope));
-    for (guint i = 0; i < n_rates; i++) {
-        GPtrArray *row = rs_report_table_add_row(t);
-        rs_report_table_cell(row, "%" G_GUINT64_FORMAT, rates[i].run_bytes);
-        for (guint local = 0; local < 2; local++)
-            for (guint side = 0; side < RS_COPY_SIDE_N; side++)
-                for (guint scope = 0; scope < RS_COPY_SCOPE_N; scope++)
-                    rs_report_table_cell(row, "%.3f",
-                                         rs_copy_rate_get(&rates[i], local, side, scope) / 1e9);
-    }
-    rs_report_table_print_free(t, out);
+    g_autoptr(RsTable) t = copy_rate_table(rates, n_rates);
+    rs_table_append_text(t, out);
 }
 
 void
 rs_report_json_copy_rate(JsonBuilder *b, const RsCopyRate *rate)
 {
-    JSON_INT(b, "run_bytes", rate->run_bytes);
-    for (guint local = 0; local < 2; local++) {
-        for (guint side = 0; side < RS_COPY_SIDE_N; side++) {
-            for (guint scope = 0; scope < RS_COPY_SCOPE_N; scope++) {
-                g_autofree char *name = g_strdup_printf(
-                    "%s_bytes_per_s", rs_copy_rate_get_key(local, side, scope));
-                JSON_DOUBLE(b, name, rs_copy_rate_get(rate, local, side, scope));
-            }
-        }
-    }
+    g_autoptr(RsTable) t = copy_rate_table(rate, 1);
+    rs_table_add_json_members(t, 0, b);
 }
 
-void
-rs_report_topology(const RsTopology *topo, gboolean show_links, RsFormat format, GString *out)
+/* --- topology show --- */
+
+/* The JSON members describing the topology (not a table). */
+static void
+json_topology_members(JsonBuilder *b, const RsTopology *topo)
 {
-    if (format == RS_FORMAT_TABLE) {
-        topology_table(topo, show_links, out);
-        return;
-    }
-    if (format == RS_FORMAT_CSV) {
-        g_string_append(out, "id,link,kind,bw_bytes_per_s,efficiency,capacity_bytes_per_s,"
-                             "latency_s,dominated\n");
-        for (guint32 l = 0; l < rs_topology_get_n_links(topo); l++) {
-            const RsLink *link = rs_topology_get_link(topo, l);
-            g_autofree char *name = rs_topology_format_link(topo, l);
-            g_string_append_printf(out, "%u,%s,%s,%.9g,%.9g,%.9g,%.9g,%d\n", l, name,
-                                   rs_link_kind_get_name(link->kind), link->bw_bytes_per_s,
-                                   link->efficiency, rs_link_get_capacity_bytes_per_s(link),
-                                   link->latency_s, rs_topology_link_is_dominated(topo, l) ? 1 : 0);
-        }
-        return;
-    }
-    g_autoptr(JsonBuilder) b = json_builder_new();
-    json_builder_begin_object(b);
     JSON_STRING(b, "name", rs_topology_get_name(topo));
     JSON_STRING(b, "description", rs_topology_get_description(topo));
     JSON_STRING(b, "gpu_model", rs_topology_get_gpu_model(topo));
@@ -438,23 +573,32 @@ rs_report_topology(const RsTopology *topo, gboolean show_links, RsFormat format,
     JSON_BOOL(b, "pcie", rs_topology_has_pcie(topo));
     JSON_DOUBLE(b, "switch_latency_s", rs_topology_get_switch_latency_s(topo));
     JSON_DOUBLE(b, "message_overhead_s", rs_topology_get_message_overhead_s(topo));
+}
+
+void
+rs_report_topology(const RsTopology *topo, gboolean show_links, RsFormat format, GString *out)
+{
+    if (format == RS_FORMAT_TABLE) {
+        topology_text(topo, show_links, out);
+        return;
+    }
+    g_autoptr(RsTable) links = link_table(topo);
+    if (format == RS_FORMAT_CSV) {
+        rs_table_append_csv(links, out);
+        return;
+    }
     guint n_copy;
     const RsCopyRate *copy = rs_topology_get_copy_rates(topo, &n_copy);
+    g_autoptr(RsTable) copies = copy_rate_table(copy, n_copy);
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    json_topology_members(b, topo);
     json_builder_set_member_name(b, "copy_runs");
-    json_builder_begin_array(b);
-    for (guint i = 0; i < n_copy; i++) {
-        json_builder_begin_object(b);
-        rs_report_json_copy_rate(b, &copy[i]);
-        json_builder_end_object(b);
-    }
-    json_builder_end_array(b);
+    rs_table_add_json_array(copies, b);
     JSON_INT(b, "n_links", rs_topology_get_n_links(topo));
     if (show_links) {
         json_builder_set_member_name(b, "links");
-        json_builder_begin_array(b);
-        for (guint32 l = 0; l < rs_topology_get_n_links(topo); l++)
-            json_link(b, topo, l);
-        json_builder_end_array(b);
+        rs_table_add_json_array(links, b);
     }
     json_builder_end_object(b);
     rs_report_json_append(b, out);

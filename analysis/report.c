@@ -1,6 +1,6 @@
 /* report.c — output of the commands as aligned text tables, CSV and JSON (json-glib). */
 #include "analysis/report.h"
-#include "analysis/report-private.h"
+#include "analysis/table.h"
 
 #include "rs-config.h"
 
@@ -39,87 +39,14 @@ rs_format_thousands(guint64 value)
     return g_string_free(s, FALSE);
 }
 
-/* A simple text table: a header row and rows of cells, first column left-aligned, the
- * rest right-aligned, columns as wide as their widest cell. */
-typedef struct {
-    GPtrArray *rows; /* GPtrArray of char* */
-} Table;
-
-static void
-table_init(Table *t)
-{
-    t->rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
-}
-
-static GPtrArray *
-table_row(Table *t)
-{
-    GPtrArray *row = g_ptr_array_new_with_free_func(g_free);
-    g_ptr_array_add(t->rows, row);
-    return row;
-}
-
-static void
-cell(GPtrArray *row, const char *format, ...) G_GNUC_PRINTF(2, 3);
-
-static void
-cell(GPtrArray *row, const char *format, ...)
-{
-    va_list args;
-    va_start(args, format);
-    g_ptr_array_add(row, g_strdup_vprintf(format, args));
-    va_end(args);
-}
-
 /* Seconds with three decimals, or three significant digits below 0.1 s (so a small
- * case's times and bound are not printed as 0.000). */
-static void
-cell_seconds(GPtrArray *row, double seconds)
-{
-    if (seconds == 0.0 || fabs(seconds) >= 0.1)
-        cell(row, "%.3f", seconds);
-    else
-        cell(row, "%.3g", seconds);
-}
-
+ * case's times and bound are not printed as 0.000); the lines below the tables use it. */
 static char *
 format_seconds(double seconds)
 {
     if (seconds == 0.0 || fabs(seconds) >= 0.1)
         return g_strdup_printf("%.3f", seconds);
     return g_strdup_printf("%.3g", seconds);
-}
-
-static void
-table_print(Table *t, GString *out)
-{
-    guint n_cols = 0;
-    for (guint r = 0; r < t->rows->len; r++)
-        n_cols = MAX(n_cols, ((GPtrArray *)g_ptr_array_index(t->rows, r))->len);
-    g_autofree guint *width = g_new0(guint, n_cols);
-    for (guint r = 0; r < t->rows->len; r++) {
-        GPtrArray *row = g_ptr_array_index(t->rows, r);
-        for (guint c = 0; c < row->len; c++)
-            width[c] = MAX(width[c], g_utf8_strlen(g_ptr_array_index(row, c), -1));
-    }
-    for (guint r = 0; r < t->rows->len; r++) {
-        GPtrArray *row = g_ptr_array_index(t->rows, r);
-        for (guint c = 0; c < row->len; c++) {
-            const char *text = g_ptr_array_index(row, c);
-            guint pad = width[c] - (guint)g_utf8_strlen(text, -1);
-            if (c > 0)
-                g_string_append(out, "  ");
-            if (c == 0) {
-                g_string_append(out, text);
-                if (c + 1 < row->len)
-                    g_string_append_printf(out, "%*s", pad, "");
-            } else {
-                g_string_append_printf(out, "%*s%s", pad, "", text);
-            }
-        }
-        g_string_append_c(out, '\n');
-    }
-    g_ptr_array_unref(t->rows);
 }
 
 /* The prediction: the flow-level simulation when there is one, else the first-order
@@ -190,166 +117,6 @@ result_name(const RsStrategyResult *s)
     return s->label ? s->label : rs_strategy_get_name(s->strategy);
 }
 
-static void
-simulate_table(const RsSimulateReport *r, GString *out)
-{
-    g_autofree char *params = rs_format_thousands(rs_model_get_n_params(r->model));
-    g_autofree char *topo = rs_topology_format_summary(r->topology);
-    g_string_append_printf(out, "scenario   %s%s%s%s\n", r->scenario_name,
-                           r->scenario_overrides ? " (with " : "",
-                           r->scenario_overrides ? r->scenario_overrides : "",
-                           r->scenario_overrides ? " from the command line)" : "");
-    g_autofree char *variant = rs_model_format_variant(r->model);
-    g_autofree char *dtypes = rs_refit_format_wire_dtypes(r->refit);
-    g_string_append_printf(out, "model      %s%s%s%s (%s): %s parameters, %.2f GB as %s, %u tensors\n",
-                           rs_model_get_name(r->model), *variant ? " [" : "", variant,
-                           *variant ? "]" : "", rs_model_get_family(r->model), params,
-                           rs_refit_get_size_bytes(r->refit) / 1e9, dtypes,
-                           rs_refit_get_n_tensors(r->refit));
-    g_string_append_printf(out, "topology   %s\n", topo);
-    g_string_append_printf(out, "training   %s on GPUs %s\n", r->train_desc, r->train_gpus);
-    indent_lines(out, r->train_summary, "             ");
-    g_string_append_printf(out, "inference  %s on GPUs %s\n", r->infer_desc, r->infer_gpus);
-    indent_lines(out, r->infer_summary, "             ");
-    if (r->staging_bytes > 0)
-        g_string_append_printf(out,
-                               "planner    buckets and per-rank staging of %.3g GB per round, at "
-                               "most %u operations per rank per round\n",
-                               r->staging_bytes / 1e9, r->max_ops_per_group);
-    g_string_append_c(out, '\n');
-
-    gboolean any_flow = FALSE;
-    for (guint i = 0; i < r->n_results; i++)
-        any_flow |= r->results[i].flow != NULL;
-    Table t;
-    table_init(&t);
-    GPtrArray *h = table_row(&t);
-    cell(h, "strategy");
-    cell(h, "moved GB");
-    cell(h, "NVLink GB");
-    cell(h, "network GB");
-    cell(h, "max GPU in GB");
-    cell(h, "max NIC out GB");
-    cell(h, "messages");
-    cell(h, "rounds");
-    if (any_flow)
-        cell(h, "first-order s");
-    cell(h, "time s");
-    cell(h, "bound s");
-    cell(h, "efficiency");
-    for (guint i = 0; i < r->n_results; i++) {
-        const RsStrategyResult *s = &r->results[i];
-        GPtrArray *row = table_row(&t);
-        if (s->label != NULL && strcmp(s->label, "auto") == 0 && s->note != NULL)
-            cell(row, "auto: %s", s->note);
-        else
-            cell(row, "%s", result_name(s));
-        cell(row, "%.1f", s->cost.bytes_moved / 1e9);
-        cell(row, "%.1f", s->cost.bytes_nvlink / 1e9);
-        cell(row, "%.1f", s->cost.bytes_network / 1e9);
-        cell(row, "%.2f", s->cost.max_gpu_ingress_bytes / 1e9);
-        cell(row, "%.2f", s->cost.max_nic_egress_bytes / 1e9);
-        cell(row, "%u", s->cost.n_messages);
-        cell(row, "%u", s->n_rounds);
-        if (any_flow)
-            cell_seconds(row, s->cost.predicted_s);
-        cell_seconds(row, predicted_s(s));
-        cell_seconds(row, r->bound.time_s);
-        cell(row, "%.0f%%", 100.0 * efficiency(r, s));
-    }
-    table_print(&t, out);
-    g_autofree char *cut = rs_lower_bound_format_cut(&r->bound);
-    g_autofree char *bound_s = format_seconds(r->bound.time_s);
-    g_string_append_printf(out, "\nlower bound %s s, binding cut: %s\n", bound_s, cut);
-    if (r->hierarchical_note != NULL)
-        g_string_append_printf(out, "%s\n", r->hierarchical_note);
-    if (r->auto_reason != NULL)
-        g_string_append_printf(out, "auto: %s\n", r->auto_reason);
-    for (guint i = 0; i < r->n_results; i++) {
-        const RsStrategyResult *s = &r->results[i];
-        const RsFlowSimResult *f = s->flow;
-        if (f == NULL) {
-            if (s->cost.busiest_link_bytes == 0)
-                continue;
-            g_autofree char *link = rs_topology_format_link(r->topology, s->cost.busiest_link);
-            g_autofree char *busy = format_seconds(s->cost.busiest_link_s);
-            g_string_append_printf(out, "busiest link (%s): %s, %.2f GB, busy %s s\n",
-                                   result_name(s), link, s->cost.busiest_link_bytes / 1e9, busy);
-            continue;
-        }
-        if (f->bottleneck_link == G_MAXUINT32)
-            continue;
-        g_autofree char *link = rs_topology_format_link(r->topology, f->bottleneck_link);
-        double finish_s;
-        guint32 slowest = slowest_gpu(f, &finish_s);
-        g_autofree char *load = format_seconds(f->bottleneck_load_s);
-        g_autofree char *finish = format_seconds(finish_s);
-        g_string_append_printf(
-            out, "%s: bottleneck %s, %.2f GB, load %s s = %.0f%% of the time; last GPU %u at %s s\n",
-            result_name(s), link, f->link_bytes[f->bottleneck_link] / 1e9, load,
-            100.0 * rs_flow_sim_get_link_utilisation(f, r->topology, f->bottleneck_link), slowest,
-            finish);
-        if (f->n_buckets > 0 && f->total_s > 0) {
-            g_string_append_printf(out, "  %s utilisation %%, 10 slices of %.3g s: ", link,
-                                   f->total_s / 10);
-            append_utilisation_slices(out, f, r->topology, f->bottleneck_link, 10);
-            g_string_append_c(out, '\n');
-        }
-    }
-    guint n_copy_rates = 0;
-    rs_topology_get_copy_rates(r->topology, &n_copy_rates);
-    gboolean copies = n_copy_rates > 0;
-    if (any_flow) {
-        g_string_append(out,
-                        "model: flow-level (max-min fair rates over NVLink, PCIe, NIC, leaf and "
-                        "spine links; latency before bandwidth; relays pipelined");
-        if (copies)
-            g_string_append(out, "; the topology's copy rates are not simulated");
-        if (r->flow_options != NULL && r->flow_options->chunk_bytes > 0)
-            g_string_append_printf(out, " in chunks of %.3g MiB",
-                                   r->flow_options->chunk_bytes / 1048576.0);
-        g_string_append_printf(out, "); first-order: busiest link%s + per-message latency of "
-                                    "the busiest rank, per phase\n",
-                               copies ? " or copies, the larger," : "");
-    } else {
-        g_string_append_printf(out, "model: first-order (busiest link%s + per-message latency of "
-                                    "the busiest rank, per phase)\n",
-                               copies ? " or copies, the larger," : "");
-    }
-}
-
-static void
-simulate_csv(const RsSimulateReport *r, GString *out)
-{
-    g_string_append(out, "strategy,bytes_moved,bytes_nvlink,bytes_network,local_bytes,"
-                         "max_gpu_ingress_bytes,max_nic_egress_bytes,messages,transfers,phases,"
-                         "predicted_s,lower_bound_s,efficiency,network_model,first_order_s,"
-                         "bottleneck_link,bottleneck_load_s,rounds,max_round_staging_bytes,"
-                         "variant\n");
-    for (guint i = 0; i < r->n_results; i++) {
-        const RsStrategyResult *s = &r->results[i];
-        const RsFlowSimResult *f = s->flow;
-        g_autofree char *link = NULL;
-        if (f != NULL && f->bottleneck_link != G_MAXUINT32)
-            link = rs_topology_format_link(r->topology, f->bottleneck_link);
-        else if (f == NULL && s->cost.busiest_link_bytes > 0)
-            link = rs_topology_format_link(r->topology, s->cost.busiest_link);
-        g_string_append_printf(out,
-                               "%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
-                               ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
-                               ",%u,%u,%u,%.9g,%.9g,%.6f,%s,%.9g,%s,%.9g,%u,%" G_GUINT64_FORMAT
-                               ",%s\n",
-                               result_name(s), s->cost.bytes_moved,
-                               s->cost.bytes_nvlink, s->cost.bytes_network, s->cost.local_bytes,
-                               s->cost.max_gpu_ingress_bytes, s->cost.max_nic_egress_bytes,
-                               s->cost.n_messages, s->n_transfers, s->cost.n_phases, predicted_s(s),
-                               r->bound.time_s, efficiency(r, s), f ? "flow" : "bottleneck",
-                               s->cost.predicted_s, link ? link : "",
-                               f ? f->bottleneck_load_s : s->cost.busiest_link_s, s->n_rounds,
-                               s->max_round_staging_bytes, s->note ? s->note : "");
-    }
-}
-
 /* The command line of this process (rs_report_set_command_line()); NULL: not recorded. */
 static char **command_line;
 
@@ -416,11 +183,176 @@ rs_report_json_append_full(JsonBuilder *b, gboolean pretty, GString *out)
 #define JSON_STRING(b, key, value)                                                             \
     (json_builder_set_member_name(b, key), json_builder_add_string_value(b, value))
 
-/* The flow simulation's figures: events, phases, bottleneck, per-GPU finish times. */
+/* --- simulate --- */
+
+/* The lines above the strategies table: the scenario, model, topology, layouts, planner. */
 static void
-json_flow(JsonBuilder *b, const RsFlowSimResult *f, const RsTopology *topo)
+simulate_header(const RsSimulateReport *r, GString *out)
 {
-    json_builder_set_member_name(b, "flow");
+    g_autofree char *params = rs_format_thousands(rs_model_get_n_params(r->model));
+    g_autofree char *topo = rs_topology_format_summary(r->topology);
+    g_string_append_printf(out, "scenario   %s%s%s%s\n", r->scenario_name,
+                           r->scenario_overrides ? " (with " : "",
+                           r->scenario_overrides ? r->scenario_overrides : "",
+                           r->scenario_overrides ? " from the command line)" : "");
+    g_autofree char *variant = rs_model_format_variant(r->model);
+    g_autofree char *dtypes = rs_refit_format_wire_dtypes(r->refit);
+    g_string_append_printf(out, "model      %s%s%s%s (%s): %s parameters, %.2f GB as %s, %u tensors\n",
+                           rs_model_get_name(r->model), *variant ? " [" : "", variant,
+                           *variant ? "]" : "", rs_model_get_family(r->model), params,
+                           rs_refit_get_size_bytes(r->refit) / 1e9, dtypes,
+                           rs_refit_get_n_tensors(r->refit));
+    g_string_append_printf(out, "topology   %s\n", topo);
+    g_string_append_printf(out, "training   %s on GPUs %s\n", r->train_desc, r->train_gpus);
+    indent_lines(out, r->train_summary, "             ");
+    g_string_append_printf(out, "inference  %s on GPUs %s\n", r->infer_desc, r->infer_gpus);
+    indent_lines(out, r->infer_summary, "             ");
+    if (r->staging_bytes > 0)
+        g_string_append_printf(out,
+                               "planner    buckets and per-rank staging of %.3g GB per round, at "
+                               "most %u operations per rank per round\n",
+                               r->staging_bytes / 1e9, r->max_ops_per_group);
+    g_string_append_c(out, '\n');
+}
+
+/* The lines below the table: the lower bound, the hierarchical variant, auto's reason. */
+static void
+simulate_bound_lines(const RsSimulateReport *r, GString *out)
+{
+    g_autofree char *cut = rs_lower_bound_format_cut(&r->bound);
+    g_autofree char *bound_s = format_seconds(r->bound.time_s);
+    g_string_append_printf(out, "\nlower bound %s s, binding cut: %s\n", bound_s, cut);
+    if (r->hierarchical_note != NULL)
+        g_string_append_printf(out, "%s\n", r->hierarchical_note);
+    if (r->auto_reason != NULL)
+        g_string_append_printf(out, "auto: %s\n", r->auto_reason);
+}
+
+/* One strategy's bottleneck line (flow-level) or busiest link line (first-order), with the
+ * bottleneck's utilisation over time. */
+static void
+simulate_bottleneck_line(const RsSimulateReport *r, const RsStrategyResult *s, GString *out)
+{
+    const RsFlowSimResult *f = s->flow;
+    if (f == NULL) {
+        if (s->cost.busiest_link_bytes == 0)
+            return;
+        g_autofree char *link = rs_topology_format_link(r->topology, s->cost.busiest_link);
+        g_autofree char *busy = format_seconds(s->cost.busiest_link_s);
+        g_string_append_printf(out, "busiest link (%s): %s, %.2f GB, busy %s s\n", result_name(s),
+                               link, s->cost.busiest_link_bytes / 1e9, busy);
+        return;
+    }
+    if (f->bottleneck_link == G_MAXUINT32)
+        return;
+    g_autofree char *link = rs_topology_format_link(r->topology, f->bottleneck_link);
+    double finish_s;
+    guint32 slowest = slowest_gpu(f, &finish_s);
+    g_autofree char *load = format_seconds(f->bottleneck_load_s);
+    g_autofree char *finish = format_seconds(finish_s);
+    g_string_append_printf(
+        out, "%s: bottleneck %s, %.2f GB, load %s s = %.0f%% of the time; last GPU %u at %s s\n",
+        result_name(s), link, f->link_bytes[f->bottleneck_link] / 1e9, load,
+        100.0 * rs_flow_sim_get_link_utilisation(f, r->topology, f->bottleneck_link), slowest,
+        finish);
+    if (f->n_buckets > 0 && f->total_s > 0) {
+        g_string_append_printf(out, "  %s utilisation %%, 10 slices of %.3g s: ", link,
+                               f->total_s / 10);
+        append_utilisation_slices(out, f, r->topology, f->bottleneck_link, 10);
+        g_string_append_c(out, '\n');
+    }
+}
+
+/* The last line: which network model made the times. */
+static void
+simulate_model_line(const RsSimulateReport *r, gboolean any_flow, GString *out)
+{
+    guint n_copy_rates = 0;
+    rs_topology_get_copy_rates(r->topology, &n_copy_rates);
+    gboolean copies = n_copy_rates > 0;
+    if (!any_flow) {
+        g_string_append_printf(out, "model: first-order (busiest link%s + per-message latency of "
+                                    "the busiest rank, per phase)\n",
+                               copies ? " or copies, the larger," : "");
+        return;
+    }
+    g_string_append(out, "model: flow-level (max-min fair rates over NVLink, PCIe, NIC, leaf and "
+                         "spine links; latency before bandwidth; relays pipelined");
+    if (copies)
+        g_string_append(out, "; the topology's copy rates are not simulated");
+    if (r->flow_options != NULL && r->flow_options->chunk_bytes > 0)
+        g_string_append_printf(out, " in chunks of %.3g MiB",
+                               r->flow_options->chunk_bytes / 1048576.0);
+    g_string_append_printf(out, "); first-order: busiest link%s + per-message latency of "
+                                "the busiest rank, per phase\n",
+                           copies ? " or copies, the larger," : "");
+}
+
+/* The strategies: one row each. The text table shows its own name column (auto with the
+ * candidate it picked) and puts rounds and the first-order time (when a flow-level time is
+ * next to it) before the times; CSV keeps its historical order. */
+enum {
+    SM_LABEL, SM_NAME, SM_JSON_NAME, SM_STRATEGY, SM_VARIANT_JSON, SM_ROUNDS_JSON,
+    SM_STAGING_JSON, SM_BYTES_MOVED, SM_NVLINK, SM_NETWORK, SM_LOCAL, SM_GPU_IN, SM_GPU_IN_GPU,
+    SM_NIC_OUT, SM_NIC_OUT_GPU, SM_MESSAGES, SM_ROUNDS_TEXT, SM_FIRST_ORDER_TEXT, SM_TRANSFERS,
+    SM_PHASES, SM_PREDICTED, SM_BOUND, SM_EFFICIENCY, SM_NETWORK_MODEL, SM_FIRST_ORDER,
+    SM_BOTTLENECK, SM_BOTTLENECK_LOAD, SM_ROUNDS_CSV, SM_STAGING_CSV, SM_VARIANT_CSV, SM_FLOW,
+    SM_BUSIEST,
+};
+
+#define SECONDS_3 RS_COLUMN_SECONDS, 3
+
+static const RsColumn strategy_columns[] = {
+    [SM_LABEL] = {"strategy", NULL, RS_COLUMN_TEXT, 0, RS_COLUMN_TABLE_ONLY},
+    [SM_NAME] = {"strategy", NULL, RS_COLUMN_TEXT, 0, RS_COLUMN_CSV_ONLY},
+    [SM_JSON_NAME] = {"name", NULL, RS_COLUMN_TEXT, 0, RS_COLUMN_JSON_ONLY},
+    [SM_STRATEGY] = {"strategy", NULL, RS_COLUMN_TEXT, 0, RS_COLUMN_JSON_ONLY},
+    [SM_VARIANT_JSON] = {"variant", NULL, RS_COLUMN_TEXT, 0, RS_COLUMN_JSON_ONLY},
+    [SM_ROUNDS_JSON] = {"rounds", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_JSON_ONLY},
+    [SM_STAGING_JSON] = {"max_round_staging_bytes", NULL, RS_COLUMN_BYTES, 0,
+                         RS_COLUMN_JSON_ONLY},
+    [SM_BYTES_MOVED] = {"bytes_moved", "moved", RS_COLUMN_GB, 1, 0},
+    [SM_NVLINK] = {"bytes_nvlink", "NVLink", RS_COLUMN_GB, 1, 0},
+    [SM_NETWORK] = {"bytes_network", "network", RS_COLUMN_GB, 1, 0},
+    [SM_LOCAL] = {"local_bytes", NULL, RS_COLUMN_BYTES, 0, RS_COLUMN_NO_TABLE},
+    [SM_GPU_IN] = {"max_gpu_ingress_bytes", "max GPU in", RS_COLUMN_GB, 2, 0},
+    [SM_GPU_IN_GPU] = {"max_gpu_ingress_gpu", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_JSON_ONLY},
+    [SM_NIC_OUT] = {"max_nic_egress_bytes", "max NIC out", RS_COLUMN_GB, 2, 0},
+    [SM_NIC_OUT_GPU] = {"max_nic_egress_gpu", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_JSON_ONLY},
+    [SM_MESSAGES] = {"messages", NULL, RS_COLUMN_INTEGER, 0, 0},
+    [SM_ROUNDS_TEXT] = {"rounds", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_TABLE_ONLY},
+    [SM_FIRST_ORDER_TEXT] = {"first_order_s", "first-order", SECONDS_3,
+                             RS_COLUMN_TABLE_ONLY | RS_COLUMN_SIGNIFICANT},
+    [SM_TRANSFERS] = {"transfers", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_NO_TABLE},
+    [SM_PHASES] = {"phases", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_NO_TABLE},
+    [SM_PREDICTED] = {"predicted_s", "time", SECONDS_3, RS_COLUMN_SIGNIFICANT},
+    [SM_BOUND] = {"lower_bound_s", "bound", SECONDS_3, RS_COLUMN_SIGNIFICANT | RS_COLUMN_NO_JSON},
+    [SM_EFFICIENCY] = {"efficiency", NULL, RS_COLUMN_RATIO, 0, 0},
+    [SM_NETWORK_MODEL] = {"network_model", NULL, RS_COLUMN_TEXT, 0, RS_COLUMN_NO_TABLE},
+    [SM_FIRST_ORDER] = {"first_order_s", NULL, SECONDS_3, RS_COLUMN_NO_TABLE},
+    [SM_BOTTLENECK] = {"bottleneck_link", NULL, RS_COLUMN_TEXT, 0, RS_COLUMN_CSV_ONLY},
+    [SM_BOTTLENECK_LOAD] = {"bottleneck_load_s", NULL, SECONDS_3, RS_COLUMN_CSV_ONLY},
+    [SM_ROUNDS_CSV] = {"rounds", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_CSV_ONLY},
+    [SM_STAGING_CSV] = {"max_round_staging_bytes", NULL, RS_COLUMN_BYTES, 0, RS_COLUMN_CSV_ONLY},
+    [SM_VARIANT_CSV] = {"variant", NULL, RS_COLUMN_TEXT, 0, RS_COLUMN_CSV_ONLY},
+    [SM_FLOW] = {"flow", NULL, RS_COLUMN_JSON, 0, 0},
+    [SM_BUSIEST] = {"busiest_link", NULL, RS_COLUMN_JSON, 0, 0},
+};
+
+/* The JSON value a builder holds (a sub-document); frees the builder. */
+static JsonNode *
+builder_steal_root(JsonBuilder *b)
+{
+    JsonNode *node = json_builder_get_root(b);
+    g_object_unref(b);
+    return node;
+}
+
+/* The flow simulation's figures: events, phases, bottleneck, per-GPU finish times. */
+static JsonNode *
+flow_node(const RsFlowSimResult *f, const RsTopology *topo)
+{
+    JsonBuilder *b = json_builder_new();
     json_builder_begin_object(b);
     JSON_DOUBLE(b, "total_s", f->total_s);
     JSON_INT(b, "chunks", f->n_chunks);
@@ -454,15 +386,132 @@ json_flow(JsonBuilder *b, const RsFlowSimResult *f, const RsTopology *topo)
     }
     json_builder_end_array(b);
     json_builder_end_object(b);
+    return builder_steal_root(b);
+}
+
+static JsonNode *
+busiest_link_node(const RsStrategyResult *s, const RsTopology *topo)
+{
+    g_autofree char *link = rs_topology_format_link(topo, s->cost.busiest_link);
+    JsonBuilder *b = json_builder_new();
+    json_builder_begin_object(b);
+    JSON_STRING(b, "name", link);
+    JSON_INT(b, "bytes", s->cost.busiest_link_bytes);
+    JSON_DOUBLE(b, "busy_s", s->cost.busiest_link_s);
+    json_builder_end_object(b);
+    return builder_steal_root(b);
+}
+
+/* The bottleneck (flow-level) or busiest link (first-order) of a strategy; NULL: none. */
+static char *
+bottleneck_name(const RsSimulateReport *r, const RsStrategyResult *s)
+{
+    const RsFlowSimResult *f = s->flow;
+    if (f != NULL && f->bottleneck_link != G_MAXUINT32)
+        return rs_topology_format_link(r->topology, f->bottleneck_link);
+    if (f == NULL && s->cost.busiest_link_bytes > 0)
+        return rs_topology_format_link(r->topology, s->cost.busiest_link);
+    return NULL;
+}
+
+/* The names and plan figures of a strategy's row. */
+static void
+add_strategy_plan(RsTable *t, const RsStrategyResult *s)
+{
+    if (s->label != NULL && strcmp(s->label, "auto") == 0 && s->note != NULL)
+        rs_table_take_text(t, SM_LABEL, g_strdup_printf("auto: %s", s->note));
+    else
+        rs_table_set_text(t, SM_LABEL, result_name(s));
+    rs_table_set_text(t, SM_NAME, result_name(s));
+    rs_table_set_text(t, SM_JSON_NAME, result_name(s));
+    rs_table_set_text(t, SM_STRATEGY, rs_strategy_get_name(s->strategy));
+    if (s->note != NULL) {
+        rs_table_set_text(t, SM_VARIANT_JSON, s->note);
+        rs_table_set_text(t, SM_VARIANT_CSV, s->note);
+    }
+    const guint rounds[] = {SM_ROUNDS_JSON, SM_ROUNDS_TEXT, SM_ROUNDS_CSV};
+    for (guint i = 0; i < G_N_ELEMENTS(rounds); i++)
+        rs_table_set_uint(t, rounds[i], s->n_rounds);
+    rs_table_set_uint(t, SM_STAGING_JSON, s->max_round_staging_bytes);
+    rs_table_set_uint(t, SM_STAGING_CSV, s->max_round_staging_bytes);
+    rs_table_set_uint(t, SM_TRANSFERS, s->n_transfers);
+}
+
+/* The cost figures of a strategy's row: bytes, maxima, messages, times. */
+static void
+add_strategy_cost(RsTable *t, const RsSimulateReport *r, const RsStrategyResult *s)
+{
+    const RsCostEstimate *c = &s->cost;
+    rs_table_set_uint(t, SM_BYTES_MOVED, c->bytes_moved);
+    rs_table_set_uint(t, SM_NVLINK, c->bytes_nvlink);
+    rs_table_set_uint(t, SM_NETWORK, c->bytes_network);
+    rs_table_set_uint(t, SM_LOCAL, c->local_bytes);
+    rs_table_set_uint(t, SM_GPU_IN, c->max_gpu_ingress_bytes);
+    rs_table_set_uint(t, SM_GPU_IN_GPU, c->max_gpu_ingress_gpu);
+    rs_table_set_uint(t, SM_NIC_OUT, c->max_nic_egress_bytes);
+    rs_table_set_uint(t, SM_NIC_OUT_GPU, c->max_nic_egress_gpu);
+    rs_table_set_uint(t, SM_MESSAGES, c->n_messages);
+    rs_table_set_uint(t, SM_PHASES, c->n_phases);
+    rs_table_set_double(t, SM_PREDICTED, predicted_s(s));
+    rs_table_set_double(t, SM_BOUND, r->bound.time_s);
+    rs_table_set_double(t, SM_EFFICIENCY, efficiency(r, s));
+    rs_table_set_double(t, SM_FIRST_ORDER_TEXT, c->predicted_s);
+    rs_table_set_double(t, SM_FIRST_ORDER, c->predicted_s);
+}
+
+/* The network model's figures of a strategy's row: the model, the bottleneck, the flow. */
+static void
+add_strategy_network(RsTable *t, const RsSimulateReport *r, const RsStrategyResult *s)
+{
+    const RsFlowSimResult *f = s->flow;
+    rs_table_set_text(t, SM_NETWORK_MODEL, f ? "flow" : "bottleneck");
+    char *link = bottleneck_name(r, s);
+    if (link != NULL)
+        rs_table_take_text(t, SM_BOTTLENECK, link);
+    rs_table_set_double(t, SM_BOTTLENECK_LOAD, f ? f->bottleneck_load_s : s->cost.busiest_link_s);
+    if (f != NULL)
+        rs_table_take_json(t, SM_FLOW, flow_node(f, r->topology));
+    if (s->cost.busiest_link_bytes > 0)
+        rs_table_take_json(t, SM_BUSIEST, busiest_link_node(s, r->topology));
+}
+
+static RsTable *
+strategy_table(const RsSimulateReport *r)
+{
+    RsTable *t = rs_table_new("strategies", strategy_columns, G_N_ELEMENTS(strategy_columns));
+    gboolean any_flow = FALSE;
+    for (guint i = 0; i < r->n_results; i++) {
+        const RsStrategyResult *s = &r->results[i];
+        any_flow |= s->flow != NULL;
+        rs_table_add_row(t);
+        add_strategy_plan(t, s);
+        add_strategy_cost(t, r, s);
+        add_strategy_network(t, r, s);
+    }
+    if (!any_flow)
+        rs_table_hide_column(t, SM_FIRST_ORDER_TEXT);
+    return t;
 }
 
 static void
-simulate_json(const RsSimulateReport *r, GString *out)
+simulate_text(const RsSimulateReport *r, const RsTable *t, GString *out)
 {
-    g_autoptr(JsonBuilder) b = json_builder_new();
-    json_builder_begin_object(b);
-    JSON_STRING(b, "scenario", r->scenario_name);
+    gboolean any_flow = FALSE;
+    for (guint i = 0; i < r->n_results; i++)
+        any_flow |= r->results[i].flow != NULL;
+    simulate_header(r, out);
+    rs_table_append_text(t, out);
+    simulate_bound_lines(r, out);
+    for (guint i = 0; i < r->n_results; i++)
+        simulate_bottleneck_line(r, &r->results[i], out);
+    simulate_model_line(r, any_flow, out);
+}
 
+/* The JSON members naming the work: the scenario, model, topology and the two layouts. */
+static void
+json_simulate_work(JsonBuilder *b, const RsSimulateReport *r)
+{
+    JSON_STRING(b, "scenario", r->scenario_name);
     json_builder_set_member_name(b, "model");
     json_builder_begin_object(b);
     JSON_STRING(b, "name", rs_model_get_name(r->model));
@@ -473,7 +522,6 @@ simulate_json(const RsSimulateReport *r, GString *out)
     JSON_INT(b, "bytes", rs_refit_get_size_bytes(r->refit));
     JSON_INT(b, "tensors", rs_refit_get_n_tensors(r->refit));
     json_builder_end_object(b);
-
     json_builder_set_member_name(b, "topology");
     json_builder_begin_object(b);
     JSON_STRING(b, "name", rs_topology_get_name(r->topology));
@@ -481,7 +529,6 @@ simulate_json(const RsSimulateReport *r, GString *out)
     JSON_INT(b, "gpus", rs_topology_get_n_gpus(r->topology));
     JSON_INT(b, "gpus_per_nvlink_domain", rs_topology_get_gpus_per_nvlink_domain(r->topology));
     json_builder_end_object(b);
-
     json_builder_set_member_name(b, "train");
     json_builder_begin_object(b);
     JSON_STRING(b, "layout", r->train_desc);
@@ -492,7 +539,12 @@ simulate_json(const RsSimulateReport *r, GString *out)
     JSON_STRING(b, "layout", r->infer_desc);
     JSON_STRING(b, "gpus", r->infer_gpus);
     json_builder_end_object(b);
+}
 
+/* The JSON members of the lower bound and the planner's settings. */
+static void
+json_simulate_bound(JsonBuilder *b, const RsSimulateReport *r)
+{
     JSON_DOUBLE(b, "lower_bound_s", r->bound.time_s);
     json_builder_set_member_name(b, "binding_cut");
     json_builder_begin_object(b);
@@ -506,69 +558,32 @@ simulate_json(const RsSimulateReport *r, GString *out)
     for (guint k = RS_CUT_NONE + 1; k < RS_CUT_KIND_N; k++)
         JSON_DOUBLE(b, rs_cut_kind_get_name((RsCutKind)k), r->bound.kind_s[k]);
     json_builder_end_object(b);
-
     JSON_INT(b, "staging_bytes", r->staging_bytes);
     JSON_INT(b, "max_ops_per_group", r->max_ops_per_group);
     if (r->auto_reason != NULL)
         JSON_STRING(b, "auto_reason", r->auto_reason);
-    json_builder_set_member_name(b, "strategies");
-    json_builder_begin_array(b);
-    for (guint i = 0; i < r->n_results; i++) {
-        const RsStrategyResult *s = &r->results[i];
-        json_builder_begin_object(b);
-        JSON_STRING(b, "name", result_name(s));
-        JSON_STRING(b, "strategy", rs_strategy_get_name(s->strategy));
-        if (s->note != NULL)
-            JSON_STRING(b, "variant", s->note);
-        JSON_INT(b, "rounds", s->n_rounds);
-        JSON_INT(b, "max_round_staging_bytes", s->max_round_staging_bytes);
-        JSON_INT(b, "bytes_moved", s->cost.bytes_moved);
-        JSON_INT(b, "bytes_nvlink", s->cost.bytes_nvlink);
-        JSON_INT(b, "bytes_network", s->cost.bytes_network);
-        JSON_INT(b, "local_bytes", s->cost.local_bytes);
-        JSON_INT(b, "max_gpu_ingress_bytes", s->cost.max_gpu_ingress_bytes);
-        JSON_INT(b, "max_gpu_ingress_gpu", s->cost.max_gpu_ingress_gpu);
-        JSON_INT(b, "max_nic_egress_bytes", s->cost.max_nic_egress_bytes);
-        JSON_INT(b, "max_nic_egress_gpu", s->cost.max_nic_egress_gpu);
-        JSON_INT(b, "messages", s->cost.n_messages);
-        JSON_INT(b, "transfers", s->n_transfers);
-        JSON_INT(b, "phases", s->cost.n_phases);
-        JSON_DOUBLE(b, "predicted_s", predicted_s(s));
-        JSON_DOUBLE(b, "efficiency", efficiency(r, s));
-        JSON_STRING(b, "network_model", s->flow ? "flow" : "bottleneck");
-        JSON_DOUBLE(b, "first_order_s", s->cost.predicted_s);
-        if (s->flow != NULL)
-            json_flow(b, s->flow, r->topology);
-        if (s->cost.busiest_link_bytes > 0) {
-            g_autofree char *link = rs_topology_format_link(r->topology, s->cost.busiest_link);
-            json_builder_set_member_name(b, "busiest_link");
-            json_builder_begin_object(b);
-            JSON_STRING(b, "name", link);
-            JSON_INT(b, "bytes", s->cost.busiest_link_bytes);
-            JSON_DOUBLE(b, "busy_s", s->cost.busiest_link_s);
-            json_builder_end_object(b);
-        }
-        json_builder_end_object(b);
-    }
-    json_builder_end_array(b);
-    json_builder_end_object(b);
-    rs_report_json_append_full(b, TRUE, out);
 }
 
 void
 rs_report_simulate(const RsSimulateReport *report, RsFormat format, GString *out)
 {
-    switch (format) {
-    case RS_FORMAT_TABLE:
-        simulate_table(report, out);
-        break;
-    case RS_FORMAT_CSV:
-        simulate_csv(report, out);
-        break;
-    case RS_FORMAT_JSON:
-        simulate_json(report, out);
-        break;
+    g_autoptr(RsTable) t = strategy_table(report);
+    if (format == RS_FORMAT_TABLE) {
+        simulate_text(report, t, out);
+        return;
     }
+    if (format == RS_FORMAT_CSV) {
+        rs_table_append_csv(t, out);
+        return;
+    }
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    json_simulate_work(b, report);
+    json_simulate_bound(b, report);
+    json_builder_set_member_name(b, "strategies");
+    rs_table_add_json_array(t, b);
+    json_builder_end_object(b);
+    rs_report_json_append(b, out);
 }
 
 /* "bf16:123,fp8-e4m3:456" of the dtypes a model stores (raw bytes), in dtype order. */
@@ -793,8 +808,9 @@ rs_run_report_get_error(const RsRunReport *r)
     return (r->predicted_s - r->measured_s) / r->measured_s;
 }
 
+/* The lines above the tables of `reshard run`: the work, the plan and the executor. */
 static void
-run_table(const RsRunReport *r, GString *out)
+run_header(const RsRunReport *r, GString *out)
 {
     g_string_append_printf(out, "work       %s\n", r->work);
     g_string_append_printf(out, "plan       %s: %u transfers, %u network messages, %.4f GB moved, "
@@ -806,56 +822,84 @@ run_table(const RsRunReport *r, GString *out)
                            r->transport, r->n_ranks, r->chunk_bytes, r->window,
                            r->buffer_bytes / 1e9);
     g_string_append_c(out, '\n');
+}
 
-    Table t;
-    table_init(&t);
-    GPtrArray *h = table_row(&t);
-    cell(h, "%s", "");
-    cell(h, "measured");
-    cell(h, "predicted");
-    cell(h, "error");
-    GPtrArray *row = table_row(&t);
-    cell(row, "time s");
-    char b1[64], b2[64], b3[64];
-    cell(row, "%s", run_seconds(b1, sizeof b1, r->measured_s));
+/* Measured against predicted, side by side: a text-only table whose rows are quantities
+ * (time, rate), so its cells are formatted here. */
+enum { CMP_WHAT, CMP_MEASURED, CMP_PREDICTED, CMP_ERROR };
+
+static const RsColumn comparison_columns[] = {
+    [CMP_WHAT] = {"quantity", "", RS_COLUMN_TEXT, 0, 0},
+    [CMP_MEASURED] = {"measured", NULL, RS_COLUMN_TEXT, 0, 0},
+    [CMP_PREDICTED] = {"predicted", NULL, RS_COLUMN_TEXT, 0, 0},
+    [CMP_ERROR] = {"error", NULL, RS_COLUMN_TEXT, 0, 0},
+};
+
+static void
+run_comparison_table(const RsRunReport *r, GString *out)
+{
+    g_autoptr(RsTable) t = rs_table_new("comparison", comparison_columns,
+                                        G_N_ELEMENTS(comparison_columns));
+    char buf[64];
+    rs_table_add_row(t);
+    rs_table_set_text(t, CMP_WHAT, "time s");
+    rs_table_set_text(t, CMP_MEASURED, run_seconds(buf, sizeof buf, r->measured_s));
     if (r->has_prediction) {
-        cell(row, "%s", run_seconds(b1, sizeof b1, r->predicted_s));
         double err = 100.0 * rs_run_report_get_error(r);
-        cell(row, fabs(err) < 1e4 ? "%+.1f%%" : "%+.3g%%", err);
+        rs_table_set_text(t, CMP_PREDICTED, run_seconds(buf, sizeof buf, r->predicted_s));
+        rs_table_take_text(t, CMP_ERROR,
+                           g_strdup_printf(fabs(err) < 1e4 ? "%+.1f%%" : "%+.3g%%", err));
     } else {
-        cell(row, "-");
-        cell(row, "-");
+        rs_table_set_null(t, CMP_PREDICTED);
+        rs_table_set_null(t, CMP_ERROR);
     }
-    row = table_row(&t);
-    cell(row, "GB/s");
-    cell(row, "%.3f", r->measured_s > 0 ? r->bytes_moved / r->measured_s / 1e9 : 0.0);
+    rs_table_add_row(t);
+    rs_table_set_text(t, CMP_WHAT, "GB/s");
+    rs_table_take_text(t, CMP_MEASURED,
+                       g_strdup_printf("%.3f", r->measured_s > 0
+                                                   ? r->bytes_moved / r->measured_s / 1e9
+                                                   : 0.0));
     if (r->has_prediction && r->predicted_s > 0)
-        cell(row, "%.3f", r->bytes_moved / r->predicted_s / 1e9);
+        rs_table_take_text(t, CMP_PREDICTED,
+                           g_strdup_printf("%.3f", r->bytes_moved / r->predicted_s / 1e9));
     else
-        cell(row, "-");
-    cell(row, "%s", "");
-    table_print(&t, out);
+        rs_table_set_null(t, CMP_PREDICTED);
+    rs_table_append_text(t, out);
     g_string_append_c(out, '\n');
+}
 
-    table_init(&t);
-    h = table_row(&t);
-    cell(h, "phase");
-    cell(h, "messages");
-    cell(h, "GB");
-    cell(h, "measured s");
-    cell(h, "GB/s");
+/* The phases of a run: the text table and the JSON phases[]. */
+enum { PH_PHASE, PH_MESSAGES, PH_BYTES, PH_MEASURED, PH_RATE };
+
+static const RsColumn phase_columns[] = {
+    [PH_PHASE] = {"phase", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_NO_JSON},
+    [PH_MESSAGES] = {"messages", NULL, RS_COLUMN_INTEGER, 0, 0},
+    [PH_BYTES] = {"bytes", "", RS_COLUMN_GB, 4, 0},
+    [PH_MEASURED] = {"measured_s", "measured", RS_COLUMN_SECONDS, 6, 0},
+    [PH_RATE] = {"bytes_per_s", "", RS_COLUMN_RATE, 3, RS_COLUMN_TABLE_ONLY},
+};
+
+static RsTable *
+run_phase_table(const RsRunReport *r)
+{
+    RsTable *t = rs_table_new("phases", phase_columns, G_N_ELEMENTS(phase_columns));
     for (guint p = 0; p < r->n_phases; p++) {
         const RsRunPhase *ph = &r->phases[p];
-        row = table_row(&t);
-        cell(row, "%u", p);
-        cell(row, "%u", ph->n_messages);
-        cell(row, "%.4f", ph->size_bytes / 1e9);
-        cell(row, "%.6f", ph->measured_s);
-        cell(row, "%.3f", ph->measured_s > 0 ? ph->size_bytes / ph->measured_s / 1e9 : 0.0);
+        rs_table_add_row(t);
+        rs_table_set_uint(t, PH_PHASE, p);
+        rs_table_set_uint(t, PH_MESSAGES, ph->n_messages);
+        rs_table_set_uint(t, PH_BYTES, ph->size_bytes);
+        rs_table_set_double(t, PH_MEASURED, ph->measured_s);
+        rs_table_set_double(t, PH_RATE,
+                            ph->measured_s > 0 ? ph->size_bytes / ph->measured_s : 0.0);
     }
-    table_print(&t, out);
-    g_string_append_c(out, '\n');
+    return t;
+}
 
+/* The lines below the tables: the runs, the transport's counters and the validation. */
+static void
+run_counters(const RsRunReport *r, GString *out)
+{
     g_string_append_printf(out, "runs       %u:", r->n_runs);
     for (guint i = 0; i < r->n_runs; i++)
         g_string_append_printf(out, " %.6f", r->run_s[i]);
@@ -874,97 +918,92 @@ run_table(const RsRunReport *r, GString *out)
         g_string_append_printf(out, "validation FAILED: %" G_GUINT64_FORMAT " elements differ; "
                                     "first: %s\n",
                                r->n_bad_elems, r->first_bad ? r->first_bad : "");
-    if (r->has_prediction) {
-        g_string_append_printf(out, "prediction first-order estimate (sim/cost.h) of the same plan "
-                                    "on topology %s; error = (predicted - measured) / measured\n",
-                               r->topology);
-        if (r->copies_modelled)
-            g_string_append_printf(out, "           links %s s, copies %s s (the larger in %u "
-                                        "of %u phases), fixed costs %s s\n",
-                                   run_seconds(b1, sizeof b1, r->predicted_link_s),
-                                   run_seconds(b2, sizeof b2, r->predicted_copy_s),
-                                   r->n_copy_bound_phases, r->n_phases,
-                                   run_seconds(b3, sizeof b3, r->predicted_fixed_s));
-        else
-            g_string_append_printf(out, "           links %s s, fixed costs %s s; copies not "
-                                        "modelled (the topology has no copy section: reshard "
-                                        "calibrate writes one)\n",
-                                   run_seconds(b1, sizeof b1, r->predicted_link_s),
-                                   run_seconds(b2, sizeof b2, r->predicted_fixed_s));
-    }
-    else
+}
+
+/* The last lines: what the prediction is and its parts. */
+static void
+run_prediction(const RsRunReport *r, GString *out)
+{
+    char b1[64], b2[64], b3[64];
+    if (!r->has_prediction) {
         g_string_append(out, "prediction none: give --topology (a calibrated one: reshard "
                              "calibrate)\n");
+        return;
+    }
+    g_string_append_printf(out, "prediction first-order estimate (sim/cost.h) of the same plan "
+                                "on topology %s; error = (predicted - measured) / measured\n",
+                           r->topology);
+    if (r->copies_modelled)
+        g_string_append_printf(out, "           links %s s, copies %s s (the larger in %u "
+                                    "of %u phases), fixed costs %s s\n",
+                               run_seconds(b1, sizeof b1, r->predicted_link_s),
+                               run_seconds(b2, sizeof b2, r->predicted_copy_s),
+                               r->n_copy_bound_phases, r->n_phases,
+                               run_seconds(b3, sizeof b3, r->predicted_fixed_s));
+    else
+        g_string_append_printf(out, "           links %s s, fixed costs %s s; copies not "
+                                    "modelled (the topology has no copy section: reshard "
+                                    "calibrate writes one)\n",
+                               run_seconds(b1, sizeof b1, r->predicted_link_s),
+                               run_seconds(b2, sizeof b2, r->predicted_fixed_s));
 }
 
 static void
-run_csv(const RsRunReport *r, GString *out)
+run_text(const RsRunReport *r, GString *out)
 {
-    g_string_append(out, "strategy,transport,ranks,transfers,messages,bytes_moved,local_bytes,"
-                         "runs,measured_s,predicted_s,error,predicted_link_s,predicted_copy_s,"
-                         "predicted_fixed_s,validated,bad_elements,send_calls\n");
-    g_string_append_printf(out, "%s,%s,%u,%u,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
-                                ",%u,%.9g,",
-                           r->strategy, r->transport, r->n_ranks, r->n_transfers,
-                           r->n_network_messages, r->bytes_moved, r->local_bytes, r->n_runs,
-                           r->measured_s);
-    if (r->has_prediction) {
-        g_string_append_printf(out, "%.9g,%.6f,%.9g,", r->predicted_s, rs_run_report_get_error(r),
-                               r->predicted_link_s);
-        if (r->copies_modelled)
-            g_string_append_printf(out, "%.9g", r->predicted_copy_s);
-        g_string_append_printf(out, ",%.9g,", r->predicted_fixed_s);
-    } else {
-        g_string_append(out, ",,,,,");
-    }
-    g_string_append_printf(out, "%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "\n",
-                           r->validated ? "true" : "false", r->n_bad_elems, r->n_sends);
+    run_header(r, out);
+    run_comparison_table(r, out);
+    g_autoptr(RsTable) phases = run_phase_table(r);
+    rs_table_append_text(phases, out);
+    g_string_append_c(out, '\n');
+    run_counters(r, out);
+    run_prediction(r, out);
 }
 
-static void
-run_json(const RsRunReport *r, GString *out)
+/* The figures of a run: the CSV row and the JSON document (the text form is the tables
+ * and lines above). The parts of the prediction are unset without one; the copy time is
+ * null when copies are not modelled. */
+enum {
+    RN_WORK, RN_STRATEGY, RN_TRANSPORT, RN_RANKS, RN_TRANSFERS, RN_MESSAGES, RN_BYTES_MOVED,
+    RN_LOCAL_BYTES, RN_CHUNK_BYTES, RN_WINDOW, RN_RUNS, RN_MEASURED, RN_RUNS_S, RN_PREDICTED,
+    RN_ERROR, RN_TOPOLOGY, RN_LINK_S, RN_COPY_S, RN_FIXED_S, RN_VALIDATED, RN_BAD_ELEMENTS,
+    RN_PHASES, RN_VALIDATION, RN_SEND_CALLS, RN_ZERO_COPY, RN_PEAK_PACK, RN_BUFFER,
+};
+
+static const RsColumn run_columns[] = {
+    [RN_WORK] = {"work", NULL, RS_COLUMN_TEXT, 0, RS_COLUMN_JSON_ONLY},
+    [RN_STRATEGY] = {"strategy", NULL, RS_COLUMN_TEXT, 0, 0},
+    [RN_TRANSPORT] = {"transport", NULL, RS_COLUMN_TEXT, 0, 0},
+    [RN_RANKS] = {"ranks", NULL, RS_COLUMN_INTEGER, 0, 0},
+    [RN_TRANSFERS] = {"transfers", NULL, RS_COLUMN_INTEGER, 0, 0},
+    [RN_MESSAGES] = {"messages", NULL, RS_COLUMN_INTEGER, 0, 0},
+    [RN_BYTES_MOVED] = {"bytes_moved", NULL, RS_COLUMN_BYTES, 0, 0},
+    [RN_LOCAL_BYTES] = {"local_bytes", NULL, RS_COLUMN_BYTES, 0, 0},
+    [RN_CHUNK_BYTES] = {"chunk_bytes", NULL, RS_COLUMN_BYTES, 0, RS_COLUMN_JSON_ONLY},
+    [RN_WINDOW] = {"window", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_JSON_ONLY},
+    [RN_RUNS] = {"runs", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_CSV_ONLY},
+    [RN_MEASURED] = {"measured_s", NULL, RS_COLUMN_SECONDS, 6, 0},
+    [RN_RUNS_S] = {"runs_s", NULL, RS_COLUMN_JSON, 0, 0},
+    [RN_PREDICTED] = {"predicted_s", NULL, RS_COLUMN_SECONDS, 6, 0},
+    [RN_ERROR] = {"error", NULL, RS_COLUMN_RATIO, 1, 0},
+    [RN_TOPOLOGY] = {"topology", NULL, RS_COLUMN_TEXT, 0, RS_COLUMN_JSON_ONLY},
+    [RN_LINK_S] = {"predicted_link_s", NULL, RS_COLUMN_SECONDS, 6, 0},
+    [RN_COPY_S] = {"predicted_copy_s", NULL, RS_COLUMN_SECONDS, 6, 0},
+    [RN_FIXED_S] = {"predicted_fixed_s", NULL, RS_COLUMN_SECONDS, 6, 0},
+    [RN_VALIDATED] = {"validated", NULL, RS_COLUMN_BOOL, 0, RS_COLUMN_CSV_ONLY},
+    [RN_BAD_ELEMENTS] = {"bad_elements", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_CSV_ONLY},
+    [RN_PHASES] = {"phases", NULL, RS_COLUMN_JSON, 0, 0},
+    [RN_VALIDATION] = {"validation", NULL, RS_COLUMN_JSON, 0, 0},
+    [RN_SEND_CALLS] = {"send_calls", NULL, RS_COLUMN_INTEGER, 0, 0},
+    [RN_ZERO_COPY] = {"zero_copy_chunks", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_JSON_ONLY},
+    [RN_PEAK_PACK] = {"peak_pack_bytes", NULL, RS_COLUMN_BYTES, 0, RS_COLUMN_JSON_ONLY},
+    [RN_BUFFER] = {"buffer_bytes", NULL, RS_COLUMN_BYTES, 0, RS_COLUMN_JSON_ONLY},
+};
+
+static JsonNode *
+run_validation_node(const RsRunReport *r)
 {
-    g_autoptr(JsonBuilder) b = json_builder_new();
-    json_builder_begin_object(b);
-    JSON_STRING(b, "work", r->work);
-    JSON_STRING(b, "strategy", r->strategy);
-    JSON_STRING(b, "transport", r->transport);
-    JSON_INT(b, "ranks", r->n_ranks);
-    JSON_INT(b, "transfers", r->n_transfers);
-    JSON_INT(b, "messages", r->n_network_messages);
-    JSON_INT(b, "bytes_moved", r->bytes_moved);
-    JSON_INT(b, "local_bytes", r->local_bytes);
-    JSON_INT(b, "chunk_bytes", r->chunk_bytes);
-    JSON_INT(b, "window", r->window);
-    JSON_DOUBLE(b, "measured_s", r->measured_s);
-    json_builder_set_member_name(b, "runs_s");
-    json_builder_begin_array(b);
-    for (guint i = 0; i < r->n_runs; i++)
-        json_builder_add_double_value(b, r->run_s[i]);
-    json_builder_end_array(b);
-    if (r->has_prediction) {
-        JSON_DOUBLE(b, "predicted_s", r->predicted_s);
-        JSON_DOUBLE(b, "error", rs_run_report_get_error(r));
-        JSON_STRING(b, "topology", r->topology);
-        JSON_DOUBLE(b, "predicted_link_s", r->predicted_link_s);
-        json_builder_set_member_name(b, "predicted_copy_s");
-        if (r->copies_modelled)
-            json_builder_add_double_value(b, r->predicted_copy_s);
-        else
-            json_builder_add_null_value(b);
-        JSON_DOUBLE(b, "predicted_fixed_s", r->predicted_fixed_s);
-    }
-    json_builder_set_member_name(b, "phases");
-    json_builder_begin_array(b);
-    for (guint p = 0; p < r->n_phases; p++) {
-        json_builder_begin_object(b);
-        JSON_INT(b, "messages", r->phases[p].n_messages);
-        JSON_INT(b, "bytes", r->phases[p].size_bytes);
-        JSON_DOUBLE(b, "measured_s", r->phases[p].measured_s);
-        json_builder_end_object(b);
-    }
-    json_builder_end_array(b);
-    json_builder_set_member_name(b, "validation");
+    JsonBuilder *b = json_builder_new();
     json_builder_begin_object(b);
     json_builder_set_member_name(b, "checked");
     json_builder_add_boolean_value(b, r->validated);
@@ -973,64 +1012,79 @@ run_json(const RsRunReport *r, GString *out)
     if (r->first_bad != NULL)
         JSON_STRING(b, "first_bad", r->first_bad);
     json_builder_end_object(b);
-    JSON_INT(b, "send_calls", r->n_sends);
-    JSON_INT(b, "zero_copy_chunks", r->n_zero_copy);
-    JSON_INT(b, "peak_pack_bytes", r->peak_pack_bytes);
-    JSON_INT(b, "buffer_bytes", r->buffer_bytes);
-    json_builder_end_object(b);
-    rs_report_json_append_full(b, TRUE, out);
+    return builder_steal_root(b);
+}
+
+static void
+add_run_prediction(RsTable *t, const RsRunReport *r)
+{
+    if (!r->has_prediction)
+        return;
+    rs_table_set_double(t, RN_PREDICTED, r->predicted_s);
+    rs_table_set_double(t, RN_ERROR, rs_run_report_get_error(r));
+    rs_table_set_text(t, RN_TOPOLOGY, r->topology);
+    rs_table_set_double(t, RN_LINK_S, r->predicted_link_s);
+    if (r->copies_modelled)
+        rs_table_set_double(t, RN_COPY_S, r->predicted_copy_s);
+    else
+        rs_table_set_null(t, RN_COPY_S);
+    rs_table_set_double(t, RN_FIXED_S, r->predicted_fixed_s);
+}
+
+static RsTable *
+run_summary_table(const RsRunReport *r)
+{
+    RsTable *t = rs_table_new("run", run_columns, G_N_ELEMENTS(run_columns));
+    rs_table_add_row(t);
+    rs_table_set_text(t, RN_WORK, r->work);
+    rs_table_set_text(t, RN_STRATEGY, r->strategy);
+    rs_table_set_text(t, RN_TRANSPORT, r->transport);
+    rs_table_set_uint(t, RN_RANKS, r->n_ranks);
+    rs_table_set_uint(t, RN_TRANSFERS, r->n_transfers);
+    rs_table_set_uint(t, RN_MESSAGES, r->n_network_messages);
+    rs_table_set_uint(t, RN_BYTES_MOVED, r->bytes_moved);
+    rs_table_set_uint(t, RN_LOCAL_BYTES, r->local_bytes);
+    rs_table_set_uint(t, RN_CHUNK_BYTES, r->chunk_bytes);
+    rs_table_set_uint(t, RN_WINDOW, r->window);
+    rs_table_set_uint(t, RN_RUNS, r->n_runs);
+    rs_table_set_double(t, RN_MEASURED, r->measured_s);
+    JsonArray *runs = json_array_new();
+    for (guint i = 0; i < r->n_runs; i++)
+        json_array_add_double_element(runs, r->run_s[i]);
+    rs_table_take_json(t, RN_RUNS_S, json_node_init_array(json_node_alloc(), runs));
+    json_array_unref(runs);
+    add_run_prediction(t, r);
+    rs_table_set_bool(t, RN_VALIDATED, r->validated);
+    rs_table_set_uint(t, RN_BAD_ELEMENTS, r->n_bad_elems);
+    g_autoptr(RsTable) phases = run_phase_table(r);
+    JsonBuilder *b = json_builder_new();
+    rs_table_add_json_array(phases, b);
+    rs_table_take_json(t, RN_PHASES, builder_steal_root(b));
+    rs_table_take_json(t, RN_VALIDATION, run_validation_node(r));
+    rs_table_set_uint(t, RN_SEND_CALLS, r->n_sends);
+    rs_table_set_uint(t, RN_ZERO_COPY, r->n_zero_copy);
+    rs_table_set_uint(t, RN_PEAK_PACK, r->peak_pack_bytes);
+    rs_table_set_uint(t, RN_BUFFER, r->buffer_bytes);
+    return t;
 }
 
 void
 rs_report_run(const RsRunReport *report, RsFormat format, GString *out)
 {
-    switch (format) {
-    case RS_FORMAT_TABLE:
-        run_table(report, out);
-        break;
-    case RS_FORMAT_CSV:
-        run_csv(report, out);
-        break;
-    case RS_FORMAT_JSON:
-        run_json(report, out);
-        break;
+    if (format == RS_FORMAT_TABLE) {
+        run_text(report, out);
+        return;
     }
-}
-
-/* --- the table helpers for the other report files (report-private.h) --- */
-
-struct _RsReportTable {
-    Table table;
-};
-
-RsReportTable *
-rs_report_table_new(void)
-{
-    RsReportTable *t = g_new0(RsReportTable, 1);
-    table_init(&t->table);
-    return t;
-}
-
-GPtrArray *
-rs_report_table_add_row(RsReportTable *t)
-{
-    return table_row(&t->table);
-}
-
-void
-rs_report_table_cell(GPtrArray *row, const char *format, ...)
-{
-    va_list args;
-    va_start(args, format);
-    g_ptr_array_add(row, g_strdup_vprintf(format, args));
-    va_end(args);
-}
-
-void
-rs_report_table_print_free(RsReportTable *t, GString *out)
-{
-    table_print(&t->table, out);
-    g_free(t);
+    g_autoptr(RsTable) t = run_summary_table(report);
+    if (format == RS_FORMAT_CSV) {
+        rs_table_append_csv(t, out);
+        return;
+    }
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    rs_table_add_json_members(t, 0, b);
+    json_builder_end_object(b);
+    rs_report_json_append(b, out);
 }
 
 void

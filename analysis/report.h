@@ -2,6 +2,14 @@
  *
  * Tables print units in the header row, decimal GB and GB/s; CSV and JSON carry raw
  * bytes and seconds so nothing is lost to rounding.
+ *
+ * Every table of a report is one RsTable (table.h), so its text, CSV and JSON forms come
+ * from one description. The text forms also have lines that are not tables, written by
+ * the report around its tables as they are: headers naming the work above a table (the
+ * scenario, model, layouts; the run's work, plan and executor; the topology's GPUs,
+ * fabric and latency) and the lines below it (the lower bound, the bottleneck and auto
+ * lines, the network model; the run's counters, validation and prediction; the
+ * topology's routes and totals). The replay's text form is lines only.
  */
 #pragma once
 
@@ -74,8 +82,10 @@ typedef struct {
 /**
  * rs_report_simulate:
  * @report: the figures
- * @format: table, csv (one row per strategy) or json (model.params, model.bytes,
- *   strategies[].name, .bytes_moved, .predicted_s, lower_bound_s, …)
+ * @format: table (header lines, the strategies table, then the lower bound, auto and
+ *   bottleneck lines and the network model: lines, not tables), csv (the strategies
+ *   table: one row per strategy) or json (model.params, model.bytes, lower_bound_s, …
+ *   and strategies[]: the strategies table's rows, .name, .bytes_moved, .predicted_s, …)
  * @out: text is appended here
  */
 void rs_report_simulate(const RsSimulateReport *report, RsFormat format, GString *out);
@@ -84,7 +94,8 @@ void rs_report_simulate(const RsSimulateReport *report, RsFormat format, GString
  * rs_report_replay:
  * @name: what was replayed (the messages file)
  * @flow: the simulation of its messages on @topo
- * @format: table, csv (one row) or json
+ * @format: table (lines, no table), csv (one row) or json (the same figures plus
+ *   phases[] and the last GPU)
  * @out: text is appended here
  *
  * Prints the total time, bytes, the link-load bound (the most loaded link's bytes over its
@@ -136,7 +147,8 @@ void rs_report_json_append_full(JsonBuilder *b, gboolean pretty, GString *out);
  * @out: text is appended here
  *
  * A table of the copy rates in GB/s (10^9 bytes per second): one row per run length,
- * columns read and write for messages and local copies, one rank and node.
+ * columns read and write for messages and local copies, one rank and node, headed by the
+ * copy section's keys without a unit (the line above the table states it).
  */
 void rs_report_copy_rates(const RsCopyRate *rates, guint n_rates, GString *out);
 
@@ -145,7 +157,8 @@ void rs_report_copy_rates(const RsCopyRate *rates, guint n_rates, GString *out);
  * @b: a builder inside an object
  *
  * Adds run_bytes and one member per rate, named after the copy section's keys with
- * _bytes_per_s (read_one_rank_bytes_per_s, …, local_write_node_bytes_per_s).
+ * _bytes_per_s (read_one_rank_bytes_per_s, …, local_write_node_bytes_per_s): the JSON
+ * members of the copy rates table's row.
  */
 void rs_report_json_copy_rate(JsonBuilder *b, const RsCopyRate *rate);
 
@@ -153,7 +166,10 @@ void rs_report_json_copy_rate(JsonBuilder *b, const RsCopyRate *rate);
  * rs_report_topology:
  * @show_links: also list every link (id, name, kind, bandwidth, efficiency, capacity,
  *   latency, dominated)
- * @format: table, csv (the link list, or one row per link class) or json
+ * @format: table (header lines, the link classes table, the routes and totals lines,
+ *   and with @show_links the links table), csv (the links table) or json (the topology's
+ *   members, copy_runs[] and with @show_links links[]: the links table's rows, a link's
+ *   name as "name" where CSV says "link")
  * @out: text is appended here
  *
  * Prints nodes, NVLink domains, the fabric, the copy rates (a calibrated topology's copy
@@ -251,7 +267,8 @@ double rs_run_report_get_error(const RsRunReport *report);
 
 /**
  * rs_report_run:
- * @format: table (measured and predicted side by side, per-phase times, validation), csv
+ * @format: table (header lines, measured and predicted side by side, the phases table,
+ *   then the runs, transport, validation and prediction lines), csv
  *   (one row: strategy, ranks, bytes_moved, measured_s, predicted_s, error, the parts of
  *   the prediction (predicted_copy_s empty when copies are not modelled), …) or json (the
  *   same fields plus runs_s[], phases[] and the parts of the prediction: predicted_link_s,

@@ -35,6 +35,7 @@ struct _RsTable {
     char *name;
     const RsColumn *columns;
     guint n_columns;
+    gboolean *hidden; /* n_columns: rs_table_hide_column() */
     GArray *cells; /* Cell, row-major, n_columns per row */
 };
 
@@ -56,6 +57,7 @@ rs_table_new(const char *name, const RsColumn *columns, guint n_columns)
     t->name = g_strdup(name);
     t->columns = columns;
     t->n_columns = n_columns;
+    t->hidden = g_new0(gboolean, MAX(n_columns, 1));
     t->cells = g_array_new(FALSE, TRUE, sizeof(Cell));
     g_array_set_clear_func(t->cells, cell_clear);
     return t;
@@ -67,6 +69,7 @@ rs_table_free(RsTable *t)
     if (t == NULL)
         return;
     g_array_unref(t->cells);
+    g_free(t->hidden);
     g_free(t->name);
     g_free(t);
 }
@@ -75,6 +78,13 @@ guint
 rs_table_get_n_rows(const RsTable *t)
 {
     return t->n_columns ? t->cells->len / t->n_columns : 0;
+}
+
+void
+rs_table_hide_column(RsTable *t, guint col)
+{
+    g_return_if_fail(col < t->n_columns);
+    t->hidden[col] = TRUE;
 }
 
 void
@@ -197,8 +207,11 @@ cell_integer_text(const Cell *c)
 }
 
 static gboolean
-shown_in(const RsColumn *col, RsFormat format)
+shown_in(const RsTable *t, guint c, RsFormat format)
 {
+    const RsColumn *col = &t->columns[c];
+    if (t->hidden[c])
+        return FALSE;
     if (col->kind == RS_COLUMN_JSON && format != RS_FORMAT_JSON)
         return FALSE;
     switch (format) {
@@ -224,6 +237,8 @@ kind_unit(RsColumnKind kind)
         return "GB/s";
     case RS_COLUMN_SECONDS:
         return "s";
+    case RS_COLUMN_MICROSECONDS:
+        return "us";
     default:
         return NULL;
     }
@@ -234,7 +249,7 @@ header_text(const RsColumn *col)
 {
     const char *label = col->label ? col->label : col->name;
     const char *unit = kind_unit(col->kind);
-    if (unit == NULL)
+    if (unit == NULL || (col->flags & RS_COLUMN_NO_UNIT))
         return g_strdup(label);
     return g_strdup_printf("%s%s%s", label, *label ? " " : "", unit);
 }
@@ -272,6 +287,8 @@ text_cell(const RsColumn *col, const Cell *c)
         return g_strdup_printf("%.*f", col->digits, v / 1e9);
     case RS_COLUMN_SECONDS:
         return seconds_text(col, v);
+    case RS_COLUMN_MICROSECONDS:
+        return g_strdup_printf("%.*f", col->digits, v * 1e6);
     case RS_COLUMN_RATIO:
         return g_strdup_printf("%.*f%%", col->digits, 100.0 * v);
     case RS_COLUMN_BOOL:
@@ -313,7 +330,7 @@ rs_table_append_text(const RsTable *t, GString *out)
     g_autofree guint *cols = g_new(guint, MAX(t->n_columns, 1));
     guint n = 0;
     for (guint c = 0; c < t->n_columns; c++)
-        if (shown_in(&t->columns[c], RS_FORMAT_TABLE))
+        if (shown_in(t, c, RS_FORMAT_TABLE))
             cols[n++] = c;
     /* Row 0 is the header. */
     g_autoptr(GPtrArray) text = g_ptr_array_new_with_free_func(g_free);
@@ -368,6 +385,8 @@ append_csv_cell(GString *out, const RsColumn *col, const Cell *c)
             g_string_append(out, v ? "true" : "false");
     } else if (col->kind == RS_COLUMN_RATIO) {
         g_string_append_printf(out, "%.6f", cell_double(c));
+    } else if (col->kind == RS_COLUMN_REAL && (col->flags & RS_COLUMN_CSV_FIXED)) {
+        g_string_append_printf(out, "%.*f", col->digits, cell_double(c));
     } else if (cell_is_integer(c)) {
         g_autofree char *text = cell_integer_text(c);
         g_string_append(out, text);
@@ -381,7 +400,7 @@ rs_table_append_csv(const RsTable *t, GString *out)
 {
     gboolean first = TRUE;
     for (guint c = 0; c < t->n_columns; c++) {
-        if (!shown_in(&t->columns[c], RS_FORMAT_CSV))
+        if (!shown_in(t, c, RS_FORMAT_CSV))
             continue;
         g_string_append(out, first ? "" : ",");
         append_csv_text(out, t->columns[c].name);
@@ -391,7 +410,7 @@ rs_table_append_csv(const RsTable *t, GString *out)
     for (guint r = 0; r < rs_table_get_n_rows(t); r++) {
         first = TRUE;
         for (guint c = 0; c < t->n_columns; c++) {
-            if (!shown_in(&t->columns[c], RS_FORMAT_CSV))
+            if (!shown_in(t, c, RS_FORMAT_CSV))
                 continue;
             g_string_append(out, first ? "" : ",");
             append_csv_cell(out, &t->columns[c], get_cell(t, r, c));
@@ -438,7 +457,7 @@ rs_table_add_json_members(const RsTable *t, guint row, JsonBuilder *b)
 {
     for (guint c = 0; c < t->n_columns; c++) {
         const Cell *cell = get_cell(t, row, c);
-        if (!shown_in(&t->columns[c], RS_FORMAT_JSON) || cell->type == CELL_UNSET)
+        if (!shown_in(t, c, RS_FORMAT_JSON) || cell->type == CELL_UNSET)
             continue;
         json_builder_set_member_name(b, t->columns[c].name);
         add_json_value(b, &t->columns[c], cell);

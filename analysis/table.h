@@ -9,8 +9,11 @@
  *   GB        bytes / 10^9, "GB" in header    raw bytes          integer (bytes)
  *   RATE      bytes/s / 10^9, "GB/s"          %.9g bytes/s       number (bytes/s)
  *   SECONDS   @digits decimals, "s"           %.9g seconds       number (seconds)
+ *   MICROSECONDS  seconds x 10^6, @digits     %.9g seconds       number (seconds)
+ *             decimals, "us"
  *   RATIO     percent, "98%"                  %.6f fraction      number (fraction)
- *   REAL      @digits decimals                %.9g               number
+ *   REAL      @digits decimals                %.9g (@digits      number
+ *                                             decimals with CSV_FIXED)
  *   BOOL      yes / no                        true / false       boolean
  *   TEXT      as given                        as given (quoted   string
  *                                             when it holds , " or a newline)
@@ -18,6 +21,13 @@
  * A cell left unset is empty in the text table and CSV and has no member in JSON; a cell
  * set to null prints "-" in the table, is empty in CSV and null in JSON. CSV has one header
  * row of the column names and no comment lines, so pandas.read_csv() loads it as is.
+ * Where CSV and JSON name the same figure differently (CSV "link", JSON "name"), or the
+ * text table shows a column elsewhere than CSV, the report has two columns, one per form.
+ *
+ * A report whose text form has lines that are not a table (a header naming the work above
+ * the table, a bound or bottleneck line below it) writes those lines itself around
+ * rs_table_append_text(); its CSV and JSON come from the table alone, with the document's
+ * other members added by the report around rs_table_add_json_array().
  */
 #pragma once
 
@@ -39,6 +49,7 @@ typedef enum {
     RS_COLUMN_GB,
     RS_COLUMN_RATE,
     RS_COLUMN_SECONDS,
+    RS_COLUMN_MICROSECONDS,
     RS_COLUMN_RATIO,
     RS_COLUMN_REAL,
     RS_COLUMN_BOOL,
@@ -57,6 +68,11 @@ typedef enum {
     RS_COLUMN_LEFT = 1 << 6,        /* left-aligned in the text table (the first column
                                      * always is; the others are right-aligned) */
     RS_COLUMN_CSV_01 = 1 << 7,      /* BOOL: 1 / 0 in CSV */
+    RS_COLUMN_NO_UNIT = 1 << 8,     /* the text header is the label alone (the unit is
+                                     * stated above the table) */
+    RS_COLUMN_CSV_FIXED = 1 << 9,   /* REAL: @digits decimals in CSV too ("0.9800") */
+    RS_COLUMN_JSON_ONLY = RS_COLUMN_NO_TABLE | RS_COLUMN_NO_CSV, /* a JSON member only */
+    RS_COLUMN_CSV_ONLY = RS_COLUMN_NO_TABLE | RS_COLUMN_NO_JSON,  /* a CSV column only */
 } RsColumnFlags;
 
 /* One column of a report. */
@@ -65,8 +81,8 @@ typedef struct {
     const char *label; /* (nullable) text header before the kind's unit ("moved" gives
                         * "moved GB"); NULL: @name */
     RsColumnKind kind;
-    int digits;        /* text table decimals: GB, RATE, SECONDS, REAL, RATIO (of the
-                        * percent) */
+    int digits;        /* text table decimals: GB, RATE, SECONDS, MICROSECONDS, REAL, RATIO
+                        * (of the percent) */
     guint flags;       /* RsColumnFlags */
 } RsColumn;
 
@@ -88,6 +104,15 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(RsTable, rs_table_free)
 
 /** rs_table_get_n_rows: Returns: the number of rows. */
 guint rs_table_get_n_rows(const RsTable *table);
+
+/**
+ * rs_table_hide_column:
+ * @col: < n_columns
+ *
+ * Leaves column @col out of every form (a column only some runs have, such as the
+ * first-order time next to a flow-level one).
+ */
+void rs_table_hide_column(RsTable *table, guint col);
 
 /** rs_table_add_row: appends a row of unset cells; the setters below fill the last row. */
 void rs_table_add_row(RsTable *table);

@@ -6,6 +6,7 @@
 #include "rs-config.h"
 
 #include <glib.h>
+#include <string.h>
 
 /* Two columns, two rows: a name and bytes shown as decimal GB. */
 static const RsColumn two_columns[] = {
@@ -161,6 +162,53 @@ test_kinds_json(void)
                     "\"efficiency\":1.0,\"dominated\":false}]");
 }
 
+/* The writer's newer features: microseconds, a header without its unit, fixed CSV
+ * decimals, a hidden column, and two columns for one figure named differently in CSV and
+ * JSON. */
+static const RsColumn features[] = {
+    {"link", NULL, RS_COLUMN_TEXT, 0, RS_COLUMN_NO_JSON},
+    {"name", NULL, RS_COLUMN_TEXT, 0, RS_COLUMN_JSON_ONLY},
+    {"latency_s", "latency", RS_COLUMN_MICROSECONDS, 3, 0},
+    {"read_bytes_per_s", "read", RS_COLUMN_RATE, 3, RS_COLUMN_NO_UNIT},
+    {"u0", NULL, RS_COLUMN_REAL, 4, RS_COLUMN_CSV_FIXED},
+    {"first_order_s", "first-order", RS_COLUMN_SECONDS, 3, 0},
+};
+
+static RsTable *
+features_table(void)
+{
+    RsTable *t = rs_table_new("links", features, G_N_ELEMENTS(features));
+    rs_table_hide_column(t, 5);
+    rs_table_add_row(t);
+    rs_table_set_text(t, 0, "gpu0.nic-egress");
+    rs_table_set_text(t, 1, "gpu0.nic-egress");
+    rs_table_set_double(t, 2, 1.25e-6);
+    rs_table_set_double(t, 3, 2.3e9);
+    rs_table_set_double(t, 4, 0.98);
+    rs_table_set_double(t, 5, 1.0);
+    return t;
+}
+
+static void
+test_features(void)
+{
+    g_autoptr(RsTable) t = features_table();
+    g_autofree char *text = render(t, RS_FORMAT_TABLE);
+    g_assert_cmpstr(text, ==,
+                    "link             latency us   read      u0\n"
+                    "gpu0.nic-egress       1.250  2.300  0.9800\n");
+    g_autofree char *csv = render(t, RS_FORMAT_CSV);
+    g_assert_cmpstr(csv, ==, "link,latency_s,read_bytes_per_s,u0\n"
+                             "gpu0.nic-egress,1.25e-06,2.3e+09,0.9800\n");
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    rs_table_add_json_array(t, b);
+    g_autoptr(JsonNode) root = json_builder_get_root(b);
+    g_autofree char *json = json_to_string(root, FALSE);
+    g_assert_cmpstr(json, ==,
+                    "[{\"name\":\"gpu0.nic-egress\",\"latency_s\":1.2500000000000001e-06,"
+                    "\"read_bytes_per_s\":2300000000.0,\"u0\":0.97999999999999998}]");
+}
+
 /* A document that is not an object keeps its data under "items"; no command line recorded
  * gives an empty list. */
 static void
@@ -178,6 +226,159 @@ test_provenance_array(void)
                     "\"command_line\":[],\"items\":[5]}\n");
 }
 
+/* `reshard run`'s report of a fixed run: two phases, three runs, a prediction with copies
+ * modelled; and the same without a prediction. */
+static const double run_times_s[] = {0.0021, 0.002, 0.0025};
+static const RsRunPhase run_phases[] = {{2, 8192, 0.0015}, {1, 4096, 0.0}};
+
+static RsRunReport
+run_report(gboolean predicted)
+{
+    return (RsRunReport){
+        .work = "tensor [64, 64] f32", .strategy = "direct", .transport = "host",
+        .n_ranks = 4, .n_transfers = 3, .n_network_messages = 3, .bytes_moved = 12288,
+        .local_bytes = 4096, .chunk_bytes = 1048576, .window = 4, .n_runs = 3,
+        .run_s = run_times_s, .measured_s = 0.0021, .has_prediction = predicted,
+        .predicted_s = 0.0025, .topology = "two-node", .predicted_link_s = 0.0015,
+        .predicted_copy_s = 0.0005, .predicted_fixed_s = 0.001, .copies_modelled = TRUE,
+        .n_copy_bound_phases = 1, .n_phases = 2, .phases = run_phases, .validated = TRUE,
+        .n_checked_elems = 4096, .n_bad_elems = 0, .n_sends = 5, .n_zero_copy = 2,
+        .peak_pack_bytes = 2000000, .buffer_bytes = 3000000000};
+}
+
+static char *
+render_run(gboolean predicted, RsFormat format)
+{
+    rs_report_set_command_line(0, NULL);
+    RsRunReport r = run_report(predicted);
+    GString *out = g_string_new(NULL);
+    rs_report_run(&r, format, out);
+    return g_string_free(out, FALSE);
+}
+
+static void
+test_run_text(void)
+{
+    g_autofree char *text = render_run(TRUE, RS_FORMAT_TABLE);
+    g_assert_cmpstr(text, ==,
+                    "work       tensor [64, 64] f32\n"
+                    "plan       direct: 3 transfers, 3 network messages, 0.0000 GB moved, 0.0000 GB "
+                    "local copies\n"
+                    "executor   host transport, 4 ranks, chunks of 1048576 bytes, 4 in flight per "
+                    "rank, 3.000 GB of buffers\n"
+                    "\n"
+                    "        measured  predicted   error\n"
+                    "time s  0.002100   0.002500  +19.0%\n"
+                    "GB/s       0.006      0.005\n"
+                    "\n"
+                    "phase  messages      GB  measured s   GB/s\n"
+                    "0             2  0.0000    0.001500  0.005\n"
+                    "1             1  0.0000    0.000000  0.000\n"
+                    "\n"
+                    "runs       3: 0.002100 0.002000 0.002500 s (the median is reported)\n"
+                    "transport  5 send calls, 2 chunks without a pack copy, at most 2.000 MB of pack "
+                    "buffers on one rank\n"
+                    "validation every destination element checked: 4096 elements correct\n"
+                    "prediction first-order estimate (sim/cost.h) of the same plan on topology "
+                    "two-node; error = (predicted - measured) / measured\n"
+                    "           links 0.001500 s, copies 0.000500 s (the larger in 1 of 2 phases), "
+                    "fixed costs 0.001000 s\n");
+}
+
+static void
+test_run_csv(void)
+{
+    g_autofree char *text = render_run(TRUE, RS_FORMAT_CSV);
+    g_assert_cmpstr(text, ==,
+                    "strategy,transport,ranks,transfers,messages,bytes_moved,local_bytes,runs,"
+                    "measured_s,predicted_s,error,predicted_link_s,predicted_copy_s,"
+                    "predicted_fixed_s,validated,bad_elements,send_calls\n"
+                    "direct,host,4,3,3,12288,4096,3,0.0021,0.0025,0.190476,0.0015,0.0005,0.001,"
+                    "true,0,5\n");
+}
+
+static void
+test_run_json(void)
+{
+    g_autofree char *text = render_run(TRUE, RS_FORMAT_JSON);
+    g_assert_cmpstr(text, ==,
+                    "{\n"
+                    "  \"tool\" : \"reshard " RS_VERSION "\",\n"
+                    "  \"schema_version\" : 1,\n"
+                    "  \"command_line\" : [],\n"
+                    "  \"work\" : \"tensor [64, 64] f32\",\n"
+                    "  \"strategy\" : \"direct\",\n"
+                    "  \"transport\" : \"host\",\n"
+                    "  \"ranks\" : 4,\n"
+                    "  \"transfers\" : 3,\n"
+                    "  \"messages\" : 3,\n"
+                    "  \"bytes_moved\" : 12288,\n"
+                    "  \"local_bytes\" : 4096,\n"
+                    "  \"chunk_bytes\" : 1048576,\n"
+                    "  \"window\" : 4,\n"
+                    "  \"measured_s\" : 0.0020999999999999999,\n"
+                    "  \"runs_s\" : [\n"
+                    "    0.0020999999999999999,\n"
+                    "    0.002,\n"
+                    "    0.0025000000000000001\n"
+                    "  ],\n"
+                    "  \"predicted_s\" : 0.0025000000000000001,\n"
+                    "  \"error\" : 0.19047619047619058,\n"
+                    "  \"topology\" : \"two-node\",\n"
+                    "  \"predicted_link_s\" : 0.0015,\n"
+                    "  \"predicted_copy_s\" : 0.00050000000000000001,\n"
+                    "  \"predicted_fixed_s\" : 0.001,\n"
+                    "  \"phases\" : [\n"
+                    "    {\n"
+                    "      \"messages\" : 2,\n"
+                    "      \"bytes\" : 8192,\n"
+                    "      \"measured_s\" : 0.0015\n"
+                    "    },\n"
+                    "    {\n"
+                    "      \"messages\" : 1,\n"
+                    "      \"bytes\" : 4096,\n"
+                    "      \"measured_s\" : 0.0\n"
+                    "    }\n"
+                    "  ],\n"
+                    "  \"validation\" : {\n"
+                    "    \"checked\" : true,\n"
+                    "    \"elements\" : 4096,\n"
+                    "    \"bad_elements\" : 0\n"
+                    "  },\n"
+                    "  \"send_calls\" : 5,\n"
+                    "  \"zero_copy_chunks\" : 2,\n"
+                    "  \"peak_pack_bytes\" : 2000000,\n"
+                    "  \"buffer_bytes\" : 3000000000\n"
+                    "}\n");
+}
+
+/* Without a prediction: "-" in the table, empty CSV fields, no JSON members. */
+static void
+test_run_unpredicted(void)
+{
+    g_autofree char *text = render_run(FALSE, RS_FORMAT_TABLE);
+    const char *table = strstr(text, "\n\n") + 2;
+    g_assert_cmpstr(table, ==,
+                    "        measured  predicted  error\n"
+                    "time s  0.002100          -      -\n"
+                    "GB/s       0.006          -\n"
+                    "\n"
+                    "phase  messages      GB  measured s   GB/s\n"
+                    "0             2  0.0000    0.001500  0.005\n"
+                    "1             1  0.0000    0.000000  0.000\n"
+                    "\n"
+                    "runs       3: 0.002100 0.002000 0.002500 s (the median is reported)\n"
+                    "transport  5 send calls, 2 chunks without a pack copy, at most 2.000 MB of pack buffers on one rank\n"
+                    "validation every destination element checked: 4096 elements correct\n"
+                    "prediction none: give --topology (a calibrated one: reshard calibrate)\n");
+    g_autofree char *csv = render_run(FALSE, RS_FORMAT_CSV);
+    g_assert_cmpstr(strchr(csv, '\n') + 1, ==, "direct,host,4,3,3,12288,4096,3,0.0021,,,,,,true,0,5\n");
+    g_autofree char *json = render_run(FALSE, RS_FORMAT_JSON);
+    g_assert_null(strstr(json, "predicted"));
+    g_assert_null(strstr(json, "\"error\""));
+    g_assert_nonnull(strstr(json, "\"measured_s\" : 0.0020999999999999999,\n"));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -188,6 +389,11 @@ main(int argc, char **argv)
     g_test_add_func("/report/table/kinds/text", test_kinds_text);
     g_test_add_func("/report/table/kinds/csv", test_kinds_csv);
     g_test_add_func("/report/table/kinds/json", test_kinds_json);
+    g_test_add_func("/report/table/features", test_features);
     g_test_add_func("/report/provenance/array", test_provenance_array);
+    g_test_add_func("/report/run/text", test_run_text);
+    g_test_add_func("/report/run/csv", test_run_csv);
+    g_test_add_func("/report/run/json", test_run_json);
+    g_test_add_func("/report/run/unpredicted", test_run_unpredicted);
     return g_test_run();
 }
