@@ -5,14 +5,15 @@
  * under a convention, or one tensor given by shape, mesh and placements. The report is
  * rs_report_layout() (analysis/report.h).
  *
- * The model mode lays out one side, a convention on its GPUs, not a refit: it resolves the
- * convention itself (rs_cli_resolve_side) because rs_scenario_build() builds a refit from
- * both sides and a topology, neither of which a layout has. */
+ * The model mode lays out one side, a convention on its GPUs: a scenario with that one
+ * side, resolved by rs_scenario_build_side() (layout/scenario.h), the same code that
+ * loads the model and resolves each side for simulate, plan and run. */
 #include "cli/cli.h"
 
 #include "analysis/report.h"
 #include "cli/model-args.h"
 #include "cli/tensor-args.h"
+#include "layout/scenario.h"
 #include "base/dtype.h"
 
 #include <stdio.h>
@@ -150,6 +151,49 @@ run_single(const char *cmd, RsFormat format)
     return RS_EXIT_OK;
 }
 
+/* The scenario of one side: --model, and --train or --infer on --gpus (default GPUs 0 to
+ * the convention's world size - 1), with each part's flag recorded for messages. */
+static RsScenario *
+side_scenario(GError **error)
+{
+    const char *flag = opt_train ? "--train" : "--infer";
+    g_autoptr(RsConvention) conv = rs_convention_parse(opt_train ? opt_train : opt_infer, error);
+    if (conv == NULL) {
+        g_prefix_error(error, "%s: ", flag);
+        return NULL;
+    }
+    g_autoptr(GArray) gpus = NULL;
+    if (opt_gpus != NULL) {
+        if (!rs_ranks_parse(opt_gpus, &gpus, error)) {
+            g_prefix_error(error, "--gpus: ");
+            return NULL;
+        }
+    } else {
+        guint64 world = rs_convention_get_world_size(conv);
+        gpus = g_array_sized_new(FALSE, FALSE, sizeof(guint32), (guint)world);
+        for (guint64 i = 0; i < world; i++) {
+            guint32 g = (guint32)i;
+            g_array_append_val(gpus, g);
+        }
+    }
+    RsScenario *s = rs_scenario_new();
+    s->model = g_strdup(opt_model);
+    rs_scenario_set_where(&s->model_where, "--model");
+    s->include_mtp = opt_mtp;
+    if (opt_train != NULL) {
+        s->train = g_steal_pointer(&conv);
+        s->train_gpus = g_steal_pointer(&gpus);
+        rs_scenario_set_where(&s->train_where, flag);
+        rs_scenario_set_where(&s->train_gpus_where, opt_gpus ? "--gpus" : flag);
+    } else {
+        s->infer = g_steal_pointer(&conv);
+        s->infer_gpus = g_steal_pointer(&gpus);
+        rs_scenario_set_where(&s->infer_where, flag);
+        rs_scenario_set_where(&s->infer_gpus_where, opt_gpus ? "--gpus" : flag);
+    }
+    return s;
+}
+
 static int
 run_model(const char *cmd, RsFormat format)
 {
@@ -159,23 +203,27 @@ run_model(const char *cmd, RsFormat format)
                     "--model needs one of --train or --infer, and --tensor");
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     }
-    g_autoptr(RsModel) model = rs_cli_load_model(opt_model, opt_mtp, &error);
-    if (model == NULL)
+    g_autoptr(RsScenario) scenario = side_scenario(&error);
+    if (scenario == NULL)
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    const char *flag = opt_train ? "--train" : "--infer";
-    g_autoptr(RsConvention) conv = NULL;
-    g_autoptr(GArray) gpus = NULL;
-    RsConventionResult res;
-    if (!rs_cli_resolve_side(flag, opt_train ? opt_train : opt_infer, "--gpus", opt_gpus, 0, model,
-                             &conv, &gpus, &res, &error))
+    RsScenarioSide side = opt_train ? RS_SCENARIO_SIDE_TRAIN : RS_SCENARIO_SIDE_INFER;
+    RsScenarioSideBuild build;
+    if (!rs_scenario_build_side(scenario, side, &build, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    const RsModel *model = build.model;
+    const RsConvention *conv = opt_train ? scenario->train : scenario->infer;
+    GArray *gpus = opt_train ? scenario->train_gpus : scenario->infer_gpus;
+    RsConventionResult res = build.layouts;
+    memset(&build.layouts, 0, sizeof build.layouts);
     if (rank_only >= 0 && !check_rank(gpus, &error)) {
         rs_convention_result_clear(&res);
+        rs_scenario_side_build_clear(&build);
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     }
     g_autoptr(GArray) members = rs_cli_find_tensors(model, res.buffers, opt_tensor, &error);
     if (members == NULL) {
         rs_convention_result_clear(&res);
+        rs_scenario_side_build_clear(&build);
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     }
     g_autofree const RsLayout **layouts = g_new(const RsLayout *, members->len);
@@ -203,6 +251,7 @@ run_model(const char *cmd, RsFormat format)
                            buffer ? buffer : "its own (not fused)", conv_text, gpu_text, desc);
     print_ranks(layouts, (const char *const *)names, members->len, format, header->str);
     rs_convention_result_clear(&res);
+    rs_scenario_side_build_clear(&build);
     return RS_EXIT_OK;
 }
 

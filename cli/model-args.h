@@ -1,5 +1,6 @@
-/* model-args.h — the model-mode flags shared by `reshard layout` and `reshard plan`: a
- * model, a convention with its GPUs, resolved to layouts and fused buffer names. */
+/* model-args.h — the model-mode helpers shared by `reshard layout` and `reshard plan`: find a
+ * model tensor or a fused buffer by name. The model and its layouts come from
+ * rs_scenario_build() or rs_scenario_build_side() (layout/scenario.h). */
 #pragma once
 
 #include <glib.h>
@@ -8,37 +9,6 @@
 #include "models/model.h"
 
 G_BEGIN_DECLS
-
-/**
- * rs_cli_load_model:
- * @name: a shipped model name or a path (--model)
- * @include_mtp: generate the multi-token-prediction layers
- * @error: RS_DATA_ERROR, RS_YAML_ERROR or RS_MODEL_ERROR, prefixed with "--model: "
- *
- * Returns: (transfer full): the model, or NULL.
- */
-RsModel *rs_cli_load_model(const char *name, gboolean include_mtp, GError **error);
-
-/**
- * rs_cli_resolve_side:
- * @flag: "--train", "--infer", … (used in messages)
- * @spec: the convention spec given with @flag
- * @gpus_flag: the flag that gives the GPUs (for messages)
- * @gpus_text: (nullable): the GPU list; NULL: @first_gpu onwards, as many as the
- *   convention's sizes imply (unset dp taken as 1)
- * @first_gpu: the first GPU when @gpus_text is NULL
- * @conv_out: (out) (transfer full): the convention, sizes filled in
- * @gpus_out: (out) (transfer full): the GPUs (guint32)
- * @out: (out caller-allocates): layouts, buffers and summary
- * @error: the convention's errors, prefixed with "FLAG: "; a bad GPU list prefixed with
- *   "GPUS_FLAG: "
- *
- * Returns: TRUE on success.
- */
-gboolean rs_cli_resolve_side(const char *flag, const char *spec, const char *gpus_flag,
-                             const char *gpus_text, guint32 first_gpu, const RsModel *model,
-                             RsConvention **conv_out, GArray **gpus_out, RsConventionResult *out,
-                             GError **error);
 
 /**
  * rs_cli_find_tensors:

@@ -215,6 +215,7 @@ rs_scenario_load_file(const char *path, GError **error)
     return g_steal_pointer(&s);
 }
 
+/* The GPUs of @side: at least one, none twice, and each a GPU of @topo (when given). */
 static gboolean
 check_gpus(const char *side, GArray *gpus, const RsTopology *topo, GError **error)
 {
@@ -224,7 +225,7 @@ check_gpus(const char *side, GArray *gpus, const RsTopology *topo, GError **erro
         return FALSE;
     }
     g_autoptr(GHashTable) seen = g_hash_table_new(g_direct_hash, g_direct_equal);
-    guint n_gpus = rs_topology_get_n_gpus(topo);
+    guint n_gpus = topo != NULL ? rs_topology_get_n_gpus(topo) : G_MAXUINT;
     for (guint i = 0; i < gpus->len; i++) {
         guint32 g = g_array_index(gpus, guint32, i);
         if (g >= n_gpus) {
@@ -262,6 +263,61 @@ prefix_side(GError **error, const char *side, const char *where)
         g_prefix_error(error, "%s: ", side);
 }
 
+/* Stage: the model, in the form the scenario asks for (dtype, MTP, storage, scale, layers). */
+static RsModel *
+load_model(const RsScenario *s, GError **error)
+{
+    g_autofree char *model_path = rs_data_find("models", s->model, error);
+    if (model_path == NULL) {
+        prefix_where(error, s->model_where);
+        return NULL;
+    }
+    RsModelOptions mopts = {.include_mtp = s->include_mtp, .has_dtype = s->has_dtype,
+                            .dtype = s->dtype, .scale = s->scale,
+                            .has_layer_range = s->has_layer_range,
+                            .first_layer = s->first_layer, .last_layer = s->last_layer};
+    if (s->stored)
+        mopts.storage = RS_MODEL_STORAGE_CHECKPOINT;
+    return rs_model_load_file(model_path, &mopts, error);
+}
+
+/* Stage: the topology with the scenario's overrides (node count, NIC bandwidth, ...). */
+static RsTopology *
+load_topology(const RsScenario *s, GError **error)
+{
+    g_autofree char *topo_path = rs_data_find("topologies", s->topology, error);
+    if (topo_path == NULL) {
+        prefix_where(error, s->topology_where);
+        return NULL;
+    }
+    RsTopologyOverrides tov = s->topology_overrides;
+    if (s->n_nodes != 0)
+        tov.n_nodes = s->n_nodes;
+    return rs_topology_load_file(topo_path, &tov, error);
+}
+
+/* Stage: one side's GPUs checked (against @topo when given) and its convention resolved on
+ * @model. Errors start with where the side or its GPUs were given. */
+static gboolean
+resolve_side(const RsScenario *s, RsScenarioSide side, const RsModel *model,
+             const RsTopology *topo, RsConventionResult *out, GError **error)
+{
+    gboolean train = side == RS_SCENARIO_SIDE_TRAIN;
+    const char *name = train ? "train" : "infer";
+    RsConvention *conv = train ? s->train : s->infer;
+    GArray *gpus = train ? s->train_gpus : s->infer_gpus;
+    const char *where = train ? s->train_where : s->infer_where;
+    const char *gpus_where = train ? s->train_gpus_where : s->infer_gpus_where;
+    if (!check_gpus(name, gpus, topo, error))
+        return prefix_where(error, gpus_where ? gpus_where : where);
+    if (!rs_convention_resolve_full(conv, model, (const guint32 *)gpus->data, gpus->len, out,
+                                    error)) {
+        prefix_side(error, name, where);
+        return prefix_where(error, where);
+    }
+    return TRUE;
+}
+
 gboolean
 rs_scenario_build(RsScenario *s, RsScenarioBuild *out, GError **error)
 {
@@ -271,43 +327,24 @@ rs_scenario_build(RsScenario *s, RsScenarioBuild *out, GError **error)
                     "a scenario needs a model, a topology, a training and an inference layout");
         return FALSE;
     }
-    g_autofree char *model_path = rs_data_find("models", s->model, error);
-    if (model_path == NULL)
-        return prefix_where(error, s->model_where);
-    RsModelOptions mopts = {.include_mtp = s->include_mtp, .has_dtype = s->has_dtype,
-                            .dtype = s->dtype, .scale = s->scale,
-                            .has_layer_range = s->has_layer_range,
-                            .first_layer = s->first_layer, .last_layer = s->last_layer};
-    if (s->stored)
-        mopts.storage = RS_MODEL_STORAGE_CHECKPOINT;
-    g_autoptr(RsModel) model = rs_model_load_file(model_path, &mopts, error);
+    g_autoptr(RsModel) model = load_model(s, error);
     if (model == NULL)
         return FALSE;
-    g_autofree char *topo_path = rs_data_find("topologies", s->topology, error);
-    if (topo_path == NULL)
-        return prefix_where(error, s->topology_where);
-    RsTopologyOverrides tov = s->topology_overrides;
-    if (s->n_nodes != 0)
-        tov.n_nodes = s->n_nodes;
-    g_autoptr(RsTopology) topo = rs_topology_load_file(topo_path, &tov, error);
+    g_autoptr(RsTopology) topo = load_topology(s, error);
     if (topo == NULL)
         return FALSE;
+    /* Both sides' GPUs are checked before either is resolved, so that a wrong GPU list is
+     * reported before a layout error of the other side. */
     if (!check_gpus("train", s->train_gpus, topo, error))
         return prefix_where(error, s->train_gpus_where ? s->train_gpus_where : s->train_where);
     if (!check_gpus("infer", s->infer_gpus, topo, error))
         return prefix_where(error, s->infer_gpus_where ? s->infer_gpus_where : s->infer_where);
-
     RsConventionResult src, dst;
-    if (!rs_convention_resolve_full(s->train, model, (const guint32 *)s->train_gpus->data,
-                                    s->train_gpus->len, &src, error)) {
-        prefix_side(error, "train", s->train_where);
-        return prefix_where(error, s->train_where);
-    }
-    if (!rs_convention_resolve_full(s->infer, model, (const guint32 *)s->infer_gpus->data,
-                                    s->infer_gpus->len, &dst, error)) {
-        prefix_side(error, "infer", s->infer_where);
+    if (!resolve_side(s, RS_SCENARIO_SIDE_TRAIN, model, topo, &src, error))
+        return FALSE;
+    if (!resolve_side(s, RS_SCENARIO_SIDE_INFER, model, topo, &dst, error)) {
         rs_convention_result_clear(&src);
-        return prefix_where(error, s->infer_where);
+        return FALSE;
     }
     RsRefitDtypes dtypes = {s->has_infer_dtype, s->infer_dtype};
     RsRefit *refit = rs_refit_new_from_model_full(model, src.layouts, src.buffers, dst.layouts,
@@ -324,6 +361,39 @@ rs_scenario_build(RsScenario *s, RsScenarioBuild *out, GError **error)
     out->train_summary = g_steal_pointer(&train_summary);
     out->infer_summary = g_steal_pointer(&infer_summary);
     return TRUE;
+}
+
+gboolean
+rs_scenario_build_side(RsScenario *s, RsScenarioSide side, RsScenarioSideBuild *out,
+                       GError **error)
+{
+    memset(out, 0, sizeof *out);
+    RsConvention *conv = side == RS_SCENARIO_SIDE_TRAIN ? s->train : s->infer;
+    if (s->model == NULL || conv == NULL) {
+        g_set_error(error, RS_SCENARIO_ERROR, RS_SCENARIO_ERROR_INVALID,
+                    "one side of a scenario needs a model and that side's layout");
+        return FALSE;
+    }
+    g_autoptr(RsModel) model = load_model(s, error);
+    if (model == NULL)
+        return FALSE;
+    g_autoptr(RsTopology) topo = NULL;
+    if (s->topology != NULL && (topo = load_topology(s, error)) == NULL)
+        return FALSE;
+    if (!resolve_side(s, side, model, topo, &out->layouts, error))
+        return FALSE;
+    out->model = g_steal_pointer(&model);
+    out->topology = g_steal_pointer(&topo);
+    return TRUE;
+}
+
+void
+rs_scenario_side_build_clear(RsScenarioSideBuild *build)
+{
+    rs_model_free(build->model);
+    rs_topology_free(build->topology);
+    rs_convention_result_clear(&build->layouts);
+    memset(build, 0, sizeof *build);
 }
 
 void

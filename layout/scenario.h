@@ -110,4 +110,36 @@ gboolean rs_scenario_build(RsScenario *scenario, RsScenarioBuild *out, GError **
 
 void rs_scenario_build_clear(RsScenarioBuild *build);
 
+typedef enum {
+    RS_SCENARIO_SIDE_TRAIN,
+    RS_SCENARIO_SIDE_INFER,
+} RsScenarioSide;
+
+/* One side of a scenario resolved: what `reshard layout` shows. */
+typedef struct {
+    RsModel *model;
+    RsTopology *topology;       /* NULL when the scenario names none */
+    RsConventionResult layouts; /* the side's layouts, fused buffer names and summary */
+} RsScenarioSideBuild;
+
+/**
+ * rs_scenario_build_side:
+ * @scenario: a scenario with a model and the convention of @side (and its GPUs, which may
+ *   be any ranks when the scenario names no topology); the other side may be missing.
+ *   The convention is resolved in place (derived sizes filled in).
+ * @side: which side to resolve
+ * @out: (out caller-allocates): the model (in the scenario's form: dtype, MTP, storage,
+ *   scale, layers), the topology when the scenario names one, and the side's layouts;
+ *   clear with rs_scenario_side_build_clear()
+ * @error: as rs_scenario_build(), from the same code: the model is loaded and the side's
+ *   GPUs checked (against the topology when given) and resolved exactly as
+ *   rs_scenario_build() does for that side
+ *
+ * Returns: TRUE on success; on failure @out holds nothing.
+ */
+gboolean rs_scenario_build_side(RsScenario *scenario, RsScenarioSide side,
+                                RsScenarioSideBuild *out, GError **error);
+
+void rs_scenario_side_build_clear(RsScenarioSideBuild *build);
+
 G_END_DECLS

@@ -5,6 +5,7 @@
  * dp 2), fsdp2 dp=4 and vllm tp=4, the exact boxes (global ranges, "@" local offset in
  * elements) of named tensors on named GPUs, with their fused buffer and its shape. */
 #include "layout/convention.h"
+#include "layout/scenario.h"
 #include "base/data.h"
 #include "models/model-load.h"
 #include "plan/plan.h"
@@ -700,6 +701,79 @@ test_error_domain(gconstpointer data)
     g_assert_cmpstr(g_quark_to_string(c->quark()), ==, c->expected);
 }
 
+/* One path to layouts: rs_scenario_build_side() (reshard layout) resolves a side exactly as
+ * rs_scenario_build() (simulate, plan, run) does. Llama-3.1-8B, megatron tp=2 on GPUs 4-5:
+ * the down_proj [4096, 14336] is row-parallel, so GPU 5 holds columns 7168..14335 at local
+ * offset 0; both paths give the same boxes for every tensor and rank. */
+static void
+test_scenario_one_path(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsScenario) s = rs_scenario_new();
+    s->model = g_strdup("llama-3.1-8b");
+    s->topology = g_strdup("dgx-h100");
+    s->has_layer_range = TRUE;
+    s->first_layer = s->last_layer = 0;
+    s->train = rs_convention_parse("megatron:tp=2", &error);
+    s->infer = rs_convention_parse("vllm:tp=2", &error);
+    g_assert_no_error(error);
+    const guint32 train_gpus[] = {4, 5}, infer_gpus[] = {8, 9};
+    s->train_gpus = g_array_new(FALSE, FALSE, sizeof(guint32));
+    g_array_append_vals(s->train_gpus, train_gpus, 2);
+    s->infer_gpus = g_array_new(FALSE, FALSE, sizeof(guint32));
+    g_array_append_vals(s->infer_gpus, infer_gpus, 2);
+
+    RsScenarioSideBuild side;
+    g_assert_true(rs_scenario_build_side(s, RS_SCENARIO_SIDE_TRAIN, &side, &error));
+    g_assert_no_error(error);
+    RsScenarioBuild whole;
+    g_assert_true(rs_scenario_build(s, &whole, &error));
+    g_assert_no_error(error);
+    g_assert_nonnull(side.topology);
+
+    gint down = rs_model_find_tensor(side.model, "model.layers.0.mlp.down_proj.weight");
+    g_assert_cmpint(down, >=, 0);
+    const RsLayout *l = g_ptr_array_index(side.layouts.layouts, down);
+    g_assert_cmpuint(rs_layout_get_n_ranks(l), ==, 2);
+    g_assert_cmpuint(rs_layout_get_rank(l, 1), ==, 5);
+    guint n_boxes;
+    const RsLocalBox *b = rs_layout_get_boxes(l, 1, &n_boxes);
+    g_assert_cmpuint(n_boxes, ==, 1);
+    g_assert_cmpint(b[0].box.lo[0], ==, 0);
+    g_assert_cmpint(b[0].box.hi[0], ==, 4096);
+    g_assert_cmpint(b[0].box.lo[1], ==, 7168);
+    g_assert_cmpint(b[0].box.hi[1], ==, 14336);
+    g_assert_cmpuint(b[0].offset_elems, ==, 0);
+
+    g_assert_cmpuint(side.layouts.layouts->len, ==, rs_refit_get_n_tensors(whole.refit));
+    for (guint t = 0; t < side.layouts.layouts->len; t++) {
+        const RsLayout *a = g_ptr_array_index(side.layouts.layouts, t);
+        const RsLayout *w = rs_refit_get_tensor(whole.refit, t)->src;
+        g_assert_cmpuint(rs_layout_get_n_ranks(a), ==, rs_layout_get_n_ranks(w));
+        for (guint r = 0; r < rs_layout_get_n_ranks(a); r++) {
+            guint na, nw;
+            const RsLocalBox *ba = rs_layout_get_boxes(a, r, &na);
+            const RsLocalBox *bw = rs_layout_get_boxes(w, r, &nw);
+            g_assert_cmpuint(na, ==, nw);
+            for (guint k = 0; k < na; k++) {
+                g_assert_true(rs_box_is_equal(&ba[k].box, &bw[k].box));
+                g_assert_cmpuint(ba[k].offset_elems, ==, bw[k].offset_elems);
+            }
+        }
+    }
+    rs_scenario_side_build_clear(&side);
+    rs_scenario_build_clear(&whole);
+
+    /* Without a topology any GPU ids serve; a GPU listed twice is refused as by simulate. */
+    g_free(s->topology);
+    s->topology = NULL;
+    g_array_index(s->train_gpus, guint32, 1) = 4;
+    rs_scenario_set_where(&s->train_gpus_where, "--gpus");
+    g_assert_false(rs_scenario_build_side(s, RS_SCENARIO_SIDE_TRAIN, &side, &error));
+    g_assert_error(error, RS_SCENARIO_ERROR, RS_SCENARIO_ERROR_INVALID);
+    g_assert_cmpstr(error->message, ==, "--gpus: train.gpus: GPU 4 is listed twice");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -723,6 +797,7 @@ main(int argc, char **argv)
     g_test_add_func("/convention/pipeline-stages", test_pipeline_stages);
     g_test_add_func("/convention/tied-embedding", test_tied_embedding);
     g_test_add_func("/convention/sglang", test_sglang);
+    g_test_add_func("/convention/scenario/one-path", test_scenario_one_path);
     g_test_add_func("/convention/params", test_params);
     g_test_add_func("/convention/block-scales-follow-weights", test_block_scales_follow_weights);
     for (guint i = 0; i < G_N_ELEMENTS(error_domain_cases); i++) {
