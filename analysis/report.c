@@ -163,11 +163,43 @@ with_provenance(JsonNode *root)
     return node;
 }
 
+/* JSON has no infinity or NaN: json-glib would print "inf" and "nan", which no parser
+ * reads. Every non-finite number of a document becomes null (a calibration fit whose time
+ * does not grow with bytes has an unbounded bandwidth, for example). */
+static void
+null_non_finite(JsonNode *node)
+{
+    switch (json_node_get_node_type(node)) {
+    case JSON_NODE_OBJECT: {
+        JsonObjectIter iter;
+        JsonNode *member;
+        json_object_iter_init(&iter, json_node_get_object(node));
+        while (json_object_iter_next(&iter, NULL, &member))
+            null_non_finite(member);
+        break;
+    }
+    case JSON_NODE_ARRAY: {
+        JsonArray *array = json_node_get_array(node);
+        for (guint i = 0; i < json_array_get_length(array); i++)
+            null_non_finite(json_array_get_element(array, i));
+        break;
+    }
+    case JSON_NODE_VALUE:
+        if (json_node_get_value_type(node) == G_TYPE_DOUBLE &&
+            !isfinite(json_node_get_double(node)))
+            json_node_init_null(node);
+        break;
+    case JSON_NODE_NULL:
+        break;
+    }
+}
+
 void
 rs_report_json_append_full(JsonBuilder *b, gboolean pretty, GString *out)
 {
     g_autoptr(JsonNode) root = json_builder_get_root(b);
     g_autoptr(JsonNode) doc = with_provenance(root);
+    null_non_finite(doc);
     g_autoptr(JsonGenerator) gen = json_generator_new();
     json_generator_set_pretty(gen, pretty);
     json_generator_set_root(gen, doc);

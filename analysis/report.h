@@ -135,7 +135,9 @@ JsonObject *rs_report_provenance_new(void);
  *
  * Every JSON document of reshard is written here: the provenance members
  * (rs_report_provenance_new()) come first, then the members of @b's object; a document
- * that is not an object goes under the member "items".
+ * that is not an object goes under the member "items". JSON has no infinity or NaN: every
+ * non-finite number in the document is written as null (for example the bandwidth of a
+ * calibration fit whose time did not grow with bytes).
  */
 void rs_report_json_append(JsonBuilder *b, GString *out);
 /** rs_report_json_append_full: the same, on one line unless @pretty (for large documents). */

@@ -6,6 +6,7 @@
 #include "rs-config.h"
 
 #include <glib.h>
+#include <math.h>
 #include <string.h>
 
 /* Two columns, two rows: a name and bytes shown as decimal GB. */
@@ -226,6 +227,40 @@ test_provenance_array(void)
                     "\"command_line\":[],\"items\":[5]}\n");
 }
 
+/* JSON has no infinity or NaN: non-finite numbers anywhere in a document (nested objects
+ * and arrays too) are written as null, so every parser reads the document (a calibration
+ * whose time did not grow with bytes printed "inf" and broke the JSON). */
+static void
+test_json_non_finite(void)
+{
+    rs_report_set_command_line(0, NULL);
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "bw_bytes_per_s");
+    json_builder_add_double_value(b, INFINITY);
+    json_builder_set_member_name(b, "fits");
+    json_builder_begin_array(b);
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "error");
+    json_builder_add_double_value(b, NAN);
+    json_builder_set_member_name(b, "overhead_s");
+    json_builder_add_double_value(b, 0.5);
+    json_builder_end_object(b);
+    json_builder_add_double_value(b, -INFINITY);
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+    g_autoptr(GString) out = g_string_new(NULL);
+    rs_report_json_append_full(b, FALSE, out);
+    g_assert_cmpstr(out->str, ==,
+                    "{\"tool\":\"reshard " RS_VERSION "\",\"schema_version\":1,"
+                    "\"command_line\":[],\"bw_bytes_per_s\":null,"
+                    "\"fits\":[{\"error\":null,\"overhead_s\":0.5},null]}\n");
+    g_autoptr(JsonParser) parser = json_parser_new();
+    g_autoptr(GError) error = NULL;
+    g_assert_true(json_parser_load_from_data(parser, out->str, -1, &error));
+    g_assert_no_error(error);
+}
+
 /* `reshard run`'s report of a fixed run: two phases, three runs, a prediction with copies
  * modelled; and the same without a prediction. */
 static const double run_times_s[] = {0.0021, 0.002, 0.0025};
@@ -391,6 +426,7 @@ main(int argc, char **argv)
     g_test_add_func("/report/table/kinds/json", test_kinds_json);
     g_test_add_func("/report/table/features", test_features);
     g_test_add_func("/report/provenance/array", test_provenance_array);
+    g_test_add_func("/report/json/non-finite", test_json_non_finite);
     g_test_add_func("/report/run/text", test_run_text);
     g_test_add_func("/report/run/csv", test_run_csv);
     g_test_add_func("/report/run/json", test_run_json);
