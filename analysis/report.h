@@ -1,3 +1,11 @@
+/* analysis/ — everything a command prints or writes as a result. It uses sim/ and exec/
+ * (and everything below). It owns:
+ *   table.h        one description per table, rendered as text, CSV or JSON by one writer
+ *   report.h       the reports of every command (this header): simulate, replay, run,
+ *                  topology, models, plan and layout, copy rates, link statistics, and the
+ *                  JSON provenance (tool, schema version, command line)
+ *
+ */
 /* report.h — tables, CSV and JSON for the results of the commands.
  *
  * Tables print units in the header row, decimal GB and GB/s; CSV and JSON carry raw

@@ -1,4 +1,9 @@
-/* cli.h — shared pieces of the reshard subcommands. */
+/* cli/ — the one `reshard` command. It parses options, calls into the libraries and prints
+ * what analysis/ renders; policy (which strategy, which relay mode, what auto picks) lives
+ * in plan/ and sim/, never here. One file per subcommand (cmd-NAME.c), the option groups
+ * several commands share (*-args.c), and output-path checks (outputs.c).
+ *
+ * cli.h — shared pieces of the reshard subcommands. */
 #pragma once
 
 #include <glib.h>

@@ -1,3 +1,16 @@
+/* exec/ — runs plans with real bytes and measures them. It uses plan/ (and everything
+ * below), never sim/: a measurement knows nothing of the prediction it is compared with.
+ * It owns:
+ *   executor.h     the executor (this header): buffers, posting, packing, relays, timing
+ *   schedule.h     the chunk schedule from the plan alone (chunks, slots, each rank's order)
+ *   transport.h    the transport table and registry (host threads, MPI processes);
+ *                  transport-private.h what backends fill in; transport-mpi-unavailable.c
+ *                  the backend of builds without MPI
+ *   region.h       a box's elements in a local buffer, packed to and from messages
+ *   pattern.h      the position-unique fill pattern and the validation of destinations
+ *   calibrate.h    measuring a transport and fitting the cost model's figures to it
+ *
+ */
 /* executor.h — runs a plan for real: every rank owns private buffers for its source shards,
  * destination shards and staging buffers, and moves the plan's bytes through a transport.
  *

@@ -1,3 +1,21 @@
+/* plan/ — what moves where, from a refit and (for the topology-aware strategies) a fabric.
+ * It uses layout/ and topologies/ (and base/); sim/ and exec/ read its plans. It owns:
+ *   plan.h, plan.c        the plan: transfers, messages, phases, rounds, relays, options
+ *                         (this header); plan-private.h the struct and the builder calls
+ *   build.c               the dispatcher: a strategy's builder, then the rounds
+ *   builder.c             source groups (which ranks hold each box) and emitting transfers
+ *   gather-broadcast.c, direct.c, node-aware.c, hierarchical.c
+ *                         one strategy each
+ *   balance.c             source selection by bytes over replicas, NICs and links, shared
+ *                         by node-aware and hierarchical (balance-private.h)
+ *   rounds.c              transfers to messages, phases and bounded rounds in one global
+ *                         order
+ *   check.c               the invariant checker (rs_plan_check)
+ *   auto.h, auto.c        plan every candidate, keep the fastest by a given cost model
+ *   policy.h, policy.c    the strategy policy: candidates for the rows asked for, the
+ *                         hierarchical row's relay mode, the auto row and its reason
+ *
+ */
 /* plan.h — what moves where: transfers, messages and phases of one refit.
  *
  * A transfer is one (src rank, dst rank, box of one tensor) piece. A message is the

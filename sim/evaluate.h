@@ -1,3 +1,14 @@
+/* sim/ — predictions: how long a plan takes on a fabric, and how fast any plan could be.
+ * It uses plan/ (and everything below); analysis/ and cli/ read its results; it never
+ * includes CUDA, NCCL or MPI. It owns:
+ *   flow-sim.h     the event-driven flow-level simulator (max-min fair rates, relays,
+ *                  per-message trace and link statistics)
+ *   cost.h         the first-order cost model (busiest link per phase, copies, fixed costs)
+ *   lower-bound.h  the cut-based lower bound no schedule can beat, with its binding cut
+ *   evaluate.h     evaluating candidate plans for the strategy policy (this header): the
+ *                  checks, the first-order estimate, then the flow simulation
+ *
+ */
 /* evaluate.h — evaluating candidate plans: the checks asked for, the first-order estimate
  * (sim/cost.h), then the flow-level simulation (sim/flow-sim.h) when asked; the cost model
  * the strategy policy (plan/policy.h) and auto (plan/auto.h) choose by.
