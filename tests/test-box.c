@@ -1,11 +1,6 @@
 /* test-box.c — box intersection, subtraction, disjoint lists and the dim-0 order; and the
  * names of base/'s error domains. */
 #include "base/box.h"
-#include "base/data.h"
-#include "base/dtype.h"
-#include "base/mesh.h"
-#include "base/units.h"
-#include "base/yaml-reader.h"
 
 static RsBox
 box2(gint64 lo0, gint64 hi0, gint64 lo1, gint64 hi1)
@@ -195,29 +190,6 @@ test_section_random(void)
     }
 }
 
-/* Error domains: the quark string is what g_quark_to_string() and a GError's domain show;
- * clang-format once mangled them into "rs - layout - error - quark". */
-typedef struct {
-    const char *name;
-    GQuark (*quark)(void);
-    const char *expected;
-} ErrorDomainCase;
-
-static const ErrorDomainCase error_domain_cases[] = {
-    {"data", rs_data_error_quark, "rs-data-error-quark"},
-    {"dtype", rs_dtype_error_quark, "rs-dtype-error-quark"},
-    {"mesh", rs_mesh_error_quark, "rs-mesh-error-quark"},
-    {"units", rs_units_error_quark, "rs-units-error-quark"},
-    {"yaml", rs_yaml_error_quark, "rs-yaml-error-quark"},
-};
-
-static void
-test_error_domain(gconstpointer data)
-{
-    const ErrorDomainCase *c = data;
-    g_assert_cmpstr(g_quark_to_string(c->quark()), ==, c->expected);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -229,10 +201,5 @@ main(int argc, char **argv)
     g_test_add_func("/box/scalar-and-empty", test_scalar_and_empty);
     g_test_add_func("/box/section/intersect", test_section_intersect);
     g_test_add_func("/box/section/random-vs-brute-force", test_section_random);
-    for (guint i = 0; i < G_N_ELEMENTS(error_domain_cases); i++) {
-        g_autofree char *path =
-            g_strdup_printf("/base/error-domain/%s", error_domain_cases[i].name);
-        g_test_add_data_func(path, &error_domain_cases[i], test_error_domain);
-    }
     return g_test_run();
 }

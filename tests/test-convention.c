@@ -682,25 +682,6 @@ test_block_scales_follow_weights(void)
     g_assert_nonnull(strstr(error->message, "not aligned to blocks"));
 }
 
-/* Error domains: the quark string is what g_quark_to_string() and a GError's domain show;
- * clang-format once mangled them into "rs - layout - error - quark". */
-typedef struct {
-    const char *name;
-    GQuark (*quark)(void);
-    const char *expected;
-} ErrorDomainCase;
-
-static const ErrorDomainCase error_domain_cases[] = {
-    {"convention", rs_convention_error_quark, "rs-convention-error-quark"},
-};
-
-static void
-test_error_domain(gconstpointer data)
-{
-    const ErrorDomainCase *c = data;
-    g_assert_cmpstr(g_quark_to_string(c->quark()), ==, c->expected);
-}
-
 /* One path to layouts: rs_scenario_build_side() (reshard layout) resolves a side exactly as
  * rs_scenario_build() (simulate, plan, run) does. Llama-3.1-8B, megatron tp=2 on GPUs 4-5:
  * the down_proj [4096, 14336] is row-parallel, so GPU 5 holds columns 7168..14335 at local
@@ -800,10 +781,5 @@ main(int argc, char **argv)
     g_test_add_func("/convention/scenario/one-path", test_scenario_one_path);
     g_test_add_func("/convention/params", test_params);
     g_test_add_func("/convention/block-scales-follow-weights", test_block_scales_follow_weights);
-    for (guint i = 0; i < G_N_ELEMENTS(error_domain_cases); i++) {
-        g_autofree char *path =
-            g_strdup_printf("/convention/error-domain/%s", error_domain_cases[i].name);
-        g_test_add_data_func(path, &error_domain_cases[i], test_error_domain);
-    }
     return g_test_run();
 }

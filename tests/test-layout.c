@@ -785,27 +785,6 @@ test_run_elems(void)
     g_assert_cmpuint(rs_local_box_get_run_elems(&padded, &padded.box), ==, 5);
 }
 
-/* Error domains: the quark string is what g_quark_to_string() and a GError's domain show;
- * clang-format once mangled them into "rs - layout - error - quark". */
-typedef struct {
-    const char *name;
-    GQuark (*quark)(void);
-    const char *expected;
-} ErrorDomainCase;
-
-static const ErrorDomainCase error_domain_cases[] = {
-    {"layout", rs_layout_error_quark, "rs-layout-error-quark"},
-    {"refit", rs_refit_error_quark, "rs-refit-error-quark"},
-    {"scenario", rs_scenario_error_quark, "rs-scenario-error-quark"},
-};
-
-static void
-test_error_domain(gconstpointer data)
-{
-    const ErrorDomainCase *c = data;
-    g_assert_cmpstr(g_quark_to_string(c->quark()), ==, c->expected);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -836,10 +815,5 @@ main(int argc, char **argv)
     g_test_add_func("/layout/blocked", test_blocked);
     g_test_add_func("/layout/builder-errors", test_builder_errors);
     g_test_add_func("/layout/run-elems", test_run_elems);
-    for (guint i = 0; i < G_N_ELEMENTS(error_domain_cases); i++) {
-        g_autofree char *path =
-            g_strdup_printf("/layout/error-domain/%s", error_domain_cases[i].name);
-        g_test_add_data_func(path, &error_domain_cases[i], test_error_domain);
-    }
     return g_test_run();
 }

@@ -453,25 +453,6 @@ test_summary(void)
                     "2 scalable units of 4 nodes, oversubscription 2:1");
 }
 
-/* Error domains: the quark string is what g_quark_to_string() and a GError's domain show;
- * clang-format once mangled them into "rs - layout - error - quark". */
-typedef struct {
-    const char *name;
-    GQuark (*quark)(void);
-    const char *expected;
-} ErrorDomainCase;
-
-static const ErrorDomainCase error_domain_cases[] = {
-    {"topology", rs_topology_error_quark, "rs-topology-error-quark"},
-};
-
-static void
-test_error_domain(gconstpointer data)
-{
-    const ErrorDomainCase *c = data;
-    g_assert_cmpstr(g_quark_to_string(c->quark()), ==, c->expected);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -501,10 +482,5 @@ main(int argc, char **argv)
     }
     g_test_add_func("/topology/summary", test_summary);
     g_test_add_func("/topology/copy-rates", test_copy_rates);
-    for (guint i = 0; i < G_N_ELEMENTS(error_domain_cases); i++) {
-        g_autofree char *path =
-            g_strdup_printf("/topology/error-domain/%s", error_domain_cases[i].name);
-        g_test_add_data_func(path, &error_domain_cases[i], test_error_domain);
-    }
     return g_test_run();
 }

@@ -102,25 +102,6 @@ test_bad(gconstpointer data)
         g_error("\"%s\" lacks \"%s\"", error->message, c->fragment);
 }
 
-/* Error domains: the quark string is what g_quark_to_string() and a GError's domain show;
- * clang-format once mangled them into "rs - layout - error - quark". */
-typedef struct {
-    const char *name;
-    GQuark (*quark)(void);
-    const char *expected;
-} ErrorDomainCase;
-
-static const ErrorDomainCase error_domain_cases[] = {
-    {"trace", rs_trace_error_quark, "rs-trace-error-quark"},
-};
-
-static void
-test_error_domain(gconstpointer data)
-{
-    const ErrorDomainCase *c = data;
-    g_assert_cmpstr(g_quark_to_string(c->quark()), ==, c->expected);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -131,11 +112,6 @@ main(int argc, char **argv)
     for (guint i = 0; i < G_N_ELEMENTS(bad_cases); i++) {
         g_autofree char *path = g_strdup_printf("/trace/bad/%u", i);
         g_test_add_data_func(path, &bad_cases[i], test_bad);
-    }
-    for (guint i = 0; i < G_N_ELEMENTS(error_domain_cases); i++) {
-        g_autofree char *path =
-            g_strdup_printf("/trace/error-domain/%s", error_domain_cases[i].name);
-        g_test_add_data_func(path, &error_domain_cases[i], test_error_domain);
     }
     return g_test_run();
 }
