@@ -21,6 +21,10 @@ struct _RsModel {
     gboolean tie_embeddings;   /* the head is the embedding (no lm_head tensor) */
     guint64 published_params;  /* 0: none stated */
     gboolean published_rounded;
+    guint64 published_mtp_params; /* published_params_mtp: the figure with MTP layers */
+    gboolean published_mtp_rounded;
+    gboolean include_mtp;         /* generated with its MTP layers */
+    GPtrArray *warnings;       /* char*, owned: what the loader assumed (see model.h) */
     GPtrArray *tensors;        /* RsTensorSpec*, owned */
     GHashTable *by_name;       /* name → index + 1 */
     GHashTable *fuse_index;    /* "kind/group/segment" → index + 1, built on first use */
