@@ -220,6 +220,8 @@ rule_name(const char *name, RsTensorFormat *format)
         {".weight_scale_inv", ".weight", RS_TENSOR_FORMAT_SCALE},
         {".weight_scale", ".weight", RS_TENSOR_FORMAT_SCALE},
         {".weight_packed", ".weight", RS_TENSOR_FORMAT_MXFP4},
+        /* compressed-tensors' logical [out, in] of a packed weight: no parameters. */
+        {".weight_shape", ".weight", RS_TENSOR_FORMAT_SCALE},
         {".input_scale", ".weight", RS_TENSOR_FORMAT_SCALE},
         {"_blocks", "", RS_TENSOR_FORMAT_MXFP4},
         {"_scales", "", RS_TENSOR_FORMAT_SCALE},
@@ -389,7 +391,11 @@ add_imported(RsModel *m, const char *name, RsDtype dtype, gboolean e8m0, guint n
     guint64 elems = 1;
     for (guint d = 0; d < n_dims; d++)
         elems *= (guint64)shape[d];
-    if (format == RS_TENSOR_FORMAT_MXFP4)
+    /* compressed-tensors packs eight int4 values into each I32 word (pack-quantized,
+     * Kimi-K2.5), two FP4 values into each byte otherwise (MXFP4). */
+    if (format == RS_TENSOR_FORMAT_MXFP4 && dtype == RS_DTYPE_I32)
+        rs_model_set_last_format(m, RS_TENSOR_FORMAT_INT4, 8 * elems);
+    else if (format == RS_TENSOR_FORMAT_MXFP4)
         rs_model_set_last_format(m, format, 2 * elems);
     else if (format == RS_TENSOR_FORMAT_SCALE)
         rs_model_set_last_format(m, format, 0);
