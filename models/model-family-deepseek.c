@@ -155,10 +155,10 @@ add_mla(RsModel *m, const MoeConfig *mc, const char *prefix, gint layer)
                              mc->index_heads * d, mc->q_lora, TRUE);
         rs_family_add_linear(m, &mc->q, NAME("indexer.wk"), RS_ROLE_REPLICATED, layer, 0, FALSE, d,
                              H, TRUE);
-        rs_family_add_vector(m, NAME("indexer.k_norm.weight"), RS_ROLE_NORM, layer, m->dtype, 0,
-                             FALSE, d);
-        rs_family_add_vector(m, NAME("indexer.k_norm.bias"), RS_ROLE_NORM, layer, m->dtype, 0,
-                             FALSE, d);
+        rs_family_add_vector(m, NAME("indexer.k_norm.weight"), RS_ROLE_REPLICATED, layer,
+                             m->dtype, 0, FALSE, d);
+        rs_family_add_vector(m, NAME("indexer.k_norm.bias"), RS_ROLE_REPLICATED, layer,
+                             m->dtype, 0, FALSE, d);
         rs_family_add_linear(m, &mc->q, NAME("indexer.weights_proj"), RS_ROLE_REPLICATED, layer, 0,
                              FALSE, mc->index_heads, H, FALSE);
     }

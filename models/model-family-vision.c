@@ -6,8 +6,8 @@
  * refit. They come before the embedding (layer -1: the first pipeline stage, where
  * Megatron and vLLM place the encoder), are left out of a layer range, and are generated
  * in the model dtype (the published checkpoints store them BF16, quantized or not
- * elsewhere). Their roles are replicated (linears RS_ROLE_REPLICATED, vectors
- * RS_ROLE_NORM): every tensor-parallel rank of every convention holds the whole tower. That
+ * elsewhere). Their role is RS_ROLE_REPLICATED (the checkpoint import's rule for them
+ * too): every tensor-parallel rank of every convention holds the whole tower. That
  * is vLLM's data-parallel encoder mode and a superset of what a tensor-parallel encoder
  * rank keeps, so a refit never moves wrong data; the split of a tensor-parallel encoder is
  * not modelled.
@@ -44,7 +44,7 @@ add_vision_linear(RsModel *m, const char *base, gint64 out, gint64 in, gboolean 
     rs_family_add_linear(m, NULL, base, RS_ROLE_REPLICATED, -1, 0, FALSE, out, in, FALSE);
     if (bias) {
         g_autofree char *name = g_strconcat(base, ".bias", NULL);
-        rs_family_add_vector(m, name, RS_ROLE_NORM, -1, m->dtype, 0, FALSE, out);
+        rs_family_add_vector(m, name, RS_ROLE_REPLICATED, -1, m->dtype, 0, FALSE, out);
     }
 }
 
@@ -54,8 +54,8 @@ add_layer_norm(RsModel *m, const char *base, gint64 dim)
 {
     g_autofree char *w = g_strconcat(base, ".weight", NULL);
     g_autofree char *b = g_strconcat(base, ".bias", NULL);
-    rs_family_add_vector(m, w, RS_ROLE_NORM, -1, m->dtype, 0, FALSE, dim);
-    rs_family_add_vector(m, b, RS_ROLE_NORM, -1, m->dtype, 0, FALSE, dim);
+    rs_family_add_vector(m, w, RS_ROLE_REPLICATED, -1, m->dtype, 0, FALSE, dim);
+    rs_family_add_vector(m, b, RS_ROLE_REPLICATED, -1, m->dtype, 0, FALSE, dim);
 }
 
 /* Marks the vision_config keys that do not change the tensors as read. */
@@ -112,7 +112,7 @@ rs_family_add_vision_llama4(RsModel *m, RsModelConfig *c, gint64 text_hidden, GE
     consume_vision_informational(c, informational, G_N_ELEMENTS(informational));
 
     gint64 n_positions = (image / patch) * (image / patch) + 1;
-    rs_family_add_vector(m, "vision_model.class_embedding", RS_ROLE_NORM, -1, m->dtype, 0, FALSE,
+    rs_family_add_vector(m, "vision_model.class_embedding", RS_ROLE_REPLICATED, -1, m->dtype, 0, FALSE,
                          H);
     rs_model_add_tensor(m, "vision_model.positional_embedding_vlm", RS_ROLE_REPLICATED, -1,
                         m->dtype, 0, 2, n_positions, H);
@@ -181,7 +181,7 @@ rs_family_add_vision_qwen3_vl(RsModel *m, RsModelConfig *c, GError **error)
     gint64 merged = H * merge * merge;
     rs_model_add_tensor(m, "model.visual.patch_embed.proj.weight", RS_ROLE_REPLICATED, -1, m->dtype,
                         0, 5, H, channels, temporal, patch, patch);
-    rs_family_add_vector(m, "model.visual.patch_embed.proj.bias", RS_ROLE_NORM, -1, m->dtype, 0,
+    rs_family_add_vector(m, "model.visual.patch_embed.proj.bias", RS_ROLE_REPLICATED, -1, m->dtype, 0,
                          FALSE, H);
     rs_model_add_tensor(m, "model.visual.pos_embed.weight", RS_ROLE_REPLICATED, -1, m->dtype, 0, 2,
                         n_positions, H);
@@ -264,7 +264,7 @@ rs_family_add_vision_moonvit(RsModel *m, RsModelConfig *c, gint64 text_hidden, G
     /* MoonViT's patch embedding reads RGB: 3 input channels. */
     rs_model_add_tensor(m, "vision_tower.patch_embed.proj.weight", RS_ROLE_REPLICATED, -1, m->dtype,
                         0, 4, H, (gint64)3, patch, patch);
-    rs_family_add_vector(m, "vision_tower.patch_embed.proj.bias", RS_ROLE_NORM, -1, m->dtype, 0,
+    rs_family_add_vector(m, "vision_tower.patch_embed.proj.bias", RS_ROLE_REPLICATED, -1, m->dtype, 0,
                          FALSE, H);
     rs_model_add_tensor(m, "vision_tower.patch_embed.pos_emb.weight", RS_ROLE_REPLICATED, -1,
                         m->dtype, 0, 3, pos_h, pos_w, H);

@@ -1505,8 +1505,8 @@ test_deepseek_v32_layer(void)
         {"self_attn.o_proj.weight", 2, {7168, 16384}, ROW, BF16},
         {"self_attn.indexer.wq_b.weight", 2, {8192, 1536}, REPL, BF16},
         {"self_attn.indexer.wk.weight", 2, {128, 7168}, REPL, BF16},
-        {"self_attn.indexer.k_norm.weight", 1, {128}, NORM, BF16},
-        {"self_attn.indexer.k_norm.bias", 1, {128}, NORM, BF16},
+        {"self_attn.indexer.k_norm.weight", 1, {128}, REPL, BF16},
+        {"self_attn.indexer.k_norm.bias", 1, {128}, REPL, BF16},
         {"self_attn.indexer.weights_proj.weight", 2, {64, 7168}, REPL, BF16},
         {"post_attention_layernorm.weight", 1, {7168}, NORM, BF16},
         {"mlp.gate.weight", 2, {256, 7168}, ROUTER, BF16},
@@ -1531,8 +1531,8 @@ test_deepseek_v32_layer(void)
         {"wq_b.weight_scale_inv", 2, {64, 12}, REPL, F32},
         {"wk.weight", 2, {128, 7168}, REPL, RS_DTYPE_FP8_E4M3},
         {"wk.weight_scale_inv", 2, {1, 56}, REPL, F32},
-        {"k_norm.weight", 1, {128}, NORM, BF16},
-        {"k_norm.bias", 1, {128}, NORM, BF16},
+        {"k_norm.weight", 1, {128}, REPL, BF16},
+        {"k_norm.bias", 1, {128}, REPL, BF16},
         {"weights_proj.weight", 2, {64, 7168}, REPL, BF16},
     };
     assert_tensors(s, "model.layers.3.self_attn.indexer.", indexer, G_N_ELEMENTS(indexer), 3);
@@ -1565,23 +1565,23 @@ test_kimi_k25_layers(void)
     };
     assert_tensors(m, "language_model.model.layers.1.", layer1, G_N_ELEMENTS(layer1), 1);
     const ExpectedTensor block0[] = {
-        {"norm0.weight", 1, {1152}, NORM, BF16},   {"norm0.bias", 1, {1152}, NORM, BF16},
-        {"norm1.weight", 1, {1152}, NORM, BF16},   {"norm1.bias", 1, {1152}, NORM, BF16},
-        {"wqkv.weight", 2, {3456, 1152}, REPL, BF16}, {"wqkv.bias", 1, {3456}, NORM, BF16},
-        {"wo.weight", 2, {1152, 1152}, REPL, BF16}, {"wo.bias", 1, {1152}, NORM, BF16},
-        {"mlp.fc0.weight", 2, {4304, 1152}, REPL, BF16}, {"mlp.fc0.bias", 1, {4304}, NORM, BF16},
-        {"mlp.fc1.weight", 2, {1152, 4304}, REPL, BF16}, {"mlp.fc1.bias", 1, {1152}, NORM, BF16},
+        {"norm0.weight", 1, {1152}, REPL, BF16},   {"norm0.bias", 1, {1152}, REPL, BF16},
+        {"norm1.weight", 1, {1152}, REPL, BF16},   {"norm1.bias", 1, {1152}, REPL, BF16},
+        {"wqkv.weight", 2, {3456, 1152}, REPL, BF16}, {"wqkv.bias", 1, {3456}, REPL, BF16},
+        {"wo.weight", 2, {1152, 1152}, REPL, BF16}, {"wo.bias", 1, {1152}, REPL, BF16},
+        {"mlp.fc0.weight", 2, {4304, 1152}, REPL, BF16}, {"mlp.fc0.bias", 1, {4304}, REPL, BF16},
+        {"mlp.fc1.weight", 2, {1152, 4304}, REPL, BF16}, {"mlp.fc1.bias", 1, {1152}, REPL, BF16},
     };
     assert_tensors(m, "vision_tower.encoder.blocks.0.", block0, G_N_ELEMENTS(block0), -1);
     const ExpectedTensor projector[] = {
-        {"pre_norm.weight", 1, {1152}, NORM, BF16}, {"pre_norm.bias", 1, {1152}, NORM, BF16},
-        {"proj.0.weight", 2, {4608, 4608}, REPL, BF16}, {"proj.0.bias", 1, {4608}, NORM, BF16},
-        {"proj.2.weight", 2, {7168, 4608}, REPL, BF16}, {"proj.2.bias", 1, {7168}, NORM, BF16},
+        {"pre_norm.weight", 1, {1152}, REPL, BF16}, {"pre_norm.bias", 1, {1152}, REPL, BF16},
+        {"proj.0.weight", 2, {4608, 4608}, REPL, BF16}, {"proj.0.bias", 1, {4608}, REPL, BF16},
+        {"proj.2.weight", 2, {7168, 4608}, REPL, BF16}, {"proj.2.bias", 1, {7168}, REPL, BF16},
     };
     assert_tensors(m, "mm_projector.", projector, G_N_ELEMENTS(projector), -1);
     const ExpectedTensor patch[] = {
         {"proj.weight", 4, {1152, 3, 14, 14}, REPL, BF16},
-        {"proj.bias", 1, {1152}, NORM, BF16},
+        {"proj.bias", 1, {1152}, REPL, BF16},
         {"pos_emb.weight", 3, {64, 64, 1152}, REPL, BF16},
     };
     assert_tensors(m, "vision_tower.patch_embed.", patch, G_N_ELEMENTS(patch), -1);
@@ -1630,25 +1630,25 @@ test_llama4_layers(void)
     assert_tensors(m, "language_model.model.layers.0.", layer0, G_N_ELEMENTS(layer0), 0);
     const ExpectedTensor vision0[] = {
         {"self_attn.q_proj.weight", 2, {1408, 1408}, REPL, BF16},
-        {"self_attn.q_proj.bias", 1, {1408}, NORM, BF16},
+        {"self_attn.q_proj.bias", 1, {1408}, REPL, BF16},
         {"self_attn.k_proj.weight", 2, {1408, 1408}, REPL, BF16},
-        {"self_attn.k_proj.bias", 1, {1408}, NORM, BF16},
+        {"self_attn.k_proj.bias", 1, {1408}, REPL, BF16},
         {"self_attn.v_proj.weight", 2, {1408, 1408}, REPL, BF16},
-        {"self_attn.v_proj.bias", 1, {1408}, NORM, BF16},
+        {"self_attn.v_proj.bias", 1, {1408}, REPL, BF16},
         {"self_attn.o_proj.weight", 2, {1408, 1408}, REPL, BF16},
-        {"self_attn.o_proj.bias", 1, {1408}, NORM, BF16},
+        {"self_attn.o_proj.bias", 1, {1408}, REPL, BF16},
         {"mlp.fc1.weight", 2, {5632, 1408}, REPL, BF16},
-        {"mlp.fc1.bias", 1, {5632}, NORM, BF16},
+        {"mlp.fc1.bias", 1, {5632}, REPL, BF16},
         {"mlp.fc2.weight", 2, {1408, 5632}, REPL, BF16},
-        {"mlp.fc2.bias", 1, {1408}, NORM, BF16},
-        {"input_layernorm.weight", 1, {1408}, NORM, BF16},
-        {"input_layernorm.bias", 1, {1408}, NORM, BF16},
-        {"post_attention_layernorm.weight", 1, {1408}, NORM, BF16},
-        {"post_attention_layernorm.bias", 1, {1408}, NORM, BF16},
+        {"mlp.fc2.bias", 1, {1408}, REPL, BF16},
+        {"input_layernorm.weight", 1, {1408}, REPL, BF16},
+        {"input_layernorm.bias", 1, {1408}, REPL, BF16},
+        {"post_attention_layernorm.weight", 1, {1408}, REPL, BF16},
+        {"post_attention_layernorm.bias", 1, {1408}, REPL, BF16},
     };
     assert_tensors(m, "vision_model.model.layers.0.", vision0, G_N_ELEMENTS(vision0), -1);
     const ExpectedTensor head[] = {
-        {"vision_model.class_embedding", 1, {1408}, NORM, BF16},
+        {"vision_model.class_embedding", 1, {1408}, REPL, BF16},
         {"vision_model.positional_embedding_vlm", 2, {577, 1408}, REPL, BF16},
         {"vision_model.patch_embedding.linear.weight", 2, {1408, 588}, REPL, BF16},
         {"vision_model.vision_adapter.mlp.fc1.weight", 2, {4096, 5632}, REPL, BF16},
@@ -1752,18 +1752,18 @@ test_qwen3_5_layers(void)
 #undef QWEN35_MOE
     assert_tensors(m, "model.language_model.layers.3.", layer3, G_N_ELEMENTS(layer3), 3);
     const ExpectedTensor block0[] = {
-        {"norm1.weight", 1, {1152}, NORM, BF16},
-        {"norm1.bias", 1, {1152}, NORM, BF16},
-        {"norm2.weight", 1, {1152}, NORM, BF16},
-        {"norm2.bias", 1, {1152}, NORM, BF16},
+        {"norm1.weight", 1, {1152}, REPL, BF16},
+        {"norm1.bias", 1, {1152}, REPL, BF16},
+        {"norm2.weight", 1, {1152}, REPL, BF16},
+        {"norm2.bias", 1, {1152}, REPL, BF16},
         {"attn.qkv.weight", 2, {3456, 1152}, REPL, BF16},
-        {"attn.qkv.bias", 1, {3456}, NORM, BF16},
+        {"attn.qkv.bias", 1, {3456}, REPL, BF16},
         {"attn.proj.weight", 2, {1152, 1152}, REPL, BF16},
-        {"attn.proj.bias", 1, {1152}, NORM, BF16},
+        {"attn.proj.bias", 1, {1152}, REPL, BF16},
         {"mlp.linear_fc1.weight", 2, {4304, 1152}, REPL, BF16},
-        {"mlp.linear_fc1.bias", 1, {4304}, NORM, BF16},
+        {"mlp.linear_fc1.bias", 1, {4304}, REPL, BF16},
         {"mlp.linear_fc2.weight", 2, {1152, 4304}, REPL, BF16},
-        {"mlp.linear_fc2.bias", 1, {1152}, NORM, BF16},
+        {"mlp.linear_fc2.bias", 1, {1152}, REPL, BF16},
     };
     assert_tensors(m, "model.visual.blocks.0.", block0, G_N_ELEMENTS(block0), -1);
     const RsTensorSpec *patch = rs_model_get_tensor(
