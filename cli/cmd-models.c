@@ -2,6 +2,7 @@
  * parameter totals, active parameters, published figures and bytes as stored; `--tensors`
  * lists one model's tensors. */
 #include "cli/cli.h"
+#include "cli/model-args.h"
 
 #include "analysis/report.h"
 #include "base/data.h"
@@ -77,8 +78,7 @@ load_pair(const char *name, RsModel **model_out, RsModel **stored_out, GError **
     if (stored == NULL && rs_model_get_storage(model) != RS_MODEL_STORAGE_CHECKPOINT)
         return FALSE;
     /* What the loader assumed is said, never silent. */
-    for (guint i = 0; i < rs_model_get_n_warnings(model); i++)
-        g_printerr("reshard models: warning: %s\n", rs_model_get_warning(model, i));
+    rs_cli_print_model_warnings("models", model);
     *model_out = g_steal_pointer(&model);
     *stored_out = stored;
     return TRUE;

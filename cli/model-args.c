@@ -18,7 +18,16 @@ rs_cli_load_model(const char *name, gboolean include_mtp, GError **error)
     RsModel *model = rs_model_load_file(path, &options, error);
     if (model == NULL)
         g_prefix_error(error, "--model: ");
+    else
+        rs_cli_print_model_warnings("layout", model);
     return model;
+}
+
+void
+rs_cli_print_model_warnings(const char *cmd, const RsModel *model)
+{
+    for (guint i = 0; i < rs_model_get_n_warnings(model); i++)
+        g_printerr("reshard %s: warning: %s\n", cmd, rs_model_get_warning(model, i));
 }
 
 gboolean

@@ -19,6 +19,10 @@ G_BEGIN_DECLS
  */
 RsModel *rs_cli_load_model(const char *name, gboolean include_mtp, GError **error);
 
+/* Prints the model's load warnings (defaults taken for keys its config does not state) on
+ * stderr, "reshard CMD: warning: …", one a line. */
+void rs_cli_print_model_warnings(const char *cmd, const RsModel *model);
+
 /**
  * rs_cli_resolve_side:
  * @flag: "--train", "--infer", … (used in messages)
