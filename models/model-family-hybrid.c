@@ -568,6 +568,15 @@ read_next_config(RsModelConfig *c, const RsModelOptions *options, NextConfig *n,
         !rs_family_check_gqa(c, &n->cc, error))
         return FALSE;
     rs_family_warn_head_dim(c, &n->cc);
+    /* MTP layers with embeddings of their own would add tensors the block does not have. */
+    gboolean dedicated = FALSE;
+    if (!rs_model_config_get_bool(c, "mtp_use_dedicated_embeddings", FALSE, &dedicated, error))
+        return FALSE;
+    if (dedicated) {
+        rs_model_config_set_error(c, "mtp_use_dedicated_embeddings", error,
+                                  "true: MTP layers with their own embeddings are not modelled");
+        return FALSE;
+    }
     if (n->lin_v_heads % n->lin_k_heads != 0) {
         rs_model_config_set_error(c, "linear_num_value_heads", error,
                                   "%" G_GINT64_FORMAT

@@ -112,8 +112,8 @@ rs_family_add_vision_llama4(RsModel *m, RsModelConfig *c, gint64 text_hidden, GE
     consume_vision_informational(c, informational, G_N_ELEMENTS(informational));
 
     gint64 n_positions = (image / patch) * (image / patch) + 1;
-    rs_family_add_vector(m, "vision_model.class_embedding", RS_ROLE_REPLICATED, -1, m->dtype, 0, FALSE,
-                         H);
+    rs_family_add_vector(m, "vision_model.class_embedding", RS_ROLE_REPLICATED, -1, m->dtype, 0,
+                         FALSE, H);
     rs_model_add_tensor(m, "vision_model.positional_embedding_vlm", RS_ROLE_REPLICATED, -1,
                         m->dtype, 0, 2, n_positions, H);
     add_vision_linear(m, "vision_model.patch_embedding.linear", H, channels * patch * patch, FALSE);
@@ -181,8 +181,8 @@ rs_family_add_vision_qwen3_vl(RsModel *m, RsModelConfig *c, GError **error)
     gint64 merged = H * merge * merge;
     rs_model_add_tensor(m, "model.visual.patch_embed.proj.weight", RS_ROLE_REPLICATED, -1, m->dtype,
                         0, 5, H, channels, temporal, patch, patch);
-    rs_family_add_vector(m, "model.visual.patch_embed.proj.bias", RS_ROLE_REPLICATED, -1, m->dtype, 0,
-                         FALSE, H);
+    rs_family_add_vector(m, "model.visual.patch_embed.proj.bias", RS_ROLE_REPLICATED, -1, m->dtype,
+                         0, FALSE, H);
     rs_model_add_tensor(m, "model.visual.pos_embed.weight", RS_ROLE_REPLICATED, -1, m->dtype, 0, 2,
                         n_positions, H);
     for (gint j = 0; j < (gint)depth; j++) {
@@ -264,8 +264,8 @@ rs_family_add_vision_moonvit(RsModel *m, RsModelConfig *c, gint64 text_hidden, G
     /* MoonViT's patch embedding reads RGB: 3 input channels. */
     rs_model_add_tensor(m, "vision_tower.patch_embed.proj.weight", RS_ROLE_REPLICATED, -1, m->dtype,
                         0, 4, H, (gint64)3, patch, patch);
-    rs_family_add_vector(m, "vision_tower.patch_embed.proj.bias", RS_ROLE_REPLICATED, -1, m->dtype, 0,
-                         FALSE, H);
+    rs_family_add_vector(m, "vision_tower.patch_embed.proj.bias", RS_ROLE_REPLICATED, -1, m->dtype,
+                         0, FALSE, H);
     rs_model_add_tensor(m, "vision_tower.patch_embed.pos_emb.weight", RS_ROLE_REPLICATED, -1,
                         m->dtype, 0, 3, pos_h, pos_w, H);
     for (gint j = 0; j < (gint)n_layers; j++) {

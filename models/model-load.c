@@ -346,7 +346,7 @@ static const char *const informational[] = {
     "rope_interleave", "mla_use_nope", "moe_renormalize", "moe_router_activation_func",
     "use_grouped_topk", "num_expert_group", "activation_situ_beta",
     "activation_situ_linear_beta", "media_placeholder_token_id", "image_placeholder",
-    "ignore_index", "mtp_use_dedicated_embeddings", "layer_types", "decoder_start_token_id",
+    "ignore_index", "layer_types", "decoder_start_token_id",
     "add_cross_attention", "bad_words_ids", "begin_suppress_tokens", "chunk_size_feed_forward",
     "cross_attention_hidden_size", "diversity_penalty", "do_sample", "early_stopping",
     "encoder_no_repeat_ngram_size", "exponential_decay_length_penalty", "finetuning_task",

@@ -1908,6 +1908,10 @@ test_import_missing_unknown(void)
         {"Llama-4-Scout-17B-16E.config.json", NULL, "\"num_local_experts\": 16,",
          "\"num_local_experts\": 16, \"num_shared_experts\": 2,",
          "num_shared_experts: unknown field for this family"},
+        {"Qwen3.5-397B-A17B.config.json", NULL, "\"mtp_num_hidden_layers\": 1,",
+         "\"mtp_num_hidden_layers\": 1, \"mtp_use_dedicated_embeddings\": true,",
+         "mtp_use_dedicated_embeddings: true: MTP layers with their own embeddings are not "
+         "modelled"},
         {"Qwen3.5-397B-A17B.config.json", NULL, "\"deepstack_visual_indexes\": []",
          "\"deepstack_visual_indexes\": [8, 16]",
          "vision_config.deepstack_visual_indexes: 2 deepstack mergers: not modelled"},
