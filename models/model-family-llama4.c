@@ -74,9 +74,14 @@ read_llama4_schedule(RsModelConfig *c, Llama4Config *k, GError **error)
     g_autoptr(GArray) moe_layers = NULL;
     gint64 step = 1;
     gint64 n = k->cc.n_layers;
-    if (!rs_model_config_get_int_list(c, "moe_layers", FALSE, 0, n - 1, &moe_layers, error) ||
-        !rs_model_config_get_int_default(c, "interleave_moe_layer_step", 1, 100000, 1,
-                                         "transformers Llama4TextConfig", &step, error))
+    if (!rs_model_config_get_int_list(c, "moe_layers", FALSE, 0, n - 1, &moe_layers, error))
+        return FALSE;
+    /* The step matters (and its default is said) only without moe_layers. */
+    if (moe_layers != NULL
+            ? !rs_model_config_get_int(c, "interleave_moe_layer_step", FALSE, 1, 100000, &step,
+                                       error)
+            : !rs_model_config_get_int_default(c, "interleave_moe_layer_step", 1, 100000, 1,
+                                               "transformers Llama4TextConfig", &step, error))
         return FALSE;
     if (moe_layers == NULL) {
         for (gint64 l = step - 1; l < n; l += step)
