@@ -535,6 +535,7 @@ generate_family(RsModel *model, RsModelConfig *config, const char *path, const c
     }
     if (!generate(model, config, options, error))
         return FALSE;
+    rs_model_note_mtp(model);
     warn_unread_vision(model, config);
     if (!rs_model_config_check_consumed(config, error) || !check_sizes(model, config, path, error))
         return FALSE;

@@ -254,12 +254,36 @@ rs_model_get_n_experts_per_token(const RsModel *model)
     return model->n_experts_per_token;
 }
 
-/* The published figure for the form generated: with its MTP layers the one that counts
- * them when the file states one; else published_params. */
+void
+rs_model_note_mtp(RsModel *model)
+{
+    for (guint i = 0; i < model->tensors->len && !model->has_mtp; i++) {
+        const RsTensorSpec *t = g_ptr_array_index(model->tensors, i);
+        if (g_str_has_prefix(t->name, "mtp.") || strstr(t->name, ".mtp.") != NULL) {
+            model->has_mtp = TRUE;
+            break;
+        }
+        for (const char *p = t->name; (p = strstr(p, "layers.")) != NULL; p++) {
+            if (p != t->name && p[-1] != '.')
+                continue;
+            char *end = NULL;
+            guint64 n = g_ascii_strtoull(p + strlen("layers."), &end, 10);
+            if (end != p + strlen("layers.") && *end == '.' && n >= model->n_layers &&
+                !g_str_has_prefix(t->name, "vision_model.")) {
+                model->has_mtp = TRUE;
+                break;
+            }
+        }
+    }
+}
+
+/* The published figure for the form generated: for a model with MTP layers the one that
+ * counts them (0 when the file states none: published_params counts the model without
+ * them); else published_params. */
 static guint64
 published_figure(const RsModel *model, gboolean *rounded)
 {
-    if (model->include_mtp && model->published_mtp_params != 0) {
+    if (model->include_mtp && model->has_mtp) {
         *rounded = model->published_mtp_rounded;
         return model->published_mtp_params;
     }

@@ -159,8 +159,9 @@ guint rs_model_get_n_experts_per_token(const RsModel *model);
  *   the generated total must match within 1%; FALSE when it is exact
  *
  * Returns: the published total parameter count that applies to the form generated: for a
- * model generated with its MTP layers the file's `published_params_mtp` when stated, else
- * its `published_params` (the total without MTP layers); 0 when none is stated. A
+ * model generated with MTP layers (--mtp, and the config has some) the file's
+ * `published_params_mtp`, else its `published_params` (the total without MTP layers); 0
+ * when the file states none that applies. A
  * config.json that states none takes the figures of the shipped model of the same name.
  */
 guint64 rs_model_get_published_params(const RsModel *model, gboolean *is_rounded_out);

@@ -1960,6 +1960,26 @@ test_import_name(void)
     g_assert_cmpuint(rs_model_get_published_params(by_folder, NULL), ==, 0);
 }
 
+/* Which published figure applies: with --mtp a model that has MTP layers is compared with
+ * published_params_mtp (none stated for DeepSeek-V3: nothing to compare, no false
+ * mismatch), one without MTP layers with published_params as before. */
+static void
+test_published_mtp(void)
+{
+    g_autoptr(RsModel) v3 = load("deepseek-v3", TRUE);
+    g_assert_cmpuint(rs_model_get_published_params(v3, NULL), ==, 0);
+    g_assert_true(rs_model_check_published(v3, NULL));
+    g_autoptr(RsModel) v32 = load("deepseek-v3.2", TRUE);
+    g_assert_cmpuint(rs_model_get_published_params(v32, NULL), ==, 685355329792ull);
+    g_assert_true(rs_model_check_published(v32, NULL));
+    g_autoptr(RsModel) v32_plain = load("deepseek-v3.2", FALSE);
+    g_assert_cmpuint(rs_model_get_published_params(v32_plain, NULL), ==, 0);
+    g_assert_cmpuint(rs_model_get_published_mtp_params(v32_plain, NULL), ==, 685355329792ull);
+    g_autoptr(RsModel) llama = load("llama-3.1-8b", TRUE);
+    g_assert_cmpuint(rs_model_get_published_params(llama, NULL), ==, 8030261248ull);
+    g_assert_true(rs_model_check_published(llama, NULL));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1985,6 +2005,7 @@ main(int argc, char **argv)
         g_test_add_data_func(path, &zoo_fixtures[i], test_zoo_fixture);
     }
     g_test_add_func("/model/zoo-fixture/parts", test_zoo_parts);
+    g_test_add_func("/model/zoo/published-mtp", test_published_mtp);
     g_test_add_func("/model/layer/deepseek_v32", test_deepseek_v32_layer);
     g_test_add_func("/model/layer/kimi_k25", test_kimi_k25_layers);
     g_test_add_func("/model/layer/llama4", test_llama4_layers);
