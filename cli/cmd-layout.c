@@ -210,6 +210,7 @@ run_model(const char *cmd, RsFormat format)
     RsScenarioSideBuild build;
     if (!rs_scenario_build_side(scenario, side, &build, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    rs_cli_print_model_warnings(cmd, build.model);
     const RsModel *model = build.model;
     const RsConvention *conv = opt_train ? scenario->train : scenario->infer;
     GArray *gpus = opt_train ? scenario->train_gpus : scenario->infer_gpus;

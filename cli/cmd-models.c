@@ -2,6 +2,7 @@
  * parameter totals, active parameters, published figures and bytes as stored; `--tensors`
  * lists one model's tensors. */
 #include "cli/cli.h"
+#include "cli/model-args.h"
 
 #include "analysis/report.h"
 #include "base/data.h"
@@ -76,6 +77,8 @@ load_pair(const char *name, RsModel **model_out, RsModel **stored_out, GError **
                           : rs_model_load_file(path, &options, error);
     if (stored == NULL && rs_model_get_storage(model) != RS_MODEL_STORAGE_CHECKPOINT)
         return FALSE;
+    /* What the loader assumed is said, never silent. */
+    rs_cli_print_model_warnings("models", model);
     *model_out = g_steal_pointer(&model);
     *stored_out = stored;
     return TRUE;
@@ -163,6 +166,15 @@ run(int argc, char **argv)
         g_ptr_array_add(stored_view, g_ptr_array_index(stored, i) ? g_ptr_array_index(stored, i)
                                                                   : g_ptr_array_index(models, i));
     rs_report_models(models, stored_view, (const char *const *)names, format, out);
+    for (guint i = 0; i < models->len && format == RS_FORMAT_TABLE; i++) {
+        const RsModel *m = g_ptr_array_index(models, i);
+        guint64 with_mtp = rs_model_get_published_mtp_params(m, NULL);
+        if (!opt_mtp && with_mtp != 0 && rs_model_get_published_params(m, NULL) == 0)
+            g_string_append_printf(out,
+                                   "%s: published %" G_GUINT64_FORMAT " counts the MTP layers; "
+                                   "compare with --mtp.\n",
+                                   rs_model_get_name(m), with_mtp);
+    }
     fputs(out->str, stdout);
     for (guint i = 0; i < models->len; i++) {
         g_autoptr(GError) mismatch = NULL;

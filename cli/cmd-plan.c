@@ -9,6 +9,7 @@
  * hierarchical plan on DEFAULT_TOPOLOGY (they route over NVLink domains and NICs), and
  * gather-broadcast and direct, which use no topology, on none. */
 #include "cli/cli.h"
+#include "cli/model-args.h"
 
 #include "analysis/report.h"
 #include "cli/scenario-args.h"
@@ -125,6 +126,7 @@ load_model_work(Work *w, GError **error)
         rs_scenario_args_load_model(&sargs, DEFAULT_TOPOLOGY, NULL, error);
     if (scenario == NULL || !rs_scenario_build(scenario, &w->build, error))
         return FALSE;
+    rs_cli_print_model_warnings("plan", w->build.model);
     w->refit = w->build.refit;
     w->topology = w->build.topology;
     g_autofree char *train = rs_convention_format(scenario->train);

@@ -10,6 +10,7 @@
  * transfer failed), 2 (bad input), 3 (validation failed). Under mpi every process runs
  * this command; only rank 0's process prints results. */
 #include "cli/cli.h"
+#include "cli/model-args.h"
 #include "cli/outputs.h"
 
 #include "analysis/report.h"
@@ -229,6 +230,7 @@ load_work(Work *w, GError **error)
                                                            error);
     if (scenario == NULL || !rs_scenario_build(scenario, &w->build, error))
         return FALSE;
+    rs_cli_print_model_warnings("run", w->build.model);
     w->refit = w->build.refit;
     w->topology = w->build.topology;
     g_autofree char *variant = rs_model_format_variant(w->build.model);

@@ -8,6 +8,7 @@
  * This file parses the flags, writes each candidate's trace and prints. With --messages,
  * an explicit message list is simulated instead. */
 #include "cli/cli.h"
+#include "cli/model-args.h"
 #include "cli/outputs.h"
 
 #include "analysis/report.h"
@@ -632,6 +633,7 @@ run_scenario(const char *cmd, const Settings *set)
     RsScenarioBuild build;
     if (!rs_scenario_build(scenario, &build, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    rs_cli_print_model_warnings(cmd, build.model);
     RsPlanOptions plan_options;
     int code;
     if (!parse_plan_options(&plan_options, build.topology, &req.relays, &error))

@@ -6,6 +6,13 @@
 
 #include <string.h>
 
+void
+rs_cli_print_model_warnings(const char *cmd, const RsModel *model)
+{
+    for (guint i = 0; i < rs_model_get_n_warnings(model); i++)
+        g_printerr("reshard %s: warning: %s\n", cmd, rs_model_get_warning(model, i));
+}
+
 GArray *
 rs_cli_find_tensors(const RsModel *model, GPtrArray *buffers, const char *name, GError **error)
 {

@@ -11,6 +11,16 @@
 G_BEGIN_DECLS
 
 /**
+ * rs_cli_print_model_warnings:
+ * @cmd: the command's name, for the message prefix
+ * @model: a loaded model
+ *
+ * Prints the model's load warnings (defaults taken for keys its config does not state) on
+ * stderr, "reshard CMD: warning: …", one a line.
+ */
+void rs_cli_print_model_warnings(const char *cmd, const RsModel *model);
+
+/**
  * rs_cli_find_tensors:
  * @name: a model tensor name or a fused buffer name (--tensor)
  * @buffers: (element-type utf8): each tensor's fused buffer name or NULL

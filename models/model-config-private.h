@@ -76,6 +76,31 @@ void rs_model_config_set_error(RsModelConfig *config, const char *key, GError **
  * name the fields behind a computed dimension. */
 char *rs_model_config_dup_keys_for_value(RsModelConfig *config, gint64 value,
                                          const char **where_out);
+/* Records a warning "where: key: message" (the source when the key is absent), for a value
+ * the reader had to assume; the loader hands the warnings on with the model. */
+void rs_model_config_warn(RsModelConfig *config, const char *key, const char *format, ...)
+    G_GNUC_PRINTF(3, 4);
+/* Records "where: key: missing; using VALUE, the default of ORIGIN" — ORIGIN names the
+ * transformers config class whose default applies ("transformers Glm4MoeConfig"). */
+void rs_model_config_warn_default(RsModelConfig *config, const char *key, const char *value,
+                                  const char *origin);
+/* Returns: (transfer none): the warnings recorded so far (char*), in order. */
+GPtrArray *rs_model_config_get_warnings(RsModelConfig *config);
+/* Readers for keys the family needs whose transformers default is known: the value when
+ * given, else @value with a warning naming the key, the value and @origin (see
+ * rs_model_config_warn_default). An explicit null states "none": *out is left unchanged and
+ * nothing is warned. A malformed value is an error as for the plain readers.
+ * The width reader scales @value like a given width. */
+gboolean rs_model_config_get_bool_default(RsModelConfig *config, const char *key, gboolean value,
+                                          const char *origin, gboolean *out, GError **error);
+gboolean rs_model_config_get_int_default(RsModelConfig *config, const char *key, gint64 min,
+                                         gint64 max, gint64 value, const char *origin, gint64 *out,
+                                         GError **error);
+gboolean rs_model_config_get_width_default(RsModelConfig *config, const char *key, gint64 max,
+                                           gint64 value, const char *origin, gint64 *out,
+                                           GError **error);
+/* Returns: TRUE when a key starting with @prefix has not been read. */
+gboolean rs_model_config_has_unconsumed_prefix(RsModelConfig *config, const char *prefix);
 /* Fails naming the first key no reader consumed. */
 gboolean rs_model_config_check_consumed(RsModelConfig *config, GError **error);
 

@@ -26,6 +26,7 @@ struct _RsModelConfig {
     guint scale;         /* width divisor, >= 1 */
     GHashTable *entries; /* key → ConfigEntry* */
     GPtrArray *order;    /* keys in insertion order, for stable messages */
+    GPtrArray *warnings; /* char*, owned: defaults taken for missing keys, in order */
 };
 
 static void
@@ -46,6 +47,7 @@ rs_model_config_new(const char *source)
     c->entries = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, config_entry_free);
     c->asked_scalar = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     c->order = g_ptr_array_new_with_free_func(g_free);
+    c->warnings = g_ptr_array_new_with_free_func(g_free);
     return c;
 }
 
@@ -57,6 +59,7 @@ rs_model_config_free(RsModelConfig *config)
     g_hash_table_unref(config->entries);
     g_hash_table_unref(config->asked_scalar);
     g_ptr_array_unref(config->order);
+    g_ptr_array_unref(config->warnings);
     g_free(config->source);
     g_free(config);
 }
@@ -116,6 +119,85 @@ rs_model_config_set_error(RsModelConfig *config, const char *key, GError **error
     ConfigEntry *e = key ? g_hash_table_lookup(config->entries, key) : NULL;
     g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG, "%s: %s%s%s",
                 e ? e->where : config->source, key ? key : "", key ? ": " : "", message);
+}
+
+void
+rs_model_config_warn(RsModelConfig *config, const char *key, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    g_autofree char *message = g_strdup_vprintf(format, args);
+    va_end(args);
+    ConfigEntry *e = key ? g_hash_table_lookup(config->entries, key) : NULL;
+    g_ptr_array_add(config->warnings, g_strdup_printf("%s: %s%s%s", e ? e->where : config->source,
+                                                      key ? key : "", key ? ": " : "", message));
+}
+
+void
+rs_model_config_warn_default(RsModelConfig *config, const char *key, const char *value,
+                             const char *origin)
+{
+    rs_model_config_warn(config, key, "missing; using %s, the default of %s", value, origin);
+}
+
+GPtrArray *
+rs_model_config_get_warnings(RsModelConfig *config)
+{
+    return config->warnings;
+}
+
+gboolean
+rs_model_config_get_bool_default(RsModelConfig *config, const char *key, gboolean value,
+                                 const char *origin, gboolean *out, GError **error)
+{
+    if (!rs_model_config_has(config, key)) {
+        /* An explicit null is a stated "none": *out stays, no warning. */
+        ConfigEntry *e = g_hash_table_lookup(config->entries, key);
+        if (e != NULL) {
+            e->consumed = TRUE;
+            return TRUE;
+        }
+        *out = value;
+        rs_model_config_warn_default(config, key, value ? "true" : "false", origin);
+        return TRUE;
+    }
+    return rs_model_config_get_bool(config, key, TRUE, out, error);
+}
+
+gboolean
+rs_model_config_get_int_default(RsModelConfig *config, const char *key, gint64 min, gint64 max,
+                                gint64 value, const char *origin, gint64 *out, GError **error)
+{
+    if (!rs_model_config_has(config, key)) {
+        ConfigEntry *e = g_hash_table_lookup(config->entries, key);
+        if (e != NULL) {
+            e->consumed = TRUE;
+            return TRUE;
+        }
+        *out = value;
+        g_autofree char *text = g_strdup_printf("%" G_GINT64_FORMAT, value);
+        rs_model_config_warn_default(config, key, text, origin);
+        return TRUE;
+    }
+    return rs_model_config_get_int(config, key, TRUE, min, max, out, error);
+}
+
+gboolean
+rs_model_config_get_width_default(RsModelConfig *config, const char *key, gint64 max,
+                                  gint64 value, const char *origin, gint64 *out, GError **error)
+{
+    if (!rs_model_config_has(config, key)) {
+        ConfigEntry *e = g_hash_table_lookup(config->entries, key);
+        if (e != NULL) {
+            e->consumed = TRUE;
+            return TRUE;
+        }
+        *out = MAX(value / (gint64)config->scale, 1);
+        g_autofree char *text = g_strdup_printf("%" G_GINT64_FORMAT, value);
+        rs_model_config_warn_default(config, key, text, origin);
+        return TRUE;
+    }
+    return rs_model_config_get_width(config, key, TRUE, max, out, error);
 }
 
 /* Looks @key up; *entry_out is NULL when absent or null. */
@@ -300,6 +382,19 @@ rs_model_config_foreach_prefix(RsModelConfig *config, const char *prefix,
         e->consumed = TRUE;
         func(key + n, e->value, e->where, data);
     }
+}
+
+gboolean
+rs_model_config_has_unconsumed_prefix(RsModelConfig *config, const char *prefix)
+{
+    gsize n = strlen(prefix);
+    for (guint i = 0; i < config->order->len; i++) {
+        const char *key = g_ptr_array_index(config->order, i);
+        ConfigEntry *e = g_hash_table_lookup(config->entries, key);
+        if (strncmp(key, prefix, n) == 0 && !e->consumed)
+            return TRUE;
+    }
+    return FALSE;
 }
 
 gboolean

@@ -31,6 +31,10 @@ typedef enum {
     RS_QUANT_NONE,
     RS_QUANT_FP8_BLOCK, /* quant_method "fp8": every quantizable linear FP8 + block scale_inv */
     RS_QUANT_MXFP4,     /* quant_method "mxfp4" or compressed-tensors mxfp4: routed experts */
+    /* compressed-tensors "pack-quantized" int 4-bit, group-wise symmetric: routed experts
+     * as NAME.weight_packed i32 [.., out, in/8], NAME.weight_scale bf16 [.., out, in/group]
+     * and NAME.weight_shape i32 [.., 2] (Kimi-K2.5). */
+    RS_QUANT_INT4_PACKED,
 } RsQuantKind;
 
 typedef struct {
@@ -50,7 +54,9 @@ typedef struct {
  * "fp8" with weight_block_size [rows, cols] and fmt (DeepSeek-V3 config.json; vLLM
  * fp8.py Fp8Config), "mxfp4" (gpt-oss config.json; transformers mxfp4 integration), and
  * "compressed-tensors" whose format (or a config group's format) names mxfp4, with
- * config_groups.*.weights.group_size (Kimi-K3). Errors: RS_MODEL_ERROR_CONFIG naming the
+ * config_groups.*.weights.group_size (Kimi-K3), and "compressed-tensors" of format
+ * pack-quantized whose weights are num_bits 4, type int (Kimi-K2.5; compressed-tensors
+ * pack_quantized compressor: eight values per int32). Errors: RS_MODEL_ERROR_CONFIG naming the
  * key for another method or a malformed block size.
  */
 gboolean rs_family_read_quant(RsModelConfig *c, const RsModelOptions *options, RsQuant *q,
@@ -64,14 +70,23 @@ typedef struct {
     gint64 n_heads;
     gint64 n_kv_heads;
     gint64 head_dim; /* head_dim, else hidden / heads (before scaling) / scale */
+    gboolean head_dim_given;
     gint64 vocab;
     gboolean tie_embeddings;
 } RsCommonConfig;
 
-/* Reads hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads (default:
- * heads), head_dim (default hidden_size / heads, scaled), vocab_size, tie_word_embeddings,
- * intermediate_size (optional). */
+/* Reads hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads (when
+ * absent: heads, with a warning), head_dim (default hidden_size / heads, scaled; the
+ * families that use it warn with rs_family_warn_head_dim), vocab_size,
+ * tie_word_embeddings (when absent: false, with a warning), intermediate_size (optional,
+ * 0). */
 gboolean rs_family_read_common(RsModelConfig *c, RsCommonConfig *cc, GError **error);
+
+/* Warns when head_dim was not stated and the default hidden_size / heads was taken. */
+void rs_family_warn_head_dim(RsModelConfig *c, const RsCommonConfig *cc);
+
+/* Fails with "KEY: required field is missing (WHY)" when @key is absent or null. */
+gboolean rs_family_require(RsModelConfig *c, const char *key, const char *why, GError **error);
 
 /* Checks that KV heads divide the attention heads (grouped-query attention). */
 gboolean rs_family_check_gqa(RsModelConfig *c, const RsCommonConfig *cc, GError **error);
@@ -106,7 +121,9 @@ void rs_family_add_dense_mlp(RsModel *m, const RsQuant *q, const char *prefix, g
  * MXFP4 gpt-oss names: PREFIX.NAME_blocks [E, out, ceil(in/32), 16] u8 +
  * PREFIX.NAME_scales [E, out, ceil(in/32)] u8; MXFP4 compressed-tensors names:
  * PREFIX.NAME.weight_packed [E, out, ceil(in/2)] u8 + PREFIX.NAME.weight_scale
- * [E, out, ceil(in/group)] u8. Blocks hold E·out·in parameters; scales none. */
+ * [E, out, ceil(in/group)] u8; INT4 packed: PREFIX.NAME.weight_packed [E, out, ceil(in/8)]
+ * i32 + PREFIX.NAME.weight_scale [E, out, ceil(in/group)] bf16 + PREFIX.NAME.weight_shape
+ * [E, 2] i32. Blocks hold E·out·in parameters; scales and shapes none. */
 void rs_family_add_expert_weight(RsModel *m, const RsQuant *q, const char *prefix, const char *name,
                                  const char *weight_suffix, RsTensorRole role, gint layer,
                                  gint64 n_experts, gint64 out, gint64 in);
@@ -124,8 +141,26 @@ typedef struct {
 void rs_family_add_gqa_attention(RsModel *m, const RsQuant *q, const char *prefix, gint layer,
                                  const RsCommonConfig *cc, const RsAttentionOptions *opts);
 
+/* Vision towers (model-family-vision.c), read from the vision_config.* keys and added at
+ * layer -1 with replicated roles; @text_hidden is the language model's (scaled) hidden
+ * size the projector maps to. Errors: RS_MODEL_ERROR_CONFIG naming a missing or
+ * unsupported vision_config key. */
+gboolean rs_family_add_vision_llama4(RsModel *m, RsModelConfig *c, gint64 text_hidden,
+                                     GError **error);
+gboolean rs_family_add_vision_qwen3_vl(RsModel *m, RsModelConfig *c, GError **error);
+gboolean rs_family_add_vision_moonvit(RsModel *m, RsModelConfig *c, gint64 text_hidden,
+                                      GError **error);
+
 /* Generators in the other family files. */
 gboolean rs_family_generate_deepseek_v3(RsModel *model, RsModelConfig *config,
+                                        const RsModelOptions *options, GError **error);
+gboolean rs_family_generate_deepseek_v32(RsModel *model, RsModelConfig *config,
+                                         const RsModelOptions *options, GError **error);
+gboolean rs_family_generate_kimi_k25(RsModel *model, RsModelConfig *config,
+                                     const RsModelOptions *options, GError **error);
+gboolean rs_family_generate_llama4(RsModel *model, RsModelConfig *config,
+                                   const RsModelOptions *options, GError **error);
+gboolean rs_family_generate_qwen3_5_moe(RsModel *model, RsModelConfig *config,
                                         const RsModelOptions *options, GError **error);
 gboolean rs_family_generate_glm4_moe(RsModel *model, RsModelConfig *config,
                                      const RsModelOptions *options, GError **error);

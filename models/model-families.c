@@ -22,6 +22,8 @@
 typedef struct {
     gboolean mxfp4;
     gint64 group_size;
+    gint64 num_bits;
+    gboolean int_type;
 } QuantGroupScan;
 
 static void
@@ -34,6 +36,10 @@ scan_config_groups(const char *subkey, const char *value, const char *where, gpo
         scan->mxfp4 = TRUE;
     if (g_str_has_suffix(subkey, ".weights.group_size"))
         g_ascii_string_to_signed(value, 10, 1, 1 << 20, &scan->group_size, NULL);
+    if (g_str_has_suffix(subkey, ".weights.num_bits"))
+        g_ascii_string_to_signed(value, 10, 1, 64, &scan->num_bits, NULL);
+    if (g_str_has_suffix(subkey, ".weights.type") && strcmp(value, "int") == 0)
+        scan->int_type = TRUE;
 }
 
 gboolean
@@ -51,7 +57,7 @@ rs_family_read_quant(RsModelConfig *c, const RsModelOptions *options, RsQuant *q
         !rs_model_config_get_int_list(c, "quantization_config.weight_block_size", FALSE, 1, 1 << 20,
                                       &block, error))
         return FALSE;
-    QuantGroupScan scan = {format != NULL && strstr(format, "mxfp4") != NULL, 32};
+    QuantGroupScan scan = {format != NULL && strstr(format, "mxfp4") != NULL, 32, 0, FALSE};
     rs_model_config_foreach_prefix(c, "quantization_config.config_groups.", scan_config_groups,
                                    &scan);
     /* Everything else under quantization_config (activation_scheme, ignore lists,
@@ -95,9 +101,17 @@ rs_family_read_quant(RsModelConfig *c, const RsModelOptions *options, RsQuant *q
         q->group = scan.group_size;
         return TRUE;
     }
+    if (strcmp(method, "compressed-tensors") == 0 && format != NULL &&
+        strcmp(format, "pack-quantized") == 0 && scan.int_type && scan.num_bits == 4) {
+        q->kind = RS_QUANT_INT4_PACKED;
+        q->packed_names = TRUE;
+        q->group = scan.group_size;
+        return TRUE;
+    }
     rs_model_config_set_error(c, "quantization_config.quant_method", error,
                               "\"%s\"%s: the stored form is modelled for fp8 (block scales), "
-                              "mxfp4 and compressed-tensors mxfp4",
+                              "mxfp4, compressed-tensors mxfp4 and compressed-tensors "
+                              "pack-quantized int4",
                               method,
                               strcmp(method, "compressed-tensors") == 0 ? " (not mxfp4)" : "");
     return FALSE;
@@ -114,17 +128,52 @@ rs_family_read_common(RsModelConfig *c, RsCommonConfig *cc, GError **error)
         !rs_model_config_get_int(c, "num_attention_heads", TRUE, 1, RS_FAMILY_MAX_COUNT,
                                  &cc->n_heads, error) ||
         !rs_model_config_get_width(c, "vocab_size", TRUE, RS_FAMILY_MAX_DIM, &cc->vocab, error) ||
-        !rs_model_config_get_bool(c, "tie_word_embeddings", FALSE, &cc->tie_embeddings, error))
+        !rs_model_config_get_bool_default(c, "tie_word_embeddings", FALSE,
+                                          "the family's transformers config class "
+                                          "(tie_word_embeddings=False)",
+                                          &cc->tie_embeddings, error))
         return FALSE;
+    /* LlamaConfig, Qwen3Config, MixtralConfig, DeepseekV3Config, Qwen3NextConfig: "if
+     * num_key_value_heads is None: num_key_value_heads = num_attention_heads". Families
+     * whose config class defaults otherwise (Glm4MoeConfig, Llama4TextConfig: 8) require
+     * the key before calling this. */
+    g_autofree char *heads = g_strdup_printf("num_attention_heads (%" G_GINT64_FORMAT ")",
+                                             cc->n_heads);
     cc->n_kv_heads = cc->n_heads;
+    if (!rs_model_config_has(c, "num_key_value_heads"))
+        rs_model_config_warn_default(c, "num_key_value_heads", heads,
+                                     "transformers (num_key_value_heads = num_attention_heads "
+                                     "when absent)");
     if (!rs_model_config_get_int(c, "num_key_value_heads", FALSE, 1, RS_FAMILY_MAX_COUNT,
                                  &cc->n_kv_heads, error))
         return FALSE;
     cc->head_dim = MAX(cc->hidden / cc->n_heads, 1);
+    cc->head_dim_given = rs_model_config_has(c, "head_dim");
     if (!rs_model_config_get_width(c, "head_dim", FALSE, 1 << 20, &cc->head_dim, error))
         return FALSE;
     return rs_model_config_get_width(c, "intermediate_size", FALSE, RS_FAMILY_MAX_DIM,
                                      &cc->intermediate, error);
+}
+
+void
+rs_family_warn_head_dim(RsModelConfig *c, const RsCommonConfig *cc)
+{
+    if (cc->head_dim_given)
+        return;
+    g_autofree char *value = g_strdup_printf("hidden_size / num_attention_heads = %" G_GINT64_FORMAT,
+                                             cc->head_dim);
+    rs_model_config_warn_default(c, "head_dim", value,
+                                 "the transformers modeling files (getattr(config, \"head_dim\", "
+                                 "hidden_size // num_attention_heads))");
+}
+
+gboolean
+rs_family_require(RsModelConfig *c, const char *key, const char *why, GError **error)
+{
+    if (rs_model_config_has(c, key))
+        return TRUE;
+    rs_model_config_set_error(c, key, error, "required field is missing (%s)", why);
+    return FALSE;
 }
 
 gboolean
@@ -257,6 +306,25 @@ rs_family_add_expert_weight(RsModel *m, const RsQuant *q, const char *prefix, co
         }
         return;
     }
+    if (q != NULL && q->kind == RS_QUANT_INT4_PACKED) {
+        /* compressed-tensors pack_quantized: eight 4-bit values per int32 along the input
+         * dim, one bf16 scale per group, and each weight's logical [out, in] shape. */
+        g_autofree char *packed = g_strdup_printf("%s.%s.weight_packed", prefix, name);
+        g_autofree char *scale = g_strdup_printf("%s.%s.weight_scale", prefix, name);
+        g_autofree char *shape = g_strdup_printf("%s.%s.weight_shape", prefix, name);
+        rs_model_add_tensor(m, packed, role, layer, RS_DTYPE_I32, 0, 3, E, out, ceil_div(in, 8));
+        rs_model_set_last_format(m, RS_TENSOR_FORMAT_INT4, params);
+        rs_model_add_tensor(m, scale, role, layer, RS_DTYPE_BF16, 0, 3, E, out,
+                            ceil_div(in, q->group));
+        rs_model_set_last_format(m, RS_TENSOR_FORMAT_SCALE, 0);
+        /* One scale per group of values = group / 8 packed words along the input. */
+        const gint64 block[3] = {1, 1, MAX(q->group / 8, 1)};
+        rs_model_mark_block_scale(m, block);
+        rs_model_add_tensor(m, shape, RS_ROLE_EXPERT_REPLICATED, layer, RS_DTYPE_I32, 0, 2, E,
+                            (gint64)2);
+        rs_model_set_last_format(m, RS_TENSOR_FORMAT_SCALE, 0);
+        return;
+    }
     if (q != NULL && q->kind == RS_QUANT_FP8_BLOCK) {
         g_autofree char *weight = g_strdup_printf("%s.%s.weight", prefix, name);
         g_autofree char *scale = g_strdup_printf("%s.%s.weight_scale_inv", prefix, name);
@@ -372,6 +440,7 @@ generate_dense(RsModel *m, RsModelConfig *c, const RsModelOptions *options, gboo
     }
     if (!rs_family_check_gqa(c, &cc, error))
         return FALSE;
+    rs_family_warn_head_dim(c, &cc);
     m->n_layers = (guint)cc.n_layers;
     rs_family_add_embedding(m, "", &cc);
     /* attention_bias puts a bias on q, k, v and o (LlamaAttention, Qwen3Attention). */
@@ -440,6 +509,7 @@ generate_qwen3_moe(RsModel *m, RsModelConfig *c, const RsModelOptions *options, 
     if (!rs_family_check_active_experts(c, "num_experts_per_tok", n_per_token, n_experts, FALSE,
                                         error))
         return FALSE;
+    rs_family_warn_head_dim(c, &cc);
     m->n_layers = (guint)cc.n_layers;
     m->n_experts_per_token = (guint)n_per_token;
     rs_family_add_embedding(m, "", &cc);
@@ -497,6 +567,7 @@ generate_mixtral(RsModel *m, RsModelConfig *c, const RsModelOptions *options, GE
     if (!rs_family_check_active_experts(c, "num_experts_per_tok", n_per_token, n_experts, FALSE,
                                         error))
         return FALSE;
+    rs_family_warn_head_dim(c, &cc);
     m->n_layers = (guint)cc.n_layers;
     m->n_experts_per_token = (guint)n_per_token;
     rs_family_add_embedding(m, "", &cc);
@@ -533,6 +604,10 @@ static const struct {
     {"glm4_moe", rs_family_generate_glm4_moe},
     {"kimi_k3", rs_family_generate_kimi_k3},
     {"qwen3_next", rs_family_generate_qwen3_next},
+    {"deepseek_v32", rs_family_generate_deepseek_v32},
+    {"kimi_k25", rs_family_generate_kimi_k25},
+    {"llama4", rs_family_generate_llama4},
+    {"qwen3_5_moe", rs_family_generate_qwen3_5_moe},
 };
 
 RsFamilyGenerator

@@ -26,6 +26,21 @@
  * Qwen3NextSparseMoeBlock with shared_expert and shared_expert_gate [1, H]), vLLM
  * qwen3_next_mtp.py for the MTP block (mtp.fc, mtp.pre_fc_norm_{embedding,hidden},
  * mtp.layers.k, mtp.norm, sharing the main embedding and head).
+ *
+ * qwen3_5_moe (Qwen3.5 MoE, Qwen3_5MoeForConditionalGeneration): qwen3_next as Qwen3.5
+ * publishes it. Sources: transformers models/qwen3_5/modular_qwen3_5.py
+ * (Qwen3_5GatedDeltaNet replaces in_proj_qkvz / in_proj_ba with in_proj_qkv [2·Kd + Vd, H],
+ * in_proj_z [Vd, H], in_proj_b and in_proj_a [Hv, H]) and models/qwen3_5_moe (the
+ * vision-language wrapper: text under model.language_model., lm_head.weight at the top,
+ * the Qwen3-VL vision tower under model.visual., model-family-vision.c). The main layers'
+ * routed experts are stored fused, mlp.experts.gate_up_proj [E, 2I, H] and
+ * mlp.experts.down_proj [E, H, I] (the transformers v5 layout; the checkpoint's tensor
+ * count, 2 expert tensors a layer, says fused, the axis order is not verified from a
+ * header), the MTP layer's per expert (mtp.layers.0.mlp.experts.{e}.*_proj.weight, grouped
+ * here as for qwen3_next). in_proj_qkv is [q; k; v] of all heads, three segments
+ * (RS_ROLE_COLUMN_SEGMENTED, held whole until layouts split segments), and gate_up_proj
+ * holds gate and up as two halves of dim 1, held whole on every tensor-parallel rank of its
+ * experts (RS_ROLE_EXPERT_REPLICATED): supersets of a rank's slice, never wrong data.
  */
 #include "models/model-families-private.h"
 
@@ -382,6 +397,9 @@ typedef struct {
     gint64 lin_k_heads, lin_v_heads, lin_k_dim, lin_v_dim, conv;
     gboolean q_gate;
     gboolean attention_bias; /* biases on q, k, v and o of the gated-attention layers */
+    /* Qwen3.5: in_proj_qkv / in_proj_z / in_proj_b / in_proj_a instead of in_proj_qkvz /
+     * in_proj_ba, and the main layers' experts fused (gate_up_proj, down_proj). */
+    gboolean qwen3_5;
 } NextConfig;
 
 static void
@@ -392,17 +410,30 @@ add_gated_deltanet(RsModel *m, const NextConfig *n, const char *prefix, gint lay
     guint hk = (guint)n->lin_k_heads, hv = (guint)n->lin_v_heads;
     char name[192];
 #define NAME(suffix) (g_snprintf(name, sizeof name, "%s.linear_attn." suffix, prefix), name)
-    /* Rows grouped per key head ([q, k, v, z] of each group), so whole key-head groups
-     * split contiguously. */
-    rs_family_add_linear(m, &n->q, NAME("in_proj_qkvz"), RS_ROLE_COLUMN_PARALLEL, layer, hk, FALSE,
-                         2 * Kd + 2 * Vd, H, TRUE);
-    rs_family_add_linear(m, &n->q, NAME("in_proj_ba"), RS_ROLE_COLUMN_PARALLEL, layer, hk, FALSE,
-                         2 * n->lin_v_heads, H, TRUE);
+    const gint64 segments[3] = {Kd, Kd, Vd};
+    if (n->qwen3_5) {
+        /* [q; k; v] of all heads, then z, b and a per value head (Qwen3_5GatedDeltaNet). */
+        rs_model_add_tensor(m, NAME("in_proj_qkv.weight"), RS_ROLE_COLUMN_SEGMENTED, layer,
+                            m->dtype, 0, 2, 2 * Kd + Vd, H);
+        rs_model_set_last_segments(m, 3, segments);
+        rs_family_add_linear(m, &n->q, NAME("in_proj_z"), RS_ROLE_COLUMN_PARALLEL, layer, hv,
+                             FALSE, Vd, H, TRUE);
+        rs_family_add_linear(m, &n->q, NAME("in_proj_b"), RS_ROLE_COLUMN_PARALLEL, layer, hv,
+                             FALSE, n->lin_v_heads, H, TRUE);
+        rs_family_add_linear(m, &n->q, NAME("in_proj_a"), RS_ROLE_COLUMN_PARALLEL, layer, hv,
+                             FALSE, n->lin_v_heads, H, TRUE);
+    } else {
+        /* Rows grouped per key head ([q, k, v, z] of each group), so whole key-head groups
+         * split contiguously. */
+        rs_family_add_linear(m, &n->q, NAME("in_proj_qkvz"), RS_ROLE_COLUMN_PARALLEL, layer, hk,
+                             FALSE, 2 * Kd + 2 * Vd, H, TRUE);
+        rs_family_add_linear(m, &n->q, NAME("in_proj_ba"), RS_ROLE_COLUMN_PARALLEL, layer, hk,
+                             FALSE, 2 * n->lin_v_heads, H, TRUE);
+    }
     /* The convolution runs over [q; k; v] of all heads: three segments, each split over
      * tensor parallelism on its own. */
     rs_model_add_tensor(m, NAME("conv1d.weight"), RS_ROLE_COLUMN_SEGMENTED, layer, m->dtype, 0, 3,
                         2 * Kd + Vd, (gint64)1, n->conv);
-    const gint64 segments[3] = {Kd, Kd, Vd};
     rs_model_set_last_segments(m, 3, segments);
     rs_family_add_vector(m, NAME("dt_bias"), RS_ROLE_COLUMN_PARALLEL, layer, m->dtype, hv, FALSE,
                          n->lin_v_heads);
@@ -416,21 +447,29 @@ add_gated_deltanet(RsModel *m, const NextConfig *n, const char *prefix, gint lay
 }
 
 static void
-add_next_moe(RsModel *m, const NextConfig *n, const char *prefix, gint layer)
+add_next_moe(RsModel *m, const NextConfig *n, const char *prefix, gint layer, gboolean fused)
 {
     gint64 H = n->cc.hidden, E = n->n_experts, I = n->moe_intermediate;
     char name[192];
     g_snprintf(name, sizeof name, "%s.mlp.gate", prefix);
     rs_family_add_linear(m, NULL, name, RS_ROLE_ROUTER, layer, 0, FALSE, E, H, FALSE);
-    g_snprintf(name, sizeof name, "%s.mlp.experts", prefix);
-    rs_model_fuse_next(m, RS_FUSE_GATE_UP, 0, name);
-    rs_family_add_expert_weight(m, &n->q, name, "gate_proj", ".weight", RS_ROLE_EXPERT_COLUMN,
-                                layer, E, I, H);
-    rs_model_fuse_next(m, RS_FUSE_GATE_UP, 1, name);
-    rs_family_add_expert_weight(m, &n->q, name, "up_proj", ".weight", RS_ROLE_EXPERT_COLUMN, layer,
-                                E, I, H);
-    rs_family_add_expert_weight(m, &n->q, name, "down_proj", ".weight", RS_ROLE_EXPERT_ROW, layer,
-                                E, H, I);
+    if (fused) {
+        g_snprintf(name, sizeof name, "%s.mlp.experts.gate_up_proj", prefix);
+        rs_model_add_tensor(m, name, RS_ROLE_EXPERT_REPLICATED, layer, m->dtype, 0, 3, E, 2 * I,
+                            H);
+        g_snprintf(name, sizeof name, "%s.mlp.experts.down_proj", prefix);
+        rs_model_add_tensor(m, name, RS_ROLE_EXPERT_ROW, layer, m->dtype, 0, 3, E, H, I);
+    } else {
+        g_snprintf(name, sizeof name, "%s.mlp.experts", prefix);
+        rs_model_fuse_next(m, RS_FUSE_GATE_UP, 0, name);
+        rs_family_add_expert_weight(m, &n->q, name, "gate_proj", ".weight", RS_ROLE_EXPERT_COLUMN,
+                                    layer, E, I, H);
+        rs_model_fuse_next(m, RS_FUSE_GATE_UP, 1, name);
+        rs_family_add_expert_weight(m, &n->q, name, "up_proj", ".weight", RS_ROLE_EXPERT_COLUMN,
+                                    layer, E, I, H);
+        rs_family_add_expert_weight(m, &n->q, name, "down_proj", ".weight", RS_ROLE_EXPERT_ROW,
+                                    layer, E, H, I);
+    }
     if (n->shared_intermediate > 0) {
         g_snprintf(name, sizeof name, "%s.mlp.shared_expert", prefix);
         rs_family_add_dense_mlp(m, &n->q, name, layer, H, n->shared_intermediate, TRUE);
@@ -440,9 +479,10 @@ add_next_moe(RsModel *m, const NextConfig *n, const char *prefix, gint layer)
     }
 }
 
+/* One decoder layer; @fused_experts: the routed experts as Qwen3.5 stores its main layers'. */
 static void
 add_next_layer(RsModel *m, const NextConfig *n, const char *prefix, gint layer, gboolean full,
-               gboolean moe)
+               gboolean moe, gboolean fused_experts)
 {
     char name[192];
     g_snprintf(name, sizeof name, "%s.input_layernorm.weight", prefix);
@@ -460,7 +500,7 @@ add_next_layer(RsModel *m, const NextConfig *n, const char *prefix, gint layer, 
     g_snprintf(name, sizeof name, "%s.post_attention_layernorm.weight", prefix);
     rs_family_add_vector(m, name, RS_ROLE_NORM, layer, m->dtype, 0, FALSE, n->cc.hidden);
     if (moe) {
-        add_next_moe(m, n, prefix, layer);
+        add_next_moe(m, n, prefix, layer, fused_experts);
     } else {
         g_snprintf(name, sizeof name, "%s.mlp", prefix);
         rs_family_add_dense_mlp(m, &n->q, name, layer, n->cc.hidden, n->cc.intermediate, TRUE);
@@ -514,13 +554,29 @@ read_next_config(RsModelConfig *c, const RsModelOptions *options, NextConfig *n,
                                    error) ||
         !rs_model_config_get_width(c, "linear_value_head_dim", TRUE, 1 << 20, &n->lin_v_dim,
                                    error) ||
-        !rs_model_config_get_int(c, "linear_conv_kernel_dim", FALSE, 1, 1024, &n->conv, error) ||
-        !rs_model_config_get_bool(c, "attn_output_gate", FALSE, &n->q_gate, error) ||
-        !rs_model_config_get_bool(c, "attention_bias", FALSE, &n->attention_bias, error) ||
+        !rs_model_config_get_int_default(c, "linear_conv_kernel_dim", 1, 1024, 4,
+                                         "transformers Qwen3NextConfig", &n->conv, error) ||
+        !rs_model_config_get_bool_default(c, "attn_output_gate", TRUE,
+                                          "transformers Qwen3NextAttention (always gated: q_proj "
+                                          "carries the gate)",
+                                          &n->q_gate, error) ||
+        !rs_model_config_get_bool_default(c, "attention_bias", FALSE,
+                                          "transformers Qwen3NextConfig", &n->attention_bias,
+                                          error) ||
         !rs_model_config_get_int(c, "mtp_num_hidden_layers", FALSE, 0, 64, &sched->n_mtp,
                                  error) ||
         !rs_family_check_gqa(c, &n->cc, error))
         return FALSE;
+    rs_family_warn_head_dim(c, &n->cc);
+    /* MTP layers with embeddings of their own would add tensors the block does not have. */
+    gboolean dedicated = FALSE;
+    if (!rs_model_config_get_bool(c, "mtp_use_dedicated_embeddings", FALSE, &dedicated, error))
+        return FALSE;
+    if (dedicated) {
+        rs_model_config_set_error(c, "mtp_use_dedicated_embeddings", error,
+                                  "true: MTP layers with their own embeddings are not modelled");
+        return FALSE;
+    }
     if (n->lin_v_heads % n->lin_k_heads != 0) {
         rs_model_config_set_error(c, "linear_num_value_heads", error,
                                   "%" G_GINT64_FORMAT
@@ -586,7 +642,7 @@ add_next_mtp(RsModel *m, const NextConfig *n, gint64 n_mtp)
                          FALSE, H);
     for (gint k = 0; k < (gint)n_mtp; k++) {
         g_autofree char *prefix = g_strdup_printf("mtp.layers.%d", k);
-        add_next_layer(m, n, prefix, post + k, TRUE, TRUE);
+        add_next_layer(m, n, prefix, post + k, TRUE, TRUE, FALSE);
     }
     rs_family_add_vector(m, "mtp.norm.weight", RS_ROLE_NORM, post + (gint)n_mtp - 1, m->dtype, 0,
                          FALSE, H);
@@ -610,9 +666,57 @@ rs_family_generate_qwen3_next(RsModel *m, RsModelConfig *c, const RsModelOptions
         if (!next_layer_kind(c, &n, &sched, l, &full, &moe, error))
             return FALSE;
         g_autofree char *prefix = g_strdup_printf("model.layers.%d", l);
-        add_next_layer(m, &n, prefix, l, full, moe);
+        add_next_layer(m, &n, prefix, l, full, moe, FALSE);
     }
     rs_family_add_final(m, "", &n.cc);
+    if (options->include_mtp && sched.n_mtp > 0)
+        add_next_mtp(m, &n, sched.n_mtp);
+    return TRUE;
+}
+
+/* qwen3_5_moe: the Qwen3.5 MoE vision-language model: the Qwen3-VL vision tower, then the
+ * qwen3_next text model with Qwen3.5's projections under model.language_model., its head
+ * lm_head.weight, and the MTP block (mtp.*) with --mtp. */
+gboolean
+rs_family_generate_qwen3_5_moe(RsModel *m, RsModelConfig *c, const RsModelOptions *options,
+                               GError **error)
+{
+    NextConfig n = {0};
+    n.conv = 4;
+    n.q_gate = TRUE;
+    n.qwen3_5 = TRUE;
+    g_auto(NextSchedule) sched = {.interval = 4, .step = 1};
+    /* Qwen3_5MoeTextConfig's shared-expert width default (512) is not Qwen3.5-397B's. */
+    if (!rs_family_require(c, "shared_expert_intermediate_size",
+                           "the width of the shared expert", error) ||
+        !read_next_config(c, options, &n, &sched, error))
+        return FALSE;
+    /* Wrapper keys that name media tokens, not tensors. */
+    static const char *const wrapper_keys[] = {"image_token_id", "video_token_id",
+                                               "vision_start_token_id", "vision_end_token_id",
+                                               "text_config.model_type"};
+    for (guint i = 0; i < G_N_ELEMENTS(wrapper_keys); i++)
+        rs_model_config_consume_prefix(c, wrapper_keys[i]);
+    m->n_layers = (guint)n.cc.n_layers;
+    m->n_experts_per_token = (guint)n.n_per_token;
+    if (!rs_family_add_vision_qwen3_vl(m, c, error))
+        return FALSE;
+    rs_model_add_tensor(m, "model.language_model.embed_tokens.weight", RS_ROLE_VOCAB_PARALLEL, -1,
+                        m->dtype, 0, 2, n.cc.vocab, n.cc.hidden);
+    for (gint l = 0; l < (gint)n.cc.n_layers; l++) {
+        gboolean full, moe;
+        if (!next_layer_kind(c, &n, &sched, l, &full, &moe, error))
+            return FALSE;
+        g_autofree char *prefix = g_strdup_printf("model.language_model.layers.%d", l);
+        add_next_layer(m, &n, prefix, l, full, moe, TRUE);
+    }
+    gint post = (gint)n.cc.n_layers;
+    m->tie_embeddings = n.cc.tie_embeddings;
+    rs_model_add_tensor(m, "model.language_model.norm.weight", RS_ROLE_NORM, post, m->dtype, 0, 1,
+                        n.cc.hidden);
+    if (!n.cc.tie_embeddings)
+        rs_model_add_tensor(m, "lm_head.weight", RS_ROLE_VOCAB_PARALLEL, post, m->dtype, 0, 2,
+                            n.cc.vocab, n.cc.hidden);
     if (options->include_mtp && sched.n_mtp > 0)
         add_next_mtp(m, &n, sched.n_mtp);
     return TRUE;

@@ -35,6 +35,18 @@ typedef struct {
 /* The built-in rules, in the order they are tried. */
 static const RoleRule builtin_rules[] = {
     {"*.rotary_emb.inv_freq", ROLE_SKIP, HEADS_NONE, "rotary buffers are not parameters"},
+    {"vision_tower.*|mm_projector.*|visual.*|*.visual.*|*.vision_tower.*|*.mm_projector.*|"
+     "vision_model.*|multi_modal_projector.*|*.vision_model.*|*.multi_modal_projector.*",
+     RS_ROLE_REPLICATED, HEADS_NONE, "a vision encoder and its projector are held whole on every "
+                                     "rank"},
+    {"*.self_attn.indexer.*", RS_ROLE_REPLICATED, HEADS_NONE,
+     "the DeepSeek-V3.2 indexer is replicated (vLLM deepseek_v2.py Indexer: ReplicatedLinear)"},
+    {"*.feed_forward.experts.gate_up_proj|model.language_model.layers.*.mlp.experts.gate_up_proj",
+     RS_ROLE_EXPERT_REPLICATED, HEADS_NONE,
+     "fused routed gate/up as two halves (Llama-4 [E, H, 2I], Qwen3.5 [E, 2I, H]): experts over "
+     "ep, whole over tp"},
+    {"*.feed_forward.experts.down_proj", RS_ROLE_EXPERT_COLUMN, HEADS_NONE,
+     "Llama-4 routed down [E, I, H]: experts over ep, I over tp"},
     {"*embed_tokens.weight|*lm_head.weight|*shared_head.head.weight", RS_ROLE_VOCAB_PARALLEL,
      HEADS_NONE, "embeddings and output heads split on the vocabulary"},
     {"*.experts.down_proj_bias", RS_ROLE_EXPERT_REPLICATED, HEADS_NONE,
@@ -46,9 +58,12 @@ static const RoleRule builtin_rules[] = {
     {"*.experts.down_proj|*.experts.down_proj.weight|*.experts.w2.weight", RS_ROLE_EXPERT_ROW,
      HEADS_NONE, "routed down: experts over ep, columns over tp"},
     {"*.mlp.gate.weight|*.gate.e_score_correction_bias|*.block_sparse_moe.gate.weight|"
-     "*.mlp.router.weight|*.mlp.router.bias|*.shared_expert_gate.weight",
+     "*.mlp.router.weight|*.mlp.router.bias|*.shared_expert_gate.weight|"
+     "*.feed_forward.router.weight",
      RS_ROLE_ROUTER, HEADS_NONE, "routers and their biases are replicated"},
-    {"*norm.weight|*norm", RS_ROLE_NORM, HEADS_NONE, "norm weights are replicated"},
+    {"*norm.weight|*norm|*.pre_fc_norm_embedding.weight|*.pre_fc_norm_hidden.weight|"
+     "mtp.pre_fc_norm_*.weight",
+     RS_ROLE_NORM, HEADS_NONE, "norm weights are replicated"},
     {"*.self_attn.q_proj.weight|*.self_attn.q_proj.bias|*.self_attn.q_b_proj.weight|"
      "*.self_attn.kv_b_proj.weight|*.self_attn.sinks",
      RS_ROLE_COLUMN_PARALLEL, HEADS_Q, "query-head projections split on whole heads"},
@@ -57,11 +72,14 @@ static const RoleRule builtin_rules[] = {
      RS_ROLE_COLUMN_PARALLEL, HEADS_KV, "key/value projections split on whole KV heads"},
     {"*.self_attn.A_log", RS_ROLE_NORM, HEADS_NONE,
      "Kimi delta-attention A_log is stored zero-padded; every rank takes its heads from it"},
-    {"*.linear_attn.conv1d.weight", RS_ROLE_COLUMN_SEGMENTED, HEADS_NONE,
-     "the Gated DeltaNet convolution over [q; k; v] splits per segment"},
+    {"*.linear_attn.conv1d.weight|*.linear_attn.in_proj_qkv.weight", RS_ROLE_COLUMN_SEGMENTED,
+     HEADS_NONE, "the Gated DeltaNet convolution and Qwen3.5's projection over [q; k; v] split "
+                 "per segment"},
     {"*.self_attn.g_proj.weight|*.self_attn.f_b_proj.weight|*.self_attn.g_b_proj.weight|"
      "*.self_attn.b_proj.weight|*_conv1d.weight|*.self_attn.dt_bias|"
      "*.linear_attn.in_proj_qkvz.weight|*.linear_attn.in_proj_ba.weight|"
+     "*.linear_attn.in_proj_z.weight|*.linear_attn.in_proj_b.weight|"
+     "*.linear_attn.in_proj_a.weight|"
      "*.linear_attn.dt_bias|*.linear_attn.A_log|*.mlp.gate_proj.bias|*.mlp.up_proj.bias",
      RS_ROLE_COLUMN_PARALLEL, HEADS_NONE, "per-head projections and vectors split on rows"},
     {"*.q_a_proj.weight|*.kv_a_proj_with_mqa.weight|*.f_a_proj.weight|*.g_a_proj.weight|"
@@ -74,9 +92,6 @@ static const RoleRule builtin_rules[] = {
      HEADS_NONE, "output and down projections split on columns"},
     {"*.gate_proj.weight|*.up_proj.weight|*.w1.weight|*.w3.weight|*.gate_up_proj.weight",
      RS_ROLE_COLUMN_PARALLEL, HEADS_NONE, "gate and up projections split on rows"},
-    {"vision_tower.*|mm_projector.*|visual.*|model.visual.*|*.vision_tower.*|"
-     "*.mm_projector.*",
-     RS_ROLE_REPLICATED, HEADS_NONE, "a vision encoder is held whole on every rank"},
 };
 
 const char *
@@ -220,6 +235,8 @@ rule_name(const char *name, RsTensorFormat *format)
         {".weight_scale_inv", ".weight", RS_TENSOR_FORMAT_SCALE},
         {".weight_scale", ".weight", RS_TENSOR_FORMAT_SCALE},
         {".weight_packed", ".weight", RS_TENSOR_FORMAT_MXFP4},
+        /* compressed-tensors' logical [out, in] of a packed weight: no parameters. */
+        {".weight_shape", ".weight", RS_TENSOR_FORMAT_SCALE},
         {".input_scale", ".weight", RS_TENSOR_FORMAT_SCALE},
         {"_blocks", "", RS_TENSOR_FORMAT_MXFP4},
         {"_scales", "", RS_TENSOR_FORMAT_SCALE},
@@ -255,12 +272,30 @@ expert_group_name(const char *name, gint64 *expert)
     return NULL;
 }
 
+/* Is @name a tensor of a vision tower or its projector (Kimi vision_tower. and
+ * mm_projector., Qwen-VL visual., Llama-4 vision_model. and multi_modal_projector.)? */
+static gboolean
+is_vision_name(const char *name)
+{
+    static const char *const prefixes[] = {"vision_tower.", "mm_projector.", "visual.",
+                                           "vision_model.", "multi_modal_projector."};
+    for (guint i = 0; i < G_N_ELEMENTS(prefixes); i++) {
+        g_autofree char *inner = g_strconcat(".", prefixes[i], NULL);
+        if (g_str_has_prefix(name, prefixes[i]) || strstr(name, inner) != NULL)
+            return TRUE;
+    }
+    return FALSE;
+}
+
 /* The layer of a checkpoint tensor: N of a "layers.N" component, offset past the decoder
  * for "mtp." names; -1 for embeddings and vision tensors; @n_layers for the rest. */
 static gint
 tensor_layer(const char *name, guint n_layers, gboolean *is_mtp)
 {
     *is_mtp = g_str_has_prefix(name, "mtp.") || strstr(name, ".mtp.") != NULL;
+    /* Vision towers first: the Llama-4 vision model has layers of its own. */
+    if (is_vision_name(name))
+        return -1;
     const char *p = name;
     while ((p = strstr(p, "layers.")) != NULL) {
         gboolean at_component = p == name || p[-1] == '.';
@@ -279,10 +314,6 @@ tensor_layer(const char *name, guint n_layers, gboolean *is_mtp)
         p = digits;
     }
     if (g_str_has_suffix(name, "embed_tokens.weight") && !*is_mtp)
-        return -1;
-    if (g_str_has_prefix(name, "vision_tower.") || g_str_has_prefix(name, "mm_projector.") ||
-        g_str_has_prefix(name, "visual.") || strstr(name, ".visual.") != NULL ||
-        strstr(name, "vision_tower.") != NULL)
         return -1;
     return (gint)n_layers;
 }
@@ -380,6 +411,9 @@ add_imported(RsModel *m, const char *name, RsDtype dtype, gboolean e8m0, guint n
     }
     if (role == ROLE_SKIP)
         return TRUE;
+    /* compressed-tensors' weight_shape [2] (grouped [E, 2]) is every rank's whole. */
+    if (g_str_has_suffix(name, ".weight_shape"))
+        role = strstr(name, "experts.") != NULL ? RS_ROLE_EXPERT_REPLICATED : RS_ROLE_REPLICATED;
     rs_model_add_tensor_shape(m, name, (RsTensorRole)role, layer, dtype, n_heads, n_dims, shape);
     if (kv)
         rs_model_mark_kv_heads(m);
@@ -389,7 +423,11 @@ add_imported(RsModel *m, const char *name, RsDtype dtype, gboolean e8m0, guint n
     guint64 elems = 1;
     for (guint d = 0; d < n_dims; d++)
         elems *= (guint64)shape[d];
-    if (format == RS_TENSOR_FORMAT_MXFP4)
+    /* compressed-tensors packs eight int4 values into each I32 word (pack-quantized,
+     * Kimi-K2.5), two FP4 values into each byte otherwise (MXFP4). */
+    if (format == RS_TENSOR_FORMAT_MXFP4 && dtype == RS_DTYPE_I32)
+        rs_model_set_last_format(m, RS_TENSOR_FORMAT_INT4, 8 * elems);
+    else if (format == RS_TENSOR_FORMAT_MXFP4)
         rs_model_set_last_format(m, format, 2 * elems);
     else if (format == RS_TENSOR_FORMAT_SCALE)
         rs_model_set_last_format(m, format, 0);

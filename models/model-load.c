@@ -9,6 +9,7 @@
  * container's figures never overflow. */
 #include "models/model-load.h"
 
+#include "base/data.h"
 #include "models/model-config-private.h"
 #include "models/model-families-private.h"
 #include "models/model-import-private.h"
@@ -173,7 +174,8 @@ static const struct {
     {"llama", "llama"},           {"qwen3", "qwen3"},           {"qwen3_moe", "qwen3_moe"},
     {"mixtral", "mixtral"},       {"gpt_oss", "gpt_oss"},       {"glm4_moe", "glm4_moe"},
     {"deepseek_v3", "deepseek_v3"}, {"kimi_k2", "deepseek_v3"}, {"kimi_k3", "kimi_k3"},
-    {"qwen3_next", "qwen3_next"},
+    {"qwen3_next", "qwen3_next"},   {"deepseek_v32", "deepseek_v32"}, {"kimi_k25", "kimi_k25"},
+    {"llama4", "llama4"},           {"qwen3_5_moe", "qwen3_5_moe"},
 };
 
 const char *
@@ -194,8 +196,60 @@ model_types_list(void)
     return g_string_free(s, FALSE);
 }
 
-/* Gives a config.json its name and family: the name from _name_or_path or the folder,
- * the family from model_type. */
+/* The name a config file gives its model: the folder of a plain config.json
+ * ("…/DeepSeek-V3.2/config.json"), else the file name less ".config.json" or ".json"
+ * ("GLM-4.7.config.json", "qwen.json"). */
+static char *
+name_from_path(const char *path)
+{
+    g_autofree char *abs = g_canonicalize_filename(path, NULL);
+    g_autofree char *base = g_path_get_basename(abs);
+    if (strcmp(base, "config.json") == 0) {
+        g_autofree char *dir = g_path_get_dirname(abs);
+        return g_path_get_basename(dir);
+    }
+    static const char *const suffixes[] = {".config.json", ".json"};
+    for (guint i = 0; i < G_N_ELEMENTS(suffixes); i++)
+        if (g_str_has_suffix(base, suffixes[i]) && strlen(base) > strlen(suffixes[i]))
+            return g_strndup(base, strlen(base) - strlen(suffixes[i]));
+    return g_steal_pointer(&base);
+}
+
+/* A config.json that states no published figure takes the one of the shipped model file
+ * (models/NAME.yaml) whose `name` is the model's (compared without case), so that an
+ * imported config of a known model is checked against its published total. The figures
+ * keep the shipped file's location. */
+static void
+adopt_shipped_published(RsModelConfig *config, const char *name)
+{
+    if (rs_model_config_has(config, "published_params") ||
+        rs_model_config_has(config, "published_params_mtp"))
+        return;
+    g_auto(GStrv) shipped = rs_data_list("models");
+    for (guint i = 0; shipped[i] != NULL; i++) {
+        g_autofree char *path = rs_data_find("models", shipped[i], NULL);
+        if (path == NULL)
+            continue;
+        g_autoptr(RsModelConfig) yaml = rs_model_config_new(path);
+        const char *shipped_name = NULL;
+        if (!rs_model_config_load_yaml(yaml, path, NULL) ||
+            !rs_model_config_get_string(yaml, "name", FALSE, &shipped_name, NULL) ||
+            shipped_name == NULL || g_ascii_strcasecmp(shipped_name, name) != 0)
+            continue;
+        static const char *const keys[] = {"published_params", "published_params_mtp"};
+        for (guint k = 0; k < G_N_ELEMENTS(keys); k++) {
+            const char *value = NULL;
+            rs_model_config_get_string(yaml, keys[k], FALSE, &value, NULL);
+            if (value != NULL)
+                rs_model_config_set(config, keys[k], value, path);
+        }
+        return;
+    }
+}
+
+/* Gives a config.json its name and family: the name from _name_or_path or the file (see
+ * name_from_path), the family from model_type, and the published figures of the shipped
+ * model of that name. */
 static gboolean
 name_json_config(RsModelConfig *config, const char *path, GError **error)
 {
@@ -216,17 +270,15 @@ name_json_config(RsModelConfig *config, const char *path, GError **error)
         return FALSE;
     }
     g_autofree char *name = NULL;
-    if (name_or_path != NULL && *name_or_path != '\0') {
+    if (name_or_path != NULL && *name_or_path != '\0')
         name = g_path_get_basename(name_or_path);
-    } else {
-        g_autofree char *abs = g_canonicalize_filename(path, NULL);
-        g_autofree char *dir = g_path_get_dirname(abs);
-        name = g_path_get_basename(dir);
-    }
+    else
+        name = name_from_path(path);
     if (!rs_model_config_has(config, "name"))
         rs_model_config_set(config, "name", name, path);
     if (!rs_model_config_has(config, "family"))
         rs_model_config_set(config, "family", family, path);
+    adopt_shipped_published(config, name);
     return TRUE;
 }
 
@@ -294,7 +346,7 @@ static const char *const informational[] = {
     "rope_interleave", "mla_use_nope", "moe_renormalize", "moe_router_activation_func",
     "use_grouped_topk", "num_expert_group", "activation_situ_beta",
     "activation_situ_linear_beta", "media_placeholder_token_id", "image_placeholder",
-    "ignore_index", "mtp_use_dedicated_embeddings", "layer_types", "decoder_start_token_id",
+    "ignore_index", "layer_types", "decoder_start_token_id",
     "add_cross_attention", "bad_words_ids", "begin_suppress_tokens", "chunk_size_feed_forward",
     "cross_attention_hidden_size", "diversity_penalty", "do_sample", "early_stopping",
     "encoder_no_repeat_ngram_size", "exponential_decay_length_penalty", "finetuning_task",
@@ -307,12 +359,13 @@ static const char *const informational[] = {
     "tokenizer_class", "top_k", "top_p", "torchscript", "typical_p",
     "keys_to_ignore_at_inference",
 };
-/* Whole sub-trees that never change the tensors: rotary scaling, generation bookkeeping,
- * and the vision tower of a vision-language wrapper (only the language model is
- * generated; a checkpoint import reads the vision tensors as they are). */
+/* Whole sub-trees that never change the tensors: rotary scaling and generation
+ * bookkeeping. A wrapper's text_config is merged at the top (model-config.c); only its
+ * model_type stays under text_config. vision_config is the family's to read: a family that
+ * generates no vision tower leaves a warning (see warn_unread_vision). */
 static const char *const informational_prefixes[] = {
     "rope_scaling", "rope_parameters", "auto_map", "id2label", "label2id",
-    "task_specific_params", "vision_config", "text_config",
+    "task_specific_params", "text_config",
 };
 
 static void
@@ -357,13 +410,15 @@ read_identity(RsModel *model, RsModelConfig *config, const RsModelOptions *optio
               const char **family_out, const char **checkpoint_out, GError **error)
 {
     const char *name = NULL, *family = NULL, *dtype_name = "bf16", *checkpoint = NULL;
-    const char *published = NULL;
+    const char *published = NULL, *published_mtp = NULL;
     if (!rs_model_config_get_string(config, "name", TRUE, &name, error) ||
         !rs_model_config_get_string(config, "safetensors", FALSE, &checkpoint, error) ||
         !rs_model_config_get_string(config, "family", checkpoint == NULL, &family, error) ||
         !rs_model_config_get_string(config, "torch_dtype", FALSE, &dtype_name, error) ||
         !rs_model_config_get_string(config, "dtype", FALSE, &dtype_name, error) ||
-        !rs_model_config_get_string(config, "published_params", FALSE, &published, error))
+        !rs_model_config_get_string(config, "published_params", FALSE, &published, error) ||
+        !rs_model_config_get_string(config, "published_params_mtp", FALSE, &published_mtp,
+                                    error))
         return FALSE;
     /* Stated for the reader of `reshard models`; not checked. */
     const char *ignored;
@@ -378,14 +433,29 @@ read_identity(RsModel *model, RsModelConfig *config, const RsModelOptions *optio
     }
     if (options->has_dtype)
         model->dtype = options->dtype;
-    if (published != NULL &&
-        !parse_published(published, &model->published_params, &model->published_rounded)) {
-        rs_model_config_set_error(config, "published_params", error,
-                                  "\"%s\": expected an integer (exact) or a number with T, B "
-                                  "or M (a rounded figure, e.g. 2.8T)",
-                                  published);
-        return FALSE;
+    /* published_params counts the model without its MTP layers, published_params_mtp with
+     * them (the Hugging Face safetensors total of a checkpoint that stores them); each
+     * applies to the form generated. */
+    const struct {
+        const char *key, *text;
+        guint64 *value;
+        gboolean *rounded;
+    } figures[] = {
+        {"published_params", published, &model->published_params, &model->published_rounded},
+        {"published_params_mtp", published_mtp, &model->published_mtp_params,
+         &model->published_mtp_rounded},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(figures); i++) {
+        if (figures[i].text != NULL &&
+            !parse_published(figures[i].text, figures[i].value, figures[i].rounded)) {
+            rs_model_config_set_error(config, figures[i].key, error,
+                                      "\"%s\": expected an integer (exact) or a number with T, "
+                                      "B or M (a rounded figure, e.g. 2.8T)",
+                                      figures[i].text);
+            return FALSE;
+        }
     }
+    model->include_mtp = options->include_mtp;
     consume_informational(config);
     *family_out = family;
     *checkpoint_out = checkpoint;
@@ -409,6 +479,44 @@ import_checkpoint_yaml(RsModel *model, RsModelConfig *config, const char *path,
            check_sizes(model, NULL, ckpt, error);
 }
 
+typedef struct {
+    guint n_unread;
+    const char *first_where;
+} UnreadScan;
+
+static void
+count_unread(const char *subkey, const char *value, const char *where, gpointer data)
+{
+    UnreadScan *scan = data;
+    if (scan->n_unread++ == 0)
+        scan->first_where = where;
+}
+
+/* A vision_config the family did not read: the family generates only the language model,
+ * so the vision tower's weights are not in the refit. Said as a warning (never silent),
+ * and the keys are consumed. */
+static void
+warn_unread_vision(RsModel *model, RsModelConfig *config)
+{
+    if (!rs_model_config_has_unconsumed_prefix(config, "vision_config."))
+        return;
+    UnreadScan scan = {0};
+    rs_model_config_foreach_prefix(config, "vision_config.", count_unread, &scan);
+    rs_model_config_warn(config, "vision_config",
+                         "family %s generates the language model only; the vision tower "
+                         "(%u keys) is not in the refit",
+                         model->family, scan.n_unread);
+}
+
+/* Copies the config's warnings to @model. */
+static void
+take_warnings(RsModel *model, RsModelConfig *config)
+{
+    GPtrArray *w = rs_model_config_get_warnings(config);
+    for (guint i = 0; i < w->len; i++)
+        g_ptr_array_add(model->warnings, g_strdup(g_ptr_array_index(w, i)));
+}
+
 /* Runs @family's generator on @config, then checks every key was read, the sizes, and that
  * the layer range lies inside the model. */
 static gboolean
@@ -425,10 +533,13 @@ generate_family(RsModel *model, RsModelConfig *config, const char *path, const c
         g_set_error_literal(error, RS_MODEL_ERROR, RS_MODEL_ERROR_UNKNOWN_FAMILY, tmp->message);
         return FALSE;
     }
-    if (!generate(model, config, options, error) ||
-        !rs_model_config_check_consumed(config, error) ||
-        !check_sizes(model, config, path, error))
+    if (!generate(model, config, options, error))
         return FALSE;
+    rs_model_note_mtp(model);
+    warn_unread_vision(model, config);
+    if (!rs_model_config_check_consumed(config, error) || !check_sizes(model, config, path, error))
+        return FALSE;
+    take_warnings(model, config);
     if (model->has_layer_range && model->last_layer >= (gint)model->n_layers) {
         g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
                     "%s: layers %d-%d: the model has layers 0-%u", path, model->first_layer,

@@ -7,8 +7,15 @@
  *     (Hugging Face checkpoint) name, global shape, dtype, role and layer. Nested mappings
  *     are flattened to dotted keys (quantization_config.quant_method) and sequences of
  *     scalars to comma-separated lists, so a config.json pasted as YAML loads unchanged.
- *   - PATH/config.json: a Hugging Face config read with json-glib; the family is picked
- *     from `model_type` (rs_model_family_for_model_type()).
+ *   - PATH/config.json (or NAME.config.json, NAME.json): a Hugging Face config read with
+ *     json-glib; the family is picked from `model_type` (rs_model_family_for_model_type());
+ *     a vision-language wrapper's text_config is merged at the top and its vision_config
+ *     read by the families that generate a vision tower (the others warn that it is not in
+ *     the refit). The model is named from `_name_or_path` (its last part), else the file
+ *     (the folder of a plain config.json), and takes the published figures of the shipped
+ *     model of that name. Keys the family needs are an error when missing, or, where the
+ *     transformers config class has a default, that default with a warning
+ *     (rs_model_get_warning()); keys no generator reads are errors.
  *   - PATH/model.safetensors, PATH/model.safetensors.index.json: the exact tensor names,
  *     shapes and dtypes of a checkpoint, read from its safetensors headers, with roles
  *     assigned by the name rules of models/model-import.c (see rs_model_role_rules_describe());
@@ -91,8 +98,9 @@ char *rs_model_families_list(void);
  * @model_type: the `model_type` of a Hugging Face config.json ("deepseek_v3", "kimi_k2", …)
  *
  * Returns: (transfer none) (nullable): the family whose generator reads that config, or
- * NULL when none does. Each family reads the model_type of its own name; kimi_k2 reads as
- * deepseek_v3 (Kimi-K2 ships DeepseekV3ForCausalLM).
+ * NULL when none does. Each family reads the model_type of its own name (deepseek_v32,
+ * kimi_k25, llama4 and qwen3_5_moe included: the wrapper's model_type, not its
+ * text_config's); kimi_k2 reads as deepseek_v3 (Kimi-K2 ships DeepseekV3ForCausalLM).
  */
 const char *rs_model_family_for_model_type(const char *model_type);
 

@@ -21,6 +21,11 @@ struct _RsModel {
     gboolean tie_embeddings;   /* the head is the embedding (no lm_head tensor) */
     guint64 published_params;  /* 0: none stated */
     gboolean published_rounded;
+    guint64 published_mtp_params; /* published_params_mtp: the figure with MTP layers */
+    gboolean published_mtp_rounded;
+    gboolean include_mtp;         /* generated with its MTP layers */
+    gboolean has_mtp;             /* and it has some (set by rs_model_note_mtp) */
+    GPtrArray *warnings;       /* char*, owned: what the loader assumed (see model.h) */
     GPtrArray *tensors;        /* RsTensorSpec*, owned */
     GHashTable *by_name;       /* name → index + 1 */
     GHashTable *fuse_index;    /* "kind/group/segment" → index + 1, built on first use */
@@ -31,6 +36,10 @@ struct _RsModel {
 
 /* Returns: (transfer full): an empty model (storage TRAINING, scale 1). */
 RsModel *rs_model_new(void);
+
+/* Sets has_mtp when a tensor is an MTP layer's: named "mtp.…" (Qwen3-Next, Qwen3.5) or
+ * "…layers.N.…" with N >= n_layers (DeepSeek, GLM). Call once the tensors are added. */
+void rs_model_note_mtp(RsModel *model);
 
 /* Returns: FALSE when @layer falls outside the model's layer range (tensors there are
  * dropped). */

@@ -29,6 +29,7 @@ rs_model_new(void)
     m->dtype = RS_DTYPE_BF16;
     m->tensors = g_ptr_array_new_with_free_func(tensor_spec_free);
     m->by_name = g_hash_table_new(g_str_hash, g_str_equal);
+    m->warnings = g_ptr_array_new_with_free_func(g_free);
     return m;
 }
 
@@ -42,6 +43,7 @@ rs_model_free(RsModel *model)
     if (model->fuse_index != NULL)
         g_hash_table_unref(model->fuse_index);
     g_ptr_array_unref(model->tensors);
+    g_ptr_array_unref(model->warnings);
     g_free(model->name);
     g_free(model->family);
     g_free(model);
@@ -252,34 +254,95 @@ rs_model_get_n_experts_per_token(const RsModel *model)
     return model->n_experts_per_token;
 }
 
+void
+rs_model_note_mtp(RsModel *model)
+{
+    for (guint i = 0; i < model->tensors->len && !model->has_mtp; i++) {
+        const RsTensorSpec *t = g_ptr_array_index(model->tensors, i);
+        if (g_str_has_prefix(t->name, "mtp.") || strstr(t->name, ".mtp.") != NULL) {
+            model->has_mtp = TRUE;
+            break;
+        }
+        for (const char *p = t->name; (p = strstr(p, "layers.")) != NULL; p++) {
+            if (p != t->name && p[-1] != '.')
+                continue;
+            char *end = NULL;
+            guint64 n = g_ascii_strtoull(p + strlen("layers."), &end, 10);
+            if (end != p + strlen("layers.") && *end == '.' && n >= model->n_layers &&
+                !g_str_has_prefix(t->name, "vision_model.")) {
+                model->has_mtp = TRUE;
+                break;
+            }
+        }
+    }
+}
+
+/* The published figure for the form generated: for a model with MTP layers the one that
+ * counts them (0 when the file states none: published_params counts the model without
+ * them); else published_params. */
+static guint64
+published_figure(const RsModel *model, gboolean *rounded)
+{
+    if (model->include_mtp && model->has_mtp) {
+        *rounded = model->published_mtp_rounded;
+        return model->published_mtp_params;
+    }
+    *rounded = model->published_rounded;
+    return model->published_params;
+}
+
 guint64
 rs_model_get_published_params(const RsModel *model, gboolean *is_rounded_out)
 {
+    gboolean rounded;
+    guint64 v = published_figure(model, &rounded);
     if (is_rounded_out != NULL)
-        *is_rounded_out = model->published_rounded;
-    return model->published_params;
+        *is_rounded_out = rounded;
+    return v;
+}
+
+guint64
+rs_model_get_published_mtp_params(const RsModel *model, gboolean *is_rounded_out)
+{
+    if (is_rounded_out != NULL)
+        *is_rounded_out = model->published_mtp_rounded;
+    return model->published_mtp_params;
+}
+
+guint
+rs_model_get_n_warnings(const RsModel *model)
+{
+    return model->warnings->len;
+}
+
+const char *
+rs_model_get_warning(const RsModel *model, guint index)
+{
+    g_return_val_if_fail(index < model->warnings->len, NULL);
+    return g_ptr_array_index(model->warnings, index);
 }
 
 gboolean
 rs_model_check_published(const RsModel *model, GError **error)
 {
-    if (model->published_params == 0)
+    gboolean rounded;
+    guint64 published = published_figure(model, &rounded);
+    if (published == 0)
         return TRUE;
     guint64 n = rs_model_get_n_params(model);
-    double diff = ((double)n - (double)model->published_params) / (double)model->published_params;
-    if (!model->published_rounded && n != model->published_params) {
+    double diff = ((double)n - (double)published) / (double)published;
+    if (!rounded && n != published) {
         g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
                     "%s: generated %" G_GUINT64_FORMAT " parameters, published %" G_GUINT64_FORMAT
                     " (exact): off by %+" G_GINT64_FORMAT,
-                    model->name, n, model->published_params,
-                    (gint64)n - (gint64)model->published_params);
+                    model->name, n, published, (gint64)n - (gint64)published);
         return FALSE;
     }
-    if (model->published_rounded && fabs(diff) > 0.01) {
+    if (rounded && fabs(diff) > 0.01) {
         g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
                     "%s: generated %" G_GUINT64_FORMAT " parameters, %+.2f%% from the published "
                     "rounded figure %" G_GUINT64_FORMAT " (more than 1%%)",
-                    model->name, n, 100 * diff, model->published_params);
+                    model->name, n, 100 * diff, published);
         return FALSE;
     }
     return TRUE;

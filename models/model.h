@@ -75,6 +75,9 @@ typedef enum {
 typedef enum {
     RS_TENSOR_FORMAT_PLAIN, /* one parameter per element */
     RS_TENSOR_FORMAT_MXFP4, /* u8 bytes packing two FP4 (e2m1) values each (OCP MX, group 32) */
+    /* i32 words packing eight 4-bit integers each (compressed-tensors "pack-quantized",
+     * Kimi-K2.5 routed experts); their bf16 group scales are RS_TENSOR_FORMAT_SCALE. */
+    RS_TENSOR_FORMAT_INT4,
     RS_TENSOR_FORMAT_SCALE, /* quantisation scales (FP8 block scale_inv, MX e8m0): no parameters */
 } RsTensorFormat;
 
@@ -155,10 +158,31 @@ guint rs_model_get_n_experts_per_token(const RsModel *model);
  * @is_rounded_out: (out) (optional): TRUE when the figure is a rounded one ("2.8T"), which
  *   the generated total must match within 1%; FALSE when it is exact
  *
- * Returns: the published total parameter count stated in the model file
- * (`published_params`), or 0 when none is stated.
+ * Returns: the published total parameter count that applies to the form generated: for a
+ * model generated with MTP layers (--mtp, and the config has some) the file's
+ * `published_params_mtp`, else its `published_params` (the total without MTP layers); 0
+ * when the file states none that applies. A
+ * config.json that states none takes the figures of the shipped model of the same name.
  */
 guint64 rs_model_get_published_params(const RsModel *model, gboolean *is_rounded_out);
+/**
+ * rs_model_get_published_mtp_params:
+ * Returns: the file's `published_params_mtp` (the published total counting the MTP layers,
+ * as the Hugging Face safetensors total of a checkpoint that stores them), whichever form
+ * was generated; 0 when none is stated.
+ */
+guint64 rs_model_get_published_mtp_params(const RsModel *model, gboolean *is_rounded_out);
+
+/**
+ * rs_model_get_n_warnings:
+ * Returns: how many warnings the loader left: values it assumed for keys the config does
+ * not state (the transformers default, named with the key and the config class), and
+ * parts of a config it does not generate. 0 for a config that states everything.
+ */
+guint rs_model_get_n_warnings(const RsModel *model);
+/** rs_model_get_warning: Returns: (transfer none): warning @index ("path:line:col: key:
+ * missing; using false, the default of transformers Glm4MoeConfig"), alive as @model. */
+const char *rs_model_get_warning(const RsModel *model, guint index);
 
 /**
  * rs_model_check_published:

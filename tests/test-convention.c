@@ -755,6 +755,63 @@ test_scenario_one_path(void)
     g_assert_cmpstr(error->message, ==, "--gpus: train.gpus: GPU 4 is listed twice");
 }
 
+
+/* Vision towers move in the refit too, each convention holding them as the frameworks do:
+ * the encoder and projector sit with the embedding on the first pipeline stage and are
+ * whole on every tensor-parallel rank (Megatron, vLLM, SGLang: replicated roles, see
+ * models/model-family-vision.c); FSDP2 shards them on dim 0 like every parameter. Kimi-K2.5
+ * at width 1/64: MoonViT width 18, projector [112, 72]. */
+static void
+test_vision_tower(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *path = rs_data_find("models", "kimi-k2.5", &error);
+    g_assert_no_error(error);
+    RsModelOptions options = {.scale = 64};
+    g_autoptr(RsModel) m = rs_model_load_file(path, &options, &error);
+    g_assert_no_error(error);
+    const char *const tensors[] = {"vision_tower.encoder.blocks.0.wqkv.weight",
+                                   "vision_tower.patch_embed.pos_emb.weight",
+                                   "mm_projector.proj.2.weight"};
+    const struct {
+        const char *spec;
+        guint n_gpus;
+        guint n_holding; /* GPUs 0 .. n_holding-1 hold it whole, the others nothing */
+    } cases[] = {
+        {"megatron:tp=2,pp=2", 8, 4},
+        {"vllm:tp=4", 4, 4},
+        {"sglang:tp=4", 4, 4},
+    };
+    for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+        g_autoptr(GPtrArray) l = resolve(cases[c].spec, m, 0, cases[c].n_gpus, NULL);
+        for (guint t = 0; t < G_N_ELEMENTS(tensors); t++) {
+            const RsLayout *layout = layout_of(l, m, tensors[t]);
+            const RsTensorSpec *spec =
+                rs_model_get_tensor(m, (guint)rs_model_find_tensor(m, tensors[t]));
+            g_assert_cmpint(spec->layer, ==, -1);
+            gint64 lo[RS_MAX_DIMS] = {0};
+            for (guint32 gpu = 0; gpu < cases[c].n_gpus; gpu++) {
+                if (gpu < cases[c].n_holding) {
+                    assert_box(layout, gpu, lo, spec->shape);
+                    continue;
+                }
+                gint idx = rs_layout_find_rank(layout, gpu);
+                guint n = 0;
+                if (idx >= 0)
+                    rs_layout_get_boxes(layout, (guint)idx, &n);
+                g_assert_cmpuint(n, ==, 0);
+            }
+        }
+    }
+    /* FSDP2 dp=4: the projector's 112 rows in chunks of 28. */
+    g_autoptr(GPtrArray) f = resolve("fsdp2:dp=4", m, 0, 4, NULL);
+    const RsLayout *proj = layout_of(f, m, "mm_projector.proj.2.weight");
+    for (guint32 gpu = 0; gpu < 4; gpu++) {
+        const gint64 lo[2] = {28 * gpu, 0}, hi[2] = {28 * (gpu + 1), 72};
+        assert_box(proj, gpu, lo, hi);
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -781,5 +838,6 @@ main(int argc, char **argv)
     g_test_add_func("/convention/scenario/one-path", test_scenario_one_path);
     g_test_add_func("/convention/params", test_params);
     g_test_add_func("/convention/block-scales-follow-weights", test_block_scales_follow_weights);
+    g_test_add_func("/convention/vision-tower", test_vision_tower);
     return g_test_run();
 }

@@ -897,6 +897,7 @@ test_round_trip(gconstpointer data)
         /* Padding (Kimi-K3's A_log) is not marked in a header: a padded vector counts its
          * whole length when read back. */
         guint64 unpadded = g->format == RS_TENSOR_FORMAT_MXFP4   ? 2 * rs_tensor_spec_get_n_elems(g)
+                           : g->format == RS_TENSOR_FORMAT_INT4  ? 8 * rs_tensor_spec_get_n_elems(g)
                            : g->format == RS_TENSOR_FORMAT_SCALE ? 0
                                                                  : rs_tensor_spec_get_n_elems(g);
         g_assert_cmpuint(t->n_params, ==, unpadded);
@@ -915,6 +916,11 @@ static const RoundTrip round_trips[] = {
     {"llama-3.1-8b", 64, -1},  {"qwen3-8b", 64, -1},    {"qwen3-30b-a3b", 64, -1},
     {"mixtral-8x22b", 64, -1}, {"gpt-oss-20b", 45, -1}, {"glm-4.5", 64, 3},
     {"deepseek-v3", 64, -1},   {"kimi-k3", 16, 3},      {"qwen3.8-2.4t-a95b", 64, 3},
+    /* This year's: the DeepSeek-V3.2 indexer, Kimi-K2.5's int4 experts (i32 weight_packed,
+     * bf16 weight_scale, weight_shape), and whole Llama-4 and Qwen3.5 with their vision
+     * towers and fused experts. */
+    {"deepseek-v3.2", 64, 3},  {"kimi-k2.5", 16, 1},    {"llama-4-scout-17b-16e", 64, -1},
+    {"qwen3.5-397b-a17b", 64, -1},
 };
 
 /* An imported checkpoint plans a correct refit. */
