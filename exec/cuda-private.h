@@ -88,6 +88,22 @@ gboolean rs_cuda_rank_sync(RsCudaRank *cr, GError **error);
 gboolean rs_cuda_event_is_done(cudaEvent_t event, guint32 rank, gboolean *done_out,
                                GError **error);
 
+/**
+ * rs_cuda_measure_copy_bytes_per_s:
+ * @device: the CUDA device
+ * @size_bytes: bytes per copy, >= 1 (two buffers of this size are allocated)
+ * @n_runs: copies timed with CUDA events after one untimed copy; the median is taken
+ *
+ * The reference of the pack and unpack kernels and of calibration on a GPU: cudaMemcpyAsync
+ * device to device on one stream. Returns: bytes per second (each byte read once and
+ * written once), or 0 when a CUDA call failed (@error says which).
+ */
+double rs_cuda_measure_copy_bytes_per_s(int device, guint64 size_bytes, guint n_runs,
+                                        GError **error);
+
+/* measure_copy of both CUDA transport classes: rs_cuda_measure_copy_bytes_per_s on GPU 0. */
+double rs_cuda_transport_measure_copy(RsTransport *transport, guint64 size_bytes, guint n_runs);
+
 /* The device operations on the RsCudaRank in RsEndpoint.device_ctx. */
 extern const RsDeviceOps rs_cuda_device_ops;
 

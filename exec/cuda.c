@@ -7,6 +7,8 @@
  * that), then the rank sleeps 50 µs between queries. */
 #include "exec/cuda-private.h"
 
+#include "base/stats.h"
+
 #include <string.h>
 
 gboolean
@@ -125,4 +127,58 @@ rs_cuda_rank_sync(RsCudaRank *cr, GError **error)
                   rs_cuda_rank_wait_event(cr, event, error);
     (void)cudaEventDestroy(event);
     return ok;
+}
+
+double
+rs_cuda_measure_copy_bytes_per_s(int device, guint64 size_bytes, guint n_runs, GError **error)
+{
+    RsCudaRank cr;
+    if (!rs_cuda_rank_init(&cr, 0, device, NULL, 0, error))
+        return 0;
+    n_runs = MAX(n_runs, 1);
+    void *a = NULL, *b = NULL;
+    cudaEvent_t start = NULL, end = NULL;
+    g_autofree double *t = g_new0(double, n_runs);
+    gboolean ok = rs_cuda_check(cudaMalloc(&a, size_bytes), "cudaMalloc", 0, error) &&
+                  rs_cuda_check(cudaMalloc(&b, size_bytes), "cudaMalloc", 0, error) &&
+                  rs_cuda_check(cudaEventCreate(&start), "cudaEventCreate", 0, error) &&
+                  rs_cuda_check(cudaEventCreate(&end), "cudaEventCreate", 0, error) &&
+                  rs_cuda_check(cudaMemsetAsync(a, 1, size_bytes, cr.stream), "cudaMemsetAsync",
+                                0, error) &&
+                  rs_cuda_check(cudaMemcpyAsync(b, a, size_bytes, cudaMemcpyDeviceToDevice,
+                                                cr.stream),
+                                "cudaMemcpyAsync", 0, error);
+    for (guint i = 0; ok && i < n_runs; i++) {
+        float ms = 0;
+        ok = rs_cuda_check(cudaEventRecord(start, cr.stream), "cudaEventRecord", 0, error) &&
+             rs_cuda_check(cudaMemcpyAsync(b, a, size_bytes, cudaMemcpyDeviceToDevice,
+                                           cr.stream),
+                           "cudaMemcpyAsync", 0, error) &&
+             rs_cuda_check(cudaEventRecord(end, cr.stream), "cudaEventRecord", 0, error) &&
+             rs_cuda_rank_wait_event(&cr, end, error) &&
+             rs_cuda_check(cudaEventElapsedTime(&ms, start, end), "cudaEventElapsedTime", 0,
+                           error);
+        t[i] = ms * 1e-3;
+    }
+    double median = ok ? rs_stats_median(t, n_runs) : 0;
+    if (start != NULL)
+        (void)cudaEventDestroy(start);
+    if (end != NULL)
+        (void)cudaEventDestroy(end);
+    if (a != NULL)
+        (void)cudaFree(a);
+    if (b != NULL)
+        (void)cudaFree(b);
+    rs_cuda_rank_clear(&cr);
+    return median > 0 ? (double)size_bytes / median : 0;
+}
+
+double
+rs_cuda_transport_measure_copy(RsTransport *transport, guint64 size_bytes, guint n_runs)
+{
+    g_autoptr(GError) error = NULL;
+    double bw = rs_cuda_measure_copy_bytes_per_s(0, size_bytes, n_runs, &error);
+    if (error != NULL)
+        g_warning("device memcpy reference: %s", error->message);
+    return bw;
 }

@@ -354,4 +354,5 @@ const RsTransportClass rs_transport_cuda_local_class = {
     .gather = cuda_local_gather,
     .bcast = cuda_local_bcast,
     .device_buffers = TRUE,
+    .measure_copy = rs_cuda_transport_measure_copy,
 };

@@ -484,4 +484,5 @@ const RsTransportClass rs_transport_nccl_class = {
     .gather = nccl_gather,
     .bcast = nccl_bcast,
     .device_buffers = TRUE,
+    .measure_copy = rs_cuda_transport_measure_copy,
 };

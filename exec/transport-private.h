@@ -32,6 +32,10 @@ typedef struct {
     gboolean (*bcast)(RsEndpoint *ep, GBytes *data, GBytes **data_out, GError **error);
     /* TRUE when the ranks' buffers live in device memory (RsEndpoint.device is set). */
     gboolean device_buffers;
+    /* Optional: the bandwidth of one copy of @size_bytes in the memory the ranks use
+     * (device to device on GPU 0 for the CUDA backends), bytes/s, median of @n_runs; 0 when
+     * it cannot be measured. NULL: host memcpy (rs_measure_memcpy_bytes_per_s). */
+    double (*measure_copy)(RsTransport *transport, guint64 size_bytes, guint n_runs);
 } RsTransportClass;
 
 struct _RsTransport {
