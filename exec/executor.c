@@ -986,7 +986,8 @@ complete_op(Rank *r, Op *op, GError **error)
     RankMsg *rm = &g_array_index(r->msgs, RankMsg, op->rmsg);
     guint64 a, b;
     rs_schedule_get_chunk_range(ctx->schedule, rm->msg, op->chunk, &a, &b);
-    op->done_s = rs_endpoint_now_s(r->ep) - r->t0;
+    /* A device transport times the operation with CUDA events; others when seen done. */
+    op->done_s = (op->req.done_s > 0 ? op->req.done_s : rs_endpoint_now_s(r->ep)) - r->t0;
     if (!rm->is_send) {
         if (ctx->opts.corrupt && ctx->opts.corrupt_message == rm->msg &&
             ctx->opts.corrupt_byte >= a && ctx->opts.corrupt_byte < b) {

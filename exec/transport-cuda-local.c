@@ -11,7 +11,10 @@
  * the sender's event, queues the copy (cudaMemcpyAsync within a device, cudaMemcpyPeerAsync
  * between devices, over NVLink where the GPUs have it) and records a second event; both
  * requests are done when that event completed. So a rank's stream holds, in order, its
- * packs, the copies into it, and its unpacks, and no host thread touches the bytes.
+ * packs, the copies into it, and its unpacks, and no host thread touches the bytes. A
+ * receive's completion time is its copy's CUDA event, put on the host clock through an event
+ * recorded when the rank left its last barrier, so the trace's message ends are device
+ * times, not the moment a polling thread noticed them.
  */
 #include "exec/cuda-private.h"
 
@@ -30,6 +33,8 @@ typedef struct {
     CudaLocalTransport *t;
     RsCudaRank cuda;
     GPtrArray *active; /* LocalOp */
+    cudaEvent_t ref_event; /* recorded when the rank left its last barrier */
+    double ref_host_s;     /* the host clock then */
 } CudaLocalEndpoint;
 
 /* One matched message, shared by its two ends; the last one to let go frees it. */
@@ -154,6 +159,8 @@ rank_main(RsEndpoint *inner, gpointer data, GError **error)
      * and buffers go. */
     (void)cudaStreamSynchronize(ep.cuda.stream);
     g_ptr_array_unref(ep.active);
+    if (ep.ref_event != NULL)
+        (void)cudaEventDestroy(ep.ref_event);
     rs_cuda_rank_clear(&ep.cuda);
     return ok;
 }
@@ -253,8 +260,8 @@ queue_copy(CudaLocalEndpoint *self, LocalOp *op, GError **error)
                            rank, error))
             return FALSE;
     }
-    if (!rs_cuda_check(cudaEventCreateWithFlags(&x->copied, cudaEventDisableTiming),
-                       "cudaEventCreateWithFlags", rank, error) ||
+    /* A timing event: the receive's completion time is read from it (cuda_local_barrier). */
+    if (!rs_cuda_check(cudaEventCreate(&x->copied), "cudaEventCreate", rank, error) ||
         !rs_cuda_check(cudaEventRecord(x->copied, s), "cudaEventRecord", rank, error))
         return FALSE;
     g_atomic_int_set(&x->copied_set, 1);
@@ -284,6 +291,10 @@ poll_ops(CudaLocalEndpoint *self, guint *n_done_out, GError **error)
             i++;
             continue;
         }
+        float ms = 0;
+        if (!op->is_send && self->ref_host_s > 0 &&
+            cudaEventElapsedTime(&ms, self->ref_event, x->copied) == cudaSuccess)
+            op->req->done_s = self->ref_host_s + ms * 1e-3;
         g_atomic_int_set(&op->req->done, 1);
         g_ptr_array_remove_index_fast(self->active, i);
         (*n_done_out)++;
@@ -320,10 +331,24 @@ cuda_local_progress(RsEndpoint *base, double timeout_s, GError **error)
     }
 }
 
+/* The bookkeeping barrier; then a timing event on the rank's stream, waited for, and the
+ * host clock at that moment: receives are timed from it by their copy's event. */
 static gboolean
 cuda_local_barrier(RsEndpoint *base, GError **error)
 {
-    return rs_endpoint_barrier(self_of(base)->inner, error);
+    CudaLocalEndpoint *self = self_of(base);
+    if (!rs_endpoint_barrier(self->inner, error))
+        return FALSE;
+    self->ref_host_s = 0;
+    if (self->ref_event == NULL &&
+        !rs_cuda_check(cudaEventCreate(&self->ref_event), "cudaEventCreate", base->rank, error))
+        return FALSE;
+    if (!rs_cuda_check(cudaEventRecord(self->ref_event, self->cuda.stream), "cudaEventRecord",
+                       base->rank, error) ||
+        !rs_cuda_rank_wait_event(&self->cuda, self->ref_event, error))
+        return FALSE;
+    self->ref_host_s = rs_transport_clock_s();
+    return TRUE;
 }
 
 static gboolean

@@ -73,6 +73,8 @@ typedef struct {
     GQueue groups;    /* Group, in launch order */
     guint64 n_groups;
     double group_device_s; /* device time of all completed groups, seconds */
+    cudaEvent_t ref_event; /* recorded when the rank left its last barrier */
+    double ref_host_s;     /* the host clock then (the event had completed) */
 } NcclEndpoint;
 
 static gboolean
@@ -251,11 +253,20 @@ poll_groups(NcclEndpoint *self, guint *n_done_out, GError **error)
             return FALSE;
         if (!done)
             return TRUE;
-        float ms = 0;
+        float ms = 0, since_ref_ms = 0;
         if (cudaEventElapsedTime(&ms, g->start, g->end) == cudaSuccess)
             self->group_device_s += ms * 1e-3;
-        for (guint i = 0; i < g->reqs->len; i++)
-            g_atomic_int_set(&((RsTransportRequest *)g_ptr_array_index(g->reqs, i))->done, 1);
+        /* The group's end on the host clock: the barrier's reference event plus the device
+         * time since it. */
+        double done_s = 0;
+        if (self->ref_host_s > 0 &&
+            cudaEventElapsedTime(&since_ref_ms, self->ref_event, g->end) == cudaSuccess)
+            done_s = self->ref_host_s + since_ref_ms * 1e-3;
+        for (guint i = 0; i < g->reqs->len; i++) {
+            RsTransportRequest *req = g_ptr_array_index(g->reqs, i);
+            req->done_s = done_s;
+            g_atomic_int_set(&req->done, 1);
+        }
         *n_done_out += g->reqs->len;
         group_free(g_queue_pop_head(&self->groups));
     }
@@ -351,6 +362,8 @@ rank_main(RsEndpoint *inner, gpointer data, GError **error)
     if (ep.cuda.stream != NULL)
         (void)cudaStreamSynchronize(ep.cuda.stream);
     g_queue_clear_full(&ep.groups, group_free);
+    if (ep.ref_event != NULL)
+        (void)cudaEventDestroy(ep.ref_event);
     g_array_unref(ep.queued);
     if (ep.comm != NULL && !ep.comm_aborted)
         (void)ncclCommDestroy(ep.comm);
@@ -450,10 +463,24 @@ nccl_progress(RsEndpoint *base, double timeout_s, GError **error)
     }
 }
 
+/* The bookkeeping barrier; then an event on the rank's stream, waited for, and the host
+ * clock at that moment: the reference that puts CUDA event times on the host clock. */
 static gboolean
 nccl_barrier(RsEndpoint *base, GError **error)
 {
-    return rs_endpoint_barrier(self_of(base)->inner, error);
+    NcclEndpoint *self = self_of(base);
+    if (!rs_endpoint_barrier(self->inner, error))
+        return FALSE;
+    self->ref_host_s = 0;
+    if (self->ref_event == NULL &&
+        !rs_cuda_check(cudaEventCreate(&self->ref_event), "cudaEventCreate", base->rank, error))
+        return FALSE;
+    if (!rs_cuda_check(cudaEventRecord(self->ref_event, self->cuda.stream), "cudaEventRecord",
+                       base->rank, error) ||
+        !rs_cuda_rank_wait_event(&self->cuda, self->ref_event, error))
+        return FALSE;
+    self->ref_host_s = rs_transport_clock_s();
+    return TRUE;
 }
 
 static gboolean

@@ -79,6 +79,11 @@ typedef struct {
     guint32 peer;       /* the other rank */
     guint32 tag;        /* checked against the matching side */
     gsize size_bytes;   /* bytes sent, or bytes expected */
+    /* When the bytes were in place, on the clock of rs_endpoint_now_s(), as a device
+     * measured it (the GPU backends: a CUDA event after the operation, placed on the host
+     * clock through an event recorded when the rank left its last barrier); 0 when the
+     * backend records no such time (the caller then takes the time it saw done turn TRUE). */
+    double done_s;
     gpointer priv[4];   /* backend state */
 } RsTransportRequest;
 
