@@ -345,14 +345,16 @@ rank_main(RsEndpoint *inner, gpointer data, GError **error)
     ep.queued = g_array_new(FALSE, FALSE, sizeof(Pending));
     g_queue_init(&ep.groups);
     int device = t->multi_process ? local_rank(ep.base.rank) % t->n_devices : (int)ep.base.rank;
+    /* Single process: the communicator ncclCommInitAll made for this rank, taken first so
+     * that a failure below still aborts it. */
+    if (!t->multi_process)
+        ep.comm = t->comms[ep.base.rank];
     gboolean ok = rs_cuda_rank_init(&ep.cuda, ep.base.rank, device, &t->aborted,
                                     t->base.config.timeout_s, error);
     ep.cuda.poll = poll_async;
     ep.cuda.poll_data = &ep;
     if (ok && t->multi_process)
         ok = init_comm_mpi(&ep, error);
-    else if (ok)
-        ep.comm = t->comms[ep.base.rank];
     ok = ok && warm_up(&ep, error);
     ok = ok && ld->fn(&ep.base, ld->user_data, error);
     if (!ok) {
