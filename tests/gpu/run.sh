@@ -40,8 +40,9 @@ if command -v nvidia-smi >/dev/null; then nvidia-smi -L; fi
 
 step "build with CUDA in $build"
 if [ ! -f "$build/build.ninja" ]; then
-  meson setup "$build" "$root" -Dcuda=enabled -Dbuildtype=release >"$build.setup.log" 2>&1 ||
-    { cat "$build.setup.log" >&2; exit 2; }
+  setup_log=$(mktemp)
+  meson setup "$build" "$root" -Dcuda=enabled -Dbuildtype=release >"$setup_log" 2>&1 ||
+    { cat "$setup_log" >&2; exit 2; }
 fi
 timeout 240 meson compile -C "$build" 2>&1 | tail -n 5
 rc=${PIPESTATUS[0]}
@@ -50,9 +51,9 @@ if [ "$rc" -ne 0 ]; then cat "$summary"; exit "$rc"; fi
 
 step "gpu suite and cli-gpu"
 log=$(mktemp)
-timeout 150 meson test -C "$build" --suite gpu --print-errorlogs --verbose gpu cli-gpu >"$log" 2>&1
+timeout 150 meson test -C "$build" --print-errorlogs --verbose gpu cli-gpu >"$log" 2>&1
 rc=$?
-grep -E "^(ok|not ok)|SKIP|Ok:|Fail:|Skipped:" "$log" | tail -n 60
+grep -E "▶|^ *(Ok|Fail|Skipped):" "$log" | tail -n 60
 record "gpu suite" "$rc"
 save "$log" gpu-suite.txt
 save "$build/meson-logs/testlog.json" gpu-testlog.json
