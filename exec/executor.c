@@ -1564,7 +1564,8 @@ rs_exec_run(RsTransport *transport, const RsPlan *plan, const RsRefit *refit,
         exec_context_clear(&ctx);
         return FALSE;
     }
-    if (rs_transport_get_world_size(transport) == 0 && !rs_transport_has_device_buffers(transport)) {
+    if (rs_transport_get_world_size(transport) == 0 &&
+        !rs_transport_has_device_buffers(transport)) {
         /* All ranks live in this process: their buffers must fit in its memory (device
          * transports keep them in GPU memory, whose allocation reports its own limit). */
         guint64 need = rs_exec_get_buffer_bytes(plan, refit) +

@@ -129,7 +129,8 @@ test_kernels_pattern(gconstpointer data)
         g_assert_cmpmem(got, buf_bytes, want, buf_bytes);
         /* The check kernel: clean, then one corrupted element found at its k. */
         unsigned long long init[2] = {0, G_MAXUINT64}, res[2];
-        unsigned long long *dres = (unsigned long long *)device_copy_of((guint8 *)init, sizeof init);
+        unsigned long long *dres =
+            (unsigned long long *)device_copy_of((guint8 *)init, sizeof init);
         cuda_ok((cudaError_t)rs_cuda_launch_check(&bi, seed, e, dev, dres, NULL), "check");
         download((guint8 *)res, (guint8 *)dres, sizeof res);
         g_assert_cmpuint(res[0], ==, 0);
