@@ -29,6 +29,16 @@
 #define RS_INDEX_FN static inline
 #endif
 
+/* Loops over dims run over all RS_INDEX_MAX_DIMS with the inactive ones skipped, so nvcc
+ * unrolls them and indexes the per-dim arrays with constants: the kernels then read a
+ * region's counts and strides from the launch parameters instead of copying the struct to
+ * local memory (a stack frame per thread) to index it at run time. */
+#ifdef __CUDACC__
+#define RS_INDEX_UNROLL _Pragma("unroll")
+#else
+#define RS_INDEX_UNROLL
+#endif
+
 /* Must equal RS_MAX_DIMS of base/box.h (region.c checks it at compile time). */
 #define RS_INDEX_MAX_DIMS 6
 
@@ -60,13 +70,30 @@ rs_index_divmod(uint64_t a, uint64_t b, uint64_t *rem)
     return q;
 }
 
+/* @a[@i] by selects over constant indices (see RS_INDEX_UNROLL), for a dim known only at
+ * run time. */
+RS_INDEX_FN int64_t
+rs_index_at(const int64_t *a, uint32_t i)
+{
+    int64_t v = a[0];
+    RS_INDEX_UNROLL
+    for (uint32_t d = 1; d < RS_INDEX_MAX_DIMS; d++)
+        if (d == i)
+            v = a[d];
+    return v;
+}
+
 /* Σ_d pos_d · strides_bytes[d] over dims 0 .. @n_dims − 1 of @r, where pos is the row-major
  * position @q in those dims. */
 RS_INDEX_FN int64_t
 rs_region_index_unravel(const RsRegion *r, uint32_t n_dims, uint64_t q)
 {
     int64_t off = 0;
-    for (int d = (int)n_dims - 1; d >= 0; d--) {
+    RS_INDEX_UNROLL
+    for (int i = 0; i < RS_INDEX_MAX_DIMS; i++) {
+        int d = RS_INDEX_MAX_DIMS - 1 - i; /* innermost active dim first */
+        if (d >= (int)n_dims)
+            continue;
         uint64_t pos;
         q = rs_index_divmod(q, (uint64_t)r->counts[d], &pos);
         off += (int64_t)pos * r->strides_bytes[d];
@@ -88,8 +115,8 @@ rs_region_index_wire_offset(const RsRegion *r, uint64_t byte)
 {
     uint32_t last = r->n_dims - 1;
     uint64_t e = r->elem_bytes, in;
-    if (r->strides_bytes[last] == (int64_t)e) {
-        uint64_t row = rs_index_divmod(byte, (uint64_t)r->counts[last] * e, &in);
+    if (rs_index_at(r->strides_bytes, last) == (int64_t)e) {
+        uint64_t row = rs_index_divmod(byte, (uint64_t)rs_index_at(r->counts, last) * e, &in);
         return rs_region_index_unravel(r, last, row) + (int64_t)in;
     }
     uint64_t i = rs_index_divmod(byte, e, &in);
@@ -102,8 +129,8 @@ RS_INDEX_FN uint64_t
 rs_region_index_run_bytes(const RsRegion *r)
 {
     uint32_t last = r->n_dims - 1;
-    if (r->strides_bytes[last] == (int64_t)r->elem_bytes)
-        return (uint64_t)r->counts[last] * r->elem_bytes;
+    if (rs_index_at(r->strides_bytes, last) == (int64_t)r->elem_bytes)
+        return (uint64_t)rs_index_at(r->counts, last) * r->elem_bytes;
     return r->elem_bytes;
 }
 
@@ -166,7 +193,11 @@ rs_box_index_elem(const RsBoxIndex *b, uint64_t k, uint64_t *global_out, uint64_
 {
     uint64_t g = 0;
     int64_t l = (int64_t)b->offset_elems;
-    for (int d = (int)b->n_dims - 1; d >= 0; d--) {
+    RS_INDEX_UNROLL
+    for (int i = 0; i < RS_INDEX_MAX_DIMS; i++) {
+        int d = RS_INDEX_MAX_DIMS - 1 - i;
+        if (d >= (int)b->n_dims)
+            continue;
         uint64_t j;
         k = rs_index_divmod(k, (uint64_t)b->count[d], &j);
         g += (uint64_t)((b->lo[d] + (int64_t)j * b->step[d]) * b->gstride[d]);
@@ -180,7 +211,11 @@ rs_box_index_elem(const RsBoxIndex *b, uint64_t k, uint64_t *global_out, uint64_
 RS_INDEX_FN void
 rs_box_index_position(const RsBoxIndex *b, uint64_t k, int64_t *global_index)
 {
-    for (int d = (int)b->n_dims - 1; d >= 0; d--) {
+    RS_INDEX_UNROLL
+    for (int i = 0; i < RS_INDEX_MAX_DIMS; i++) {
+        int d = RS_INDEX_MAX_DIMS - 1 - i;
+        if (d >= (int)b->n_dims)
+            continue;
         uint64_t j;
         k = rs_index_divmod(k, (uint64_t)b->count[d], &j);
         global_index[d] = b->lo[d] + (int64_t)j * b->step[d];
