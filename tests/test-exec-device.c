@@ -24,6 +24,20 @@ typedef struct {
 
 static OpCounts counts;
 
+/* Fault injection: the operation named here fails once its count reaches fail_at. */
+static const char *fail_op;
+static gint fail_at;
+
+static gboolean
+injected(const char *op, gint count, GError **error)
+{
+    if (g_strcmp0(fail_op, op) != 0 || count < fail_at)
+        return FALSE;
+    g_set_error(error, RS_TRANSPORT_ERROR, RS_TRANSPORT_ERROR_FAILED,
+                "rank ?: the %s kernel: injected fault", op);
+    return TRUE;
+}
+
 typedef struct {
     RsTransport base;
     RsTransport *inner;
@@ -100,7 +114,8 @@ fake_check_box(RsEndpoint *ep, guint64 seed, const RsBoxIndex *box, guint e,
                const guint8 *buffer, guint64 *n_bad_out, guint64 *first_out, guint8 *got_out,
                GError **error)
 {
-    g_atomic_int_inc(&counts.check);
+    if (injected("check", g_atomic_int_add(&counts.check, 1) + 1, error))
+        return FALSE;
     *n_bad_out = 0;
     *first_out = G_MAXUINT64;
     for (guint64 k = 0; k < box->n_elems; k++) {
@@ -145,7 +160,8 @@ static gboolean
 fake_move(RsEndpoint *ep, const RsRegion *r, guint64 from, guint64 to, guint8 *wire,
           gboolean pack, GError **error)
 {
-    g_atomic_int_inc(&counts.move);
+    if (injected("move", g_atomic_int_add(&counts.move, 1) + 1, error))
+        return FALSE;
     guint32 u = rs_region_index_unit_bytes(r, from, to, (uintptr_t)wire);
     for (guint64 k = 0; k < (to - from) / u; k++) {
         guint8 *mem = r->base + rs_region_index_wire_offset(r, from + k * u);
@@ -160,7 +176,8 @@ fake_move(RsEndpoint *ep, const RsRegion *r, guint64 from, guint64 to, guint8 *w
 static gboolean
 fake_copy(RsEndpoint *ep, const RsRegion *dst, const RsRegion *src, GError **error)
 {
-    g_atomic_int_inc(&counts.copy);
+    if (injected("copy", g_atomic_int_add(&counts.copy, 1) + 1, error))
+        return FALSE;
     guint32 u = rs_region_index_copy_unit_bytes(dst, src);
     for (guint64 k = 0; k < dst->n_bytes / u; k++)
         memcpy(dst->base + rs_region_index_wire_offset(dst, k * u),
@@ -439,6 +456,35 @@ test_layout(gconstpointer data)
     fake_close(t);
 }
 
+/* A failing pack, unpack, local copy or check ends the run with that error (never a silent
+ * success), and every rank stops. */
+static void
+test_faults(void)
+{
+    static const char *const ops[] = {"move", "copy", "check"};
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    /* Colocated ranks: network messages (packed: columns) and local copies. */
+    TensorSpec spec = {"w", "16x12", RS_DTYPE_BF16, "2", "S(0)", "0,1", "2", "S(1)", "0,1"};
+    add_tensor(refit, &spec);
+    FakeTransport *t = fake_open();
+    for (guint i = 0; i < G_N_ELEMENTS(ops); i++) {
+        g_autoptr(GError) error = NULL;
+        g_autoptr(RsPlan) plan = rs_plan_build(refit, RS_STRATEGY_DIRECT, &error);
+        g_assert_no_error(error);
+        memset(&counts, 0, sizeof counts);
+        fail_op = ops[i];
+        fail_at = 1;
+        RsExecOptions opts = {.chunk_bytes = 16};
+        RsExecResult res;
+        g_assert_false(rs_exec_run(&t->base, plan, refit, &opts, &res, &error));
+        g_assert_error(error, RS_TRANSPORT_ERROR, RS_TRANSPORT_ERROR_FAILED);
+        g_assert_nonnull(strstr(error->message, "injected fault"));
+        fail_op = NULL;
+        rs_exec_result_clear(&res);
+    }
+    fake_close(t);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -452,6 +498,7 @@ main(int argc, char **argv)
         g_test_add_data_func(path, &layout_specs[i], test_layout);
     }
     g_test_add_func("/exec-device/corrupt-byte", test_corrupt_byte);
+    g_test_add_func("/exec-device/faults", test_faults);
     g_test_add_func("/exec-device/relay-chain", test_relay_chain);
     return g_test_run();
 }
