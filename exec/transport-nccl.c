@@ -16,9 +16,10 @@
  * schedule.h) and then progresses, so each group is one round of the rank. Groups on a
  * stream run one after another and each group holds a contiguous run of the rank's keys, so
  * the operation with the smallest unfinished key always sits in a running group at both
- * ends and completes: no deadlock for any window. A CUDA event recorded before and after
- * each group times it on the device; the requests of a group are done when its end event
- * completed (cudaEventQuery, polled).
+ * ends and completes: no deadlock for any window. A CUDA event recorded after each group
+ * times it on the device (against an event recorded when the rank left its last barrier,
+ * which puts it on the host clock: RsTransportRequest.done_s); the requests of a group are
+ * done when its event completed (cudaEventQuery, polled).
  *
  * NCCL connects peers lazily, inside the first group that names them, and a rank blocked
  * there could hold up peers that wait for it; so launch first runs one group in which every
@@ -58,8 +59,8 @@ typedef struct {
 } Pending;
 
 typedef struct {
-    cudaEvent_t start, end;
-    GPtrArray *reqs; /* RsTransportRequest, borrowed */
+    cudaEvent_t end;  /* after the group's kernels on the rank's stream */
+    GPtrArray *reqs;  /* RsTransportRequest, borrowed */
 } Group;
 
 typedef struct {
@@ -71,8 +72,6 @@ typedef struct {
     gboolean comm_aborted;
     GArray *queued;   /* Pending: posted, not yet handed to NCCL */
     GQueue groups;    /* Group, in launch order */
-    guint64 n_groups;
-    double group_device_s; /* device time of all completed groups, seconds */
     cudaEvent_t ref_event; /* recorded when the rank left its last barrier */
     double ref_host_s;     /* the host clock then (the event had completed) */
 } NcclEndpoint;
@@ -190,8 +189,6 @@ static void
 group_free(gpointer p)
 {
     Group *g = p;
-    if (g->start != NULL)
-        (void)cudaEventDestroy(g->start);
     if (g->end != NULL)
         (void)cudaEventDestroy(g->end);
     g_ptr_array_unref(g->reqs);
@@ -208,9 +205,7 @@ flush_group(NcclEndpoint *self, GError **error)
     cudaStream_t s = self->cuda.stream;
     Group *g = g_new0(Group, 1);
     g->reqs = g_ptr_array_sized_new(self->queued->len);
-    gboolean ok = rs_cuda_check(cudaEventCreate(&g->start), "cudaEventCreate", rank, error) &&
-                  rs_cuda_check(cudaEventCreate(&g->end), "cudaEventCreate", rank, error) &&
-                  rs_cuda_check(cudaEventRecord(g->start, s), "cudaEventRecord", rank, error) &&
+    gboolean ok = rs_cuda_check(cudaEventCreate(&g->end), "cudaEventCreate", rank, error) &&
                   nccl_check(ncclGroupStart(), "ncclGroupStart", rank, self->comm, error);
     if (!ok) {
         group_free(g);
@@ -237,7 +232,6 @@ flush_group(NcclEndpoint *self, GError **error)
         return FALSE;
     }
     g_queue_push_tail(&self->groups, g);
-    self->n_groups++;
     return TRUE;
 }
 
@@ -253,9 +247,7 @@ poll_groups(NcclEndpoint *self, guint *n_done_out, GError **error)
             return FALSE;
         if (!done)
             return TRUE;
-        float ms = 0, since_ref_ms = 0;
-        if (cudaEventElapsedTime(&ms, g->start, g->end) == cudaSuccess)
-            self->group_device_s += ms * 1e-3;
+        float since_ref_ms = 0;
         /* The group's end on the host clock: the barrier's reference event plus the device
          * time since it. */
         double done_s = 0;
@@ -297,8 +289,6 @@ warm_up(NcclEndpoint *self, GError **error)
     guint n_done;
     ok = ok && poll_groups(self, &n_done, error);
     rs_cuda_device_ops.free(&self->base, buf);
-    if (ok)
-        self->n_groups = 0;
     return ok;
 }
 
