@@ -92,7 +92,10 @@ make_context(void)
         "      --dst-mesh 4 --dst-placements 'S(1)' --dst-ranks 4-7 --runs 5\n"
         "  mpirun -np 8 reshard run --transport mpi --shape 1024x1024 --src-mesh 4 \\\n"
         "      --src-placements 'S(0)' --dst-mesh 4 --dst-placements 'S(1)' --dst-ranks 4-7\n"
-        "\nExit codes: 0 ok, 1 a transfer failed, 2 bad input, 3 validation failed.\n");
+        "  reshard run --transport cuda-local --shape 8192x8192 --dtype bf16 --src-mesh 4 \\\n"
+        "      --src-placements 'S(0)' --dst-mesh 4 --dst-placements 'S(1)' --timeout 30\n"
+        "\nExit codes: 0 ok, 1 a transfer failed (or no CUDA device), 2 bad input, 3 validation "
+        "failed.\n");
     g_option_context_add_main_entries(context, entries, NULL);
     g_option_context_add_group(context, rs_scenario_args_make_group(&sargs));
     g_option_context_add_group(context, rs_topology_args_group_new());
