@@ -28,11 +28,13 @@ static char *opt_name;
 static char *opt_format;
 static char *opt_copy_runs;
 static char *opt_copy_bytes;
+static double opt_timeout;
 static char *opt_copy_stride;
 
 static GOptionEntry entries[] = {
     {"transport", 0, 0, G_OPTION_ARG_STRING, &opt_transport,
-     "host (threads, default) or mpi (under mpirun -np N)", "NAME"},
+     "host (threads, default), mpi (under mpirun -np N), cuda-local (ranks on this "
+     "process's GPUs) or nccl (one GPU per rank)", "NAME"},
     {"ranks", 0, 0, G_OPTION_ARG_STRING, &opt_ranks,
      "Ranks to calibrate for (host default 8; mpi: the process count)", "N"},
     {"sizes", 0, 0, G_OPTION_ARG_STRING, &opt_sizes,
@@ -45,6 +47,8 @@ static GOptionEntry entries[] = {
     {"concurrency", 'k', 0, G_OPTION_ARG_STRING, &opt_concurrency,
      "Ranks receiving at once in the refits to predict; its fit goes to the topology "
      "(default: all ranks)", "K"},
+    {"timeout", 0, 0, G_OPTION_ARG_DOUBLE, &opt_timeout,
+     "Fail when a rank makes no progress for S seconds, naming the rank (default: wait)", "S"},
     {"output", 'o', 0, G_OPTION_ARG_FILENAME, &opt_output,
      "Write the topology YAML for this machine here", "FILE"},
     {"name", 0, 0, G_OPTION_ARG_STRING, &opt_name,
@@ -91,7 +95,8 @@ make_context(void)
     g_option_context_set_description(
         context, "Examples:\n"
                  "  reshard calibrate --ranks 8 --output host.yaml\n"
-                 "  mpirun -np 4 reshard calibrate --transport mpi --output mpi4.yaml\n");
+                 "  mpirun -np 4 reshard calibrate --transport mpi --output mpi4.yaml\n"
+                 "  reshard calibrate --transport cuda-local --ranks 4 --output gpu.yaml\n");
     g_option_context_add_main_entries(context, entries, NULL);
     rs_cli_add_common_options(context);
     return context;
@@ -190,8 +195,10 @@ print_table(const RsCalibration *cal, const char *transport, GString *out)
     g_string_append_printf(out, "\nfit        K=%u: overhead %.3f us per message sent or received, "
                                 "bandwidth %.3f GB/s per rank and direction\n",
                            cal->concurrency, cal->overhead_s * 1e6, cal->bw_bytes_per_s / 1e9);
-    g_string_append_printf(out, "reference  single-thread memcpy %.3f GB/s; one %.0f MiB "
+    g_string_append_printf(out, "reference  %s %.3f GB/s; one %.0f MiB "
                                 "message rank 0 -> 1 %.3f GB/s = %.0f%% of memcpy\n",
+                           cal->device_memcpy ? "device-to-device cudaMemcpy"
+                                              : "single-thread memcpy",
                            cal->memcpy_bytes_per_s / 1e9, cal->reference_bytes / 1048576.0,
                            cal->large_bytes_per_s / 1e9,
                            cal->memcpy_bytes_per_s > 0
@@ -220,6 +227,8 @@ print_json(const RsCalibration *cal, const char *transport, GString *out)
     json_builder_add_double_value(b, cal->max_error);
     json_builder_set_member_name(b, "memcpy_bytes_per_s");
     json_builder_add_double_value(b, cal->memcpy_bytes_per_s);
+    json_builder_set_member_name(b, "memcpy_on_device");
+    json_builder_add_boolean_value(b, cal->device_memcpy);
     json_builder_set_member_name(b, "large_message_bytes_per_s");
     json_builder_add_double_value(b, cal->large_bytes_per_s);
     json_builder_set_member_name(b, "points");
@@ -336,6 +345,12 @@ parse_numbers(RsCalibrateOptions *opts, gint64 *ranks, GError **error)
         !rs_cli_parse_int("--concurrency", opt_concurrency, 1, G_MAXINT32, &concurrency, error) ||
         !rs_cli_parse_int("--copy-stride", opt_copy_stride, 1, 1024, &copy_stride, error))
         return FALSE;
+    if (opt_timeout < 0) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--timeout: must not be negative");
+        return FALSE;
+    }
+    opts->exec.timeout_s = opt_timeout;
     opts->n_runs = (guint)runs;
     opts->concurrency = (guint)concurrency;
     opts->exec.window = (guint)window;
@@ -475,12 +490,18 @@ run(int argc, char **argv)
         !rs_cli_check_output("--output", opt_output, &error) ||
         !parse_numbers(&opts, &ranks, &error) || !check_copy_buffer(&opts, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    RsTransportConfig tconfig = {.timeout_s = opts.exec.timeout_s};
     g_autoptr(RsTransport) transport =
-        rs_transport_open(opt_transport ? opt_transport : "host", NULL, &error);
+        rs_transport_open(opt_transport ? opt_transport : "host", &tconfig, &error);
     if (transport == NULL) {
         if (g_error_matches(error, RS_TRANSPORT_ERROR, RS_TRANSPORT_ERROR_UNKNOWN))
             g_prefix_error(&error, "--transport: ");
-        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+        /* A transport that is built but cannot start (no CUDA device, MPI_Init failed) is
+         * a runtime failure; an unknown or unbuilt one a usage error. */
+        return rs_cli_fail(cmd, error,
+                           g_error_matches(error, RS_TRANSPORT_ERROR, RS_TRANSPORT_ERROR_FAILED)
+                               ? RS_EXIT_RUNTIME
+                               : RS_EXIT_USAGE);
     }
     if (!rs_transport_is_root(transport))
         rs_cli_quiet = TRUE;

@@ -5,7 +5,8 @@
  * including the scaled-model variant --scale/--layers) or one tensor given by the
  * single-tensor flags. The plan is built and checked, predicted with the first-order cost
  * model on the topology (the scenario's or --topology), executed on a transport (`host`:
- * threads of this process; `mpi`: run under mpirun, one process per rank), validated
+ * threads of this process; `mpi`: run under mpirun, one process per rank; `cuda-local`:
+ * ranks on the GPUs of this process; `nccl`: one GPU per rank), validated
  * element by element, and reported measured next to predicted. Exit codes: 0, 1 (a
  * transfer failed), 2 (bad input), 3 (validation failed). Under mpi every process runs
  * this command; only rank 0's process prints results. */
@@ -45,7 +46,9 @@ static GOptionEntry entries[] = {
     {"strategy", 0, 0, G_OPTION_ARG_STRING, &opt_strategy,
      NULL /* rs_cli_strategy_help(), set by make_context() */, "NAME"},
     {"transport", 0, 0, G_OPTION_ARG_STRING, &opt_transport,
-     "host (threads, default) or mpi (under mpirun -np N)", "NAME"},
+     "host (threads, default), mpi (under mpirun -np N), cuda-local (ranks on this "
+     "process's GPUs, even one) or nccl (one GPU per rank; under mpirun, one process per GPU)",
+     "NAME"},
     {"runs", 'r', 0, G_OPTION_ARG_STRING, &opt_runs, "Measured runs; the median is reported "
      "(default 1)", "N"},
     {"chunk-size", 0, 0, G_OPTION_ARG_STRING, &opt_chunk_size,
@@ -56,7 +59,8 @@ static GOptionEntry entries[] = {
     {"eager-size", 0, 0, G_OPTION_ARG_STRING, &opt_eager_size,
      "host: largest message copied at once, e.g. 16KiB (default)", "SIZE"},
     {"timeout", 0, 0, G_OPTION_ARG_DOUBLE, &opt_timeout,
-     "Fail when a rank makes no progress for S seconds (default: wait)", "S"},
+     "Fail when a rank makes no progress for S seconds, naming the rank; nccl aborts its "
+     "communicators (default: wait)", "S"},
     {"no-validate", 0, 0, G_OPTION_ARG_NONE, &opt_no_validate,
      "Do not fill and check the buffers (timing only)", NULL},
     {"trace", 0, 0, G_OPTION_ARG_FILENAME, &opt_trace,
@@ -89,7 +93,10 @@ make_context(void)
         "      --dst-mesh 4 --dst-placements 'S(1)' --dst-ranks 4-7 --runs 5\n"
         "  mpirun -np 8 reshard run --transport mpi --shape 1024x1024 --src-mesh 4 \\\n"
         "      --src-placements 'S(0)' --dst-mesh 4 --dst-placements 'S(1)' --dst-ranks 4-7\n"
-        "\nExit codes: 0 ok, 1 a transfer failed, 2 bad input, 3 validation failed.\n");
+        "  reshard run --transport cuda-local --shape 8192x8192 --dtype bf16 --src-mesh 4 \\\n"
+        "      --src-placements 'S(0)' --dst-mesh 4 --dst-placements 'S(1)' --timeout 30\n"
+        "\nExit codes: 0 ok, 1 a transfer failed (or no CUDA device), 2 bad input, 3 validation "
+        "failed.\n");
     g_option_context_add_main_entries(context, entries, NULL);
     g_option_context_add_group(context, rs_scenario_args_make_group(&sargs));
     g_option_context_add_group(context, rs_topology_args_group_new());
@@ -143,6 +150,7 @@ parse_options(RsExecOptions *opts, RsTransportConfig *tconfig, RsStrategy *strat
     opts->n_runs = (guint)runs;
     opts->window = (guint)window;
     opts->timeout_s = opt_timeout;
+    tconfig->timeout_s = opt_timeout;
     opts->no_validate = opt_no_validate;
     tconfig->queue_depth = (guint)queue_depth;
     if (opt_chunk_size != NULL) {

@@ -402,8 +402,16 @@ calibrate_references(RsTransport *transport, const RsCalibrateOptions *options, 
     if (large == NULL || !measure(transport, large, options, n_runs, &large_s, error))
         return FALSE;
     out->large_bytes_per_s = large_s > 0 ? (double)out->reference_bytes / large_s : 0;
-    if (rs_transport_is_root(transport))
+    if (!rs_transport_is_root(transport))
+        return TRUE;
+    if (transport->klass->measure_copy != NULL) {
+        /* GPU ranks: the reference is a device-to-device cudaMemcpy of the same bytes. */
+        out->memcpy_bytes_per_s =
+            transport->klass->measure_copy(transport, out->reference_bytes, n_runs);
+        out->device_memcpy = TRUE;
+    } else {
         out->memcpy_bytes_per_s = rs_measure_memcpy_bytes_per_s(out->reference_bytes, n_runs);
+    }
     return TRUE;
 }
 
@@ -468,8 +476,9 @@ rs_calibration_to_topology(const RsCalibration *cal, const char *name, const cha
     g_string_append_printf(
         s,
         "# Every rank is a \"GPU\" of one NVLink domain; the NIC section is unused on one node\n"
-        "# and repeats the same figures. References in the same run: single-thread memcpy\n"
+        "# and repeats the same figures. References in the same run: %s\n"
         "# %.2f GB/s; one %.0f MiB message from rank 0 to rank 1 %.2f GB/s.\n",
+        cal->device_memcpy ? "device-to-device cudaMemcpy" : "single-thread memcpy",
         cal->memcpy_bytes_per_s / 1e9, cal->reference_bytes / 1048576.0,
         cal->large_bytes_per_s / 1e9);
     g_string_append_printf(s, "name: %s\n", name);

@@ -20,7 +20,10 @@
  * bandwidth falls as K grows, which a per-link model cannot express by itself: the topology
  * file is written with the fit at one concurrency, chosen to match how many ranks receive
  * at once in the refits to be predicted (all of them when training and inference share the
- * ranks; the inference ranks otherwise). It uses the topologies/topology.c format, every rank a
+ * ranks; the inference ranks otherwise). On the GPU transports (cuda-local, nccl) the same
+ * sweeps run with device buffers and CUDA pack/unpack kernels, so the topology written holds
+ * the device's copy rates and link figures, and the memcpy reference is a device-to-device
+ * cudaMemcpy. It uses the topologies/topology.c format, every rank a
  * GPU of one NVLink domain, so `reshard run --topology FILE` predicts with it. References
  * measured in the same run: single-thread memcpy bandwidth, and the bandwidth of one large
  * message between two ranks through the executor.
@@ -76,7 +79,9 @@ typedef struct {
     double bw_bytes_per_s;
     double rms_error;
     double max_error;
-    double memcpy_bytes_per_s; /* single-thread memcpy of reference_bytes */
+    double memcpy_bytes_per_s; /* single-thread memcpy of reference_bytes (device transports:
+                                * cudaMemcpy device to device on GPU 0, device_memcpy) */
+    gboolean device_memcpy;
     double large_bytes_per_s;  /* one message of reference_bytes, rank 0 → 1, executor */
     guint64 reference_bytes;
     /* The copy sweep (RsCopyRate, by increasing run length): a tensor whose rows are runs

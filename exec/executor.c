@@ -14,6 +14,7 @@
 #include "exec/pattern.h"
 #include "exec/region.h"
 #include "exec/schedule.h"
+#include "exec/transport-private.h"
 
 #include "base/hash.h"
 #include "base/stats.h"
@@ -397,6 +398,7 @@ typedef struct {
 typedef struct {
     const ExecContext *ctx;
     RsEndpoint *ep;
+    const RsDeviceOps *dev; /* device buffers (cuda-local, nccl); NULL: host memory */
     guint32 rank;
     guint32 gpu;
     guint8 **src_buf, **dst_buf, **stage_buf; /* per tensor */
@@ -417,13 +419,23 @@ typedef struct {
     double t0;
 } Rank;
 
+/* Frees a buffer of the rank's memory (host or device). */
+static void
+buf_free(Rank *r, guint8 *ptr)
+{
+    if (r->dev != NULL)
+        r->dev->free(r->ep, ptr);
+    else
+        g_free(ptr);
+}
+
 static void
 rank_free(Rank *r, guint n_tensors)
 {
-    for (guint t = 0; t < n_tensors; t++) {
-        g_free(r->src_buf[t]);
-        g_free(r->dst_buf[t]);
-        g_free(r->stage_buf[t]);
+    for (guint t = 0; r->src_buf != NULL && t < n_tensors; t++) {
+        buf_free(r, r->src_buf[t]);
+        buf_free(r, r->dst_buf[t]);
+        buf_free(r, r->stage_buf[t]);
     }
     g_free(r->src_buf);
     g_free(r->dst_buf);
@@ -445,7 +457,7 @@ rank_free(Rank *r, guint n_tensors)
         g_array_unref(r->lpieces);
     if (r->ops) {
         for (guint i = 0; i < r->ops->len; i++) {
-            g_free(g_array_index(r->ops, Op, i).bounce);
+            buf_free(r, g_array_index(r->ops, Op, i).bounce);
             if (g_array_index(r->ops, Op, i).iov)
                 g_array_unref(g_array_index(r->ops, Op, i).iov);
         }
@@ -453,17 +465,34 @@ rank_free(Rank *r, guint n_tensors)
     }
     if (r->free_bounce) {
         for (guint i = 0; i < r->free_bounce->len; i++)
-            g_free(g_array_index(r->free_bounce, Bounce, i).ptr);
+            buf_free(r, g_array_index(r->free_bounce, Bounce, i).ptr);
         g_array_unref(r->free_bounce);
     }
     if (r->free_iov)
         g_ptr_array_unref(r->free_iov);
 }
 
+/* A zeroed buffer of @size bytes in the rank's memory: host pages touched now (so that
+ * first-touch faults stay out of the timed part), or device memory. */
 static guint8 *
 alloc_buffer(Rank *r, guint64 size, GError **error)
 {
-    guint8 *buf = g_try_malloc(size);
+    guint8 *buf = NULL;
+    if (r->dev != NULL) {
+        g_autoptr(GError) dev_error = NULL;
+        if (!r->dev->alloc(r->ep, size, &buf, &dev_error)) {
+            g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_MEMORY,
+                        "rank %u (GPU %u): could not allocate %.3f GB of device memory after "
+                        "%.3f GB of buffers: %s",
+                        r->rank, r->gpu, size / 1e9, r->buffer_bytes / 1e9,
+                        dev_error->message);
+            return NULL;
+        }
+    } else {
+        buf = g_try_malloc(size);
+        if (buf != NULL)
+            memset(buf, 0, size);
+    }
     if (buf == NULL)
         g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_MEMORY,
                     "rank %u (GPU %u): could not allocate %.3f GB after %.3f GB of buffers",
@@ -492,18 +521,26 @@ rank_alloc(Rank *r, GError **error)
         if (si >= 0) {
             guint64 n = buffer_elems(rt->src, (guint)si);
             if (n > 0) {
+                /* Padding stays zero; the boxes get the pattern. */
                 r->src_buf[t] = alloc_buffer(r, n * e, error);
                 if (r->src_buf[t] == NULL)
                     return FALSE;
-                /* Padding stays zero; the boxes get the pattern. */
-                memset(r->src_buf[t], 0, n * e);
                 guint n_boxes;
                 const RsLocalBox *boxes = rs_layout_get_boxes(rt->src, (guint)si, &n_boxes);
                 if (!ctx->opts.no_validate) {
                     guint64 seed = rs_pattern_seed(t);
-                    for (guint b = 0; b < n_boxes; b++)
-                        rs_pattern_fill_box(seed, rt->n_dims, rt->shape, &boxes[b],
-                                            r->src_buf[t], e);
+                    for (guint b = 0; b < n_boxes; b++) {
+                        if (r->dev == NULL) {
+                            rs_pattern_fill_box(seed, rt->n_dims, rt->shape, &boxes[b],
+                                                r->src_buf[t], e);
+                            continue;
+                        }
+                        RsBoxIndex bi;
+                        rs_box_index_init(&bi, rt->n_dims, rt->shape, &boxes[b]);
+                        if (bi.n_elems > 0 &&
+                            !r->dev->fill_box(r->ep, seed, &bi, e, r->src_buf[t], error))
+                            return FALSE;
+                    }
                 }
             }
         }
@@ -515,7 +552,6 @@ rank_alloc(Rank *r, GError **error)
                 r->dst_buf[t] = alloc_buffer(r, n * e, error);
                 if (r->dst_buf[t] == NULL)
                     return FALSE;
-                memset(r->dst_buf[t], 0, n * e);
             }
         }
         guint64 key = staging_key(t, r->gpu);
@@ -526,11 +562,11 @@ rank_alloc(Rank *r, GError **error)
                 r->stage_buf[t] = alloc_buffer(r, n * e, error);
                 if (r->stage_buf[t] == NULL)
                     return FALSE;
-                memset(r->stage_buf[t], 0, n * e);
             }
         }
     }
-    return TRUE;
+    /* Device fills run on the rank's stream: done before the first timed run. */
+    return r->dev == NULL || r->dev->sync(r->ep, error);
 }
 
 static guint8 *
@@ -737,7 +773,7 @@ bounce_note_peak(Rank *r)
 }
 
 static guint8 *
-bounce_get(Rank *r, guint64 size, guint64 *capacity_out)
+bounce_get(Rank *r, guint64 size, guint64 *capacity_out, GError **error)
 {
     guint best = G_MAXUINT;
     for (guint i = 0; i < r->free_bounce->len; i++) {
@@ -766,13 +802,23 @@ bounce_get(Rank *r, guint64 size, guint64 *capacity_out)
         Bounce drop = g_array_index(r->free_bounce, Bounce, largest);
         g_array_remove_index_fast(r->free_bounce, largest);
         r->pooled_bounce_bytes -= drop.capacity;
-        g_free(drop.ptr);
+        buf_free(r, drop.ptr);
+    }
+    guint8 *ptr = NULL;
+    if (r->dev != NULL) {
+        if (!r->dev->alloc(r->ep, capacity, &ptr, error)) {
+            g_prefix_error(error, "rank %u (GPU %u): pack buffer of %" G_GUINT64_FORMAT
+                           " bytes: ", r->rank, r->gpu, capacity);
+            return NULL;
+        }
+    } else {
+        ptr = g_malloc(capacity);
     }
     r->n_pack_allocs++;
     r->bounce_in_use += capacity;
     bounce_note_peak(r);
     *capacity_out = capacity;
-    return g_malloc(capacity);
+    return ptr;
 }
 
 static void
@@ -800,9 +846,11 @@ first_piece_after(Rank *r, const RankMsg *rm, guint64 a)
     return lo;
 }
 
-/* Packs (or unpacks) wire bytes [a, b) of @rm from (into) @wire. */
-static void
-move_chunk(Rank *r, const RankMsg *rm, guint64 a, guint64 b, guint8 *wire, gboolean pack)
+/* Packs (or unpacks) wire bytes [a, b) of @rm from (into) @wire; on a device, kernels
+ * queued on the rank's stream. */
+static gboolean
+move_chunk(Rank *r, const RankMsg *rm, guint64 a, guint64 b, guint8 *wire, gboolean pack,
+           GError **error)
 {
     guint end = rm->first_piece + rm->n_pieces;
     for (guint i = first_piece_after(r, rm, a); i < end; i++) {
@@ -812,11 +860,16 @@ move_chunk(Rank *r, const RankMsg *rm, guint64 a, guint64 b, guint8 *wire, gbool
         guint64 from = MAX(a, p->wire_offset) - p->wire_offset;
         guint64 to = MIN(b, p->wire_offset + p->region.n_bytes) - p->wire_offset;
         guint8 *w = wire + (p->wire_offset + from - a);
-        if (pack)
+        if (r->dev != NULL) {
+            if (!r->dev->move(r->ep, &p->region, from, to, w, pack, error))
+                return FALSE;
+        } else if (pack) {
             rs_region_pack(&p->region, from, to, w);
-        else
+        } else {
             rs_region_unpack(&p->region, from, to, w);
+        }
     }
+    return TRUE;
 }
 
 /* Where wire bytes [a, b) of @rm lie when they are one run of the rank's memory. */
@@ -899,10 +952,12 @@ post_op(Rank *r, Op *op, GError **error)
         /* The transport copies between the shards' runs directly: no pack, no unpack. */
         r->n_zero_copy++;
     } else {
-        op->bounce = bounce_get(r, b - a, &op->bounce_capacity);
+        op->bounce = bounce_get(r, b - a, &op->bounce_capacity, error);
+        if (op->bounce == NULL)
+            return FALSE;
         op->ptr = op->bounce;
-        if (rm->is_send)
-            move_chunk(r, rm, a, b, op->bounce, TRUE);
+        if (rm->is_send && !move_chunk(r, rm, a, b, op->bounce, TRUE, error))
+            return FALSE;
     }
     if (op->chunk == 0 && rm->is_send)
         rm->start_s = op->post_s;
@@ -924,20 +979,26 @@ post_op(Rank *r, Op *op, GError **error)
     return ok;
 }
 
-static void
-complete_op(Rank *r, Op *op)
+static gboolean
+complete_op(Rank *r, Op *op, GError **error)
 {
     const ExecContext *ctx = r->ctx;
     RankMsg *rm = &g_array_index(r->msgs, RankMsg, op->rmsg);
     guint64 a, b;
     rs_schedule_get_chunk_range(ctx->schedule, rm->msg, op->chunk, &a, &b);
-    op->done_s = rs_endpoint_now_s(r->ep) - r->t0;
+    /* A device transport times the operation with CUDA events; others when seen done. */
+    op->done_s = (op->req.done_s > 0 ? op->req.done_s : rs_endpoint_now_s(r->ep)) - r->t0;
     if (!rm->is_send) {
         if (ctx->opts.corrupt && ctx->opts.corrupt_message == rm->msg &&
-            ctx->opts.corrupt_byte >= a && ctx->opts.corrupt_byte < b)
-            *chunk_byte(op, ctx->opts.corrupt_byte - a) ^= 0xff;
-        if (op->bounce != NULL)
-            move_chunk(r, rm, a, b, op->bounce, FALSE);
+            ctx->opts.corrupt_byte >= a && ctx->opts.corrupt_byte < b) {
+            guint8 *p = chunk_byte(op, ctx->opts.corrupt_byte - a);
+            if (r->dev == NULL)
+                *p ^= 0xff;
+            else if (!r->dev->flip_byte(r->ep, p, error))
+                return FALSE;
+        }
+        if (op->bounce != NULL && !move_chunk(r, rm, a, b, op->bounce, FALSE, error))
+            return FALSE;
         rm->chunk_done[op->chunk] = 1;
         guint n_chunks = rs_schedule_get_n_chunks(ctx->schedule, rm->msg);
         while (rm->prefix_chunks < n_chunks && rm->chunk_done[rm->prefix_chunks])
@@ -952,15 +1013,18 @@ complete_op(Rank *r, Op *op)
         g_ptr_array_add(r->free_iov, op->iov);
         op->iov = NULL;
     }
+    return TRUE;
 }
 
-/* Runs the next local transfer of @l whose dependencies arrived. Returns TRUE if it ran. */
+/* Runs the next local transfer of @l whose dependencies arrived; *@ran tells whether it
+ * ran. Returns FALSE with @error when a device copy could not be queued. */
 static gboolean
-run_local_step(Rank *r, RankLocal *l)
+run_local_step(Rank *r, RankLocal *l, gboolean *ran, GError **error)
 {
     const ExecContext *ctx = r->ctx;
+    *ran = FALSE;
     if (l->cursor == l->n_transfers)
-        return FALSE;
+        return TRUE;
     const RsMessage *msg = rs_plan_get_message(ctx->plan, l->msg);
     guint k = msg->first_transfer + l->cursor;
     const RsTransfer *tr = rs_plan_get_transfer(ctx->plan, k);
@@ -971,7 +1035,7 @@ run_local_step(Rank *r, RankLocal *l)
             rs_schedule_get_transfer_offset(ctx->schedule, (guint)tr->depends_on) +
             dep->size_bytes;
         if (dep->phase == tr->phase && arrived_bytes(r, dm) < need)
-            return FALSE;
+            return TRUE;
     }
     double now = rs_endpoint_now_s(r->ep) - r->t0;
     if (l->cursor == 0)
@@ -980,12 +1044,16 @@ run_local_step(Rank *r, RankLocal *l)
     guint end = g_array_index(r->tpiece_first, guint, l->first_tpiece + l->cursor + 1);
     for (guint p = first; p < end; p++) {
         const LocalPiece *lp = &g_array_index(r->lpieces, LocalPiece, p);
-        rs_region_copy(&lp->dst, &lp->src);
+        if (r->dev == NULL)
+            rs_region_copy(&lp->dst, &lp->src);
+        else if (!r->dev->copy(r->ep, &lp->dst, &lp->src, error))
+            return FALSE;
     }
     l->cursor++;
     l->prefix_bytes += tr->size_bytes;
     if (l->cursor == l->n_transfers)
         l->end_s = rs_endpoint_now_s(r->ep) - r->t0;
+    *ran = TRUE;
     return TRUE;
 }
 
@@ -1038,7 +1106,10 @@ rank_execute(Rank *r, GError **error)
             for (guint i = local_begin; i < local_end; i++) {
                 RankLocal *l = &g_array_index(r->locals, RankLocal, i);
                 /* One transfer per pass, so that network progress is not held up. */
-                if (run_local_step(r, l))
+                gboolean ran;
+                if (!run_local_step(r, l, &ran, error))
+                    return FALSE;
+                if (ran)
                     moved = TRUE;
                 if (l->cursor < l->n_transfers)
                     locals_left = TRUE;
@@ -1048,7 +1119,8 @@ rank_execute(Rank *r, GError **error)
             for (guint i = 0; i < outstanding;) {
                 Op *op = &g_array_index(r->ops, Op, active[i]);
                 if (g_atomic_int_get(&op->req.done)) {
-                    complete_op(r, op);
+                    if (!complete_op(r, op, error))
+                        return FALSE;
                     active[i] = active[--outstanding];
                     moved = TRUE;
                 } else {
@@ -1095,20 +1167,31 @@ rank_execute(Rank *r, GError **error)
                 return FALSE;
         }
     }
+    /* The last unpacks and copies on a device end when its stream drains. */
+    return r->dev == NULL || r->dev->sync(r->ep, error);
+}
+
+/* Zeroes @size bytes of the rank's memory. */
+static gboolean
+buf_zero(Rank *r, guint8 *ptr, guint64 size, GError **error)
+{
+    if (r->dev != NULL)
+        return r->dev->zero(r->ep, ptr, size, error);
+    memset(ptr, 0, size);
     return TRUE;
 }
 
-static void
-rank_reset(Rank *r)
+static gboolean
+rank_reset(Rank *r, GError **error)
 {
     const ExecContext *ctx = r->ctx;
     guint n_tensors = rs_refit_get_n_tensors(ctx->refit);
     for (guint t = 0; t < n_tensors; t++) {
         guint e = rs_refit_tensor_get_elem_bytes(rs_refit_get_tensor(ctx->refit, t));
-        if (r->dst_buf[t])
-            memset(r->dst_buf[t], 0, r->dst_elems[t] * e);
-        if (r->stage_buf[t])
-            memset(r->stage_buf[t], 0, r->stage_elems[t] * e);
+        if (r->dst_buf[t] && !buf_zero(r, r->dst_buf[t], r->dst_elems[t] * e, error))
+            return FALSE;
+        if (r->stage_buf[t] && !buf_zero(r, r->stage_buf[t], r->stage_elems[t] * e, error))
+            return FALSE;
     }
     for (guint i = 0; i < r->msgs->len; i++) {
         RankMsg *rm = &g_array_index(r->msgs, RankMsg, i);
@@ -1127,6 +1210,7 @@ rank_reset(Rank *r)
     r->max_outstanding = 0;
     r->bounce_in_use = 0;
     r->peak_bounce = r->pooled_bounce_bytes; /* idle buffers kept from the last run */
+    return r->dev == NULL || r->dev->sync(r->ep, error);
 }
 
 /* Marks the local elements of @local in @covered (one byte per element). */
@@ -1150,10 +1234,69 @@ mark_box(const RsLocalBox *local, guint8 *covered)
     }
 }
 
+/* The device form of the check of tensor @t on this rank: the pattern compared by a kernel
+ * per box, then the padding by a kernel; the first mismatch is reported as on the host
+ * (the lowest box, then the lowest element of it in row-major order). */
+static gboolean
+rank_validate_device(Rank *r, guint t, const RsRefitTensor *rt, const RsLocalBox *boxes,
+                     guint n_boxes, RankSummary *sum, GError **error)
+{
+    guint e = rs_refit_tensor_get_elem_bytes(rt);
+    guint64 seed = rs_pattern_seed(t);
+    g_autofree RsBoxIndex *index = g_new(RsBoxIndex, MAX(n_boxes, 1));
+    guint64 in_boxes = 0;
+    for (guint b = 0; b < n_boxes; b++) {
+        rs_box_index_init(&index[b], rt->n_dims, rt->shape, &boxes[b]);
+        in_boxes += index[b].n_elems;
+        if (index[b].n_elems == 0)
+            continue;
+        guint64 n_bad = 0, first = 0;
+        guint8 got[8] = {0};
+        if (!r->dev->check_box(r->ep, seed, &index[b], e, r->dst_buf[t], &n_bad, &first, got,
+                               error))
+            return FALSE;
+        if (n_bad == 0)
+            continue;
+        if (sum->n_bad == 0) {
+            RsExecMismatch *m = &sum->first;
+            guint64 g, local;
+            rs_box_index_elem(&index[b], first, &g, &local);
+            m->tensor_idx = t;
+            m->rank = r->gpu;
+            m->n_dims = rt->n_dims;
+            rs_box_index_position(&index[b], first, m->global_index);
+            m->flat_index = g;
+            m->elem_bytes = e;
+            rs_pattern_get_elem(seed, g, e, m->expected);
+            memcpy(m->got, got, e);
+        }
+        sum->n_bad += n_bad;
+    }
+    if (in_boxes == r->dst_elems[t])
+        return TRUE;
+    guint64 n_bad = 0, first = 0;
+    guint8 got[8] = {0};
+    if (!r->dev->check_padding(r->ep, index, n_boxes, e, r->dst_buf[t], r->dst_elems[t], &n_bad,
+                               &first, got, error))
+        return FALSE;
+    if (n_bad > 0 && sum->n_bad == 0) {
+        RsExecMismatch *m = &sum->first;
+        m->tensor_idx = t;
+        m->rank = r->gpu;
+        m->padding = TRUE;
+        m->local_index = first;
+        m->elem_bytes = e;
+        memcpy(m->got, got, e);
+    }
+    sum->n_bad += n_bad;
+    return TRUE;
+}
+
 /* Checks every destination element of the rank; returns the count of bad elements and the
- * first one (lowest tensor, then box order). */
-static void
-rank_validate(Rank *r, RankSummary *sum)
+ * first one (lowest tensor, then box order). FALSE with @error only when a device check
+ * could not run. */
+static gboolean
+rank_validate(Rank *r, RankSummary *sum, GError **error)
 {
     const ExecContext *ctx = r->ctx;
     for (guint t = 0; t < rs_refit_get_n_tensors(ctx->refit); t++) {
@@ -1164,6 +1307,11 @@ rank_validate(Rank *r, RankSummary *sum)
         guint e = rs_refit_tensor_get_elem_bytes(rt);
         guint n_boxes;
         const RsLocalBox *boxes = rs_layout_get_boxes(rt->dst, (guint)di, &n_boxes);
+        if (r->dev != NULL) {
+            if (!rank_validate_device(r, t, rt, boxes, n_boxes, sum, error))
+                return FALSE;
+            continue;
+        }
         guint64 seed = rs_pattern_seed(t);
         guint64 in_boxes = 0;
         for (guint b = 0; b < n_boxes; b++) {
@@ -1207,6 +1355,7 @@ rank_validate(Rank *r, RankSummary *sum)
             sum->n_bad++;
         }
     }
+    return TRUE;
 }
 
 static gboolean
@@ -1309,13 +1458,14 @@ rank_main(RsEndpoint *ep, gpointer data, GError **error)
     Rank r = {0};
     r.ctx = ctx;
     r.ep = ep;
+    r.dev = ep->device;
     r.rank = rs_endpoint_get_rank(ep);
     r.gpu = ctx->gpu_of_rank[r.rank];
     guint n_tensors = rs_refit_get_n_tensors(ctx->refit);
     gboolean ok = rank_alloc(&r, error) && rank_build(&r, error);
     for (guint run = 0; ok && run < ctx->opts.n_runs; run++) {
-        if (run > 0)
-            rank_reset(&r);
+        if (run > 0 && !(ok = rank_reset(&r, error)))
+            break;
         ok = rs_endpoint_barrier(ep, error);
         if (!ok)
             break;
@@ -1326,8 +1476,8 @@ rank_main(RsEndpoint *ep, gpointer data, GError **error)
         RankSummary sum = {0};
         sum.t0_abs = r.t0;
         sum.elapsed_s = rs_endpoint_now_s(ep) - r.t0;
-        if (!ctx->opts.no_validate)
-            rank_validate(&r, &sum);
+        if (!ctx->opts.no_validate && !(ok = rank_validate(&r, &sum, error)))
+            break;
         g_autoptr(GBytes) mine = rank_summary_bytes(&r, &sum);
         g_autoptr(GPtrArray) all = NULL;
         ok = rs_endpoint_gather(ep, mine, &all, error);
@@ -1414,8 +1564,10 @@ rs_exec_run(RsTransport *transport, const RsPlan *plan, const RsRefit *refit,
         exec_context_clear(&ctx);
         return FALSE;
     }
-    if (rs_transport_get_world_size(transport) == 0) {
-        /* All ranks live in this process: their buffers must fit in its memory. */
+    if (rs_transport_get_world_size(transport) == 0 &&
+        !rs_transport_has_device_buffers(transport)) {
+        /* All ranks live in this process: their buffers must fit in its memory (device
+         * transports keep them in GPU memory, whose allocation reports its own limit). */
         guint64 need = rs_exec_get_buffer_bytes(plan, refit) +
                        (guint64)ctx.n_ranks * ctx.opts.window * ctx.chunk;
         guint64 limit = ctx.opts.memory_limit_bytes;

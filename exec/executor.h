@@ -33,6 +33,14 @@
  * complete (its dependencies have smaller keys), so the schedule cannot deadlock however
  * small the window. Pack and unpack memory per rank is at most window × chunk_bytes.
  *
+ * Device buffers. With a transport whose ranks keep their buffers in GPU memory
+ * (rs_transport_has_device_buffers: cuda-local, nccl) the same schedule runs with every
+ * buffer, pack buffer included, in device memory: filling, packing, unpacking, local copies
+ * and the checks are CUDA kernels queued on the rank's stream (exec/cuda-kernels.cu, the
+ * index arithmetic of exec/region-index.h), in the order the host code issues them, and the
+ * stream is drained before a run's time is taken. Message completion times then come from
+ * the transport's CUDA events (RsTransportRequest.done_s).
+ *
  * Validation: source shards are filled with the pattern of pattern.h; after each run every
  * element of every destination box is compared with its expected value and every padding
  * element of a destination buffer with zero. Timing covers only the movement of bytes

@@ -4,24 +4,22 @@
  * and whose local elements are adjacent is filled or checked as one run of the keystream;
  * other rows element by element. */
 #include "exec/pattern.h"
+#include "exec/region-index.h"
 
 #include <string.h>
 
-#define GOLDEN G_GUINT64_CONSTANT(0x9E3779B97F4A7C15)
-
-/* splitmix64's output function (Steele, Lea, Flood 2014). */
+/* The keystream (splitmix64's output function, Steele, Lea, Flood 2014) is
+ * region-index.h's, which the CUDA fill and check kernels run too. */
 static inline guint64
 mix64(guint64 z)
 {
-    z = (z ^ (z >> 30)) * G_GUINT64_CONSTANT(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * G_GUINT64_CONSTANT(0x94D049BB133111EB);
-    return z ^ (z >> 31);
+    return rs_pattern_mix64(z);
 }
 
 static inline guint64
 word(guint64 seed, guint64 j)
 {
-    return mix64(seed + j * GOLDEN);
+    return rs_pattern_word(seed, j);
 }
 
 guint64
@@ -33,11 +31,9 @@ rs_pattern_seed(guint32 tensor_idx)
 void
 rs_pattern_get_elem(guint64 seed, guint64 index, guint elem_bytes, guint8 *out)
 {
-    guint64 byte = index * elem_bytes;
-    guint64 w = word(seed, byte / 8);
-    guint shift = (guint)(byte % 8) * 8;
+    guint64 v = rs_pattern_elem_value(seed, index, elem_bytes);
     for (guint b = 0; b < elem_bytes; b++)
-        out[b] = (guint8)(w >> (shift + 8 * b));
+        out[b] = (guint8)(v >> (8 * b));
 }
 
 static inline void
@@ -208,4 +204,24 @@ rs_pattern_check_box(guint64 seed, guint n_dims, const gint64 *shape, const RsLo
     WalkData w = {seed, elem_bytes, NULL, buffer, n_dims, &local->box, mismatch, scratch};
     walk_rows(n_dims, shape, local, check_row, &w);
     return mismatch->n_bad == before;
+}
+
+void
+rs_box_index_init(RsBoxIndex *index, guint n_dims, const gint64 *shape, const RsLocalBox *local)
+{
+    memset(index, 0, sizeof *index);
+    index->n_dims = n_dims;
+    index->offset_elems = local->offset_elems;
+    guint64 n = 1;
+    gint64 s = 1;
+    for (gint d = (gint)n_dims - 1; d >= 0; d--) {
+        index->count[d] = rs_box_get_count(&local->box, (guint)d);
+        index->lo[d] = local->box.lo[d];
+        index->step[d] = local->box.step[d];
+        index->gstride[d] = s;
+        index->lstride[d] = local->strides_elems[d];
+        s *= shape[d];
+        n *= (guint64)MAX(index->count[d], 0);
+    }
+    index->n_elems = rs_box_is_empty(&local->box) ? 0 : n;
 }

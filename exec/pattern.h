@@ -17,6 +17,7 @@
 
 #include <glib.h>
 
+#include "exec/region-index.h"
 #include "layout/layout.h"
 
 G_BEGIN_DECLS
@@ -74,5 +75,20 @@ typedef struct {
 gboolean rs_pattern_check_box(guint64 seed, guint n_dims, const gint64 *shape,
                               const RsLocalBox *local, const guint8 *buffer, guint elem_bytes,
                               RsPatternMismatch *mismatch);
+
+/**
+ * rs_box_index_init:
+ * @index: (out caller-allocates): the element walk of @local (region-index.h)
+ * @n_dims: the tensor's dims, 0..RS_MAX_DIMS
+ * @shape: (array length=n_dims): its global shape, elements (for global row-major indices)
+ * @local: a box of a rank's local buffer
+ *
+ * Element k of the walk (k < index->n_elems, 0 for an empty box) is the k-th element of
+ * @local->box in row-major order: rs_box_index_elem() gives its global row-major index and
+ * its local element offset, the same figures rs_pattern_fill_box() and the CUDA fill and
+ * check kernels use.
+ */
+void rs_box_index_init(RsBoxIndex *index, guint n_dims, const gint64 *shape,
+                       const RsLocalBox *local);
 
 G_END_DECLS

@@ -8,6 +8,8 @@
 
 #include <string.h>
 
+G_STATIC_ASSERT(RS_INDEX_MAX_DIMS == RS_MAX_DIMS);
+
 void
 rs_region_init(RsRegion *region, guint8 *buffer, const RsLocalBox *local, const RsBox *piece,
                guint elem_bytes)

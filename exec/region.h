@@ -14,19 +14,19 @@
 
 #include <glib.h>
 
+#include "exec/region-index.h"
 #include "exec/transport.h"
 #include "layout/layout.h"
 
 G_BEGIN_DECLS
 
-typedef struct {
-    guint8 *base;                        /* the piece's first element */
-    guint n_dims;                        /* after merging, >= 1 */
-    gint64 counts[RS_MAX_DIMS];          /* elements per dim, row-major */
-    gint64 strides_bytes[RS_MAX_DIMS];   /* distance between neighbours per dim, bytes */
-    guint elem_bytes;                    /* 1, 2, 4 or 8 */
-    guint64 n_bytes;                     /* wire size: elements × elem_bytes */
-} RsRegion;
+/* RsRegion (region-index.h, shared with the CUDA kernels):
+ *   base           the piece's first element
+ *   n_dims         after merging, >= 1
+ *   counts         elements per dim, row-major
+ *   strides_bytes  distance between neighbours per dim, bytes
+ *   elem_bytes     1, 2, 4 or 8
+ *   n_bytes        wire size: elements × elem_bytes */
 
 /**
  * rs_region_init:

@@ -93,7 +93,8 @@ mpi_launch(RsTransport *transport, guint n_ranks, RsRankFunc fn, gpointer user_d
            GError **error)
 {
     MpiTransport *t = (MpiTransport *)transport;
-    MpiEndpoint ep = {{transport, (guint32)t->rank, n_ranks}, g_ptr_array_new()};
+    MpiEndpoint ep = {{.transport = transport, .rank = (guint32)t->rank, .n_ranks = n_ranks},
+                      g_ptr_array_new()};
     gboolean ok = fn(&ep.base, user_data, error);
     g_ptr_array_unref(ep.active);
     return ok;

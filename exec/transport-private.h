@@ -2,6 +2,7 @@
  * the backends extend (their own struct starts with RsTransport / RsEndpoint). */
 #pragma once
 
+#include "exec/device-private.h"
 #include "exec/transport.h"
 
 G_BEGIN_DECLS
@@ -29,6 +30,12 @@ typedef struct {
     gboolean (*barrier)(RsEndpoint *ep, GError **error);
     gboolean (*gather)(RsEndpoint *ep, GBytes *data, GPtrArray **all_out, GError **error);
     gboolean (*bcast)(RsEndpoint *ep, GBytes *data, GBytes **data_out, GError **error);
+    /* TRUE when the ranks' buffers live in device memory (RsEndpoint.device is set). */
+    gboolean device_buffers;
+    /* Optional: the bandwidth of one copy of @size_bytes in the memory the ranks use
+     * (device to device on GPU 0 for the CUDA backends), bytes/s, median of @n_runs; 0 when
+     * it cannot be measured. NULL: host memcpy (rs_measure_memcpy_bytes_per_s). */
+    double (*measure_copy)(RsTransport *transport, guint64 size_bytes, guint n_runs);
 } RsTransportClass;
 
 struct _RsTransport {
@@ -42,11 +49,20 @@ struct _RsEndpoint {
     RsTransport *transport;
     guint32 rank;
     guint n_ranks;
+    /* Device transports: the operations on the rank's device buffers and the backend's
+     * per-rank state they use; NULL for host memory (host, mpi). */
+    const RsDeviceOps *device;
+    gpointer device_ctx;
 };
 
-/* The backends; transport-mpi.c or transport-mpi-unavailable.c provides rs_transport_mpi_class. */
+/* The backends; transport-mpi.c or transport-mpi-unavailable.c provides rs_transport_mpi_class;
+ * transport-cuda-local.c or transport-cuda-unavailable.c rs_transport_cuda_local_class;
+ * transport-nccl.c, transport-nccl-unavailable.c (CUDA without NCCL) or
+ * transport-cuda-unavailable.c rs_transport_nccl_class. */
 extern const RsTransportClass rs_transport_host_class;
 extern const RsTransportClass rs_transport_mpi_class;
+extern const RsTransportClass rs_transport_cuda_local_class;
+extern const RsTransportClass rs_transport_nccl_class;
 
 /* The monotonic clock every backend uses, seconds. */
 double rs_transport_clock_s(void);

@@ -12,6 +12,8 @@ G_DEFINE_QUARK(rs-transport-error-quark, rs_transport_error)
 static const RsTransportClass *const registry[] = {
     &rs_transport_host_class,
     &rs_transport_mpi_class,
+    &rs_transport_cuda_local_class,
+    &rs_transport_nccl_class,
 };
 
 double
@@ -161,6 +163,12 @@ rs_endpoint_irecv(RsEndpoint *endpoint, guint32 peer, guint32 tag, void *buf, gs
 {
     return begin_p2p(endpoint, peer, tag, size_bytes, req, error) &&
            endpoint->transport->klass->irecv(endpoint, peer, tag, buf, size_bytes, req, error);
+}
+
+gboolean
+rs_transport_has_device_buffers(const RsTransport *transport)
+{
+    return transport->klass->device_buffers;
 }
 
 gboolean

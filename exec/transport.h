@@ -19,10 +19,13 @@
  * operation belong to the transport until it completes.
  *
  * Backends: `host` (threads of one process, each with private buffers; bytes cross only
- * through bounded per-pair queues in the transport) and `mpi` (Open MPI non-blocking
+ * through bounded per-pair queues in the transport), `mpi` (Open MPI non-blocking
  * point-to-point; built when Meson finds MPI, otherwise its open reports that it is not
- * built). A GPU backend (NCCL: device buffers, grouped send/recv in bounded rounds) plugs
- * in the same way: a new RsTransportClass in its own file plus one registry line.
+ * built), and two GPU backends whose buffers are device memory (built when Meson finds
+ * CUDA, and NCCL for the second): `cuda-local` (several logical ranks in one process on
+ * the GPUs it has, even one; messages are device-to-device or peer copies) and `nccl` (one
+ * process per GPU under mpirun, or one process driving every local GPU with a thread per
+ * GPU; grouped ncclSend/ncclRecv, one group per batch of posted operations).
  */
 #pragma once
 
@@ -55,6 +58,10 @@ typedef struct {
     /* Host: messages one sender may have queued to one receiver before further sends wait
      * in the sender (the bounded queue). Default 8. */
     guint queue_depth;
+    /* Device transports: > 0: a blocking wait (a collective, a stream) that sees no progress
+     * for this long fails with RS_TRANSPORT_ERROR_TIMEOUT naming the rank, and the NCCL
+     * communicators are aborted (ncclCommAbort); 0: wait forever. reshard's --timeout. */
+    double timeout_s;
 } RsTransportConfig;
 
 #define RS_TRANSPORT_DEFAULT_EAGER_BYTES ((gsize)16 << 10)
@@ -72,6 +79,11 @@ typedef struct {
     guint32 peer;       /* the other rank */
     guint32 tag;        /* checked against the matching side */
     gsize size_bytes;   /* bytes sent, or bytes expected */
+    /* When the bytes were in place, on the clock of rs_endpoint_now_s(), as a device
+     * measured it (the GPU backends: a CUDA event after the operation, placed on the host
+     * clock through an event recorded when the rank left its last barrier); 0 when the
+     * backend records no such time (the caller then takes the time it saw done turn TRUE). */
+    double done_s;
     gpointer priv[4];   /* backend state */
 } RsTransportRequest;
 
@@ -94,12 +106,13 @@ char *rs_transport_list(void);
 
 /**
  * rs_transport_open:
- * @name: "host" or "mpi"
+ * @name: "host", "mpi", "cuda-local" or "nccl"
  * @config: (nullable): settings; NULL for the defaults
  * @error: RS_TRANSPORT_ERROR_UNKNOWN listing the transports, RS_TRANSPORT_ERROR_UNAVAILABLE
  *   when the backend is not built ("the mpi transport is not built: install libopenmpi-dev
  *   and reconfigure with -Dmpi=enabled"), RS_TRANSPORT_ERROR_FAILED when the backend does
- *   not start (MPI_Init failed)
+ *   not start (MPI_Init failed; "no CUDA device was found" for cuda-local and nccl on a
+ *   machine without a GPU)
  *
  * The `mpi` backend initialises MPI here (MPI_Init_thread, one thread per process) and
  * finalises it in rs_transport_close(); open it once per process.
@@ -190,6 +203,14 @@ gboolean rs_endpoint_isend(RsEndpoint *endpoint, guint32 peer, guint32 tag, cons
  */
 gboolean rs_endpoint_irecv(RsEndpoint *endpoint, guint32 peer, guint32 tag, void *buf,
                            gsize size_bytes, RsTransportRequest *req, GError **error);
+
+/**
+ * rs_transport_has_device_buffers:
+ * Returns: TRUE when the ranks keep their buffers in GPU memory (cuda-local, nccl): the
+ * executor then fills, packs, unpacks, copies and checks them with CUDA kernels, and the
+ * pointers given to rs_endpoint_isend() and rs_endpoint_irecv() are device pointers.
+ */
+gboolean rs_transport_has_device_buffers(const RsTransport *transport);
 
 /**
  * rs_transport_has_iov:
