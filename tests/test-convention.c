@@ -954,6 +954,23 @@ test_gate_up_fused_refit_bytes(void)
     const guint64 E = 16, H = 80, I = 128;
     g_assert_cmpuint(rs_plan_get_bytes_moved(plan), ==, 2 * E * H * 2 * I * 7 / 8);
     g_assert_cmpuint(rs_plan_get_bytes_moved(plan), ==, 573440);
+    /* megatron tp=8 (etp 8) to vllm tp=8: the same [gate_local; up_local] chunks, so on the
+     * same GPUs nothing moves and on GPUs 8-15 each element moves once, 2·E·H·2I bytes
+     * (held whole, each of the 8 ranks would take the whole tensor: 8 times that). */
+    g_autoptr(GPtrArray) mg8 = resolve("megatron:tp=8", m, 0, 8, NULL);
+    g_autoptr(GPtrArray) colocated = resolve("vllm:tp=8", m, 0, 8, NULL);
+    g_autoptr(GPtrArray) apart = resolve("vllm:tp=8", m, 8, 8, NULL);
+    GPtrArray *const dsts[2] = {colocated, apart};
+    const guint64 expected[2] = {0, 2 * E * H * 2 * I};
+    for (guint k = 0; k < 2; k++) {
+        g_autoptr(RsRefit) r8 = rs_refit_new();
+        g_assert_true(rs_refit_add_tensor(r8, name, RS_DTYPE_BF16, g_ptr_array_index(mg8, idx),
+                                          g_ptr_array_index(dsts[k], idx), &error));
+        g_autoptr(RsPlan) p8 = rs_plan_build(r8, RS_STRATEGY_DIRECT, &error);
+        g_assert_no_error(error);
+        g_assert_true(rs_plan_check(p8, r8, &error));
+        g_assert_cmpuint(rs_plan_get_bytes_moved(p8), ==, expected[k]);
+    }
 }
 
 int
