@@ -40,6 +40,11 @@ fsdp2_choose(RsResolver *r, guint index, RsMeshChoice *c, GError **error)
     case RS_ROLE_COLUMN_SEGMENTED:
     case RS_ROLE_EXPERT_REPLICATED:
         break;
+    case RS_ROLE_EXPERT_GATE_UP_FUSED:
+        /* No TP plan splits a fused [gate; up] parameter (a contiguous Shard of its fused
+         * dim would mix gate and up): replicated over tp, FSDP's Shard(0) over dp as for
+         * every parameter (_fsdp_param.py, FSDPParam._init_sharded_param). */
+        break;
     case RS_ROLE_EXPERT_COLUMN:
         tp_dim = 1;
         break;

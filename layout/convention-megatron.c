@@ -79,7 +79,11 @@ megatron_pipeline(RsResolver *r, guint pp, guint vpp, RsPipeline *p, GError **er
 /* Routed experts of the stage whose ranks start at @slice: mesh [edp, ep, etp], experts
  * Shard(0) over ep (moe/experts.py, local_expert_indices); per expert linear_fc1
  * [gate_local; up_local] (or gpt-oss's interleaved gate/up as two strided runs) and
- * linear_fc2 Shard on its input dim over etp. */
+ * linear_fc2 Shard on its input dim over etp. Each etp rank's gated linear_fc1 holds its
+ * chunk of gate then its chunk of up (transformer/mlp.py, apply_swiglu_sharded_factory,
+ * which moe/experts.py's TEGroupedMLP and SequentialMLP use for linear_fc1), so a
+ * checkpoint's fused gate_up_proj (RS_ROLE_EXPERT_GATE_UP_FUSED) is a CONCAT of its two
+ * halves over etp. */
 static gboolean
 megatron_choose_experts(RsResolver *r, guint index, const guint32 *slice, RsMeshChoice *c,
                         GError **error)
@@ -100,6 +104,8 @@ megatron_choose_experts(RsResolver *r, guint index, const guint32 *slice, RsMesh
         return TRUE; /* [E, out] biases: whole on each etp rank */
     if (t->role == RS_ROLE_EXPERT_ROW)
         rs_mesh_choice_shard(c, 2, 2);
+    else if (t->role == RS_ROLE_EXPERT_GATE_UP_FUSED)
+        rs_mesh_choice_segments(c, t, 2); /* the same [gate_local; up_local] of one tensor */
     else if (t->fuse == RS_FUSE_GATE_UP && complete)
         rs_mesh_choice_fuse(c, r->model, index, 1, 2, RS_FUSION_CONCAT, 1, ".linear_fc1.weight");
     else if (t->fuse == RS_FUSE_GATE_UP_INTERLEAVED)
@@ -156,6 +162,7 @@ megatron_choose(RsResolver *r, guint index, RsMeshChoice *c, GError **error)
     case RS_ROLE_EXPERT_COLUMN:
     case RS_ROLE_EXPERT_ROW:
     case RS_ROLE_EXPERT_REPLICATED:
+    case RS_ROLE_EXPERT_GATE_UP_FUSED:
         return megatron_choose_experts(r, index, slice, c, error);
     case RS_ROLE_N:
         g_assert_not_reached();

@@ -143,6 +143,19 @@ void rs_mesh_choice_balanced(RsMeshChoice *c, guint mesh_dim, gint tensor_dim);
 void rs_mesh_choice_fuse(RsMeshChoice *c, const RsModel *model, guint index, guint fuse_dim,
                          guint mesh_dim, RsFusionKind kind, gint64 unit, const char *suffix);
 
+/**
+ * rs_mesh_choice_segments:
+ * @t: a tensor with segments (RS_ROLE_EXPERT_GATE_UP_FUSED: [gate; up] along
+ *   t->segment_dim, t->n_segments >= 1)
+ * @mesh_dim: the mesh dim that splits them
+ *
+ * A FUSED split RS_FUSION_CONCAT of @t's own segments along t->segment_dim over mesh dim
+ * @mesh_dim: position c holds [seg0_local; seg1_local; …], each segment chunked on its own
+ * (layout.h: a FUSED split of one tensor). The tensor stays its own buffer (not fused with
+ * siblings).
+ */
+void rs_mesh_choice_segments(RsMeshChoice *c, const RsTensorSpec *t, guint mesh_dim);
+
 /* rs_fuse_group_is_complete: Returns: TRUE when @index has fusion siblings and every one
  * is in @model (a layer range keeps whole layers, so they normally are). */
 gboolean rs_fuse_group_is_complete(const RsModel *model, guint index);

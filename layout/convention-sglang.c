@@ -24,7 +24,11 @@ is_attention(const RsTensorSpec *t)
 
 /* Routed experts: mesh [dp, ep, moe_tp] with moe_tp = tp/ep, experts Shard(0) over ep
  * and their intermediate dim over moe_tp (distributed/parallel_state.py,
- * initialize_model_parallel); w13 fused [gate_local; up_local]. */
+ * initialize_model_parallel); w13 fused [gate_local; up_local]. A checkpoint's fused
+ * gate_up_proj (RS_ROLE_EXPERT_GATE_UP_FUSED) is loaded into that w13 with gate and up
+ * each narrowed to intermediate_size_per_partition at moe_tp_rank (srt/layers/moe/
+ * fused_moe_triton/layer.py, FusedMoE._load_w13; srt/models/llama4.py loads Llama-4's
+ * transposed halves as w1 and w3): a CONCAT of its two halves over moe_tp. */
 static gboolean
 sglang_choose_experts(RsResolver *r, guint index, RsMeshChoice *c, GError **error)
 {
@@ -44,6 +48,8 @@ sglang_choose_experts(RsResolver *r, guint index, RsMeshChoice *c, GError **erro
         return TRUE;
     if (t->role == RS_ROLE_EXPERT_ROW)
         rs_mesh_choice_shard(c, 2, 2);
+    else if (t->role == RS_ROLE_EXPERT_GATE_UP_FUSED)
+        rs_mesh_choice_segments(c, t, 2);
     else if (t->fuse == RS_FUSE_GATE_UP && complete)
         rs_mesh_choice_fuse(c, r->model, index, 1, 2, RS_FUSION_CONCAT, 1, ".w13_weight");
     else
@@ -113,6 +119,7 @@ sglang_choose(RsResolver *r, guint index, RsMeshChoice *c, GError **error)
     case RS_ROLE_EXPERT_COLUMN:
     case RS_ROLE_EXPERT_ROW:
     case RS_ROLE_EXPERT_REPLICATED:
+    case RS_ROLE_EXPERT_GATE_UP_FUSED:
         return sglang_choose_experts(r, index, c, error);
     case RS_ROLE_N:
         g_assert_not_reached();

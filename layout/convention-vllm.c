@@ -79,7 +79,12 @@ vllm_unfused_heads(RsResolver *r, const RsTensorSpec *t, RsMeshChoice *c, guint 
 /* Routed experts (layers/fused_moe/layer.py), @c already on the stage's [dp, tp] mesh
  * over @ranks: with ep, whole experts over the dp·tp ranks split by determine_expert_map's
  * "linear" rule (w13 fused whole, [E, out] biases following their experts); without it
- * every rank holds every expert, w13 as [gate_local; up_local] and w2 Shard on I. */
+ * every rank holds every expert, w13 as [gate_local; up_local] and w2 Shard on I. A
+ * checkpoint's fused gate_up_proj (RS_ROLE_EXPERT_GATE_UP_FUSED) is that same w13:
+ * FusedMoE.weight_loader / _load_w13 narrow gate and up each to shard_size =
+ * intermediate_size_per_partition at tp_rank · shard_size (models/llama4.py
+ * load_moe_expert_weights transposes Llama-4's [E, H, 2I] and loads its halves as w1 and
+ * w3), so the fused dim is a CONCAT of its two halves over tp. */
 static void
 vllm_choose_experts(RsResolver *r, guint index, const guint32 *ranks, RsMeshChoice *c)
 {
@@ -96,6 +101,8 @@ vllm_choose_experts(RsResolver *r, guint index, const guint32 *ranks, RsMeshChoi
                                 ".w13_weight");
     } else if (t->role == RS_ROLE_EXPERT_REPLICATED) {
         return; /* [E, out] biases: replicated, as the experts are */
+    } else if (t->role == RS_ROLE_EXPERT_GATE_UP_FUSED) {
+        rs_mesh_choice_segments(c, t, 1);
     } else if (t->role == RS_ROLE_EXPERT_ROW) {
         rs_mesh_choice_shard(c, 1, 2);
     } else if (t->fuse == RS_FUSE_GATE_UP && complete) {
@@ -152,6 +159,7 @@ vllm_choose(RsResolver *r, guint index, RsMeshChoice *c, GError **error)
     case RS_ROLE_EXPERT_REPLICATED:
     case RS_ROLE_EXPERT_COLUMN:
     case RS_ROLE_EXPERT_ROW:
+    case RS_ROLE_EXPERT_GATE_UP_FUSED:
         vllm_choose_experts(r, index, ranks, c);
         break;
     case RS_ROLE_N:

@@ -478,6 +478,22 @@ rs_mesh_choice_fuse(RsMeshChoice *c, const RsModel *model, guint index, guint fu
     c->splits[mesh_dim] = s;
 }
 
+void
+rs_mesh_choice_segments(RsMeshChoice *c, const RsTensorSpec *t, guint mesh_dim)
+{
+    g_return_if_fail(t->n_segments >= 1 && t->n_segments <= RS_MAX_SEGMENTS);
+    RsSplit s;
+    memset(&s, 0, sizeof s);
+    s.kind = RS_SPLIT_FUSED;
+    s.dim = (gint)t->segment_dim;
+    s.fusion.kind = RS_FUSION_CONCAT;
+    s.fusion.unit = 1;
+    s.fusion.n_segments = t->n_segments;
+    for (guint seg = 0; seg < t->n_segments; seg++)
+        s.fusion.segment_len[seg] = t->segments[seg];
+    c->splits[mesh_dim] = s;
+}
+
 static guint64
 hash_ranks(const guint32 *ranks, guint n)
 {

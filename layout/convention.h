@@ -24,7 +24,10 @@
  *   tp = etp, cp = 1), experts Shard(0) over ep, so ep rank e holds global experts
  *   [e·E/ep, (e+1)·E/ep) (moe/experts.py, local_expert_indices); per expert linear_fc1
  *   [gate_local; up_local] over etp and linear_fc2 Shard on its input dim; an interleaved
- *   gate/up checkpoint tensor (gpt-oss) is seen as two strided runs. etp defaults to tp.
+ *   gate/up checkpoint tensor (gpt-oss) is seen as two strided runs, a fused [gate; up]
+ *   checkpoint tensor (RS_ROLE_EXPERT_GATE_UP_FUSED: Llama-4, Qwen3.5) as its two halves
+ *   each chunked over etp (transformer/mlp.py, apply_swiglu_sharded_factory). etp
+ *   defaults to tp.
  *   Layers over pp stages: pp-layers lists the layers of each stage (pp entries), or of
  *   each virtual stage in order (pp·vpp entries, virtual stage v on stage v mod pp, the
  *   interleaved schedule of megatron/core/transformer/transformer_layer.py,
@@ -41,7 +44,9 @@
  *   fastest). TP plan (torchtitan models/llama3/infra/parallelize.py, apply_tp):
  *   ColwiseParallel Shard(0) for q, k, v, gate, up and the output head, RowwiseParallel
  *   Shard(1) for o and down, Shard(0) for the embedding, norms and routers replicated,
- *   experts over tp on their intermediate dim; tp must divide the query and KV heads.
+ *   experts over tp on their intermediate dim (a fused [gate; up] checkpoint tensor,
+ *   RS_ROLE_EXPERT_GATE_UP_FUSED, replicated over tp: a contiguous Shard would mix gate
+ *   and up); tp must divide the query and KV heads.
  *   FSDP then shards dim 0 over dp: Shard(0), or StridedShard(0, tp) when tp already
  *   sharded dim 0, with Replicate over the HSDP dim (torch/distributed/fsdp/_fully_shard/
  *   _fsdp_param.py, FSDPParam._init_sharded_param). No fusion: FSDP2 keeps the model's
@@ -65,7 +70,10 @@
  *   Routed experts (layers/fused_moe/layer.py): without ep every rank holds every expert,
  *   w13 [E, 2·I/tp, H] as [gate_local; up_local] per expert and w2 Shard on I; with ep the
  *   dp·tp ranks of a stage (ep_rank = dp_rank·tp + tp_rank) hold whole experts, split by
- *   determine_expert_map's "linear" rule (the first E mod ep ranks one more).
+ *   determine_expert_map's "linear" rule (the first E mod ep ranks one more). A fused
+ *   [gate; up] checkpoint tensor (RS_ROLE_EXPERT_GATE_UP_FUSED: Llama-4 [E, H, 2I],
+ *   Qwen3.5 [E, 2I, H]) is that w13: each half chunked over tp (FusedMoE._load_w13;
+ *   models/llama4.py load_moe_expert_weights), whole with ep.
  *   Requirements: query heads % tp == 0; KV heads divide tp or are divided by it.
  *
  * sglang (SGLang inference): tp, dp, ep, dp-attention (switch). World = tp·dp without
@@ -77,7 +85,8 @@
  *   is_dp_attention_enabled())). MoE: ep divides tp; experts Shard(0) over ep and their
  *   intermediate dim over moe_tp = tp/ep, tp rank t in ep group t / moe_tp
  *   (distributed/parallel_state.py, initialize_model_parallel). Otherwise as vllm: fused
- *   qkv_proj, gate_up_proj, w13, fused_qkv_a_proj_with_mqa, vocabulary padded to 64.
+ *   qkv_proj, gate_up_proj, w13 (a fused [gate; up] checkpoint tensor's halves each over
+ *   moe_tp), fused_qkv_a_proj_with_mqa, vocabulary padded to 64.
  */
 #pragma once
 

@@ -161,7 +161,8 @@ rs_refit_new_from_model(const RsModel *model, GPtrArray *src_layouts, GPtrArray 
 static gboolean
 dtype_applies(const RsRefitDtypes *dtypes, const RsTensorSpec *spec)
 {
-    gboolean expert = spec->role == RS_ROLE_EXPERT_COLUMN || spec->role == RS_ROLE_EXPERT_ROW;
+    gboolean expert = spec->role == RS_ROLE_EXPERT_COLUMN || spec->role == RS_ROLE_EXPERT_ROW ||
+                      spec->role == RS_ROLE_EXPERT_GATE_UP_FUSED;
     gboolean linear = expert || spec->role == RS_ROLE_COLUMN_PARALLEL ||
                       spec->role == RS_ROLE_ROW_PARALLEL || spec->role == RS_ROLE_REPLICATED;
     switch (dtypes->dst_dtype) {

@@ -39,8 +39,10 @@
  * header), the MTP layer's per expert (mtp.layers.0.mlp.experts.{e}.*_proj.weight, grouped
  * here as for qwen3_next). in_proj_qkv is [q; k; v] of all heads, three segments
  * (RS_ROLE_COLUMN_SEGMENTED, held whole until layouts split segments), and gate_up_proj
- * holds gate and up as two halves of dim 1, held whole on every tensor-parallel rank of its
- * experts (RS_ROLE_EXPERT_REPLICATED): supersets of a rank's slice, never wrong data.
+ * holds gate and up as two halves of dim 1 (gate the first I rows, up the last I:
+ * transformers Qwen3_5MoeExperts.forward, linear(x, gate_up_proj[e]).chunk(2, dim=-1)),
+ * RS_ROLE_EXPERT_GATE_UP_FUSED with segment_dim 1, each half chunked on its own over
+ * tensor parallelism as FusedMoE's w13 [gate_local; up_local] holds it.
  */
 #include "models/model-families-private.h"
 
@@ -455,8 +457,9 @@ add_next_moe(RsModel *m, const NextConfig *n, const char *prefix, gint layer, gb
     rs_family_add_linear(m, NULL, name, RS_ROLE_ROUTER, layer, 0, FALSE, E, H, FALSE);
     if (fused) {
         g_snprintf(name, sizeof name, "%s.mlp.experts.gate_up_proj", prefix);
-        rs_model_add_tensor(m, name, RS_ROLE_EXPERT_REPLICATED, layer, m->dtype, 0, 3, E, 2 * I,
+        rs_model_add_tensor(m, name, RS_ROLE_EXPERT_GATE_UP_FUSED, layer, m->dtype, 0, 3, E, 2 * I,
                             H);
+        rs_model_set_last_gate_up_halves(m, 1); /* 2I is even */
         g_snprintf(name, sizeof name, "%s.mlp.experts.down_proj", prefix);
         rs_model_add_tensor(m, name, RS_ROLE_EXPERT_ROW, layer, m->dtype, 0, 3, E, H, I);
     } else {

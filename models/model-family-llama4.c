@@ -15,10 +15,12 @@
  * (range(step - 1, num_hidden_layers, step)).
  *
  * The experts' [E, in, out] layout: down_proj [E, I, H] splits its I (dim 1) over tensor
- * parallelism like any expert-column tensor; gate_up_proj [E, H, 2I] holds gate and up side
- * by side in its last dim, which each framework splits as two halves, so it is held whole
- * on every tensor-parallel rank of its experts (RS_ROLE_EXPERT_REPLICATED: a superset of a
- * rank's slice, never wrong data) until layouts split segments.
+ * parallelism like any expert-column tensor; gate_up_proj [E, H, 2I] holds gate and up
+ * side by side in its last dim (gate the first I columns, up the last I:
+ * Llama4TextExperts.forward's gate_up.chunk(2, dim=-1)), RS_ROLE_EXPERT_GATE_UP_FUSED with
+ * segment_dim 2, which each framework splits as two halves chunked on their own (vLLM
+ * models/llama4.py load_moe_expert_weights transposes it and loads the first half as w1,
+ * the second as w3, into FusedMoE's w13 [gate_local; up_local]).
  */
 #include "models/model-families-private.h"
 
@@ -40,7 +42,8 @@ add_llama4_moe(RsModel *m, const Llama4Config *k, const char *prefix, gint l)
     g_snprintf(name, sizeof name, "%s.feed_forward.router", prefix);
     rs_family_add_linear(m, NULL, name, RS_ROLE_ROUTER, l, 0, FALSE, E, H, FALSE);
     g_snprintf(name, sizeof name, "%s.feed_forward.experts.gate_up_proj", prefix);
-    rs_model_add_tensor(m, name, RS_ROLE_EXPERT_REPLICATED, l, m->dtype, 0, 3, E, H, 2 * I);
+    rs_model_add_tensor(m, name, RS_ROLE_EXPERT_GATE_UP_FUSED, l, m->dtype, 0, 3, E, H, 2 * I);
+    rs_model_set_last_gate_up_halves(m, 2); /* 2I is even */
     g_snprintf(name, sizeof name, "%s.feed_forward.experts.down_proj", prefix);
     rs_model_add_tensor(m, name, RS_ROLE_EXPERT_COLUMN, l, m->dtype, 0, 3, E, I, H);
     g_snprintf(name, sizeof name, "%s.feed_forward.shared_expert", prefix);

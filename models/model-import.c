@@ -42,9 +42,9 @@ static const RoleRule builtin_rules[] = {
     {"*.self_attn.indexer.*", RS_ROLE_REPLICATED, HEADS_NONE,
      "the DeepSeek-V3.2 indexer is replicated (vLLM deepseek_v2.py Indexer: ReplicatedLinear)"},
     {"*.feed_forward.experts.gate_up_proj|model.language_model.layers.*.mlp.experts.gate_up_proj",
-     RS_ROLE_EXPERT_REPLICATED, HEADS_NONE,
+     RS_ROLE_EXPERT_GATE_UP_FUSED, HEADS_NONE,
      "fused routed gate/up as two halves (Llama-4 [E, H, 2I], Qwen3.5 [E, 2I, H]): experts over "
-     "ep, whole over tp"},
+     "ep, each half over tp"},
     {"*.feed_forward.experts.down_proj", RS_ROLE_EXPERT_COLUMN, HEADS_NONE,
      "Llama-4 routed down [E, I, H]: experts over ep, I over tp"},
     {"*embed_tokens.weight|*lm_head.weight|*shared_head.head.weight", RS_ROLE_VOCAB_PARALLEL,
@@ -414,7 +414,15 @@ add_imported(RsModel *m, const char *name, RsDtype dtype, gboolean e8m0, guint n
     /* compressed-tensors' weight_shape [2] (grouped [E, 2]) is every rank's whole. */
     if (g_str_has_suffix(name, ".weight_shape"))
         role = strstr(name, "experts.") != NULL ? RS_ROLE_EXPERT_REPLICATED : RS_ROLE_REPLICATED;
+    /* A fused gate/up's halves lie along its output dim: the last of Llama-4's [E, in, out]
+     * feed_forward.experts (transformers Llama4TextExperts), dim 1 of the [E, out, in]
+     * others. Without an even extent there, it is held whole over tp (a superset). */
+    guint halves_dim = strstr(name, "feed_forward.experts.") != NULL ? 2 : 1;
+    if (role == RS_ROLE_EXPERT_GATE_UP_FUSED && (n_dims != 3 || shape[halves_dim] % 2 != 0))
+        role = RS_ROLE_EXPERT_REPLICATED;
     rs_model_add_tensor_shape(m, name, (RsTensorRole)role, layer, dtype, n_heads, n_dims, shape);
+    if (role == RS_ROLE_EXPERT_GATE_UP_FUSED)
+        rs_model_set_last_gate_up_halves(m, halves_dim);
     if (kv)
         rs_model_mark_kv_heads(m);
     if (role == RS_ROLE_COLUMN_SEGMENTED && heads->conv_segments[0] > 0 &&

@@ -65,6 +65,12 @@ void rs_model_mark_block_scale(RsModel *model, const gint64 *block);
 /* Sets the dim-0 segments of the tensor added last (n <= RS_MAX_TENSOR_SEGMENTS). */
 void rs_model_set_last_segments(RsModel *model, guint n, const gint64 *sizes);
 
+/* Marks the tensor added last (role RS_ROLE_EXPERT_GATE_UP_FUSED, [E, …]) as [gate; up],
+ * two equal halves of its dim @dim: n_segments 2, segments {shape[dim]/2, shape[dim]/2},
+ * segment_dim @dim. A no-op returning TRUE when that tensor was dropped by a layer range.
+ * Returns: FALSE (nothing set) when @dim is 0 or out of range or its extent is odd. */
+gboolean rs_model_set_last_gate_up_halves(RsModel *model, guint dim);
+
 /* Marks the tensor added last as segment @segment of the fusion group @group (copied) of
  * @kind. A no-op when that tensor was dropped by a layer range. */
 void rs_model_mark_fused(RsModel *model, RsFuseKind kind, guint segment, const char *group);

@@ -212,8 +212,24 @@ rs_model_set_last_segments(RsModel *model, guint n, const gint64 *sizes)
     if (t == NULL)
         return;
     t->n_segments = n;
+    t->segment_dim = 0;
     for (guint i = 0; i < n; i++)
         t->segments[i] = sizes[i];
+}
+
+gboolean
+rs_model_set_last_gate_up_halves(RsModel *model, guint dim)
+{
+    RsTensorSpec *t = last_tensor(model);
+    if (t == NULL)
+        return TRUE;
+    g_return_val_if_fail(t->role == RS_ROLE_EXPERT_GATE_UP_FUSED, FALSE);
+    if (dim == 0 || dim >= t->n_dims || t->shape[dim] % 2 != 0)
+        return FALSE;
+    t->n_segments = 2;
+    t->segment_dim = dim;
+    t->segments[0] = t->segments[1] = t->shape[dim] / 2;
+    return TRUE;
 }
 
 /* --- figures --- */
@@ -421,7 +437,7 @@ static gboolean
 role_is_expert(RsTensorRole role)
 {
     return role == RS_ROLE_EXPERT_COLUMN || role == RS_ROLE_EXPERT_ROW ||
-           role == RS_ROLE_EXPERT_REPLICATED;
+           role == RS_ROLE_EXPERT_REPLICATED || role == RS_ROLE_EXPERT_GATE_UP_FUSED;
 }
 
 guint64
@@ -480,6 +496,7 @@ static const char *const role_names[RS_ROLE_N] = {
     [RS_ROLE_EXPERT_ROW] = "expert-row",
     [RS_ROLE_EXPERT_REPLICATED] = "expert-replicated",
     [RS_ROLE_COLUMN_SEGMENTED] = "column-segmented",
+    [RS_ROLE_EXPERT_GATE_UP_FUSED] = "expert-gate-up-fused",
 };
 
 const char *

@@ -53,6 +53,13 @@ typedef enum {
      * tensor spec. Until layouts can split segments separately, conventions hold it whole on
      * every rank: a superset of each rank's slice, never wrong data. */
     RS_ROLE_COLUMN_SEGMENTED,
+    /* [E, …] routed experts' gate and up stored fused in one tensor, two equal halves
+     * [gate; up] along segment_dim (the tensor spec's n_segments = 2, segments = {I, I}):
+     * Llama-4 feed_forward.experts.gate_up_proj [E, H, 2I] (segment_dim 2), Qwen3.5 MoE
+     * mlp.experts.gate_up_proj [E, 2I, H] (segment_dim 1). Experts over ep; each half
+     * chunked on its own over tensor parallelism where the framework fuses gate/up as
+     * [gate_local; up_local] (vLLM / SGLang FusedMoE w13, Megatron linear_fc1). */
+    RS_ROLE_EXPERT_GATE_UP_FUSED,
     RS_ROLE_N
 } RsTensorRole;
 
@@ -107,9 +114,12 @@ typedef struct {
      * values for MXFP4 blocks (the unpadded row length × rows), 0 for scales, the values
      * before zero padding for padded vectors (Kimi-K3 A_log [128] holding 96 heads). */
     guint64 n_params;
-    /* RS_ROLE_COLUMN_SEGMENTED: the sizes of the parts along dim 0 (they sum to shape[0]). */
+    /* RS_ROLE_COLUMN_SEGMENTED and RS_ROLE_EXPERT_GATE_UP_FUSED: the sizes of the parts
+     * along dim segment_dim (they sum to shape[segment_dim]); segment_dim is 0 for
+     * RS_ROLE_COLUMN_SEGMENTED, the fused gate/up dim (1 or 2) for the other. */
     guint n_segments;
     gint64 segments[RS_MAX_TENSOR_SEGMENTS];
+    guint segment_dim;
     /* Block-quantisation scales: the index of the tensor these scales belong to (added
      * just before them) and how many of its elements one scale covers per dim (FP8:
      * [.., 128, 128]; packed MXFP4: [.., 1, 16] bytes). Conventions lay the scales out as

@@ -812,6 +812,167 @@ test_vision_tower(void)
     }
 }
 
+/* --- fused gate_up_proj (RS_ROLE_EXPERT_GATE_UP_FUSED) --- */
+
+/* @name of the @scale-scaled model @model, decoder layer 0 only. */
+static RsModel *
+load_layer0(const char *model, guint scale)
+{
+    RsModelOptions opts = {
+        .has_layer_range = TRUE, .first_layer = 0, .last_layer = 0, .scale = scale};
+    g_autoptr(GError) error = NULL;
+    g_autofree char *path = rs_data_find("models", model, &error);
+    g_assert_no_error(error);
+    RsModel *m = rs_model_load_file(path, &opts, &error);
+    g_assert_no_error(error);
+    return m;
+}
+
+/* Asserts that @gpu holds exactly @n boxes of 3-D @layout, box i [lo[i], hi[i]) per dim at
+ * local offset @offset[i] elements. */
+static void
+assert_boxes3(const RsLayout *layout, guint32 gpu, guint n, const gint64 (*lo)[3],
+              const gint64 (*hi)[3], const guint64 *offset)
+{
+    gint idx = rs_layout_find_rank(layout, gpu);
+    if (idx < 0)
+        g_error("GPU %u does not hold the tensor", gpu);
+    guint n_boxes;
+    const RsLocalBox *b = rs_layout_get_boxes(layout, (guint)idx, &n_boxes);
+    g_assert_cmpuint(n_boxes, ==, n);
+    for (guint i = 0; i < n; i++) {
+        for (guint d = 0; d < 3; d++) {
+            g_assert_cmpint(b[i].box.lo[d], ==, lo[i][d]);
+            g_assert_cmpint(b[i].box.hi[d], ==, hi[i][d]);
+        }
+        g_assert_cmpuint(b[i].offset_elems, ==, offset[i]);
+    }
+}
+
+/* Llama-4-Scout at scale 1024: E = 16, H = 5, I = 8, gate_up_proj [16, 5, 16] with gate
+ * columns 0-7 and up columns 8-15 of dim 2. Under vllm tp=2 (FusedMoE w13 [gate_local;
+ * up_local], fused_moe/layer.py _load_w13), megatron tp=2 (etp 2, linear_fc1) and sglang
+ * tp=2 (moe_tp 2), GPU r holds every expert's gate columns [4r, 4r+4) at local column 0
+ * and up columns [8+4r, 12+4r) at local column 4 of a [16, 5, 8] buffer; with experts
+ * over ep (vllm ep, megatron ep=2, sglang ep=2) and under fsdp2 dp=2, GPU r holds experts
+ * [8r, 8r+8) whole. */
+static void
+test_gate_up_fused_llama4(void)
+{
+    g_autoptr(RsModel) m = load_layer0("llama-4-scout-17b-16e", 1024);
+    const char *name = "language_model.model.layers.0.feed_forward.experts.gate_up_proj";
+    const RsTensorSpec *t = rs_model_get_tensor(m, (guint)rs_model_find_tensor(m, name));
+    g_assert_cmpint(t->shape[0], ==, 16);
+    g_assert_cmpint(t->shape[1], ==, 5);
+    g_assert_cmpint(t->shape[2], ==, 16);
+    g_assert_cmpint(t->role, ==, RS_ROLE_EXPERT_GATE_UP_FUSED);
+    const char *const halves[] = {"vllm:tp=2", "megatron:tp=2", "sglang:tp=2"};
+    for (guint k = 0; k < G_N_ELEMENTS(halves); k++) {
+        g_autoptr(GPtrArray) l = resolve(halves[k], m, 0, 2, NULL);
+        const RsLayout *gu = layout_of(l, m, name);
+        for (guint32 r = 0; r < 2; r++) {
+            const gint64 lo[2][3] = {{0, 0, 4 * r}, {0, 0, 8 + 4 * r}};
+            const gint64 hi[2][3] = {{16, 5, 4 * r + 4}, {16, 5, 12 + 4 * r}};
+            const guint64 offset[2] = {0, 4};
+            assert_boxes3(gu, r, 2, lo, hi, offset);
+            const gint64 *shape = rs_layout_get_buffer_shape(gu, (guint)rs_layout_find_rank(gu, r));
+            g_assert_cmpint(shape[0], ==, 16);
+            g_assert_cmpint(shape[1], ==, 5);
+            g_assert_cmpint(shape[2], ==, 8);
+            g_assert_cmpuint(rs_layout_get_held_n_elems(gu, (guint)rs_layout_find_rank(gu, r)), ==,
+                             16 * 5 * 8);
+        }
+    }
+    const char *const experts[] = {"vllm:tp=2,ep", "megatron:tp=2,ep=2,etp=1", "sglang:tp=2,ep=2",
+                                   "fsdp2:dp=2"};
+    for (guint k = 0; k < G_N_ELEMENTS(experts); k++) {
+        g_autoptr(GPtrArray) l = resolve(experts[k], m, 0, 2, NULL);
+        const RsLayout *gu = layout_of(l, m, name);
+        for (guint32 r = 0; r < 2; r++) {
+            const gint64 lo[3] = {8 * r, 0, 0}, hi[3] = {8 * r + 8, 5, 16};
+            assert_box(gu, r, lo, hi);
+        }
+    }
+}
+
+/* Qwen3.5 MoE at scale 128: E = 512, I = 8, H = 32, mlp.experts.gate_up_proj [512, 16, 32]
+ * with gate rows 0-7 and up rows 8-15 of dim 1. Under vllm tp=2, megatron tp=2 and sglang
+ * tp=2 GPU r holds gate rows [4r, 4r+4) at local offset 0 and up rows [8+4r, 12+4r) at
+ * local offset 4 · 32 = 128 elements of a [512, 8, 32] buffer. */
+static void
+test_gate_up_fused_qwen3_5(void)
+{
+    g_autoptr(RsModel) m = load_layer0("qwen3.5-397b-a17b", 128);
+    const char *name = "model.language_model.layers.0.mlp.experts.gate_up_proj";
+    const RsTensorSpec *t = rs_model_get_tensor(m, (guint)rs_model_find_tensor(m, name));
+    g_assert_cmpint(t->shape[0], ==, 512);
+    g_assert_cmpint(t->shape[1], ==, 16);
+    g_assert_cmpint(t->shape[2], ==, 32);
+    const char *const halves[] = {"vllm:tp=2", "megatron:tp=2", "sglang:tp=2"};
+    for (guint k = 0; k < G_N_ELEMENTS(halves); k++) {
+        g_autoptr(GPtrArray) l = resolve(halves[k], m, 0, 2, NULL);
+        const RsLayout *gu = layout_of(l, m, name);
+        for (guint32 r = 0; r < 2; r++) {
+            const gint64 lo[2][3] = {{0, 4 * r, 0}, {0, 8 + 4 * r, 0}};
+            const gint64 hi[2][3] = {{512, 4 * r + 4, 32}, {512, 12 + 4 * r, 32}};
+            const guint64 offset[2] = {0, 4 * 32};
+            assert_boxes3(gu, r, 2, lo, hi, offset);
+        }
+    }
+}
+
+/* A colocated refit of Llama-4-Scout layer 0's gate_up_proj at scale 64 (E = 16, H = 80,
+ * I = 128, [16, 80, 256] bf16) from megatron tp=2 ep=4 (GPU g = 2·ep_rank + etp_rank:
+ * experts [4·(g/2), 4·(g/2) + 4), gate and up columns chunk g mod 2 of 2) to vllm tp=8 on
+ * the same GPUs 0-7 (GPU g: every expert, gate and up columns chunk g of 8). GPU g needs
+ * E·H·2I/8 elements; chunk g of 8 lies in chunk g/4 of 2, so GPUs with g/4 = g mod 2
+ * (0, 2, 5, 7) already hold a quarter of them (their 4 of 16 experts). Bytes moved =
+ * 2 · E·H·2I · (8 − 4/4) / 8 = 2 · 16·80·256 · 7/8 = 573440. Held whole on every rank
+ * (the role it had before, expert-replicated), each vLLM rank needed the whole tensor and
+ * held a quarter: 8 · 2·E·H·2I · 3/4 = 3932160 bytes. */
+static void
+test_gate_up_fused_refit_bytes(void)
+{
+    g_autoptr(RsModel) m = load_layer0("llama-4-scout-17b-16e", 64);
+    const char *name = "language_model.model.layers.0.feed_forward.experts.gate_up_proj";
+    gint idx = rs_model_find_tensor(m, name);
+    const RsTensorSpec *t = rs_model_get_tensor(m, (guint)idx);
+    g_assert_cmpint(t->shape[0], ==, 16);
+    g_assert_cmpint(t->shape[1], ==, 80);
+    g_assert_cmpint(t->shape[2], ==, 256);
+    g_autoptr(GPtrArray) src = resolve("megatron:tp=2,ep=4", m, 0, 8, NULL);
+    g_autoptr(GPtrArray) dst = resolve("vllm:tp=8", m, 0, 8, NULL);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_assert_true(rs_refit_add_tensor(refit, name, RS_DTYPE_BF16, g_ptr_array_index(src, idx),
+                                      g_ptr_array_index(dst, idx), &error));
+    g_assert_no_error(error);
+    g_autoptr(RsPlan) plan = rs_plan_build(refit, RS_STRATEGY_DIRECT, &error);
+    g_assert_no_error(error);
+    if (!rs_plan_check(plan, refit, &error))
+        g_error("%s", error->message);
+    const guint64 E = 16, H = 80, I = 128;
+    g_assert_cmpuint(rs_plan_get_bytes_moved(plan), ==, 2 * E * H * 2 * I * 7 / 8);
+    g_assert_cmpuint(rs_plan_get_bytes_moved(plan), ==, 573440);
+    /* megatron tp=8 (etp 8) to vllm tp=8: the same [gate_local; up_local] chunks, so on the
+     * same GPUs nothing moves and on GPUs 8-15 each element moves once, 2·E·H·2I bytes
+     * (held whole, each of the 8 ranks would take the whole tensor: 8 times that). */
+    g_autoptr(GPtrArray) mg8 = resolve("megatron:tp=8", m, 0, 8, NULL);
+    g_autoptr(GPtrArray) colocated = resolve("vllm:tp=8", m, 0, 8, NULL);
+    g_autoptr(GPtrArray) apart = resolve("vllm:tp=8", m, 8, 8, NULL);
+    GPtrArray *const dsts[2] = {colocated, apart};
+    const guint64 expected[2] = {0, 2 * E * H * 2 * I};
+    for (guint k = 0; k < 2; k++) {
+        g_autoptr(RsRefit) r8 = rs_refit_new();
+        g_assert_true(rs_refit_add_tensor(r8, name, RS_DTYPE_BF16, g_ptr_array_index(mg8, idx),
+                                          g_ptr_array_index(dsts[k], idx), &error));
+        g_autoptr(RsPlan) p8 = rs_plan_build(r8, RS_STRATEGY_DIRECT, &error);
+        g_assert_no_error(error);
+        g_assert_true(rs_plan_check(p8, r8, &error));
+        g_assert_cmpuint(rs_plan_get_bytes_moved(p8), ==, expected[k]);
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -839,5 +1000,8 @@ main(int argc, char **argv)
     g_test_add_func("/convention/params", test_params);
     g_test_add_func("/convention/block-scales-follow-weights", test_block_scales_follow_weights);
     g_test_add_func("/convention/vision-tower", test_vision_tower);
+    g_test_add_func("/convention/gate-up-fused/llama4", test_gate_up_fused_llama4);
+    g_test_add_func("/convention/gate-up-fused/qwen3.5", test_gate_up_fused_qwen3_5);
+    g_test_add_func("/convention/gate-up-fused/refit-bytes", test_gate_up_fused_refit_bytes);
     return g_test_run();
 }

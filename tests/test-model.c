@@ -440,6 +440,7 @@ test_published_rounded(void)
 #define EROW RS_ROLE_EXPERT_ROW
 #define EREP RS_ROLE_EXPERT_REPLICATED
 #define SEG RS_ROLE_COLUMN_SEGMENTED
+#define EGU RS_ROLE_EXPERT_GATE_UP_FUSED
 
 static void
 test_qwen3_layer(void)
@@ -1621,13 +1622,21 @@ test_llama4_layers(void)
         {"self_attn.o_proj.weight", 2, {5120, 5120}, ROW, BF16},
         {"post_attention_layernorm.weight", 1, {5120}, NORM, BF16},
         {"feed_forward.router.weight", 2, {16, 5120}, ROUTER, BF16},
-        {"feed_forward.experts.gate_up_proj", 3, {16, 5120, 16384}, EREP, BF16},
+        {"feed_forward.experts.gate_up_proj", 3, {16, 5120, 16384}, EGU, BF16},
         {"feed_forward.experts.down_proj", 3, {16, 8192, 5120}, ECOL, BF16},
         {"feed_forward.shared_expert.gate_proj.weight", 2, {8192, 5120}, COL, BF16},
         {"feed_forward.shared_expert.up_proj.weight", 2, {8192, 5120}, COL, BF16},
         {"feed_forward.shared_expert.down_proj.weight", 2, {5120, 8192}, ROW, BF16},
     };
     assert_tensors(m, "language_model.model.layers.0.", layer0, G_N_ELEMENTS(layer0), 0);
+    /* [gate; up] as two halves of I = 8192 along dim 2. */
+    const RsTensorSpec *gu = rs_model_get_tensor(
+        m, (guint)rs_model_find_tensor(
+               m, "language_model.model.layers.0.feed_forward.experts.gate_up_proj"));
+    g_assert_cmpuint(gu->segment_dim, ==, 2);
+    g_assert_cmpuint(gu->n_segments, ==, 2);
+    g_assert_cmpint(gu->segments[0], ==, 8192);
+    g_assert_cmpint(gu->segments[1], ==, 8192);
     const ExpectedTensor vision0[] = {
         {"self_attn.q_proj.weight", 2, {1408, 1408}, REPL, BF16},
         {"self_attn.q_proj.bias", 1, {1408}, REPL, BF16},
@@ -1715,7 +1724,7 @@ test_qwen3_5_layers(void)
     g_autoptr(RsModel) m = load_fixture("Qwen3.5-397B-A17B.config.json", NULL);
 #define QWEN35_MOE                                                                              \
     {"mlp.gate.weight", 2, {512, 4096}, ROUTER, BF16},                                          \
-        {"mlp.experts.gate_up_proj", 3, {512, 2048, 4096}, EREP, BF16},                         \
+        {"mlp.experts.gate_up_proj", 3, {512, 2048, 4096}, EGU, BF16},                          \
         {"mlp.experts.down_proj", 3, {512, 4096, 1024}, EROW, BF16},                            \
         {"mlp.shared_expert.gate_proj.weight", 2, {1024, 4096}, COL, BF16},                     \
         {"mlp.shared_expert.up_proj.weight", 2, {1024, 4096}, COL, BF16},                       \
@@ -1738,6 +1747,14 @@ test_qwen3_5_layers(void)
         QWEN35_MOE,
     };
     assert_tensors(m, "model.language_model.layers.0.", layer0, G_N_ELEMENTS(layer0), 0);
+    /* [gate; up] as two halves of I = 1024 along dim 1. */
+    const RsTensorSpec *gu = rs_model_get_tensor(
+        m,
+        (guint)rs_model_find_tensor(m, "model.language_model.layers.0.mlp.experts.gate_up_proj"));
+    g_assert_cmpuint(gu->segment_dim, ==, 1);
+    g_assert_cmpuint(gu->n_segments, ==, 2);
+    g_assert_cmpint(gu->segments[0], ==, 1024);
+    g_assert_cmpint(gu->segments[1], ==, 1024);
     const ExpectedTensor layer3[] = {
         {"input_layernorm.weight", 1, {4096}, NORM, BF16},
         {"self_attn.q_proj.weight", 2, {16384, 4096}, COL, BF16},
@@ -1792,6 +1809,7 @@ test_qwen3_5_layers(void)
 #undef EROW
 #undef EREP
 #undef SEG
+#undef EGU
 
 /* Loads @text written as DIR/@name/config.json; on success *warnings_out holds its model's
  * warnings joined by newlines. */

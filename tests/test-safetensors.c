@@ -664,6 +664,42 @@ write_one(const char *dir, const Entry *entries, guint n)
     write_safetensors(path, entries, n);
 }
 
+/* A fused gate_up_proj imports as [gate; up] halves of its output dim: the last of
+ * Llama-4's [E, in, out], dim 1 of Qwen3.5's [E, out, in]; an odd extent there cannot be
+ * halves and is held whole over tp (expert-replicated). */
+static void
+test_import_gate_up_fused(void)
+{
+    g_autofree char *dir = temp_dir();
+    g_autofree char *path = g_build_filename(dir, "model.safetensors", NULL);
+    const Entry entries[] = {
+        {"language_model.model.layers.0.feed_forward.experts.gate_up_proj", "BF16", 3, {4, 2, 6}},
+        {"model.language_model.layers.0.mlp.experts.gate_up_proj", "BF16", 3, {4, 10, 2}},
+        {"model.language_model.layers.1.mlp.experts.gate_up_proj", "BF16", 3, {4, 3, 2}},
+    };
+    write_one(dir, entries, G_N_ELEMENTS(entries));
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsModel) m = rs_model_load_file(path, NULL, &error);
+    g_assert_no_error(error);
+    const guint dims[] = {2, 1, 0};
+    const gint64 halves[] = {3, 5, 0};
+    for (guint i = 0; i < G_N_ELEMENTS(entries); i++) {
+        const RsTensorSpec *t =
+            rs_model_get_tensor(m, (guint)rs_model_find_tensor(m, entries[i].name));
+        if (dims[i] == 0) {
+            g_assert_cmpint(t->role, ==, RS_ROLE_EXPERT_REPLICATED);
+            g_assert_cmpuint(t->n_segments, ==, 0);
+            continue;
+        }
+        g_assert_cmpint(t->role, ==, RS_ROLE_EXPERT_GATE_UP_FUSED);
+        g_assert_cmpuint(t->segment_dim, ==, dims[i]);
+        g_assert_cmpuint(t->n_segments, ==, 2);
+        g_assert_cmpint(t->segments[0], ==, halves[i]);
+        g_assert_cmpint(t->segments[1], ==, halves[i]);
+    }
+    remove_tree(dir);
+}
+
 static void
 test_import_errors(void)
 {
@@ -894,6 +930,14 @@ test_round_trip(gconstpointer data)
                     rs_tensor_role_get_name(t->role), rs_tensor_role_get_name(g->role));
         g_assert_cmpint(t->layer, ==, g->layer);
         g_assert_cmpint(t->format, ==, g->format);
+        /* Segments: a fused gate/up's halves and their dim (conv1d's from the config,
+         * which this test does not write, are not compared). */
+        if (g->role == RS_ROLE_EXPERT_GATE_UP_FUSED) {
+            g_assert_cmpuint(t->n_segments, ==, 2);
+            g_assert_cmpuint(t->segment_dim, ==, g->segment_dim);
+            g_assert_cmpint(t->segments[0], ==, g->segments[0]);
+            g_assert_cmpint(t->segments[1], ==, g->segments[1]);
+        }
         /* Padding (Kimi-K3's A_log) is not marked in a header: a padded vector counts its
          * whole length when read back. */
         guint64 unpadded = g->format == RS_TENSOR_FORMAT_MXFP4   ? 2 * rs_tensor_spec_get_n_elems(g)
@@ -1005,6 +1049,7 @@ main(int argc, char **argv)
     g_test_add_func("/safetensors/index", test_index);
     g_test_add_func("/safetensors/import", test_import);
     g_test_add_func("/safetensors/import-errors", test_import_errors);
+    g_test_add_func("/safetensors/import-gate-up-fused", test_import_gate_up_fused);
     g_test_add_func("/safetensors/import-frees-memory", test_import_frees_memory);
     g_test_add_func("/safetensors/yaml-roles", test_yaml_roles);
     for (guint i = 0; i < G_N_ELEMENTS(round_trips); i++) {
