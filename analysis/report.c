@@ -212,7 +212,37 @@ simulate_header(const RsSimulateReport *r, GString *out)
                                "planner    buckets and per-rank staging of %.3g GB per round, at "
                                "most %u operations per rank per round\n",
                                r->staging_bytes / 1e9, r->max_ops_per_group);
+    if (r->memory != NULL) {
+        g_autofree char *lines = rs_memory_format_lines(r->memory);
+        g_string_append(out, lines);
+    }
     g_string_append_c(out, '\n');
+}
+
+/* The JSON member "memory": {feasible, train: {...}, infer: {...}}. */
+static void
+json_memory(JsonBuilder *b, const RsMemoryResult *m)
+{
+    json_builder_set_member_name(b, "memory");
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "feasible");
+    json_builder_add_boolean_value(b, m->feasible);
+    for (guint i = 0; i < RS_MEMORY_SIDE_N; i++) {
+        const RsMemorySideResult *s = &m->side[i];
+        json_builder_set_member_name(b, rs_memory_side_get_name(i));
+        json_builder_begin_object(b);
+        JSON_INT(b, "gpus", s->n_gpus);
+        JSON_INT(b, "max_gpu", s->max_gpu);
+        JSON_INT(b, "weights_bytes", s->weights_bytes);
+        JSON_INT(b, "staging_bytes", s->staging_bytes);
+        JSON_INT(b, "reserve_bytes", s->reserve_bytes);
+        JSON_INT(b, "total_bytes", s->total_bytes);
+        JSON_INT(b, "capacity_bytes", s->capacity_bytes);
+        json_builder_set_member_name(b, "feasible");
+        json_builder_add_boolean_value(b, s->feasible);
+        json_builder_end_object(b);
+    }
+    json_builder_end_object(b);
 }
 
 /* The lines below the table: the lower bound, the hierarchical variant, auto's reason. */
@@ -580,6 +610,8 @@ rs_report_simulate(const RsSimulateReport *report, RsFormat format, GString *out
     json_builder_begin_object(b);
     json_simulate_work(b, report);
     json_simulate_bound(b, report);
+    if (report->memory != NULL)
+        json_memory(b, report->memory);
     json_builder_set_member_name(b, "strategies");
     rs_table_add_json_array(t, b);
     json_builder_end_object(b);

@@ -16,6 +16,7 @@
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
+#include "analysis/memory.h"
 #include "analysis/table.h"
 #include "sim/cost.h"
 #include "sim/lower-bound.h"
@@ -77,6 +78,8 @@ typedef struct {
     guint max_ops_per_group;    /* the planner's operations per rank per round */
     const char *auto_reason;    /* (nullable) why auto chose what it chose */
     const char *hierarchical_note; /* (nullable) which hierarchical variant won */
+    const RsMemoryResult *memory;  /* (nullable) memory feasibility of both sides: the
+                                    * "memory" lines of the text form, JSON "memory" */
 } RsSimulateReport;
 
 /**

@@ -523,7 +523,7 @@ static void
 print_report(const RsScenario *scenario, const RsScenarioBuild *build,
              const RsPlanOptions *plan_options, const RsFlowSimOptions *flow_options,
              const RsPolicyResult *policy, const RsEvaluator *ev, const RsLowerBound *bound,
-             RsFormat format)
+             const RsMemoryResult *memory, RsFormat format)
 {
     g_autoptr(GArray) results = make_results(policy, ev);
     g_autofree char *overrides = rs_scenario_args_format_overrides(&sargs);
@@ -554,6 +554,7 @@ print_report(const RsScenario *scenario, const RsScenarioBuild *build,
         plan_options->max_ops_per_group ? plan_options->max_ops_per_group : 256;
     report.auto_reason = policy->auto_reason;
     report.hierarchical_note = policy->hierarchical_note;
+    report.memory = memory;
     g_autoptr(GString) out = g_string_new(NULL);
     rs_report_simulate(&report, format, out);
     fputs(out->str, stdout);
@@ -589,6 +590,22 @@ simulate_scenario(const char *cmd, const Settings *set, const RsScenario *scenar
                   const RsPolicyRequest *req)
 {
     g_autoptr(GError) error = NULL;
+    RsMemoryOptions mo;
+    if (!rs_scenario_args_get_memory_options(
+            &sargs, rs_plan_options_get_staging_bytes(plan_options), &mo, &error))
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    RsMemoryResult memory;
+    rs_memory_compute(build->refit, build->topology, &mo, &memory);
+    for (guint s = 0; s < RS_MEMORY_SIDE_N; s++) {
+        const RsMemorySideResult *m = &memory.side[s];
+        if (!m->feasible)
+            g_printerr("reshard %s: warning: the %s layout does not fit in GPU memory: GPU %u "
+                       "needs %.2f GB (%.2f GB weights + %.2f GB staging + %.2f GB reserve) "
+                       "of %.2f GB\n",
+                       cmd, s == RS_MEMORY_TRAIN ? "training" : "inference", m->max_gpu,
+                       m->total_bytes / 1e9, m->weights_bytes / 1e9, m->staging_bytes / 1e9,
+                       m->reserve_bytes / 1e9, m->capacity_bytes / 1e9);
+    }
     RsAutoCandidate tried[RS_AUTO_MAX_CANDIDATES];
     guint n_tried = rs_policy_get_candidates(req, tried);
     if (!check_candidate_outputs(tried, n_tried, &error))
@@ -610,7 +627,7 @@ simulate_scenario(const char *cmd, const Settings *set, const RsScenario *scenar
         code = rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     else
         print_report(scenario, build, plan_options, eo.flow_options, &policy, ev, &bound,
-                     set->format);
+                     &memory, set->format);
     if (code != RS_EXIT_OK)
         rs_cli_remove_created_outputs();
     rs_policy_result_clear(&policy);

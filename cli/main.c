@@ -20,6 +20,7 @@ static const RsCommand *const commands[] = {
     &rs_command_run,
     &rs_command_calibrate,
     &rs_command_topology,
+    &rs_command_sweep,
 };
 
 static GOptionEntry common_entries[] = {

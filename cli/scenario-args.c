@@ -4,7 +4,10 @@
 #include "cli/cli.h"
 #include "cli/topology-args.h"
 #include "base/data.h"
+#include "base/units.h"
 #include "models/model-load.h"
+
+#include <string.h>
 
 GOptionGroup *
 rs_scenario_args_make_group(RsScenarioArgs *args)
@@ -36,6 +39,14 @@ rs_scenario_args_make_group(RsScenarioArgs *args)
          "Divide hidden, intermediate, vocabulary and expert widths by F", "F"},
         {"layers", 0, 0, G_OPTION_ARG_STRING, &args->layers,
          "Only decoder layers A to B (no embedding or head)", "A-B"},
+        {"infer-memory-reserve", 0, 0, G_OPTION_ARG_STRING, &args->infer_memory_reserve,
+         "Memory kept free on each inference GPU (KV cache, activations) when checking that "
+         "the weights fit, with a unit (default 0 B)",
+         "SIZE"},
+        {"train-memory-reserve", 0, 0, G_OPTION_ARG_STRING, &args->train_memory_reserve,
+         "Memory kept free on each training GPU (optimizer state, gradients, activations), "
+         "with a unit (default 0 B)",
+         "SIZE"},
         {NULL},
     };
     GOptionGroup *group = g_option_group_new("scenario", "Scenario options:",
@@ -241,4 +252,32 @@ rs_scenario_args_format_overrides(const RsScenarioArgs *args)
         return NULL;
     }
     return g_string_free(out, FALSE);
+}
+
+gboolean
+rs_scenario_args_get_memory_options(const RsScenarioArgs *args, guint64 staging_bytes,
+                                    RsMemoryOptions *out, GError **error)
+{
+    memset(out, 0, sizeof *out);
+    out->staging_bytes = staging_bytes;
+    const struct {
+        const char *flag;
+        const char *text;
+        RsMemorySide side;
+    } flags[] = {
+        {"--train-memory-reserve", args->train_memory_reserve, RS_MEMORY_TRAIN},
+        {"--infer-memory-reserve", args->infer_memory_reserve, RS_MEMORY_INFER},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(flags); i++) {
+        if (flags[i].text == NULL)
+            continue;
+        g_autoptr(GError) local = NULL;
+        if (strcmp(flags[i].text, "0") != 0 &&
+            !rs_units_parse_size(flags[i].text, &out->reserve_bytes[flags[i].side], &local)) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s: %s", flags[i].flag,
+                        local->message);
+            return FALSE;
+        }
+    }
+    return TRUE;
 }
