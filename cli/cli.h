@@ -31,6 +31,7 @@ extern const RsCommand rs_command_run;
 extern const RsCommand rs_command_calibrate;
 extern const RsCommand rs_command_topology;
 extern const RsCommand rs_command_sweep;
+extern const RsCommand rs_command_compare;
 
 /* Global switches shared by every subcommand. */
 extern gboolean rs_cli_verbose;

@@ -10,7 +10,9 @@
 #include "cli/cli.h"
 #include "cli/outputs.h"
 
+#include "analysis/plot.h"
 #include "analysis/report.h"
+#include "analysis/timeline.h"
 #include "cli/scenario-args.h"
 #include "cli/topology-args.h"
 #include "base/data.h"
@@ -43,6 +45,8 @@ static char *opt_staging;
 static char *opt_max_ops; /* an integer, as text (rs_cli_parse_int) */
 static char *opt_stripe;
 static char *opt_domain_relays;
+static char *opt_timeline;
+static char *opt_plot;
 
 static GOptionEntry entries[] = {
     {"dtype", 0, 0, G_OPTION_ARG_STRING, &opt_dtype, "dtype of the weights moved (bf16, f32, ...)",
@@ -75,6 +79,16 @@ static GOptionEntry entries[] = {
      "Write the simulated per-message trace (CSV); with several strategies, "
      "FILE-STRATEGY.csv each",
      "FILE.csv"},
+    {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &opt_timeline,
+     "Write the simulated per-message trace as a Chrome trace event timeline (Perfetto, "
+     "chrome://tracing): one track per GPU and per link class; with several strategies, "
+     "FILE-STRATEGY.json each",
+     "FILE.json"},
+    {"plot", 0, 0, G_OPTION_ARG_FILENAME, &opt_plot,
+     "Plot with gnuplot (PNG and SVG): PREFIX-strategies (time split per strategy, the "
+     "bound as a line) and with the flow model, of the strategy shown last, PREFIX-timeline, "
+     "PREFIX-links (utilisation heatmap) and PREFIX-traffic (source x destination)",
+     "PREFIX"},
     {"messages", 0, 0, G_OPTION_ARG_FILENAME, &opt_messages,
      "Simulate this message list (CSV: src,dst,bytes[,phase][,depends_on]) on --topology "
      "instead of planning a scenario",
@@ -149,18 +163,25 @@ strategy_path(const char *path, const char *label, gboolean several)
 
 static gboolean
 write_outputs(const RsFlowSimResult *flow, const RsTopology *topo, const char *trace_path,
-              const char *links_path, const guint32 *ids, const char *scenario,
-              const char *strategy, GError **error)
+              const char *links_path, const char *timeline_path, const guint32 *ids,
+              const char *scenario, const char *strategy, GError **error)
 {
-    if (trace_path != NULL) {
+    if (trace_path != NULL || timeline_path != NULL) {
         g_autoptr(RsTrace) trace = rs_flow_sim_result_to_trace(flow, topo, ids);
-        rs_cli_note_output(trace_path);
         if (scenario != NULL)
             rs_trace_set_meta(trace, "scenario", scenario);
         if (strategy != NULL)
             rs_trace_set_meta(trace, "strategy", strategy);
-        if (!rs_trace_write_file(trace, trace_path, error))
-            return FALSE;
+        if (trace_path != NULL) {
+            rs_cli_note_output(trace_path);
+            if (!rs_trace_write_file(trace, trace_path, error))
+                return FALSE;
+        }
+        if (timeline_path != NULL) {
+            rs_cli_note_output(timeline_path);
+            if (!rs_timeline_write_file(trace, timeline_path, error))
+                return FALSE;
+        }
     }
     if (links_path != NULL) {
         g_autoptr(GString) csv = g_string_new(NULL);
@@ -210,9 +231,10 @@ parse_flow_options(RsFlowSimOptions *opt, gboolean *use_flow, GError **error)
         }
         opt->chunk_bytes = bytes;
     }
-    if (!*use_flow && (opt_trace != NULL || opt_link_stats != NULL)) {
+    if (!*use_flow && (opt_trace != NULL || opt_link_stats != NULL || opt_timeline != NULL)) {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "--trace and --link-stats need the flow model, not --network bottleneck");
+                    "--trace, --link-stats and --timeline need the flow model, not --network "
+                    "bottleneck");
         return FALSE;
     }
     return TRUE;
@@ -250,6 +272,7 @@ check_messages_flags(gboolean use_flow, GError **error)
         {"--max-ops-per-group", opt_max_ops != NULL},
         {"--stripe-bytes", opt_stripe != NULL},
         {"--domain-relays", opt_domain_relays != NULL},
+        {"--plot", opt_plot != NULL},
     };
     for (guint i = 0; i < G_N_ELEMENTS(unused); i++) {
         if (unused[i].given) {
@@ -338,7 +361,8 @@ run_messages(const char *cmd, const RsFlowSimOptions *fopt, gboolean use_flow, R
     g_autofree guint32 *ids = g_new(guint32, MAX(flow->n_messages, 1));
     for (guint i = 0; i < flow->n_messages; i++)
         ids[i] = rs_trace_get_row(trace, i)->message;
-    if (!write_outputs(flow, topo, opt_trace, opt_link_stats, ids, NULL, NULL, &error)) {
+    if (!write_outputs(flow, topo, opt_trace, opt_link_stats, opt_timeline, ids, NULL, NULL,
+                       &error)) {
         rs_cli_remove_created_outputs();
         return rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
     }
@@ -427,14 +451,19 @@ parse_plan_options(RsPlanOptions *o, const RsTopology *topo, RsPolicyRelays *rel
 typedef struct {
     const RsTopology *topology;
     const char *scenario_name;
-    gboolean several;
+    gboolean several; /* several rows: FILE-LABEL per candidate */
+    /* One row of several candidates (auto, or hierarchical in both relay modes): FILE is
+     * the row's candidate, the fastest (ties: the first, as the policy picks), so each
+     * candidate faster than every earlier one overwrites it. */
+    gboolean have_best;
+    double best_s;
 } CandidateOutputs;
 
 static gboolean
 on_candidate(RsEvaluateStage stage, const RsPlan *plan, const RsEvaluation *e,
              gpointer user_data, GError **error)
 {
-    const CandidateOutputs *o = user_data;
+    CandidateOutputs *o = user_data;
     const char *label = e->candidate.label;
     switch (stage) {
     case RS_EVALUATE_STAGE_CHECKED:
@@ -452,24 +481,42 @@ on_candidate(RsEvaluateStage stage, const RsPlan *plan, const RsEvaluation *e,
     }
     if (e->flow == NULL)
         return TRUE;
+    if (!o->several) {
+        if (o->have_best && !(e->predicted_s < o->best_s))
+            return TRUE;
+        o->have_best = TRUE;
+        o->best_s = e->predicted_s;
+    }
     g_autofree char *trace_path =
         opt_trace ? strategy_path(opt_trace, label, o->several) : NULL;
     g_autofree char *links_path =
         opt_link_stats ? strategy_path(opt_link_stats, label, o->several) : NULL;
-    return write_outputs(e->flow, o->topology, trace_path, links_path, NULL, o->scenario_name,
-                         label, error);
+    g_autofree char *timeline_path =
+        opt_timeline ? strategy_path(opt_timeline, label, o->several) : NULL;
+    return write_outputs(e->flow, o->topology, trace_path, links_path, timeline_path, NULL,
+                         o->scenario_name, label, error);
 }
 
 /* With several candidates each writes FILE-LABEL.csv: no trace may be another's link
  * stats (checked before any work, so that nothing is overwritten). */
 static gboolean
-check_candidate_outputs(const RsAutoCandidate *tried, guint n_tried, GError **error)
+check_candidate_outputs(const RsAutoCandidate *tried, guint n_tried, gboolean several,
+                        GError **error)
 {
-    for (guint i = 0; opt_trace != NULL && opt_link_stats != NULL && i < n_tried; i++)
+    for (guint i = 0; i < n_tried; i++)
         for (guint j = 0; j < n_tried; j++) {
-            g_autofree char *t = strategy_path(opt_trace, tried[i].label, n_tried > 1);
-            g_autofree char *l = strategy_path(opt_link_stats, tried[j].label, n_tried > 1);
-            if (!rs_cli_check_distinct_outputs("--trace", t, "--link-stats", l, error))
+            g_autofree char *t = opt_trace ? strategy_path(opt_trace, tried[i].label, several)
+                                           : NULL;
+            g_autofree char *l =
+                opt_link_stats ? strategy_path(opt_link_stats, tried[j].label, several) : NULL;
+            g_autofree char *m =
+                opt_timeline ? strategy_path(opt_timeline, tried[j].label, several) : NULL;
+            if (!rs_cli_check_distinct_outputs("--trace", t, "--link-stats", l, error) ||
+                !rs_cli_check_distinct_outputs("--trace", t, "--timeline", m, error))
+                return FALSE;
+            g_autofree char *l2 =
+                opt_link_stats ? strategy_path(opt_link_stats, tried[i].label, several) : NULL;
+            if (!rs_cli_check_distinct_outputs("--link-stats", l2, "--timeline", m, error))
                 return FALSE;
         }
     return TRUE;
@@ -560,6 +607,48 @@ print_report(const RsScenario *scenario, const RsScenarioBuild *build,
     fputs(out->str, stdout);
 }
 
+/* PREFIX-NAME for --plot. */
+static char *
+plot_prefix(const char *name)
+{
+    return g_strdup_printf("%s-%s", opt_plot, name);
+}
+
+/* --plot: the strategies plot, and with the flow model the timeline, link utilisation and
+ * traffic matrix of the last row's candidate (auto's pick, or the one strategy asked). */
+static gboolean
+write_plots(const RsScenarioBuild *build, const RsPolicyResult *policy, const RsEvaluator *ev,
+            const RsLowerBound *bound, GError **error)
+{
+    g_autofree RsPlotBar *bars = g_new0(RsPlotBar, policy->n_rows);
+    for (guint i = 0; i < policy->n_rows; i++) {
+        const RsEvaluation *e = rs_evaluator_get_evaluation(ev, policy->rows[i].candidate);
+        const RsLink *busiest = rs_topology_get_link(build->topology, e->cost.busiest_link);
+        gboolean nvlink = busiest->kind == RS_LINK_NVLINK_EGRESS ||
+                          busiest->kind == RS_LINK_NVLINK_INGRESS;
+        bars[i].label = policy->rows[i].label;
+        bars[i].network_s = nvlink ? 0 : e->cost.link_s;
+        bars[i].nvlink_s = nvlink ? e->cost.link_s : 0;
+        bars[i].copy_s = e->cost.copy_s;
+        bars[i].fixed_s = e->cost.latency_s;
+        bars[i].time_s = e->predicted_s;
+    }
+    g_autofree char *p = plot_prefix("strategies");
+    if (!rs_plot_strategies(bars, policy->n_rows, bound->time_s, p, error))
+        return FALSE;
+    const RsEvaluation *last =
+        rs_evaluator_get_evaluation(ev, policy->rows[policy->n_rows - 1].candidate);
+    if (last->flow == NULL)
+        return TRUE;
+    g_autoptr(RsTrace) trace = rs_flow_sim_result_to_trace(last->flow, build->topology, NULL);
+    g_autofree char *pt = plot_prefix("timeline");
+    g_autofree char *pl = plot_prefix("links");
+    g_autofree char *pm = plot_prefix("traffic");
+    return rs_plot_timeline(trace, pt, error) &&
+           rs_plot_links(last->flow, build->topology, 40, pl, error) &&
+           rs_plot_traffic(trace, rs_topology_get_gpus_per_node(build->topology), pm, error);
+}
+
 /* What the flags asked for, parsed before any work. */
 typedef struct {
     RsFormat format;
@@ -575,7 +664,10 @@ parse_settings(Settings *set, GError **error)
         return FALSE;
     /* Every output path before any work: a wrong folder is found now, not after the first
      * strategy's simulation. */
+    g_autofree char *plot_png = opt_plot ? g_strconcat(opt_plot, "-strategies.png", NULL) : NULL;
     return rs_cli_check_output("--trace", opt_trace, error) &&
+           rs_cli_check_output("--timeline", opt_timeline, error) &&
+           rs_cli_check_output("--plot", plot_png, error) &&
            rs_cli_check_output("--link-stats", opt_link_stats, error) &&
            rs_cli_check_distinct_outputs("--trace", opt_trace, "--link-stats", opt_link_stats,
                                          error);
@@ -608,9 +700,12 @@ simulate_scenario(const char *cmd, const Settings *set, const RsScenario *scenar
     }
     RsAutoCandidate tried[RS_AUTO_MAX_CANDIDATES];
     guint n_tried = rs_policy_get_candidates(req, tried);
-    if (!check_candidate_outputs(tried, n_tried, &error))
+    guint n_rows = req->auto_row;
+    for (guint i = 0; i < RS_STRATEGY_N; i++)
+        n_rows += req->row[i];
+    if (!check_candidate_outputs(tried, n_tried, n_rows > 1, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    CandidateOutputs outputs = {build->topology, scenario->name, n_tried > 1};
+    CandidateOutputs outputs = {build->topology, scenario->name, n_rows > 1, FALSE, 0};
     RsEvaluatorOptions eo = {build->refit, build->topology,
                              set->use_flow ? &set->flow_options : NULL,
                              opt_check, on_candidate, &outputs};
@@ -625,6 +720,8 @@ simulate_scenario(const char *cmd, const Settings *set, const RsScenario *scenar
         code = rs_cli_fail(cmd, error, exit_code_for(error));
     else if (!rs_lower_bound_compute(build->refit, build->topology, &bound, &error))
         code = rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    else if (opt_plot != NULL && !write_plots(build, &policy, ev, &bound, &error))
+        code = rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
     else
         print_report(scenario, build, plan_options, eo.flow_options, &policy, ev, &bound,
                      &memory, set->format);

@@ -21,6 +21,7 @@ static const RsCommand *const commands[] = {
     &rs_command_calibrate,
     &rs_command_topology,
     &rs_command_sweep,
+    &rs_command_compare,
 };
 
 static GOptionEntry common_entries[] = {
