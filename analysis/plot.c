@@ -159,14 +159,34 @@ rs_plot_strategies(const RsPlotBar *bars, guint n, double bound_s, const char *p
 
 /* --- timeline --- */
 
+/* At most this many destination GPUs get a row of the timeline (every k-th one beyond). */
+#define TIMELINE_MAX_GPUS 64
+
 gboolean
 rs_plot_timeline(const RsTrace *trace, const char *prefix, GError **error)
 {
+    guint n_rows = rs_trace_get_n_rows(trace);
+    guint32 max_dst = 0;
+    for (guint i = 0; i < n_rows; i++)
+        max_dst = MAX(max_dst, rs_trace_get_row(trace, i)->dst);
+    /* The distinct destinations, by index: rank[g] is g's place among them. */
+    g_autofree gint *rank = g_new(gint, max_dst + 1);
+    for (guint32 g = 0; g <= max_dst; g++)
+        rank[g] = -1;
+    for (guint i = 0; i < n_rows; i++)
+        rank[rs_trace_get_row(trace, i)->dst] = 0;
+    guint n_dst = 0;
+    for (guint32 g = 0; g <= max_dst; g++)
+        if (rank[g] == 0)
+            rank[g] = (gint)n_dst++;
+    guint every = (n_dst + TIMELINE_MAX_GPUS - 1) / TIMELINE_MAX_GPUS;
+    every = MAX(every, 1);
     g_autoptr(GString) data = g_string_new("# message src dst phase start_s end_s bytes\n");
     guint n = 0;
-    for (guint i = 0; i < rs_trace_get_n_rows(trace); i++) {
+    for (guint i = 0; i < n_rows; i++) {
         const RsTraceRow *r = rs_trace_get_row(trace, i);
-        if (isnan(r->start_s) || isnan(r->end_s) || r->src == r->dst)
+        if (isnan(r->start_s) || isnan(r->end_s) || r->src == r->dst ||
+            rank[r->dst] % (gint)every != 0)
             continue;
         g_string_append_printf(data, "%u %u %u %u %.9g %.9g %" G_GUINT64_FORMAT "\n",
                                r->message, r->src, r->dst, r->phase, r->start_s, r->end_s,
@@ -175,17 +195,20 @@ rs_plot_timeline(const RsTrace *trace, const char *prefix, GError **error)
     }
     if (n == 0)
         return empty_error("no message with start and end times", error);
+    g_autofree char *which =
+        every > 1 ? g_strdup_printf("one in %u of %u destination GPUs", every, n_dst)
+                  : g_strdup_printf("%u destination GPUs", n_dst);
     g_autofree char *d = dat_name(prefix);
     g_autofree char *script = g_strdup_printf(
-        "set title \"Per-GPU timeline of messages (a segment per message, on its destination "
-        "GPU's row; colour: phase)\"\n"
+        "set title \"Per-GPU timeline of messages (%s; a segment per message on its "
+        "destination's row; colour: phase)\"\n"
         "set xlabel \"seconds\"\n"
         "set ylabel \"destination GPU\"\n"
         "set key off\n"
         "set palette defined (0 \"#1f77b4\", 1 \"#ff7f0e\", 2 \"#2ca02c\", 3 \"#d62728\")\n"
         "unset colorbox\n"
         "plot %s using 5:3:($6-$5):(0):4 with vectors nohead lw 1 lc palette\n",
-        d);
+        which, d);
     return rs_plot_render(prefix, data->str, script, RS_PLOT_WIDTH, RS_PLOT_HEIGHT, error);
 }
 
@@ -322,7 +345,7 @@ rs_plot_traffic(const RsTrace *trace, guint gpus_per_node, const char *prefix, G
         "set cblabel \"GB\"\n"
         "set palette rgbformulae 7,5,15\n"
         "set key off\n"
-        "plot %s using 1:2:3 with image pixels\n",
+        "plot %s using 1:2:3 with image\n",
         unit, unit, unit, d);
     return rs_plot_render(prefix, data->str, script, RS_PLOT_WIDTH, RS_PLOT_HEIGHT, error);
 }

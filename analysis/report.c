@@ -185,6 +185,8 @@ rs_report_json_append_full(JsonBuilder *b, gboolean pretty, GString *out)
 
 /* --- simulate --- */
 
+static RsTable *strategy_table(const RsSimulateReport *r);
+
 /* The lines above the strategies table: the scenario, model, topology, layouts, planner. */
 static void
 simulate_header(const RsSimulateReport *r, GString *out)
@@ -503,6 +505,12 @@ add_strategy_network(RsTable *t, const RsSimulateReport *r, const RsStrategyResu
         rs_table_take_json(t, SM_FLOW, flow_node(f, r->topology));
     if (s->cost.busiest_link_bytes > 0)
         rs_table_take_json(t, SM_BUSIEST, busiest_link_node(s, r->topology));
+}
+
+RsTable *
+rs_report_simulate_table(const RsSimulateReport *r)
+{
+    return strategy_table(r);
 }
 
 static RsTable *

@@ -93,6 +93,10 @@ typedef struct {
  */
 void rs_report_simulate(const RsSimulateReport *report, RsFormat format, GString *out);
 
+/** rs_report_simulate_table: Returns: (transfer full): the strategies table of
+ * rs_report_simulate() (one row per strategy). */
+RsTable *rs_report_simulate_table(const RsSimulateReport *report);
+
 /**
  * rs_report_replay:
  * @name: what was replayed (the messages file)

@@ -24,6 +24,9 @@
 #include "sim/flow-sim.h"
 #include "sim/lower-bound.h"
 
+#include "analysis/report-html.h"
+
+#include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -47,6 +50,8 @@ static char *opt_stripe;
 static char *opt_domain_relays;
 static char *opt_timeline;
 static char *opt_plot;
+/* `reshard report`: the document's path (NULL: reshard simulate prints its report). */
+static const char *report_output;
 
 static GOptionEntry entries[] = {
     {"dtype", 0, 0, G_OPTION_ARG_STRING, &opt_dtype, "dtype of the weights moved (bf16, f32, ...)",
@@ -566,11 +571,59 @@ make_results(const RsPolicyResult *policy, const RsEvaluator *ev)
 }
 
 /* Everything the report shows, printed in @format. */
-static void
+/* The plots of `reshard report`, in the order they appear: PREFIX-NAME.svg each. */
+static const struct {
+    const char *name;
+    const char *title;
+    const char *description;
+} report_plots[] = {
+    {"strategies", "Refit time per strategy",
+     "Each bar stacks the first-order parts of a strategy's time: the busiest link's time "
+     "(scale-out network or NVLink), copies and fixed per-message costs; the dot is the "
+     "predicted time (flow-level when simulated) and the dashed line the lower bound."},
+    {"timeline", "Per-GPU timeline of messages",
+     "Each message of the strategy shown last is a segment from its start to its end on the "
+     "row of its destination GPU."},
+    {"links", "Link utilisation over time",
+     "The most loaded links (rows) against time (columns): the fraction of each link's "
+     "capacity in use in each slice of the run."},
+    {"traffic", "Traffic matrix",
+     "GB sent from each source GPU (rows) to each destination GPU (columns)."},
+};
+
+/* `reshard report`: the plots (made in a temporary folder) inlined into one document. */
+static gboolean
+write_document(const RsSimulateReport *report, GError **error)
+{
+    gboolean markdown = opt_format != NULL && strcmp(opt_format, "md") == 0;
+    GArray *plots = g_array_new(FALSE, TRUE, sizeof(RsReportPlot));
+    g_autoptr(GPtrArray) texts = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; i < G_N_ELEMENTS(report_plots); i++) {
+        g_autofree char *path = g_strdup_printf("%s-%s.svg", opt_plot, report_plots[i].name);
+        char *svg = NULL;
+        if (!g_file_get_contents(path, &svg, NULL, NULL))
+            continue; /* the first-order model makes the strategies plot only */
+        g_ptr_array_add(texts, svg);
+        RsReportPlot p = {report_plots[i].title, report_plots[i].description, svg};
+        g_array_append_val(plots, p);
+    }
+    g_autoptr(GString) doc = g_string_new(NULL);
+    rs_report_document(report, (const RsReportPlot *)plots->data, plots->len, markdown, doc);
+    g_array_unref(plots);
+    rs_cli_note_output(report_output);
+    if (!g_file_set_contents(report_output, doc->str, (gssize)doc->len, error)) {
+        g_prefix_error(error, "--output %s: ", report_output);
+        return FALSE;
+    }
+    rs_cli_progress("wrote %s", report_output);
+    return TRUE;
+}
+
+static gboolean
 print_report(const RsScenario *scenario, const RsScenarioBuild *build,
              const RsPlanOptions *plan_options, const RsFlowSimOptions *flow_options,
              const RsPolicyResult *policy, const RsEvaluator *ev, const RsLowerBound *bound,
-             const RsMemoryResult *memory, RsFormat format)
+             const RsMemoryResult *memory, RsFormat format, GError **error)
 {
     g_autoptr(GArray) results = make_results(policy, ev);
     g_autofree char *overrides = rs_scenario_args_format_overrides(&sargs);
@@ -603,8 +656,11 @@ print_report(const RsScenario *scenario, const RsScenarioBuild *build,
     report.hierarchical_note = policy->hierarchical_note;
     report.memory = memory;
     g_autoptr(GString) out = g_string_new(NULL);
+    if (report_output != NULL)
+        return write_document(&report, error);
     rs_report_simulate(&report, format, out);
     fputs(out->str, stdout);
+    return TRUE;
 }
 
 /* PREFIX-NAME for --plot. */
@@ -659,8 +715,25 @@ typedef struct {
 static gboolean
 parse_settings(Settings *set, GError **error)
 {
-    if (!rs_cli_parse_format(opt_format, &set->format, error) ||
-        !parse_flow_options(&set->flow_options, &set->use_flow, error))
+    if (report_output != NULL) {
+        set->format = RS_FORMAT_TABLE;
+        if (opt_format != NULL && strcmp(opt_format, "html") != 0 && strcmp(opt_format, "md") != 0) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "--format: \"%s\": a report is html (default) or md", opt_format);
+            return FALSE;
+        }
+        if (opt_messages != NULL || opt_plot != NULL) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "%s does not apply to a report (it plans a scenario and makes its "
+                        "own plots)",
+                        opt_messages ? "--messages" : "--plot");
+            return FALSE;
+        }
+        if (!rs_cli_check_output("--output", report_output, error) ||
+            !parse_flow_options(&set->flow_options, &set->use_flow, error))
+            return FALSE;
+    } else if (!rs_cli_parse_format(opt_format, &set->format, error) ||
+               !parse_flow_options(&set->flow_options, &set->use_flow, error))
         return FALSE;
     /* Every output path before any work: a wrong folder is found now, not after the first
      * strategy's simulation. */
@@ -722,9 +795,9 @@ simulate_scenario(const char *cmd, const Settings *set, const RsScenario *scenar
         code = rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     else if (opt_plot != NULL && !write_plots(build, &policy, ev, &bound, &error))
         code = rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
-    else
-        print_report(scenario, build, plan_options, eo.flow_options, &policy, ev, &bound,
-                     &memory, set->format);
+    else if (!print_report(scenario, build, plan_options, eo.flow_options, &policy, ev, &bound,
+                           &memory, set->format, &error))
+        code = rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
     if (code != RS_EXIT_OK)
         rs_cli_remove_created_outputs();
     rs_policy_result_clear(&policy);
@@ -756,6 +829,34 @@ run_scenario(const char *cmd, const Settings *set)
     return code;
 }
 
+/* After the flags are parsed: simulate, or with report_output set, the report. */
+static int
+run_parsed(const char *cmd)
+{
+    g_autoptr(GError) error = NULL;
+    Settings set;
+    if (!parse_settings(&set, &error))
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    if (opt_messages != NULL)
+        return run_messages(cmd, &set.flow_options, set.use_flow, set.format);
+    if (report_output == NULL)
+        return run_scenario(cmd, &set);
+    /* The report's plots go to a temporary folder and into the document. */
+    g_autofree char *dir = g_dir_make_tmp("reshard-report-XXXXXX", &error);
+    if (dir == NULL)
+        return rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
+    opt_plot = g_build_filename(dir, "plot", NULL);
+    int code = run_scenario(cmd, &set);
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    for (const char *name; d != NULL && (name = g_dir_read_name(d)) != NULL;) {
+        g_autofree char *path = g_build_filename(dir, name, NULL);
+        g_unlink(path);
+    }
+    g_rmdir(dir);
+    g_clear_pointer(&opt_plot, g_free);
+    return code;
+}
+
 static int
 run(int argc, char **argv)
 {
@@ -763,13 +864,21 @@ run(int argc, char **argv)
     int code = RS_EXIT_OK;
     if (!rs_cli_parse(cmd, make_context, &argc, &argv, &code))
         return code;
-    g_autoptr(GError) error = NULL;
-    Settings set;
-    if (!parse_settings(&set, &error))
-        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    if (opt_messages != NULL)
-        return run_messages(cmd, &set.flow_options, set.use_flow, set.format);
-    return run_scenario(cmd, &set);
+    return run_parsed(cmd);
+}
+
+GOptionContext *
+rs_cli_simulate_make_context(void)
+{
+    return make_context();
+}
+
+int
+rs_cli_simulate_report(const char *output)
+{
+    gboolean markdown = opt_format != NULL && strcmp(opt_format, "md") == 0;
+    report_output = output ? output : markdown ? "report.md" : "report.html";
+    return run_parsed("report");
 }
 
 const RsCommand rs_command_simulate = {

@@ -22,6 +22,7 @@ static const RsCommand *const commands[] = {
     &rs_command_topology,
     &rs_command_sweep,
     &rs_command_compare,
+    &rs_command_report,
 };
 
 static GOptionEntry common_entries[] = {
