@@ -462,7 +462,9 @@ run(int argc, char **argv)
     if (root) {
         if (opt_trace != NULL) {
             rs_trace_set_meta(res.trace, "work", w.work);
+            g_autofree char *meta = rs_trace_get_meta_path(opt_trace);
             rs_cli_note_output(opt_trace);
+            rs_cli_note_output(meta);
             if (!rs_trace_write_file(res.trace, opt_trace, &error)) {
                 g_prefix_error(&error, "--trace %s: ", opt_trace);
                 code = rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);

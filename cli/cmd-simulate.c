@@ -178,7 +178,9 @@ write_outputs(const RsFlowSimResult *flow, const RsTopology *topo, const char *t
         if (strategy != NULL)
             rs_trace_set_meta(trace, "strategy", strategy);
         if (trace_path != NULL) {
+            g_autofree char *meta = rs_trace_get_meta_path(trace_path);
             rs_cli_note_output(trace_path);
+            rs_cli_note_output(meta);
             if (!rs_trace_write_file(trace, trace_path, error))
                 return FALSE;
         }
