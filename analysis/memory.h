@@ -73,7 +73,7 @@ void rs_memory_compute(const RsRefit *refit, const RsTopology *topology,
 const char *rs_memory_side_get_name(RsMemorySide side);
 
 /**
- * rs_memory_format_line:
+ * rs_memory_format_lines:
  * Returns: (transfer full): one line per side for the text reports, e.g.
  *   "memory     infer GPU 256: 169.57 GB weights + 5.37 GB staging + 0.00 GB reserve =
  *   174.94 GB of 85.90 GB: INFEASIBLE", each ending in a newline.

@@ -329,7 +329,7 @@ enum {
     SM_NIC_OUT, SM_NIC_OUT_GPU, SM_MESSAGES, SM_ROUNDS_TEXT, SM_FIRST_ORDER_TEXT, SM_TRANSFERS,
     SM_PHASES, SM_PREDICTED, SM_BOUND, SM_EFFICIENCY, SM_NETWORK_MODEL, SM_FIRST_ORDER,
     SM_BOTTLENECK, SM_BOTTLENECK_LOAD, SM_ROUNDS_CSV, SM_STAGING_CSV, SM_VARIANT_CSV, SM_FLOW,
-    SM_BUSIEST,
+    SM_BUSIEST, SM_FEASIBLE_CSV,
 };
 
 #define SECONDS_3 RS_COLUMN_SECONDS, 3
@@ -369,6 +369,9 @@ static const RsColumn strategy_columns[] = {
     [SM_VARIANT_CSV] = {"variant", NULL, RS_COLUMN_TEXT, 0, RS_COLUMN_CSV_ONLY},
     [SM_FLOW] = {"flow", NULL, RS_COLUMN_JSON, 0, 0},
     [SM_BUSIEST] = {"busiest_link", NULL, RS_COLUMN_JSON, 0, 0},
+    /* The scenario's memory feasibility on every row (JSON: the "memory" member; text:
+     * the memory lines). */
+    [SM_FEASIBLE_CSV] = {"memory_feasible", NULL, RS_COLUMN_BOOL, 0, RS_COLUMN_CSV_ONLY},
 };
 
 /* The JSON value a builder holds (a sub-document); frees the builder. */
@@ -489,6 +492,8 @@ add_strategy_cost(RsTable *t, const RsSimulateReport *r, const RsStrategyResult 
     rs_table_set_double(t, SM_EFFICIENCY, efficiency(r, s));
     rs_table_set_double(t, SM_FIRST_ORDER_TEXT, c->predicted_s);
     rs_table_set_double(t, SM_FIRST_ORDER, c->predicted_s);
+    if (r->memory != NULL)
+        rs_table_set_bool(t, SM_FEASIBLE_CSV, r->memory->feasible);
 }
 
 /* The network model's figures of a strategy's row: the model, the bottleneck, the flow. */

@@ -429,6 +429,14 @@ test_cli_sweep_infeasible(void)
                            "reserve) of 85.90 GB");
     assert_contains(r.out, "\"weights_bytes\" : 169560743936");
     run_result_clear(&r);
+    /* CSV: every row says whether the scenario fits (its last column). */
+    const char *csv[] = {"simulate", "--network", "bottleneck", "--strategy", "direct",
+                         "--infer", "vllm:tp=8", "--format", "csv", "-q", NULL};
+    r = run_reshard(csv);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, ",variant,memory_feasible\ndirect,");
+    g_assert_true(g_str_has_suffix(r.out, ",false\n"));
+    run_result_clear(&r);
 }
 
 static void
