@@ -394,6 +394,13 @@ run(int argc, char **argv)
         !rs_cli_check_distinct_outputs("--trace", opt_trace, "--timeline", opt_timeline,
                                        &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    /* Two documents on stdout would not load as one CSV or JSON. */
+    if (opt_compare && format != RS_FORMAT_TABLE) {
+        g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--compare prints its tables after the run's; for CSV or JSON write "
+                    "--trace and run reshard compare on it");
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    }
     /* Open the transport first: under mpirun only rank 0's process then reports input
      * errors, and every process leaves through MPI_Finalize. */
     g_autoptr(RsTransport) transport =

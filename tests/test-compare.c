@@ -123,6 +123,30 @@ test_cli(void)
     run_result_clear(&r);
 }
 
+/* reshard run --compare: the run's messages against the flow simulation of its plan. */
+static void
+test_run_compare(void)
+{
+    g_autofree char *topo = data_path("small-fabric.yaml");
+    const char *args[] = {"run", "--shape", "256x256", "--dtype", "f32", "--src-mesh", "1",
+                          "--src-placements", "R", "--src-ranks", "0", "--dst-mesh", "2",
+                          "--dst-placements", "S(0)", "--dst-ranks", "1-2", "--topology", topo,
+                          "--compare", "-q", NULL};
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "compare    predicted the simulation against measured the run: 2 "
+                           "messages matched by id, 0 only predicted, 0 only measured");
+    /* GPU 1 shares GPU 0's node (NVLink), GPU 2 is on the next node (network). */
+    assert_contains(r.out, "\nlink   network                1  ");
+    assert_contains(r.out, "\nlink   nvlink                 1  ");
+    run_result_clear(&r);
+    const char *json[] = {"run", "--shape", "8x8", "--compare", "--format", "json", NULL};
+    r = run_reshard(json);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "--compare prints its tables after the run's");
+    run_result_clear(&r);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -131,5 +155,6 @@ main(int argc, char **argv)
     g_test_add_func("/compare/percentile", test_percentile);
     g_test_add_func("/compare/no-match", test_no_match);
     g_test_add_func("/compare/cli", test_cli);
+    g_test_add_func("/compare/run", test_run_compare);
     return g_test_run();
 }

@@ -109,6 +109,29 @@ test_cli(void)
     run_result_clear(&r);
 }
 
+/* --trace with one strategy writes FILE itself (the row's candidate: hierarchical tries both
+ * relay modes), with its metadata in FILE.meta and no comment line in the CSV. */
+static void
+test_cli_one_trace(void)
+{
+    g_autofree char *dir = make_temp_dir();
+    g_autofree char *trace = g_build_filename(dir, "h.csv", NULL);
+    g_autofree char *other = g_build_filename(dir, "h-hierarchical.csv", NULL);
+    g_autofree char *meta = g_build_filename(dir, "h.csv.meta", NULL);
+    const char *args[] = {"simulate", "--model", "llama-3.1-8b", "--nodes", "2", "--train",
+                          "megatron:tp=2,pp=2", "--train-gpus", "0-7", "--infer", "vllm:tp=4",
+                          "--infer-gpus", "8-15", "--strategy", "hierarchical", "--trace", trace,
+                          "-q", NULL};
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    run_result_clear(&r);
+    g_autofree char *text = read_file(trace);
+    g_assert_true(g_str_has_prefix(text, "message,src,dst,bytes,"));
+    g_assert_false(g_file_test(other, G_FILE_TEST_EXISTS));
+    g_autofree char *mtext = read_file(meta);
+    assert_contains(mtext, "strategy=hierarchical");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -116,5 +139,6 @@ main(int argc, char **argv)
     g_test_add_func("/timeline/lanes-and-counters", test_lanes_and_counters);
     g_test_add_func("/timeline/link-classes", test_link_classes);
     g_test_add_func("/timeline/cli", test_cli);
+    g_test_add_func("/timeline/cli-one-trace", test_cli_one_trace);
     return g_test_run();
 }
