@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-G_DEFINE_QUARK(rs-compare-error-quark, rs_compare_error)
+G_DEFINE_QUARK(rs - compare - error - quark, rs_compare_error)
 
 struct _RsCompare {
     char *predicted_name, *measured_name;
@@ -16,7 +16,7 @@ struct _RsCompare {
     guint n_predicted_only, n_measured_only;
     double predicted_span_s, measured_span_s;
     /* Per phase: the span of each side. */
-    GArray *phases; /* guint32, increasing */
+    GArray *phases;     /* guint32, increasing */
     GArray *phase_span; /* double pairs: predicted, measured */
 };
 
@@ -68,7 +68,8 @@ rs_compare_new(const RsTrace *predicted, const RsTrace *measured, GError **error
     c->phase_span = g_array_new(FALSE, FALSE, sizeof(double));
     g_autoptr(GHashTable) matched = g_hash_table_new(g_direct_hash, g_direct_equal);
     /* Per phase: min start and max end on each side. */
-    g_autoptr(GHashTable) spans = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    g_autoptr(GHashTable) spans =
+        g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     double ps0 = INFINITY, ps1 = -INFINITY, ms0 = INFINITY, ms1 = -INFINITY;
     for (guint i = 0; i < rs_trace_get_n_rows(measured); i++) {
         const RsTraceRow *m = rs_trace_get_row(measured, i);
@@ -181,9 +182,8 @@ static const RsColumn group_columns[CG_N] = {
 typedef gboolean (*MessageFilter)(const RsCompareMessage *m, gconstpointer key);
 
 static void
-add_group(RsTable *t, const RsCompare *c, const char *kind, const char *group,
-          MessageFilter keep, gconstpointer key, double span_pred, double span_meas,
-          gboolean use_span)
+add_group(RsTable *t, const RsCompare *c, const char *kind, const char *group, MessageFilter keep,
+          gconstpointer key, double span_pred, double span_meas, gboolean use_span)
 {
     g_autoptr(GArray) errs = g_array_new(FALSE, FALSE, sizeof(double));
     double pred = 0, meas = 0;
@@ -222,8 +222,8 @@ in_phase(const RsCompareMessage *m, gconstpointer key)
 
 /* Size classes: upper bounds, bytes (G_MAXUINT64 for the last). */
 static const guint64 size_bounds[] = {64 << 10, 1 << 20, 16 << 20, 256 << 20, G_MAXUINT64};
-static const char *const size_names[] = {"< 64 KiB", "64 KiB - 1 MiB", "1 - 16 MiB",
-                                         "16 - 256 MiB", ">= 256 MiB"};
+static const char *const size_names[] = {"< 64 KiB", "64 KiB - 1 MiB", "1 - 16 MiB", "16 - 256 MiB",
+                                         ">= 256 MiB"};
 
 static gboolean
 in_size(const RsCompareMessage *m, gconstpointer key)

@@ -38,7 +38,7 @@ typedef struct {
     const char *link_class; /* (transfer none) a static string */
     double predicted_s;     /* its time in the predicted trace, seconds */
     double measured_s;
-    double error;           /* (predicted − measured) / measured; 0 when measured is 0 */
+    double error; /* (predicted − measured) / measured; 0 when measured is 0 */
 } RsCompareMessage;
 
 typedef struct _RsCompare RsCompare;

@@ -33,8 +33,8 @@ add_layout(const RsLayout *layout, const char *buffer, RsDtype dtype, GHashTable
 }
 
 void
-rs_memory_compute(const RsRefit *refit, const RsTopology *topology,
-                  const RsMemoryOptions *options, RsMemoryResult *out)
+rs_memory_compute(const RsRefit *refit, const RsTopology *topology, const RsMemoryOptions *options,
+                  RsMemoryResult *out)
 {
     g_return_if_fail(refit != NULL && topology != NULL && options != NULL && out != NULL);
     memset(out, 0, sizeof *out);
@@ -53,8 +53,7 @@ rs_memory_compute(const RsRefit *refit, const RsTopology *topology,
          * holds them. */
         if (rt->scale_of < 0)
             add_layout(rt->src, rs_refit_tensor_get_src_buffer(rt), rt->src_dtype,
-                       seen[RS_MEMORY_TRAIN], bytes[RS_MEMORY_TRAIN], on[RS_MEMORY_TRAIN],
-                       n_gpus);
+                       seen[RS_MEMORY_TRAIN], bytes[RS_MEMORY_TRAIN], on[RS_MEMORY_TRAIN], n_gpus);
         add_layout(rt->dst, rs_refit_tensor_get_dst_buffer(rt), rt->dtype, seen[RS_MEMORY_INFER],
                    bytes[RS_MEMORY_INFER], on[RS_MEMORY_INFER], n_gpus);
     }

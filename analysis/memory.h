@@ -24,22 +24,18 @@
 G_BEGIN_DECLS
 
 /* The sides of a refit. */
-typedef enum {
-    RS_MEMORY_TRAIN,
-    RS_MEMORY_INFER,
-    RS_MEMORY_SIDE_N
-} RsMemorySide;
+typedef enum { RS_MEMORY_TRAIN, RS_MEMORY_INFER, RS_MEMORY_SIDE_N } RsMemorySide;
 
 /* What one side needs on its busiest GPU. */
 typedef struct {
-    guint n_gpus;              /* GPUs of the side */
-    guint32 max_gpu;           /* the GPU that needs the most (of this side) */
-    guint64 weights_bytes;     /* weights held by @max_gpu, bytes (both sides when colocated) */
-    guint64 staging_bytes;     /* staging the planner may use per round on it, bytes */
-    guint64 reserve_bytes;     /* the reserves of the sides it is on, bytes */
-    guint64 total_bytes;       /* weights + staging + reserve, bytes */
-    guint64 capacity_bytes;    /* the topology's GPU memory, bytes (0: unknown) */
-    gboolean feasible;         /* total_bytes <= capacity_bytes (TRUE when unknown) */
+    guint n_gpus;           /* GPUs of the side */
+    guint32 max_gpu;        /* the GPU that needs the most (of this side) */
+    guint64 weights_bytes;  /* weights held by @max_gpu, bytes (both sides when colocated) */
+    guint64 staging_bytes;  /* staging the planner may use per round on it, bytes */
+    guint64 reserve_bytes;  /* the reserves of the sides it is on, bytes */
+    guint64 total_bytes;    /* weights + staging + reserve, bytes */
+    guint64 capacity_bytes; /* the topology's GPU memory, bytes (0: unknown) */
+    gboolean feasible;      /* total_bytes <= capacity_bytes (TRUE when unknown) */
 } RsMemorySideResult;
 
 typedef struct {
@@ -49,8 +45,8 @@ typedef struct {
 
 /* What the caller sets. */
 typedef struct {
-    guint64 staging_bytes;                      /* per rank per round, bytes (the planner's) */
-    guint64 reserve_bytes[RS_MEMORY_SIDE_N];    /* per GPU of each side, bytes */
+    guint64 staging_bytes;                   /* per rank per round, bytes (the planner's) */
+    guint64 reserve_bytes[RS_MEMORY_SIDE_N]; /* per GPU of each side, bytes */
 } RsMemoryOptions;
 
 /**

@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-G_DEFINE_QUARK(rs-plot-error-quark, rs_plot_error)
+G_DEFINE_QUARK(rs - plot - error - quark, rs_plot_error)
 
 /* @text as a gnuplot double-quoted string (backslash and quote escaped). */
 static char *
@@ -53,8 +53,8 @@ find_gnuplot(GError **error)
 }
 
 gboolean
-rs_plot_render(const char *prefix, const char *data, const char *script, guint width,
-               guint height, GError **error)
+rs_plot_render(const char *prefix, const char *data, const char *script, guint width, guint height,
+               GError **error)
 {
     g_autofree char *gnuplot = find_gnuplot(error);
     if (gnuplot == NULL)
@@ -80,10 +80,10 @@ rs_plot_render(const char *prefix, const char *data, const char *script, guint w
         remove_outputs(prefix);
         return FALSE;
     }
-    g_autoptr(GSubprocess) proc = g_subprocess_new(
-        G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_SILENCE |
-            G_SUBPROCESS_FLAGS_STDERR_PIPE,
-        error, gnuplot, NULL);
+    g_autoptr(GSubprocess) proc =
+        g_subprocess_new(G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_SILENCE |
+                             G_SUBPROCESS_FLAGS_STDERR_PIPE,
+                         error, gnuplot, NULL);
     if (proc == NULL) {
         remove_outputs(prefix);
         return FALSE;
@@ -96,8 +96,8 @@ rs_plot_render(const char *prefix, const char *data, const char *script, guint w
         ok = FALSE;
     }
     if (ok && (!g_file_test(png, G_FILE_TEST_EXISTS) || !g_file_test(svg, G_FILE_TEST_EXISTS))) {
-        g_set_error(error, RS_PLOT_ERROR, RS_PLOT_ERROR_FAILED,
-                    "gnuplot wrote no image for %s: %s", gp, err_text ? err_text : "");
+        g_set_error(error, RS_PLOT_ERROR, RS_PLOT_ERROR_FAILED, "gnuplot wrote no image for %s: %s",
+                    gp, err_text ? err_text : "");
         ok = FALSE;
     }
     if (!ok)
@@ -132,8 +132,8 @@ rs_plot_strategies(const RsPlotBar *bars, guint n, double bound_s, const char *p
     for (guint i = 0; i < n; i++) {
         g_autofree char *label = gp_quote(bars[i].label);
         g_string_append_printf(data, "%u %s %.9g %.9g %.9g %.9g %.9g\n", i, label,
-                               bars[i].network_s, bars[i].nvlink_s, bars[i].copy_s,
-                               bars[i].fixed_s, bars[i].time_s);
+                               bars[i].network_s, bars[i].nvlink_s, bars[i].copy_s, bars[i].fixed_s,
+                               bars[i].time_s);
     }
     g_autofree char *d = dat_name(prefix);
     g_autofree char *script = g_strdup_printf(
@@ -188,16 +188,15 @@ rs_plot_timeline(const RsTrace *trace, const char *prefix, GError **error)
         if (isnan(r->start_s) || isnan(r->end_s) || r->src == r->dst ||
             rank[r->dst] % (gint)every != 0)
             continue;
-        g_string_append_printf(data, "%u %u %u %u %.9g %.9g %" G_GUINT64_FORMAT "\n",
-                               r->message, r->src, r->dst, r->phase, r->start_s, r->end_s,
-                               r->size_bytes);
+        g_string_append_printf(data, "%u %u %u %u %.9g %.9g %" G_GUINT64_FORMAT "\n", r->message,
+                               r->src, r->dst, r->phase, r->start_s, r->end_s, r->size_bytes);
         n++;
     }
     if (n == 0)
         return empty_error("no message with start and end times", error);
-    g_autofree char *which =
-        every > 1 ? g_strdup_printf("one in %u of %u destination GPUs", every, n_dst)
-                  : g_strdup_printf("%u destination GPUs", n_dst);
+    g_autofree char *which = every > 1
+                                 ? g_strdup_printf("one in %u of %u destination GPUs", every, n_dst)
+                                 : g_strdup_printf("%u destination GPUs", n_dst);
     g_autofree char *d = dat_name(prefix);
     g_autofree char *script = g_strdup_printf(
         "set title \"Per-GPU timeline of messages (%s; a segment per message on its "
@@ -261,10 +260,10 @@ rs_plot_links(const RsFlowSimResult *flow, const RsTopology *topo, guint max_lin
         g_autofree char *qname = gp_quote(name);
         g_string_append_printf(ytics, "%s%s %u", row ? ", " : "", qname, row);
         for (guint b = 0; b < flow->n_buckets; b++) {
-            double u = flow->link_timeline_bytes[(gsize)l * flow->n_buckets + b] /
-                       (cap * flow->bucket_s);
-            g_string_append_printf(data, "%.9g %u %.6f %s\n", (b + 0.5) * flow->bucket_s, row,
-                                   u, name);
+            double u =
+                flow->link_timeline_bytes[(gsize)l * flow->n_buckets + b] / (cap * flow->bucket_s);
+            g_string_append_printf(data, "%.9g %u %.6f %s\n", (b + 0.5) * flow->bucket_s, row, u,
+                                   name);
         }
         g_string_append_c(data, '\n');
     }
@@ -282,8 +281,8 @@ rs_plot_links(const RsFlowSimResult *flow, const RsTopology *topo, guint max_lin
         "set yrange [-0.5:%u.5]\n"
         "set xrange [0:%.9g]\n"
         "plot %s using 1:2:3 with image\n",
-        loads->len, loads->len <= 48 ? ytics->str : "set ylabel \"link (by id)\"\n",
-        loads->len - 1, flow->n_buckets * flow->bucket_s, d);
+        loads->len, loads->len <= 48 ? ytics->str : "set ylabel \"link (by id)\"\n", loads->len - 1,
+        flow->n_buckets * flow->bucket_s, d);
     return rs_plot_render(prefix, data->str, script, RS_PLOT_WIDTH, RS_PLOT_HEIGHT, error);
 }
 
@@ -303,7 +302,8 @@ rs_plot_traffic(const RsTrace *trace, guint gpus_per_node, const char *prefix, G
     /* Only the groups that send or receive get a row or column. */
     g_autofree gboolean *is_src = g_new0(gboolean, n);
     g_autofree gboolean *is_dst = g_new0(gboolean, n);
-    g_autoptr(GHashTable) bytes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+    g_autoptr(GHashTable) bytes =
+        g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
     guint n_moved = 0;
     for (guint i = 0; i < n_rows; i++) {
         const RsTraceRow *r = rs_trace_get_row(trace, i);
@@ -331,30 +331,29 @@ rs_plot_traffic(const RsTrace *trace, guint gpus_per_node, const char *prefix, G
                 continue;
             gint64 key = (gint64)s * n + t;
             guint64 *v = g_hash_table_lookup(bytes, &key);
-            g_string_append_printf(data, "%u %u %.9g\n", t * group, s * group,
-                                   v ? *v / 1e9 : 0.0);
+            g_string_append_printf(data, "%u %u %.9g\n", t * group, s * group, v ? *v / 1e9 : 0.0);
         }
         g_string_append_c(data, '\n');
     }
     g_autofree char *d = dat_name(prefix);
     const char *unit = group > 1 ? "node (first GPU)" : "GPU";
-    g_autofree char *script = g_strdup_printf(
-        "set title \"Traffic matrix: GB from each source to each destination %s\"\n"
-        "set xlabel \"destination %s\"\n"
-        "set ylabel \"source %s\"\n"
-        "set cblabel \"GB\"\n"
-        "set palette rgbformulae 7,5,15\n"
-        "set key off\n"
-        "plot %s using 1:2:3 with image\n",
-        unit, unit, unit, d);
+    g_autofree char *script =
+        g_strdup_printf("set title \"Traffic matrix: GB from each source to each destination %s\"\n"
+                        "set xlabel \"destination %s\"\n"
+                        "set ylabel \"source %s\"\n"
+                        "set cblabel \"GB\"\n"
+                        "set palette rgbformulae 7,5,15\n"
+                        "set key off\n"
+                        "plot %s using 1:2:3 with image\n",
+                        unit, unit, unit, d);
     return rs_plot_render(prefix, data->str, script, RS_PLOT_WIDTH, RS_PLOT_HEIGHT, error);
 }
 
 /* --- predicted against measured --- */
 
 gboolean
-rs_plot_compare(const double *predicted_s, const double *measured_s, guint n,
-                const char *prefix, GError **error)
+rs_plot_compare(const double *predicted_s, const double *measured_s, guint n, const char *prefix,
+                GError **error)
 {
     g_autoptr(GString) data = g_string_new("# predicted_s measured_s\n");
     guint kept = 0;
@@ -388,8 +387,8 @@ compare_int64(gconstpointer a, gconstpointer b)
 }
 
 gboolean
-rs_plot_sweep(const RsSweepPoint *points, const RsSweepResult *results, guint n,
-              const char *prefix, GError **error)
+rs_plot_sweep(const RsSweepPoint *points, const RsSweepResult *results, guint n, const char *prefix,
+              GError **error)
 {
     /* Block 0: the fastest feasible point per (tp, GPUs), by tp then GPUs; block 1: the
      * Pareto front; block 2: infeasible points. Blocks are split by two blank lines
@@ -408,8 +407,8 @@ rs_plot_sweep(const RsSweepPoint *points, const RsSweepResult *results, guint n,
     guint n_curve = 0, n_bad = 0;
     for (guint k = 0; k < tps->len; k++) {
         gint64 tp = g_array_index(tps, gint64, k);
-        g_autoptr(GArray) fastest = rs_sweep_select(results, n, RS_SWEEP_SELECT_UNDER_TARGET,
-                                                    INFINITY);
+        g_autoptr(GArray) fastest =
+            rs_sweep_select(results, n, RS_SWEEP_SELECT_UNDER_TARGET, INFINITY);
         guint last_gpus = 0;
         for (guint j = 0; j < fastest->len; j++) {
             guint i = g_array_index(fastest, guint, j);
@@ -425,8 +424,8 @@ rs_plot_sweep(const RsSweepPoint *points, const RsSweepResult *results, guint n,
     g_autoptr(GArray) pareto = rs_sweep_select(results, n, RS_SWEEP_SELECT_PARETO, 0);
     for (guint j = 0; j < pareto->len; j++) {
         guint i = g_array_index(pareto, guint, j);
-        g_string_append_printf(data, "%u %.9g %" G_GINT64_FORMAT " %u\n",
-                               results[i].n_infer_gpus, results[i].time_s, points[i].tp, i);
+        g_string_append_printf(data, "%u %.9g %" G_GINT64_FORMAT " %u\n", results[i].n_infer_gpus,
+                               results[i].time_s, points[i].tp, i);
     }
     g_string_append(data, "\n\n");
     for (guint i = 0; i < n; i++)

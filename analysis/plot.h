@@ -66,12 +66,12 @@ typedef struct {
     double nvlink_s;  /* … when it is an NVLink link */
     double copy_s;
     double fixed_s;
-    double time_s;    /* the prediction shown (flow-level when simulated) */
+    double time_s; /* the prediction shown (flow-level when simulated) */
 } RsPlotBar;
 
 /** rs_plot_strategies: the strategies plot (plot.h); @bound_s the lower bound, seconds. */
-gboolean rs_plot_strategies(const RsPlotBar *bars, guint n_bars, double bound_s,
-                            const char *prefix, GError **error);
+gboolean rs_plot_strategies(const RsPlotBar *bars, guint n_bars, double bound_s, const char *prefix,
+                            GError **error);
 
 /** rs_plot_timeline: the per-GPU timeline of @trace's messages with known times. */
 gboolean rs_plot_timeline(const RsTrace *trace, const char *prefix, GError **error);

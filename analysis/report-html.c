@@ -44,8 +44,8 @@ html_pre(GString *out, const char *text)
 static void
 html_document(const RsSimulateReport *r, const RsReportPlot *plots, guint n_plots, GString *out)
 {
-    g_autofree char *title = g_markup_printf_escaped(
-        "reshard report: %s, %s", r->scenario_name, rs_model_get_name(r->model));
+    g_autofree char *title = g_markup_printf_escaped("reshard report: %s, %s", r->scenario_name,
+                                                     rs_model_get_name(r->model));
     g_string_append_printf(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -61,8 +61,7 @@ html_document(const RsSimulateReport *r, const RsReportPlot *plots, guint n_plot
         title, title);
     g_autofree char *cmd = command_line_text();
     g_autofree char *cmd_esc = g_markup_escape_text(cmd, -1);
-    g_string_append_printf(out,
-                           "<p>Made by %s (report schema %d) with <code>%s</code>.</p>\n",
+    g_string_append_printf(out, "<p>Made by %s (report schema %d) with <code>%s</code>.</p>\n",
                            tool_text(), RS_REPORT_SCHEMA_VERSION, cmd_esc);
     /* The work: the header lines of the text form. */
     g_string_append(out, "<h2>Scenario and layouts</h2>\n");
@@ -75,9 +74,8 @@ html_document(const RsSimulateReport *r, const RsReportPlot *plots, guint n_plot
     g_autoptr(RsTable) t = rs_report_simulate_table(r);
     rs_table_append_html(t, out);
     g_autofree char *cut = rs_lower_bound_format_cut(&r->bound);
-    g_autofree char *bound_line =
-        g_markup_printf_escaped("<p><b>Lower bound</b> %.4g s; binding cut: %s.</p>\n",
-                                r->bound.time_s, cut);
+    g_autofree char *bound_line = g_markup_printf_escaped(
+        "<p><b>Lower bound</b> %.4g s; binding cut: %s.</p>\n", r->bound.time_s, cut);
     g_string_append(out, bound_line);
     if (r->auto_reason != NULL) {
         g_autofree char *a = g_markup_printf_escaped("<p><b>auto:</b> %s</p>\n", r->auto_reason);
@@ -86,8 +84,8 @@ html_document(const RsSimulateReport *r, const RsReportPlot *plots, guint n_plot
     if (n_plots > 0)
         g_string_append(out, "<h2>Plots</h2>\n");
     for (guint i = 0; i < n_plots; i++) {
-        g_autofree char *cap = g_markup_printf_escaped("<b>%s.</b> %s", plots[i].title,
-                                                       plots[i].description);
+        g_autofree char *cap =
+            g_markup_printf_escaped("<b>%s.</b> %s", plots[i].title, plots[i].description);
         g_string_append_printf(out, "<figure>\n%s\n<figcaption>%s</figcaption>\n</figure>\n",
                                svg_body(plots[i].svg), cap);
     }

@@ -29,7 +29,7 @@ typedef struct {
  *
  * Deterministic: the same figures and command line give the same bytes.
  */
-void rs_report_document(const RsSimulateReport *report, const RsReportPlot *plots,
-                        guint n_plots, gboolean markdown, GString *out);
+void rs_report_document(const RsSimulateReport *report, const RsReportPlot *plots, guint n_plots,
+                        gboolean markdown, GString *out);
 
 G_END_DECLS

@@ -58,19 +58,17 @@ rs_sweep_mpi_gather(RsSweepResult *results, guint n, guint rank, guint n_ranks, 
         g_autoptr(GVariant) v = g_variant_ref_sink(g_variant_builder_end(&b));
         gsize size = g_variant_get_size(v);
         guint64 size64 = size;
-        if (!mpi_check(MPI_Send(&size64, 1, MPI_UINT64_T, 0, 1, MPI_COMM_WORLD), "MPI_Send",
-                       error))
+        if (!mpi_check(MPI_Send(&size64, 1, MPI_UINT64_T, 0, 1, MPI_COMM_WORLD), "MPI_Send", error))
             return FALSE;
         /* One message per rank; a sweep's results are kilobytes per point. */
-        return mpi_check(MPI_Send(g_variant_get_data(v), (int)size, MPI_BYTE, 0, 2,
-                                  MPI_COMM_WORLD),
+        return mpi_check(MPI_Send(g_variant_get_data(v), (int)size, MPI_BYTE, 0, 2, MPI_COMM_WORLD),
                          "MPI_Send", error);
     }
     for (guint src = 1; src < n_ranks; src++) {
         guint64 size64 = 0;
-        if (!mpi_check(MPI_Recv(&size64, 1, MPI_UINT64_T, (int)src, 1, MPI_COMM_WORLD,
-                                MPI_STATUS_IGNORE),
-                       "MPI_Recv", error))
+        if (!mpi_check(
+                MPI_Recv(&size64, 1, MPI_UINT64_T, (int)src, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                "MPI_Recv", error))
             return FALSE;
         gpointer data = g_malloc(MAX(size64, 1));
         if (!mpi_check(MPI_Recv(data, (int)size64, MPI_BYTE, (int)src, 2, MPI_COMM_WORLD,

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-G_DEFINE_QUARK(rs-sweep-error-quark, rs_sweep_error)
+G_DEFINE_QUARK(rs - sweep - error - quark, rs_sweep_error)
 
 void
 rs_sweep_grid_init(RsSweepGrid *g)
@@ -126,9 +126,8 @@ rs_sweep_grid_load_file(const char *path, RsSweepGrid *grid, GError **error)
     yaml_node_t *root = rs_yaml_get_root_mapping(y, error);
     if (root == NULL)
         return FALSE;
-    static const char *const keys[] = {"tp",       "pp",          "dp",       "gpus",
-                                       "ep",       "topology",    "nic_bw",   "infer_dtype",
-                                       "strategy", NULL};
+    static const char *const keys[] = {"tp",       "pp",     "dp",          "gpus",     "ep",
+                                       "topology", "nic_bw", "infer_dtype", "strategy", NULL};
     if (!rs_yaml_check_keys(y, root, NULL, keys, error))
         return FALSE;
     if (!yaml_ints(y, root, "tp", grid->tp, error) || !yaml_ints(y, root, "pp", grid->pp, error) ||
@@ -164,8 +163,8 @@ rs_sweep_grid_load_file(const char *path, RsSweepGrid *grid, GError **error)
             double v;
             g_autoptr(GError) local = NULL;
             if (!rs_units_parse_bandwidth(text, &v, &local)) {
-                rs_yaml_set_error(y, bw->pdata[i], NULL, "nic_bw", error, RS_YAML_ERROR_VALUE,
-                                  "%s", local->message);
+                rs_yaml_set_error(y, bw->pdata[i], NULL, "nic_bw", error, RS_YAML_ERROR_VALUE, "%s",
+                                  local->message);
                 return FALSE;
             }
             g_array_append_val(grid->nic_bw, v);
@@ -221,16 +220,14 @@ rs_sweep_make_points(const RsSweepGrid *g, GError **error)
                                         pt.tp = MAX(pt.tp, 1);
                                         pt.pp = MAX(pt.pp, 1);
                                     } else {
-                                        pt.dp = counts->len ? g_array_index(counts, gint64, ic)
-                                                            : 0;
+                                        pt.dp = counts->len ? g_array_index(counts, gint64, ic) : 0;
                                     }
                                     pt.ep = g->ep->len ? g_array_index(g->ep, gboolean, ie) : -1;
                                     pt.topology = g->topologies->len
                                                       ? g_strdup(g->topologies->pdata[it])
                                                       : NULL;
                                     pt.nic_bw_bytes_per_s =
-                                        g->nic_bw->len ? g_array_index(g->nic_bw, double, ib)
-                                                       : 0;
+                                        g->nic_bw->len ? g_array_index(g->nic_bw, double, ib) : 0;
                                     pt.infer_dtype = g->infer_dtypes->len
                                                          ? g_strdup(g->infer_dtypes->pdata[id])
                                                          : NULL;
@@ -400,8 +397,8 @@ rs_sweep_run_point(const RsSweepPoint *pt, const RsSweepOptions *o, RsSweepResul
     if (ok) {
         r->infer_layout = rs_convention_format(s->infer);
         r->topology_name = g_strdup(rs_topology_get_name(build.topology));
-        r->dtype = g_strdup(rs_dtype_get_name(s->has_infer_dtype ? s->infer_dtype
-                                                                  : rs_model_get_dtype(build.model)));
+        r->dtype = g_strdup(rs_dtype_get_name(
+            s->has_infer_dtype ? s->infer_dtype : rs_model_get_dtype(build.model)));
         if (r->nic_bw_bytes_per_s == 0) {
             /* The NIC egress link of GPU 0 carries the topology's NIC bandwidth. */
             for (guint l = 0; l < rs_topology_get_n_links(build.topology); l++) {
@@ -517,13 +514,12 @@ rs_sweep_result_to_variant(const RsSweepResult *r)
 {
     const RsMemorySideResult *t = &r->memory.side[RS_MEMORY_TRAIN];
     const RsMemorySideResult *i = &r->memory.side[RS_MEMORY_INFER];
-    return g_variant_new(RESULT_VARIANT, r->ok, nz(r->error), nz(r->infer_layout),
-                         r->n_train_gpus, r->n_infer_gpus, r->n_nodes, nz(r->topology_name),
-                         r->nic_bw_bytes_per_s, nz(r->dtype), nz(r->chosen), r->time_s,
-                         r->bound_s, r->bytes_moved, r->network_bytes, (guint64)r->n_messages,
-                         t->max_gpu, i->max_gpu, t->feasible, i->feasible,
-                         t->weights_bytes, t->total_bytes, i->weights_bytes, i->total_bytes,
-                         i->capacity_bytes, ((guint64)t->n_gpus << 32) | i->n_gpus);
+    return g_variant_new(
+        RESULT_VARIANT, r->ok, nz(r->error), nz(r->infer_layout), r->n_train_gpus, r->n_infer_gpus,
+        r->n_nodes, nz(r->topology_name), r->nic_bw_bytes_per_s, nz(r->dtype), nz(r->chosen),
+        r->time_s, r->bound_s, r->bytes_moved, r->network_bytes, (guint64)r->n_messages, t->max_gpu,
+        i->max_gpu, t->feasible, i->feasible, t->weights_bytes, t->total_bytes, i->weights_bytes,
+        i->total_bytes, i->capacity_bytes, ((guint64)t->n_gpus << 32) | i->n_gpus);
 }
 
 static char *
@@ -540,10 +536,10 @@ rs_sweep_result_from_variant(GVariant *v, RsSweepResult *r)
     guint32 train_max, infer_max;
     gboolean tf, inf;
     guint64 n_messages, tw, tt, iw, it, cap, n_gpus;
-    g_variant_get(v, RESULT_VARIANT, &r->ok, &error, &layout, &r->n_train_gpus,
-                  &r->n_infer_gpus, &r->n_nodes, &topo, &r->nic_bw_bytes_per_s, &dtype, &chosen,
-                  &r->time_s, &r->bound_s, &r->bytes_moved, &r->network_bytes, &n_messages,
-                  &train_max, &infer_max, &tf, &inf, &tw, &tt, &iw, &it, &cap, &n_gpus);
+    g_variant_get(v, RESULT_VARIANT, &r->ok, &error, &layout, &r->n_train_gpus, &r->n_infer_gpus,
+                  &r->n_nodes, &topo, &r->nic_bw_bytes_per_s, &dtype, &chosen, &r->time_s,
+                  &r->bound_s, &r->bytes_moved, &r->network_bytes, &n_messages, &train_max,
+                  &infer_max, &tf, &inf, &tw, &tt, &iw, &it, &cap, &n_gpus);
     r->error = empty_null(error);
     r->infer_layout = empty_null(layout);
     r->topology_name = empty_null(topo);
@@ -607,8 +603,8 @@ rs_sweep_select(const RsSweepResult *res, guint n, RsSweepSelect select, double 
     double best_s = INFINITY;
     for (guint k = 0; k < rows->len; k++) {
         guint i = g_array_index(rows, guint, k);
-        gboolean first = k == 0 ||
-                         res[g_array_index(rows, guint, k - 1)].n_infer_gpus != res[i].n_infer_gpus;
+        gboolean first =
+            k == 0 || res[g_array_index(rows, guint, k - 1)].n_infer_gpus != res[i].n_infer_gpus;
         if (!first)
             continue;
         if (select == RS_SWEEP_SELECT_PARETO) {
@@ -757,8 +753,8 @@ json_indices(JsonBuilder *b, const char *name, GArray *rows)
 }
 
 void
-rs_sweep_report(const RsSweepPoint *points, const RsSweepResult *results, guint n,
-                double target_s, RsSweepSelect select, RsFormat format, GString *out)
+rs_sweep_report(const RsSweepPoint *points, const RsSweepResult *results, guint n, double target_s,
+                RsSweepSelect select, RsFormat format, GString *out)
 {
     g_autoptr(GArray) all = rs_sweep_select(results, n, RS_SWEEP_SELECT_ALL, 0);
     g_autoptr(GArray) under = rs_sweep_select(results, n, RS_SWEEP_SELECT_UNDER_TARGET, target_s);
@@ -811,8 +807,7 @@ rs_sweep_report(const RsSweepPoint *points, const RsSweepResult *results, guint 
                 target_s, results[best].n_infer_gpus, results[best].infer_layout,
                 results[best].time_s);
         } else {
-            title = g_strdup_printf("under %.4g s: no feasible point reaches the target",
-                                    target_s);
+            title = g_strdup_printf("under %.4g s: no feasible point reaches the target", target_s);
         }
         append_query_text(points, results, under, title, out);
     }

@@ -38,15 +38,15 @@ typedef enum {
 
 /* The axes of a grid; every array may be empty (the base scenario's value). */
 typedef struct {
-    GArray *tp;            /* gint64, >= 1 */
-    GArray *pp;            /* gint64, >= 1 */
-    GArray *dp;            /* gint64, >= 1 (ignored when gpus is set) */
-    GArray *gpus;          /* gint64: inference GPU counts; dp derived */
-    GArray *ep;            /* gboolean: the inference convention's ep switch */
-    GPtrArray *topologies; /* char*: topology names or files */
-    GArray *nic_bw;        /* double, bytes/s per direction */
+    GArray *tp;              /* gint64, >= 1 */
+    GArray *pp;              /* gint64, >= 1 */
+    GArray *dp;              /* gint64, >= 1 (ignored when gpus is set) */
+    GArray *gpus;            /* gint64: inference GPU counts; dp derived */
+    GArray *ep;              /* gboolean: the inference convention's ep switch */
+    GPtrArray *topologies;   /* char*: topology names or files */
+    GArray *nic_bw;          /* double, bytes/s per direction */
     GPtrArray *infer_dtypes; /* char*: dtype names */
-    GPtrArray *strategies; /* char*: strategy names or "auto"; empty: auto */
+    GPtrArray *strategies;   /* char*: strategy names or "auto"; empty: auto */
 } RsSweepGrid;
 
 /** rs_sweep_grid_init: @grid: (out caller-allocates): empty axes. */
@@ -67,29 +67,29 @@ gboolean rs_sweep_grid_load_file(const char *path, RsSweepGrid *grid, GError **e
 
 /* One point of the grid. */
 typedef struct {
-    guint index;           /* position in the grid */
-    char *topology;        /* (nullable) NULL: the scenario's */
+    guint index;               /* position in the grid */
+    char *topology;            /* (nullable) NULL: the scenario's */
     double nic_bw_bytes_per_s; /* 0: the topology's */
-    char *infer_dtype;     /* (nullable) NULL: the scenario's */
-    char *strategy;        /* "auto" or a strategy name */
-    gint64 tp, pp, dp;     /* 0: the scenario's */
-    gint ep;               /* -1: the scenario's; else 0 or 1 */
+    char *infer_dtype;         /* (nullable) NULL: the scenario's */
+    char *strategy;            /* "auto" or a strategy name */
+    gint64 tp, pp, dp;         /* 0: the scenario's */
+    gint ep;                   /* -1: the scenario's; else 0 or 1 */
 } RsSweepPoint;
 
 /* What one point gave. */
 typedef struct {
-    gboolean ok;           /* FALSE: @error says why (a layout the model does not fit) */
+    gboolean ok; /* FALSE: @error says why (a layout the model does not fit) */
     char *error;
-    char *infer_layout;    /* the inference convention as resolved ("vllm tp=8 dp=4 …") */
+    char *infer_layout; /* the inference convention as resolved ("vllm tp=8 dp=4 …") */
     guint n_train_gpus;
     guint n_infer_gpus;
     guint n_nodes;
     char *topology_name;
     double nic_bw_bytes_per_s;
-    char *dtype;           /* the inference side's wire dtypes */
-    char *chosen;          /* the candidate the row shows (auto: the one it picked) */
-    double time_s;         /* predicted refit time, seconds */
-    double bound_s;        /* lower bound, seconds */
+    char *dtype;    /* the inference dtype: --infer-dtypes, else the model's */
+    char *chosen;   /* the candidate the row shows (auto: the one it picked) */
+    double time_s;  /* predicted refit time, seconds */
+    double bound_s; /* lower bound, seconds */
     guint64 bytes_moved;
     guint64 network_bytes;
     guint n_messages;
@@ -110,10 +110,10 @@ typedef struct {
     const RsFlowSimOptions *flow_options; /* (nullable) NULL: first-order estimate */
     guint64 staging_bytes;                /* 0: the planner's default */
     guint64 reserve_bytes[RS_MEMORY_SIDE_N];
-    guint n_threads;                      /* 0: the machine's cores */
-    gboolean progress;                    /* a progress bar on stderr */
-    guint rank, n_ranks;                  /* this process's share: points with index %
-                                           * n_ranks == rank (1 process: 0, 1) */
+    guint n_threads;     /* 0: the machine's cores */
+    gboolean progress;   /* a progress bar on stderr */
+    guint rank, n_ranks; /* this process's share: points with index %
+                          * n_ranks == rank (1 process: 0, 1) */
 } RsSweepOptions;
 
 /**
@@ -186,8 +186,7 @@ GArray *rs_sweep_select(const RsSweepResult *results, guint n_results, RsSweepSe
  *   infer_dtype, strategy, chosen, bytes_moved, network_bytes, messages, time_s, bound_s,
  *   efficiency, infer_gpu_bytes, train_gpu_bytes, gpu_memory_bytes, feasible, error.
  */
-RsTable *rs_sweep_table_new(const RsSweepPoint *points, const RsSweepResult *results,
-                            GArray *rows);
+RsTable *rs_sweep_table_new(const RsSweepPoint *points, const RsSweepResult *results, GArray *rows);
 
 /**
  * rs_sweep_report:

@@ -110,8 +110,8 @@ rs_timeline_to_json(const RsTrace *trace)
     }
     g_array_sort(items, by_start);
     /* Lanes per destination GPU: the end time of each lane's last message. */
-    g_autoptr(GHashTable) lanes = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
-                                                        (GDestroyNotify)g_array_unref);
+    g_autoptr(GHashTable) lanes =
+        g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, (GDestroyNotify)g_array_unref);
     g_autoptr(GArray) changes = g_array_new(FALSE, FALSE, sizeof(Change));
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
@@ -225,8 +225,8 @@ rs_timeline_to_json(const RsTrace *trace)
     json_builder_add_string_value(b, "ns");
     json_builder_set_member_name(b, "otherData");
     g_autoptr(JsonObject) prov = rs_report_provenance_new();
-    static const char *const meta_keys[] = {"source", "model", "topology", "scenario",
-                                            "strategy", "transport"};
+    static const char *const meta_keys[] = {"source",   "model",    "topology",
+                                            "scenario", "strategy", "transport"};
     for (guint i = 0; i < G_N_ELEMENTS(meta_keys); i++) {
         const char *v = rs_trace_get_meta(trace, meta_keys[i]);
         if (v != NULL)

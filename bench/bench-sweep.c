@@ -117,8 +117,8 @@ main(int argc, char **argv)
             g_free(csv);
         }
         code |= !same;
-        printf("%7u  %6.1f  %8.2f  %7.2fx  %s\n", t, wall_s, points->len / wall_s,
-               first_s / wall_s, same ? "yes" : "NO");
+        printf("%7u  %6.1f  %8.2f  %7.2fx  %s\n", t, wall_s, points->len / wall_s, first_s / wall_s,
+               same ? "yes" : "NO");
         fflush(stdout);
     }
     return code;

@@ -47,8 +47,7 @@ static GOptionEntry entries[] = {
      "LIST"},
     {"ep", 0, 0, G_OPTION_ARG_STRING, &opt_ep, "Expert parallelism of the inference layout",
      "off,on"},
-    {"topologies", 0, 0, G_OPTION_ARG_STRING, &opt_topologies, "Topology names or files",
-     "LIST"},
+    {"topologies", 0, 0, G_OPTION_ARG_STRING, &opt_topologies, "Topology names or files", "LIST"},
     {"nic-bws", 0, 0, G_OPTION_ARG_STRING, &opt_nic_bw,
      "NIC bandwidths per direction, with their unit", "400Gbit/s,800Gbit/s"},
     {"infer-dtypes", 0, 0, G_OPTION_ARG_STRING, &opt_infer_dtypes,
@@ -75,15 +74,15 @@ static GOptionEntry entries[] = {
      "Plot refit time against GPUs with the Pareto front: PREFIX.png, PREFIX.svg and the "
      "data PREFIX.dat (gnuplot)",
      "PREFIX"},
-    {"no-progress", 0, 0, G_OPTION_ARG_NONE, &opt_no_progress, "No progress bar on stderr",
-     NULL},
+    {"no-progress", 0, 0, G_OPTION_ARG_NONE, &opt_no_progress, "No progress bar on stderr", NULL},
     {NULL},
 };
 
 static GOptionContext *
 make_context(void)
 {
-    GOptionContext *context = g_option_context_new("- sweep inference layouts, GPU counts and fabrics");
+    GOptionContext *context =
+        g_option_context_new("- sweep inference layouts, GPU counts and fabrics");
     g_option_context_set_summary(
         context,
         "Plans and estimates a refit for every point of a grid over the inference layout\n"
@@ -314,10 +313,8 @@ sweep(const char *cmd, const Settings *set, guint rank, guint n_ranks)
     if (code == RS_EXIT_OK && rank == 0) {
         const RsSweepPoint *pts = (const RsSweepPoint *)points->data;
         g_autoptr(GString) out = g_string_new(NULL);
-        rs_sweep_report(pts, results, points->len, set->target_s, set->select, set->format,
-                        out);
-        if (opt_plot != NULL &&
-            !rs_plot_sweep(pts, results, points->len, opt_plot, &error)) {
+        rs_sweep_report(pts, results, points->len, set->target_s, set->select, set->format, out);
+        if (opt_plot != NULL && !rs_plot_sweep(pts, results, points->len, opt_plot, &error)) {
             code = rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
         } else {
             fputs(out->str, stdout);

@@ -128,10 +128,10 @@ static void
 test_run_compare(void)
 {
     g_autofree char *topo = data_path("small-fabric.yaml");
-    const char *args[] = {"run", "--shape", "256x256", "--dtype", "f32", "--src-mesh", "1",
-                          "--src-placements", "R", "--src-ranks", "0", "--dst-mesh", "2",
-                          "--dst-placements", "S(0)", "--dst-ranks", "1-2", "--topology", topo,
-                          "--compare", "-q", NULL};
+    const char *args[] = {"run", "--shape",          "256x256", "--dtype",     "f32", "--src-mesh",
+                          "1",   "--src-placements", "R",       "--src-ranks", "0",   "--dst-mesh",
+                          "2",   "--dst-placements", "S(0)",    "--dst-ranks", "1-2", "--topology",
+                          topo,  "--compare",        "-q",      NULL};
     RunResult r = run_reshard(args);
     g_assert_cmpint(r.exit_code, ==, 0);
     assert_contains(r.out, "compare    predicted the simulation against measured the run: 2 "

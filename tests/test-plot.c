@@ -60,8 +60,7 @@ small_trace(void)
     rs_trace_add(t, 0, 0, 2, 1000000, 0, 0, 0.001, "gpu0.nic-egress;gpu2.nic-ingress", NULL, 0);
     rs_trace_add(t, 1, 1, 3, 2000000, 0, 0.0002, 0.002, "gpu1.nic-egress;gpu3.nic-ingress", NULL,
                  0);
-    rs_trace_add(t, 2, 0, 3, 500000, 1, 0.002, 0.0025, "gpu0.nic-egress;gpu3.nic-ingress", NULL,
-                 0);
+    rs_trace_add(t, 2, 0, 3, 500000, 1, 0.002, 0.0025, "gpu0.nic-egress;gpu3.nic-ingress", NULL, 0);
     rs_trace_add(t, 3, 2, 2, 500000, 1, 0.002, 0.0021, "", NULL, 0); /* a local copy */
     return t;
 }
@@ -176,9 +175,9 @@ test_no_gnuplot(void)
     g_assert_false(g_file_test(dat, G_FILE_TEST_EXISTS));
     /* The command line says it too, exit 1, and the sweep's table is not printed. */
     g_autofree char *cli_prefix = g_build_filename(dir, "sw", NULL);
-    const char *args[] = {"sweep",      "--scale", "16", "--layers", "29-30", "--tp", "8",
-                          "--gpus",     "64",      "--strategies", "direct", "--plot",
-                          cli_prefix,   "-q",      NULL};
+    const char *args[] = {"sweep",  "--scale", "16",       "--layers", "29-30",
+                          "--tp",   "8",       "--gpus",   "64",       "--strategies",
+                          "direct", "--plot",  cli_prefix, "-q",       NULL};
     const char *env[] = {"RESHARD_GNUPLOT=/nonexistent/gnuplot", NULL};
     RunResult r = run_reshard_env(args, env);
     g_assert_cmpint(r.exit_code, ==, 1);
@@ -195,9 +194,23 @@ test_cli_simulate(void)
         return;
     g_autofree char *dir = make_temp_dir();
     g_autofree char *prefix = g_build_filename(dir, "p", NULL);
-    const char *args[] = {"simulate", "--model", "llama-3.1-8b", "--nodes", "2", "--train",
-                          "megatron:tp=2,pp=2", "--train-gpus", "0-7", "--infer", "vllm:tp=4",
-                          "--infer-gpus", "8-15", "--plot", prefix, "-q", NULL};
+    const char *args[] = {"simulate",
+                          "--model",
+                          "llama-3.1-8b",
+                          "--nodes",
+                          "2",
+                          "--train",
+                          "megatron:tp=2,pp=2",
+                          "--train-gpus",
+                          "0-7",
+                          "--infer",
+                          "vllm:tp=4",
+                          "--infer-gpus",
+                          "8-15",
+                          "--plot",
+                          prefix,
+                          "-q",
+                          NULL};
     RunResult r = run_reshard(args);
     g_assert_cmpint(r.exit_code, ==, 0);
     const char *const names[] = {"strategies", "timeline", "links", "traffic"};
@@ -220,9 +233,23 @@ test_cli_report(void)
     g_autofree char *dir = make_temp_dir();
     g_autofree char *html = g_build_filename(dir, "r.html", NULL);
     g_autofree char *md = g_build_filename(dir, "r.md", NULL);
-    const char *args[] = {"report", "--model", "llama-3.1-8b", "--nodes", "2", "--train",
-                          "megatron:tp=2,pp=2", "--train-gpus", "0-7", "--infer", "vllm:tp=4",
-                          "--infer-gpus", "8-15", "--output", html, "-q", NULL};
+    const char *args[] = {"report",
+                          "--model",
+                          "llama-3.1-8b",
+                          "--nodes",
+                          "2",
+                          "--train",
+                          "megatron:tp=2,pp=2",
+                          "--train-gpus",
+                          "0-7",
+                          "--infer",
+                          "vllm:tp=4",
+                          "--infer-gpus",
+                          "8-15",
+                          "--output",
+                          html,
+                          "-q",
+                          NULL};
     RunResult r = run_reshard(args);
     g_assert_cmpint(r.exit_code, ==, 0);
     run_result_clear(&r);
@@ -239,9 +266,25 @@ test_cli_report(void)
     g_assert_null(strstr(text, "src=\"http"));
     g_assert_null(strstr(text, "href=\"http"));
     g_assert_null(strstr(text, "<script"));
-    const char *margs[] = {"report", "--model", "llama-3.1-8b", "--nodes", "2", "--train",
-                           "megatron:tp=2,pp=2", "--train-gpus", "0-7", "--infer", "vllm:tp=4",
-                           "--infer-gpus", "8-15", "--format", "md", "--output", md, "-q", NULL};
+    const char *margs[] = {"report",
+                           "--model",
+                           "llama-3.1-8b",
+                           "--nodes",
+                           "2",
+                           "--train",
+                           "megatron:tp=2,pp=2",
+                           "--train-gpus",
+                           "0-7",
+                           "--infer",
+                           "vllm:tp=4",
+                           "--infer-gpus",
+                           "8-15",
+                           "--format",
+                           "md",
+                           "--output",
+                           md,
+                           "-q",
+                           NULL};
     r = run_reshard(margs);
     g_assert_cmpint(r.exit_code, ==, 0);
     run_result_clear(&r);
@@ -307,10 +350,18 @@ png_coloured_fraction(const char *path)
             guint c = x >= channels && up ? up[x - channels] : 0;
             guint p = f[1 + x];
             switch (f[0]) {
-            case 0: row[x] = p; break;
-            case 1: row[x] = p + a; break;
-            case 2: row[x] = p + b; break;
-            case 3: row[x] = p + (a + b) / 2; break;
+            case 0:
+                row[x] = p;
+                break;
+            case 1:
+                row[x] = p + a;
+                break;
+            case 2:
+                row[x] = p + b;
+                break;
+            case 3:
+                row[x] = p + (a + b) / 2;
+                break;
             default: {
                 gint pa = ABS((gint)b - (gint)c), pb = ABS((gint)a - (gint)c),
                      pc = ABS((gint)a + (gint)b - 2 * (gint)c);
@@ -353,13 +404,20 @@ test_slow_chromium(void)
     g_autofree char *shot = g_build_filename(dir, "shot.png", NULL);
     g_autofree char *shot_arg = g_strconcat("--screenshot=", shot, NULL);
     g_autofree char *url = g_strconcat("file://", html, NULL);
-    const char *argv[] = {chromium, "--headless", "--no-sandbox", "--disable-gpu",
-                          "--hide-scrollbars", "--window-size=1200,2400", shot_arg, url, NULL};
+    const char *argv[] = {chromium,
+                          "--headless",
+                          "--no-sandbox",
+                          "--disable-gpu",
+                          "--hide-scrollbars",
+                          "--window-size=1200,2400",
+                          shot_arg,
+                          url,
+                          NULL};
     gint status = 0;
     g_autoptr(GError) error = NULL;
-    g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL |
-                               G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, NULL, NULL, &status,
-                               &error));
+    g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL,
+                               G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+                               NULL, NULL, &status, &error));
     g_assert_no_error(error);
     g_assert_true(g_file_test(shot, G_FILE_TEST_IS_REGULAR));
     double frac = png_coloured_fraction(shot);

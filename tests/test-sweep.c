@@ -210,10 +210,10 @@ test_queries(void)
     set_result(&r[1], 64, 1.5, TRUE);
     set_result(&r[2], 128, 0.9, FALSE); /* the fastest, but does not fit */
     set_result(&r[3], 128, 1.2, TRUE);
-    set_result(&r[4], 256, 1.3, TRUE);  /* more GPUs, slower: not on the front */
+    set_result(&r[4], 256, 1.3, TRUE); /* more GPUs, slower: not on the front */
     set_result(&r[5], 256, 0.8, TRUE);
     set_result(&r[6], 32, 0.5, TRUE);
-    r[6].ok = FALSE;                    /* a layout that was refused */
+    r[6].ok = FALSE; /* a layout that was refused */
     g_autoptr(GArray) under = rs_sweep_select(r, 7, RS_SWEEP_SELECT_UNDER_TARGET, 1.3);
     const guint want_under[] = {3, 5, 4};
     g_assert_cmpuint(under->len, ==, 3);
@@ -360,10 +360,12 @@ test_sweep_threads(void)
 
 /* --- the command --- */
 
-static const char *const cli_grid[] = {
-    "sweep", "--scale", "16", "--layers", "29-30", "--tp", "1,2,4,8,16", "--gpus",
-    "16,32,64,128,256", "--ep", "off,on", "--strategies", "direct", "--format", "csv", "-q",
-    NULL};
+static const char *const cli_grid[] = {"sweep",      "--scale",  "16",
+                                       "--layers",   "29-30",    "--tp",
+                                       "1,2,4,8,16", "--gpus",   "16,32,64,128,256",
+                                       "--ep",       "off,on",   "--strategies",
+                                       "direct",     "--format", "csv",
+                                       "-q",         NULL};
 
 static char *
 cli_sweep(const char *threads, guint mpi_np)
@@ -405,8 +407,8 @@ test_cli_sweep_deterministic(void)
 static void
 test_cli_sweep_infeasible(void)
 {
-    const char *args[] = {"sweep", "--tp", "8,32", "--gpus", "256", "--strategies", "direct",
-                          "--target", "10", "-q", NULL};
+    const char *args[] = {"sweep",  "--tp",     "8,32", "--gpus", "256", "--strategies",
+                          "direct", "--target", "10",   "-q",     NULL};
     RunResult r = run_reshard(args);
     g_assert_cmpint(r.exit_code, ==, 0);
     assert_contains(r.out, "sweep      2 points: 2 planned, 1 fit in GPU memory");
@@ -421,7 +423,7 @@ test_cli_sweep_infeasible(void)
     g_assert_cmpuint(n_tp8, ==, 1); /* the points table only: in no query */
     run_result_clear(&r);
     const char *warn[] = {"simulate", "--network", "bottleneck", "--strategy", "direct",
-                          "--infer", "vllm:tp=8", "--format", "json", NULL};
+                          "--infer",  "vllm:tp=8", "--format",   "json",       NULL};
     r = run_reshard(warn);
     g_assert_cmpint(r.exit_code, ==, 0);
     assert_contains(r.err, "warning: the inference layout does not fit in GPU memory: GPU 256 "
@@ -430,8 +432,8 @@ test_cli_sweep_infeasible(void)
     assert_contains(r.out, "\"weights_bytes\" : 169560743936");
     run_result_clear(&r);
     /* CSV: every row says whether the scenario fits (its last column). */
-    const char *csv[] = {"simulate", "--network", "bottleneck", "--strategy", "direct",
-                         "--infer", "vllm:tp=8", "--format", "csv", "-q", NULL};
+    const char *csv[] = {"simulate",  "--network", "bottleneck", "--strategy", "direct", "--infer",
+                         "vllm:tp=8", "--format",  "csv",        "-q",         NULL};
     r = run_reshard(csv);
     g_assert_cmpint(r.exit_code, ==, 0);
     assert_contains(r.out, ",variant,memory_feasible\ndirect,");

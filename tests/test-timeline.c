@@ -82,10 +82,27 @@ test_cli(void)
 {
     g_autofree char *dir = make_temp_dir();
     g_autofree char *path = g_build_filename(dir, "t.json", NULL);
-    const char *args[] = {"simulate", "--model", "llama-3.1-8b", "--nodes", "2", "--train",
-                          "megatron:tp=2,pp=2", "--train-gpus", "0-7", "--infer", "vllm:tp=4",
-                          "--infer-gpus", "8-15", "--strategy", "direct", "--timeline", path,
-                          "-q", "--format", "json", NULL};
+    const char *args[] = {"simulate",
+                          "--model",
+                          "llama-3.1-8b",
+                          "--nodes",
+                          "2",
+                          "--train",
+                          "megatron:tp=2,pp=2",
+                          "--train-gpus",
+                          "0-7",
+                          "--infer",
+                          "vllm:tp=4",
+                          "--infer-gpus",
+                          "8-15",
+                          "--strategy",
+                          "direct",
+                          "--timeline",
+                          path,
+                          "-q",
+                          "--format",
+                          "json",
+                          NULL};
     RunResult r = run_reshard(args);
     g_assert_cmpint(r.exit_code, ==, 0);
     g_autoptr(JsonParser) sp = json_parser_new();
@@ -118,10 +135,25 @@ test_cli_one_trace(void)
     g_autofree char *trace = g_build_filename(dir, "h.csv", NULL);
     g_autofree char *other = g_build_filename(dir, "h-hierarchical.csv", NULL);
     g_autofree char *meta = g_build_filename(dir, "h.csv.meta", NULL);
-    const char *args[] = {"simulate", "--model", "llama-3.1-8b", "--nodes", "2", "--train",
-                          "megatron:tp=2,pp=2", "--train-gpus", "0-7", "--infer", "vllm:tp=4",
-                          "--infer-gpus", "8-15", "--strategy", "hierarchical", "--trace", trace,
-                          "-q", NULL};
+    const char *args[] = {"simulate",
+                          "--model",
+                          "llama-3.1-8b",
+                          "--nodes",
+                          "2",
+                          "--train",
+                          "megatron:tp=2,pp=2",
+                          "--train-gpus",
+                          "0-7",
+                          "--infer",
+                          "vllm:tp=4",
+                          "--infer-gpus",
+                          "8-15",
+                          "--strategy",
+                          "hierarchical",
+                          "--trace",
+                          trace,
+                          "-q",
+                          NULL};
     RunResult r = run_reshard(args);
     g_assert_cmpint(r.exit_code, ==, 0);
     run_result_clear(&r);
