@@ -394,6 +394,8 @@ run(int argc, char **argv)
         !rs_cli_check_distinct_outputs("--trace", opt_trace, "--timeline", opt_timeline,
                                        &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    if (!rs_scenario_args_check_no_memory(&sargs, &error))
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     /* Two documents on stdout would not load as one CSV or JSON. */
     if (opt_compare && format != RS_FORMAT_TABLE) {
         g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,

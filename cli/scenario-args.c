@@ -16,8 +16,7 @@ rs_scenario_args_make_group(RsScenarioArgs *args)
         {"scenario", 's', 0, G_OPTION_ARG_STRING, &args->scenario, "Scenario name or file",
          "NAME|FILE"},
         {"model", 'm', 0, G_OPTION_ARG_STRING, &args->model, "Model name or file", "NAME|FILE"},
-        {"mtp", 0, 0, G_OPTION_ARG_NONE, &args->mtp, "Include multi-token-prediction layers",
-         NULL},
+        {"mtp", 0, 0, G_OPTION_ARG_NONE, &args->mtp, "Include multi-token-prediction layers", NULL},
         {"stored", 0, 0, G_OPTION_ARG_NONE, &args->stored,
          "Move the weights as the checkpoint stores them (FP8 + block scales, MXFP4)", NULL},
         {"infer-dtype", 0, 0, G_OPTION_ARG_STRING, &args->infer_dtype,
@@ -49,8 +48,8 @@ rs_scenario_args_make_group(RsScenarioArgs *args)
          "SIZE"},
         {NULL},
     };
-    GOptionGroup *group = g_option_group_new("scenario", "Scenario options:",
-                                             "Show scenario options", NULL, NULL);
+    GOptionGroup *group =
+        g_option_group_new("scenario", "Scenario options:", "Show scenario options", NULL, NULL);
     g_option_group_add_entries(group, entries);
     return group;
 }
@@ -166,14 +165,15 @@ apply_flags(RsScenario *s, const RsScenarioArgs *args, const char *dtype, GError
         rs_scenario_set_where(&s->infer_gpus_where, "--infer-gpus");
     if ((args->train && !replace_convention(&s->train, args->train, "--train", error)) ||
         (args->infer && !replace_convention(&s->infer, args->infer, "--infer", error)) ||
-        (args->train_gpus && !replace_gpus(&s->train_gpus, args->train_gpus, "--train-gpus", error)) ||
-        (args->infer_gpus && !replace_gpus(&s->infer_gpus, args->infer_gpus, "--infer-gpus", error)) ||
+        (args->train_gpus &&
+         !replace_gpus(&s->train_gpus, args->train_gpus, "--train-gpus", error)) ||
+        (args->infer_gpus &&
+         !replace_gpus(&s->infer_gpus, args->infer_gpus, "--infer-gpus", error)) ||
         !rs_cli_parse_int("--scale", args->scale, 1, G_MAXINT32, &scale, error) ||
         !rs_scenario_apply_variant(s, (gint)scale, args->layers, error))
         return FALSE;
     return TRUE;
 }
-
 
 RsScenario *
 rs_scenario_args_load(const RsScenarioArgs *args, const char *default_name, const char *dtype,
@@ -236,11 +236,16 @@ rs_scenario_args_format_overrides(const RsScenarioArgs *args)
         const char *flag;
         gboolean given;
     } parts[] = {
-        {"--model", args->model != NULL},       {"--stored", args->stored},
-        {"--mtp", args->mtp},                   {"--infer-dtype", args->infer_dtype != NULL},
-        {"--topology", args->topology != NULL}, {"--train", args->train != NULL},
-        {"--train-gpus", args->train_gpus != NULL}, {"--infer", args->infer != NULL},
-        {"--infer-gpus", args->infer_gpus != NULL}, {"--scale", args->scale != NULL},
+        {"--model", args->model != NULL},
+        {"--stored", args->stored},
+        {"--mtp", args->mtp},
+        {"--infer-dtype", args->infer_dtype != NULL},
+        {"--topology", args->topology != NULL},
+        {"--train", args->train != NULL},
+        {"--train-gpus", args->train_gpus != NULL},
+        {"--infer", args->infer != NULL},
+        {"--infer-gpus", args->infer_gpus != NULL},
+        {"--scale", args->scale != NULL},
         {"--layers", args->layers != NULL},
     };
     GString *out = g_string_new(NULL);
@@ -280,4 +285,17 @@ rs_scenario_args_get_memory_options(const RsScenarioArgs *args, guint64 staging_
         }
     }
     return TRUE;
+}
+
+gboolean
+rs_scenario_args_check_no_memory(const RsScenarioArgs *args, GError **error)
+{
+    const char *flag = args->infer_memory_reserve   ? "--infer-memory-reserve"
+                       : args->train_memory_reserve ? "--train-memory-reserve"
+                                                    : NULL;
+    if (flag == NULL)
+        return TRUE;
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                "%s applies to simulate, sweep and report (the memory check), not here", flag);
+    return FALSE;
 }

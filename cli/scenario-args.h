@@ -107,4 +107,12 @@ char *rs_scenario_args_format_overrides(const RsScenarioArgs *args);
 gboolean rs_scenario_args_get_memory_options(const RsScenarioArgs *args, guint64 staging_bytes,
                                              RsMemoryOptions *out, GError **error);
 
+/**
+ * rs_scenario_args_check_no_memory:
+ * @error: G_OPTION_ERROR_BAD_VALUE naming a memory reserve flag given to a command that
+ *   does not check memory (plan, run), so that it is not silently ignored
+ * Returns: TRUE when neither reserve was given.
+ */
+gboolean rs_scenario_args_check_no_memory(const RsScenarioArgs *args, GError **error);
+
 G_END_DECLS

@@ -454,6 +454,11 @@ test_cli_sweep_errors(void)
         {{"sweep", "--select", "under-target", NULL}, "--select under-target needs --target"},
         {{"sweep", "--infer-gpus", "0-7", NULL}, "--infer-gpus does not apply to a sweep"},
         {{"sweep", "--ep", "maybe", NULL}, "--ep: \"maybe\": expected off or on"},
+        {{"sweep", "--infer-memory-reserve", "lots", NULL}, "--infer-memory-reserve: "},
+        {{"run", "--shape", "8x8", "--infer-memory-reserve", "8GB", NULL},
+         "--infer-memory-reserve applies to simulate, sweep and report"},
+        {{"plan", "--shape", "8x8", "--train-memory-reserve", "8GB", NULL},
+         "--train-memory-reserve applies to simulate, sweep and report"},
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         RunResult r = run_reshard(cases[i].args);
