@@ -217,6 +217,8 @@ rs_report_json_append_full(JsonBuilder *b, gboolean pretty, GString *out)
 
 /* --- simulate --- */
 
+static RsTable *strategy_table(const RsSimulateReport *r);
+
 /* The lines above the strategies table: the scenario, model, topology, layouts, planner. */
 static void
 simulate_header(const RsSimulateReport *r, GString *out)
@@ -244,7 +246,37 @@ simulate_header(const RsSimulateReport *r, GString *out)
                                "planner    buckets and per-rank staging of %.3g GB per round, at "
                                "most %u operations per rank per round\n",
                                r->staging_bytes / 1e9, r->max_ops_per_group);
+    if (r->memory != NULL) {
+        g_autofree char *lines = rs_memory_format_lines(r->memory);
+        g_string_append(out, lines);
+    }
     g_string_append_c(out, '\n');
+}
+
+/* The JSON member "memory": {feasible, train: {...}, infer: {...}}. */
+static void
+json_memory(JsonBuilder *b, const RsMemoryResult *m)
+{
+    json_builder_set_member_name(b, "memory");
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "feasible");
+    json_builder_add_boolean_value(b, m->feasible);
+    for (guint i = 0; i < RS_MEMORY_SIDE_N; i++) {
+        const RsMemorySideResult *s = &m->side[i];
+        json_builder_set_member_name(b, rs_memory_side_get_name(i));
+        json_builder_begin_object(b);
+        JSON_INT(b, "gpus", s->n_gpus);
+        JSON_INT(b, "max_gpu", s->max_gpu);
+        JSON_INT(b, "weights_bytes", s->weights_bytes);
+        JSON_INT(b, "staging_bytes", s->staging_bytes);
+        JSON_INT(b, "reserve_bytes", s->reserve_bytes);
+        JSON_INT(b, "total_bytes", s->total_bytes);
+        JSON_INT(b, "capacity_bytes", s->capacity_bytes);
+        json_builder_set_member_name(b, "feasible");
+        json_builder_add_boolean_value(b, s->feasible);
+        json_builder_end_object(b);
+    }
+    json_builder_end_object(b);
 }
 
 /* The lines below the table: the lower bound, the hierarchical variant, auto's reason. */
@@ -329,7 +361,7 @@ enum {
     SM_NIC_OUT, SM_NIC_OUT_GPU, SM_MESSAGES, SM_ROUNDS_TEXT, SM_FIRST_ORDER_TEXT, SM_TRANSFERS,
     SM_PHASES, SM_PREDICTED, SM_BOUND, SM_EFFICIENCY, SM_NETWORK_MODEL, SM_FIRST_ORDER,
     SM_BOTTLENECK, SM_BOTTLENECK_LOAD, SM_ROUNDS_CSV, SM_STAGING_CSV, SM_VARIANT_CSV, SM_FLOW,
-    SM_BUSIEST,
+    SM_BUSIEST, SM_FEASIBLE_CSV,
 };
 
 #define SECONDS_3 RS_COLUMN_SECONDS, 3
@@ -369,6 +401,9 @@ static const RsColumn strategy_columns[] = {
     [SM_VARIANT_CSV] = {"variant", NULL, RS_COLUMN_TEXT, 0, RS_COLUMN_CSV_ONLY},
     [SM_FLOW] = {"flow", NULL, RS_COLUMN_JSON, 0, 0},
     [SM_BUSIEST] = {"busiest_link", NULL, RS_COLUMN_JSON, 0, 0},
+    /* The scenario's memory feasibility on every row (JSON: the "memory" member; text:
+     * the memory lines). */
+    [SM_FEASIBLE_CSV] = {"memory_feasible", NULL, RS_COLUMN_BOOL, 0, RS_COLUMN_CSV_ONLY},
 };
 
 /* The JSON value a builder holds (a sub-document); frees the builder. */
@@ -489,6 +524,8 @@ add_strategy_cost(RsTable *t, const RsSimulateReport *r, const RsStrategyResult 
     rs_table_set_double(t, SM_EFFICIENCY, efficiency(r, s));
     rs_table_set_double(t, SM_FIRST_ORDER_TEXT, c->predicted_s);
     rs_table_set_double(t, SM_FIRST_ORDER, c->predicted_s);
+    if (r->memory != NULL)
+        rs_table_set_bool(t, SM_FEASIBLE_CSV, r->memory->feasible);
 }
 
 /* The network model's figures of a strategy's row: the model, the bottleneck, the flow. */
@@ -505,6 +542,12 @@ add_strategy_network(RsTable *t, const RsSimulateReport *r, const RsStrategyResu
         rs_table_take_json(t, SM_FLOW, flow_node(f, r->topology));
     if (s->cost.busiest_link_bytes > 0)
         rs_table_take_json(t, SM_BUSIEST, busiest_link_node(s, r->topology));
+}
+
+RsTable *
+rs_report_simulate_table(const RsSimulateReport *r)
+{
+    return strategy_table(r);
 }
 
 static RsTable *
@@ -612,6 +655,8 @@ rs_report_simulate(const RsSimulateReport *report, RsFormat format, GString *out
     json_builder_begin_object(b);
     json_simulate_work(b, report);
     json_simulate_bound(b, report);
+    if (report->memory != NULL)
+        json_memory(b, report->memory);
     json_builder_set_member_name(b, "strategies");
     rs_table_add_json_array(t, b);
     json_builder_end_object(b);

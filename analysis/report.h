@@ -24,6 +24,7 @@
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
+#include "analysis/memory.h"
 #include "analysis/table.h"
 #include "sim/cost.h"
 #include "sim/lower-bound.h"
@@ -85,6 +86,8 @@ typedef struct {
     guint max_ops_per_group;    /* the planner's operations per rank per round */
     const char *auto_reason;    /* (nullable) why auto chose what it chose */
     const char *hierarchical_note; /* (nullable) which hierarchical variant won */
+    const RsMemoryResult *memory;  /* (nullable) memory feasibility of both sides: the
+                                    * "memory" lines of the text form, JSON "memory" */
 } RsSimulateReport;
 
 /**
@@ -97,6 +100,10 @@ typedef struct {
  * @out: text is appended here
  */
 void rs_report_simulate(const RsSimulateReport *report, RsFormat format, GString *out);
+
+/** rs_report_simulate_table: Returns: (transfer full): the strategies table of
+ * rs_report_simulate() (one row per strategy). */
+RsTable *rs_report_simulate_table(const RsSimulateReport *report);
 
 /**
  * rs_report_replay:

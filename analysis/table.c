@@ -497,3 +497,75 @@ rs_table_append(const RsTable *t, RsFormat format, GString *out)
     }
     }
 }
+
+/* The text table's header and cells, for the HTML and Markdown forms. */
+static GPtrArray *
+text_cells(const RsTable *t, guint **cols_out, guint *n_out)
+{
+    guint n_rows = rs_table_get_n_rows(t);
+    guint *cols = g_new(guint, MAX(t->n_columns, 1));
+    guint n = 0;
+    for (guint c = 0; c < t->n_columns; c++)
+        if (shown_in(t, c, RS_FORMAT_TABLE))
+            cols[n++] = c;
+    GPtrArray *text = g_ptr_array_new_with_free_func(g_free);
+    for (guint r = 0; r <= n_rows; r++)
+        for (guint i = 0; i < n; i++) {
+            const RsColumn *col = &t->columns[cols[i]];
+            g_ptr_array_add(text, r == 0 ? header_text(col)
+                                         : text_cell(col, get_cell(t, r - 1, cols[i])));
+        }
+    *cols_out = cols;
+    *n_out = n;
+    return text;
+}
+
+void
+rs_table_append_html(const RsTable *t, GString *out)
+{
+    g_autofree guint *cols = NULL;
+    guint n;
+    g_autoptr(GPtrArray) text = text_cells(t, &cols, &n);
+    guint n_rows = rs_table_get_n_rows(t);
+    g_string_append(out, "<table>\n<thead><tr>");
+    for (guint r = 0; r <= n_rows; r++) {
+        if (r == 1)
+            g_string_append(out, "</tr></thead>\n<tbody>\n<tr>");
+        else if (r > 1)
+            g_string_append(out, "<tr>");
+        for (guint i = 0; i < n; i++) {
+            gboolean left = i == 0 || (t->columns[cols[i]].flags & RS_COLUMN_LEFT);
+            g_autofree char *esc = g_markup_escape_text(text->pdata[(gsize)r * n + i], -1);
+            g_string_append_printf(out, "<%s%s>%s</%s>", r == 0 ? "th" : "td",
+                                   left ? "" : " class=\"num\"", esc, r == 0 ? "th" : "td");
+        }
+        g_string_append(out, r == 0 && n_rows == 0 ? "</tr></thead>\n<tbody>\n" : "</tr>\n");
+    }
+    g_string_append(out, "</tbody>\n</table>\n");
+}
+
+void
+rs_table_append_markdown(const RsTable *t, GString *out)
+{
+    g_autofree guint *cols = NULL;
+    guint n;
+    g_autoptr(GPtrArray) text = text_cells(t, &cols, &n);
+    guint n_rows = rs_table_get_n_rows(t);
+    for (guint r = 0; r <= n_rows; r++) {
+        g_string_append(out, "|");
+        for (guint i = 0; i < n; i++) {
+            g_autofree char *cell = g_strdup(text->pdata[(gsize)r * n + i]);
+            g_strdelimit(cell, "|", '/');
+            g_string_append_printf(out, " %s |", cell);
+        }
+        g_string_append_c(out, '\n');
+        if (r == 0) {
+            g_string_append(out, "|");
+            for (guint i = 0; i < n; i++) {
+                gboolean left = i == 0 || (t->columns[cols[i]].flags & RS_COLUMN_LEFT);
+                g_string_append(out, left ? " --- |" : " ---: |");
+            }
+            g_string_append_c(out, '\n');
+        }
+    }
+}

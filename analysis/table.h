@@ -161,6 +161,17 @@ void rs_table_add_json_members(const RsTable *table, guint row, JsonBuilder *b);
 void rs_table_add_json_array(const RsTable *table, JsonBuilder *b);
 
 /**
+ * rs_table_append_html:
+ * @out: an HTML <table> is appended: a <thead> row of the text table's headers and a <tbody>
+ *   row per row, the cells as in the text table (escaped), numeric columns of class "num"
+ */
+void rs_table_append_html(const RsTable *table, GString *out);
+
+/** rs_table_append_markdown: appends a pipe table (GitHub-flavoured Markdown) of the text
+ * table's headers and cells; numeric columns right-aligned; "|" in a cell becomes "/". */
+void rs_table_append_markdown(const RsTable *table, GString *out);
+
+/**
  * rs_table_append:
  * @format: RS_FORMAT_TABLE (rs_table_append_text()), RS_FORMAT_CSV
  *   (rs_table_append_csv()) or RS_FORMAT_JSON: a document of its own, an object with the

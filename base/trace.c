@@ -117,11 +117,12 @@ append_time(GString *s, double t)
     }
 }
 
-char *
-rs_trace_to_string(const RsTrace *trace)
+/* The CSV text: with @comments, the metadata as "# key: value" lines first. */
+static char *
+trace_to_csv(const RsTrace *trace, gboolean comments)
 {
     GString *s = g_string_new(NULL);
-    for (guint i = 0; i + 1 < trace->meta->len; i += 2)
+    for (guint i = 0; comments && i + 1 < trace->meta->len; i += 2)
         g_string_append_printf(s, "# %s: %s\n", (char *)g_ptr_array_index(trace->meta, i),
                                (char *)g_ptr_array_index(trace->meta, i + 1));
     g_string_append(s, "message,src,dst,bytes,phase,start_s,end_s,route,depends_on\n");
@@ -140,13 +141,39 @@ rs_trace_to_string(const RsTrace *trace)
     return g_string_free(s, FALSE);
 }
 
+char *
+rs_trace_to_string(const RsTrace *trace)
+{
+    return trace_to_csv(trace, TRUE);
+}
+
+char *
+rs_trace_get_meta_path(const char *path)
+{
+    return g_strconcat(path, ".meta", NULL);
+}
+
+#define META_GROUP "trace"
+
 gboolean
 rs_trace_write_file(const RsTrace *trace, const char *path, GError **error)
 {
-    g_autofree char *text = rs_trace_to_string(trace);
+    /* The CSV holds the rows alone, so that pandas.read_csv() and spreadsheets load it as
+     * it is; the metadata goes to the sidecar PATH.meta (a GKeyFile). */
+    g_autofree char *text = trace_to_csv(trace, FALSE);
     g_autoptr(GError) local = NULL;
+    g_autofree char *meta_path = rs_trace_get_meta_path(path);
+    g_autofree char *meta = NULL;
+    if (trace->meta->len > 0) {
+        g_autoptr(GKeyFile) kf = g_key_file_new();
+        for (guint i = 0; i + 1 < trace->meta->len; i += 2)
+            g_key_file_set_string(kf, META_GROUP, g_ptr_array_index(trace->meta, i),
+                                  g_ptr_array_index(trace->meta, i + 1));
+        meta = g_key_file_to_data(kf, NULL, NULL);
+    }
     /* g_file_set_contents writes a temporary file and renames it over @path. */
-    if (!g_file_set_contents(path, text, -1, &local)) {
+    if (!g_file_set_contents(path, text, -1, &local) ||
+        (meta != NULL && !g_file_set_contents(meta_path, meta, -1, &local))) {
         g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_IO, "%s", local->message);
         return FALSE;
     }
@@ -385,5 +412,20 @@ rs_trace_read_file(const char *path, GError **error)
         g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_IO, "%s", local->message);
         return NULL;
     }
-    return rs_trace_read_string(text, path, error);
+    RsTrace *trace = rs_trace_read_string(text, path, error);
+    if (trace == NULL)
+        return NULL;
+    /* The sidecar's metadata, when there is one (a file written before it had none: its
+     * "# key: value" lines were read above). */
+    g_autofree char *meta_path = rs_trace_get_meta_path(path);
+    g_autoptr(GKeyFile) kf = g_key_file_new();
+    if (g_key_file_load_from_file(kf, meta_path, G_KEY_FILE_NONE, NULL)) {
+        g_auto(GStrv) keys = g_key_file_get_keys(kf, META_GROUP, NULL, NULL);
+        for (guint i = 0; keys != NULL && keys[i] != NULL; i++) {
+            g_autofree char *v = g_key_file_get_string(kf, META_GROUP, keys[i], NULL);
+            if (v != NULL)
+                rs_trace_set_meta(trace, keys[i], v);
+        }
+    }
+    return trace;
 }

@@ -87,11 +87,15 @@ const RsTraceRow *rs_trace_get_row(const RsTrace *trace, guint index);
  *   half-written file
  * @error: RS_TRACE_ERROR_IO
  *
- * Times are written with 9 significant digits. Returns: TRUE on success.
+ * Writes the CSV without comment lines (one header row, one row per message, so that
+ * pandas.read_csv() loads it as it is) and, when the trace has metadata, the sidecar
+ * rs_trace_get_meta_path(@path): a GKeyFile with the metadata in group [trace]. Times are
+ * written with 9 significant digits. Returns: TRUE on success.
  */
 gboolean rs_trace_write_file(const RsTrace *trace, const char *path, GError **error);
 
-/** rs_trace_to_string: Returns: (transfer full): the CSV text. */
+/** rs_trace_to_string: Returns: (transfer full): the CSV text, the metadata first as
+ * "# key: value" lines (which rs_trace_read_string() reads back). */
 char *rs_trace_to_string(const RsTrace *trace);
 
 /**
@@ -103,6 +107,13 @@ char *rs_trace_to_string(const RsTrace *trace);
  * Returns: (transfer full): the trace, or NULL.
  */
 RsTrace *rs_trace_read_file(const char *path, GError **error);
+
+/**
+ * rs_trace_get_meta_path:
+ * Returns: (transfer full): the metadata sidecar of the trace file @path: "PATH.meta".
+ * rs_trace_read_file() reads it when it exists.
+ */
+char *rs_trace_get_meta_path(const char *path);
 
 /** rs_trace_read_string: as rs_trace_read_file(); @name is used in messages. */
 RsTrace *rs_trace_read_string(const char *text, const char *name, GError **error);

@@ -233,7 +233,8 @@ run(int argc, char **argv)
         return code;
     g_autoptr(GError) error = NULL;
     RsFormat format;
-    if (!rs_cli_parse_format(opt_format, &format, &error))
+    if (!rs_cli_parse_format(opt_format, &format, &error) ||
+        !rs_scenario_args_check_no_memory(&sargs, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     RsStrategy strategy = RS_STRATEGY_DIRECT;
     if (opt_strategy != NULL && !rs_strategy_parse(opt_strategy, &strategy, &error)) {

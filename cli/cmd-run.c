@@ -18,8 +18,11 @@
 #include "cli/scenario-args.h"
 #include "cli/topology-args.h"
 #include "cli/tensor-args.h"
+#include "analysis/compare.h"
+#include "analysis/timeline.h"
 #include "exec/executor.h"
 #include "sim/cost.h"
+#include "sim/flow-sim.h"
 #include "base/units.h"
 
 #include <stdio.h>
@@ -41,6 +44,8 @@ static gboolean opt_no_validate;
 static char *opt_trace;
 static char *opt_format;
 static char *opt_corrupt;
+static char *opt_timeline;
+static gboolean opt_compare;
 
 static GOptionEntry entries[] = {
     {"strategy", 0, 0, G_OPTION_ARG_STRING, &opt_strategy,
@@ -67,6 +72,14 @@ static GOptionEntry entries[] = {
      "Write the measured per-message trace (CSV, the simulator's schema)", "FILE"},
     {"format", 'f', 0, G_OPTION_ARG_STRING, &opt_format, "table, csv or json (default table)",
      "FORMAT"},
+    {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &opt_timeline,
+     "Write the measured per-message trace as a Chrome trace event timeline (Perfetto, "
+     "chrome://tracing)",
+     "FILE.json"},
+    {"compare", 0, 0, G_OPTION_ARG_NONE, &opt_compare,
+     "Also simulate the plan (flow-level) on the topology and compare it with the measured "
+     "trace per phase, message size and link class (as reshard compare)",
+     NULL},
     {"corrupt-byte", 0, 0, G_OPTION_ARG_STRING, &opt_corrupt,
      "Test: flip byte B of network message M on arrival; validation must catch it", "M:B"},
     {NULL},
@@ -343,6 +356,33 @@ report(const Work *w, const RsPlan *plan, const RsExecResult *res, const RsCostE
     return RS_EXIT_OK;
 }
 
+/* --compare: the flow-level simulation of the plan on the prediction's topology against
+ * the measured trace (message i of both is plan message i). */
+static int
+compare_with_flow(const char *cmd, const Work *w, const RsPlan *plan, const RsExecResult *res,
+                  RsFormat format)
+{
+    g_autoptr(GError) error = NULL;
+    if (w->topology == NULL) {
+        g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--compare needs a topology to simulate on (--topology)");
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    }
+    RsFlowSimOptions fo;
+    rs_flow_sim_options_init(&fo);
+    g_autoptr(RsFlowSimResult) flow = rs_flow_sim_run(plan, w->topology, &fo, &error);
+    if (flow == NULL)
+        return rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
+    g_autoptr(RsTrace) predicted = rs_flow_sim_result_to_trace(flow, w->topology, NULL);
+    g_autoptr(RsCompare) c = rs_compare_new(predicted, res->trace, &error);
+    if (c == NULL)
+        return rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
+    g_autoptr(GString) out = g_string_new(format == RS_FORMAT_TABLE ? "\n" : "");
+    rs_compare_report(c, format, out);
+    fputs(out->str, stdout);
+    return RS_EXIT_OK;
+}
+
 static int
 run(int argc, char **argv)
 {
@@ -359,8 +399,20 @@ run(int argc, char **argv)
     /* The trace path before any work: a wrong folder is a usage error found now, not after
      * the run. */
     if (!parse_options(&opts, &tconfig, &strategy, &format, &error) ||
-        !rs_cli_check_output("--trace", opt_trace, &error))
+        !rs_cli_check_output("--trace", opt_trace, &error) ||
+        !rs_cli_check_output("--timeline", opt_timeline, &error) ||
+        !rs_cli_check_distinct_outputs("--trace", opt_trace, "--timeline", opt_timeline,
+                                       &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    if (!rs_scenario_args_check_no_memory(&sargs, &error))
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    /* Two documents on stdout would not load as one CSV or JSON. */
+    if (opt_compare && format != RS_FORMAT_TABLE) {
+        g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--compare prints its tables after the run's; for CSV or JSON write "
+                    "--trace and run reshard compare on it");
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    }
     /* Open the transport first: under mpirun only rank 0's process then reports input
      * errors, and every process leaves through MPI_Finalize. */
     g_autoptr(RsTransport) transport =
@@ -429,15 +481,24 @@ run(int argc, char **argv)
     if (root) {
         if (opt_trace != NULL) {
             rs_trace_set_meta(res.trace, "work", w.work);
+            g_autofree char *meta = rs_trace_get_meta_path(opt_trace);
             rs_cli_note_output(opt_trace);
+            rs_cli_note_output(meta);
             if (!rs_trace_write_file(res.trace, opt_trace, &error)) {
                 g_prefix_error(&error, "--trace %s: ", opt_trace);
                 code = rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
             }
         }
+        if (code == RS_EXIT_OK && opt_timeline != NULL) {
+            rs_cli_note_output(opt_timeline);
+            if (!rs_timeline_write_file(res.trace, opt_timeline, &error))
+                code = rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
+        }
         int report_code = report(&w, plan, &res, &cost, transport, &opts, format);
         if (code == RS_EXIT_OK)
             code = report_code;
+        if (code == RS_EXIT_OK && opt_compare)
+            code = compare_with_flow(cmd, &w, plan, &res, format);
         /* A failed run (a write error, wrong bytes) leaves no trace file of its own. */
         if (code != RS_EXIT_OK)
             rs_cli_remove_created_outputs();

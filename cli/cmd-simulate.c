@@ -11,7 +11,9 @@
 #include "cli/model-args.h"
 #include "cli/outputs.h"
 
+#include "analysis/plot.h"
 #include "analysis/report.h"
+#include "analysis/timeline.h"
 #include "cli/scenario-args.h"
 #include "cli/topology-args.h"
 #include "base/data.h"
@@ -23,6 +25,9 @@
 #include "sim/flow-sim.h"
 #include "sim/lower-bound.h"
 
+#include "analysis/report-html.h"
+
+#include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,6 +49,10 @@ static char *opt_staging;
 static char *opt_max_ops; /* an integer, as text (rs_cli_parse_int) */
 static char *opt_stripe;
 static char *opt_domain_relays;
+static char *opt_timeline;
+static char *opt_plot;
+/* `reshard report`: the document's path (NULL: reshard simulate prints its report). */
+static const char *report_output;
 
 static GOptionEntry entries[] = {
     {"dtype", 0, 0, G_OPTION_ARG_STRING, &opt_dtype, "dtype of the weights moved (bf16, f32, ...)",
@@ -76,6 +85,16 @@ static GOptionEntry entries[] = {
      "Write the simulated per-message trace (CSV); with several strategies, "
      "FILE-STRATEGY.csv each",
      "FILE.csv"},
+    {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &opt_timeline,
+     "Write the simulated per-message trace as a Chrome trace event timeline (Perfetto, "
+     "chrome://tracing): one track per GPU and per link class; with several strategies, "
+     "FILE-STRATEGY.json each",
+     "FILE.json"},
+    {"plot", 0, 0, G_OPTION_ARG_FILENAME, &opt_plot,
+     "Plot with gnuplot (PNG and SVG): PREFIX-strategies (time split per strategy, the "
+     "bound as a line) and with the flow model, of the strategy shown last, PREFIX-timeline, "
+     "PREFIX-links (utilisation heatmap) and PREFIX-traffic (source x destination)",
+     "PREFIX"},
     {"messages", 0, 0, G_OPTION_ARG_FILENAME, &opt_messages,
      "Simulate this message list (CSV: src,dst,bytes[,phase][,depends_on]) on --topology "
      "instead of planning a scenario",
@@ -150,18 +169,27 @@ strategy_path(const char *path, const char *label, gboolean several)
 
 static gboolean
 write_outputs(const RsFlowSimResult *flow, const RsTopology *topo, const char *trace_path,
-              const char *links_path, const guint32 *ids, const char *scenario,
-              const char *strategy, GError **error)
+              const char *links_path, const char *timeline_path, const guint32 *ids,
+              const char *scenario, const char *strategy, GError **error)
 {
-    if (trace_path != NULL) {
+    if (trace_path != NULL || timeline_path != NULL) {
         g_autoptr(RsTrace) trace = rs_flow_sim_result_to_trace(flow, topo, ids);
-        rs_cli_note_output(trace_path);
         if (scenario != NULL)
             rs_trace_set_meta(trace, "scenario", scenario);
         if (strategy != NULL)
             rs_trace_set_meta(trace, "strategy", strategy);
-        if (!rs_trace_write_file(trace, trace_path, error))
-            return FALSE;
+        if (trace_path != NULL) {
+            g_autofree char *meta = rs_trace_get_meta_path(trace_path);
+            rs_cli_note_output(trace_path);
+            rs_cli_note_output(meta);
+            if (!rs_trace_write_file(trace, trace_path, error))
+                return FALSE;
+        }
+        if (timeline_path != NULL) {
+            rs_cli_note_output(timeline_path);
+            if (!rs_timeline_write_file(trace, timeline_path, error))
+                return FALSE;
+        }
     }
     if (links_path != NULL) {
         g_autoptr(GString) csv = g_string_new(NULL);
@@ -211,9 +239,10 @@ parse_flow_options(RsFlowSimOptions *opt, gboolean *use_flow, GError **error)
         }
         opt->chunk_bytes = bytes;
     }
-    if (!*use_flow && (opt_trace != NULL || opt_link_stats != NULL)) {
+    if (!*use_flow && (opt_trace != NULL || opt_link_stats != NULL || opt_timeline != NULL)) {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "--trace and --link-stats need the flow model, not --network bottleneck");
+                    "--trace, --link-stats and --timeline need the flow model, not --network "
+                    "bottleneck");
         return FALSE;
     }
     return TRUE;
@@ -251,6 +280,7 @@ check_messages_flags(gboolean use_flow, GError **error)
         {"--max-ops-per-group", opt_max_ops != NULL},
         {"--stripe-bytes", opt_stripe != NULL},
         {"--domain-relays", opt_domain_relays != NULL},
+        {"--plot", opt_plot != NULL},
     };
     for (guint i = 0; i < G_N_ELEMENTS(unused); i++) {
         if (unused[i].given) {
@@ -339,7 +369,8 @@ run_messages(const char *cmd, const RsFlowSimOptions *fopt, gboolean use_flow, R
     g_autofree guint32 *ids = g_new(guint32, MAX(flow->n_messages, 1));
     for (guint i = 0; i < flow->n_messages; i++)
         ids[i] = rs_trace_get_row(trace, i)->message;
-    if (!write_outputs(flow, topo, opt_trace, opt_link_stats, ids, NULL, NULL, &error)) {
+    if (!write_outputs(flow, topo, opt_trace, opt_link_stats, opt_timeline, ids, NULL, NULL,
+                       &error)) {
         rs_cli_remove_created_outputs();
         return rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
     }
@@ -428,14 +459,19 @@ parse_plan_options(RsPlanOptions *o, const RsTopology *topo, RsPolicyRelays *rel
 typedef struct {
     const RsTopology *topology;
     const char *scenario_name;
-    gboolean several;
+    gboolean several; /* several rows: FILE-LABEL per candidate */
+    /* One row of several candidates (auto, or hierarchical in both relay modes): FILE is
+     * the row's candidate, the fastest (ties: the first, as the policy picks), so each
+     * candidate faster than every earlier one overwrites it. */
+    gboolean have_best;
+    double best_s;
 } CandidateOutputs;
 
 static gboolean
 on_candidate(RsEvaluateStage stage, const RsPlan *plan, const RsEvaluation *e,
              gpointer user_data, GError **error)
 {
-    const CandidateOutputs *o = user_data;
+    CandidateOutputs *o = user_data;
     const char *label = e->candidate.label;
     switch (stage) {
     case RS_EVALUATE_STAGE_CHECKED:
@@ -453,24 +489,42 @@ on_candidate(RsEvaluateStage stage, const RsPlan *plan, const RsEvaluation *e,
     }
     if (e->flow == NULL)
         return TRUE;
+    if (!o->several) {
+        if (o->have_best && !(e->predicted_s < o->best_s))
+            return TRUE;
+        o->have_best = TRUE;
+        o->best_s = e->predicted_s;
+    }
     g_autofree char *trace_path =
         opt_trace ? strategy_path(opt_trace, label, o->several) : NULL;
     g_autofree char *links_path =
         opt_link_stats ? strategy_path(opt_link_stats, label, o->several) : NULL;
-    return write_outputs(e->flow, o->topology, trace_path, links_path, NULL, o->scenario_name,
-                         label, error);
+    g_autofree char *timeline_path =
+        opt_timeline ? strategy_path(opt_timeline, label, o->several) : NULL;
+    return write_outputs(e->flow, o->topology, trace_path, links_path, timeline_path, NULL,
+                         o->scenario_name, label, error);
 }
 
 /* With several candidates each writes FILE-LABEL.csv: no trace may be another's link
  * stats (checked before any work, so that nothing is overwritten). */
 static gboolean
-check_candidate_outputs(const RsAutoCandidate *tried, guint n_tried, GError **error)
+check_candidate_outputs(const RsAutoCandidate *tried, guint n_tried, gboolean several,
+                        GError **error)
 {
-    for (guint i = 0; opt_trace != NULL && opt_link_stats != NULL && i < n_tried; i++)
+    for (guint i = 0; i < n_tried; i++)
         for (guint j = 0; j < n_tried; j++) {
-            g_autofree char *t = strategy_path(opt_trace, tried[i].label, n_tried > 1);
-            g_autofree char *l = strategy_path(opt_link_stats, tried[j].label, n_tried > 1);
-            if (!rs_cli_check_distinct_outputs("--trace", t, "--link-stats", l, error))
+            g_autofree char *t = opt_trace ? strategy_path(opt_trace, tried[i].label, several)
+                                           : NULL;
+            g_autofree char *l =
+                opt_link_stats ? strategy_path(opt_link_stats, tried[j].label, several) : NULL;
+            g_autofree char *m =
+                opt_timeline ? strategy_path(opt_timeline, tried[j].label, several) : NULL;
+            if (!rs_cli_check_distinct_outputs("--trace", t, "--link-stats", l, error) ||
+                !rs_cli_check_distinct_outputs("--trace", t, "--timeline", m, error))
+                return FALSE;
+            g_autofree char *l2 =
+                opt_link_stats ? strategy_path(opt_link_stats, tried[i].label, several) : NULL;
+            if (!rs_cli_check_distinct_outputs("--link-stats", l2, "--timeline", m, error))
                 return FALSE;
         }
     return TRUE;
@@ -520,11 +574,59 @@ make_results(const RsPolicyResult *policy, const RsEvaluator *ev)
 }
 
 /* Everything the report shows, printed in @format. */
-static void
+/* The plots of `reshard report`, in the order they appear: PREFIX-NAME.svg each. */
+static const struct {
+    const char *name;
+    const char *title;
+    const char *description;
+} report_plots[] = {
+    {"strategies", "Refit time per strategy",
+     "Each bar stacks the first-order parts of a strategy's time: the busiest link's time "
+     "(scale-out network or NVLink), copies and fixed per-message costs; the dot is the "
+     "predicted time (flow-level when simulated) and the dashed line the lower bound."},
+    {"timeline", "Per-GPU timeline of messages",
+     "Each message of the strategy shown last is a segment from its start to its end on the "
+     "row of its destination GPU."},
+    {"links", "Link utilisation over time",
+     "The most loaded links (rows) against time (columns): the fraction of each link's "
+     "capacity in use in each slice of the run."},
+    {"traffic", "Traffic matrix",
+     "GB sent from each source GPU (rows) to each destination GPU (columns)."},
+};
+
+/* `reshard report`: the plots (made in a temporary folder) inlined into one document. */
+static gboolean
+write_document(const RsSimulateReport *report, GError **error)
+{
+    gboolean markdown = opt_format != NULL && strcmp(opt_format, "md") == 0;
+    GArray *plots = g_array_new(FALSE, TRUE, sizeof(RsReportPlot));
+    g_autoptr(GPtrArray) texts = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; i < G_N_ELEMENTS(report_plots); i++) {
+        g_autofree char *path = g_strdup_printf("%s-%s.svg", opt_plot, report_plots[i].name);
+        char *svg = NULL;
+        if (!g_file_get_contents(path, &svg, NULL, NULL))
+            continue; /* the first-order model makes the strategies plot only */
+        g_ptr_array_add(texts, svg);
+        RsReportPlot p = {report_plots[i].title, report_plots[i].description, svg};
+        g_array_append_val(plots, p);
+    }
+    g_autoptr(GString) doc = g_string_new(NULL);
+    rs_report_document(report, (const RsReportPlot *)plots->data, plots->len, markdown, doc);
+    g_array_unref(plots);
+    rs_cli_note_output(report_output);
+    if (!g_file_set_contents(report_output, doc->str, (gssize)doc->len, error)) {
+        g_prefix_error(error, "--output %s: ", report_output);
+        return FALSE;
+    }
+    rs_cli_progress("wrote %s", report_output);
+    return TRUE;
+}
+
+static gboolean
 print_report(const RsScenario *scenario, const RsScenarioBuild *build,
              const RsPlanOptions *plan_options, const RsFlowSimOptions *flow_options,
              const RsPolicyResult *policy, const RsEvaluator *ev, const RsLowerBound *bound,
-             RsFormat format)
+             const RsMemoryResult *memory, RsFormat format, GError **error)
 {
     g_autoptr(GArray) results = make_results(policy, ev);
     g_autofree char *overrides = rs_scenario_args_format_overrides(&sargs);
@@ -555,9 +657,62 @@ print_report(const RsScenario *scenario, const RsScenarioBuild *build,
         plan_options->max_ops_per_group ? plan_options->max_ops_per_group : 256;
     report.auto_reason = policy->auto_reason;
     report.hierarchical_note = policy->hierarchical_note;
+    report.memory = memory;
     g_autoptr(GString) out = g_string_new(NULL);
+    if (report_output != NULL)
+        return write_document(&report, error);
     rs_report_simulate(&report, format, out);
     fputs(out->str, stdout);
+    return TRUE;
+}
+
+/* PREFIX-NAME for --plot. */
+static char *
+plot_prefix(const char *name)
+{
+    return g_strdup_printf("%s-%s", opt_plot, name);
+}
+
+/* --plot: the strategies plot, and with the flow model the timeline, link utilisation and
+ * traffic matrix of the last row's candidate (auto's pick, or the one strategy asked). */
+static gboolean
+write_plots(const RsScenarioBuild *build, const RsPolicyResult *policy, const RsEvaluator *ev,
+            const RsLowerBound *bound, GError **error)
+{
+    g_autofree RsPlotBar *bars = g_new0(RsPlotBar, policy->n_rows);
+    g_autoptr(GPtrArray) labels = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; i < policy->n_rows; i++) {
+        const RsEvaluation *e = rs_evaluator_get_evaluation(ev, policy->rows[i].candidate);
+        const RsLink *busiest = rs_topology_get_link(build->topology, e->cost.busiest_link);
+        gboolean nvlink = busiest->kind == RS_LINK_NVLINK_EGRESS ||
+                          busiest->kind == RS_LINK_NVLINK_INGRESS;
+        /* As the table names it: "auto: hierarchical+relays". */
+        const RsPolicyRow *row = &policy->rows[i];
+        char *label = row->note != NULL && strcmp(row->label, "auto") == 0
+                          ? g_strdup_printf("%s: %s", row->label, row->note)
+                          : g_strdup(row->label);
+        g_ptr_array_add(labels, label);
+        bars[i].label = label;
+        bars[i].network_s = nvlink ? 0 : e->cost.link_s;
+        bars[i].nvlink_s = nvlink ? e->cost.link_s : 0;
+        bars[i].copy_s = e->cost.copy_s;
+        bars[i].fixed_s = e->cost.latency_s;
+        bars[i].time_s = e->predicted_s;
+    }
+    g_autofree char *p = plot_prefix("strategies");
+    if (!rs_plot_strategies(bars, policy->n_rows, bound->time_s, p, error))
+        return FALSE;
+    const RsEvaluation *last =
+        rs_evaluator_get_evaluation(ev, policy->rows[policy->n_rows - 1].candidate);
+    if (last->flow == NULL)
+        return TRUE;
+    g_autoptr(RsTrace) trace = rs_flow_sim_result_to_trace(last->flow, build->topology, NULL);
+    g_autofree char *pt = plot_prefix("timeline");
+    g_autofree char *pl = plot_prefix("links");
+    g_autofree char *pm = plot_prefix("traffic");
+    return rs_plot_timeline(trace, pt, error) &&
+           rs_plot_links(last->flow, build->topology, 40, pl, error) &&
+           rs_plot_traffic(trace, rs_topology_get_gpus_per_node(build->topology), pm, error);
 }
 
 /* What the flags asked for, parsed before any work. */
@@ -570,12 +725,32 @@ typedef struct {
 static gboolean
 parse_settings(Settings *set, GError **error)
 {
-    if (!rs_cli_parse_format(opt_format, &set->format, error) ||
-        !parse_flow_options(&set->flow_options, &set->use_flow, error))
+    if (report_output != NULL) {
+        set->format = RS_FORMAT_TABLE;
+        if (opt_format != NULL && strcmp(opt_format, "html") != 0 && strcmp(opt_format, "md") != 0) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "--format: \"%s\": a report is html (default) or md", opt_format);
+            return FALSE;
+        }
+        if (opt_messages != NULL || opt_plot != NULL) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "%s does not apply to a report (it plans a scenario and makes its "
+                        "own plots)",
+                        opt_messages ? "--messages" : "--plot");
+            return FALSE;
+        }
+        if (!rs_cli_check_output("--output", report_output, error) ||
+            !parse_flow_options(&set->flow_options, &set->use_flow, error))
+            return FALSE;
+    } else if (!rs_cli_parse_format(opt_format, &set->format, error) ||
+               !parse_flow_options(&set->flow_options, &set->use_flow, error))
         return FALSE;
     /* Every output path before any work: a wrong folder is found now, not after the first
      * strategy's simulation. */
+    g_autofree char *plot_png = opt_plot ? g_strconcat(opt_plot, "-strategies.png", NULL) : NULL;
     return rs_cli_check_output("--trace", opt_trace, error) &&
+           rs_cli_check_output("--timeline", opt_timeline, error) &&
+           rs_cli_check_output("--plot", plot_png, error) &&
            rs_cli_check_output("--link-stats", opt_link_stats, error) &&
            rs_cli_check_distinct_outputs("--trace", opt_trace, "--link-stats", opt_link_stats,
                                          error);
@@ -590,11 +765,30 @@ simulate_scenario(const char *cmd, const Settings *set, const RsScenario *scenar
                   const RsPolicyRequest *req)
 {
     g_autoptr(GError) error = NULL;
+    RsMemoryOptions mo;
+    if (!rs_scenario_args_get_memory_options(
+            &sargs, rs_plan_options_get_staging_bytes(plan_options), &mo, &error))
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    RsMemoryResult memory;
+    rs_memory_compute(build->refit, build->topology, &mo, &memory);
+    for (guint s = 0; s < RS_MEMORY_SIDE_N; s++) {
+        const RsMemorySideResult *m = &memory.side[s];
+        if (!m->feasible)
+            g_printerr("reshard %s: warning: the %s layout does not fit in GPU memory: GPU %u "
+                       "needs %.2f GB (%.2f GB weights + %.2f GB staging + %.2f GB reserve) "
+                       "of %.2f GB\n",
+                       cmd, s == RS_MEMORY_TRAIN ? "training" : "inference", m->max_gpu,
+                       m->total_bytes / 1e9, m->weights_bytes / 1e9, m->staging_bytes / 1e9,
+                       m->reserve_bytes / 1e9, m->capacity_bytes / 1e9);
+    }
     RsAutoCandidate tried[RS_AUTO_MAX_CANDIDATES];
     guint n_tried = rs_policy_get_candidates(req, tried);
-    if (!check_candidate_outputs(tried, n_tried, &error))
+    guint n_rows = req->auto_row;
+    for (guint i = 0; i < RS_STRATEGY_N; i++)
+        n_rows += req->row[i];
+    if (!check_candidate_outputs(tried, n_tried, n_rows > 1, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    CandidateOutputs outputs = {build->topology, scenario->name, n_tried > 1};
+    CandidateOutputs outputs = {build->topology, scenario->name, n_rows > 1, FALSE, 0};
     RsEvaluatorOptions eo = {build->refit, build->topology,
                              set->use_flow ? &set->flow_options : NULL,
                              opt_check, on_candidate, &outputs};
@@ -609,9 +803,11 @@ simulate_scenario(const char *cmd, const Settings *set, const RsScenario *scenar
         code = rs_cli_fail(cmd, error, exit_code_for(error));
     else if (!rs_lower_bound_compute(build->refit, build->topology, &bound, &error))
         code = rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    else
-        print_report(scenario, build, plan_options, eo.flow_options, &policy, ev, &bound,
-                     set->format);
+    else if (opt_plot != NULL && !write_plots(build, &policy, ev, &bound, &error))
+        code = rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
+    else if (!print_report(scenario, build, plan_options, eo.flow_options, &policy, ev, &bound,
+                           &memory, set->format, &error))
+        code = rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
     if (code != RS_EXIT_OK)
         rs_cli_remove_created_outputs();
     rs_policy_result_clear(&policy);
@@ -644,6 +840,34 @@ run_scenario(const char *cmd, const Settings *set)
     return code;
 }
 
+/* After the flags are parsed: simulate, or with report_output set, the report. */
+static int
+run_parsed(const char *cmd)
+{
+    g_autoptr(GError) error = NULL;
+    Settings set;
+    if (!parse_settings(&set, &error))
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    if (opt_messages != NULL)
+        return run_messages(cmd, &set.flow_options, set.use_flow, set.format);
+    if (report_output == NULL)
+        return run_scenario(cmd, &set);
+    /* The report's plots go to a temporary folder and into the document. */
+    g_autofree char *dir = g_dir_make_tmp("reshard-report-XXXXXX", &error);
+    if (dir == NULL)
+        return rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
+    opt_plot = g_build_filename(dir, "plot", NULL);
+    int code = run_scenario(cmd, &set);
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    for (const char *name; d != NULL && (name = g_dir_read_name(d)) != NULL;) {
+        g_autofree char *path = g_build_filename(dir, name, NULL);
+        g_unlink(path);
+    }
+    g_rmdir(dir);
+    g_clear_pointer(&opt_plot, g_free);
+    return code;
+}
+
 static int
 run(int argc, char **argv)
 {
@@ -651,13 +875,21 @@ run(int argc, char **argv)
     int code = RS_EXIT_OK;
     if (!rs_cli_parse(cmd, make_context, &argc, &argv, &code))
         return code;
-    g_autoptr(GError) error = NULL;
-    Settings set;
-    if (!parse_settings(&set, &error))
-        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    if (opt_messages != NULL)
-        return run_messages(cmd, &set.flow_options, set.use_flow, set.format);
-    return run_scenario(cmd, &set);
+    return run_parsed(cmd);
+}
+
+GOptionContext *
+rs_cli_simulate_make_context(void)
+{
+    return make_context();
+}
+
+int
+rs_cli_simulate_report(const char *output)
+{
+    gboolean markdown = opt_format != NULL && strcmp(opt_format, "md") == 0;
+    report_output = output ? output : markdown ? "report.md" : "report.html";
+    return run_parsed("report");
 }
 
 const RsCommand rs_command_simulate = {

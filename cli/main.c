@@ -20,6 +20,9 @@ static const RsCommand *const commands[] = {
     &rs_command_run,
     &rs_command_calibrate,
     &rs_command_topology,
+    &rs_command_sweep,
+    &rs_command_compare,
+    &rs_command_report,
 };
 
 static GOptionEntry common_entries[] = {

@@ -4,7 +4,10 @@
 #include "cli/cli.h"
 #include "cli/topology-args.h"
 #include "base/data.h"
+#include "base/units.h"
 #include "models/model-load.h"
+
+#include <string.h>
 
 GOptionGroup *
 rs_scenario_args_make_group(RsScenarioArgs *args)
@@ -13,8 +16,7 @@ rs_scenario_args_make_group(RsScenarioArgs *args)
         {"scenario", 's', 0, G_OPTION_ARG_STRING, &args->scenario, "Scenario name or file",
          "NAME|FILE"},
         {"model", 'm', 0, G_OPTION_ARG_STRING, &args->model, "Model name or file", "NAME|FILE"},
-        {"mtp", 0, 0, G_OPTION_ARG_NONE, &args->mtp, "Include multi-token-prediction layers",
-         NULL},
+        {"mtp", 0, 0, G_OPTION_ARG_NONE, &args->mtp, "Include multi-token-prediction layers", NULL},
         {"stored", 0, 0, G_OPTION_ARG_NONE, &args->stored,
          "Move the weights as the checkpoint stores them (FP8 + block scales, MXFP4)", NULL},
         {"infer-dtype", 0, 0, G_OPTION_ARG_STRING, &args->infer_dtype,
@@ -36,10 +38,18 @@ rs_scenario_args_make_group(RsScenarioArgs *args)
          "Divide hidden, intermediate, vocabulary and expert widths by F", "F"},
         {"layers", 0, 0, G_OPTION_ARG_STRING, &args->layers,
          "Only decoder layers A to B (no embedding or head)", "A-B"},
+        {"infer-memory-reserve", 0, 0, G_OPTION_ARG_STRING, &args->infer_memory_reserve,
+         "Memory kept free on each inference GPU (KV cache, activations) when checking that "
+         "the weights fit, with a unit (default 0 B)",
+         "SIZE"},
+        {"train-memory-reserve", 0, 0, G_OPTION_ARG_STRING, &args->train_memory_reserve,
+         "Memory kept free on each training GPU (optimizer state, gradients, activations), "
+         "with a unit (default 0 B)",
+         "SIZE"},
         {NULL},
     };
-    GOptionGroup *group = g_option_group_new("scenario", "Scenario options:",
-                                             "Show scenario options", NULL, NULL);
+    GOptionGroup *group =
+        g_option_group_new("scenario", "Scenario options:", "Show scenario options", NULL, NULL);
     g_option_group_add_entries(group, entries);
     return group;
 }
@@ -155,14 +165,15 @@ apply_flags(RsScenario *s, const RsScenarioArgs *args, const char *dtype, GError
         rs_scenario_set_where(&s->infer_gpus_where, "--infer-gpus");
     if ((args->train && !replace_convention(&s->train, args->train, "--train", error)) ||
         (args->infer && !replace_convention(&s->infer, args->infer, "--infer", error)) ||
-        (args->train_gpus && !replace_gpus(&s->train_gpus, args->train_gpus, "--train-gpus", error)) ||
-        (args->infer_gpus && !replace_gpus(&s->infer_gpus, args->infer_gpus, "--infer-gpus", error)) ||
+        (args->train_gpus &&
+         !replace_gpus(&s->train_gpus, args->train_gpus, "--train-gpus", error)) ||
+        (args->infer_gpus &&
+         !replace_gpus(&s->infer_gpus, args->infer_gpus, "--infer-gpus", error)) ||
         !rs_cli_parse_int("--scale", args->scale, 1, G_MAXINT32, &scale, error) ||
         !rs_scenario_apply_variant(s, (gint)scale, args->layers, error))
         return FALSE;
     return TRUE;
 }
-
 
 RsScenario *
 rs_scenario_args_load(const RsScenarioArgs *args, const char *default_name, const char *dtype,
@@ -225,11 +236,16 @@ rs_scenario_args_format_overrides(const RsScenarioArgs *args)
         const char *flag;
         gboolean given;
     } parts[] = {
-        {"--model", args->model != NULL},       {"--stored", args->stored},
-        {"--mtp", args->mtp},                   {"--infer-dtype", args->infer_dtype != NULL},
-        {"--topology", args->topology != NULL}, {"--train", args->train != NULL},
-        {"--train-gpus", args->train_gpus != NULL}, {"--infer", args->infer != NULL},
-        {"--infer-gpus", args->infer_gpus != NULL}, {"--scale", args->scale != NULL},
+        {"--model", args->model != NULL},
+        {"--stored", args->stored},
+        {"--mtp", args->mtp},
+        {"--infer-dtype", args->infer_dtype != NULL},
+        {"--topology", args->topology != NULL},
+        {"--train", args->train != NULL},
+        {"--train-gpus", args->train_gpus != NULL},
+        {"--infer", args->infer != NULL},
+        {"--infer-gpus", args->infer_gpus != NULL},
+        {"--scale", args->scale != NULL},
         {"--layers", args->layers != NULL},
     };
     GString *out = g_string_new(NULL);
@@ -241,4 +257,45 @@ rs_scenario_args_format_overrides(const RsScenarioArgs *args)
         return NULL;
     }
     return g_string_free(out, FALSE);
+}
+
+gboolean
+rs_scenario_args_get_memory_options(const RsScenarioArgs *args, guint64 staging_bytes,
+                                    RsMemoryOptions *out, GError **error)
+{
+    memset(out, 0, sizeof *out);
+    out->staging_bytes = staging_bytes;
+    const struct {
+        const char *flag;
+        const char *text;
+        RsMemorySide side;
+    } flags[] = {
+        {"--train-memory-reserve", args->train_memory_reserve, RS_MEMORY_TRAIN},
+        {"--infer-memory-reserve", args->infer_memory_reserve, RS_MEMORY_INFER},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(flags); i++) {
+        if (flags[i].text == NULL)
+            continue;
+        g_autoptr(GError) local = NULL;
+        if (strcmp(flags[i].text, "0") != 0 &&
+            !rs_units_parse_size(flags[i].text, &out->reserve_bytes[flags[i].side], &local)) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s: %s", flags[i].flag,
+                        local->message);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+gboolean
+rs_scenario_args_check_no_memory(const RsScenarioArgs *args, GError **error)
+{
+    const char *flag = args->infer_memory_reserve   ? "--infer-memory-reserve"
+                       : args->train_memory_reserve ? "--train-memory-reserve"
+                                                    : NULL;
+    if (flag == NULL)
+        return TRUE;
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                "%s applies to simulate, sweep and report (the memory check), not here", flag);
+    return FALSE;
 }

@@ -8,6 +8,7 @@
 
 #include <glib.h>
 
+#include "analysis/memory.h"
 #include "layout/scenario.h"
 
 G_BEGIN_DECLS
@@ -25,6 +26,8 @@ typedef struct {
     char *infer_gpus;
     char *scale; /* an integer >= 1, as text so that 0 is an error (rs_cli_parse_int) */
     char *layers;
+    char *infer_memory_reserve; /* sizes with a unit, as text */
+    char *train_memory_reserve;
 } RsScenarioArgs;
 
 /**
@@ -92,5 +95,24 @@ RsScenario *rs_scenario_args_load_model(const RsScenarioArgs *args, const char *
  * name the scenario.
  */
 char *rs_scenario_args_format_overrides(const RsScenarioArgs *args);
+
+/**
+ * rs_scenario_args_get_memory_options:
+ * @staging_bytes: the planner's staging per rank per round, bytes
+ * @out: (out caller-allocates): the staging and the reserves of --train-memory-reserve and
+ *   --infer-memory-reserve (0 when not given)
+ * @error: G_OPTION_ERROR_BAD_VALUE naming the flag
+ * Returns: TRUE on success.
+ */
+gboolean rs_scenario_args_get_memory_options(const RsScenarioArgs *args, guint64 staging_bytes,
+                                             RsMemoryOptions *out, GError **error);
+
+/**
+ * rs_scenario_args_check_no_memory:
+ * @error: G_OPTION_ERROR_BAD_VALUE naming a memory reserve flag given to a command that
+ *   does not check memory (plan, run), so that it is not silently ignored
+ * Returns: TRUE when neither reserve was given.
+ */
+gboolean rs_scenario_args_check_no_memory(const RsScenarioArgs *args, GError **error);
 
 G_END_DECLS

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian packages reshard builds and tests with (Debian bookworm).
 # Run as root or with sudo available. Safe to run again.
+# gnuplot-nox draws the plots (--plot, reshard report; its cairo terminals pngcairo and svg,
+# with DejaVu fonts); chromium opens the HTML report in the slow suite's screenshot test.
 set -euo pipefail
 packages=(
   meson ninja-build pkg-config gcc
   libglib2.0-dev libyaml-dev libjson-glib-dev
   openmpi-bin libopenmpi-dev
+  gnuplot-nox fonts-dejavu-core
+  chromium
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -350,10 +350,16 @@ test_simulate_trace_files(void)
         g_autofree char *name = g_strdup_printf("t-%s.csv", strategies[i]);
         g_autofree char *path = g_build_filename(dir, name, NULL);
         g_autofree char *text = read_file(path);
-        g_autofree char *meta = g_strdup_printf("# strategy: %s\n", strategies[i]);
-        assert_contains(text, meta);
-        assert_contains(text, "# source: simulated\n");
-        assert_contains(text, "\nmessage,src,dst,bytes,phase,start_s,end_s,route,depends_on\n0,");
+        /* No comment lines: the metadata is in the sidecar FILE.meta. */
+        g_assert_true(g_str_has_prefix(
+            text, "message,src,dst,bytes,phase,start_s,end_s,route,depends_on\n0,"));
+        g_assert_null(strstr(text, "#"));
+        g_autofree char *meta_path = g_strconcat(path, ".meta", NULL);
+        g_autofree char *meta_text = read_file(meta_path);
+        g_autofree char *meta = g_strdup_printf("strategy=%s\n", strategies[i]);
+        assert_contains(meta_text, "[trace]\n");
+        assert_contains(meta_text, meta);
+        assert_contains(meta_text, "source=simulated\n");
         g_autofree char *lname = g_strdup_printf("l-%s.csv", strategies[i]);
         g_autofree char *lpath = g_build_filename(dir, lname, NULL);
         g_assert_true(g_file_test(lpath, G_FILE_TEST_IS_REGULAR));

@@ -1,0 +1,160 @@
+/* test-compare.c — predicted against measured traces on hand-made traces (analysis/compare.h)
+ * and the `reshard compare` command. */
+#include "analysis/compare.h"
+#include "analysis/table.h"
+#include "base/trace.h"
+
+#include "tests/test-util.h"
+
+#include <string.h>
+
+/* m0: NVLink, 1,000 B, phase 0: predicted 1 s, measured 2 s (-50%);
+ * m1: network, 2 MiB, phase 0: predicted 1.5 s, measured 1 s (+50%);
+ * m2: network, 2 MiB, phase 1: predicted 1 s (2 to 3), measured 4 s (2 to 6) (-75%);
+ * m3 only predicted, m4 only measured. */
+static void
+make_traces(RsTrace **pred_out, RsTrace **meas_out)
+{
+    RsTrace *p = rs_trace_new(), *m = rs_trace_new();
+    rs_trace_add(p, 0, 0, 1, 1000, 0, 0, 1, "gpu0.nvlink-egress;gpu1.nvlink-ingress", NULL, 0);
+    rs_trace_add(p, 1, 0, 2, 2097152, 0, 0, 1.5, "gpu0.nic-egress;gpu2.nic-ingress", NULL, 0);
+    rs_trace_add(p, 2, 1, 3, 2097152, 1, 2, 3, "gpu1.pcie-egress;gpu1.nic-egress;su0.rail1.uplink",
+                 NULL, 0);
+    rs_trace_add(p, 3, 1, 2, 10, 1, 2, 2.5, "", NULL, 0);
+    rs_trace_add(m, 0, 0, 1, 1000, 0, 0, 2, "", NULL, 0);
+    rs_trace_add(m, 1, 0, 2, 2097152, 0, 0, 1, "", NULL, 0);
+    rs_trace_add(m, 2, 1, 3, 2097152, 1, 2, 6, "", NULL, 0);
+    rs_trace_add(m, 4, 1, 2, 10, 1, 2, 2.5, "", NULL, 0);
+    *pred_out = p;
+    *meas_out = m;
+}
+
+static void
+test_groups(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTrace) p = NULL;
+    g_autoptr(RsTrace) m = NULL;
+    make_traces(&p, &m);
+    g_autoptr(RsCompare) c = rs_compare_new(p, m, &error);
+    g_assert_no_error(error);
+    g_autoptr(RsTable) t = rs_compare_groups_table(c);
+    g_autoptr(GString) csv = g_string_new(NULL);
+    rs_table_append_csv(t, csv);
+    g_assert_cmpstr(csv->str, ==,
+                    "group_kind,group,messages,predicted_s,measured_s,error,median_abs_error,"
+                    "p90_abs_error\n"
+                    "total,all,3,3,6,-0.500000,0.500000,0.750000\n"
+                    "phase,0,2,1.5,2,-0.250000,0.500000,0.500000\n"
+                    "phase,1,1,1,4,-0.750000,0.750000,0.750000\n"
+                    "size,< 64 KiB,1,1,2,-0.500000,0.500000,0.500000\n"
+                    "size,1 - 16 MiB,2,2.5,5,-0.500000,0.500000,0.750000\n"
+                    "link,network,2,2.5,5,-0.500000,0.500000,0.750000\n"
+                    "link,nvlink,1,1,2,-0.500000,0.500000,0.500000\n");
+    g_autoptr(RsTable) w = rs_compare_worst_table(c, 2);
+    g_autoptr(GString) wcsv = g_string_new(NULL);
+    rs_table_append_csv(w, wcsv);
+    /* The largest |error| first; m0 and m1 tie at 50%: the lower id. */
+    g_assert_cmpstr(wcsv->str, ==,
+                    "message,src,dst,phase,bytes,link_class,predicted_s,measured_s,error\n"
+                    "2,1,3,1,2097152,network,1,4,-0.750000\n"
+                    "0,0,1,0,1000,nvlink,1,2,-0.500000\n");
+    g_autoptr(GString) json = g_string_new(NULL);
+    rs_compare_report(c, RS_FORMAT_JSON, json);
+    g_assert_nonnull(strstr(json->str, "\"predicted_only\" : 1"));
+    g_assert_nonnull(strstr(json->str, "\"measured_only\" : 1"));
+}
+
+static void
+test_percentile(void)
+{
+    double v[] = {5, 1, 4, 2, 3, 10, 9, 8, 7, 6};
+    g_assert_cmpfloat(rs_compare_percentile(v, 10, 0.5), ==, 5);
+    g_assert_cmpfloat(rs_compare_percentile(v, 10, 0.9), ==, 9);
+    g_assert_cmpfloat(rs_compare_percentile(v, 10, 1.0), ==, 10);
+    double one[] = {0.25};
+    g_assert_cmpfloat(rs_compare_percentile(one, 1, 0.9), ==, 0.25);
+}
+
+static void
+test_no_match(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTrace) p = rs_trace_new();
+    g_autoptr(RsTrace) m = rs_trace_new();
+    rs_trace_add(p, 0, 0, 1, 10, 0, 0, 1, "", NULL, 0);
+    rs_trace_add(m, 1, 0, 1, 10, 0, 0, 1, "", NULL, 0);
+    g_autoptr(RsCompare) c = rs_compare_new(p, m, &error);
+    g_assert_null(c);
+    g_assert_error(error, RS_COMPARE_ERROR, RS_COMPARE_ERROR_NO_MATCH);
+}
+
+static void
+test_cli(void)
+{
+    g_autoptr(RsTrace) p = NULL;
+    g_autoptr(RsTrace) m = NULL;
+    make_traces(&p, &m);
+    g_autofree char *ptext = rs_trace_to_string(p);
+    g_autofree char *mtext = rs_trace_to_string(m);
+    g_autofree char *ppath = write_temp("p.csv", ptext);
+    g_autofree char *mpath = write_temp("m.csv", mtext);
+    const char *args[] = {"compare", ppath, mpath, NULL};
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "3 messages matched by id, 1 only predicted, 1 only measured");
+    assert_contains(r.out, "total  all");
+    run_result_clear(&r);
+    const char *csv[] = {"compare", ppath, mpath, "--format", "csv", NULL};
+    r = run_reshard(csv);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "total,all,3,3,6,-0.500000,0.500000,0.750000\n");
+    g_assert_null(strstr(r.out, "#"));
+    run_result_clear(&r);
+    const char *one[] = {"compare", ppath, NULL};
+    r = run_reshard(one);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "expected two trace files: PREDICTED MEASURED");
+    run_result_clear(&r);
+    const char *missing[] = {"compare", ppath, "/nonexistent/m.csv", NULL};
+    r = run_reshard(missing);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "MEASURED: ");
+    run_result_clear(&r);
+}
+
+/* reshard run --compare: the run's messages against the flow simulation of its plan. */
+static void
+test_run_compare(void)
+{
+    g_autofree char *topo = data_path("small-fabric.yaml");
+    const char *args[] = {"run", "--shape",          "256x256", "--dtype",     "f32", "--src-mesh",
+                          "1",   "--src-placements", "R",       "--src-ranks", "0",   "--dst-mesh",
+                          "2",   "--dst-placements", "S(0)",    "--dst-ranks", "1-2", "--topology",
+                          topo,  "--compare",        "-q",      NULL};
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "compare    predicted the simulation against measured the run: 2 "
+                           "messages matched by id, 0 only predicted, 0 only measured");
+    /* GPU 1 shares GPU 0's node (NVLink), GPU 2 is on the next node (network). */
+    assert_contains(r.out, "\nlink   network                1  ");
+    assert_contains(r.out, "\nlink   nvlink                 1  ");
+    run_result_clear(&r);
+    const char *json[] = {"run", "--shape", "8x8", "--compare", "--format", "json", NULL};
+    r = run_reshard(json);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "--compare prints its tables after the run's");
+    run_result_clear(&r);
+}
+
+int
+main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/compare/groups", test_groups);
+    g_test_add_func("/compare/percentile", test_percentile);
+    g_test_add_func("/compare/no-match", test_no_match);
+    g_test_add_func("/compare/cli", test_cli);
+    g_test_add_func("/compare/run", test_run_compare);
+    return g_test_run();
+}
