@@ -8,7 +8,9 @@
 #include <math.h>
 #include <string.h>
 
-G_DEFINE_QUARK(rs - compare - error - quark, rs_compare_error)
+/* clang-format off */
+G_DEFINE_QUARK(rs-compare-error-quark, rs_compare_error)
+/* clang-format on */
 
 struct _RsCompare {
     char *predicted_name, *measured_name;

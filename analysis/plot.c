@@ -8,7 +8,9 @@
 #include <math.h>
 #include <string.h>
 
-G_DEFINE_QUARK(rs - plot - error - quark, rs_plot_error)
+/* clang-format off */
+G_DEFINE_QUARK(rs-plot-error-quark, rs_plot_error)
+/* clang-format on */
 
 /* @text as a gnuplot double-quoted string (backslash and quote escaped). */
 static char *

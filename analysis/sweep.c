@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <string.h>
 
-G_DEFINE_QUARK(rs - sweep - error - quark, rs_sweep_error)
+/* clang-format off */
+G_DEFINE_QUARK(rs-sweep-error-quark, rs_sweep_error)
+/* clang-format on */
 
 void
 rs_sweep_grid_init(RsSweepGrid *g)
