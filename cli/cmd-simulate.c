@@ -39,6 +39,7 @@ static char *opt_messages;
 static char *opt_link_stats;
 static char *opt_chunk_size;
 static char *opt_rates;
+static char *opt_relays;
 static char *opt_staging;
 static char *opt_max_ops; /* an integer, as text (rs_cli_parse_int) */
 static char *opt_stripe;
@@ -90,6 +91,10 @@ static GOptionEntry entries[] = {
      "propagation; default), neighbours (no propagation: fastest) or global (exact max-min "
      "at every event: slowest)",
      "MODE"},
+    {"relays", 0, 0, G_OPTION_ARG_STRING, &opt_relays,
+     "Pipelined relays: fluid (a relay tree is one flow at one rate, fill and drain in "
+     "closed form; default) or chunked (every chunk its own flow: the reference, slow)",
+     "MODEL"},
     {NULL},
 };
 
@@ -195,6 +200,15 @@ parse_flow_options(RsFlowSimOptions *opt, gboolean *use_flow, GError **error)
             g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                         "--rates: unknown mode \"%s\" (known: local, neighbours, global)",
                         opt_rates);
+            return FALSE;
+        }
+    }
+    if (opt_relays != NULL) {
+        if (strcmp(opt_relays, "chunked") == 0) {
+            opt->relays = RS_FLOW_SIM_RELAYS_CHUNKED;
+        } else if (strcmp(opt_relays, "fluid") != 0) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "--relays: unknown model \"%s\" (known: fluid, chunked)", opt_relays);
             return FALSE;
         }
     }
