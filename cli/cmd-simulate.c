@@ -24,6 +24,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define DEFAULT_SCENARIO "deepseek-v3-h100"
 
@@ -177,10 +178,35 @@ write_outputs(const RsFlowSimResult *flow, const RsTopology *topo, const char *t
     return TRUE;
 }
 
+/* The running simulation's progress bar on stderr (a terminal only): bytes of the arrived
+ * network messages, events, their rate and the wall time left at the bytes' rate. */
+static void
+print_flow_progress(const RsFlowSimProgress *p, gpointer user_data)
+{
+    double frac = p->bytes_total > 0 ? (double)p->bytes_done / (double)p->bytes_total
+                                     : (double)p->n_done / MAX(p->n_messages, 1);
+    char bar[25];
+    guint filled = (guint)(frac * (sizeof bar - 1));
+    for (guint i = 0; i < sizeof bar - 1; i++)
+        bar[i] = i < filled ? '#' : '.';
+    bar[sizeof bar - 1] = '\0';
+    g_autofree char *left =
+        p->finished || frac <= 0 ? g_strdup("")
+                                 : g_strdup_printf(", %.1f s left", p->wall_s * (1 - frac) / frac);
+    g_printerr("\r  [%s] %3.0f%% of %.1f GB, %" G_GUINT64_FORMAT " events (%.0f/s), simulated "
+               "%.4f s, wall %.1f s%s   ",
+               bar, 100 * frac, p->bytes_total / 1e9, p->n_events,
+               p->wall_s > 0 ? p->n_events / p->wall_s : 0.0, p->sim_s, p->wall_s, left);
+    if (p->finished)
+        g_printerr("\n");
+}
+
 static gboolean
 parse_flow_options(RsFlowSimOptions *opt, gboolean *use_flow, GError **error)
 {
     rs_flow_sim_options_init(opt);
+    if (!rs_cli_quiet && isatty(STDERR_FILENO))
+        opt->progress = print_flow_progress;
     *use_flow = TRUE;
     if (opt_network != NULL) {
         if (strcmp(opt_network, "bottleneck") == 0) {

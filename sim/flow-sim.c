@@ -166,6 +166,9 @@ typedef struct {
                            * that dependency and follows it at its pace */
     GArray *forced;       /* guint32 flow slots to recompute at the next batch */
     GArray *cheap;        /* LinkKey (share: a cap in bytes/s, link: a flow slot) */
+    /* progress */
+    guint64 bytes_done;
+    gint64 start_us, next_progress_us;
 } Sim;
 
 void
@@ -176,6 +179,9 @@ rs_flow_sim_options_init(RsFlowSimOptions *options)
     options->rates = RS_FLOW_SIM_RATES_LOCAL;
     options->n_timeline_buckets = RS_FLOW_SIM_DEFAULT_BUCKETS;
     options->relays = RS_FLOW_SIM_RELAYS_FLUID;
+    options->progress = NULL;
+    options->progress_data = NULL;
+    options->progress_interval_s = 0.0;
 }
 
 void
@@ -714,6 +720,8 @@ finish(Sim *sim, guint32 m)
     if (isnan(sim->res->message_start_s[m]))
         sim->res->message_start_s[m] = sim->now;
     sim->n_done++;
+    if (sim->msgs[m].src != sim->msgs[m].dst)
+        sim->bytes_done += sim->msgs[m].size_bytes;
     sim->remaining_in_phase--;
     notify_dependents(sim, m);
 }
@@ -1744,6 +1752,38 @@ sim_finish_stats(Sim *sim)
         timeline_fit(sim, res->total_s);
 }
 
+/* Calls the progress function when its interval has passed (or @finished). */
+static void
+report_progress(Sim *sim, gboolean finished)
+{
+    gint64 now_us = g_get_monotonic_time();
+    if (!finished && now_us < sim->next_progress_us)
+        return;
+    double interval_s = sim->opt.progress_interval_s > 0 ? sim->opt.progress_interval_s : 0.25;
+    sim->next_progress_us = now_us + (gint64)(interval_s * 1e6);
+    /* Bytes through: messages arrived whole, and what the flowing ones delivered. */
+    double flowing = 0.0;
+    for (guint32 slot = 0; !finished && slot < sim->flows->len; slot++) {
+        Flow *f = flow_at(sim, slot);
+        if (f->message == NO_SLOT)
+            continue;
+        guint32 m = f->message;
+        double dt = MAX(0.0, sim->now - f->last_t);
+        double sent = sim->fluid ? (double)sim->msgs[m].size_bytes
+                                 : (double)(sim->delivered[m] + chunk_bytes(sim, m, sim->chunk[m]));
+        flowing += MAX(0.0, sent - MAX(0.0, f->remaining - f->rate * dt));
+    }
+    RsFlowSimProgress p = {sim->n,
+                           sim->n_done,
+                           sim->res->bytes_moved,
+                           MIN(sim->res->bytes_moved, sim->bytes_done + (guint64)flowing),
+                           sim->res->n_events,
+                           finished ? sim->res->total_s : sim->now,
+                           (now_us - sim->start_us) / 1e6,
+                           finished};
+    sim->opt.progress(&p, sim->opt.progress_data);
+}
+
 RsFlowSimResult *
 rs_flow_sim_run_messages(const RsFlowMessage *messages, guint n_messages, const guint32 *deps,
                          guint n_deps, const RsTopology *topo, const RsFlowSimOptions *options,
@@ -1771,6 +1811,8 @@ rs_flow_sim_run_messages(const RsFlowMessage *messages, guint n_messages, const 
     else
         rs_flow_sim_options_init(&sim.opt);
     sim_setup(&sim, res);
+    sim.start_us = g_get_monotonic_time();
+    sim.next_progress_us = sim.start_us;
 
     if (res->n_phases > 0)
         post_phase(&sim, 0);
@@ -1806,6 +1848,8 @@ rs_flow_sim_run_messages(const RsFlowMessage *messages, guint n_messages, const 
         for (guint k = 0; k < 16 && sim.forced->len > 0; k++)
             recompute_rates(&sim);
         res->n_events++;
+        if (sim.opt.progress != NULL && (res->n_events & 63) == 0)
+            report_progress(&sim, FALSE);
         if (sim.n_done == n_messages)
             break;
         double t_timer = sim.timers->len ? g_array_index(sim.timers, Timer, 0).t : INFINITY;
@@ -1823,6 +1867,8 @@ rs_flow_sim_run_messages(const RsFlowMessage *messages, guint n_messages, const 
         horizon = sim.now * (1.0 + BATCH_REL_TOLERANCE);
     }
     sim_finish_stats(&sim);
+    if (sim.opt.progress != NULL)
+        report_progress(&sim, TRUE);
     sim_clear(&sim);
     return res;
 }

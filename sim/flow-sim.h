@@ -98,6 +98,21 @@ typedef enum {
     RS_FLOW_SIM_RELAYS_CHUNKED, /* every chunk of a relay is its own flow (the reference) */
 } RsFlowSimRelays;
 
+/* Where a running simulation stands (RsFlowSimOptions.progress). */
+typedef struct {
+    guint n_messages;   /* including local copies */
+    guint n_done;       /* messages arrived */
+    guint64 bytes_total; /* bytes of the network messages */
+    guint64 bytes_done;  /* bytes of the network messages delivered so far, whole or in part */
+    guint64 n_events;    /* event batches handled so far */
+    double sim_s;        /* simulated time reached, seconds */
+    double wall_s;       /* wall time since the simulation started, seconds */
+    gboolean finished;   /* the last call: every message arrived */
+} RsFlowSimProgress;
+
+/* Called from inside rs_flow_sim_run_messages(); must not call back into the simulator. */
+typedef void (*RsFlowSimProgressFunc)(const RsFlowSimProgress *progress, gpointer user_data);
+
 typedef struct {
     guint64 chunk_bytes;          /* relay pipelining granularity, bytes; 0: a relay waits for
                                    * whole messages */
@@ -105,11 +120,15 @@ typedef struct {
     RsFlowSimRates rates;
     guint n_timeline_buckets; /* utilisation over time, buckets per link (0: none); even */
     RsFlowSimRelays relays;
+    RsFlowSimProgressFunc progress; /* (nullable) called every progress_interval_s of wall
+                                     * time and once when finished */
+    gpointer progress_data;
+    double progress_interval_s; /* 0: 0.25 s */
 } RsFlowSimOptions;
 
 /* Defaults: chunk_bytes 4 MiB (NCCL's default NCCL_BUFFSIZE, the size one channel stages per
  * pipelined step group), max_chunks_per_message 1024, RS_FLOW_SIM_RATES_LOCAL,
- * n_timeline_buckets 20. */
+ * n_timeline_buckets 20, RS_FLOW_SIM_RELAYS_FLUID, no progress function. */
 #define RS_FLOW_SIM_DEFAULT_CHUNK_BYTES (4u << 20)
 #define RS_FLOW_SIM_DEFAULT_MAX_CHUNKS 1024u
 #define RS_FLOW_SIM_DEFAULT_BUCKETS 20u
