@@ -93,8 +93,8 @@ static GOptionEntry entries[] = {
      "at every event: slowest)",
      "MODE"},
     {"relays", 0, 0, G_OPTION_ARG_STRING, &opt_relays,
-     "Pipelined relays: fluid (a relay tree is one flow at one rate, fill and drain in "
-     "closed form; default) or chunked (every chunk its own flow: the reference, slow)",
+     "Pipelined relays: chunked (every chunk its own flow: the reference; default) or fluid "
+     "(one flow per message that follows what it forwards once caught up)",
      "MODEL"},
     {NULL},
 };

@@ -178,7 +178,7 @@ rs_flow_sim_options_init(RsFlowSimOptions *options)
     options->max_chunks_per_message = RS_FLOW_SIM_DEFAULT_MAX_CHUNKS;
     options->rates = RS_FLOW_SIM_RATES_LOCAL;
     options->n_timeline_buckets = RS_FLOW_SIM_DEFAULT_BUCKETS;
-    options->relays = RS_FLOW_SIM_RELAYS_FLUID;
+    options->relays = RS_FLOW_SIM_RELAYS_CHUNKED;
     options->progress = NULL;
     options->progress_data = NULL;
     options->progress_interval_s = 0.0;

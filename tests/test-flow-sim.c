@@ -289,7 +289,8 @@ test_local_matches_global(void)
     }
 }
 
-/* --- relay chain: h hops of S bytes in c chunks: o + h·α + (h + c − 1)·(S / c) / B --- */
+/* --- relay chain: h hops of S bytes in c chunks: o + h·α + (h + c − 1)·(S / c) / B, in the
+ * chunked and the fluid model alike --- */
 
 typedef struct {
     guint chunks;
@@ -314,18 +315,21 @@ test_relay_chain(gconstpointer data)
         {g[1], g[2], size, 0, {0, -1}},
         {g[2], g[3], size, 0, {1, -1}},
     };
-    RsFlowSimOptions opt;
-    rs_flow_sim_options_init(&opt);
-    opt.chunk_bytes = size / c->chunks;
-    opt.max_chunks_per_message = 0;
-    g_autoptr(RsFlowSimResult) r = simulate(topo, rows, 3, &opt);
-    double bw = c->network ? NIC_BW : NV_BW;
-    double alpha = c->network ? 20 * US : 2 * US;
-    double s = (double)size / c->chunks;
-    assert_time(r->total_s, 2 * US + 3 * alpha + (3 + c->chunks - 1) * s / bw);
-    /* Each hop's first byte left once the previous hop's first chunk had arrived. */
-    assert_time(r->message_start_s[1], 2 * US + alpha + s / bw);
-    g_assert_cmpuint(r->n_chunks, ==, 3 * c->chunks);
+    for (guint k = 0; k < 2; k++) {
+        RsFlowSimOptions opt;
+        rs_flow_sim_options_init(&opt);
+        opt.chunk_bytes = size / c->chunks;
+        opt.max_chunks_per_message = 0;
+        opt.relays = k == 0 ? RS_FLOW_SIM_RELAYS_CHUNKED : RS_FLOW_SIM_RELAYS_FLUID;
+        g_autoptr(RsFlowSimResult) r = simulate(topo, rows, 3, &opt);
+        double bw = c->network ? NIC_BW : NV_BW;
+        double alpha = c->network ? 20 * US : 2 * US;
+        double s = (double)size / c->chunks;
+        assert_time(r->total_s, 2 * US + 3 * alpha + (3 + c->chunks - 1) * s / bw);
+        /* Each hop's first byte left once the previous hop's first chunk had arrived. */
+        assert_time(r->message_start_s[1], 2 * US + alpha + s / bw);
+        g_assert_cmpuint(r->n_chunks, ==, 3 * c->chunks);
+    }
 }
 
 /* A relay that forwards half of what its dependency brings starts chunk k when the
@@ -352,10 +356,10 @@ test_relay_fraction(void)
      * (0.02 s) and starts then, after chunk 0 ended at 0.015 s: ends 0.025 s. */
     assert_time(r2->message_start_s[1], 0.01);
     assert_time(r2->message_end_s[1], 0.025);
-    /* The fluid model (the default above) and the chunked one agree: the relay follows
-     * at half the dependency's rate (it forwards half of its bytes), then its last chunk
-     * goes at 100 GB/s. */
-    opt.relays = RS_FLOW_SIM_RELAYS_CHUNKED;
+    /* The chunked model (the default above) and the fluid one agree: the fluid relay
+     * follows at half the dependency's rate (it forwards half of its bytes), then its last
+     * chunk goes at 100 GB/s. */
+    opt.relays = RS_FLOW_SIM_RELAYS_FLUID;
     g_autoptr(RsFlowSimResult) r3 = simulate(topo, rows, 2, &opt);
     assert_time(r3->message_start_s[1], 0.01);
     assert_time(r3->message_end_s[1], 0.025);
@@ -620,7 +624,8 @@ test_plan_gather_broadcast(void)
     /* Fluid: the NVLink hop starts once the first chunk is there, catches up with the
      * first hop and follows it at 5 GB/s; when the first hop ends it has its last chunk
      * left, at 100 GB/s: the same closed form. */
-    g_autoptr(RsFlowSimResult) fluid = rs_flow_sim_run(plan, topo, NULL, &error);
+    opt.relays = RS_FLOW_SIM_RELAYS_FLUID;
+    g_autoptr(RsFlowSimResult) fluid = rs_flow_sim_run(plan, topo, &opt, &error);
     g_assert_no_error(error);
     assert_time(fluid->total_s, 22 * US + 16e6 / 5e9 + 3417088 / 100e9);
     g_assert_cmpuint(fluid->n_chunks, ==, 8);
