@@ -52,7 +52,7 @@ typedef struct {
     guint phases;
 } Measure;
 
-static char *opt_relays = "fluid";
+static char *opt_relays = "chunked";
 
 static void
 build_workload(guint n, guint n_gpus, guint gpus_per_node, gboolean one_phase,
@@ -198,7 +198,7 @@ run_case(const RsTopology *topo, guint n, gboolean one_phase, RsFlowSimRates rat
         rs_flow_sim_options_init(&opt);
         opt.rates = rates;
         opt.relays =
-            strcmp(opt_relays, "chunked") == 0 ? RS_FLOW_SIM_RELAYS_CHUNKED : RS_FLOW_SIM_RELAYS_FLUID;
+            strcmp(opt_relays, "fluid") == 0 ? RS_FLOW_SIM_RELAYS_FLUID : RS_FLOW_SIM_RELAYS_CHUNKED;
         g_autoptr(GError) error = NULL;
         gint64 t0 = g_get_monotonic_time();
         RsFlowSimResult *r = rs_flow_sim_run_messages(msgs, n, deps, n_deps, topo, &opt, &error);
@@ -238,7 +238,7 @@ static GOptionEntry entries[] = {
     {"compare", 0, 0, G_OPTION_ARG_INT, &opt_compare,
      "Compare local with exact (global) rates on N messages", "N"},
     {"relays", 0, 0, G_OPTION_ARG_STRING, &opt_relays,
-     "Relays: fluid (default), chunked, or none (no dependencies)", "MODEL"},
+     "Relays: chunked (default), fluid, or none (no dependencies)", "MODEL"},
     {"compare-relays", 0, 0, G_OPTION_ARG_INT, &opt_compare_relays,
      "Compare fluid with chunked relays on N messages", "N"},
     {NULL},
