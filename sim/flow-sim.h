@@ -62,7 +62,7 @@
  *    catch-up and end, not per chunk; the rates are max-min fair with the caps as extra
  *    one-flow constraints (progressive filling over links and caps, Bertsekas & Gallager
  *    §6.5.2). Measured against the chunked model: tests/test-flow-sim.c (chains exact,
- *    random relay trees) and the README's scenario table.
+ *    random relay trees) and the README's benchmark notes.
  *  - A local copy (src == dst) takes no time; it completes once its dependencies arrived.
  * Same inputs give bit-identical results (all ties are broken by index).
  */
