@@ -16,10 +16,15 @@
  *
  * --compare N also simulates N messages of each workload with local, neighbours and
  * global (exact max-min) rate recomputation and prints how far the first two are from
- * the exact times.
+ * the exact times. --compare-relays N simulates N messages of each workload with fluid and
+ * chunked relays and prints the fluid total and message end times against the chunked
+ * ones and the wall-time ratio chunked / fluid (same run). --relays none drops the
+ * dependencies (no relays: the "10^6 messages without relays" case), and the table then
+ * ends with the wall time of the largest case over its 5 s target.
  *
  * Usage: bench-flow-sim [--flows 10000,100000,1000000] [--workload rounds|one-phase|all]
- *                       [--rates local|global] [--compare N]
+ *                       [--rates local|global] [--relays fluid|chunked|none] [--compare N]
+ *                       [--compare-relays N]
  * Not a test: it measures, it does not assert.
  */
 #include "base/data.h"
@@ -47,10 +52,13 @@ typedef struct {
     guint phases;
 } Measure;
 
+static char *opt_relays = "chunked";
+
 static void
 build_workload(guint n, guint n_gpus, guint gpus_per_node, gboolean one_phase,
                RsFlowMessage **msgs_out, guint32 **deps_out, guint *n_deps_out)
 {
+    gboolean relays = strcmp(opt_relays, "none") != 0;
     GRand *rand = g_rand_new_with_seed(4096);
     RsFlowMessage *msgs = g_new0(RsFlowMessage, n);
     guint32 *deps = g_new(guint32, n / 16 + 1);
@@ -69,7 +77,7 @@ build_workload(guint n, guint n_gpus, guint gpus_per_node, gboolean one_phase,
         guint64 size = (guint64)g_rand_int_range(rand, 1, 17) << 20;
         msgs[i] = (RsFlowMessage){src, dst, phase, size, n_deps, 0};
         /* A relay: forward the previous message of the phase from where it arrived. */
-        if (i % 16 == 15 && i > 0 && msgs[i - 1].phase == phase) {
+        if (relays && i % 16 == 15 && i > 0 && msgs[i - 1].phase == phase) {
             msgs[i].src = msgs[i - 1].dst;
             if (msgs[i].dst == msgs[i].src)
                 msgs[i].dst = (msgs[i].src + 9) % n_gpus;
@@ -128,6 +136,45 @@ compare_rates(const RsTopology *topo, guint n, gboolean one_phase)
     g_free(deps);
 }
 
+/* Fluid against chunked relays on the same messages. */
+static void
+compare_relays(const RsTopology *topo, guint n, gboolean one_phase)
+{
+    RsFlowMessage *msgs;
+    guint32 *deps;
+    guint n_deps;
+    build_workload(n, rs_topology_get_n_gpus(topo), rs_topology_get_gpus_per_node(topo), one_phase,
+                   &msgs, &deps, &n_deps);
+    RsFlowSimResult *r[2];
+    double wall[2];
+    for (guint k = 0; k < 2; k++) {
+        RsFlowSimOptions opt;
+        rs_flow_sim_options_init(&opt);
+        opt.relays = k == 0 ? RS_FLOW_SIM_RELAYS_CHUNKED : RS_FLOW_SIM_RELAYS_FLUID;
+        gint64 t0 = g_get_monotonic_time();
+        r[k] = rs_flow_sim_run_messages(msgs, n, deps, n_deps, topo, &opt, NULL);
+        wall[k] = (g_get_monotonic_time() - t0) / 1e6;
+        g_assert(r[k] != NULL);
+    }
+    double max_rel = 0.0;
+    for (guint i = 0; i < n; i++) {
+        double ref = r[0]->message_end_s[i];
+        if (ref > 0)
+            max_rel = MAX(max_rel, fabs(r[1]->message_end_s[i] - ref) / ref);
+    }
+    printf("%-9s %u messages (%u relays): chunked total %.9g s (%" G_GUINT64_FORMAT
+           " events, wall %.3f s); fluid total %+.2e relative (%" G_GUINT64_FORMAT
+           " events, wall %.3f s); message end times max %.2e relative; wall ratio "
+           "chunked/fluid %.1f\n",
+           one_phase ? "one-phase" : "rounds", n, n_deps, r[0]->total_s, r[0]->n_events, wall[0],
+           (r[1]->total_s - r[0]->total_s) / r[0]->total_s, r[1]->n_events, wall[1], max_rel,
+           wall[0] / MAX(wall[1], 1e-9));
+    for (guint k = 0; k < 2; k++)
+        rs_flow_sim_result_free(r[k]);
+    g_free(msgs);
+    g_free(deps);
+}
+
 /* Runs one case in a child; returns its measure and peak resident memory (KiB). */
 static gboolean
 run_case(const RsTopology *topo, guint n, gboolean one_phase, RsFlowSimRates rates, Measure *m,
@@ -150,6 +197,8 @@ run_case(const RsTopology *topo, guint n, gboolean one_phase, RsFlowSimRates rat
         RsFlowSimOptions opt;
         rs_flow_sim_options_init(&opt);
         opt.rates = rates;
+        opt.relays =
+            strcmp(opt_relays, "fluid") == 0 ? RS_FLOW_SIM_RELAYS_FLUID : RS_FLOW_SIM_RELAYS_CHUNKED;
         g_autoptr(GError) error = NULL;
         gint64 t0 = g_get_monotonic_time();
         RsFlowSimResult *r = rs_flow_sim_run_messages(msgs, n, deps, n_deps, topo, &opt, &error);
@@ -179,6 +228,7 @@ static char *opt_flows = "10000,100000,1000000";
 static char *opt_workload = "rounds";
 static char *opt_rates = "local";
 static gint opt_compare = 0;
+static gint opt_compare_relays = 0;
 
 static GOptionEntry entries[] = {
     {"flows", 0, 0, G_OPTION_ARG_STRING, &opt_flows, "Message counts, comma-separated", "LIST"},
@@ -187,6 +237,10 @@ static GOptionEntry entries[] = {
      "Rate recomputation: local, neighbours or global", "MODE"},
     {"compare", 0, 0, G_OPTION_ARG_INT, &opt_compare,
      "Compare local with exact (global) rates on N messages", "N"},
+    {"relays", 0, 0, G_OPTION_ARG_STRING, &opt_relays,
+     "Relays: chunked (default), fluid, or none (no dependencies)", "MODEL"},
+    {"compare-relays", 0, 0, G_OPTION_ARG_INT, &opt_compare_relays,
+     "Compare fluid with chunked relays on N messages", "N"},
     {NULL},
 };
 
@@ -217,19 +271,20 @@ main(int argc, char **argv)
         return 2;
     }
     g_auto(GStrv) counts = g_strsplit(opt_flows, ",", -1);
-    printf("topology %s: %u GPUs, %u links, %u scalable units, PXN %s; rates %s\n",
+    printf("topology %s: %u GPUs, %u links, %u scalable units, PXN %s; rates %s, relays %s\n",
            rs_topology_get_name(topo), rs_topology_get_n_gpus(topo), rs_topology_get_n_links(topo),
            rs_topology_get_n_scalable_units(topo), rs_topology_has_pxn(topo) ? "on" : "off",
-           opt_rates);
+           opt_rates, opt_relays);
     const char *const workloads[] = {"rounds", "one-phase"};
     for (guint w = 0; w < G_N_ELEMENTS(workloads); w++) {
         if (strcmp(opt_workload, "all") != 0 && strcmp(opt_workload, workloads[w]) != 0)
             continue;
         gboolean one_phase = w == 1;
-        printf("\nworkload %s\n%10s %7s %9s %9s %10s %10s %10s %13s %9s %14s\n", workloads[w],
+        printf("\nworkload %s\n%10s %7s %9s %9s %10s %10s %10s %13s %9s %14s %11s\n", workloads[w],
                "messages", "phases", "chunks", "sim s", "wall s", "msgs/s", "events", "rates/event",
-               "peak MiB", "wall/msg ratio");
-        double ref_per_flow = 0.0;
+               "peak MiB", "wall/msg ratio", "B/message");
+        double ref_per_flow = 0.0, last_wall = 0.0;
+        guint last_n = 0;
         for (guint i = 0; counts[i] != NULL; i++) {
             guint n = (guint)g_ascii_strtoull(counts[i], NULL, 10);
             Measure m;
@@ -242,15 +297,25 @@ main(int argc, char **argv)
             if (i == 0)
                 ref_per_flow = per_flow;
             printf("%10u %7u %9" G_GUINT64_FORMAT " %9.4f %10.3f %10.0f %10" G_GUINT64_FORMAT
-                   " %13.1f %9.1f %14.2f\n",
+                   " %13.1f %9.1f %14.2f %11.0f\n",
                    n, m.phases, m.chunks, m.sim_s, m.wall_s, n / m.wall_s, m.events,
                    (double)m.rate_updates / MAX(m.events, 1), peak_kib / 1024.0,
-                   per_flow / ref_per_flow);
+                   per_flow / ref_per_flow, peak_kib * 1024.0 / n);
             fflush(stdout);
+            last_wall = m.wall_s;
+            last_n = n;
         }
+        if (strcmp(opt_relays, "none") == 0 && last_n >= 1000000)
+            printf("target: %u messages without relays in <= 5 s: wall %.3f s, ratio %.2f\n",
+                   last_n, last_wall, last_wall / 5.0);
     }
     printf("\nwall/msg ratio: wall time per message relative to the first row (1.00 = linear "
            "growth)\n");
+    if (opt_compare_relays > 0) {
+        printf("\nfluid against chunked relays (the same messages)\n");
+        compare_relays(topo, (guint)opt_compare_relays, FALSE);
+        compare_relays(topo, (guint)opt_compare_relays, TRUE);
+    }
     if (opt_compare > 0) {
         printf("\nlocal and neighbours-only against exact (global) max-min rates\n");
         compare_rates(topo, (guint)opt_compare, FALSE);

@@ -30,6 +30,7 @@
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define DEFAULT_SCENARIO "deepseek-v3-h100"
 
@@ -45,6 +46,7 @@ static char *opt_messages;
 static char *opt_link_stats;
 static char *opt_chunk_size;
 static char *opt_rates;
+static char *opt_relays;
 static char *opt_staging;
 static char *opt_max_ops; /* an integer, as text (rs_cli_parse_int) */
 static char *opt_stripe;
@@ -110,6 +112,10 @@ static GOptionEntry entries[] = {
      "propagation; default), neighbours (no propagation: fastest) or global (exact max-min "
      "at every event: slowest)",
      "MODE"},
+    {"relays", 0, 0, G_OPTION_ARG_STRING, &opt_relays,
+     "Pipelined relays: chunked (every chunk its own flow: the reference; default) or fluid "
+     "(one flow per message that follows what it forwards once caught up)",
+     "MODEL"},
     {NULL},
 };
 
@@ -201,10 +207,35 @@ write_outputs(const RsFlowSimResult *flow, const RsTopology *topo, const char *t
     return TRUE;
 }
 
+/* The running simulation's progress bar on stderr (a terminal only): bytes of the arrived
+ * network messages, events, their rate and the wall time left at the bytes' rate. */
+static void
+print_flow_progress(const RsFlowSimProgress *p, gpointer user_data)
+{
+    double frac = p->bytes_total > 0 ? (double)p->bytes_done / (double)p->bytes_total
+                                     : (double)p->n_done / MAX(p->n_messages, 1);
+    char bar[25];
+    guint filled = (guint)(frac * (sizeof bar - 1));
+    for (guint i = 0; i < sizeof bar - 1; i++)
+        bar[i] = i < filled ? '#' : '.';
+    bar[sizeof bar - 1] = '\0';
+    g_autofree char *left =
+        p->finished || frac <= 0 ? g_strdup("")
+                                 : g_strdup_printf(", %.1f s left", p->wall_s * (1 - frac) / frac);
+    g_printerr("\r  [%s] %3.0f%% of %.1f GB, %" G_GUINT64_FORMAT " events (%.0f/s), simulated "
+               "%.4f s, wall %.1f s%s   ",
+               bar, 100 * frac, p->bytes_total / 1e9, p->n_events,
+               p->wall_s > 0 ? p->n_events / p->wall_s : 0.0, p->sim_s, p->wall_s, left);
+    if (p->finished)
+        g_printerr("\n");
+}
+
 static gboolean
 parse_flow_options(RsFlowSimOptions *opt, gboolean *use_flow, GError **error)
 {
     rs_flow_sim_options_init(opt);
+    if (!rs_cli_quiet && isatty(STDERR_FILENO))
+        opt->progress = print_flow_progress;
     *use_flow = TRUE;
     if (opt_network != NULL) {
         if (strcmp(opt_network, "bottleneck") == 0) {
@@ -224,6 +255,15 @@ parse_flow_options(RsFlowSimOptions *opt, gboolean *use_flow, GError **error)
             g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                         "--rates: unknown mode \"%s\" (known: local, neighbours, global)",
                         opt_rates);
+            return FALSE;
+        }
+    }
+    if (opt_relays != NULL) {
+        if (strcmp(opt_relays, "chunked") == 0) {
+            opt->relays = RS_FLOW_SIM_RELAYS_CHUNKED;
+        } else if (strcmp(opt_relays, "fluid") != 0) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "--relays: unknown model \"%s\" (known: fluid, chunked)", opt_relays);
             return FALSE;
         }
     }

@@ -49,6 +49,10 @@ enum {
 
 enum { TIMER_OVERHEAD_DONE, TIMER_ACTIVATE };
 
+/* Fluid relays: a gap of progress (fraction of a message) this small is closed; a
+ * dependency's bytes this close to a threshold have reached it. */
+#define FLUID_REL_TOLERANCE 1e-9
+
 typedef struct {
     double t;
     guint64 seq;
@@ -56,23 +60,38 @@ typedef struct {
     guint32 kind;
 } Timer;
 
+/* One link of a flow's route, with the bytes it puts on the link per byte of the flow
+ * (weighted max-min; 1 for every flow of a message). */
+typedef struct {
+    guint32 link;
+    guint32 pos;   /* index in the link's flow list, NO_POS if dominated */
+    double weight; /* bytes per reference byte */
+} FlowLink;
+
 typedef struct {
     guint32 message; /* NO_SLOT when the slot is free */
-    guint32 n_links;
-    guint32 links[RS_TOPOLOGY_MAX_ROUTE];
-    guint32 pos[RS_TOPOLOGY_MAX_ROUTE]; /* index in the link's flow list, NO_POS if dominated */
+    guint32 n_links, cap_links;
+    FlowLink in[RS_TOPOLOGY_MAX_ROUTE]; /* the links while they fit */
+    FlowLink *ext;                      /* (nullable) the links when there are more */
     double rate;                        /* bytes/s */
     double new_rate;
-    double remaining; /* bytes of the current chunk still to send */
+    double remaining; /* bytes of the current chunk (fluid: of the message) still to send */
     double last_t;    /* time remaining was last brought up to date */
     double complete_t;
     guint32 heap_pos;
     guint32 mark;   /* epoch of membership of the recomputed set */
     guint32 frozen; /* epoch in which its new rate was fixed */
+    double cap_hint;     /* fluid relays: the cap a clamp found, for the next filling */
+    guint32 hint_epoch;  /* the set epoch cap_hint belongs to */
 } Flow;
 
 typedef struct {
-    guint32 *items; /* flow slots taking bandwidth on this link (non-dominated links only) */
+    guint32 slot;  /* flow slot */
+    guint32 entry; /* index into the flow's FlowLink array */
+} LinkItem;
+
+typedef struct {
+    LinkItem *items; /* flows taking bandwidth on this link (non-dominated links only) */
     guint32 len, cap;
     double capacity; /* bytes/s */
     double used;     /* sum of the rates of items */
@@ -87,6 +106,7 @@ typedef struct {
     guint32 mark;
     guint32 n_in_set;
     guint32 n_unfrozen;
+    double w_in_set, w_unfrozen; /* the same, weighted */
     guint32 csr_first, csr_fill;
     double residual;
     double old_sum, new_sum;
@@ -138,6 +158,17 @@ typedef struct {
     GArray *csr;   /* guint32 flow slots per link of lset */
     GArray *lheap; /* LinkKey */
     double now;
+    /* fluid relays */
+    gboolean fluid;
+    double *phi;          /* [n]: its chunk as a fraction of its bytes (1: unchunked) */
+    guint32 *n_chunks_ref; /* [n]: the chunks the chunked model sends for it */
+    gboolean *capped;     /* [n_deps]: dependency edge binding: the message caught up with
+                           * that dependency and follows it at its pace */
+    GArray *forced;       /* guint32 flow slots to recompute at the next batch */
+    GArray *cheap;        /* LinkKey (share: a cap in bytes/s, link: a flow slot) */
+    /* progress */
+    guint64 bytes_done;
+    gint64 start_us, next_progress_us;
 } Sim;
 
 void
@@ -147,6 +178,10 @@ rs_flow_sim_options_init(RsFlowSimOptions *options)
     options->max_chunks_per_message = RS_FLOW_SIM_DEFAULT_MAX_CHUNKS;
     options->rates = RS_FLOW_SIM_RATES_LOCAL;
     options->n_timeline_buckets = RS_FLOW_SIM_DEFAULT_BUCKETS;
+    options->relays = RS_FLOW_SIM_RELAYS_CHUNKED;
+    options->progress = NULL;
+    options->progress_data = NULL;
+    options->progress_interval_s = 0.0;
 }
 
 void
@@ -408,6 +443,12 @@ timeline_add(Sim *sim, guint32 link, double t0, double t1, double bytes)
 
 /* --- flows --- */
 
+static inline FlowLink *
+flow_links(Flow *f)
+{
+    return f->ext != NULL ? f->ext : f->in;
+}
+
 /* Brings @f's remaining bytes up to now at its current rate. */
 static void
 settle(Sim *sim, Flow *f)
@@ -436,10 +477,11 @@ static void
 flow_set_rate(Sim *sim, Flow *f, double rate)
 {
     settle(sim, f);
+    FlowLink *fl = flow_links(f);
     for (guint i = 0; i < f->n_links; i++) {
-        LinkState *ls = &sim->links[f->links[i]];
-        link_flush(sim, f->links[i]);
-        ls->rate_sum = MAX(0.0, ls->rate_sum + rate - f->rate);
+        LinkState *ls = &sim->links[fl[i].link];
+        link_flush(sim, fl[i].link);
+        ls->rate_sum = MAX(0.0, ls->rate_sum + (rate - f->rate) * fl[i].weight);
         ls->max_rate = MAX(ls->max_rate, rate);
     }
     f->rate = rate;
@@ -485,9 +527,52 @@ chunk_bytes(Sim *sim, guint32 m, guint32 k)
     return chunk_end(sim, m, k) - MIN(begin, sim->msgs[m].size_bytes);
 }
 
-/* Starts a flow for the current chunk of @m. */
+/* Appends @link_id to the flow list of its link as entry @entry of flow @slot. */
 static void
-flow_start(Sim *sim, guint32 m)
+link_add_item(Sim *sim, guint32 link_id, guint32 slot, guint32 entry)
+{
+    LinkState *ls = &sim->links[link_id];
+    if (ls->len == ls->cap) {
+        ls->cap = MAX(4, ls->cap * 2);
+        ls->items = g_renew(LinkItem, ls->items, ls->cap);
+    }
+    flow_links(flow_at(sim, slot))[entry].pos = ls->len;
+    ls->items[ls->len++] = (LinkItem){slot, entry};
+    link_mark_changed(sim, link_id);
+}
+
+/* Swap-removes item @pos of @link_id's flow list. */
+static void
+link_remove_item(Sim *sim, guint32 link_id, guint32 pos)
+{
+    LinkState *ls = &sim->links[link_id];
+    LinkItem last = ls->items[--ls->len];
+    if (pos != ls->len) {
+        ls->items[pos] = last;
+        flow_links(flow_at(sim, last.slot))[last.entry].pos = pos;
+    }
+    /* Every flow sharing the link may speed up. (Skipping links with slack would be exact
+     * only if every rate were max-min; with bounded propagation some rates are stale, and a
+     * flow left at a stale low rate on a link that looks unsaturated would never be
+     * recomputed.) */
+    link_mark_changed(sim, link_id);
+}
+
+/* Takes a free flow slot for @m, cleared. */
+static Flow *
+flow_init(Sim *sim, guint32 slot, guint32 m)
+{
+    Flow *f = flow_at(sim, slot);
+    memset(f, 0, sizeof *f);
+    f->message = m;
+    f->cap_links = RS_TOPOLOGY_MAX_ROUTE;
+    f->last_t = sim->now;
+    f->complete_t = INFINITY;
+    return f;
+}
+
+static guint32
+flow_take_slot(Sim *sim)
 {
     guint32 slot;
     if (sim->free_slots->len > 0) {
@@ -497,34 +582,79 @@ flow_start(Sim *sim, guint32 m)
         slot = sim->flows->len;
         g_array_set_size(sim->flows, slot + 1);
     }
+    return slot;
+}
+
+/* Charges flow @slot @weight on @link_id, a new entry: the flow must be settled. */
+static void
+flow_add_link(Sim *sim, guint32 slot, guint32 link_id, double weight)
+{
     Flow *f = flow_at(sim, slot);
-    memset(f, 0, sizeof *f);
-    f->message = m;
-    f->n_links = rs_topology_route(sim->topo, sim->msgs[m].src, sim->msgs[m].dst, f->links);
-    f->remaining = (double)chunk_bytes(sim, m, sim->chunk[m]);
-    f->last_t = sim->now;
-    f->complete_t = INFINITY;
-    for (guint i = 0; i < f->n_links; i++) {
-        guint32 l = f->links[i];
-        LinkState *ls = &sim->links[l];
-        link_busy_inc(sim, l);
-        if (ls->dominated) {
-            f->pos[i] = NO_POS;
-            continue;
-        }
-        if (ls->len == ls->cap) {
-            ls->cap = MAX(4, ls->cap * 2);
-            ls->items = g_renew(guint32, ls->items, ls->cap);
-        }
-        f->pos[i] = ls->len;
-        ls->items[ls->len++] = slot;
-        link_mark_changed(sim, l);
+    FlowLink *fl = flow_links(f);
+    if (f->n_links == f->cap_links) {
+        guint cap = f->cap_links * 2;
+        FlowLink *ext = g_new(FlowLink, cap);
+        memcpy(ext, fl, sizeof(FlowLink) * f->n_links);
+        g_free(f->ext);
+        f->ext = ext;
+        f->cap_links = cap;
+        fl = ext;
     }
+    guint32 e = f->n_links++;
+    fl[e] = (FlowLink){link_id, NO_POS, weight};
+    LinkState *ls = &sim->links[link_id];
+    link_busy_inc(sim, link_id);
+    link_flush(sim, link_id);
+    ls->rate_sum += f->rate * weight;
+    if (!ls->dominated) {
+        ls->used += f->rate * weight;
+        link_add_item(sim, link_id, slot, e);
+    }
+}
+
+/* Starts a flow for the current chunk of @m. */
+static void
+flow_start(Sim *sim, guint32 m)
+{
+    guint32 slot = flow_take_slot(sim);
+    Flow *f = flow_init(sim, slot, m);
+    guint32 route[RS_TOPOLOGY_MAX_ROUTE];
+    guint n_route = rs_topology_route(sim->topo, sim->msgs[m].src, sim->msgs[m].dst, route);
+    f->remaining = sim->fluid ? (double)sim->msgs[m].size_bytes
+                              : (double)chunk_bytes(sim, m, sim->chunk[m]);
+    for (guint i = 0; i < n_route; i++)
+        flow_add_link(sim, slot, route[i], 1.0);
     heap_push(sim, slot);
     sim->slot[m] = slot;
     sim->state[m] = ST_ACTIVE;
     sim->n_active_flows++;
-    sim->res->n_chunks++;
+    if (!sim->fluid)
+        sim->res->n_chunks++;
+}
+
+/* Takes flow @slot off its links and frees the slot. */
+static void
+flow_release(Sim *sim, guint32 slot)
+{
+    Flow *f = flow_at(sim, slot);
+    double rate = f->rate;
+    flow_set_rate(sim, f, 0.0);
+    FlowLink *fl = flow_links(f);
+    for (guint i = 0; i < f->n_links; i++) {
+        guint32 l = fl[i].link;
+        LinkState *ls = &sim->links[l];
+        link_busy_dec(sim, l);
+        if (fl[i].pos == NO_POS)
+            continue;
+        link_remove_item(sim, l, fl[i].pos);
+        ls->used = ls->len == 0 ? 0.0 : ls->used - rate * fl[i].weight;
+    }
+    heap_remove(sim, slot);
+    g_clear_pointer(&f->ext, g_free);
+    f->n_links = 0;
+    f->message = NO_SLOT;
+    g_array_append_val(sim->free_slots, slot);
+    sim->n_active_flows--;
 }
 
 /* Takes @m's flow off its links; its chunk is finished or paused. */
@@ -532,44 +662,33 @@ static void
 flow_stop(Sim *sim, guint32 m)
 {
     guint32 slot = sim->slot[m];
-    Flow *f = flow_at(sim, slot);
-    double rate = f->rate;
-    flow_set_rate(sim, f, 0.0);
-    for (guint i = 0; i < f->n_links; i++) {
-        guint32 l = f->links[i];
-        LinkState *ls = &sim->links[l];
-        link_busy_dec(sim, l);
-        if (f->pos[i] == NO_POS)
-            continue;
-        guint32 p = f->pos[i];
-        guint32 last = ls->items[--ls->len];
-        if (p != ls->len) {
-            ls->items[p] = last;
-            Flow *g = flow_at(sim, last);
-            for (guint j = 0; j < g->n_links; j++)
-                if (g->links[j] == l)
-                    g->pos[j] = p;
-        }
-        /* Every flow sharing the link may speed up. (Skipping links with slack would be
-         * exact only if every rate were max-min; with bounded propagation some rates are
-         * stale, and a flow left at a stale low rate on a link that looks unsaturated would
-         * never be recomputed.) */
-        link_mark_changed(sim, l);
-        ls->used = ls->len == 0 ? 0.0 : ls->used - rate;
-    }
-    heap_remove(sim, slot);
-    f->message = NO_SLOT;
-    g_array_append_val(sim->free_slots, slot);
+    flow_release(sim, slot);
     sim->slot[m] = NO_SLOT;
-    sim->n_active_flows--;
 }
 
 /* --- message life --- */
+
+static gboolean fluid_start_ready(Sim *sim, guint32 m);
+static void fluid_dep_done(Sim *sim, guint32 m, guint32 d);
+
+static gboolean
+all_deps_done(Sim *sim, guint32 m)
+{
+    const RsFlowMessage *msg = &sim->msgs[m];
+    for (guint i = 0; i < msg->n_deps; i++)
+        if (sim->state[sim->deps[msg->first_dep + i]] != ST_DONE)
+            return FALSE;
+    return TRUE;
+}
 
 /* May chunk @k of @m take bandwidth, as far as its dependencies go? */
 static gboolean
 deps_ready(Sim *sim, guint32 m, guint32 k)
 {
+    if (sim->fluid)
+        return sim->msgs[m].size_bytes > 0 && sim->msgs[m].src != sim->msgs[m].dst
+                   ? fluid_start_ready(sim, m)
+                   : all_deps_done(sim, m);
     const RsFlowMessage *msg = &sim->msgs[m];
     gboolean last = k + 1 >= sim->n_chunks[m];
     guint64 end = last ? 0 : chunk_end(sim, m, k);
@@ -601,6 +720,8 @@ finish(Sim *sim, guint32 m)
     if (isnan(sim->res->message_start_s[m]))
         sim->res->message_start_s[m] = sim->now;
     sim->n_done++;
+    if (sim->msgs[m].src != sim->msgs[m].dst)
+        sim->bytes_done += sim->msgs[m].size_bytes;
     sim->remaining_in_phase--;
     notify_dependents(sim, m);
 }
@@ -643,6 +764,10 @@ notify_dependents(Sim *sim, guint32 m)
             if (isnan(sim->res->message_start_s[d]) && deps_ready(sim, d, 0))
                 sim->res->message_start_s[d] = sim->now;
             break;
+        case ST_ACTIVE:
+            if (sim->fluid && sim->state[m] == ST_DONE)
+                fluid_dep_done(sim, d, m);
+            break;
         case ST_WAIT_LOCAL:
             try_local(sim, d);
             break;
@@ -676,6 +801,183 @@ chunk_done(Sim *sim, guint32 m)
         sim->state[m] = ST_WAIT;
     }
     notify_dependents(sim, m);
+}
+
+/* --- fluid relays ---
+ * Every network message is one flow. A pipelined dependency d of m (same phase, both
+ * network messages) lets m start once d delivered the offset max(phi[m], phi[d]) of its
+ * bytes (m's first chunk needs that much of d), and then bounds m's progress (fractions of
+ * the bytes) to d's minus that offset: m runs at its own max-min rate until it catches up,
+ * then follows d (capped edge) until d arrives whole, when m has its last chunk left. */
+
+static inline gboolean
+fluid_edge(Sim *sim, guint32 m, guint32 d)
+{
+    const RsFlowMessage *a = &sim->msgs[m], *b = &sim->msgs[d];
+    return a->phase == b->phase && a->src != a->dst && b->src != b->dst && b->size_bytes > 0 &&
+           a->size_bytes > 0;
+}
+
+static inline double
+fluid_offset(Sim *sim, guint32 m, guint32 d)
+{
+    return MAX(sim->phi[m], sim->phi[d]);
+}
+
+/* Bytes @m has delivered by sim->now, or (@soon) a little later: within the time an event
+ * batch spans, so that an event the rates put a rounding error away counts as reached. */
+static double
+fluid_delivered(Sim *sim, guint32 m, gboolean soon)
+{
+    double size = (double)sim->msgs[m].size_bytes;
+    if (sim->state[m] == ST_DONE)
+        return size;
+    if (sim->slot[m] == NO_SLOT)
+        return 0.0;
+    Flow *f = flow_at(sim, sim->slot[m]);
+    double dt = sim->now - f->last_t;
+    if (soon)
+        dt += MAX(sim->now * 4 * BATCH_REL_TOLERANCE, 1e-15);
+    double rem = dt > 0 && f->rate > 0 ? f->remaining - f->rate * dt : f->remaining;
+    return MAX(0.0, size - MAX(0.0, rem));
+}
+
+/* Has every dependency of @m done what its first chunk needs? */
+static gboolean
+fluid_start_ready(Sim *sim, guint32 m)
+{
+    const RsFlowMessage *msg = &sim->msgs[m];
+    for (guint i = 0; i < msg->n_deps; i++) {
+        guint32 d = sim->deps[msg->first_dep + i];
+        if (sim->state[d] == ST_DONE)
+            continue;
+        if (!fluid_edge(sim, m, d))
+            return FALSE;
+        double need = fluid_offset(sim, m, d) * (double)sim->msgs[d].size_bytes;
+        if (fluid_delivered(sim, d, TRUE) < need * (1.0 - FLUID_REL_TOLERANCE))
+            return FALSE;
+    }
+    return TRUE;
+}
+
+/* The gap in progress between dependency @d and @m's bound behind it (≤ 0: caught up).
+ * A hop faster than its dependency sends each chunk as soon as it is there and trails by
+ * its own chunk's time, c_m / rate_m: in progress, phi_m × (d's fraction rate) / (m's). */
+static double
+fluid_gap(Sim *sim, guint32 m, guint32 d, gboolean soon)
+{
+    double sm = (double)sim->msgs[m].size_bytes, sd = (double)sim->msgs[d].size_bytes;
+    double pm = fluid_delivered(sim, m, soon) / sm;
+    double pd = fluid_delivered(sim, d, FALSE) / sd;
+    double vm = flow_at(sim, sim->slot[m])->rate / sm, vd = flow_at(sim, sim->slot[d])->rate / sd;
+    double trail = vm > vd ? sim->phi[m] * vd / vm : sim->phi[m];
+    return pd - trail - pm;
+}
+
+static void
+fluid_force(Sim *sim, guint32 m)
+{
+    guint32 slot = sim->slot[m];
+    g_array_append_val(sim->forced, slot);
+}
+
+/* @m's next event: its end, a waiting dependent's start threshold, or catching up with a
+ * dependency it does not follow yet; into the completion heap. */
+static void
+fluid_schedule(Sim *sim, guint32 m)
+{
+    Flow *f = flow_at(sim, sim->slot[m]);
+    settle(sim, f);
+    double dt = INFINITY;
+    if (f->remaining <= 0)
+        dt = 0.0;
+    else if (f->rate > 0) {
+        dt = f->remaining / f->rate;
+        double size = (double)sim->msgs[m].size_bytes;
+        double done = size - f->remaining;
+        double done_soon = fluid_delivered(sim, m, TRUE);
+        for (guint i = sim->dependents_first[m]; i < sim->dependents_first[m + 1]; i++) {
+            guint32 n = sim->dependents[i];
+            if (sim->state[n] != ST_WAIT || !fluid_edge(sim, n, m))
+                continue;
+            /* (A threshold reached already waits for another dependency.) */
+            double need = fluid_offset(sim, n, m) * size;
+            if (done_soon < need * (1.0 - FLUID_REL_TOLERANCE))
+                dt = MIN(dt, (need - done) / f->rate);
+        }
+    }
+    const RsFlowMessage *msg = &sim->msgs[m];
+    for (guint i = 0; f->rate > 0 && i < msg->n_deps; i++) {
+        guint32 d = sim->deps[msg->first_dep + i];
+        if (sim->capped[msg->first_dep + i] || sim->state[d] != ST_ACTIVE ||
+            !fluid_edge(sim, m, d))
+            continue;
+        Flow *g = flow_at(sim, sim->slot[d]);
+        double closing = f->rate / (double)msg->size_bytes - g->rate / (double)sim->msgs[d].size_bytes;
+        if (closing <= 0)
+            continue;
+        if (fluid_gap(sim, m, d, TRUE) > FLUID_REL_TOLERANCE) {
+            dt = MIN(dt, fluid_gap(sim, m, d, FALSE) / closing);
+        } else {
+            /* Caught up and faster: it follows from now on. */
+            sim->capped[msg->first_dep + i] = TRUE;
+            fluid_force(sim, m);
+        }
+    }
+    f->complete_t = sim->now + dt;
+    heap_update(sim, sim->slot[m]);
+}
+
+/* The flow of @m reached its next event. */
+static void
+fluid_event(Sim *sim, guint32 m)
+{
+    Flow *f = flow_at(sim, sim->slot[m]);
+    settle(sim, f);
+    double size = (double)sim->msgs[m].size_bytes;
+    if (size - fluid_delivered(sim, m, TRUE) <= size * FLUID_REL_TOLERANCE) {
+        sim->res->n_chunks += sim->n_chunks_ref[m];
+        finish(sim, m);
+        return;
+    }
+    for (guint i = sim->dependents_first[m]; i < sim->dependents_first[m + 1]; i++) {
+        guint32 n = sim->dependents[i];
+        if (sim->state[n] == ST_WAIT)
+            try_start(sim, n);
+    }
+    const RsFlowMessage *msg = &sim->msgs[m];
+    for (guint i = 0; i < msg->n_deps; i++) {
+        guint32 d = sim->deps[msg->first_dep + i];
+        if (sim->capped[msg->first_dep + i] || sim->state[d] != ST_ACTIVE ||
+            !fluid_edge(sim, m, d))
+            continue;
+        if (fluid_gap(sim, m, d, TRUE) <= FLUID_REL_TOLERANCE) {
+            sim->capped[msg->first_dep + i] = TRUE;
+            fluid_force(sim, m);
+        }
+    }
+    fluid_schedule(sim, m);
+}
+
+/* Dependency @d of the flowing @m arrived whole: a following @m has its last chunk left
+ * (the chunked model sends that chunk once the dependency is whole, having sent the others
+ * as they came) and runs free. */
+static void
+fluid_dep_done(Sim *sim, guint32 m, guint32 d)
+{
+    const RsFlowMessage *msg = &sim->msgs[m];
+    for (guint i = 0; i < msg->n_deps; i++) {
+        if (sim->deps[msg->first_dep + i] != d || !sim->capped[msg->first_dep + i])
+            continue;
+        sim->capped[msg->first_dep + i] = FALSE;
+        Flow *f = flow_at(sim, sim->slot[m]);
+        settle(sim, f);
+        double size = (double)msg->size_bytes;
+        double c = MIN((double)sim->chunk_size[m], size);
+        f->remaining = size - (double)(sim->n_chunks_ref[m] - 1) * c;
+        fluid_force(sim, m);
+    }
+    fluid_schedule(sim, m);
 }
 
 static void
@@ -716,10 +1018,72 @@ handle_timer(Sim *sim, const Timer *tm)
 
 /* --- rates --- */
 
+/* The fair share of @ls's unfrozen flows: its residual capacity over their weights. */
+static inline double
+link_share(const LinkState *ls)
+{
+    if (ls->n_unfrozen == 0 || ls->w_unfrozen <= 0)
+        return INFINITY;
+    return MAX(0.0, ls->residual) / ls->w_unfrozen;
+}
+
 /* Progressive filling over the flows of sim->set (those marked @set_epoch): sets each one's
  * new_rate, with the flows outside the set held at their rates. Marks links with @iter. */
+/* Does @n follow its dependency @d (a capped edge)? */
+static gboolean
+fluid_follows(Sim *sim, guint32 n, guint32 d)
+{
+    const RsFlowMessage *msg = &sim->msgs[n];
+    for (guint i = 0; i < msg->n_deps; i++)
+        if (sim->deps[msg->first_dep + i] == d && sim->capped[msg->first_dep + i])
+            return TRUE;
+    return FALSE;
+}
+
+/* The byte rate dependency @d's (new) rate @rate_d allows its follower @n. */
+static inline double
+fluid_cap(Sim *sim, guint32 n, guint32 d, double rate_d)
+{
+    return rate_d * (double)sim->msgs[n].size_bytes / (double)sim->msgs[d].size_bytes;
+}
+
+/* Flow @slot froze at @rate: the caps it puts on its followers in the set. */
 static void
-fill(Sim *sim, guint32 iter)
+fluid_push_caps(Sim *sim, guint32 slot, double rate, guint32 set_epoch, guint32 iter)
+{
+    guint32 d = flow_at(sim, slot)->message;
+    for (guint i = sim->dependents_first[d]; i < sim->dependents_first[d + 1]; i++) {
+        guint32 n = sim->dependents[i];
+        if (sim->state[n] != ST_ACTIVE || !fluid_follows(sim, n, d))
+            continue;
+        Flow *g = flow_at(sim, sim->slot[n]);
+        if (g->mark == set_epoch && g->frozen != iter)
+            lheap_push(sim->cheap, fluid_cap(sim, n, d, rate), sim->slot[n]);
+    }
+}
+
+/* Flow @slot's new rate is @share: its links lose that much residual and one flow. */
+static void
+freeze(Sim *sim, guint32 slot, double share, guint32 set_epoch, guint32 iter)
+{
+    Flow *f = flow_at(sim, slot);
+    f->frozen = iter;
+    f->new_rate = share;
+    FlowLink *fl = flow_links(f);
+    for (guint j = 0; j < f->n_links; j++) {
+        if (fl[j].pos == NO_POS)
+            continue;
+        LinkState *ls2 = &sim->links[fl[j].link];
+        ls2->residual -= share * fl[j].weight;
+        ls2->w_unfrozen -= fl[j].weight;
+        ls2->n_unfrozen--;
+    }
+    if (sim->fluid)
+        fluid_push_caps(sim, slot, share, set_epoch, iter);
+}
+
+static void
+fill(Sim *sim, guint32 set_epoch, guint32 iter)
 {
     guint n_set = sim->set->len;
     const guint32 *set = (const guint32 *)sim->set->data;
@@ -727,20 +1091,23 @@ fill(Sim *sim, guint32 iter)
     g_array_set_size(sim->lset, 0);
     for (guint i = 0; i < n_set; i++) {
         Flow *f = flow_at(sim, set[i]);
+        FlowLink *fl = flow_links(f);
         for (guint j = 0; j < f->n_links; j++) {
-            if (f->pos[j] == NO_POS)
+            if (fl[j].pos == NO_POS)
                 continue;
-            guint32 l = f->links[j];
+            guint32 l = fl[j].link;
             LinkState *ls = &sim->links[l];
             if (ls->mark != iter) {
                 ls->mark = iter;
                 ls->n_in_set = 0;
+                ls->w_in_set = 0.0;
                 ls->old_sum = 0.0;
                 ls->freeze_share = -1.0;
                 g_array_append_val(sim->lset, l);
             }
             ls->n_in_set++;
-            ls->old_sum += f->rate;
+            ls->w_in_set += fl[j].weight;
+            ls->old_sum += f->rate * fl[j].weight;
         }
     }
     guint n_lset = sim->lset->len;
@@ -752,60 +1119,95 @@ fill(Sim *sim, guint32 iter)
         ls->csr_first = ls->csr_fill = total;
         total += ls->n_in_set;
         ls->n_unfrozen = ls->n_in_set;
+        ls->w_unfrozen = ls->w_in_set;
         /* Capacity left by the flows outside the set. */
         double outside = ls->n_in_set == ls->len ? 0.0 : ls->used - ls->old_sum;
         ls->residual = MAX(0.0, ls->capacity - MAX(0.0, outside));
-        lheap_push(sim->lheap, ls->residual / ls->n_unfrozen, lset[i]);
+        lheap_push(sim->lheap, link_share(ls), lset[i]);
     }
     g_array_set_size(sim->csr, total);
     guint32 *csr = (guint32 *)sim->csr->data;
+    /* Fluid relays: a follower's cap from a dependency outside the set is known now. */
+    g_array_set_size(sim->cheap, 0);
+    for (guint i = 0; sim->fluid && i < n_set; i++) {
+        guint32 m = flow_at(sim, set[i])->message;
+        const RsFlowMessage *msg = &sim->msgs[m];
+        for (guint k = 0; k < msg->n_deps; k++) {
+            guint32 d = sim->deps[msg->first_dep + k];
+            if (!sim->capped[msg->first_dep + k] || sim->state[d] != ST_ACTIVE)
+                continue;
+            Flow *g = flow_at(sim, sim->slot[d]);
+            if (g->mark != set_epoch)
+                lheap_push(sim->cheap, fluid_cap(sim, m, d, g->rate), set[i]);
+        }
+        Flow *f = flow_at(sim, set[i]);
+        if (f->hint_epoch == set_epoch)
+            lheap_push(sim->cheap, f->cap_hint, set[i]);
+    }
     for (guint i = 0; i < n_set; i++) {
         Flow *f = flow_at(sim, set[i]);
+        FlowLink *fl = flow_links(f);
         for (guint j = 0; j < f->n_links; j++)
-            if (f->pos[j] != NO_POS)
-                csr[sim->links[f->links[j]].csr_fill++] = set[i];
+            if (fl[j].pos != NO_POS)
+                csr[sim->links[fl[j].link].csr_fill++] = set[i];
     }
 
     /* Progressive filling. Freezing flows at the smallest fair share only raises the
      * shares of the other links, so keys are lower bounds: a popped link whose share has
      * grown goes back with its current share (each link is in the heap once). */
-    while (sim->lheap->len > 0) {
+    while (sim->lheap->len > 0 || sim->cheap->len > 0) {
+        double cap_top = sim->cheap->len > 0 ? g_array_index(sim->cheap, LinkKey, 0).share
+                                             : INFINITY;
+        if (sim->lheap->len == 0 || cap_top <= g_array_index(sim->lheap, LinkKey, 0).share) {
+            /* A follower reaches the rate its dependency allows before any link binds. */
+            LinkKey key = lheap_pop(sim->cheap);
+            if (flow_at(sim, key.link)->frozen != iter)
+                freeze(sim, key.link, key.share, set_epoch, iter);
+            continue;
+        }
         LinkKey key = lheap_pop(sim->lheap);
         LinkState *ls = &sim->links[key.link];
         if (ls->n_unfrozen == 0)
             continue;
-        double share = MAX(0.0, ls->residual) / ls->n_unfrozen;
-        if (share > key.share && sim->lheap->len > 0 &&
-            share > g_array_index(sim->lheap, LinkKey, 0).share) {
+        double share = link_share(ls);
+        if (!isfinite(share))
+            continue; /* only weightless flows left: they take what their links allow */
+        if (share > key.share &&
+            ((sim->lheap->len > 0 && share > g_array_index(sim->lheap, LinkKey, 0).share) ||
+             share > cap_top)) {
             lheap_push(sim->lheap, share, key.link);
             continue;
         }
         ls->freeze_share = share;
-        for (guint c = ls->csr_first; c < ls->csr_first + ls->n_in_set; c++) {
-            Flow *f = flow_at(sim, csr[c]);
-            if (f->frozen == iter)
-                continue;
-            f->frozen = iter;
-            f->new_rate = share;
-            for (guint j = 0; j < f->n_links; j++) {
-                if (f->pos[j] == NO_POS)
-                    continue;
-                LinkState *ls2 = &sim->links[f->links[j]];
-                ls2->residual -= share;
-                ls2->n_unfrozen--;
-            }
-        }
+        for (guint c = ls->csr_first; c < ls->csr_first + ls->n_in_set; c++)
+            if (flow_at(sim, csr[c])->frozen != iter)
+                freeze(sim, csr[c], share, set_epoch, iter);
     }
     for (guint i = 0; i < n_set; i++) {
         Flow *f = flow_at(sim, set[i]);
         if (f->frozen != iter) {
-            /* Only dominated links: the smallest of them limits it. */
+            /* Only dominated links (or weightless ones): the smallest of them limits it. */
             double cap = INFINITY;
+            FlowLink *fl = flow_links(f);
             for (guint j = 0; j < f->n_links; j++)
-                cap = MIN(cap, sim->links[f->links[j]].capacity);
-            f->new_rate = cap;
+                if (fl[j].weight > 0)
+                    cap = MIN(cap, sim->links[fl[j].link].capacity / fl[j].weight);
+            f->new_rate = isfinite(cap) ? cap : 0.0;
         }
     }
+}
+
+/* The bytes/s flow @slot puts on @link_id: its (new) rate times its weight there. */
+static double
+flow_rate_on(Sim *sim, guint32 slot, guint32 link_id, gboolean new_rate)
+{
+    Flow *f = flow_at(sim, slot);
+    double r = new_rate ? f->new_rate : f->rate;
+    FlowLink *fl = flow_links(f);
+    for (guint j = 0; j < f->n_links; j++)
+        if (fl[j].link == link_id)
+            return r * fl[j].weight;
+    return 0.0;
 }
 
 /* After fill(): flows outside the set that the new rates leave wrong join the set. On a
@@ -826,7 +1228,7 @@ expand(Sim *sim, guint32 set_epoch)
         double tol = ls->capacity * SATURATED_REL_TOLERANCE;
         double new_sum = 0.0;
         for (guint c = ls->csr_first; c < ls->csr_first + ls->n_in_set; c++)
-            new_sum += flow_at(sim, g_array_index(sim->csr, guint32, c))->new_rate;
+            new_sum += flow_rate_on(sim, g_array_index(sim->csr, guint32, c), l, TRUE);
         gboolean freed = ls->used >= ls->capacity - tol && new_sum < ls->old_sum - tol;
         double limit = ls->freeze_share >= 0 ? ls->freeze_share + tol : INFINITY;
         /* max_rate bounds every rate on the link: most links need no scan. */
@@ -834,17 +1236,17 @@ expand(Sim *sim, guint32 set_epoch)
             continue;
         double top = 0.0;
         for (guint j = 0; j < ls->len; j++)
-            top = MAX(top, flow_at(sim, ls->items[j])->rate);
+            top = MAX(top, flow_at(sim, ls->items[j].slot)->rate);
         ls->max_rate = top;
         if (!freed && top <= limit)
             continue;
         for (guint j = 0; j < ls->len; j++) {
-            Flow *g = flow_at(sim, ls->items[j]);
+            Flow *g = flow_at(sim, ls->items[j].slot);
             if (g->mark == set_epoch)
                 continue;
             if ((freed && g->rate >= top - tol) || g->rate > limit) {
                 g->mark = set_epoch;
-                g_array_append_val(sim->set, ls->items[j]);
+                g_array_append_val(sim->set, ls->items[j].slot);
                 grew = TRUE;
             }
         }
@@ -852,14 +1254,87 @@ expand(Sim *sim, guint32 set_epoch)
     return grew;
 }
 
+/* Fluid relays: the followers of the set's flows join it (their caps move with it). */
+static void
+fluid_close_set(Sim *sim, guint32 set_epoch)
+{
+    for (guint i = 0; i < sim->set->len; i++) {
+        guint32 d = flow_at(sim, g_array_index(sim->set, guint32, i))->message;
+        for (guint k = sim->dependents_first[d]; k < sim->dependents_first[d + 1]; k++) {
+            guint32 n = sim->dependents[k];
+            if (sim->state[n] != ST_ACTIVE || !fluid_follows(sim, n, d))
+                continue;
+            Flow *g = flow_at(sim, sim->slot[n]);
+            if (g->mark != set_epoch) {
+                g->mark = set_epoch;
+                g_array_append_val(sim->set, sim->slot[n]);
+            }
+        }
+    }
+}
+
+/* Fluid relays, after filling: a follower never outruns a dependency (its rate is clamped
+ * to the cap); one its links hold below the cap falls behind and runs free. */
+static gboolean
+fluid_clamp(Sim *sim, guint32 set_epoch)
+{
+    gboolean clamped = FALSE;
+    for (guint i = 0; i < sim->set->len; i++) {
+        Flow *f = flow_at(sim, g_array_index(sim->set, guint32, i));
+        guint32 m = f->message;
+        const RsFlowMessage *msg = &sim->msgs[m];
+        double cap = INFINITY;
+        for (guint k = 0; k < msg->n_deps; k++) {
+            guint32 d = sim->deps[msg->first_dep + k];
+            if (!sim->capped[msg->first_dep + k] || sim->state[d] != ST_ACTIVE)
+                continue;
+            Flow *g = flow_at(sim, sim->slot[d]);
+            cap = MIN(cap, fluid_cap(sim, m, d, g->mark == set_epoch ? g->new_rate : g->rate));
+        }
+        if (!isfinite(cap))
+            continue;
+        if (f->new_rate > cap) {
+            /* Its links froze it before its dependency's rate was known: the next filling
+             * caps it first and gives the rest to the others. */
+            if (f->new_rate > cap * (1.0 + FLUID_REL_TOLERANCE) &&
+                (f->hint_epoch != set_epoch || cap < f->cap_hint)) {
+                f->hint_epoch = set_epoch;
+                f->cap_hint = cap;
+                clamped = TRUE;
+            }
+            f->new_rate = cap;
+            continue;
+        }
+        for (guint k = 0; k < msg->n_deps; k++) {
+            guint32 d = sim->deps[msg->first_dep + k];
+            if (!sim->capped[msg->first_dep + k] || sim->state[d] != ST_ACTIVE)
+                continue;
+            Flow *g = flow_at(sim, sim->slot[d]);
+            double c = fluid_cap(sim, m, d, g->mark == set_epoch ? g->new_rate : g->rate);
+            if (f->new_rate < c * (1.0 - FLUID_REL_TOLERANCE))
+                sim->capped[msg->first_dep + k] = FALSE;
+        }
+    }
+    return clamped;
+}
+
 static void
 recompute_rates(Sim *sim)
 {
     gboolean global = sim->opt.rates == RS_FLOW_SIM_RATES_GLOBAL;
-    if (sim->changed->len == 0)
+    if (sim->changed->len == 0 && sim->forced->len == 0)
         return;
     guint32 set_epoch = ++sim->epoch;
     g_array_set_size(sim->set, 0);
+    for (guint i = 0; !global && i < sim->forced->len; i++) {
+        guint32 slot = g_array_index(sim->forced, guint32, i);
+        Flow *f = flow_at(sim, slot);
+        if (slot < sim->flows->len && f->message != NO_SLOT && f->mark != set_epoch) {
+            f->mark = set_epoch;
+            g_array_append_val(sim->set, slot);
+        }
+    }
+    g_array_set_size(sim->forced, 0);
     if (global) {
         for (guint32 s = 0; s < sim->flows->len; s++) {
             Flow *f = flow_at(sim, s);
@@ -873,10 +1348,10 @@ recompute_rates(Sim *sim)
         LinkState *ls = &sim->links[g_array_index(sim->changed, guint32, i)];
         ls->changed = FALSE;
         for (guint j = 0; !global && j < ls->len; j++) {
-            Flow *f = flow_at(sim, ls->items[j]);
+            Flow *f = flow_at(sim, ls->items[j].slot);
             if (f->mark != set_epoch) {
                 f->mark = set_epoch;
-                g_array_append_val(sim->set, ls->items[j]);
+                g_array_append_val(sim->set, ls->items[j].slot);
             }
         }
     }
@@ -886,11 +1361,19 @@ recompute_rates(Sim *sim)
     /* Propagation is bounded, so that an event never costs a global recomputation. */
     guint max_set = MAX_EXPAND_GROWTH * sim->set->len + MAX_EXPAND_EXTRA;
     for (guint round = 0;; round++) {
-        fill(sim, ++sim->epoch);
+        if (sim->fluid && !global)
+            fluid_close_set(sim, set_epoch);
+        fill(sim, set_epoch, ++sim->epoch);
         sim->res->n_rate_updates += sim->set->len;
         if (sim->opt.rates != RS_FLOW_SIM_RATES_LOCAL || round + 1 >= MAX_EXPAND_ROUNDS ||
             sim->set->len >= max_set || !expand(sim, set_epoch))
             break;
+    }
+
+    /* Fluid relays: clamped followers are capped first in a new filling (a few times). */
+    for (guint k = 0; sim->fluid && k < 4 && fluid_clamp(sim, set_epoch); k++) {
+        fill(sim, set_epoch, ++sim->epoch);
+        sim->res->n_rate_updates += sim->set->len;
     }
 
     /* Apply the new rates. */
@@ -902,25 +1385,48 @@ recompute_rates(Sim *sim)
         sim->links[lset[i]].new_sum = 0.0;
     for (guint i = 0; i < n_set; i++) {
         Flow *f = flow_at(sim, set[i]);
+        FlowLink *fl = flow_links(f);
         for (guint j = 0; j < f->n_links; j++)
-            if (f->pos[j] != NO_POS)
-                sim->links[f->links[j]].new_sum += f->new_rate;
+            if (fl[j].pos != NO_POS)
+                sim->links[fl[j].link].new_sum += f->new_rate * fl[j].weight;
         if (f->new_rate == f->rate)
             continue; /* same rate, same completion time */
         flow_set_rate(sim, f, f->new_rate);
+        if (sim->fluid) {
+            f->mark = set_epoch + 1; /* rate changed: rescheduled below */
+            continue;
+        }
         if (f->remaining <= 0)
             f->complete_t = sim->now;
         else
             f->complete_t = f->rate > 0 ? sim->now + f->remaining / f->rate : INFINITY;
         heap_update(sim, set[i]);
     }
+    /* Fluid relays: the next event of a flow whose rate changed (its end, a dependent's
+     * start) and of its flowing dependents (their catching up). */
+    for (guint i = 0; sim->fluid && i < n_set; i++) {
+        Flow *f = flow_at(sim, set[i]);
+        if (f->mark != set_epoch + 1)
+            continue;
+        guint32 m = f->message;
+        fluid_schedule(sim, m);
+        for (guint k = sim->dependents_first[m]; k < sim->dependents_first[m + 1]; k++) {
+            guint32 n = sim->dependents[k];
+            if (sim->state[n] == ST_ACTIVE)
+                fluid_schedule(sim, n);
+        }
+    }
+    sim->epoch++; /* set_epoch + 1 is spent */
     for (guint i = 0; i < n_lset; i++) {
         LinkState *ls = &sim->links[lset[i]];
         if (ls->n_in_set == ls->len || ++ls->n_incremental >= EXACT_REFRESH_EVERY) {
             /* Exact sum, so rounding never accumulates. */
             double used = 0.0;
-            for (guint j = 0; j < ls->len; j++)
-                used += flow_at(sim, ls->items[j])->rate;
+            for (guint j = 0; j < ls->len; j++) {
+                LinkItem it = ls->items[j];
+                Flow *g = flow_at(sim, it.slot);
+                used += g->rate * flow_links(g)[it.entry].weight;
+            }
             ls->used = used;
             ls->n_incremental = 0;
         } else {
@@ -1030,6 +1536,13 @@ sim_clear(Sim *sim)
     g_free(sim->chunk_size);
     g_free(sim->delivered);
     g_free(sim->slot);
+    g_free(sim->phi);
+    g_free(sim->n_chunks_ref);
+    g_free(sim->capped);
+    if (sim->forced)
+        g_array_unref(sim->forced);
+    if (sim->cheap)
+        g_array_unref(sim->cheap);
     g_free(sim->phase_order);
     g_free(sim->phase_first);
     if (sim->flows)
@@ -1087,11 +1600,15 @@ setup_chunks(Sim *sim, RsFlowSimResult *res)
     sim->chunk_size = g_new(guint64, n);
     sim->delivered = g_new0(guint64, n);
     sim->slot = g_new(guint32, n);
+    sim->phi = g_new0(double, MAX(n, 1));
+    sim->n_chunks_ref = g_new0(guint32, MAX(n, 1));
+    sim->capped = g_new0(gboolean, MAX(sim->res->n_deps, 1));
     for (guint m = 0; m < n; m++) {
         guint64 size = msgs[m].size_bytes;
         gboolean pipelined =
             msgs[m].src != msgs[m].dst && size > 0 && sim->opt.chunk_bytes > 0 &&
             (msgs[m].n_deps > 0 || sim->dependents_first[m + 1] > sim->dependents_first[m]);
+
         guint64 c = MAX(size, 1);
         if (pipelined) {
             c = sim->opt.chunk_bytes;
@@ -1099,8 +1616,16 @@ setup_chunks(Sim *sim, RsFlowSimResult *res)
                 c = MAX(c, (size + sim->opt.max_chunks_per_message - 1) /
                                sim->opt.max_chunks_per_message);
         }
-        sim->chunk_size[m] = c;
         sim->n_chunks[m] = size == 0 ? 1 : (guint32)((size + c - 1) / c);
+        if (sim->fluid) {
+            /* One flow per message; the chunk sets only how far a relay lags. */
+            sim->n_chunks_ref[m] = sim->n_chunks[m];
+            sim->phi[m] = pipelined ? MIN(1.0, (double)c / (double)size) : 1.0;
+            sim->chunk_size[m] = c;
+            sim->n_chunks[m] = 1;
+        } else {
+            sim->chunk_size[m] = c;
+        }
         sim->slot[m] = NO_SLOT;
         res->message_start_s[m] = NAN;
         if (msgs[m].src != msgs[m].dst) {
@@ -1175,6 +1700,7 @@ sim_setup(Sim *sim, RsFlowSimResult *res)
     sim->msgs = res->messages;
     sim->deps = res->deps;
     sim->res = res;
+    sim->fluid = sim->opt.relays == RS_FLOW_SIM_RELAYS_FLUID;
     setup_dependents(sim);
     setup_chunks(sim, res);
     setup_phases(sim, res);
@@ -1188,6 +1714,8 @@ sim_setup(Sim *sim, RsFlowSimResult *res)
     sim->lset = g_array_new(FALSE, FALSE, sizeof(guint32));
     sim->csr = g_array_new(FALSE, FALSE, sizeof(guint32));
     sim->lheap = g_array_new(FALSE, FALSE, sizeof(LinkKey));
+    sim->cheap = g_array_new(FALSE, FALSE, sizeof(LinkKey));
+    sim->forced = g_array_new(FALSE, FALSE, sizeof(guint32));
 }
 
 static void
@@ -1224,6 +1752,38 @@ sim_finish_stats(Sim *sim)
         timeline_fit(sim, res->total_s);
 }
 
+/* Calls the progress function when its interval has passed (or @finished). */
+static void
+report_progress(Sim *sim, gboolean finished)
+{
+    gint64 now_us = g_get_monotonic_time();
+    if (!finished && now_us < sim->next_progress_us)
+        return;
+    double interval_s = sim->opt.progress_interval_s > 0 ? sim->opt.progress_interval_s : 0.25;
+    sim->next_progress_us = now_us + (gint64)(interval_s * 1e6);
+    /* Bytes through: messages arrived whole, and what the flowing ones delivered. */
+    double flowing = 0.0;
+    for (guint32 slot = 0; !finished && slot < sim->flows->len; slot++) {
+        Flow *f = flow_at(sim, slot);
+        if (f->message == NO_SLOT)
+            continue;
+        guint32 m = f->message;
+        double dt = MAX(0.0, sim->now - f->last_t);
+        double sent = sim->fluid ? (double)sim->msgs[m].size_bytes
+                                 : (double)(sim->delivered[m] + chunk_bytes(sim, m, sim->chunk[m]));
+        flowing += MAX(0.0, sent - MAX(0.0, f->remaining - f->rate * dt));
+    }
+    RsFlowSimProgress p = {sim->n,
+                           sim->n_done,
+                           sim->res->bytes_moved,
+                           MIN(sim->res->bytes_moved, sim->bytes_done + (guint64)flowing),
+                           sim->res->n_events,
+                           finished ? sim->res->total_s : sim->now,
+                           (now_us - sim->start_us) / 1e6,
+                           finished};
+    sim->opt.progress(&p, sim->opt.progress_data);
+}
+
 RsFlowSimResult *
 rs_flow_sim_run_messages(const RsFlowMessage *messages, guint n_messages, const guint32 *deps,
                          guint n_deps, const RsTopology *topo, const RsFlowSimOptions *options,
@@ -1251,6 +1811,8 @@ rs_flow_sim_run_messages(const RsFlowMessage *messages, guint n_messages, const 
     else
         rs_flow_sim_options_init(&sim.opt);
     sim_setup(&sim, res);
+    sim.start_us = g_get_monotonic_time();
+    sim.next_progress_us = sim.start_us;
 
     if (res->n_phases > 0)
         post_phase(&sim, 0);
@@ -1269,7 +1831,11 @@ rs_flow_sim_run_messages(const RsFlowMessage *messages, guint n_messages, const 
                     Timer tm = timer_pop(&sim);
                     handle_timer(&sim, &tm);
                 } else {
-                    chunk_done(&sim, flow_at(&sim, sim.heap[0])->message);
+                    guint32 top = flow_at(&sim, sim.heap[0])->message;
+                    if (sim.fluid)
+                        fluid_event(&sim, top);
+                    else
+                        chunk_done(&sim, top);
                 }
             }
             while (sim.remaining_in_phase == 0 && sim.cur_phase + 1 < res->n_phases) {
@@ -1278,7 +1844,12 @@ rs_flow_sim_run_messages(const RsFlowMessage *messages, guint n_messages, const 
             }
         } while (progressed);
         recompute_rates(&sim);
+        /* Fluid relays: flows that caught up with a dependency at these rates follow it. */
+        for (guint k = 0; k < 16 && sim.forced->len > 0; k++)
+            recompute_rates(&sim);
         res->n_events++;
+        if (sim.opt.progress != NULL && (res->n_events & 63) == 0)
+            report_progress(&sim, FALSE);
         if (sim.n_done == n_messages)
             break;
         double t_timer = sim.timers->len ? g_array_index(sim.timers, Timer, 0).t : INFINITY;
@@ -1296,6 +1867,8 @@ rs_flow_sim_run_messages(const RsFlowMessage *messages, guint n_messages, const 
         horizon = sim.now * (1.0 + BATCH_REL_TOLERANCE);
     }
     sim_finish_stats(&sim);
+    if (sim.opt.progress != NULL)
+        report_progress(&sim, TRUE);
     sim_clear(&sim);
     return res;
 }

@@ -29,14 +29,40 @@
  *    average, NEIGHBOURS' by 2e-2, and both totals agree; with tens of flows per link
  *    (10^5 messages at once) single message times move by a few percent between budgets
  *    while the total does not. Completion times live in an indexed binary heap.
- *  - Relays: a message with dependencies (rs_plan_get_message_deps(), or a trace's
- *    depends_on) and a message others depend on are cut into chunks of
- *    max(chunk_bytes, ceil(size / max_chunks_per_message)) bytes sent one after another; chunk
- *    k of a message may take bandwidth once every dependency has delivered the same fraction
- *    of its bytes as chunk k ends at (ceil(end_k × size_dep / size)), and its last chunk once
- *    every dependency has arrived whole. Only the first chunk pays the route latency, so a
- *    chain of h equal hops of c chunks of s bytes on links of capacity B takes
- *    overhead + h·latency + (h + c − 1)·s / B: the pipeline formula.
+ *  - Relays (RS_FLOW_SIM_RELAYS_CHUNKED, default, the reference): a message with dependencies
+ *    (rs_plan_get_message_deps(), or a trace's depends_on) and a message others depend on
+ *    are cut into chunks of max(chunk_bytes, ceil(size / max_chunks_per_message)) bytes sent
+ *    one after another; chunk k of a message may take bandwidth once every dependency has
+ *    delivered the same fraction of its bytes as chunk k ends at (ceil(end_k × size_dep /
+ *    size)), and its last chunk once every dependency has arrived whole. Only the first
+ *    chunk pays the route latency, so a chain of h equal hops of c chunks of s bytes on
+ *    links of capacity B takes overhead + h·latency + (h + c − 1)·s / B: the pipeline
+ *    formula of store-and-forward packet switching, T = (S/s + h − 1)·s/B for S = c·s bytes
+ *    over h hops (Kurose & Ross, "Computer Networking", ch. 1, packet switching). Every
+ *    chunk that pauses or restarts is a rate recomputation.
+ *  - Relays (RS_FLOW_SIM_RELAYS_FLUID): the same pipeline in the fluid limit, one
+ *    flow per message. Let p_m be the fraction of its bytes message m delivered, phi_m its
+ *    chunk over its bytes (1 when it is not chunked) and, for a dependency d of the same
+ *    phase, delta = max(phi_m, phi_d) (m's first chunk needs that much of d). Then:
+ *      fill: m takes bandwidth once p_d ≥ delta for every such d (and pays its route
+ *        latency then), every other dependency having arrived;
+ *      bound: p_m ≤ p_d − delta while d flows; m runs at its own max-min rate until it
+ *        catches up (an event, computed in closed form from the two rates), then follows d:
+ *        in the filling its rate is capped at rate_d × size_m / size_d (a hop that forwards
+ *        a part of what it receives follows at that part of d's rate); a follower its own
+ *        links hold below the cap falls behind and runs free (it never holds d back, as in
+ *        the chunked model, where d never waits for m);
+ *      drain: when d arrives whole, a follower has its last chunk left (size − (c − 1)·s,
+ *        as in the chunked model) and runs free.
+ *    For the lone chain above: hop k starts when hop k − 1 delivered one chunk, at
+ *    overhead + Σ_{j≤k} latency_j + k·s/B, every hop runs at B, so the chain ends at
+ *    overhead + h·latency + (h − 1)·s/B + c·s/B: exactly the chunked formula. A hop that
+ *    joins late (its overhead, latency or another dependency holds it) starts behind the
+ *    bound and runs free until it catches up. Recomputations happen per message start,
+ *    catch-up and end, not per chunk; the rates are max-min fair with the caps as extra
+ *    one-flow constraints (progressive filling over links and caps, Bertsekas & Gallager
+ *    §6.5.2). Measured against the chunked model: tests/test-flow-sim.c (chains exact,
+ *    random relay trees) and the README's benchmark notes.
  *  - A local copy (src == dst) takes no time; it completes once its dependencies arrived.
  * Same inputs give bit-identical results (all ties are broken by index).
  */
@@ -67,17 +93,44 @@ typedef enum {
                                    * fastest, least exact */
 } RsFlowSimRates;
 
+typedef enum {
+    RS_FLOW_SIM_RELAYS_CHUNKED, /* every chunk of a relay is its own flow (default: the
+                                 * reference) */
+    RS_FLOW_SIM_RELAYS_FLUID,   /* one flow per message, following what it forwards */
+} RsFlowSimRelays;
+
+/* Where a running simulation stands (RsFlowSimOptions.progress). */
+typedef struct {
+    guint n_messages;   /* including local copies */
+    guint n_done;       /* messages arrived */
+    guint64 bytes_total; /* bytes of the network messages */
+    guint64 bytes_done;  /* bytes of the network messages delivered so far, whole or in part */
+    guint64 n_events;    /* event batches handled so far */
+    double sim_s;        /* simulated time reached, seconds */
+    double wall_s;       /* wall time since the simulation started, seconds */
+    gboolean finished;   /* the last call: every message arrived */
+} RsFlowSimProgress;
+
+/* Called from inside rs_flow_sim_run_messages(); must not call back into the simulator. */
+typedef void (*RsFlowSimProgressFunc)(const RsFlowSimProgress *progress, gpointer user_data);
+
 typedef struct {
     guint64 chunk_bytes;          /* relay pipelining granularity, bytes; 0: a relay waits for
                                    * whole messages */
     guint max_chunks_per_message; /* caps the chunks of one message (0: no cap) */
     RsFlowSimRates rates;
     guint n_timeline_buckets; /* utilisation over time, buckets per link (0: none); even */
+    RsFlowSimRelays relays;
+    RsFlowSimProgressFunc progress; /* (nullable) called every progress_interval_s of wall
+                                     * time and once when finished */
+    gpointer progress_data;
+    double progress_interval_s; /* 0: 0.25 s */
 } RsFlowSimOptions;
 
 /* Defaults: chunk_bytes 4 MiB (NCCL's default NCCL_BUFFSIZE, the size one channel stages per
  * pipelined step group), max_chunks_per_message 1024, RS_FLOW_SIM_RATES_LOCAL,
- * n_timeline_buckets 20. */
+ * n_timeline_buckets 20, RS_FLOW_SIM_RELAYS_CHUNKED (the fluid model is not yet faster on
+ * the default scenario: see the README), no progress function. */
 #define RS_FLOW_SIM_DEFAULT_CHUNK_BYTES (4u << 20)
 #define RS_FLOW_SIM_DEFAULT_MAX_CHUNKS 1024u
 #define RS_FLOW_SIM_DEFAULT_BUCKETS 20u
@@ -100,7 +153,8 @@ typedef struct {
     guint n_network_messages; /* src != dst */
     guint n_phases;           /* distinct phase numbers */
     guint64 bytes_moved;      /* bytes of network messages */
-    guint64 n_chunks;         /* chunks sent (one per unchunked network message) */
+    guint64 n_chunks;         /* chunks sent (one per unchunked network message); fluid: the
+                               * chunks the chunked model sends */
     guint64 n_events;         /* event batches handled */
     guint64 n_rate_updates;   /* flow rates computed, summed over events (work measure) */
 
@@ -141,7 +195,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(RsFlowSimResult, rs_flow_sim_result_free)
  *   for a dependency out of range, on itself, on a message of a later phase, or a cycle
  *
  * Simulates the messages as described above. Complexity: O(E·log A + Σ_events F·R) for E
- * events (about two per message plus one per chunk), A active flows, F flows recomputed per
+ * events (about two per message plus, chunked, one per chunk; fluid, one per catch-up and
+ * per start threshold), A active flows, F flows recomputed per
  * event and R links per route (≤ 8). Memory: O(n_messages + n_links × n_buckets + A).
  *
  * Returns: (transfer full): the result, or NULL on error.
