@@ -367,7 +367,8 @@ run(int argc, char **argv)
         rs_cli_quiet = TRUE;
 
     Work w;
-    if (!load_work(&w, &error)) {
+    /* The trace may not replace an input (the scenario, model or topology just read). */
+    if (!load_work(&w, &error) || !rs_cli_check_not_input("--trace", opt_trace, &error)) {
         work_clear(&w);
         return root ? rs_cli_fail(cmd, error, RS_EXIT_USAGE) : RS_EXIT_USAGE;
     }
@@ -419,8 +420,9 @@ run(int argc, char **argv)
     if (root) {
         if (opt_trace != NULL) {
             rs_trace_set_meta(res.trace, "work", w.work);
-            rs_cli_note_output(opt_trace);
-            if (!rs_trace_write_file(res.trace, opt_trace, &error)) {
+            if (!rs_cli_begin_output("--trace", opt_trace, &error)) {
+                code = rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+            } else if (!rs_trace_write_file(res.trace, opt_trace, &error)) {
                 g_prefix_error(&error, "--trace %s: ", opt_trace);
                 code = rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
             }

@@ -153,8 +153,9 @@ write_outputs(const RsFlowSimResult *flow, const RsTopology *topo, const char *t
               const char *strategy, GError **error)
 {
     if (trace_path != NULL) {
+        if (!rs_cli_begin_output("--trace", trace_path, error))
+            return FALSE;
         g_autoptr(RsTrace) trace = rs_flow_sim_result_to_trace(flow, topo, ids);
-        rs_cli_note_output(trace_path);
         if (scenario != NULL)
             rs_trace_set_meta(trace, "scenario", scenario);
         if (strategy != NULL)
@@ -165,7 +166,8 @@ write_outputs(const RsFlowSimResult *flow, const RsTopology *topo, const char *t
     if (links_path != NULL) {
         g_autoptr(GString) csv = g_string_new(NULL);
         rs_report_link_stats(flow, topo, csv);
-        rs_cli_note_output(links_path);
+        if (!rs_cli_begin_output("--link-stats", links_path, error))
+            return FALSE;
         if (!write_text(links_path, csv->str, error))
             return FALSE;
     }
@@ -281,6 +283,7 @@ load_messages_topology(GError **error)
             rs_data_find("scenarios", sargs.scenario ? sargs.scenario : DEFAULT_SCENARIO, error);
         if (spath == NULL || (scenario = rs_scenario_load_file(spath, error)) == NULL)
             return NULL;
+        rs_cli_note_input(spath);
     }
     RsTopologyOverrides ov;
     if (!rs_topology_args_get(&ov, error))
@@ -291,6 +294,7 @@ load_messages_topology(GError **error)
         rs_data_find("topologies", sargs.topology ? sargs.topology : scenario->topology, error);
     if (tpath == NULL)
         return NULL;
+    rs_cli_note_input(tpath);
     return rs_topology_load_file(tpath, &ov, error);
 }
 
@@ -324,7 +328,9 @@ run_messages(const char *cmd, const RsFlowSimOptions *fopt, gboolean use_flow, R
     if (topo == NULL)
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     g_autoptr(RsTrace) trace = read_messages(&error);
-    if (trace == NULL)
+    rs_cli_note_input(opt_messages);
+    if (trace == NULL || !rs_cli_check_not_input("--trace", opt_trace, &error) ||
+        !rs_cli_check_not_input("--link-stats", opt_link_stats, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     rs_cli_progress("simulating %u messages of %s on %s ...", rs_trace_get_n_rows(trace),
                     opt_messages, rs_topology_get_name(topo));
@@ -340,7 +346,8 @@ run_messages(const char *cmd, const RsFlowSimOptions *fopt, gboolean use_flow, R
         ids[i] = rs_trace_get_row(trace, i)->message;
     if (!write_outputs(flow, topo, opt_trace, opt_link_stats, ids, NULL, NULL, &error)) {
         rs_cli_remove_created_outputs();
-        return rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
+        return rs_cli_fail(cmd, error,
+                           error->domain == G_OPTION_ERROR ? RS_EXIT_USAGE : RS_EXIT_RUNTIME);
     }
     g_autoptr(GString) out = g_string_new(NULL);
     rs_report_replay(opt_messages, topo, flow, format, out);
@@ -461,17 +468,25 @@ on_candidate(RsEvaluateStage stage, const RsPlan *plan, const RsEvaluation *e,
 }
 
 /* With several candidates each writes FILE-LABEL.csv: no trace may be another's link
- * stats (checked before any work, so that nothing is overwritten). */
+ * stats, and none may be an input of the command (checked before any work, so that
+ * nothing is overwritten). */
 static gboolean
 check_candidate_outputs(const RsAutoCandidate *tried, guint n_tried, GError **error)
 {
-    for (guint i = 0; opt_trace != NULL && opt_link_stats != NULL && i < n_tried; i++)
-        for (guint j = 0; j < n_tried; j++) {
-            g_autofree char *t = strategy_path(opt_trace, tried[i].label, n_tried > 1);
-            g_autofree char *l = strategy_path(opt_link_stats, tried[j].label, n_tried > 1);
-            if (!rs_cli_check_distinct_outputs("--trace", t, "--link-stats", l, error))
+    for (guint i = 0; i < n_tried; i++) {
+        g_autofree char *t = opt_trace ? strategy_path(opt_trace, tried[i].label, n_tried > 1)
+                                       : NULL;
+        g_autofree char *l =
+            opt_link_stats ? strategy_path(opt_link_stats, tried[i].label, n_tried > 1) : NULL;
+        if (!rs_cli_check_not_input("--trace", t, error) ||
+            !rs_cli_check_not_input("--link-stats", l, error))
+            return FALSE;
+        for (guint j = 0; t != NULL && opt_link_stats != NULL && j < n_tried; j++) {
+            g_autofree char *lj = strategy_path(opt_link_stats, tried[j].label, n_tried > 1);
+            if (!rs_cli_check_distinct_outputs("--trace", t, "--link-stats", lj, error))
                 return FALSE;
         }
+    }
     return TRUE;
 }
 

@@ -1,5 +1,6 @@
 /* scenario-args.c — scenario flags: find the scenario, load it, apply the overrides. */
 #include "cli/scenario-args.h"
+#include "cli/outputs.h"
 
 #include "cli/cli.h"
 #include "cli/topology-args.h"
@@ -164,6 +165,24 @@ apply_flags(RsScenario *s, const RsScenarioArgs *args, const char *dtype, GError
 }
 
 
+/* Notes the files the scenario reads (its model, and the config.json beside a checkpoint,
+ * and its topology) as the command's inputs, so that no output replaces them. A name not
+ * found is left to the build to report. */
+static void
+note_scenario_inputs(const RsScenario *s)
+{
+    g_autofree char *model = s->model ? rs_data_find("models", s->model, NULL) : NULL;
+    g_autofree char *topology = s->topology ? rs_data_find("topologies", s->topology, NULL) : NULL;
+    rs_cli_note_input(model);
+    rs_cli_note_input(topology);
+    if (model != NULL && !g_str_has_suffix(model, ".yaml") && !g_str_has_suffix(model, ".yml")) {
+        g_autofree char *dir = g_path_get_dirname(model);
+        g_autofree char *config = g_build_filename(dir, "config.json", NULL);
+        if (g_file_test(config, G_FILE_TEST_IS_REGULAR))
+            rs_cli_note_input(config);
+    }
+}
+
 RsScenario *
 rs_scenario_args_load(const RsScenarioArgs *args, const char *default_name, const char *dtype,
                       GError **error)
@@ -172,9 +191,11 @@ rs_scenario_args_load(const RsScenarioArgs *args, const char *default_name, cons
         rs_data_find("scenarios", args->scenario ? args->scenario : default_name, error);
     if (path == NULL)
         return NULL;
+    rs_cli_note_input(path);
     g_autoptr(RsScenario) s = rs_scenario_load_file(path, error);
     if (s == NULL || !apply_flags(s, args, dtype, error))
         return NULL;
+    note_scenario_inputs(s);
     return g_steal_pointer(&s);
 }
 
@@ -215,6 +236,7 @@ rs_scenario_args_load_model(const RsScenarioArgs *args, const char *default_topo
             next = MAX(next, g_array_index(s->train_gpus, guint32, i) + 1);
         s->infer_gpus = default_gpus(s->infer, next);
     }
+    note_scenario_inputs(s);
     return g_steal_pointer(&s);
 }
 

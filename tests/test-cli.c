@@ -4,6 +4,7 @@
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "test-util.h"
 
@@ -1316,6 +1317,89 @@ test_same_output_twice(void)
     g_assert_null(g_dir_read_name(d));
 }
 
+/* An output naming an input of the command (the scenario, its model or topology, the
+ * messages file), by its own name or by a hard or symbolic link, is a usage error, and the
+ * input keeps its bytes (--trace used to replace the scenario with CSV). */
+typedef struct {
+    const char *option; /* the output flag */
+    const char *target; /* the input file it names: s, m, t or msg */
+    const char *alias;  /* NULL, "hard" or "sym" */
+    gboolean messages;  /* simulate --messages rather than the scenario */
+    gboolean run;       /* reshard run rather than simulate */
+} SameAsInputCase;
+
+static const SameAsInputCase same_as_input_cases[] = {
+    {"--trace", "s.yaml", NULL, FALSE, FALSE},
+    {"--link-stats", "m.yaml", NULL, FALSE, FALSE},
+    {"--trace", "t.yaml", "hard", FALSE, FALSE},
+    {"--link-stats", "t.yaml", "sym", FALSE, FALSE},
+    {"--trace", "msg.csv", NULL, TRUE, FALSE},
+    {"--link-stats", "t.yaml", "hard", TRUE, FALSE},
+    {"--trace", "s.yaml", NULL, FALSE, TRUE},
+    {"--trace", "m.yaml", "sym", FALSE, TRUE},
+};
+
+static void
+test_output_is_input(gconstpointer data)
+{
+    const SameAsInputCase *c = data;
+    g_autofree char *dir = make_temp_dir();
+    g_autofree char *model_src = g_build_filename(g_getenv("RESHARD_DATA_DIR"), "models",
+                                                  "llama-3.1-8b.yaml", NULL);
+    g_autofree char *model_text = read_file(model_src);
+    g_autofree char *topo_src = data_path("two-node.yaml");
+    g_autofree char *topo_text = read_file(topo_src);
+    g_autofree char *m = g_build_filename(dir, "m.yaml", NULL);
+    g_autofree char *t = g_build_filename(dir, "t.yaml", NULL);
+    g_autofree char *sc = g_build_filename(dir, "s.yaml", NULL);
+    g_autofree char *msg = g_build_filename(dir, "msg.csv", NULL);
+    g_autofree char *scenario_text = g_strdup_printf(
+        "model: %s\ntopology: %s\nnodes: 2\ntrain:\n  convention: megatron\n  gpus: 0-1\n"
+        "  tp: 2\ninfer:\n  convention: vllm\n  gpus: 2-3\n  tp: 2\n",
+        m, t);
+    g_assert_true(g_file_set_contents(m, model_text, -1, NULL));
+    g_assert_true(g_file_set_contents(t, topo_text, -1, NULL));
+    g_assert_true(g_file_set_contents(sc, scenario_text, -1, NULL));
+    g_assert_true(g_file_set_contents(msg, "src,dst,bytes\n0,2,1000\n", -1, NULL));
+    g_autofree char *target = g_build_filename(dir, c->target, NULL);
+    g_autofree char *out = NULL;
+    if (c->alias == NULL) {
+        out = g_strdup(target);
+    } else {
+        out = g_build_filename(dir, "alias.csv", NULL);
+        int rc = strcmp(c->alias, "hard") == 0 ? link(target, out) : symlink(target, out);
+        g_assert_cmpint(rc, ==, 0);
+    }
+    g_autofree char *before = read_file(target);
+    const char *args[16];
+    guint n = 0;
+    args[n++] = c->run ? "run" : "simulate";
+    if (c->messages) {
+        args[n++] = "--messages";
+        args[n++] = msg;
+        args[n++] = "--topology";
+        args[n++] = t;
+    } else {
+        args[n++] = "--scenario";
+        args[n++] = sc;
+        args[n++] = "--strategy";
+        args[n++] = "direct";
+    }
+    args[n++] = c->option;
+    args[n++] = out;
+    args[n++] = "-q";
+    args[n] = NULL;
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    g_assert_cmpstr(r.out, ==, "");
+    g_autofree char *msg_text =
+        g_strdup_printf("%s %s: is an input of this command (%s)", c->option, out, target);
+    assert_contains(r.err, msg_text);
+    g_autofree char *after = read_file(target);
+    g_assert_cmpstr(after, ==, before);
+    run_result_clear(&r);
+}
+
 /* A staging bound under 1 MiB is a usage error (16 B used to abort, allocating 4 GiB for
  * billions of buckets). */
 static void
@@ -1384,5 +1468,9 @@ main(int argc, char **argv)
     g_test_add_func("/cli/output-paths", test_output_paths);
     g_test_add_func("/cli/simulate/tiny-staging", test_tiny_staging);
     g_test_add_func("/cli/simulate/same-output-twice", test_same_output_twice);
+    for (guint i = 0; i < G_N_ELEMENTS(same_as_input_cases); i++) {
+        g_autofree char *path = g_strdup_printf("/cli/output-is-input/%u", i);
+        g_test_add_data_func(path, &same_as_input_cases[i], test_output_is_input);
+    }
     return g_test_run();
 }
