@@ -32,9 +32,10 @@ rs_mesh_new(guint n_dims, const guint *sizes, const char *const *names, const gu
             return NULL;
         }
         total *= sizes[d];
-        if (total > G_MAXINT32) {
+        if (total > RS_MAX_RANKS) {
             g_set_error(error, RS_MESH_ERROR, RS_MESH_ERROR_INVALID,
-                        "mesh has more than 2^31 positions");
+                        "mesh has more than %u positions, the limit (RS_MAX_RANKS)",
+                        RS_MAX_RANKS);
             return NULL;
         }
     }
@@ -50,6 +51,12 @@ rs_mesh_new(guint n_dims, const guint *sizes, const char *const *names, const gu
     if (ranks != NULL) {
         g_autoptr(GHashTable) seen = g_hash_table_new(g_direct_hash, g_direct_equal);
         for (guint i = 0; i < n_ranks; i++) {
+            if (ranks[i] >= RS_MAX_RANKS) {
+                g_set_error(error, RS_MESH_ERROR, RS_MESH_ERROR_INVALID,
+                            "rank %u is above the limit of %u GPUs (ranks 0-%u)", ranks[i],
+                            RS_MAX_RANKS, RS_MAX_RANKS - 1);
+                return NULL;
+            }
             if (!g_hash_table_add(seen, GUINT_TO_POINTER(ranks[i] + 1))) {
                 g_set_error(error, RS_MESH_ERROR, RS_MESH_ERROR_INVALID,
                             "rank %u appears twice in the mesh", ranks[i]);
@@ -146,6 +153,7 @@ rs_ranks_parse(const char *text, GArray **ranks_out, GError **error)
 {
     g_autoptr(GArray) ranks = g_array_new(FALSE, FALSE, sizeof(guint32));
     g_auto(GStrv) items = g_strsplit(text, ",", -1);
+    guint64 n_total = 0;
     for (guint i = 0; items[i] != NULL; i++) {
         char *item = g_strstrip(items[i]);
         if (*item == '\0')
@@ -168,6 +176,15 @@ rs_ranks_parse(const char *text, GArray **ranks_out, GError **error)
             if (!g_ascii_string_to_unsigned(item, 10, 0, G_MAXINT32, &lo, NULL))
                 goto bad;
             hi = lo;
+        }
+        /* Bounded before anything is stored: a short text may name billions of ranks. */
+        n_total += hi - lo + 1;
+        if (hi >= RS_MAX_RANKS || n_total > RS_MAX_RANKS) {
+            g_set_error(error, RS_MESH_ERROR, RS_MESH_ERROR_INVALID,
+                        "ranks \"%s\": %s, above the limit of %u GPUs (ranks 0-%u)", text,
+                        hi >= RS_MAX_RANKS ? "names a rank" : "names more ranks", RS_MAX_RANKS,
+                        RS_MAX_RANKS - 1);
+            return FALSE;
         }
         for (guint64 r = lo; r <= hi; r++) {
             guint32 v = (guint32)r;

@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "cli/topology-args.h"
 #include "base/data.h"
+#include "base/mesh.h"
 #include "models/model-load.h"
 
 GOptionGroup *
@@ -199,11 +200,19 @@ rs_scenario_args_load(const RsScenarioArgs *args, const char *default_name, cons
     return g_steal_pointer(&s);
 }
 
-/* GPUs first .. first + the convention's ranks - 1. */
+/* GPUs first .. first + the convention's ranks - 1; NULL (an error naming @flag) past
+ * RS_MAX_RANKS GPUs, checked before the list is allocated. */
 static GArray *
-default_gpus(const RsConvention *conv, guint32 first)
+default_gpus(const RsConvention *conv, guint32 first, const char *flag, GError **error)
 {
     guint64 world = rs_convention_get_world_size(conv);
+    if (world > RS_MAX_RANKS || first + world > RS_MAX_RANKS) {
+        g_autofree char *desc = rs_convention_format(conv);
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "%s: %s: %" G_GUINT64_FORMAT " ranks from GPU %u, above the limit of %u GPUs",
+                    flag, desc, world, first, RS_MAX_RANKS);
+        return NULL;
+    }
     GArray *gpus = g_array_sized_new(FALSE, FALSE, sizeof(guint32), (guint)world);
     for (guint64 i = 0; i < world; i++) {
         guint32 g = first + (guint32)i;
@@ -228,13 +237,15 @@ rs_scenario_args_load_model(const RsScenarioArgs *args, const char *default_topo
     s->topology = g_strdup(default_topology);
     if (!apply_flags(s, args, dtype, error))
         return NULL;
-    if (s->train_gpus == NULL)
-        s->train_gpus = default_gpus(s->train, 0);
+    if (s->train_gpus == NULL &&
+        (s->train_gpus = default_gpus(s->train, 0, "--train", error)) == NULL)
+        return NULL;
     if (s->infer_gpus == NULL) {
         guint32 next = 0;
         for (guint i = 0; i < s->train_gpus->len; i++)
             next = MAX(next, g_array_index(s->train_gpus, guint32, i) + 1);
-        s->infer_gpus = default_gpus(s->infer, next);
+        if ((s->infer_gpus = default_gpus(s->infer, next, "--infer", error)) == NULL)
+            return NULL;
     }
     note_scenario_inputs(s);
     return g_steal_pointer(&s);

@@ -683,6 +683,32 @@ static const CliCase cli_cases[] = {
      "  convention: megatron\n  gpus: 0-7\n  tp: 99999999999\ninfer:\n  convention: vllm\n"
      "  gpus: 8-15\n",
      2, {"big.yaml:7:7: train.tp", "tp=99999999999 must be an integer from 1 to 16777216", NULL}},
+    /* Counts from outside are bounded before anything proportional to them is allocated
+     * (these ran for minutes, took gigabytes or aborted in an allocation). */
+    {{"run", "--shape", "8x4", "--src-mesh", "2", "--src-placements", "S(0)", "--src-ranks",
+      "0-2000000000", "--dst-mesh", "2", "--dst-placements", "S(0)", NULL},
+     NULL, NULL, 2,
+     {"--src-ranks: ranks \"0-2000000000\": names a rank, above the limit of 262144 GPUs "
+      "(ranks 0-262143)", NULL}},
+    {{"simulate", "--strategy", "direct", "--train-gpus", "0-100,0-262143", NULL},
+     NULL, NULL, 2,
+     {"--train-gpus: ranks \"0-100,0-262143\": names more ranks, above the limit of 262144 GPUs",
+      NULL}},
+    {{"run", "--shape", "8x4", "--src-mesh", "1073741824", "--src-placements", "S(0)",
+      "--dst-mesh", "2", "--dst-placements", "S(0)", NULL},
+     NULL, NULL, 2,
+     {"--src-mesh/--src-ranks: mesh has more than 262144 positions, the limit (RS_MAX_RANKS)",
+      NULL}},
+    {{"layout", "--shape", "8x4", "--mesh", "1024x1024", "--placements", "S(0),R", NULL},
+     NULL, NULL, 2, {"mesh has more than 262144 positions, the limit (RS_MAX_RANKS)", NULL}},
+    {{"simulate", "--strategy", "direct", "--nodes", "1000000", NULL},
+     NULL, NULL, 2,
+     {"1000000 nodes of 8 GPUs is above the limit of 262144 GPUs (RS_MAX_RANKS)", NULL}},
+    {{"plan", "--model", "llama-3.1-8b", "--train", "megatron:tp=16777216,pp=16777216", "--infer",
+      "vllm:tp=2", NULL},
+     NULL, NULL, 2,
+     {"--train: megatron tp=16777216 pp=16777216: 281474976710656 ranks from GPU 0, above the "
+      "limit of 262144 GPUs", NULL}},
 };
 
 static void
