@@ -297,7 +297,7 @@ parse_placement(const char *item, RsPlacement *out)
     static const char *const dim_keys[] = {"dim", NULL};
     if (strcmp(s, "S") == 0 || strcmp(s, "Shard") == 0) {
         gint dim;
-        if (arg == NULL || !parse_int_arg(arg, dim_keys, 0, RS_MAX_DIMS - 1, &dim))
+        if (arg == NULL || !parse_int_arg(arg, dim_keys, -RS_MAX_DIMS, RS_MAX_DIMS - 1, &dim))
             return FALSE;
         *out = (RsPlacement){RS_PLACEMENT_SHARD, dim, 0};
         return TRUE;
@@ -310,7 +310,7 @@ parse_placement(const char *item, RsPlacement *out)
         g_auto(GStrv) args = g_strsplit(arg, ",", -1);
         gint dim, factor;
         if (g_strv_length(args) != 2 ||
-            !parse_int_arg(args[0], dim_keys, 0, RS_MAX_DIMS - 1, &dim) ||
+            !parse_int_arg(args[0], dim_keys, -RS_MAX_DIMS, RS_MAX_DIMS - 1, &dim) ||
             !parse_int_arg(args[1], factor_keys, 1, G_MAXINT32, &factor))
             return FALSE;
         *out = (RsPlacement){RS_PLACEMENT_STRIDED_SHARD, dim, factor};
@@ -323,11 +323,37 @@ gboolean
 rs_placements_parse(const char *text, RsPlacement *placements, guint *n_placements_out,
                     GError **error)
 {
+    /* The tuple PyTorch prints, "(Shard(dim=0), Replicate())", or a list in brackets: the
+     * outer pair is dropped when it encloses the whole text, and one trailing comma inside
+     * it is allowed ("(Shard(dim=0),)", Python's one-tuple). */
+    g_autofree char *body = g_strstrip(g_strdup(text));
+    gsize len = strlen(body);
+    if (len >= 2 && ((body[0] == '(' && body[len - 1] == ')') ||
+                     (body[0] == '[' && body[len - 1] == ']'))) {
+        int d = 0;
+        gsize close = 0;
+        for (gsize i = 0; i < len; i++) {
+            if (body[i] == '(' || body[i] == '[')
+                d++;
+            else if ((body[i] == ')' || body[i] == ']') && --d == 0) {
+                close = i;
+                break;
+            }
+        }
+        if (close == len - 1) {
+            body[len - 1] = '\0';
+            memmove(body, body + 1, len - 1);
+            g_strstrip(body);
+            gsize blen = strlen(body);
+            if (blen > 0 && body[blen - 1] == ',')
+                body[blen - 1] = '\0';
+        }
+    }
     /* Split on commas that are not inside parentheses. */
     guint n = 0;
-    const char *start = text;
+    const char *start = body;
     int depth = 0;
-    for (const char *p = text;; p++) {
+    for (const char *p = body;; p++) {
         if (*p == '(')
             depth++;
         else if (*p == ')')
@@ -348,6 +374,27 @@ rs_placements_parse(const char *text, RsPlacement *placements, guint *n_placemen
         }
     }
     *n_placements_out = n;
+    return TRUE;
+}
+
+gboolean
+rs_placements_normalize(RsPlacement *placements, guint n_placements, guint n_dims,
+                        GError **error)
+{
+    for (guint m = 0; m < n_placements; m++) {
+        RsPlacement *p = &placements[m];
+        if ((p->kind != RS_PLACEMENT_SHARD && p->kind != RS_PLACEMENT_STRIDED_SHARD) ||
+            p->dim >= 0)
+            continue;
+        if (p->dim + (gint)n_dims < 0) {
+            g_set_error(error, RS_MESH_ERROR, RS_MESH_ERROR_PLACEMENT,
+                        "placement %u: dim %d of a %u-dim tensor (negative dims count from the "
+                        "last, -1 to -%u)",
+                        m, p->dim, n_dims, n_dims);
+            return FALSE;
+        }
+        p->dim += (gint)n_dims;
+    }
     return TRUE;
 }
 

@@ -128,7 +128,11 @@ typedef struct {
  * @text: comma-separated placements, one per mesh dim: "R", "S(0)", "SS(0,2)", "P", or
  *   PyTorch's spellings "Replicate()", "Shard(dim=0)", "_StridedShard(dim=0,
  *   split_factor=2)" (also its repr "_StridedShard(dim=0, sf=2)" and str "_S(0, 2)"),
- *   "Partial()"; white space ignored
+ *   "Partial()"; white space ignored. A dim may be negative, counting from the last as
+ *   PyTorch does ("S(-1)", "SS(-2,2)"; rs_placements_normalize() resolves it against a
+ *   tensor's dims). The list may be enclosed in parentheses or brackets, as PyTorch prints
+ *   a DTensor's placements: "(Shard(dim=0), Replicate())", one trailing comma allowed
+ *   inside ("(Shard(dim=0),)").
  * @placements: (out caller-allocates) (array fixed-size=6): the placements
  * @n_placements_out: (out): how many were parsed
  * @error: RS_MESH_ERROR_PLACEMENT naming the item that does not parse
@@ -137,6 +141,21 @@ typedef struct {
  */
 gboolean rs_placements_parse(const char *text, RsPlacement *placements, guint *n_placements_out,
                              GError **error);
+
+/**
+ * rs_placements_normalize:
+ * @placements: (array length=n_placements) (inout): placements from rs_placements_parse()
+ * @n_dims: the tensor's dims, 1..RS_MAX_DIMS
+ * @error: RS_MESH_ERROR_PLACEMENT when a negative dim is below -@n_dims
+ *
+ * Resolves negative shard dims as PyTorch does (dim + @n_dims: S(-1) of a 2-dim tensor is
+ * S(1)); other placements and dims >= 0 are left as they are (a dim past the tensor's is
+ * the layout's error).
+ *
+ * Returns: TRUE on success.
+ */
+gboolean rs_placements_normalize(RsPlacement *placements, guint n_placements, guint n_dims,
+                                 GError **error);
 
 /** rs_placements_format: Returns: (transfer full): "S(0),R" or "SS(0,2),S(0)". */
 char *rs_placements_format(const RsPlacement *placements, guint n_placements);
