@@ -21,6 +21,7 @@
 #include "base/units.h"
 
 #include <stdio.h>
+#include <math.h>
 #include <string.h>
 
 #define DEFAULT_SCENARIO "deepseek-v3-h100"
@@ -134,9 +135,12 @@ parse_options(RsExecOptions *opts, RsTransportConfig *tconfig, RsStrategy *strat
         !rs_cli_parse_int("--window", opt_window, 1, G_MAXINT32, &window, error) ||
         !rs_cli_parse_int("--queue-depth", opt_queue_depth, 1, G_MAXINT32, &queue_depth, error))
         return FALSE;
-    if (opt_timeout < 0) {
+    /* NaN compares false with everything: it would never fire, the wait it guards would
+     * hang; infinity is the default (0, wait) spelled another way. */
+    if (!isfinite(opt_timeout) || opt_timeout < 0) {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "--timeout: must not be negative");
+                    "--timeout %g: must be a finite number of seconds, at least 0 (0 waits)",
+                    opt_timeout);
         return FALSE;
     }
     opts->n_runs = (guint)runs;
@@ -172,6 +176,13 @@ parse_options(RsExecOptions *opts, RsTransportConfig *tconfig, RsStrategy *strat
         opts->corrupt = TRUE;
         opts->corrupt_message = (guint32)m;
         opts->corrupt_byte = b;
+    }
+    /* An injected fault exists to be caught by a check; without validation nothing would
+     * catch it and the run would exit 0. */
+    if (opt_no_validate && opts->corrupt) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--corrupt-byte: an injected fault needs validation; drop --no-validate");
+        return FALSE;
     }
     return TRUE;
 }

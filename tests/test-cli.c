@@ -709,6 +709,33 @@ static const CliCase cli_cases[] = {
      NULL, NULL, 2,
      {"--train: megatron tp=16777216 pp=16777216: 281474976710656 ranks from GPU 0, above the "
       "limit of 262144 GPUs", NULL}},
+    /* A folder given as a file says so (it read "not found"). */
+    {{"simulate", "--scenario", "/", NULL},
+     NULL, NULL, 2, {"reshard simulate: scenario file \"/\": is a folder, not a file", NULL}},
+    {{"simulate", "--messages", "/", "--topology", "dgx-h100", NULL},
+     NULL, NULL, 2, {"reshard simulate: --messages: /: is a folder, not a file", NULL}},
+    /* A binary messages file is refused at its first bad byte, echoing none of it. */
+    {{"simulate", "--messages", "@", "--topology", "dgx-h100", NULL},
+     "bin.csv", "src,dst,bytes\n0,1,\x01\xff\xfe\n",
+     2, {"bin.csv:2:5: byte 0x01 is not text: a messages file is CSV text (UTF-8)", NULL}},
+    {{"simulate", "--messages", "@", "--topology", "dgx-h100", NULL},
+     "bin.csv", "src,dst,b\xc3\n0,1,2\n",
+     2, {"bin.csv:1:10: byte 0xc3 is not text", NULL}},
+    /* A field too long to quote whole is cut. */
+    {{"simulate", "--messages", "@", "--topology", "dgx-h100", NULL},
+     "long.csv", "src,dst,bytes\n0,1,xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n",
+     2, {"long.csv:2: column bytes: \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…\" is not", NULL}},
+    /* --timeout nan would never fire; an injected fault without validation would pass. */
+    {{"run", "--shape", "8x4", "--src-mesh", "2", "--src-placements", "S(0)", "--dst-mesh", "2",
+      "--dst-placements", "S(1)", "--timeout", "nan", NULL},
+     NULL, NULL, 2, {"--timeout nan: must be a finite number of seconds", NULL}},
+    {{"run", "--shape", "8x4", "--src-mesh", "2", "--src-placements", "S(0)", "--dst-mesh", "2",
+      "--dst-placements", "S(1)", "--timeout", "inf", NULL},
+     NULL, NULL, 2, {"--timeout inf: must be a finite number of seconds", NULL}},
+    {{"run", "--shape", "8x4", "--src-mesh", "2", "--src-placements", "S(0)", "--dst-mesh", "2",
+      "--dst-placements", "S(1)", "--corrupt-byte", "1:0", "--no-validate", NULL},
+     NULL, NULL, 2, {"--corrupt-byte: an injected fault needs validation; drop --no-validate",
+                     NULL}},
 };
 
 static void
