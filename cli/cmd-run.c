@@ -146,6 +146,7 @@ parse_options(RsExecOptions *opts, RsTransportConfig *tconfig, RsStrategy *strat
     opts->n_runs = (guint)runs;
     opts->window = (guint)window;
     opts->timeout_s = opt_timeout;
+    tconfig->timeout_s = opt_timeout; /* the mpi transport's barrier, gather and broadcast */
     opts->no_validate = opt_no_validate;
     tconfig->queue_depth = (guint)queue_depth;
     if (opt_chunk_size != NULL) {

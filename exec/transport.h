@@ -55,6 +55,12 @@ typedef struct {
     /* Host: messages one sender may have queued to one receiver before further sends wait
      * in the sender (the bounded queue). Default 8. */
     guint queue_depth;
+    /* mpi: the barrier, gather and broadcast between runs fail with
+     * RS_TRANSPORT_ERROR_TIMEOUT when they do not complete within this many seconds
+     * (rank 0 waiting for the others) or 1.5 times it (a rank waiting for rank 0, so that
+     * rank 0, which knows who is missing, reports first), naming the ranks that did not
+     * answer; 0 waits for ever. Seconds, finite, >= 0. */
+    double timeout_s;
 } RsTransportConfig;
 
 #define RS_TRANSPORT_DEFAULT_EAGER_BYTES ((gsize)16 << 10)

@@ -6,6 +6,7 @@ packages=(
   meson ninja-build pkg-config gcc
   libglib2.0-dev libyaml-dev libjson-glib-dev
   openmpi-bin libopenmpi-dev
+  valgrind
 )
 missing=()
 for p in "${packages[@]}"; do

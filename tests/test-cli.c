@@ -1125,7 +1125,8 @@ test_models_tensors(void)
                            "expert-row,3,,0,917504\n");
     assert_contains(r.out, "model.layers.3.self_attn.q_b_proj.weight,24576x1536,fp8-e4m3,"
                            "column-parallel,3,128,37748736,37748736\n");
-    g_assert_cmpuint(g_strv_length(g_strsplit(r.out, "\n", -1)), ==, 1 + 28 + 1);
+    g_auto(GStrv) lines = g_strsplit(r.out, "\n", -1);
+    g_assert_cmpuint(g_strv_length(lines), ==, 1 + 28 + 1);
     run_result_clear(&r);
     const char *rules[] = {"models", "--rules", NULL};
     r = run_reshard(rules);

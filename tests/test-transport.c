@@ -81,7 +81,7 @@ test_ping(gconstpointer data)
 {
     PingData pd = {*(const guint *)data, TRUE, 0};
     g_autoptr(GError) error = NULL;
-    RsTransportConfig config = {0, 4};
+    RsTransportConfig config = {.queue_depth = 4};
     g_autoptr(RsTransport) t = rs_transport_open("host", &config, &error);
     g_assert_no_error(error);
     g_assert_true(rs_transport_launch(t, 2, ping_rank, &pd, &error));
