@@ -40,6 +40,7 @@ static gboolean opt_no_validate;
 static char *opt_trace;
 static char *opt_format;
 static char *opt_corrupt;
+static char *opt_fault;
 
 static GOptionEntry entries[] = {
     {"strategy", 0, 0, G_OPTION_ARG_STRING, &opt_strategy,
@@ -63,6 +64,9 @@ static GOptionEntry entries[] = {
      "Write the measured per-message trace (CSV, the simulator's schema)", "FILE"},
     {"format", 'f', 0, G_OPTION_ARG_STRING, &opt_format, "table, csv or json (default table)",
      "FORMAT"},
+    {"fault", 0, 0, G_OPTION_ARG_STRING, &opt_fault,
+     "Test: drop:M, delay:M:SECONDS (message M), stop:R or kill:R (rank R, mpi); the timeout "
+     "or the launcher must catch it", "KIND:ARG"},
     {"corrupt-byte", 0, 0, G_OPTION_ARG_STRING, &opt_corrupt,
      "Test: flip byte B of network message M on arrival; validation must catch it", "M:B"},
     {NULL},
@@ -112,6 +116,43 @@ parse_size(const char *flag, const char *text, guint64 *out, GError **error)
         g_prefix_error(error, "%s: ", flag);
         return FALSE;
     }
+    return TRUE;
+}
+
+/* --fault KIND:ARG[:SECONDS]. */
+static gboolean
+parse_fault(const char *text, RsExecOptions *opts, GError **error)
+{
+    g_auto(GStrv) parts = g_strsplit(text, ":", -1);
+    guint n = g_strv_length(parts);
+    guint64 v = 0;
+    char *end = NULL;
+    gboolean ok = n >= 2 && g_ascii_string_to_unsigned(parts[1], 10, 0, G_MAXUINT32, &v, NULL);
+    if (ok && strcmp(parts[0], "drop") == 0 && n == 2) {
+        opts->fault = RS_EXEC_FAULT_DROP;
+    } else if (ok && strcmp(parts[0], "delay") == 0 && n == 3) {
+        opts->fault = RS_EXEC_FAULT_DELAY;
+        opts->fault_delay_s = g_ascii_strtod(parts[2], &end);
+        ok = end != parts[2] && *end == '\0' && isfinite(opts->fault_delay_s);
+    } else if (ok && strcmp(parts[0], "stop") == 0 && n == 2) {
+        opts->fault = RS_EXEC_FAULT_STOP;
+    } else if (ok && strcmp(parts[0], "kill") == 0 && n == 2) {
+        opts->fault = RS_EXEC_FAULT_KILL;
+    } else {
+        ok = FALSE;
+    }
+    if (!ok) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--fault \"%s\": expected drop:MESSAGE, delay:MESSAGE:SECONDS, stop:RANK or "
+                    "kill:RANK",
+                    text);
+        return FALSE;
+    }
+    opts->fault_message = opts->fault_rank = (guint32)v;
+    if (opts->fault == RS_EXEC_FAULT_STOP || opts->fault == RS_EXEC_FAULT_KILL)
+        opts->fault_message = G_MAXUINT32;
+    else
+        opts->fault_rank = G_MAXUINT32;
     return TRUE;
 }
 
@@ -178,11 +219,14 @@ parse_options(RsExecOptions *opts, RsTransportConfig *tconfig, RsStrategy *strat
         opts->corrupt_message = (guint32)m;
         opts->corrupt_byte = b;
     }
+    if (opt_fault != NULL && !parse_fault(opt_fault, opts, error))
+        return FALSE;
     /* An injected fault exists to be caught by a check; without validation nothing would
      * catch it and the run would exit 0. */
-    if (opt_no_validate && opts->corrupt) {
+    if (opt_no_validate && (opts->corrupt || opts->fault != RS_EXEC_FAULT_NONE)) {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "--corrupt-byte: an injected fault needs validation; drop --no-validate");
+                    "%s: an injected fault needs validation; drop --no-validate",
+                    opts->corrupt ? "--corrupt-byte" : "--fault");
         return FALSE;
     }
     return TRUE;

@@ -9,7 +9,8 @@
  * more processes than cores (mpirun --oversubscribe) a spinning rank would starve the
  * rank it waits for.
  *
- * The barrier, gather and broadcast between runs are point-to-point messages to and from
+ * With a timeout (config timeout_s > 0), the barrier, gather and broadcast between runs
+ * are point-to-point messages to and from
  * rank 0 on a duplicate of MPI_COMM_WORLD (so that no data receive, which takes any tag,
  * can match one), polled like the data and bounded by the config's timeout_s: a blocking
  * MPI collective would leave every rank waiting for ever on a stopped peer, and only
@@ -330,15 +331,100 @@ fan_in_out(RsEndpoint *base, int in_tag, void *in, int size_in, int out_tag, voi
     return wait_all(reqs, peers, 2, rank, call, timeout_s, error);
 }
 
+/* Without a timeout, MPI's own collectives: their exits are close together, which the
+ * timings of calibrate and of each run's start need (a polled release adds the poll's
+ * sleep to some ranks). */
+static gboolean
+blocking_barrier(RsEndpoint *base, GError **error)
+{
+    return mpi_check(MPI_Barrier(MPI_COMM_WORLD), (int)base->rank, "MPI_Barrier", error);
+}
+
+static gboolean
+blocking_gather(RsEndpoint *base, GBytes *data, GPtrArray **all_out, GError **error)
+{
+    int rank = (int)base->rank, n = (int)base->n_ranks;
+    gsize size;
+    const void *bytes = g_bytes_get_data(data, &size);
+    if (size > (gsize)G_MAXINT32) {
+        g_set_error(error, RS_TRANSPORT_ERROR, RS_TRANSPORT_ERROR_FAILED,
+                    "rank %d: %" G_GSIZE_FORMAT " bytes are too many to gather", rank, size);
+        return FALSE;
+    }
+    int my_size = (int)size;
+    g_autofree int *sizes = rank == 0 ? g_new0(int, n) : NULL;
+    if (!mpi_check(MPI_Gather(&my_size, 1, MPI_INT, sizes, 1, MPI_INT, 0, MPI_COMM_WORLD), rank,
+                   "MPI_Gather", error))
+        return FALSE;
+    g_autofree int *displs = NULL;
+    g_autofree guint8 *all = NULL;
+    if (rank == 0) {
+        displs = g_new0(int, n);
+        gint64 total = 0;
+        for (int r = 0; r < n; r++) {
+            displs[r] = (int)total;
+            total += sizes[r];
+        }
+        if (total > G_MAXINT32) {
+            g_set_error(error, RS_TRANSPORT_ERROR, RS_TRANSPORT_ERROR_FAILED,
+                        "rank 0: %" G_GINT64_FORMAT " bytes are too many to gather", total);
+            return FALSE;
+        }
+        all = g_malloc(MAX(total, 1));
+    }
+    if (!mpi_check(MPI_Gatherv(bytes, my_size, MPI_BYTE, all, sizes, displs, MPI_BYTE, 0,
+                               MPI_COMM_WORLD),
+                   rank, "MPI_Gatherv", error))
+        return FALSE;
+    if (rank == 0) {
+        GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+        for (int r = 0; r < n; r++)
+            g_ptr_array_add(out, g_bytes_new(all + displs[r], (gsize)sizes[r]));
+        *all_out = out;
+    }
+    return TRUE;
+}
+
+static gboolean
+blocking_bcast(RsEndpoint *base, GBytes *data, GBytes **data_out, GError **error)
+{
+    int rank = (int)base->rank;
+    gsize size = 0;
+    const void *bytes = rank == 0 ? g_bytes_get_data(data, &size) : NULL;
+    long long size_ll = (long long)size;
+    if (!mpi_check(MPI_Bcast(&size_ll, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD), rank, "MPI_Bcast",
+                   error))
+        return FALSE;
+    if (size_ll > G_MAXINT32) {
+        g_set_error(error, RS_TRANSPORT_ERROR, RS_TRANSPORT_ERROR_FAILED,
+                    "rank %d: %lld bytes are too many to broadcast", rank, size_ll);
+        return FALSE;
+    }
+    guint8 *buf = g_malloc(MAX(size_ll, 1));
+    if (rank == 0 && size_ll > 0)
+        memcpy(buf, bytes, (gsize)size_ll);
+    if (!mpi_check(MPI_Bcast(buf, (int)size_ll, MPI_BYTE, 0, MPI_COMM_WORLD), rank, "MPI_Bcast",
+                   error)) {
+        g_free(buf);
+        return FALSE;
+    }
+    *data_out = g_bytes_new_take(buf, (gsize)size_ll);
+    return TRUE;
+}
+
 static gboolean
 mpi_barrier(RsEndpoint *base, GError **error)
 {
+    if (base->transport->config.timeout_s <= 0)
+        return blocking_barrier(base, error);
     return fan_in_out(base, TAG_BARRIER_IN, NULL, 0, TAG_BARRIER_OUT, NULL, 0, "barrier", error);
 }
 
 static gboolean
 mpi_gather(RsEndpoint *base, GBytes *data, GPtrArray **all_out, GError **error)
 {
+    if (base->transport->config.timeout_s <= 0)
+        return blocking_gather(base, data, all_out, error);
     MpiTransport *t = (MpiTransport *)base->transport;
     int rank = (int)base->rank, n = (int)base->n_ranks;
     gsize size;
@@ -401,6 +487,8 @@ mpi_gather(RsEndpoint *base, GBytes *data, GPtrArray **all_out, GError **error)
 static gboolean
 mpi_bcast(RsEndpoint *base, GBytes *data, GBytes **data_out, GError **error)
 {
+    if (base->transport->config.timeout_s <= 0)
+        return blocking_bcast(base, data, data_out, error);
     MpiTransport *t = (MpiTransport *)base->transport;
     int rank = (int)base->rank, n = (int)base->n_ranks;
     double timeout_s = wait_timeout_s(base);
