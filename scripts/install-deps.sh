@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages reshard builds and tests with (Debian bookworm).
 # Run as root or with sudo available. Safe to run again.
+# --fuzz: also clang and libFuzzer (libclang_rt.fuzzer, in libclang-rt-14-dev on bookworm)
+# for the -Dfuzz=true build of tests/fuzz.
 set -euo pipefail
 packages=(
   meson ninja-build pkg-config gcc
@@ -8,6 +10,9 @@ packages=(
   openmpi-bin libopenmpi-dev
   valgrind
 )
+if [ "${1:-}" = "--fuzz" ]; then
+  packages+=(clang libclang-rt-14-dev)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
