@@ -44,8 +44,11 @@ rs_data_find(const char *kind, const char *name_or_path, GError **error)
     if (is_path) {
         if (g_file_test(name_or_path, G_FILE_TEST_IS_REGULAR))
             return g_strdup(name_or_path);
-        g_set_error(error, RS_DATA_ERROR, RS_DATA_ERROR_NOT_FOUND, "%s file \"%s\": not found",
-                    kind_singular(kind), name_or_path);
+        g_set_error(error, RS_DATA_ERROR, RS_DATA_ERROR_NOT_FOUND, "%s file \"%s\": %s",
+                    kind_singular(kind), name_or_path,
+                    g_file_test(name_or_path, G_FILE_TEST_IS_DIR) ? "is a folder, not a file"
+                    : g_file_test(name_or_path, G_FILE_TEST_EXISTS) ? "is not a regular file"
+                                                                     : "not found");
         return NULL;
     }
     g_autoptr(GPtrArray) dirs = data_dirs();

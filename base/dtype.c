@@ -20,6 +20,8 @@ static const DtypeInfo dtype_info[RS_DTYPE_N] = {
     [RS_DTYPE_I64] = {"i64", 64},     [RS_DTYPE_I32] = {"i32", 32},
     [RS_DTYPE_I8] = {"i8", 8},        [RS_DTYPE_U8] = {"u8", 8},
     [RS_DTYPE_MXFP4] = {"mxfp4", 4},
+    [RS_DTYPE_U32] = {"u32", 32},     [RS_DTYPE_U64] = {"u64", 64},
+    [RS_DTYPE_C64] = {"c64", 64},     [RS_DTYPE_C128] = {"c128", 128},
 };
 
 typedef struct {
@@ -39,6 +41,11 @@ static const DtypeAlias dtype_aliases[] = {
     {"int64", RS_DTYPE_I64},         {"int32", RS_DTYPE_I32},
     {"int8", RS_DTYPE_I8},           {"uint8", RS_DTYPE_U8},
     {"fp4", RS_DTYPE_MXFP4},         {"mxfp4_e2m1", RS_DTYPE_MXFP4},
+    /* PyTorch's names (torch/_C/_VariableFunctions dtype list): torch.uint32, uint64,
+     * complex64 = cfloat, complex128 = cdouble. */
+    {"uint32", RS_DTYPE_U32},        {"uint64", RS_DTYPE_U64},
+    {"complex64", RS_DTYPE_C64},     {"cfloat", RS_DTYPE_C64},
+    {"complex128", RS_DTYPE_C128},   {"cdouble", RS_DTYPE_C128},
 };
 
 guint

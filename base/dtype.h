@@ -21,6 +21,10 @@ typedef enum {
     RS_DTYPE_I8,
     RS_DTYPE_U8,
     RS_DTYPE_MXFP4, /* OCP microscaling FP4 (E2M1) values, 4 bits, two per byte; scales apart */
+    RS_DTYPE_U32,   /* torch.uint32, safetensors U32 */
+    RS_DTYPE_U64,   /* torch.uint64, safetensors U64 */
+    RS_DTYPE_C64,   /* torch.complex64 (cfloat): two f32, 8 bytes; safetensors C64 */
+    RS_DTYPE_C128,  /* torch.complex128 (cdouble): two f64, 16 bytes */
     RS_DTYPE_N
 } RsDtype;
 

@@ -32,9 +32,10 @@ rs_mesh_new(guint n_dims, const guint *sizes, const char *const *names, const gu
             return NULL;
         }
         total *= sizes[d];
-        if (total > G_MAXINT32) {
+        if (total > RS_MAX_RANKS) {
             g_set_error(error, RS_MESH_ERROR, RS_MESH_ERROR_INVALID,
-                        "mesh has more than 2^31 positions");
+                        "mesh has more than %u positions, the limit (RS_MAX_RANKS)",
+                        RS_MAX_RANKS);
             return NULL;
         }
     }
@@ -50,6 +51,12 @@ rs_mesh_new(guint n_dims, const guint *sizes, const char *const *names, const gu
     if (ranks != NULL) {
         g_autoptr(GHashTable) seen = g_hash_table_new(g_direct_hash, g_direct_equal);
         for (guint i = 0; i < n_ranks; i++) {
+            if (ranks[i] >= RS_MAX_RANKS) {
+                g_set_error(error, RS_MESH_ERROR, RS_MESH_ERROR_INVALID,
+                            "rank %u is above the limit of %u GPUs (ranks 0-%u)", ranks[i],
+                            RS_MAX_RANKS, RS_MAX_RANKS - 1);
+                return NULL;
+            }
             if (!g_hash_table_add(seen, GUINT_TO_POINTER(ranks[i] + 1))) {
                 g_set_error(error, RS_MESH_ERROR, RS_MESH_ERROR_INVALID,
                             "rank %u appears twice in the mesh", ranks[i]);
@@ -146,6 +153,7 @@ rs_ranks_parse(const char *text, GArray **ranks_out, GError **error)
 {
     g_autoptr(GArray) ranks = g_array_new(FALSE, FALSE, sizeof(guint32));
     g_auto(GStrv) items = g_strsplit(text, ",", -1);
+    guint64 n_total = 0;
     for (guint i = 0; items[i] != NULL; i++) {
         char *item = g_strstrip(items[i]);
         if (*item == '\0')
@@ -168,6 +176,15 @@ rs_ranks_parse(const char *text, GArray **ranks_out, GError **error)
             if (!g_ascii_string_to_unsigned(item, 10, 0, G_MAXINT32, &lo, NULL))
                 goto bad;
             hi = lo;
+        }
+        /* Bounded before anything is stored: a short text may name billions of ranks. */
+        n_total += hi - lo + 1;
+        if (hi >= RS_MAX_RANKS || n_total > RS_MAX_RANKS) {
+            g_set_error(error, RS_MESH_ERROR, RS_MESH_ERROR_INVALID,
+                        "ranks \"%s\": %s, above the limit of %u GPUs (ranks 0-%u)", text,
+                        hi >= RS_MAX_RANKS ? "names a rank" : "names more ranks", RS_MAX_RANKS,
+                        RS_MAX_RANKS - 1);
+            return FALSE;
         }
         for (guint64 r = lo; r <= hi; r++) {
             guint32 v = (guint32)r;
@@ -280,7 +297,7 @@ parse_placement(const char *item, RsPlacement *out)
     static const char *const dim_keys[] = {"dim", NULL};
     if (strcmp(s, "S") == 0 || strcmp(s, "Shard") == 0) {
         gint dim;
-        if (arg == NULL || !parse_int_arg(arg, dim_keys, 0, RS_MAX_DIMS - 1, &dim))
+        if (arg == NULL || !parse_int_arg(arg, dim_keys, -RS_MAX_DIMS, RS_MAX_DIMS - 1, &dim))
             return FALSE;
         *out = (RsPlacement){RS_PLACEMENT_SHARD, dim, 0};
         return TRUE;
@@ -293,7 +310,7 @@ parse_placement(const char *item, RsPlacement *out)
         g_auto(GStrv) args = g_strsplit(arg, ",", -1);
         gint dim, factor;
         if (g_strv_length(args) != 2 ||
-            !parse_int_arg(args[0], dim_keys, 0, RS_MAX_DIMS - 1, &dim) ||
+            !parse_int_arg(args[0], dim_keys, -RS_MAX_DIMS, RS_MAX_DIMS - 1, &dim) ||
             !parse_int_arg(args[1], factor_keys, 1, G_MAXINT32, &factor))
             return FALSE;
         *out = (RsPlacement){RS_PLACEMENT_STRIDED_SHARD, dim, factor};
@@ -306,11 +323,37 @@ gboolean
 rs_placements_parse(const char *text, RsPlacement *placements, guint *n_placements_out,
                     GError **error)
 {
+    /* The tuple PyTorch prints, "(Shard(dim=0), Replicate())", or a list in brackets: the
+     * outer pair is dropped when it encloses the whole text, and one trailing comma inside
+     * it is allowed ("(Shard(dim=0),)", Python's one-tuple). */
+    g_autofree char *body = g_strstrip(g_strdup(text));
+    gsize len = strlen(body);
+    if (len >= 2 && ((body[0] == '(' && body[len - 1] == ')') ||
+                     (body[0] == '[' && body[len - 1] == ']'))) {
+        int d = 0;
+        gsize close = 0;
+        for (gsize i = 0; i < len; i++) {
+            if (body[i] == '(' || body[i] == '[')
+                d++;
+            else if ((body[i] == ')' || body[i] == ']') && --d == 0) {
+                close = i;
+                break;
+            }
+        }
+        if (close == len - 1) {
+            body[len - 1] = '\0';
+            memmove(body, body + 1, len - 1);
+            g_strstrip(body);
+            gsize blen = strlen(body);
+            if (blen > 0 && body[blen - 1] == ',')
+                body[blen - 1] = '\0';
+        }
+    }
     /* Split on commas that are not inside parentheses. */
     guint n = 0;
-    const char *start = text;
+    const char *start = body;
     int depth = 0;
-    for (const char *p = text;; p++) {
+    for (const char *p = body;; p++) {
         if (*p == '(')
             depth++;
         else if (*p == ')')
@@ -331,6 +374,27 @@ rs_placements_parse(const char *text, RsPlacement *placements, guint *n_placemen
         }
     }
     *n_placements_out = n;
+    return TRUE;
+}
+
+gboolean
+rs_placements_normalize(RsPlacement *placements, guint n_placements, guint n_dims,
+                        GError **error)
+{
+    for (guint m = 0; m < n_placements; m++) {
+        RsPlacement *p = &placements[m];
+        if ((p->kind != RS_PLACEMENT_SHARD && p->kind != RS_PLACEMENT_STRIDED_SHARD) ||
+            p->dim >= 0)
+            continue;
+        if (p->dim + (gint)n_dims < 0) {
+            g_set_error(error, RS_MESH_ERROR, RS_MESH_ERROR_PLACEMENT,
+                        "placement %u: dim %d of a %u-dim tensor (negative dims count from the "
+                        "last, -1 to -%u)",
+                        m, p->dim, n_dims, n_dims);
+            return FALSE;
+        }
+        p->dim += (gint)n_dims;
+    }
     return TRUE;
 }
 

@@ -20,6 +20,13 @@ G_BEGIN_DECLS
 
 #define RS_MAX_MESH_DIMS RS_MAX_DIMS
 
+/* The most GPUs (global ranks) anything of reshard describes: a mesh's positions, a rank
+ * list, a topology's GPUs, a convention's world. 2^18 = 262,144 is above the largest
+ * training clusters built to date (about 200,000 GPUs, 2025), and keeps the per-rank
+ * tables of a plan within a few GiB; a count from outside is checked against it before
+ * anything proportional to it is allocated. Rank values are below it too. */
+#define RS_MAX_RANKS (1u << 18)
+
 #define RS_MESH_ERROR (rs_mesh_error_quark())
 GQuark rs_mesh_error_quark(void);
 
@@ -39,7 +46,7 @@ typedef struct _RsMesh RsMesh;
  * @ranks: (array) (nullable): the global rank at each flat index, prod(@sizes) entries, no
  *   rank twice; NULL means 0..prod(@sizes)-1
  * @n_ranks: number of entries in @ranks (ignored when @ranks is NULL)
- * @error: RS_MESH_ERROR_INVALID when a size is 0, the product exceeds 2^31, @n_ranks differs
+ * @error: RS_MESH_ERROR_INVALID when a size is 0, the product exceeds RS_MAX_RANKS, @n_ranks differs
  *   from the product ("mesh [2,4] has 8 positions but 6 ranks were given"), or a rank
  *   repeats
  *
@@ -87,7 +94,9 @@ char *rs_mesh_format(const RsMesh *mesh);
  * rs_ranks_parse:
  * @text: "0-7", "0,2,4", "0-3,8-11" (ranges inclusive)
  * @ranks_out: (out) (transfer full) (element-type guint32): the ranks in the given order
- * @error: RS_MESH_ERROR_INVALID for text that does not parse or a range with hi < lo
+ * @error: RS_MESH_ERROR_INVALID for text that does not parse, a range with hi < lo, a rank
+ *   of RS_MAX_RANKS or more, or more than RS_MAX_RANKS ranks in all (counted before any
+ *   is stored: "0-2000000000" fails at once, naming the limit)
  *
  * Returns: TRUE on success.
  */
@@ -119,7 +128,11 @@ typedef struct {
  * @text: comma-separated placements, one per mesh dim: "R", "S(0)", "SS(0,2)", "P", or
  *   PyTorch's spellings "Replicate()", "Shard(dim=0)", "_StridedShard(dim=0,
  *   split_factor=2)" (also its repr "_StridedShard(dim=0, sf=2)" and str "_S(0, 2)"),
- *   "Partial()"; white space ignored
+ *   "Partial()"; white space ignored. A dim may be negative, counting from the last as
+ *   PyTorch does ("S(-1)", "SS(-2,2)"; rs_placements_normalize() resolves it against a
+ *   tensor's dims). The list may be enclosed in parentheses or brackets, as PyTorch prints
+ *   a DTensor's placements: "(Shard(dim=0), Replicate())", one trailing comma allowed
+ *   inside ("(Shard(dim=0),)").
  * @placements: (out caller-allocates) (array fixed-size=6): the placements
  * @n_placements_out: (out): how many were parsed
  * @error: RS_MESH_ERROR_PLACEMENT naming the item that does not parse
@@ -128,6 +141,21 @@ typedef struct {
  */
 gboolean rs_placements_parse(const char *text, RsPlacement *placements, guint *n_placements_out,
                              GError **error);
+
+/**
+ * rs_placements_normalize:
+ * @placements: (array length=n_placements) (inout): placements from rs_placements_parse()
+ * @n_dims: the tensor's dims, 1..RS_MAX_DIMS
+ * @error: RS_MESH_ERROR_PLACEMENT when a negative dim is below -@n_dims
+ *
+ * Resolves negative shard dims as PyTorch does (dim + @n_dims: S(-1) of a 2-dim tensor is
+ * S(1)); other placements and dims >= 0 are left as they are (a dim past the tensor's is
+ * the layout's error).
+ *
+ * Returns: TRUE on success.
+ */
+gboolean rs_placements_normalize(RsPlacement *placements, guint n_placements, guint n_dims,
+                                 GError **error);
 
 /** rs_placements_format: Returns: (transfer full): "S(0),R" or "SS(0,2),S(0)". */
 char *rs_placements_format(const RsPlacement *placements, guint n_placements);

@@ -186,14 +186,62 @@ enum { COL_MESSAGE, COL_SRC, COL_DST, COL_BYTES, COL_PHASE, COL_START, COL_END, 
 static const char *const column_names[N_COLS] = {"message", "src",   "dst",   "bytes",     "phase",
                                                   "start_s", "end_s", "route", "depends_on"};
 
+/* A field as an error message quotes it: at most 40 characters, then "…" (the text is
+ * checked to be printable UTF-8 before any field is read, see check_text). */
+static char *
+quote_field(const char *text)
+{
+    if (g_utf8_strlen(text, -1) <= 40)
+        return g_strdup(text);
+    g_autofree char *head = g_utf8_substring(text, 0, 40);
+    return g_strconcat(head, "…", NULL);
+}
+
 /* Sets a parse error naming the place; returns FALSE for the caller to return. */
 static gboolean
 parse_error(GError **error, const char *name, guint line, const char *column, const char *text,
             const char *what)
 {
+    g_autofree char *quoted = quote_field(text);
     g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_PARSE, "%s:%u: column %s: \"%s\" %s", name,
-                line, column, text, what);
+                line, column, quoted, what);
     return FALSE;
+}
+
+/* A messages file is text: valid UTF-8 without control characters other than tab, CR and
+ * LF, and no more than RS_TRACE_MAX_ROWS lines. A binary file fails here, at its first bad
+ * byte, so that no error message echoes raw bytes to the terminal. */
+static gboolean
+check_text(const char *text, gsize len, const char *name, GError **error)
+{
+    const char *end = NULL;
+    gboolean utf8 = g_utf8_validate_len(text, len, &end);
+    guint line = 1, col = 1;
+    guint64 n_lines = 1;
+    for (const char *p = text; p < text + len; p++) {
+        guchar c = (guchar)*p;
+        if ((!utf8 && p == end) || (c < 0x20 && c != '\t' && c != '\r' && c != '\n') ||
+            c == 0x7f) {
+            g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_PARSE,
+                        "%s:%u:%u: byte 0x%02x is not text: a messages file is CSV text (UTF-8)",
+                        name, line, col, c);
+            return FALSE;
+        }
+        if (c == '\n') {
+            line++;
+            col = 1;
+            if (++n_lines > RS_TRACE_MAX_ROWS + 1000) {
+                g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_PARSE,
+                            "%s: more than %u lines, above the limit of %u messages "
+                            "(RS_TRACE_MAX_ROWS)",
+                            name, RS_TRACE_MAX_ROWS + 1000, RS_TRACE_MAX_ROWS);
+                return FALSE;
+            }
+        } else if ((c & 0xc0) != 0x80) {
+            col++;
+        }
+    }
+    return TRUE;
 }
 
 static gboolean
@@ -233,10 +281,11 @@ read_header(TraceReader *rd, char **fields, guint n, guint line, GError **error)
             if (strcmp(h, column_names[c]) == 0)
                 found = (gint)c;
         if (found < 0) {
+            g_autofree char *quoted = quote_field(h);
             g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_PARSE,
                         "%s:%u: unknown column \"%s\" (known: message, src, dst, bytes, "
                         "phase, start_s, end_s, route, depends_on)",
-                        rd->name, line, h);
+                        rd->name, line, quoted);
             return FALSE;
         }
         if (rd->col_index[found] >= 0) {
@@ -366,9 +415,12 @@ check_dependencies(const RsTrace *trace, const char *name, GError **error)
     return TRUE;
 }
 
-RsTrace *
-rs_trace_read_string(const char *text, const char *name, GError **error)
+/* Reads @text, @len bytes (NUL bytes inside are found by check_text). */
+static RsTrace *
+read_text(const char *text, gsize len, const char *name, GError **error)
 {
+    if (!check_text(text, len, name, error))
+        return NULL;
     g_autoptr(RsTrace) trace = rs_trace_new();
     trace->name = g_strdup(name);
     TraceReader rd = {trace, name, {0}, 0, FALSE};
@@ -377,9 +429,9 @@ rs_trace_read_string(const char *text, const char *name, GError **error)
     g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
     for (guint li = 0; lines[li] != NULL; li++) {
         char *l = lines[li];
-        gsize len = strlen(l);
-        if (len > 0 && l[len - 1] == '\r')
-            l[len - 1] = '\0';
+        gsize line_len = strlen(l);
+        if (line_len > 0 && l[line_len - 1] == '\r')
+            l[line_len - 1] = '\0';
         if (*l == '\0')
             continue;
         if (l[0] == '#') {
@@ -388,6 +440,12 @@ rs_trace_read_string(const char *text, const char *name, GError **error)
         }
         g_auto(GStrv) fields = g_strsplit(l, ",", -1);
         guint n = g_strv_length(fields);
+        if (rd.have_header && rs_trace_get_n_rows(trace) >= RS_TRACE_MAX_ROWS) {
+            g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_PARSE,
+                        "%s:%u: more than %u messages, the limit (RS_TRACE_MAX_ROWS)", name,
+                        li + 1, RS_TRACE_MAX_ROWS);
+            return NULL;
+        }
         gboolean ok = rd.have_header ? read_row(&rd, fields, n, li + 1, error)
                                      : read_header(&rd, fields, n, li + 1, error);
         if (!ok)
@@ -408,11 +466,17 @@ rs_trace_read_file(const char *path, GError **error)
 {
     g_autofree char *text = NULL;
     g_autoptr(GError) local = NULL;
-    if (!g_file_get_contents(path, &text, NULL, &local)) {
+    gsize len = 0;
+    if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
+        g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_IO, "%s: is a folder, not a file",
+                    path);
+        return NULL;
+    }
+    if (!g_file_get_contents(path, &text, &len, &local)) {
         g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_IO, "%s", local->message);
         return NULL;
     }
-    RsTrace *trace = rs_trace_read_string(text, path, error);
+    RsTrace *trace = read_text(text, len, path, error);
     if (trace == NULL)
         return NULL;
     /* The sidecar's metadata, when there is one (a file written before it had none: its
@@ -428,4 +492,10 @@ rs_trace_read_file(const char *path, GError **error)
         }
     }
     return trace;
+}
+
+RsTrace *
+rs_trace_read_string(const char *text, const char *name, GError **error)
+{
+    return read_text(text, strlen(text), name, error);
 }

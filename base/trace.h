@@ -98,11 +98,19 @@ gboolean rs_trace_write_file(const RsTrace *trace, const char *path, GError **er
  * "# key: value" lines (which rs_trace_read_string() reads back). */
 char *rs_trace_to_string(const RsTrace *trace);
 
+/* The most messages a file may list: 2^24 (16.7 million, far above the few hundred
+ * thousand network messages of the largest shipped refit), checked while reading, before
+ * a simulation allocates per message. */
+#define RS_TRACE_MAX_ROWS (1u << 24)
+
 /**
  * rs_trace_read_file:
- * @error: RS_TRACE_ERROR_IO, or RS_TRACE_ERROR_PARSE "path:line: column bytes: \"x\" is not
- *   a non-negative integer" (also for a missing src/dst/bytes column, a repeated or unknown
- *   column, a wrong number of fields, or a dependency on a message not in the file)
+ * @error: RS_TRACE_ERROR_IO (also "PATH: is a folder, not a file"), or RS_TRACE_ERROR_PARSE
+ *   "path:line: column bytes: \"x\" is not a non-negative integer" (also for a missing
+ *   src/dst/bytes column, a repeated or unknown column, a wrong number of fields, a
+ *   dependency on a message not in the file, more than RS_TRACE_MAX_ROWS messages, or a
+ *   file that is not text: "path:line:col: byte 0xff is not text: …"); quoted fields are
+ *   cut at 40 characters
  *
  * Returns: (transfer full): the trace, or NULL.
  */

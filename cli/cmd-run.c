@@ -26,6 +26,7 @@
 #include "base/units.h"
 
 #include <stdio.h>
+#include <math.h>
 #include <string.h>
 
 #define DEFAULT_SCENARIO "deepseek-v3-h100"
@@ -46,6 +47,7 @@ static char *opt_format;
 static char *opt_corrupt;
 static char *opt_timeline;
 static gboolean opt_compare;
+static char *opt_fault;
 
 static GOptionEntry entries[] = {
     {"strategy", 0, 0, G_OPTION_ARG_STRING, &opt_strategy,
@@ -80,6 +82,9 @@ static GOptionEntry entries[] = {
      "Also simulate the plan (flow-level) on the topology and compare it with the measured "
      "trace per phase, message size and link class (as reshard compare)",
      NULL},
+    {"fault", 0, 0, G_OPTION_ARG_STRING, &opt_fault,
+     "Test: drop:M, delay:M:SECONDS (message M), stop:R or kill:R (rank R, mpi); the timeout "
+     "or the launcher must catch it", "KIND:ARG"},
     {"corrupt-byte", 0, 0, G_OPTION_ARG_STRING, &opt_corrupt,
      "Test: flip byte B of network message M on arrival; validation must catch it", "M:B"},
     {NULL},
@@ -135,6 +140,43 @@ parse_size(const char *flag, const char *text, guint64 *out, GError **error)
     return TRUE;
 }
 
+/* --fault KIND:ARG[:SECONDS]. */
+static gboolean
+parse_fault(const char *text, RsExecOptions *opts, GError **error)
+{
+    g_auto(GStrv) parts = g_strsplit(text, ":", -1);
+    guint n = g_strv_length(parts);
+    guint64 v = 0;
+    char *end = NULL;
+    gboolean ok = n >= 2 && g_ascii_string_to_unsigned(parts[1], 10, 0, G_MAXUINT32, &v, NULL);
+    if (ok && strcmp(parts[0], "drop") == 0 && n == 2) {
+        opts->fault = RS_EXEC_FAULT_DROP;
+    } else if (ok && strcmp(parts[0], "delay") == 0 && n == 3) {
+        opts->fault = RS_EXEC_FAULT_DELAY;
+        opts->fault_delay_s = g_ascii_strtod(parts[2], &end);
+        ok = end != parts[2] && *end == '\0' && isfinite(opts->fault_delay_s);
+    } else if (ok && strcmp(parts[0], "stop") == 0 && n == 2) {
+        opts->fault = RS_EXEC_FAULT_STOP;
+    } else if (ok && strcmp(parts[0], "kill") == 0 && n == 2) {
+        opts->fault = RS_EXEC_FAULT_KILL;
+    } else {
+        ok = FALSE;
+    }
+    if (!ok) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--fault \"%s\": expected drop:MESSAGE, delay:MESSAGE:SECONDS, stop:RANK or "
+                    "kill:RANK",
+                    text);
+        return FALSE;
+    }
+    opts->fault_message = opts->fault_rank = (guint32)v;
+    if (opts->fault == RS_EXEC_FAULT_STOP || opts->fault == RS_EXEC_FAULT_KILL)
+        opts->fault_message = G_MAXUINT32;
+    else
+        opts->fault_rank = G_MAXUINT32;
+    return TRUE;
+}
+
 static gboolean
 parse_options(RsExecOptions *opts, RsTransportConfig *tconfig, RsStrategy *strategy,
               RsFormat *format, GError **error)
@@ -155,15 +197,18 @@ parse_options(RsExecOptions *opts, RsTransportConfig *tconfig, RsStrategy *strat
         !rs_cli_parse_int("--window", opt_window, 1, G_MAXINT32, &window, error) ||
         !rs_cli_parse_int("--queue-depth", opt_queue_depth, 1, G_MAXINT32, &queue_depth, error))
         return FALSE;
-    if (opt_timeout < 0) {
+    /* NaN compares false with everything: it would never fire, the wait it guards would
+     * hang; infinity is the default (0, wait) spelled another way. */
+    if (!isfinite(opt_timeout) || opt_timeout < 0) {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "--timeout: must not be negative");
+                    "--timeout %g: must be a finite number of seconds, at least 0 (0 waits)",
+                    opt_timeout);
         return FALSE;
     }
     opts->n_runs = (guint)runs;
     opts->window = (guint)window;
     opts->timeout_s = opt_timeout;
-    tconfig->timeout_s = opt_timeout;
+    tconfig->timeout_s = opt_timeout; /* the mpi transport's barrier, gather and broadcast */
     opts->no_validate = opt_no_validate;
     tconfig->queue_depth = (guint)queue_depth;
     if (opt_chunk_size != NULL) {
@@ -194,6 +239,16 @@ parse_options(RsExecOptions *opts, RsTransportConfig *tconfig, RsStrategy *strat
         opts->corrupt = TRUE;
         opts->corrupt_message = (guint32)m;
         opts->corrupt_byte = b;
+    }
+    if (opt_fault != NULL && !parse_fault(opt_fault, opts, error))
+        return FALSE;
+    /* An injected fault exists to be caught by a check; without validation nothing would
+     * catch it and the run would exit 0. */
+    if (opt_no_validate && (opts->corrupt || opts->fault != RS_EXEC_FAULT_NONE)) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "%s: an injected fault needs validation; drop --no-validate",
+                    opts->corrupt ? "--corrupt-byte" : "--fault");
+        return FALSE;
     }
     return TRUE;
 }
@@ -429,7 +484,8 @@ run(int argc, char **argv)
         rs_cli_quiet = TRUE;
 
     Work w;
-    if (!load_work(&w, &error)) {
+    /* The trace may not replace an input (the scenario, model or topology just read). */
+    if (!load_work(&w, &error) || !rs_cli_check_not_input("--trace", opt_trace, &error)) {
         work_clear(&w);
         return root ? rs_cli_fail(cmd, error, RS_EXIT_USAGE) : RS_EXIT_USAGE;
     }
@@ -482,16 +538,18 @@ run(int argc, char **argv)
         if (opt_trace != NULL) {
             rs_trace_set_meta(res.trace, "work", w.work);
             g_autofree char *meta = rs_trace_get_meta_path(opt_trace);
-            rs_cli_note_output(opt_trace);
-            rs_cli_note_output(meta);
-            if (!rs_trace_write_file(res.trace, opt_trace, &error)) {
+            if (!rs_cli_begin_output("--trace", opt_trace, &error) ||
+                !rs_cli_begin_output("--trace", meta, &error)) {
+                code = rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+            } else if (!rs_trace_write_file(res.trace, opt_trace, &error)) {
                 g_prefix_error(&error, "--trace %s: ", opt_trace);
                 code = rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
             }
         }
         if (code == RS_EXIT_OK && opt_timeline != NULL) {
-            rs_cli_note_output(opt_timeline);
-            if (!rs_timeline_write_file(res.trace, opt_timeline, &error))
+            if (!rs_cli_begin_output("--timeline", opt_timeline, &error))
+                code = rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+            else if (!rs_timeline_write_file(res.trace, opt_timeline, &error))
                 code = rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
         }
         int report_code = report(&w, plan, &res, &cost, transport, &opts, format);

@@ -179,6 +179,10 @@ write_outputs(const RsFlowSimResult *flow, const RsTopology *topo, const char *t
               const char *scenario, const char *strategy, GError **error)
 {
     if (trace_path != NULL || timeline_path != NULL) {
+        if (trace_path != NULL && !rs_cli_begin_output("--trace", trace_path, error))
+            return FALSE;
+        if (timeline_path != NULL && !rs_cli_begin_output("--timeline", timeline_path, error))
+            return FALSE;
         g_autoptr(RsTrace) trace = rs_flow_sim_result_to_trace(flow, topo, ids);
         if (scenario != NULL)
             rs_trace_set_meta(trace, "scenario", scenario);
@@ -186,21 +190,18 @@ write_outputs(const RsFlowSimResult *flow, const RsTopology *topo, const char *t
             rs_trace_set_meta(trace, "strategy", strategy);
         if (trace_path != NULL) {
             g_autofree char *meta = rs_trace_get_meta_path(trace_path);
-            rs_cli_note_output(trace_path);
-            rs_cli_note_output(meta);
-            if (!rs_trace_write_file(trace, trace_path, error))
+            if (!rs_cli_begin_output("--trace", meta, error) ||
+                !rs_trace_write_file(trace, trace_path, error))
                 return FALSE;
         }
-        if (timeline_path != NULL) {
-            rs_cli_note_output(timeline_path);
-            if (!rs_timeline_write_file(trace, timeline_path, error))
-                return FALSE;
-        }
+        if (timeline_path != NULL && !rs_timeline_write_file(trace, timeline_path, error))
+            return FALSE;
     }
     if (links_path != NULL) {
         g_autoptr(GString) csv = g_string_new(NULL);
         rs_report_link_stats(flow, topo, csv);
-        rs_cli_note_output(links_path);
+        if (!rs_cli_begin_output("--link-stats", links_path, error))
+            return FALSE;
         if (!write_text(links_path, csv->str, error))
             return FALSE;
     }
@@ -352,6 +353,7 @@ load_messages_topology(GError **error)
             rs_data_find("scenarios", sargs.scenario ? sargs.scenario : DEFAULT_SCENARIO, error);
         if (spath == NULL || (scenario = rs_scenario_load_file(spath, error)) == NULL)
             return NULL;
+        rs_cli_note_input(spath);
     }
     RsTopologyOverrides ov;
     if (!rs_topology_args_get(&ov, error))
@@ -362,6 +364,7 @@ load_messages_topology(GError **error)
         rs_data_find("topologies", sargs.topology ? sargs.topology : scenario->topology, error);
     if (tpath == NULL)
         return NULL;
+    rs_cli_note_input(tpath);
     return rs_topology_load_file(tpath, &ov, error);
 }
 
@@ -395,7 +398,9 @@ run_messages(const char *cmd, const RsFlowSimOptions *fopt, gboolean use_flow, R
     if (topo == NULL)
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     g_autoptr(RsTrace) trace = read_messages(&error);
-    if (trace == NULL)
+    rs_cli_note_input(opt_messages);
+    if (trace == NULL || !rs_cli_check_not_input("--trace", opt_trace, &error) ||
+        !rs_cli_check_not_input("--link-stats", opt_link_stats, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     rs_cli_progress("simulating %u messages of %s on %s ...", rs_trace_get_n_rows(trace),
                     opt_messages, rs_topology_get_name(topo));
@@ -412,7 +417,8 @@ run_messages(const char *cmd, const RsFlowSimOptions *fopt, gboolean use_flow, R
     if (!write_outputs(flow, topo, opt_trace, opt_link_stats, opt_timeline, ids, NULL, NULL,
                        &error)) {
         rs_cli_remove_created_outputs();
-        return rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
+        return rs_cli_fail(cmd, error,
+                           error->domain == G_OPTION_ERROR ? RS_EXIT_USAGE : RS_EXIT_RUNTIME);
     }
     g_autoptr(GString) out = g_string_new(NULL);
     rs_report_replay(opt_messages, topo, flow, format, out);
@@ -546,27 +552,34 @@ on_candidate(RsEvaluateStage stage, const RsPlan *plan, const RsEvaluation *e,
 }
 
 /* With several candidates each writes FILE-LABEL.csv: no trace may be another's link
- * stats (checked before any work, so that nothing is overwritten). */
+ * stats, and none may be an input of the command (checked before any work, so that
+ * nothing is overwritten). */
 static gboolean
 check_candidate_outputs(const RsAutoCandidate *tried, guint n_tried, gboolean several,
                         GError **error)
 {
-    for (guint i = 0; i < n_tried; i++)
+    for (guint i = 0; i < n_tried; i++) {
+        g_autofree char *t = opt_trace ? strategy_path(opt_trace, tried[i].label, several)
+                                       : NULL;
+        g_autofree char *l =
+            opt_link_stats ? strategy_path(opt_link_stats, tried[i].label, several) : NULL;
+        g_autofree char *m =
+            opt_timeline ? strategy_path(opt_timeline, tried[i].label, several) : NULL;
+        if (!rs_cli_check_not_input("--trace", t, error) ||
+            !rs_cli_check_not_input("--link-stats", l, error) ||
+            !rs_cli_check_not_input("--timeline", m, error))
+            return FALSE;
         for (guint j = 0; j < n_tried; j++) {
-            g_autofree char *t = opt_trace ? strategy_path(opt_trace, tried[i].label, several)
-                                           : NULL;
-            g_autofree char *l =
+            g_autofree char *lj =
                 opt_link_stats ? strategy_path(opt_link_stats, tried[j].label, several) : NULL;
-            g_autofree char *m =
+            g_autofree char *mj =
                 opt_timeline ? strategy_path(opt_timeline, tried[j].label, several) : NULL;
-            if (!rs_cli_check_distinct_outputs("--trace", t, "--link-stats", l, error) ||
-                !rs_cli_check_distinct_outputs("--trace", t, "--timeline", m, error))
-                return FALSE;
-            g_autofree char *l2 =
-                opt_link_stats ? strategy_path(opt_link_stats, tried[i].label, several) : NULL;
-            if (!rs_cli_check_distinct_outputs("--link-stats", l2, "--timeline", m, error))
+            if (!rs_cli_check_distinct_outputs("--trace", t, "--link-stats", lj, error) ||
+                !rs_cli_check_distinct_outputs("--trace", t, "--timeline", mj, error) ||
+                !rs_cli_check_distinct_outputs("--link-stats", l, "--timeline", mj, error))
                 return FALSE;
         }
+    }
     return TRUE;
 }
 
@@ -653,7 +666,8 @@ write_document(const RsSimulateReport *report, GError **error)
     g_autoptr(GString) doc = g_string_new(NULL);
     rs_report_document(report, (const RsReportPlot *)plots->data, plots->len, markdown, doc);
     g_array_unref(plots);
-    rs_cli_note_output(report_output);
+    if (!rs_cli_begin_output("--output", report_output, error))
+        return FALSE;
     if (!g_file_set_contents(report_output, doc->str, (gssize)doc->len, error)) {
         g_prefix_error(error, "--output %s: ", report_output);
         return FALSE;

@@ -3,14 +3,89 @@
  * A command checks every output path before it works (a wrong folder is a usage error
  * found in a second, not after minutes of simulation), writes each file atomically
  * (g_file_set_contents: a temporary file renamed over the path), and on failure removes
- * the files it created, so that an error never leaves part of a command's output. */
+ * the files it created, so that an error never leaves part of a command's output.
+ *
+ * An output never replaces an input: every file a command reads (scenario, model and the
+ * config.json beside a checkpoint, topology, messages) is noted with its device and inode,
+ * and an output path naming one of them, by any name, is refused as a usage error, both
+ * when outputs are checked up front and again just before each file is written. */
 #include "cli/outputs.h"
 
 #include <glib/gstdio.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
 static GPtrArray *created; /* char*, owned: files this process created */
+
+/* A file the command read: its path as given and, when it could be stat'ed, its device and
+ * inode, so that a second name of the file (a hard link, a symbolic link, "./x") is found
+ * too. */
+typedef struct {
+    char *path;
+    gboolean has_inode;
+    dev_t dev;
+    ino_t ino;
+} Input;
+
+static GArray *inputs; /* Input, owned */
+
+static void
+input_clear(gpointer p)
+{
+    g_free(((Input *)p)->path);
+}
+
+void
+rs_cli_note_input(const char *path)
+{
+    if (path == NULL)
+        return;
+    if (inputs == NULL) {
+        inputs = g_array_new(FALSE, TRUE, sizeof(Input));
+        g_array_set_clear_func(inputs, input_clear);
+    }
+    Input in = {g_canonicalize_filename(path, NULL), FALSE, 0, 0};
+    GStatBuf st;
+    if (g_stat(path, &st) == 0) {
+        in.has_inode = TRUE;
+        in.dev = st.st_dev;
+        in.ino = st.st_ino;
+    }
+    g_array_append_val(inputs, in);
+}
+
+/* The input @path would replace: the same file (device and inode) or, for a file not
+ * there, the same absolute path; NULL when none. */
+static const char *
+input_at(const char *path)
+{
+    if (inputs == NULL || path == NULL)
+        return NULL;
+    GStatBuf st;
+    gboolean exists = g_stat(path, &st) == 0;
+    g_autofree char *abs = g_canonicalize_filename(path, NULL);
+    for (guint i = 0; i < inputs->len; i++) {
+        const Input *in = &g_array_index(inputs, Input, i);
+        if ((exists && in->has_inode && in->dev == st.st_dev && in->ino == st.st_ino) ||
+            strcmp(in->path, abs) == 0)
+            return in->path;
+    }
+    return NULL;
+}
+
+gboolean
+rs_cli_check_not_input(const char *option, const char *path, GError **error)
+{
+    const char *input = input_at(path);
+    if (input == NULL)
+        return TRUE;
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                "%s %s: is an input of this command (%s); an output never replaces an input, "
+                "give another path",
+                option, path, input);
+    return FALSE;
+}
 
 gboolean
 rs_cli_check_output(const char *option, const char *path, GError **error)
@@ -39,7 +114,7 @@ rs_cli_check_output(const char *option, const char *path, GError **error)
                     path);
         return FALSE;
     }
-    return TRUE;
+    return rs_cli_check_not_input(option, path, error);
 }
 
 gboolean
@@ -58,14 +133,19 @@ rs_cli_check_distinct_outputs(const char *option_a, const char *path_a, const ch
     return FALSE;
 }
 
-void
-rs_cli_note_output(const char *path)
+gboolean
+rs_cli_begin_output(const char *option, const char *path, GError **error)
 {
-    if (path == NULL || g_file_test(path, G_FILE_TEST_EXISTS))
-        return;
+    if (path == NULL)
+        return TRUE;
+    if (!rs_cli_check_not_input(option, path, error))
+        return FALSE;
+    if (g_file_test(path, G_FILE_TEST_EXISTS))
+        return TRUE;
     if (created == NULL)
         created = g_ptr_array_new_with_free_func(g_free);
     g_ptr_array_add(created, g_strdup(path));
+    return TRUE;
 }
 
 void

@@ -9,7 +9,8 @@ G_BEGIN_DECLS
  * (the current one for a bare name) exists, is a folder and is writable, and @path is not
  * itself a folder. NULL @path passes. Error: G_OPTION_ERROR_BAD_VALUE
  * "OPTION PATH: folder DIR does not exist" (or "is not a folder", "is not writable",
- * "is a folder") — a usage error (exit 2). */
+ * "is a folder") — a usage error (exit 2). It also fails, as rs_cli_check_not_input(), when
+ * @path names an input noted so far. */
 gboolean rs_cli_check_output(const char *option, const char *path, GError **error);
 
 /* Fails when two outputs (either may be NULL) name one file, so that one would overwrite
@@ -18,12 +19,22 @@ gboolean rs_cli_check_output(const char *option, const char *path, GError **erro
 gboolean rs_cli_check_distinct_outputs(const char *option_a, const char *path_a,
                                        const char *option_b, const char *path_b, GError **error);
 
-/* Notes that the command is about to write @path: when no file is there yet, @path joins
- * the list rs_cli_remove_created_outputs() removes. One command runs per process, so the
- * list is the process's. */
-void rs_cli_note_output(const char *path);
+/* Notes that the command reads @path (NULL is ignored): an output may not name it. The
+ * file is identified by device and inode (when it exists) and by its absolute path. One
+ * command runs per process, so the list is the process's. */
+void rs_cli_note_input(const char *path);
 
-/* Removes every file noted by rs_cli_note_output() that the command created (on failure,
+/* Fails when @path (NULL passes) is a file noted by rs_cli_note_input() under any name
+ * (the same device and inode, or the same absolute path): G_OPTION_ERROR_BAD_VALUE
+ * "OPTION PATH: is an input of this command (INPUT); …" — a usage error (exit 2). */
+gboolean rs_cli_check_not_input(const char *option, const char *path, GError **error);
+
+/* Called just before the command writes @path (NULL passes): checks @path against the
+ * inputs (rs_cli_check_not_input()), then, when no file is there yet, adds @path to the
+ * list rs_cli_remove_created_outputs() removes. */
+gboolean rs_cli_begin_output(const char *option, const char *path, GError **error);
+
+/* Removes every file noted by rs_cli_begin_output() that the command created (on failure,
  * so that a failed command leaves none of its outputs behind) and empties the list. */
 void rs_cli_remove_created_outputs(void);
 

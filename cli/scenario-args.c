@@ -1,10 +1,12 @@
 /* scenario-args.c — scenario flags: find the scenario, load it, apply the overrides. */
 #include "cli/scenario-args.h"
+#include "cli/outputs.h"
 
 #include "cli/cli.h"
 #include "cli/topology-args.h"
 #include "base/data.h"
 #include "base/units.h"
+#include "base/mesh.h"
 #include "models/model-load.h"
 
 #include <string.h>
@@ -175,6 +177,25 @@ apply_flags(RsScenario *s, const RsScenarioArgs *args, const char *dtype, GError
     return TRUE;
 }
 
+
+/* Notes the files the scenario reads (its model, and the config.json beside a checkpoint,
+ * and its topology) as the command's inputs, so that no output replaces them. A name not
+ * found is left to the build to report. */
+static void
+note_scenario_inputs(const RsScenario *s)
+{
+    g_autofree char *model = s->model ? rs_data_find("models", s->model, NULL) : NULL;
+    g_autofree char *topology = s->topology ? rs_data_find("topologies", s->topology, NULL) : NULL;
+    rs_cli_note_input(model);
+    rs_cli_note_input(topology);
+    if (model != NULL && !g_str_has_suffix(model, ".yaml") && !g_str_has_suffix(model, ".yml")) {
+        g_autofree char *dir = g_path_get_dirname(model);
+        g_autofree char *config = g_build_filename(dir, "config.json", NULL);
+        if (g_file_test(config, G_FILE_TEST_IS_REGULAR))
+            rs_cli_note_input(config);
+    }
+}
+
 RsScenario *
 rs_scenario_args_load(const RsScenarioArgs *args, const char *default_name, const char *dtype,
                       GError **error)
@@ -183,17 +204,27 @@ rs_scenario_args_load(const RsScenarioArgs *args, const char *default_name, cons
         rs_data_find("scenarios", args->scenario ? args->scenario : default_name, error);
     if (path == NULL)
         return NULL;
+    rs_cli_note_input(path);
     g_autoptr(RsScenario) s = rs_scenario_load_file(path, error);
     if (s == NULL || !apply_flags(s, args, dtype, error))
         return NULL;
+    note_scenario_inputs(s);
     return g_steal_pointer(&s);
 }
 
-/* GPUs first .. first + the convention's ranks - 1. */
+/* GPUs first .. first + the convention's ranks - 1; NULL (an error naming @flag) past
+ * RS_MAX_RANKS GPUs, checked before the list is allocated. */
 static GArray *
-default_gpus(const RsConvention *conv, guint32 first)
+default_gpus(const RsConvention *conv, guint32 first, const char *flag, GError **error)
 {
     guint64 world = rs_convention_get_world_size(conv);
+    if (world > RS_MAX_RANKS || first + world > RS_MAX_RANKS) {
+        g_autofree char *desc = rs_convention_format(conv);
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "%s: %s: %" G_GUINT64_FORMAT " ranks from GPU %u, above the limit of %u GPUs",
+                    flag, desc, world, first, RS_MAX_RANKS);
+        return NULL;
+    }
     GArray *gpus = g_array_sized_new(FALSE, FALSE, sizeof(guint32), (guint)world);
     for (guint64 i = 0; i < world; i++) {
         guint32 g = first + (guint32)i;
@@ -218,14 +249,17 @@ rs_scenario_args_load_model(const RsScenarioArgs *args, const char *default_topo
     s->topology = g_strdup(default_topology);
     if (!apply_flags(s, args, dtype, error))
         return NULL;
-    if (s->train_gpus == NULL)
-        s->train_gpus = default_gpus(s->train, 0);
+    if (s->train_gpus == NULL &&
+        (s->train_gpus = default_gpus(s->train, 0, "--train", error)) == NULL)
+        return NULL;
     if (s->infer_gpus == NULL) {
         guint32 next = 0;
         for (guint i = 0; i < s->train_gpus->len; i++)
             next = MAX(next, g_array_index(s->train_gpus, guint32, i) + 1);
-        s->infer_gpus = default_gpus(s->infer, next);
+        if ((s->infer_gpus = default_gpus(s->infer, next, "--infer", error)) == NULL)
+            return NULL;
     }
+    note_scenario_inputs(s);
     return g_steal_pointer(&s);
 }
 

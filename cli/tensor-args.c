@@ -206,7 +206,8 @@ rs_tensor_args_build_layout_full(const char *flag_prefix, guint n_dims, const gi
     }
     RsPlacement placements[RS_MAX_MESH_DIMS];
     guint n_placements;
-    if (!rs_placements_parse(placements_text, placements, &n_placements, error)) {
+    if (!rs_placements_parse(placements_text, placements, &n_placements, error) ||
+        !rs_placements_normalize(placements, n_placements, n_dims, error)) {
         g_prefix_error(error, "%splacements: ", flag_prefix);
         return NULL;
     }

@@ -1,5 +1,6 @@
 /* topology-args.c — parsing of the topology override flags; see topology-args.h. */
 #include "cli/topology-args.h"
+#include "cli/outputs.h"
 
 #include "cli/cli.h"
 
@@ -86,5 +87,6 @@ rs_topology_args_load(const char *name, GError **error)
     RsTopologyOverrides ov;
     if (!rs_topology_args_get(&ov, error))
         return NULL;
+    rs_cli_note_input(path);
     return rs_topology_load_file(path, &ov, error);
 }

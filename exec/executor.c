@@ -20,6 +20,7 @@
 #include "base/stats.h"
 
 #include <math.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -276,6 +277,50 @@ context_check_corrupt(const ExecContext *ctx, GError **error)
     return TRUE;
 }
 
+/* Stage: an injected fault names a network message or a rank of the plan, and one that
+ * would hang without a timeout has one. */
+static gboolean
+context_check_fault(const ExecContext *ctx, GError **error)
+{
+    const RsExecOptions *o = &ctx->opts;
+    if (o->fault == RS_EXEC_FAULT_NONE)
+        return TRUE;
+    if (o->no_validate) {
+        g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID,
+                    "an injected fault needs validation (no_validate is set)");
+        return FALSE;
+    }
+    if (o->fault == RS_EXEC_FAULT_DROP || o->fault == RS_EXEC_FAULT_DELAY) {
+        guint n_messages = rs_plan_get_n_messages(ctx->plan);
+        guint32 m = o->fault_message;
+        if (m >= n_messages ||
+            rs_plan_get_message(ctx->plan, m)->src == rs_plan_get_message(ctx->plan, m)->dst) {
+            g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID,
+                        "fault on message %u: the plan has %u messages; pick a network message "
+                        "(src != dst)",
+                        m, n_messages);
+            return FALSE;
+        }
+        if (o->fault == RS_EXEC_FAULT_DELAY && (!isfinite(o->fault_delay_s) ||
+                                                o->fault_delay_s <= 0 || o->fault_delay_s > 3600)) {
+            g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID,
+                        "fault delay %g s: must be above 0 and at most 3600 s", o->fault_delay_s);
+            return FALSE;
+        }
+    } else if (o->fault_rank >= ctx->n_ranks) {
+        g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID,
+                    "fault on rank %u: the plan has ranks 0-%u", o->fault_rank, ctx->n_ranks - 1);
+        return FALSE;
+    }
+    if (o->fault != RS_EXEC_FAULT_KILL && o->timeout_s <= 0) {
+        g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID,
+                    "this injected fault is caught by the timeout: give one (it would wait for "
+                    "ever)");
+        return FALSE;
+    }
+    return TRUE;
+}
+
 /* Stage: relay transfers forward exactly what arrived when both hops are one piece.
  * Returns per transfer whether it is such a relay (transfer full), or NULL on error. */
 static gboolean *
@@ -312,7 +357,8 @@ exec_context_init(ExecContext *ctx, const RsPlan *plan, const RsRefit *refit,
     ctx->plan = plan;
     ctx->refit = refit;
     if (!context_set_options(ctx, opts, error) || !context_map_ranks(ctx, error) ||
-        !context_find_staging(ctx, error) || !context_check_corrupt(ctx, error))
+        !context_find_staging(ctx, error) || !context_check_corrupt(ctx, error) ||
+        !context_check_fault(ctx, error))
         return FALSE;
     g_autofree gboolean *aligned = context_find_aligned(ctx, error);
     if (aligned == NULL)
@@ -964,6 +1010,14 @@ post_op(Rank *r, Op *op, GError **error)
     gboolean ok;
     const RsIovec *iov = op->iov ? (const RsIovec *)op->iov->data : NULL;
     guint n_iov = op->iov ? op->iov->len : 0;
+    gboolean faulty = rm->is_send && rm->msg == ctx->opts.fault_message;
+    if (faulty && ctx->opts.fault == RS_EXEC_FAULT_DROP) {
+        /* Dropped: reported done, never sent; the receiver's timeout must catch it. */
+        g_atomic_int_set(&op->req.done, 1);
+        return TRUE;
+    }
+    if (faulty && ctx->opts.fault == RS_EXEC_FAULT_DELAY && op->chunk == 0)
+        g_usleep((gulong)(ctx->opts.fault_delay_s * 1e6));
     if (rm->is_send) {
         r->n_sends++;
         ok = iov ? rs_endpoint_isendv(r->ep, rm->peer, tag, iov, n_iov, &op->req, error)
@@ -1469,6 +1523,9 @@ rank_main(RsEndpoint *ep, gpointer data, GError **error)
         ok = rs_endpoint_barrier(ep, error);
         if (!ok)
             break;
+        if (run == 0 && r.rank == ctx->opts.fault_rank &&
+            (ctx->opts.fault == RS_EXEC_FAULT_STOP || ctx->opts.fault == RS_EXEC_FAULT_KILL))
+            raise(ctx->opts.fault == RS_EXEC_FAULT_STOP ? SIGSTOP : SIGKILL);
         r.t0 = rs_endpoint_now_s(ep);
         ok = rank_execute(&r, error);
         if (!ok)
@@ -1561,6 +1618,15 @@ rs_exec_run(RsTransport *transport, const RsPlan *plan, const RsRefit *refit,
     memset(result, 0, sizeof *result);
     ExecContext ctx;
     if (!exec_context_init(&ctx, plan, refit, options, error)) {
+        exec_context_clear(&ctx);
+        return FALSE;
+    }
+    if ((options->fault == RS_EXEC_FAULT_STOP || options->fault == RS_EXEC_FAULT_KILL) &&
+        rs_transport_get_world_size(transport) == 0) {
+        g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID,
+                    "stopping or killing a rank needs one process per rank (the mpi "
+                    "transport): on the %s transport it would take every rank",
+                    rs_transport_get_name(transport));
         exec_context_clear(&ctx);
         return FALSE;
     }

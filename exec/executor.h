@@ -73,6 +73,14 @@ typedef enum {
 #define RS_EXEC_DEFAULT_WINDOW 8
 #define RS_EXEC_MAX_CHUNK_BYTES ((guint64)1 << 30)
 
+typedef enum {
+    RS_EXEC_FAULT_NONE,
+    RS_EXEC_FAULT_DROP,  /* the sender never sends message fault_message */
+    RS_EXEC_FAULT_DELAY, /* the sender waits fault_delay_s before its first chunk */
+    RS_EXEC_FAULT_STOP,  /* rank fault_rank stops itself (SIGSTOP) at the first run's start */
+    RS_EXEC_FAULT_KILL,  /* rank fault_rank kills itself (SIGKILL) at the first run's start */
+} RsExecFault;
+
 typedef struct {
     guint64 chunk_bytes;        /* 0: RS_EXEC_DEFAULT_CHUNK_BYTES; at most 2^30 */
     guint window;               /* chunk operations in flight per rank; 0: default 8 */
@@ -86,6 +94,15 @@ typedef struct {
     gboolean corrupt;
     guint32 corrupt_message;
     guint64 corrupt_byte;
+    /* Test option: one injected fault (RS_EXEC_FAULT_NONE: none), for the checks that must
+     * catch it: a dropped or delayed network message is caught by timeout_s (required, > 0;
+     * a delay must exceed it), a stopped rank by timeout_s in the others, a killed rank by
+     * the launcher (mpirun). fault_message names the message, fault_rank the rank (mpi
+     * transport only: stopping or killing a thread would take the whole process). */
+    RsExecFault fault;
+    guint32 fault_message;
+    guint32 fault_rank;
+    double fault_delay_s;
 } RsExecOptions;
 
 /* The first destination element that does not hold its expected value. */

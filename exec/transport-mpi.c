@@ -7,7 +7,16 @@
  * (MPI_ERRORS_RETURN) so every failure becomes a GError naming the call. Progress polls
  * the endpoint's active requests with MPI_Testsome, yielding the CPU between polls: with
  * more processes than cores (mpirun --oversubscribe) a spinning rank would starve the
- * rank it waits for. */
+ * rank it waits for.
+ *
+ * With a timeout (config timeout_s > 0), the barrier, gather and broadcast between runs
+ * are point-to-point messages to and from
+ * rank 0 on a duplicate of MPI_COMM_WORLD (so that no data receive, which takes any tag,
+ * can match one), polled like the data and bounded by the config's timeout_s: a blocking
+ * MPI collective would leave every rank waiting for ever on a stopped peer, and only
+ * messages from each rank let rank 0 name the rank that is missing. Rank 0 waits
+ * timeout_s, the others 1.5 timeout_s, so that rank 0 reports first when it is a peer
+ * that stopped, and a stopped rank 0 is still named within twice the timeout. */
 #include "exec/transport-private.h"
 
 #include <mpi.h>
@@ -21,7 +30,12 @@ typedef struct {
     gboolean initialized_here;
     int rank;
     int size;
+    MPI_Comm coll; /* a duplicate of MPI_COMM_WORLD for barrier, gather and broadcast */
 } MpiTransport;
+
+/* Tags on the collectives' communicator. */
+enum { TAG_BARRIER_IN = 1, TAG_BARRIER_OUT, TAG_GATHER_SIZE, TAG_GATHER_DATA, TAG_BCAST_SIZE,
+       TAG_BCAST_DATA };
 
 typedef struct {
     RsEndpoint base;
@@ -70,6 +84,13 @@ mpi_open(const RsTransportConfig *config, GError **error)
     MPI_Comm_size(MPI_COMM_WORLD, &t->size);
     t->base.world_size = (guint)t->size;
     t->base.is_root = t->rank == 0;
+    if (!mpi_check(MPI_Comm_dup(MPI_COMM_WORLD, &t->coll), t->rank, "MPI_Comm_dup", error)) {
+        if (here)
+            MPI_Finalize();
+        g_free(t);
+        return NULL;
+    }
+    MPI_Comm_set_errhandler(t->coll, MPI_ERRORS_RETURN);
     return &t->base;
 }
 
@@ -77,6 +98,7 @@ static void
 mpi_close(RsTransport *transport)
 {
     MpiTransport *t = (MpiTransport *)transport;
+    MPI_Comm_free(&t->coll);
     if (t->initialized_here)
         MPI_Finalize();
     g_free(t);
@@ -222,14 +244,105 @@ mpi_progress(RsEndpoint *base, double timeout_s, GError **error)
     }
 }
 
+/* Waits for @n requests of a collective, polling as mpi_progress does, for at most
+ * @timeout_s seconds (0: for ever). On timeout: RS_TRANSPORT_ERROR_TIMEOUT naming @call and
+ * the peers (@peers[i] for reqs[i]) whose messages are still outstanding; the requests are
+ * left to MPI_Abort, which the caller's failure leads to. */
 static gboolean
-mpi_barrier(RsEndpoint *base, GError **error)
+wait_all(MPI_Request *reqs, const int *peers, int n, int rank, const char *call,
+         double timeout_s, GError **error)
+{
+    double deadline = timeout_s > 0 ? rs_transport_clock_s() + timeout_s : 0.0;
+    for (guint spins = 0;; spins++) {
+        int done = 0;
+        if (!mpi_check(MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE), rank, call, error))
+            return FALSE;
+        if (done)
+            return TRUE;
+        if (deadline > 0 && rs_transport_clock_s() > deadline)
+            break;
+        if (spins > 64)
+            g_usleep(50);
+        else
+            sched_yield();
+    }
+    g_autoptr(GString) missing = g_string_new(NULL);
+    guint n_missing = 0;
+    for (int i = 0; i < n; i++) {
+        int done = 0;
+        if (reqs[i] != MPI_REQUEST_NULL)
+            MPI_Test(&reqs[i], &done, MPI_STATUS_IGNORE);
+        if (reqs[i] != MPI_REQUEST_NULL && !done) {
+            g_string_append_printf(missing, "%s%d", n_missing ? ", " : "", peers[i]);
+            n_missing++;
+        }
+    }
+    g_set_error(error, RS_TRANSPORT_ERROR, RS_TRANSPORT_ERROR_TIMEOUT,
+                "rank %d: %s: no answer within %g s from rank%s %s (stopped, killed or stalled)",
+                rank, call, timeout_s, n_missing == 1 ? "" : "s", missing->str);
+    return FALSE;
+}
+
+/* The timeout of a rank's wait: rank 0 waits the configured time, the others half as long
+ * again (see the file comment). */
+static double
+wait_timeout_s(const RsEndpoint *base)
+{
+    double t = base->transport->config.timeout_s;
+    return base->rank == 0 ? t : 1.5 * t;
+}
+
+/* Every rank sends to rank 0 (@in_tag, @size_in bytes at @in[i·size_in], NULL for none);
+ * rank 0 waits for all, then answers each (@out_tag, @size_out bytes of @out). */
+static gboolean
+fan_in_out(RsEndpoint *base, int in_tag, void *in, int size_in, int out_tag, void *out,
+           int size_out, const char *call, GError **error)
+{
+    MpiTransport *t = (MpiTransport *)base->transport;
+    int rank = (int)base->rank, n = (int)base->n_ranks;
+    double timeout_s = wait_timeout_s(base);
+    if (n <= 1)
+        return TRUE;
+    if (rank == 0) {
+        g_autofree MPI_Request *reqs = g_new(MPI_Request, n - 1);
+        g_autofree int *peers = g_new(int, n - 1);
+        for (int r = 1; r < n; r++) {
+            peers[r - 1] = r;
+            guint8 *slot = in != NULL ? (guint8 *)in + (gsize)r * (gsize)size_in : NULL;
+            if (!mpi_check(MPI_Irecv(slot, size_in, MPI_BYTE, r, in_tag, t->coll, &reqs[r - 1]),
+                           rank, call, error))
+                return FALSE;
+        }
+        if (!wait_all(reqs, peers, n - 1, rank, call, timeout_s, error))
+            return FALSE;
+        for (int r = 1; r < n; r++)
+            if (!mpi_check(MPI_Isend(out, size_out, MPI_BYTE, r, out_tag, t->coll, &reqs[r - 1]),
+                           rank, call, error))
+                return FALSE;
+        return wait_all(reqs, peers, n - 1, rank, call, timeout_s, error);
+    }
+    MPI_Request reqs[2];
+    int peers[2] = {0, 0};
+    guint8 *mine = in != NULL ? (guint8 *)in + (gsize)rank * (gsize)size_in : NULL;
+    if (!mpi_check(MPI_Isend(mine, size_in, MPI_BYTE, 0, in_tag, t->coll, &reqs[0]), rank, call,
+                   error) ||
+        !mpi_check(MPI_Irecv(out, size_out, MPI_BYTE, 0, out_tag, t->coll, &reqs[1]), rank, call,
+                   error))
+        return FALSE;
+    return wait_all(reqs, peers, 2, rank, call, timeout_s, error);
+}
+
+/* Without a timeout, MPI's own collectives: their exits are close together, which the
+ * timings of calibrate and of each run's start need (a polled release adds the poll's
+ * sleep to some ranks). */
+static gboolean
+blocking_barrier(RsEndpoint *base, GError **error)
 {
     return mpi_check(MPI_Barrier(MPI_COMM_WORLD), (int)base->rank, "MPI_Barrier", error);
 }
 
 static gboolean
-mpi_gather(RsEndpoint *base, GBytes *data, GPtrArray **all_out, GError **error)
+blocking_gather(RsEndpoint *base, GBytes *data, GPtrArray **all_out, GError **error)
 {
     int rank = (int)base->rank, n = (int)base->n_ranks;
     gsize size;
@@ -274,7 +387,7 @@ mpi_gather(RsEndpoint *base, GBytes *data, GPtrArray **all_out, GError **error)
 }
 
 static gboolean
-mpi_bcast(RsEndpoint *base, GBytes *data, GBytes **data_out, GError **error)
+blocking_bcast(RsEndpoint *base, GBytes *data, GBytes **data_out, GError **error)
 {
     int rank = (int)base->rank;
     gsize size = 0;
@@ -297,6 +410,130 @@ mpi_bcast(RsEndpoint *base, GBytes *data, GBytes **data_out, GError **error)
         return FALSE;
     }
     *data_out = g_bytes_new_take(buf, (gsize)size_ll);
+    return TRUE;
+}
+
+static gboolean
+mpi_barrier(RsEndpoint *base, GError **error)
+{
+    if (base->transport->config.timeout_s <= 0)
+        return blocking_barrier(base, error);
+    return fan_in_out(base, TAG_BARRIER_IN, NULL, 0, TAG_BARRIER_OUT, NULL, 0, "barrier", error);
+}
+
+static gboolean
+mpi_gather(RsEndpoint *base, GBytes *data, GPtrArray **all_out, GError **error)
+{
+    if (base->transport->config.timeout_s <= 0)
+        return blocking_gather(base, data, all_out, error);
+    MpiTransport *t = (MpiTransport *)base->transport;
+    int rank = (int)base->rank, n = (int)base->n_ranks;
+    gsize size;
+    const void *bytes = g_bytes_get_data(data, &size);
+    if (size > (gsize)G_MAXINT32) {
+        g_set_error(error, RS_TRANSPORT_ERROR, RS_TRANSPORT_ERROR_FAILED,
+                    "rank %d: %" G_GSIZE_FORMAT " bytes are too many to gather", rank, size);
+        return FALSE;
+    }
+    double timeout_s = wait_timeout_s(base);
+    int my_size = (int)size;
+    if (rank != 0) {
+        MPI_Request reqs[2];
+        int peers[2] = {0, 0};
+        if (!mpi_check(MPI_Isend(&my_size, 1, MPI_INT, 0, TAG_GATHER_SIZE, t->coll, &reqs[0]),
+                       rank, "gather", error) ||
+            !mpi_check(MPI_Isend(bytes, my_size, MPI_BYTE, 0, TAG_GATHER_DATA, t->coll, &reqs[1]),
+                       rank, "gather", error))
+            return FALSE;
+        return wait_all(reqs, peers, 2, rank, "gather", timeout_s, error);
+    }
+    g_autofree int *sizes = g_new0(int, n);
+    g_autofree MPI_Request *reqs = g_new(MPI_Request, MAX(n - 1, 1));
+    g_autofree int *peers = g_new(int, MAX(n - 1, 1));
+    sizes[0] = my_size;
+    for (int r = 1; r < n; r++) {
+        peers[r - 1] = r;
+        if (!mpi_check(MPI_Irecv(&sizes[r], 1, MPI_INT, r, TAG_GATHER_SIZE, t->coll, &reqs[r - 1]),
+                       rank, "gather", error))
+            return FALSE;
+    }
+    if (n > 1 && !wait_all(reqs, peers, n - 1, rank, "gather", timeout_s, error))
+        return FALSE;
+    GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+    g_autofree guint8 **bufs = g_new0(guint8 *, n);
+    for (int r = 1; r < n; r++) {
+        bufs[r] = g_malloc(MAX(sizes[r], 1));
+        if (!mpi_check(MPI_Irecv(bufs[r], sizes[r], MPI_BYTE, r, TAG_GATHER_DATA, t->coll,
+                                 &reqs[r - 1]),
+                       rank, "gather", error)) {
+            for (int k = 1; k <= r; k++)
+                g_free(bufs[k]);
+            g_ptr_array_unref(out);
+            return FALSE;
+        }
+    }
+    if (n > 1 && !wait_all(reqs, peers, n - 1, rank, "gather", timeout_s, error)) {
+        for (int r = 1; r < n; r++)
+            g_free(bufs[r]);
+        g_ptr_array_unref(out);
+        return FALSE;
+    }
+    g_ptr_array_add(out, g_bytes_new(bytes, size));
+    for (int r = 1; r < n; r++)
+        g_ptr_array_add(out, g_bytes_new_take(bufs[r], (gsize)sizes[r]));
+    *all_out = out;
+    return TRUE;
+}
+
+static gboolean
+mpi_bcast(RsEndpoint *base, GBytes *data, GBytes **data_out, GError **error)
+{
+    if (base->transport->config.timeout_s <= 0)
+        return blocking_bcast(base, data, data_out, error);
+    MpiTransport *t = (MpiTransport *)base->transport;
+    int rank = (int)base->rank, n = (int)base->n_ranks;
+    double timeout_s = wait_timeout_s(base);
+    if (rank == 0) {
+        gsize size = 0;
+        const void *bytes = g_bytes_get_data(data, &size);
+        if (size > (gsize)G_MAXINT32) {
+            g_set_error(error, RS_TRANSPORT_ERROR, RS_TRANSPORT_ERROR_FAILED,
+                        "rank 0: %" G_GSIZE_FORMAT " bytes are too many to broadcast", size);
+            return FALSE;
+        }
+        int size_i = (int)size;
+        g_autofree MPI_Request *reqs = g_new(MPI_Request, MAX(2 * (n - 1), 1));
+        g_autofree int *peers = g_new(int, MAX(2 * (n - 1), 1));
+        for (int r = 1; r < n; r++) {
+            peers[2 * (r - 1)] = peers[2 * (r - 1) + 1] = r;
+            if (!mpi_check(MPI_Isend(&size_i, 1, MPI_INT, r, TAG_BCAST_SIZE, t->coll,
+                                     &reqs[2 * (r - 1)]),
+                           rank, "broadcast", error) ||
+                !mpi_check(MPI_Isend(bytes, size_i, MPI_BYTE, r, TAG_BCAST_DATA, t->coll,
+                                     &reqs[2 * (r - 1) + 1]),
+                           rank, "broadcast", error))
+                return FALSE;
+        }
+        if (n > 1 && !wait_all(reqs, peers, 2 * (n - 1), rank, "broadcast", timeout_s, error))
+            return FALSE;
+        *data_out = g_bytes_ref(data);
+        return TRUE;
+    }
+    int size_i = 0;
+    int peer = 0;
+    MPI_Request req;
+    if (!mpi_check(MPI_Irecv(&size_i, 1, MPI_INT, 0, TAG_BCAST_SIZE, t->coll, &req), rank,
+                   "broadcast", error) ||
+        !wait_all(&req, &peer, 1, rank, "broadcast of the run's result", timeout_s, error))
+        return FALSE;
+    guint8 *buf = g_malloc(MAX(size_i, 1));
+    if (!mpi_check(MPI_Irecv(buf, size_i, MPI_BYTE, 0, TAG_BCAST_DATA, t->coll, &req), rank,
+                   "broadcast", error) ||
+        !wait_all(&req, &peer, 1, rank, "broadcast of the run's result", timeout_s, error)) {
+        g_free(buf);
+        return FALSE;
+    }
+    *data_out = g_bytes_new_take(buf, (gsize)size_i);
     return TRUE;
 }
 

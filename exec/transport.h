@@ -58,9 +58,13 @@ typedef struct {
     /* Host: messages one sender may have queued to one receiver before further sends wait
      * in the sender (the bounded queue). Default 8. */
     guint queue_depth;
-    /* Device transports: > 0: a blocking wait (a collective, a stream) that sees no progress
-     * for this long fails with RS_TRANSPORT_ERROR_TIMEOUT naming the rank, and the NCCL
-     * communicators are aborted (ncclCommAbort); 0: wait forever. reshard's --timeout. */
+    /* > 0: seconds a blocking wait may see no progress before it fails with
+     * RS_TRANSPORT_ERROR_TIMEOUT naming the rank; 0 waits for ever. Finite, >= 0.
+     * mpi: the barrier, gather and broadcast between runs fail when they do not complete
+     * within this many seconds (rank 0 waiting for the others) or 1.5 times it (a rank
+     * waiting for rank 0, so that rank 0, which knows who is missing, reports first),
+     * naming the ranks that did not answer. Device transports: a collective or a stream
+     * wait; the NCCL communicators are then aborted (ncclCommAbort). reshard's --timeout. */
     double timeout_s;
 } RsTransportConfig;
 

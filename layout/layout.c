@@ -929,8 +929,16 @@ rs_layout_new_dtensor(guint n_dims, const gint64 *shape, const RsMesh *mesh,
                       const RsPlacement *placements, guint n_placements, GError **error)
 {
     RsSplit splits[RS_MAX_MESH_DIMS];
-    for (guint m = 0; m < n_placements && m < RS_MAX_MESH_DIMS; m++)
-        splits[m] = rs_split_placement(placements[m]);
+    RsPlacement resolved[RS_MAX_MESH_DIMS];
+    guint n = MIN(n_placements, RS_MAX_MESH_DIMS);
+    memcpy(resolved, placements, n * sizeof *resolved);
+    /* Negative dims count from the last, as in PyTorch. */
+    if (!rs_placements_normalize(resolved, n, n_dims, error)) {
+        g_prefix_error(error, "placements: ");
+        return NULL;
+    }
+    for (guint m = 0; m < n; m++)
+        splits[m] = rs_split_placement(resolved[m]);
     return rs_layout_new_split(n_dims, shape, mesh, splits, MIN(n_placements, RS_MAX_MESH_DIMS),
                                error);
 }

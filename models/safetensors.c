@@ -36,6 +36,9 @@ static const DtypeName dtype_names[] = {
     {"I32", RS_DTYPE_I32, FALSE},
     {"I8", RS_DTYPE_I8, FALSE},
     {"U8", RS_DTYPE_U8, FALSE},
+    {"U32", RS_DTYPE_U32, FALSE},
+    {"U64", RS_DTYPE_U64, FALSE},
+    {"C64", RS_DTYPE_C64, FALSE},
     {"F8_E8M0", RS_DTYPE_U8, TRUE},
 };
 

@@ -3,6 +3,8 @@
 # Run as root or with sudo available. Safe to run again.
 # gnuplot-nox draws the plots (--plot, reshard report; its cairo terminals pngcairo and svg,
 # with DejaVu fonts); chromium opens the HTML report in the slow suite's screenshot test.
+# --fuzz: also clang and libFuzzer (libclang_rt.fuzzer, in libclang-rt-14-dev on bookworm)
+# for the -Dfuzz=true build of tests/fuzz.
 set -euo pipefail
 packages=(
   meson ninja-build pkg-config gcc
@@ -10,7 +12,11 @@ packages=(
   openmpi-bin libopenmpi-dev
   gnuplot-nox fonts-dejavu-core
   chromium
+  valgrind
 )
+if [ "${1:-}" = "--fuzz" ]; then
+  packages+=(clang libclang-rt-14-dev)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -4,6 +4,7 @@
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "test-util.h"
 
@@ -688,6 +689,59 @@ static const CliCase cli_cases[] = {
      "  convention: megatron\n  gpus: 0-7\n  tp: 99999999999\ninfer:\n  convention: vllm\n"
      "  gpus: 8-15\n",
      2, {"big.yaml:7:7: train.tp", "tp=99999999999 must be an integer from 1 to 16777216", NULL}},
+    /* Counts from outside are bounded before anything proportional to them is allocated
+     * (these ran for minutes, took gigabytes or aborted in an allocation). */
+    {{"run", "--shape", "8x4", "--src-mesh", "2", "--src-placements", "S(0)", "--src-ranks",
+      "0-2000000000", "--dst-mesh", "2", "--dst-placements", "S(0)", NULL},
+     NULL, NULL, 2,
+     {"--src-ranks: ranks \"0-2000000000\": names a rank, above the limit of 262144 GPUs "
+      "(ranks 0-262143)", NULL}},
+    {{"simulate", "--strategy", "direct", "--train-gpus", "0-100,0-262143", NULL},
+     NULL, NULL, 2,
+     {"--train-gpus: ranks \"0-100,0-262143\": names more ranks, above the limit of 262144 GPUs",
+      NULL}},
+    {{"run", "--shape", "8x4", "--src-mesh", "1073741824", "--src-placements", "S(0)",
+      "--dst-mesh", "2", "--dst-placements", "S(0)", NULL},
+     NULL, NULL, 2,
+     {"--src-mesh/--src-ranks: mesh has more than 262144 positions, the limit (RS_MAX_RANKS)",
+      NULL}},
+    {{"layout", "--shape", "8x4", "--mesh", "1024x1024", "--placements", "S(0),R", NULL},
+     NULL, NULL, 2, {"mesh has more than 262144 positions, the limit (RS_MAX_RANKS)", NULL}},
+    {{"simulate", "--strategy", "direct", "--nodes", "1000000", NULL},
+     NULL, NULL, 2,
+     {"1000000 nodes of 8 GPUs is above the limit of 262144 GPUs (RS_MAX_RANKS)", NULL}},
+    {{"plan", "--model", "llama-3.1-8b", "--train", "megatron:tp=16777216,pp=16777216", "--infer",
+      "vllm:tp=2", NULL},
+     NULL, NULL, 2,
+     {"--train: megatron tp=16777216 pp=16777216: 281474976710656 ranks from GPU 0, above the "
+      "limit of 262144 GPUs", NULL}},
+    /* A folder given as a file says so (it read "not found"). */
+    {{"simulate", "--scenario", "/", NULL},
+     NULL, NULL, 2, {"reshard simulate: scenario file \"/\": is a folder, not a file", NULL}},
+    {{"simulate", "--messages", "/", "--topology", "dgx-h100", NULL},
+     NULL, NULL, 2, {"reshard simulate: --messages: /: is a folder, not a file", NULL}},
+    /* A binary messages file is refused at its first bad byte, echoing none of it. */
+    {{"simulate", "--messages", "@", "--topology", "dgx-h100", NULL},
+     "bin.csv", "src,dst,bytes\n0,1,\x01\xff\xfe\n",
+     2, {"bin.csv:2:5: byte 0x01 is not text: a messages file is CSV text (UTF-8)", NULL}},
+    {{"simulate", "--messages", "@", "--topology", "dgx-h100", NULL},
+     "bin.csv", "src,dst,b\xc3\n0,1,2\n",
+     2, {"bin.csv:1:10: byte 0xc3 is not text", NULL}},
+    /* A field too long to quote whole is cut. */
+    {{"simulate", "--messages", "@", "--topology", "dgx-h100", NULL},
+     "long.csv", "src,dst,bytes\n0,1,xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n",
+     2, {"long.csv:2: column bytes: \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…\" is not", NULL}},
+    /* --timeout nan would never fire; an injected fault without validation would pass. */
+    {{"run", "--shape", "8x4", "--src-mesh", "2", "--src-placements", "S(0)", "--dst-mesh", "2",
+      "--dst-placements", "S(1)", "--timeout", "nan", NULL},
+     NULL, NULL, 2, {"--timeout nan: must be a finite number of seconds", NULL}},
+    {{"run", "--shape", "8x4", "--src-mesh", "2", "--src-placements", "S(0)", "--dst-mesh", "2",
+      "--dst-placements", "S(1)", "--timeout", "inf", NULL},
+     NULL, NULL, 2, {"--timeout inf: must be a finite number of seconds", NULL}},
+    {{"run", "--shape", "8x4", "--src-mesh", "2", "--src-placements", "S(0)", "--dst-mesh", "2",
+      "--dst-placements", "S(1)", "--corrupt-byte", "1:0", "--no-validate", NULL},
+     NULL, NULL, 2, {"--corrupt-byte: an injected fault needs validation; drop --no-validate",
+                     NULL}},
 };
 
 static void
@@ -1077,7 +1131,8 @@ test_models_tensors(void)
                            "expert-row,3,,0,917504\n");
     assert_contains(r.out, "model.layers.3.self_attn.q_b_proj.weight,24576x1536,fp8-e4m3,"
                            "column-parallel,3,128,37748736,37748736\n");
-    g_assert_cmpuint(g_strv_length(g_strsplit(r.out, "\n", -1)), ==, 1 + 28 + 1);
+    g_auto(GStrv) lines = g_strsplit(r.out, "\n", -1);
+    g_assert_cmpuint(g_strv_length(lines), ==, 1 + 28 + 1);
     run_result_clear(&r);
     const char *rules[] = {"models", "--rules", NULL};
     r = run_reshard(rules);
@@ -1322,6 +1377,89 @@ test_same_output_twice(void)
     g_assert_null(g_dir_read_name(d));
 }
 
+/* An output naming an input of the command (the scenario, its model or topology, the
+ * messages file), by its own name or by a hard or symbolic link, is a usage error, and the
+ * input keeps its bytes (--trace used to replace the scenario with CSV). */
+typedef struct {
+    const char *option; /* the output flag */
+    const char *target; /* the input file it names: s, m, t or msg */
+    const char *alias;  /* NULL, "hard" or "sym" */
+    gboolean messages;  /* simulate --messages rather than the scenario */
+    gboolean run;       /* reshard run rather than simulate */
+} SameAsInputCase;
+
+static const SameAsInputCase same_as_input_cases[] = {
+    {"--trace", "s.yaml", NULL, FALSE, FALSE},
+    {"--link-stats", "m.yaml", NULL, FALSE, FALSE},
+    {"--trace", "t.yaml", "hard", FALSE, FALSE},
+    {"--link-stats", "t.yaml", "sym", FALSE, FALSE},
+    {"--trace", "msg.csv", NULL, TRUE, FALSE},
+    {"--link-stats", "t.yaml", "hard", TRUE, FALSE},
+    {"--trace", "s.yaml", NULL, FALSE, TRUE},
+    {"--trace", "m.yaml", "sym", FALSE, TRUE},
+};
+
+static void
+test_output_is_input(gconstpointer data)
+{
+    const SameAsInputCase *c = data;
+    g_autofree char *dir = make_temp_dir();
+    g_autofree char *model_src = g_build_filename(g_getenv("RESHARD_DATA_DIR"), "models",
+                                                  "llama-3.1-8b.yaml", NULL);
+    g_autofree char *model_text = read_file(model_src);
+    g_autofree char *topo_src = data_path("two-node.yaml");
+    g_autofree char *topo_text = read_file(topo_src);
+    g_autofree char *m = g_build_filename(dir, "m.yaml", NULL);
+    g_autofree char *t = g_build_filename(dir, "t.yaml", NULL);
+    g_autofree char *sc = g_build_filename(dir, "s.yaml", NULL);
+    g_autofree char *msg = g_build_filename(dir, "msg.csv", NULL);
+    g_autofree char *scenario_text = g_strdup_printf(
+        "model: %s\ntopology: %s\nnodes: 2\ntrain:\n  convention: megatron\n  gpus: 0-1\n"
+        "  tp: 2\ninfer:\n  convention: vllm\n  gpus: 2-3\n  tp: 2\n",
+        m, t);
+    g_assert_true(g_file_set_contents(m, model_text, -1, NULL));
+    g_assert_true(g_file_set_contents(t, topo_text, -1, NULL));
+    g_assert_true(g_file_set_contents(sc, scenario_text, -1, NULL));
+    g_assert_true(g_file_set_contents(msg, "src,dst,bytes\n0,2,1000\n", -1, NULL));
+    g_autofree char *target = g_build_filename(dir, c->target, NULL);
+    g_autofree char *out = NULL;
+    if (c->alias == NULL) {
+        out = g_strdup(target);
+    } else {
+        out = g_build_filename(dir, "alias.csv", NULL);
+        int rc = strcmp(c->alias, "hard") == 0 ? link(target, out) : symlink(target, out);
+        g_assert_cmpint(rc, ==, 0);
+    }
+    g_autofree char *before = read_file(target);
+    const char *args[16];
+    guint n = 0;
+    args[n++] = c->run ? "run" : "simulate";
+    if (c->messages) {
+        args[n++] = "--messages";
+        args[n++] = msg;
+        args[n++] = "--topology";
+        args[n++] = t;
+    } else {
+        args[n++] = "--scenario";
+        args[n++] = sc;
+        args[n++] = "--strategy";
+        args[n++] = "direct";
+    }
+    args[n++] = c->option;
+    args[n++] = out;
+    args[n++] = "-q";
+    args[n] = NULL;
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    g_assert_cmpstr(r.out, ==, "");
+    g_autofree char *msg_text =
+        g_strdup_printf("%s %s: is an input of this command (%s)", c->option, out, target);
+    assert_contains(r.err, msg_text);
+    g_autofree char *after = read_file(target);
+    g_assert_cmpstr(after, ==, before);
+    run_result_clear(&r);
+}
+
 /* A staging bound under 1 MiB is a usage error (16 B used to abort, allocating 4 GiB for
  * billions of buckets). */
 static void
@@ -1390,5 +1528,9 @@ main(int argc, char **argv)
     g_test_add_func("/cli/output-paths", test_output_paths);
     g_test_add_func("/cli/simulate/tiny-staging", test_tiny_staging);
     g_test_add_func("/cli/simulate/same-output-twice", test_same_output_twice);
+    for (guint i = 0; i < G_N_ELEMENTS(same_as_input_cases); i++) {
+        g_autofree char *path = g_strdup_printf("/cli/output-is-input/%u", i);
+        g_test_add_data_func(path, &same_as_input_cases[i], test_output_is_input);
+    }
     return g_test_run();
 }

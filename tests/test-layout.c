@@ -785,6 +785,101 @@ test_run_elems(void)
     g_assert_cmpuint(rs_local_box_get_run_elems(&padded, &padded.box), ==, 5);
 }
 
+/* The spellings PyTorch prints and other tools accept: negative dims counting from the last
+ * and the placements tuple of a DTensor's repr. Each row: the text, a 2-dim [8, 4] tensor
+ * on a mesh of that many dims, and the normalized placements. */
+typedef struct {
+    const char *text;
+    const char *mesh;
+    const char *normalized;
+} SpellingCase;
+
+static const SpellingCase spelling_cases[] = {
+    {"S(-1)", "2", "S(1)"},
+    {"S(-2)", "2", "S(0)"},
+    {"SS(-2,2),S(0)", "2x2", "SS(0,2),S(0)"},
+    {"Shard(dim=-1)", "2", "S(1)"},
+    {"(Shard(dim=0), Replicate())", "2x2", "S(0),R"},
+    {"(Shard(dim=-1),)", "2", "S(1)"},
+    {"[S(0), R]", "2x2", "S(0),R"},
+    {" ( _StridedShard(dim=-1, sf=2) , Shard(dim=1) ) ", "2x2", "SS(1,2),S(1)"},
+};
+
+static void
+test_placement_spelling(gconstpointer data)
+{
+    const SpellingCase *c = data;
+    g_autoptr(GError) error = NULL;
+    RsPlacement p[RS_MAX_MESH_DIMS];
+    guint n;
+    g_assert_true(rs_placements_parse(c->text, p, &n, &error));
+    g_assert_no_error(error);
+    const gint64 shape[] = {8, 4};
+    g_autoptr(RsMesh) mesh = rs_mesh_parse(c->mesh, NULL, &error);
+    g_assert_no_error(error);
+    g_autoptr(RsLayout) layout = rs_layout_new_dtensor(2, shape, mesh, p, n, &error);
+    g_assert_no_error(error);
+    g_assert_true(rs_placements_normalize(p, n, 2, &error));
+    g_autofree char *text = rs_placements_format(p, n);
+    g_assert_cmpstr(text, ==, c->normalized);
+}
+
+static void
+test_placement_spelling_errors(void)
+{
+    g_autoptr(GError) error = NULL;
+    RsPlacement p[RS_MAX_MESH_DIMS];
+    guint n;
+    /* A dim below -ndim, and a trailing comma outside a tuple. */
+    g_assert_true(rs_placements_parse("S(-3)", p, &n, &error));
+    g_assert_false(rs_placements_normalize(p, n, 2, &error));
+    g_assert_error(error, RS_MESH_ERROR, RS_MESH_ERROR_PLACEMENT);
+    g_assert_cmpstr(error->message, ==,
+                    "placement 0: dim -3 of a 2-dim tensor (negative dims count from the last, "
+                    "-1 to -2)");
+    g_clear_error(&error);
+    g_assert_false(rs_placements_parse("S(0),", p, &n, &error));
+    g_assert_error(error, RS_MESH_ERROR, RS_MESH_ERROR_PLACEMENT);
+    g_clear_error(&error);
+    g_assert_false(rs_placements_parse("(S(0)", p, &n, &error));
+    g_clear_error(&error);
+    g_assert_false(rs_placements_parse("S(-7)", p, &n, &error));
+    g_clear_error(&error);
+}
+
+/* Counts from outside are bounded before expansion: RS_MAX_RANKS ranks, mesh positions. */
+static void
+test_rank_limits(void)
+{
+    g_autoptr(GError) error = NULL;
+    GArray *ranks = NULL;
+    g_assert_false(rs_ranks_parse("0-2000000000", &ranks, &error));
+    g_assert_error(error, RS_MESH_ERROR, RS_MESH_ERROR_INVALID);
+    g_assert_cmpstr(error->message, ==,
+                    "ranks \"0-2000000000\": names a rank, above the limit of 262144 GPUs "
+                    "(ranks 0-262143)");
+    g_clear_error(&error);
+    g_assert_false(rs_ranks_parse("0-200000,0-200000", &ranks, &error));
+    g_assert_cmpstr(error->message, ==,
+                    "ranks \"0-200000,0-200000\": names more ranks, above the limit of 262144 "
+                    "GPUs (ranks 0-262143)");
+    g_clear_error(&error);
+    g_assert_true(rs_ranks_parse("262140-262143", &ranks, &error));
+    g_assert_cmpuint(ranks->len, ==, 4);
+    g_array_unref(ranks);
+    g_assert_null(rs_mesh_parse("1073741824", NULL, &error));
+    g_assert_cmpstr(error->message, ==,
+                    "mesh has more than 262144 positions, the limit (RS_MAX_RANKS)");
+    g_clear_error(&error);
+    g_autoptr(RsMesh) mesh = rs_mesh_parse("512x512", NULL, &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(rs_mesh_get_n_ranks(mesh), ==, RS_MAX_RANKS);
+    const guint32 big[] = {0, RS_MAX_RANKS};
+    guint size = 2;
+    g_assert_null(rs_mesh_new(1, &size, NULL, big, 2, &error));
+    g_assert_cmpstr(error->message, ==, "rank 262144 is above the limit of 262144 GPUs (ranks 0-262143)");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -815,5 +910,11 @@ main(int argc, char **argv)
     g_test_add_func("/layout/blocked", test_blocked);
     g_test_add_func("/layout/builder-errors", test_builder_errors);
     g_test_add_func("/layout/run-elems", test_run_elems);
+    for (guint i = 0; i < G_N_ELEMENTS(spelling_cases); i++) {
+        g_autofree char *path = g_strdup_printf("/layout/placements/spelling/%u", i);
+        g_test_add_data_func(path, &spelling_cases[i], test_placement_spelling);
+    }
+    g_test_add_func("/layout/placements/spelling-errors", test_placement_spelling_errors);
+    g_test_add_func("/layout/mesh/rank-limits", test_rank_limits);
     return g_test_run();
 }

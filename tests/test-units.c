@@ -1,5 +1,6 @@
 /* test-units.c — parsing of quantities with units. */
 #include "base/units.h"
+#include "base/dtype.h"
 
 #include <string.h>
 
@@ -103,6 +104,31 @@ test_ambiguous_message(void)
     g_assert_nonnull(strstr(error->message, "use Gbit/s or GB/s"));
 }
 
+/* The dtypes other tools name (PyTorch, safetensors): unsigned and complex, with sizes. */
+static void
+test_dtype_spellings(void)
+{
+    const struct {
+        const char *name;
+        const char *canonical;
+        guint size_bytes;
+    } rows[] = {
+        {"u32", "u32", 4},        {"uint32", "u32", 4},      {"U64", "u64", 8},
+        {"uint64", "u64", 8},     {"c64", "c64", 8},         {"complex64", "c64", 8},
+        {"cfloat", "c64", 8},     {"c128", "c128", 16},      {"complex128", "c128", 16},
+        {"cdouble", "c128", 16},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
+        g_autoptr(GError) error = NULL;
+        RsDtype d;
+        g_assert_true(rs_dtype_parse(rows[i].name, &d, &error));
+        g_assert_no_error(error);
+        g_assert_cmpstr(rs_dtype_get_name(d), ==, rows[i].canonical);
+        g_assert_cmpuint(rs_dtype_get_size_bytes(d), ==, rows[i].size_bytes);
+        g_assert_cmpuint(rs_dtype_get_n_bytes(d, 3), ==, 3 * rows[i].size_bytes);
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -120,5 +146,6 @@ main(int argc, char **argv)
         g_test_add_data_func(path, &size_cases[i], test_size);
     }
     g_test_add_func("/units/bandwidth/ambiguous-message", test_ambiguous_message);
+    g_test_add_func("/units/dtype/spellings", test_dtype_spellings);
     return g_test_run();
 }

@@ -8,6 +8,8 @@
  * lower bound need not know the topology's shape. */
 #include "topologies/topology.h"
 
+#include "base/mesh.h"
+
 #include "base/units.h"
 #include "base/yaml-reader.h"
 
@@ -363,10 +365,11 @@ check_sizes(TopologyFile *f, const char *path, GError **error)
                        " does not divide fabric.scalable_unit_nodes=%" G_GINT64_FORMAT
                        " (an NVLink domain must sit in one scalable unit)",
                        f->nodes_per_domain, f->su_nodes);
-    if ((guint64)f->n_nodes * (guint64)f->gpus_per_node > (1u << 24))
+    if ((guint64)f->n_nodes * (guint64)f->gpus_per_node > RS_MAX_RANKS)
         return invalid(error, path,
-                       "%" G_GINT64_FORMAT " nodes of %" G_GINT64_FORMAT " GPUs is too many",
-                       f->n_nodes, f->gpus_per_node);
+                       "%" G_GINT64_FORMAT " nodes of %" G_GINT64_FORMAT
+                       " GPUs is above the limit of %u GPUs (RS_MAX_RANKS)",
+                       f->n_nodes, f->gpus_per_node, RS_MAX_RANKS);
     return TRUE;
 }
 
