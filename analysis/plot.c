@@ -2,6 +2,7 @@
  * runs one gnuplot process (GSubprocess) fed the script on stdin: the PNG terminal first,
  * then `replot` into the SVG terminal, so both images show the same plot. */
 #include "analysis/plot.h"
+#include "base/output.h"
 
 #include <gio/gio.h>
 #include <glib/gstdio.h>
@@ -77,7 +78,7 @@ rs_plot_render(const char *prefix, const char *data, const char *script, guint w
         "replot\n"
         "unset output\n",
         gp, width, height, qpng, script, width, height, qsvg);
-    if (!g_file_set_contents(dat, data, -1, error) || !g_file_set_contents(gp, text, -1, error)) {
+    if (!rs_output_write_file(dat, data, -1, error) || !rs_output_write_file(gp, text, -1, error)) {
         g_prefix_error(error, "%s: ", prefix);
         remove_outputs(prefix);
         return FALSE;

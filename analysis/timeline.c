@@ -1,5 +1,6 @@
 /* timeline.c — the Chrome trace event document of timeline.h, built with json-glib. */
 #include "analysis/timeline.h"
+#include "base/output.h"
 
 #include "analysis/report.h"
 
@@ -247,7 +248,7 @@ gboolean
 rs_timeline_write_file(const RsTrace *trace, const char *path, GError **error)
 {
     g_autofree char *text = rs_timeline_to_json(trace);
-    if (!g_file_set_contents(path, text, -1, error)) {
+    if (!rs_output_write_file(path, text, -1, error)) {
         g_prefix_error(error, "%s: ", path);
         return FALSE;
     }

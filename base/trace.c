@@ -1,8 +1,10 @@
 /* trace.c — the trace CSV: writing with a fixed column order, reading by column name. */
 #include "base/trace.h"
+#include "base/output.h"
 
 #include <math.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* clang-format off */
 G_DEFINE_QUARK(rs-trace-error-quark, rs_trace_error)
@@ -164,16 +166,20 @@ rs_trace_write_file(const RsTrace *trace, const char *path, GError **error)
     g_autoptr(GError) local = NULL;
     g_autofree char *meta_path = rs_trace_get_meta_path(path);
     g_autofree char *meta = NULL;
-    if (trace->meta->len > 0) {
+    /* A trace sent to a device or FIFO (/dev/null, a pipe) has no folder of its own to hold
+     * a sidecar: its metadata is dropped rather than written as a new file beside it. */
+    struct stat st;
+    gboolean special = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+    if (trace->meta->len > 0 && !special) {
         g_autoptr(GKeyFile) kf = g_key_file_new();
         for (guint i = 0; i + 1 < trace->meta->len; i += 2)
             g_key_file_set_string(kf, META_GROUP, g_ptr_array_index(trace->meta, i),
                                   g_ptr_array_index(trace->meta, i + 1));
         meta = g_key_file_to_data(kf, NULL, NULL);
     }
-    /* g_file_set_contents writes a temporary file and renames it over @path. */
-    if (!g_file_set_contents(path, text, -1, &local) ||
-        (meta != NULL && !g_file_set_contents(meta_path, meta, -1, &local))) {
+    /* rs_output_write_file: a temporary file renamed over @path (devices written into). */
+    if (!rs_output_write_file(path, text, -1, &local) ||
+        (meta != NULL && !rs_output_write_file(meta_path, meta, -1, &local))) {
         g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_IO, "%s", local->message);
         return FALSE;
     }

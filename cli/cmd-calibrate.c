@@ -2,6 +2,7 @@
  * model to it, and write a topology file that `reshard run` and `reshard simulate` predict
  * with. See exec/calibrate.h for the method. */
 #include "cli/cli.h"
+#include "base/output.h"
 #include "cli/outputs.h"
 
 #include "analysis/report.h"
@@ -458,7 +459,7 @@ write_results(const char *cmd, const RsCalibration *cal, const char *transport_n
     g_autofree char *yaml =
         rs_calibration_to_topology(cal, opt_name ? opt_name : "host-calibrated", command);
     g_autoptr(RsTopology) check = rs_topology_load_string(yaml, opt_output, NULL, &error);
-    if (check == NULL || !g_file_set_contents(opt_output, yaml, -1, &error)) {
+    if (check == NULL || !rs_output_write_file(opt_output, yaml, -1, &error)) {
         g_prefix_error(&error, "--output %s: ", opt_output);
         return rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
     }

@@ -8,6 +8,7 @@
  * This file parses the flags, writes each candidate's trace and prints. With --messages,
  * an explicit message list is simulated instead. */
 #include "cli/cli.h"
+#include "base/output.h"
 #include "cli/model-args.h"
 #include "cli/outputs.h"
 
@@ -152,8 +153,9 @@ make_context(void)
 static gboolean
 write_text(const char *path, const char *text, GError **error)
 {
-    /* g_file_set_contents writes a temporary file and renames it: nothing half-written. */
-    if (!g_file_set_contents(path, text, -1, error)) {
+    /* rs_output_write_file: a temporary file renamed over the path, nothing half-written; a
+     * device or FIFO (/dev/null) is written into, never replaced. */
+    if (!rs_output_write_file(path, text, -1, error)) {
         g_prefix_error(error, "%s: ", path);
         return FALSE;
     }
@@ -668,7 +670,7 @@ write_document(const RsSimulateReport *report, GError **error)
     g_array_unref(plots);
     if (!rs_cli_begin_output("--output", report_output, error))
         return FALSE;
-    if (!g_file_set_contents(report_output, doc->str, (gssize)doc->len, error)) {
+    if (!rs_output_write_file(report_output, doc->str, (gssize)doc->len, error)) {
         g_prefix_error(error, "--output %s: ", report_output);
         return FALSE;
     }

@@ -4,6 +4,7 @@
 #include "rs-config.h"
 #include "plan/plan.h"
 
+#include <errno.h>
 #include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -186,8 +187,30 @@ find_command(const char *name)
     return NULL;
 }
 
+/* Results go to standard output: a write that failed there (a full disk, a closed pipe,
+ * /dev/full) is a runtime failure, reported on stderr, never an exit 0. */
+static int
+finish_stdout(int code)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return code;
+    int err = errno;
+    g_printerr("reshard: writing the results to standard output failed: %s\n",
+               g_strerror(err ? err : EIO));
+    return code == RS_EXIT_OK ? RS_EXIT_RUNTIME : code;
+}
+
+static int
+run_command(int argc, char **argv);
+
 int
 main(int argc, char **argv)
+{
+    return finish_stdout(run_command(argc, argv));
+}
+
+static int
+run_command(int argc, char **argv)
 {
     /* The user's locale for messages and their character set (GLib prints its “quotes” as
      * '?' in the C locale), but numbers stay in the C locale: tables, CSV and JSON print

@@ -1477,6 +1477,28 @@ test_tiny_staging(void)
     run_result_clear(&r);
 }
 
+/* Results that cannot be written to standard output (/dev/full: no space) end with exit 1
+ * and a message on stderr, never exit 0 with the results lost. */
+static void
+test_stdout_write_error(void)
+{
+    if (!g_file_test("/dev/full", G_FILE_TEST_EXISTS)) {
+        g_test_skip("no /dev/full");
+        return;
+    }
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GSubprocessLauncher) l = g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDERR_PIPE);
+    g_subprocess_launcher_set_stdout_file_path(l, "/dev/full");
+    g_autoptr(GSubprocess) p =
+        g_subprocess_launcher_spawn(l, &error, g_getenv("RESHARD_BIN"), "models", NULL);
+    g_assert_no_error(error);
+    g_autofree char *err = NULL;
+    g_assert_true(g_subprocess_communicate_utf8(p, NULL, NULL, NULL, &err, &error));
+    g_assert_no_error(error);
+    g_assert_cmpint(g_subprocess_get_exit_status(p), ==, 1);
+    assert_contains(err, "writing the results to standard output failed: No space left on device");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1511,6 +1533,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/locale", test_locale);
     g_test_add_func("/cli/simulate/progress-messages", test_progress_messages);
     g_test_add_func("/cli/models", test_models);
+    g_test_add_func("/cli/stdout-write-error", test_stdout_write_error);
     for (guint i = 0; i < G_N_ELEMENTS(layout_cases); i++) {
         g_autofree char *path = g_strdup_printf("/cli/layout/json/%s", layout_cases[i].name);
         g_test_add_data_func(path, &layout_cases[i], test_layout_json);
