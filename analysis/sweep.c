@@ -504,6 +504,8 @@ rs_sweep_run(GArray *points, const RsSweepOptions *o, RsSweepResult *results, GE
 /* --- gathering --- */
 
 #define RESULT_VARIANT "(bssuuusdssddtttuubbtttttt)"
+/* The same, reading the strings as pointers into the variant (borrowed, then copied). */
+#define RESULT_VARIANT_BORROWED "(b&s&suuu&sd&s&sddtttuubbtttttt)"
 
 static const char *
 nz(const char *s)
@@ -538,7 +540,7 @@ rs_sweep_result_from_variant(GVariant *v, RsSweepResult *r)
     guint32 train_max, infer_max;
     gboolean tf, inf;
     guint64 n_messages, tw, tt, iw, it, cap, n_gpus;
-    g_variant_get(v, RESULT_VARIANT, &r->ok, &error, &layout, &r->n_train_gpus, &r->n_infer_gpus,
+    g_variant_get(v, RESULT_VARIANT_BORROWED, &r->ok, &error, &layout, &r->n_train_gpus, &r->n_infer_gpus,
                   &r->n_nodes, &topo, &r->nic_bw_bytes_per_s, &dtype, &chosen, &r->time_s,
                   &r->bound_s, &r->bytes_moved, &r->network_bytes, &n_messages, &train_max,
                   &infer_max, &tf, &inf, &tw, &tt, &iw, &it, &cap, &n_gpus);
