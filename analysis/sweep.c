@@ -432,7 +432,7 @@ typedef struct {
     GArray *points;
     RsSweepResult *results;
     GMutex lock;
-    guint n_todo, n_done;
+    guint n_points_here, n_done; /* points of this MPI rank (all of them without MPI), done */
     gint64 start_us;
     GError *error; /* the first failure */
 } SweepRun;
@@ -442,16 +442,16 @@ print_progress(SweepRun *run)
 {
     double elapsed_s = (g_get_monotonic_time() - run->start_us) / 1e6;
     double rate = elapsed_s > 0 ? run->n_done / elapsed_s : 0;
-    double eta_s = rate > 0 ? (run->n_todo - run->n_done) / rate : 0;
+    double eta_s = rate > 0 ? (run->n_points_here - run->n_done) / rate : 0;
     enum { WIDTH = 30 };
-    guint filled = run->n_todo ? run->n_done * WIDTH / run->n_todo : WIDTH;
+    guint filled = run->n_points_here ? run->n_done * WIDTH / run->n_points_here : WIDTH;
     char bar[WIDTH + 1];
     for (guint i = 0; i < WIDTH; i++)
         bar[i] = i < filled ? '#' : '.';
     bar[WIDTH] = '\0';
     fprintf(stderr, "\rsweep [%s] %u/%u points, %.2f points/s, ETA %.0f s ", bar, run->n_done,
-            run->n_todo, rate, eta_s);
-    if (run->n_done == run->n_todo)
+            run->n_points_here, rate, eta_s);
+    if (run->n_done == run->n_points_here)
         fputc('\n', stderr);
     fflush(stderr);
 }
@@ -485,7 +485,7 @@ rs_sweep_run(GArray *points, const RsSweepOptions *o, RsSweepResult *results, GE
     memset(results, 0, points->len * sizeof *results);
     guint n_ranks = MAX(o->n_ranks, 1);
     for (guint i = 0; i < points->len; i++)
-        run.n_todo += i % n_ranks == o->rank;
+        run.n_points_here += i % n_ranks == o->rank;
     run.start_us = g_get_monotonic_time();
     guint n_threads = o->n_threads ? o->n_threads : g_get_num_processors();
     GThreadPool *pool = g_thread_pool_new(run_one, &run, (gint)n_threads, TRUE, NULL);
