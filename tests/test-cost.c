@@ -145,6 +145,39 @@ test_estimate_gpu_costs(void)
     assert_split(&c);
 }
 
+/* direct under PXN: a source's bytes leave through its node's NIC on the destination's
+ * rail. Two replicas (GPUs 0 and 4) serving 8 destinations on 4 rails in rank order used to
+ * alternate, so replica 0 served rails 0 and 2 only: 2 of its node's 4 NICs carried all of
+ * its bytes. Round-robin per rail spreads each replica over every rail. */
+static void
+test_direct_pxn_rails(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTopology) topo = rs_topology_load_string(
+        "name: rails\nnodes: 4\ngpus_per_node: 4\nnvlink: {bandwidth: 100 GB/s}\n"
+        "nic: {bandwidth: 10 GB/s}\nfabric: {pxn: true}\n",
+        "rails.yaml", NULL, &error);
+    g_assert_no_error(error);
+    const gint64 shape[] = {8, 1024};
+    const guint32 replicas[] = {0, 4};
+    g_autoptr(RsLayout) src = rs_layout_new_replicated(2, shape, replicas, 2);
+    g_autoptr(RsMesh) mesh = rs_mesh_parse("8", "8-15", &error);
+    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0, 0};
+    g_autoptr(RsLayout) dst = rs_layout_new_dtensor(2, shape, mesh, &s0, 1, &error);
+    g_assert_no_error(error);
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_BF16, src, dst, &error));
+    RsPlanOptions options;
+    rs_plan_options_init(&options, topo);
+    g_autoptr(RsPlan) plan = rs_plan_build_full(refit, RS_STRATEGY_DIRECT, &options, &error);
+    g_assert_no_error(error);
+    RsCostEstimate c;
+    g_assert_true(rs_cost_estimate(plan, topo, &c, &error));
+    /* 8 rows of 2,048 B; each of the 8 NICs of nodes 0 and 1 sends exactly one. */
+    g_assert_cmpuint(c.bytes_network, ==, 8 * 2048);
+    g_assert_cmpuint(c.max_nic_egress_bytes, ==, 2048);
+}
+
 static void
 test_estimate_direct(void)
 {
@@ -422,6 +455,7 @@ main(int argc, char **argv)
     g_test_add_func("/cost/estimate/gather-broadcast", test_estimate_gather_broadcast);
     g_test_add_func("/cost/estimate/copies", test_estimate_copies);
     g_test_add_func("/cost/estimate/gpu-costs", test_estimate_gpu_costs);
+    g_test_add_func("/cost/estimate/direct-pxn-rails", test_direct_pxn_rails);
     g_test_add_func("/cost/estimate/copies-every-strategy", test_estimate_copies_strategies);
     g_test_add_func("/cost/lower-bound/two-node", test_lower_bound);
     g_test_add_func("/cost/lower-bound/replicas", test_lower_bound_replicas);
