@@ -254,6 +254,28 @@ test_fsdp2_fp8_plans(void)
     run_result_clear(&r);
 }
 
+/* --gpus-per-domain 64: GPU lists count the first 64 GPUs of each 72-GPU rack, so
+ * inference GPUs 64-127 are GPUs 72-135; more than a domain holds is refused. */
+static void
+test_gpus_per_domain(void)
+{
+    const char *args[] = {"simulate", "--scenario", "qwen3-235b-gb200", "--gpus-per-domain",
+                          "64", "--train-gpus", "0-63", "--infer-gpus", "64-127", "--strategy",
+                          "direct", "--network", "bottleneck", "--layers", "3-3", NULL};
+    RunResult r = run_reshard(args);
+    if (r.exit_code != 0)
+        g_error("exit %d: %s", r.exit_code, r.err);
+    assert_contains(r.out, "replica 0, stage 0: GPUs 72-79, tp=8");
+    assert_contains(r.out, "replica 7, stage 0: GPUs 128-135, tp=8");
+    run_result_clear(&r);
+    const char *bad[] = {"simulate", "--scenario", "qwen3-235b-gb200", "--gpus-per-domain",
+                         "80", "--strategy", "direct", "--network", "bottleneck", NULL};
+    r = run_reshard(bad);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "gpus_per_domain: 80 is more than the 72 GPUs of an NVLink domain");
+    run_result_clear(&r);
+}
+
 static void
 test_shipped_scenario(gconstpointer data)
 {
@@ -1534,6 +1556,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/simulate/default-flow-json", test_default_flow_json);
     g_test_add_func("/cli/simulate/wire-dtypes-header", test_wire_dtypes_header);
     g_test_add_func("/cli/simulate/fsdp2-fp8-plans", test_fsdp2_fp8_plans);
+    g_test_add_func("/cli/simulate/gpus-per-domain", test_gpus_per_domain);
     g_test_add_func("/cli/simulate/small-times-digits", test_small_times_digits);
     g_test_add_func("/cli/simulate/check-reports", test_check_reports);
     g_test_add_func("/cli/simulate/scenario-errors-where", test_scenario_build_errors_where);
