@@ -274,6 +274,29 @@ test_gpus_per_domain(void)
     g_assert_cmpint(r.exit_code, ==, 2);
     assert_contains(r.err, "gpus_per_domain: 80 is more than the 72 GPUs of an NVLink domain");
     run_result_clear(&r);
+
+    /* The scenario keys: the same mapping; the bound counts the job's 64 NICs of rack 1
+     * (64 x 47.5 GB/s), or all 72 when idle GPUs are lent. */
+    for (guint lend = 0; lend < 2; lend++) {
+        g_autofree char *path = write_temp(
+            "s.yaml", lend ? "model: qwen3-235b-a22b\ntopology: gb200-nvl72\nnodes: 36\n"
+                             "layers: 3-3\ngpus_per_domain: 64\nuse_idle_gpus: true\n"
+                             "train: {convention: megatron, gpus: 0-63, tp: 4, pp: 4, ep: 16, etp: 1}\n"
+                             "infer: {convention: vllm, gpus: 64-127, tp: 8, dp: 8}\n"
+                           : "model: qwen3-235b-a22b\ntopology: gb200-nvl72\nnodes: 36\n"
+                             "layers: 3-3\ngpus_per_domain: 64\n"
+                             "train: {convention: megatron, gpus: 0-63, tp: 4, pp: 4, ep: 16, etp: 1}\n"
+                             "infer: {convention: vllm, gpus: 64-127, tp: 8, dp: 8}\n");
+        const char *file[] = {"simulate", "--scenario", path, "--strategy", "direct",
+                              "--network", "bottleneck", NULL};
+        r = run_reshard(file);
+        if (r.exit_code != 0)
+            g_error("exit %d: %s", r.exit_code, r.err);
+        assert_contains(r.out, "replica 0, stage 0: GPUs 72-79, tp=8");
+        assert_contains(r.out, lend ? "NVLink domain 1 ingress (its NICs): 4.976 GB over 3420 GB/s"
+                                    : "NVLink domain 1 ingress (its NICs): 4.976 GB over 3040 GB/s");
+        run_result_clear(&r);
+    }
 }
 
 static void
