@@ -75,7 +75,7 @@ build_workload(guint n, guint n_gpus, guint gpus_per_node, gboolean one_phase,
         if (dst == src)
             dst = (src + 1) % n_gpus;
         guint64 size = (guint64)g_rand_int_range(rand, 1, 17) << 20;
-        msgs[i] = (RsFlowMessage){src, dst, phase, size, n_deps, 0};
+        msgs[i] = (RsFlowMessage){src, dst, phase, size, n_deps, 0, 0};
         /* A relay: forward the previous message of the phase from where it arrived. */
         if (relays && i % 16 == 15 && i > 0 && msgs[i - 1].phase == phase) {
             msgs[i].src = msgs[i - 1].dst;
@@ -96,19 +96,21 @@ build_workload(guint n, guint n_gpus, guint gpus_per_node, gboolean one_phase,
 static void
 compare_rates(const RsTopology *topo, guint n, gboolean one_phase)
 {
-    static const RsFlowSimRates modes[] = {RS_FLOW_SIM_RATES_GLOBAL, RS_FLOW_SIM_RATES_LOCAL,
-                                           RS_FLOW_SIM_RATES_NEIGHBOURS};
-    static const char *const names[] = {"global", "local", "neighbours"};
+    static const RsFlowSimRates modes[] = {RS_FLOW_SIM_RATES_GLOBAL, RS_FLOW_SIM_RATES_EXACT,
+                                           RS_FLOW_SIM_RATES_LOCAL, RS_FLOW_SIM_RATES_NEIGHBOURS};
+    static const char *const names[] = {"global", "exact", "local", "neighbours"};
+    enum { N_MODES = G_N_ELEMENTS(modes) };
     RsFlowMessage *msgs;
     guint32 *deps;
     guint n_deps;
     build_workload(n, rs_topology_get_n_gpus(topo), rs_topology_get_gpus_per_node(topo), one_phase,
                    &msgs, &deps, &n_deps);
-    RsFlowSimResult *r[3];
-    double wall[3];
-    for (guint k = 0; k < 3; k++) {
+    RsFlowSimResult *r[N_MODES];
+    double wall[N_MODES];
+    for (guint k = 0; k < N_MODES; k++) {
         RsFlowSimOptions opt;
         rs_flow_sim_options_init(&opt);
+        opt.posting = RS_FLOW_SIM_POST_PHASES;
         opt.rates = modes[k];
         gint64 t0 = g_get_monotonic_time();
         r[k] = rs_flow_sim_run_messages(msgs, n, deps, n_deps, topo, &opt, NULL);
@@ -117,7 +119,7 @@ compare_rates(const RsTopology *topo, guint n, gboolean one_phase)
     }
     printf("%-9s %u messages, exact (global): total %.9g s, wall %.3f s\n",
            one_phase ? "one-phase" : "rounds", n, r[0]->total_s, wall[0]);
-    for (guint k = 1; k < 3; k++) {
+    for (guint k = 1; k < N_MODES; k++) {
         double max_rel = 0.0, sum_rel = 0.0;
         for (guint i = 0; i < n; i++) {
             double exact = r[0]->message_end_s[i];
@@ -130,7 +132,7 @@ compare_rates(const RsTopology *topo, guint n, gboolean one_phase)
                names[k], (r[k]->total_s - r[0]->total_s) / r[0]->total_s, max_rel, sum_rel / n,
                wall[k]);
     }
-    for (guint k = 0; k < 3; k++)
+    for (guint k = 0; k < N_MODES; k++)
         rs_flow_sim_result_free(r[k]);
     g_free(msgs);
     g_free(deps);
@@ -150,6 +152,7 @@ compare_relays(const RsTopology *topo, guint n, gboolean one_phase)
     for (guint k = 0; k < 2; k++) {
         RsFlowSimOptions opt;
         rs_flow_sim_options_init(&opt);
+        opt.posting = RS_FLOW_SIM_POST_PHASES;
         opt.relays = k == 0 ? RS_FLOW_SIM_RELAYS_CHUNKED : RS_FLOW_SIM_RELAYS_FLUID;
         gint64 t0 = g_get_monotonic_time();
         r[k] = rs_flow_sim_run_messages(msgs, n, deps, n_deps, topo, &opt, NULL);
@@ -196,9 +199,10 @@ run_case(const RsTopology *topo, guint n, gboolean one_phase, RsFlowSimRates rat
                        one_phase, &msgs, &deps, &n_deps);
         RsFlowSimOptions opt;
         rs_flow_sim_options_init(&opt);
+        opt.posting = RS_FLOW_SIM_POST_PHASES;
         opt.rates = rates;
-        opt.relays =
-            strcmp(opt_relays, "fluid") == 0 ? RS_FLOW_SIM_RELAYS_FLUID : RS_FLOW_SIM_RELAYS_CHUNKED;
+        opt.relays = strcmp(opt_relays, "fluid") == 0 ? RS_FLOW_SIM_RELAYS_FLUID
+                                                      : RS_FLOW_SIM_RELAYS_CHUNKED;
         g_autoptr(GError) error = NULL;
         gint64 t0 = g_get_monotonic_time();
         RsFlowSimResult *r = rs_flow_sim_run_messages(msgs, n, deps, n_deps, topo, &opt, &error);
@@ -226,7 +230,7 @@ run_case(const RsTopology *topo, guint n, gboolean one_phase, RsFlowSimRates rat
 
 static char *opt_flows = "10000,100000,1000000";
 static char *opt_workload = "rounds";
-static char *opt_rates = "local";
+static char *opt_rates = "exact";
 static gint opt_compare = 0;
 static gint opt_compare_relays = 0;
 
@@ -234,7 +238,7 @@ static GOptionEntry entries[] = {
     {"flows", 0, 0, G_OPTION_ARG_STRING, &opt_flows, "Message counts, comma-separated", "LIST"},
     {"workload", 0, 0, G_OPTION_ARG_STRING, &opt_workload, "rounds, one-phase or all", "NAME"},
     {"rates", 0, 0, G_OPTION_ARG_STRING, &opt_rates,
-     "Rate recomputation: local, neighbours or global", "MODE"},
+     "Rate recomputation: exact (default), local, neighbours or global", "MODE"},
     {"compare", 0, 0, G_OPTION_ARG_INT, &opt_compare,
      "Compare local with exact (global) rates on N messages", "N"},
     {"relays", 0, 0, G_OPTION_ARG_STRING, &opt_relays,
@@ -258,7 +262,8 @@ main(int argc, char **argv)
     }
     RsFlowSimRates rates = strcmp(opt_rates, "global") == 0       ? RS_FLOW_SIM_RATES_GLOBAL
                            : strcmp(opt_rates, "neighbours") == 0 ? RS_FLOW_SIM_RATES_NEIGHBOURS
-                                                                  : RS_FLOW_SIM_RATES_LOCAL;
+                           : strcmp(opt_rates, "local") == 0      ? RS_FLOW_SIM_RATES_LOCAL
+                                                                  : RS_FLOW_SIM_RATES_EXACT;
     g_autofree char *path = rs_data_find("topologies", "dgx-h100", &error);
     if (path == NULL) {
         fprintf(stderr, "bench-flow-sim: %s\n", error->message);

@@ -109,13 +109,17 @@ static GOptionEntry entries[] = {
      "messages)",
      "SIZE"},
     {"rates", 0, 0, G_OPTION_ARG_STRING, &opt_rates,
-     "Rate recomputation: local (flows sharing a link with a change, then bounded "
-     "propagation; default), neighbours (no propagation: fastest) or global (exact max-min "
-     "at every event: slowest)",
+     "Rate recomputation: exact (incremental: the flows whose bottleneck a change moves; "
+     "default), local (flows sharing a link with a change, then bounded propagation: "
+     "inexact), neighbours (no propagation: least exact) or global (every flow at every "
+     "event: exact, slowest)",
      "MODE"},
     {"relays", 0, 0, G_OPTION_ARG_STRING, &opt_relays,
-     "Pipelined relays: chunked (every chunk its own flow: the reference; default) or fluid "
-     "(one flow per message that follows what it forwards once caught up)",
+     "rounds (every rank posts the plan's rounds one after another, as `reshard run` does: "
+     "a relay starts in its later round, once what it forwards arrived; the default), or "
+     "pipelined relays with whole phases posted at once: chunked (every chunk its own flow; "
+     "the default with --messages, whose rows have no rounds) or fluid (one flow per "
+     "message that follows what it forwards once caught up)",
      "MODEL"},
     {NULL},
 };
@@ -222,9 +226,9 @@ print_flow_progress(const RsFlowSimProgress *p, gpointer user_data)
     for (guint i = 0; i < sizeof bar - 1; i++)
         bar[i] = i < filled ? '#' : '.';
     bar[sizeof bar - 1] = '\0';
-    g_autofree char *left =
-        p->finished || frac <= 0 ? g_strdup("")
-                                 : g_strdup_printf(", %.1f s left", p->wall_s * (1 - frac) / frac);
+    g_autofree char *left = p->finished || frac <= 0
+                                ? g_strdup("")
+                                : g_strdup_printf(", %.1f s left", p->wall_s * (1 - frac) / frac);
     g_printerr("\r  [%s] %3.0f%% of %.1f GB, %" G_GUINT64_FORMAT " events (%.0f/s), simulated "
                "%.4f s, wall %.1f s%s   ",
                bar, 100 * frac, p->bytes_total / 1e9, p->n_events,
@@ -254,21 +258,31 @@ parse_flow_options(RsFlowSimOptions *opt, gboolean *use_flow, GError **error)
             opt->rates = RS_FLOW_SIM_RATES_GLOBAL;
         } else if (strcmp(opt_rates, "neighbours") == 0) {
             opt->rates = RS_FLOW_SIM_RATES_NEIGHBOURS;
-        } else if (strcmp(opt_rates, "local") != 0) {
+        } else if (strcmp(opt_rates, "local") == 0) {
+            opt->rates = RS_FLOW_SIM_RATES_LOCAL;
+        } else if (strcmp(opt_rates, "exact") != 0) {
             g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "--rates: unknown mode \"%s\" (known: local, neighbours, global)",
+                        "--rates: unknown mode \"%s\" (known: exact, local, neighbours, global)",
                         opt_rates);
             return FALSE;
         }
     }
-    if (opt_relays != NULL) {
-        if (strcmp(opt_relays, "chunked") == 0) {
-            opt->relays = RS_FLOW_SIM_RELAYS_CHUNKED;
-        } else if (strcmp(opt_relays, "fluid") != 0) {
-            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "--relays: unknown model \"%s\" (known: fluid, chunked)", opt_relays);
-            return FALSE;
-        }
+    /* A message list has no rounds: its relays pipeline as its depends_on says. */
+    const char *relays = opt_relays != NULL     ? opt_relays
+                         : opt_messages != NULL ? "chunked"
+                                                : "rounds";
+    if (strcmp(relays, "rounds") == 0) {
+        opt->posting = RS_FLOW_SIM_POST_ROUNDS;
+    } else if (strcmp(relays, "chunked") == 0) {
+        opt->posting = RS_FLOW_SIM_POST_PHASES;
+        opt->relays = RS_FLOW_SIM_RELAYS_CHUNKED;
+    } else if (strcmp(relays, "fluid") == 0) {
+        opt->posting = RS_FLOW_SIM_POST_PHASES;
+        opt->relays = RS_FLOW_SIM_RELAYS_FLUID;
+    } else {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--relays: unknown model \"%s\" (known: rounds, chunked, fluid)", relays);
+        return FALSE;
     }
     if (opt_chunk_size != NULL) {
         guint64 bytes;
@@ -461,8 +475,8 @@ parse_size_flag(const char *flag, const char *text, guint64 min, guint64 *out, G
     }
     if (*out < min) {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "%s: %s is below the smallest allowed, %" G_GUINT64_FORMAT " B%s", flag,
-                    text, min, min == (1 << 20) ? " (1 MiB)" : "");
+                    "%s: %s is below the smallest allowed, %" G_GUINT64_FORMAT " B%s", flag, text,
+                    min, min == (1 << 20) ? " (1 MiB)" : "");
         return FALSE;
     }
     return TRUE;
@@ -470,13 +484,12 @@ parse_size_flag(const char *flag, const char *text, guint64 min, guint64 *out, G
 
 /* Planner options from the flags, and the hierarchical row's relay modes. */
 static gboolean
-parse_plan_options(RsPlanOptions *o, const RsTopology *topo, RsPolicyRelays *relays,
-                   GError **error)
+parse_plan_options(RsPlanOptions *o, const RsTopology *topo, RsPolicyRelays *relays, GError **error)
 {
     rs_plan_options_init(o, topo);
     /* Below 1 MiB the buckets get so many that a plan of real weights would not fit. */
-    if (opt_staging != NULL && !parse_size_flag("--staging-bytes", opt_staging, 1 << 20,
-                                                &o->staging_bytes, error))
+    if (opt_staging != NULL &&
+        !parse_size_flag("--staging-bytes", opt_staging, 1 << 20, &o->staging_bytes, error))
         return FALSE;
     if (opt_max_ops != NULL) {
         gint64 max_ops = 0;
@@ -516,8 +529,8 @@ typedef struct {
 } CandidateOutputs;
 
 static gboolean
-on_candidate(RsEvaluateStage stage, const RsPlan *plan, const RsEvaluation *e,
-             gpointer user_data, GError **error)
+on_candidate(RsEvaluateStage stage, const RsPlan *plan, const RsEvaluation *e, gpointer user_data,
+             GError **error)
 {
     CandidateOutputs *o = user_data;
     const char *label = e->candidate.label;
@@ -543,8 +556,7 @@ on_candidate(RsEvaluateStage stage, const RsPlan *plan, const RsEvaluation *e,
         o->have_best = TRUE;
         o->best_s = e->predicted_s;
     }
-    g_autofree char *trace_path =
-        opt_trace ? strategy_path(opt_trace, label, o->several) : NULL;
+    g_autofree char *trace_path = opt_trace ? strategy_path(opt_trace, label, o->several) : NULL;
     g_autofree char *links_path =
         opt_link_stats ? strategy_path(opt_link_stats, label, o->several) : NULL;
     g_autofree char *timeline_path =
@@ -561,8 +573,7 @@ check_candidate_outputs(const RsAutoCandidate *tried, guint n_tried, gboolean se
                         GError **error)
 {
     for (guint i = 0; i < n_tried; i++) {
-        g_autofree char *t = opt_trace ? strategy_path(opt_trace, tried[i].label, several)
-                                       : NULL;
+        g_autofree char *t = opt_trace ? strategy_path(opt_trace, tried[i].label, several) : NULL;
         g_autofree char *l =
             opt_link_stats ? strategy_path(opt_link_stats, tried[i].label, several) : NULL;
         g_autofree char *m =
@@ -688,10 +699,10 @@ print_report(const RsScenario *scenario, const RsScenarioBuild *build,
     g_autofree char *overrides = rs_scenario_args_format_overrides(&sargs);
     g_autofree char *train_desc = rs_convention_format(scenario->train);
     g_autofree char *infer_desc = rs_convention_format(scenario->infer);
-    g_autofree char *train_gpus = rs_ranks_format((const guint32 *)scenario->train_gpus->data,
-                                                  scenario->train_gpus->len);
-    g_autofree char *infer_gpus = rs_ranks_format((const guint32 *)scenario->infer_gpus->data,
-                                                  scenario->infer_gpus->len);
+    g_autofree char *train_gpus =
+        rs_ranks_format((const guint32 *)scenario->train_gpus->data, scenario->train_gpus->len);
+    g_autofree char *infer_gpus =
+        rs_ranks_format((const guint32 *)scenario->infer_gpus->data, scenario->infer_gpus->len);
     RsSimulateReport report = {0};
     report.scenario_name = scenario->name;
     report.scenario_overrides = overrides;
@@ -740,8 +751,8 @@ write_plots(const RsScenarioBuild *build, const RsPolicyResult *policy, const Rs
     for (guint i = 0; i < policy->n_rows; i++) {
         const RsEvaluation *e = rs_evaluator_get_evaluation(ev, policy->rows[i].candidate);
         const RsLink *busiest = rs_topology_get_link(build->topology, e->cost.busiest_link);
-        gboolean nvlink = busiest->kind == RS_LINK_NVLINK_EGRESS ||
-                          busiest->kind == RS_LINK_NVLINK_INGRESS;
+        gboolean nvlink =
+            busiest->kind == RS_LINK_NVLINK_EGRESS || busiest->kind == RS_LINK_NVLINK_INGRESS;
         /* As the table names it: "auto: hierarchical+relays". */
         const RsPolicyRow *row = &policy->rows[i];
         char *label = row->note != NULL && strcmp(row->label, "auto") == 0
@@ -783,7 +794,8 @@ parse_settings(Settings *set, GError **error)
 {
     if (report_output != NULL) {
         set->format = RS_FORMAT_TABLE;
-        if (opt_format != NULL && strcmp(opt_format, "html") != 0 && strcmp(opt_format, "md") != 0) {
+        if (opt_format != NULL && strcmp(opt_format, "html") != 0 &&
+            strcmp(opt_format, "md") != 0) {
             g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                         "--format: \"%s\": a report is html (default) or md", opt_format);
             return FALSE;
@@ -845,14 +857,14 @@ simulate_scenario(const char *cmd, const Settings *set, const RsScenario *scenar
     if (!check_candidate_outputs(tried, n_tried, n_rows > 1, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     CandidateOutputs outputs = {build->topology, scenario->name, n_rows > 1, FALSE, 0};
-    RsEvaluatorOptions eo = {build->refit, build->topology,
-                             set->use_flow ? &set->flow_options : NULL,
-                             opt_check, on_candidate, &outputs};
+    RsEvaluatorOptions eo = {
+        build->refit, build->topology, set->use_flow ? &set->flow_options : NULL,
+        opt_check,    on_candidate,    &outputs};
     g_autoptr(RsEvaluator) ev = rs_evaluator_new(&eo);
     rs_cli_progress("planning and simulating %u candidates ...", n_tried);
     RsPolicyResult policy;
-    g_autoptr(RsPlan) best = rs_policy_run(build->refit, plan_options, req,
-                                           rs_evaluator_evaluate, ev, &policy, &error);
+    g_autoptr(RsPlan) best =
+        rs_policy_run(build->refit, plan_options, req, rs_evaluator_evaluate, ev, &policy, &error);
     RsLowerBound bound;
     int code = RS_EXIT_OK;
     if (best == NULL)

@@ -91,6 +91,8 @@ typedef enum {
     RS_FLOW_SIM_RATES_GLOBAL,     /* every active flow: exact max-min, slowest */
     RS_FLOW_SIM_RATES_NEIGHBOURS, /* only the flows sharing a link with a changed flow:
                                    * fastest, least exact */
+    RS_FLOW_SIM_RATES_EXACT,      /* the flows whose bottleneck a change can move, found by
+                                   * verification: exact max-min, incremental (default) */
 } RsFlowSimRates;
 
 typedef enum {
@@ -99,10 +101,16 @@ typedef enum {
     RS_FLOW_SIM_RELAYS_FLUID,   /* one flow per message, following what it forwards */
 } RsFlowSimRelays;
 
+typedef enum {
+    RS_FLOW_SIM_POST_ROUNDS, /* every rank posts the plan's rounds one after another, as the
+                              * executor's groups (default) */
+    RS_FLOW_SIM_POST_PHASES, /* a whole phase at once; relays pipelined (see relays) */
+} RsFlowSimPosting;
+
 /* Where a running simulation stands (RsFlowSimOptions.progress). */
 typedef struct {
-    guint n_messages;   /* including local copies */
-    guint n_done;       /* messages arrived */
+    guint n_messages;    /* including local copies */
+    guint n_done;        /* messages arrived */
     guint64 bytes_total; /* bytes of the network messages */
     guint64 bytes_done;  /* bytes of the network messages delivered so far, whole or in part */
     guint64 n_events;    /* event batches handled so far */
@@ -125,6 +133,9 @@ typedef struct {
                                      * time and once when finished */
     gpointer progress_data;
     double progress_interval_s; /* 0: 0.25 s */
+    RsFlowSimPosting posting;   /* rounds (default) or whole phases */
+    double round_fixed_s;       /* per round and rank: launch + sync before it posts, seconds
+                                 * (rounds only; 0 by default) */
 } RsFlowSimOptions;
 
 /* Defaults: chunk_bytes 4 MiB (NCCL's default NCCL_BUFFSIZE, the size one channel stages per
@@ -145,6 +156,8 @@ typedef struct {
     guint64 size_bytes;
     guint first_dep; /* into the dependency array */
     guint n_deps;
+    guint32 round; /* the plan's round (RsMessage.round; 0 for a trace's rows): the group of
+                    * operations both its ranks post together; increasing with the phase */
 } RsFlowMessage;
 
 typedef struct {
@@ -152,6 +165,8 @@ typedef struct {
     guint n_messages;         /* including local copies */
     guint n_network_messages; /* src != dst */
     guint n_phases;           /* distinct phase numbers */
+    guint n_rounds;           /* posting rounds: distinct (phase, round) pairs; 0 when posting
+                               * whole phases */
     guint64 bytes_moved;      /* bytes of network messages */
     guint64 n_chunks;         /* chunks sent (one per unchunked network message); fluid: the
                                * chunks the chunked model sends */
