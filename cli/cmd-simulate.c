@@ -226,9 +226,9 @@ print_flow_progress(const RsFlowSimProgress *p, gpointer user_data)
     for (guint i = 0; i < sizeof bar - 1; i++)
         bar[i] = i < filled ? '#' : '.';
     bar[sizeof bar - 1] = '\0';
-    g_autofree char *left = p->finished || frac <= 0
-                                ? g_strdup("")
-                                : g_strdup_printf(", %.1f s left", p->wall_s * (1 - frac) / frac);
+    g_autofree char *left =
+        p->finished || frac <= 0 ? g_strdup("")
+                                 : g_strdup_printf(", %.1f s left", p->wall_s * (1 - frac) / frac);
     g_printerr("\r  [%s] %3.0f%% of %.1f GB, %" G_GUINT64_FORMAT " events (%.0f/s), simulated "
                "%.4f s, wall %.1f s%s   ",
                bar, 100 * frac, p->bytes_total / 1e9, p->n_events,
@@ -475,8 +475,8 @@ parse_size_flag(const char *flag, const char *text, guint64 min, guint64 *out, G
     }
     if (*out < min) {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "%s: %s is below the smallest allowed, %" G_GUINT64_FORMAT " B%s", flag, text,
-                    min, min == (1 << 20) ? " (1 MiB)" : "");
+                    "%s: %s is below the smallest allowed, %" G_GUINT64_FORMAT " B%s", flag,
+                    text, min, min == (1 << 20) ? " (1 MiB)" : "");
         return FALSE;
     }
     return TRUE;
@@ -484,12 +484,13 @@ parse_size_flag(const char *flag, const char *text, guint64 min, guint64 *out, G
 
 /* Planner options from the flags, and the hierarchical row's relay modes. */
 static gboolean
-parse_plan_options(RsPlanOptions *o, const RsTopology *topo, RsPolicyRelays *relays, GError **error)
+parse_plan_options(RsPlanOptions *o, const RsTopology *topo, RsPolicyRelays *relays,
+                   GError **error)
 {
     rs_plan_options_init(o, topo);
     /* Below 1 MiB the buckets get so many that a plan of real weights would not fit. */
-    if (opt_staging != NULL &&
-        !parse_size_flag("--staging-bytes", opt_staging, 1 << 20, &o->staging_bytes, error))
+    if (opt_staging != NULL && !parse_size_flag("--staging-bytes", opt_staging, 1 << 20,
+                                                &o->staging_bytes, error))
         return FALSE;
     if (opt_max_ops != NULL) {
         gint64 max_ops = 0;
@@ -529,8 +530,8 @@ typedef struct {
 } CandidateOutputs;
 
 static gboolean
-on_candidate(RsEvaluateStage stage, const RsPlan *plan, const RsEvaluation *e, gpointer user_data,
-             GError **error)
+on_candidate(RsEvaluateStage stage, const RsPlan *plan, const RsEvaluation *e,
+             gpointer user_data, GError **error)
 {
     CandidateOutputs *o = user_data;
     const char *label = e->candidate.label;
@@ -556,7 +557,8 @@ on_candidate(RsEvaluateStage stage, const RsPlan *plan, const RsEvaluation *e, g
         o->have_best = TRUE;
         o->best_s = e->predicted_s;
     }
-    g_autofree char *trace_path = opt_trace ? strategy_path(opt_trace, label, o->several) : NULL;
+    g_autofree char *trace_path =
+        opt_trace ? strategy_path(opt_trace, label, o->several) : NULL;
     g_autofree char *links_path =
         opt_link_stats ? strategy_path(opt_link_stats, label, o->several) : NULL;
     g_autofree char *timeline_path =
@@ -573,7 +575,8 @@ check_candidate_outputs(const RsAutoCandidate *tried, guint n_tried, gboolean se
                         GError **error)
 {
     for (guint i = 0; i < n_tried; i++) {
-        g_autofree char *t = opt_trace ? strategy_path(opt_trace, tried[i].label, several) : NULL;
+        g_autofree char *t = opt_trace ? strategy_path(opt_trace, tried[i].label, several)
+                                       : NULL;
         g_autofree char *l =
             opt_link_stats ? strategy_path(opt_link_stats, tried[i].label, several) : NULL;
         g_autofree char *m =
@@ -699,10 +702,10 @@ print_report(const RsScenario *scenario, const RsScenarioBuild *build,
     g_autofree char *overrides = rs_scenario_args_format_overrides(&sargs);
     g_autofree char *train_desc = rs_convention_format(scenario->train);
     g_autofree char *infer_desc = rs_convention_format(scenario->infer);
-    g_autofree char *train_gpus =
-        rs_ranks_format((const guint32 *)scenario->train_gpus->data, scenario->train_gpus->len);
-    g_autofree char *infer_gpus =
-        rs_ranks_format((const guint32 *)scenario->infer_gpus->data, scenario->infer_gpus->len);
+    g_autofree char *train_gpus = rs_ranks_format((const guint32 *)scenario->train_gpus->data,
+                                                  scenario->train_gpus->len);
+    g_autofree char *infer_gpus = rs_ranks_format((const guint32 *)scenario->infer_gpus->data,
+                                                  scenario->infer_gpus->len);
     RsSimulateReport report = {0};
     report.scenario_name = scenario->name;
     report.scenario_overrides = overrides;
@@ -751,8 +754,8 @@ write_plots(const RsScenarioBuild *build, const RsPolicyResult *policy, const Rs
     for (guint i = 0; i < policy->n_rows; i++) {
         const RsEvaluation *e = rs_evaluator_get_evaluation(ev, policy->rows[i].candidate);
         const RsLink *busiest = rs_topology_get_link(build->topology, e->cost.busiest_link);
-        gboolean nvlink =
-            busiest->kind == RS_LINK_NVLINK_EGRESS || busiest->kind == RS_LINK_NVLINK_INGRESS;
+        gboolean nvlink = busiest->kind == RS_LINK_NVLINK_EGRESS ||
+                          busiest->kind == RS_LINK_NVLINK_INGRESS;
         /* As the table names it: "auto: hierarchical+relays". */
         const RsPolicyRow *row = &policy->rows[i];
         char *label = row->note != NULL && strcmp(row->label, "auto") == 0
@@ -794,8 +797,7 @@ parse_settings(Settings *set, GError **error)
 {
     if (report_output != NULL) {
         set->format = RS_FORMAT_TABLE;
-        if (opt_format != NULL && strcmp(opt_format, "html") != 0 &&
-            strcmp(opt_format, "md") != 0) {
+        if (opt_format != NULL && strcmp(opt_format, "html") != 0 && strcmp(opt_format, "md") != 0) {
             g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                         "--format: \"%s\": a report is html (default) or md", opt_format);
             return FALSE;
@@ -857,14 +859,14 @@ simulate_scenario(const char *cmd, const Settings *set, const RsScenario *scenar
     if (!check_candidate_outputs(tried, n_tried, n_rows > 1, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     CandidateOutputs outputs = {build->topology, scenario->name, n_rows > 1, FALSE, 0};
-    RsEvaluatorOptions eo = {
-        build->refit, build->topology, set->use_flow ? &set->flow_options : NULL,
-        opt_check,    on_candidate,    &outputs};
+    RsEvaluatorOptions eo = {build->refit, build->topology,
+                             set->use_flow ? &set->flow_options : NULL,
+                             opt_check, on_candidate, &outputs};
     g_autoptr(RsEvaluator) ev = rs_evaluator_new(&eo);
     rs_cli_progress("planning and simulating %u candidates ...", n_tried);
     RsPolicyResult policy;
-    g_autoptr(RsPlan) best =
-        rs_policy_run(build->refit, plan_options, req, rs_evaluator_evaluate, ev, &policy, &error);
+    g_autoptr(RsPlan) best = rs_policy_run(build->refit, plan_options, req,
+                                           rs_evaluator_evaluate, ev, &policy, &error);
     RsLowerBound bound;
     int code = RS_EXIT_OK;
     if (best == NULL)

@@ -17,19 +17,21 @@
 #define NV_BW 100e9
 #define NIC_BW 5e9
 
-static const char flat_yaml[] = "name: flat\n"
-                                "nodes: 9\n"
-                                "gpus_per_node: 4\n"
-                                "nvlink: {bandwidth: 100 GB/s, efficiency: 1.0, latency: 1 us}\n"
-                                "nic: {bandwidth: 80 Gbit/s, efficiency: 0.5, latency: 10 us}\n"
-                                "software: {message_overhead: 2 us}\n";
+static const char flat_yaml[] =
+    "name: flat\n"
+    "nodes: 9\n"
+    "gpus_per_node: 4\n"
+    "nvlink: {bandwidth: 100 GB/s, efficiency: 1.0, latency: 1 us}\n"
+    "nic: {bandwidth: 80 Gbit/s, efficiency: 0.5, latency: 10 us}\n"
+    "software: {message_overhead: 2 us}\n";
 
-static const char flat0_yaml[] = "name: flat0\n"
-                                 "nodes: 9\n"
-                                 "gpus_per_node: 4\n"
-                                 "nvlink: {bandwidth: 100 GB/s}\n"
-                                 "nic: {bandwidth: 80 Gbit/s, efficiency: 0.5}\n"
-                                 "fabric: {pxn: true}\n";
+static const char flat0_yaml[] =
+    "name: flat0\n"
+    "nodes: 9\n"
+    "gpus_per_node: 4\n"
+    "nvlink: {bandwidth: 100 GB/s}\n"
+    "nic: {bandwidth: 80 Gbit/s, efficiency: 0.5}\n"
+    "fabric: {pxn: true}\n";
 
 static RsTopology *
 load(const char *yaml)
@@ -48,10 +50,7 @@ typedef struct {
     gint deps[4];
 } Msg;
 
-#define NODEPS                                                                                     \
-    {                                                                                              \
-        -1                                                                                         \
-    }
+#define NODEPS {-1}
 
 /* The defaults, except that whole phases are posted at once and relays pipelined (the
  * model most of these closed forms are about; rounds have their own tests). */
@@ -72,8 +71,8 @@ simulate(const RsTopology *topo, const Msg *rows, guint n, const RsFlowSimOption
     g_autofree RsFlowMessage *msgs = g_new0(RsFlowMessage, n);
     g_autoptr(GArray) deps = g_array_new(FALSE, FALSE, sizeof(guint32));
     for (guint i = 0; i < n; i++) {
-        msgs[i] = (RsFlowMessage){
-            rows[i].src, rows[i].dst, rows[i].phase, rows[i].size_bytes, deps->len, 0, 0};
+        msgs[i] = (RsFlowMessage){rows[i].src, rows[i].dst, rows[i].phase, rows[i].size_bytes,
+                                  deps->len, 0, 0};
         for (guint k = 0; k < 4 && rows[i].deps[k] >= 0; k++) {
             guint32 d = (guint32)rows[i].deps[k];
             g_array_append_val(deps, d);
@@ -81,8 +80,8 @@ simulate(const RsTopology *topo, const Msg *rows, guint n, const RsFlowSimOption
         }
     }
     g_autoptr(GError) error = NULL;
-    RsFlowSimResult *r = rs_flow_sim_run_messages(msgs, n, (const guint32 *)deps->data, deps->len,
-                                                  topo, options, &error);
+    RsFlowSimResult *r = rs_flow_sim_run_messages(msgs, n, (const guint32 *)deps->data,
+                                                  deps->len, topo, options, &error);
     g_assert_no_error(error);
     g_assert_nonnull(r);
     return r;
@@ -297,8 +296,8 @@ test_local_matches_global(void)
         for (guint i = 0; i < n; i++)
             if (fabs(local->message_end_s[i] - exact->message_end_s[i]) >
                 0.10 * exact->message_end_s[i])
-                g_error("round %u message %u: local ends at %.9g s, exact max-min at %.9g s", round,
-                        i, local->message_end_s[i], exact->message_end_s[i]);
+                g_error("round %u message %u: local ends at %.9g s, exact max-min at %.9g s",
+                        round, i, local->message_end_s[i], exact->message_end_s[i]);
         assert_time_within(local->total_s, exact->total_s, 1e-9);
     }
 }
@@ -489,10 +488,10 @@ test_fluid_join_late(void)
 {
     g_autoptr(RsTopology) topo = load(flat0_yaml);
     const Msg rows[] = {
-        {4, 0, 1000000000, 0, NODEPS},     /* A */
+        {4, 0, 1000000000, 0, NODEPS},    /* A */
         {0, 1, 1000000000, 0, {0, 2, -1}}, /* B */
-        {9, 13, 100000000, 0, {3, -1}},    /* C */
-        {10, 14, 100000000, 0, NODEPS},    /* D */
+        {9, 13, 100000000, 0, {3, -1}},   /* C */
+        {10, 14, 100000000, 0, NODEPS},   /* D */
     };
     g_autoptr(RsFlowSimResult) chunked = NULL;
     g_autoptr(RsFlowSimResult) fluid = NULL;
@@ -831,11 +830,11 @@ test_phases(void)
 {
     g_autoptr(RsTopology) topo = load(flat_yaml);
     const Msg rows[] = {
-        {0, 1, 100000000, 0, NODEPS}, /* 4 us + 1 ms */
-        {5, 5, 100000000, 0, NODEPS}, /* local copy: no time */
-        {4, 0, 50000000, 3, NODEPS},  /* phase 3 after phase 0: 22 us + 10 ms */
-        {0, 0, 50000000, 3, {2, -1}}, /* local copy waiting for message 2 */
-        {1, 2, 0, 3, NODEPS},         /* zero bytes: latency only */
+        {0, 1, 100000000, 0, NODEPS},  /* 4 us + 1 ms */
+        {5, 5, 100000000, 0, NODEPS},  /* local copy: no time */
+        {4, 0, 50000000, 3, NODEPS},   /* phase 3 after phase 0: 22 us + 10 ms */
+        {0, 0, 50000000, 3, {2, -1}},  /* local copy waiting for message 2 */
+        {1, 2, 0, 3, NODEPS},          /* zero bytes: latency only */
     };
     g_autoptr(RsFlowSimResult) r = simulate(topo, rows, 5, NULL);
     double p0 = 4 * US + 1e8 / NV_BW;
@@ -946,13 +945,9 @@ typedef struct {
 
 static const ErrorCase error_cases[] = {
     {{{0, 36, 10, 0, NODEPS}}, 1, RS_FLOW_SIM_ERROR_RANK, "message 0: rank 36 is not a GPU"},
-    {{{0, 1, 10, 0, {1, -1}}, {1, 2, 10, 0, {0, -1}}},
-     2,
-     RS_FLOW_SIM_ERROR_DEPENDENCY,
+    {{{0, 1, 10, 0, {1, -1}}, {1, 2, 10, 0, {0, -1}}}, 2, RS_FLOW_SIM_ERROR_DEPENDENCY,
      "dependency cycle"},
-    {{{0, 1, 10, 0, {1, -1}}, {1, 2, 10, 1, NODEPS}},
-     2,
-     RS_FLOW_SIM_ERROR_DEPENDENCY,
+    {{{0, 1, 10, 0, {1, -1}}, {1, 2, 10, 1, NODEPS}}, 2, RS_FLOW_SIM_ERROR_DEPENDENCY,
      "message 0 depends on message 1, which belongs to a later phase"},
     {{{0, 1, 10, 0, {0, -1}}}, 1, RS_FLOW_SIM_ERROR_DEPENDENCY, "is the message itself"},
     {{{0, 1, 10, 0, {7, -1}}}, 1, RS_FLOW_SIM_ERROR_DEPENDENCY, "which is not a message"},
@@ -974,8 +969,8 @@ test_error(gconstpointer data)
     guint32 deps[3];
     guint n_deps = 0;
     for (guint i = 0; i < c->n; i++) {
-        msgs[i] = (RsFlowMessage){
-            c->rows[i].src, c->rows[i].dst, c->rows[i].phase, c->rows[i].size_bytes, n_deps, 0, 0};
+        msgs[i] = (RsFlowMessage){c->rows[i].src, c->rows[i].dst, c->rows[i].phase,
+                                  c->rows[i].size_bytes, n_deps, 0, 0};
         for (guint k = 0; c->rows[i].deps[k] >= 0; k++, msgs[i].n_deps++)
             deps[n_deps++] = (guint32)c->rows[i].deps[k];
     }
@@ -1032,19 +1027,23 @@ typedef struct {
 static const TightCase tight_cases[] = {
     /* GPU 1 needs all 4 MB over its NIC: 0.4 ms (a GPU alone in its domain has no NVLink
      * capacity in its cut). */
-    {"gpu-ingress", units_yaml, "0", RS_PLACEMENT_REPLICATE, "1", RS_CUT_GPU_INGRESS, 1, B / 10e9},
+    {"gpu-ingress", units_yaml, "0", RS_PLACEMENT_REPLICATE, "1", RS_CUT_GPU_INGRESS, 1,
+     B / 10e9},
     /* GPUs 4 and 5 (one domain) need a half each from two other domains: 2 NICs × 10 GB/s. */
     {"domain-ingress", pairs_yaml, "0,2", RS_PLACEMENT_SHARD, "4,5", RS_CUT_DOMAIN_INGRESS, 2,
      B / 20e9},
     /* GPU 0 alone holds the tensor, two GPUs need a half each: its NIC sends all of it. */
-    {"gpu-egress", units_yaml, "0", RS_PLACEMENT_REPLICATE, "1,2", RS_CUT_GPU_EGRESS, 0, B / 10e9},
+    {"gpu-egress", units_yaml, "0", RS_PLACEMENT_REPLICATE, "1,2", RS_CUT_GPU_EGRESS, 0,
+     B / 10e9},
     /* Domain 0 (GPUs 0, 1) alone holds the tensor; GPUs of two other domains need halves. */
     {"domain-egress", pairs_yaml, "0,1", RS_PLACEMENT_SHARD, "4,6", RS_CUT_DOMAIN_EGRESS, 0,
      B / 20e9},
     /* Unit 1 (GPU 2) needs all of it from unit 0: its 5 GB/s downlink. */
-    {"unit-ingress", units_yaml, "0,1", RS_PLACEMENT_SHARD, "2", RS_CUT_UNIT_INGRESS, 1, B / 5e9},
+    {"unit-ingress", units_yaml, "0,1", RS_PLACEMENT_SHARD, "2", RS_CUT_UNIT_INGRESS, 1,
+     B / 5e9},
     /* Unit 0 sends halves to units 1 and 2 through its 5 GB/s uplink. */
-    {"unit-egress", units_yaml, "0,1", RS_PLACEMENT_SHARD, "2,4", RS_CUT_UNIT_EGRESS, 0, B / 5e9},
+    {"unit-egress", units_yaml, "0,1", RS_PLACEMENT_SHARD, "2,4", RS_CUT_UNIT_EGRESS, 0,
+     B / 5e9},
 };
 #undef B
 
@@ -1187,8 +1186,8 @@ test_bound_random(void)
                 g_autofree char *cut = rs_lower_bound_format_cut(&bound);
                 g_error("iteration %u, %s: bound %.9g s (%s) > simulated %.9g s or estimate "
                         "%.9g s\n%s",
-                        iter, rs_strategy_get_name((RsStrategy)s), bound.time_s, cut, r->total_s,
-                        est.predicted_s, yaml);
+                        iter, rs_strategy_get_name((RsStrategy)s), bound.time_s, cut,
+                        r->total_s, est.predicted_s, yaml);
             }
             n_checked++;
             if (bound.time_s > 0 && bound.time_s >= r->total_s * (1 - 1e-9))
@@ -1206,14 +1205,15 @@ main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/flow-sim/one-flow", test_one_flow);
     for (guint i = 0; i < G_N_ELEMENTS(share_cases); i++) {
-        g_autofree char *path = g_strdup_printf(
-            "/flow-sim/share/%s-%u", share_cases[i].network ? "nic" : "nvlink", share_cases[i].k);
+        g_autofree char *path = g_strdup_printf("/flow-sim/share/%s-%u",
+                                                share_cases[i].network ? "nic" : "nvlink",
+                                                share_cases[i].k);
         g_test_add_data_func(path, &share_cases[i], test_share);
     }
     for (guint i = 0; i < G_N_ELEMENTS(incast_cases); i++) {
-        g_autofree char *path =
-            g_strdup_printf("/flow-sim/incast/%u-network-%u-nvlink", incast_cases[i].n_network,
-                            incast_cases[i].n_nvlink);
+        g_autofree char *path = g_strdup_printf("/flow-sim/incast/%u-network-%u-nvlink",
+                                                incast_cases[i].n_network,
+                                                incast_cases[i].n_nvlink);
         g_test_add_data_func(path, &incast_cases[i], test_incast);
     }
     g_test_add_data_func("/flow-sim/max-min/local", GUINT_TO_POINTER(RS_FLOW_SIM_RATES_LOCAL),
@@ -1222,17 +1222,17 @@ main(int argc, char **argv)
                          test_max_min);
     g_test_add_data_func("/flow-sim/propagation/local", GUINT_TO_POINTER(RS_FLOW_SIM_RATES_LOCAL),
                          test_propagation);
-    g_test_add_data_func("/flow-sim/propagation/global", GUINT_TO_POINTER(RS_FLOW_SIM_RATES_GLOBAL),
-                         test_propagation);
+    g_test_add_data_func("/flow-sim/propagation/global",
+                         GUINT_TO_POINTER(RS_FLOW_SIM_RATES_GLOBAL), test_propagation);
     g_test_add_func("/flow-sim/local-matches-global", test_local_matches_global);
     g_test_add_data_func("/flow-sim/propagation/neighbours",
                          GUINT_TO_POINTER(RS_FLOW_SIM_RATES_NEIGHBOURS), test_propagation);
     g_test_add_data_func("/flow-sim/max-min/neighbours",
                          GUINT_TO_POINTER(RS_FLOW_SIM_RATES_NEIGHBOURS), test_max_min);
     for (guint i = 0; i < G_N_ELEMENTS(chain_cases); i++) {
-        g_autofree char *path =
-            g_strdup_printf("/flow-sim/relay-chain/%s-%u-chunks",
-                            chain_cases[i].network ? "nic" : "nvlink", chain_cases[i].chunks);
+        g_autofree char *path = g_strdup_printf("/flow-sim/relay-chain/%s-%u-chunks",
+                                                chain_cases[i].network ? "nic" : "nvlink",
+                                                chain_cases[i].chunks);
         g_test_add_data_func(path, &chain_cases[i], test_relay_chain);
     }
     g_test_add_func("/flow-sim/relay-fraction", test_relay_fraction);
