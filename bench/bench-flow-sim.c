@@ -14,17 +14,22 @@
  *   one-phase  the same messages all in one phase, as a direct plan posts them: concurrency
  *              grows with the total, so the cost per flow grows too.
  *
- * --compare N also simulates N messages of each workload with local, neighbours and
- * global (exact max-min) rate recomputation and prints how far the first two are from
- * the exact times. --compare-relays N simulates N messages of each workload with fluid and
+ * --compare N also simulates N messages of each workload with exact (incremental), local,
+ * neighbours and global (exact max-min at every event) rate recomputation and prints how
+ * far the first three are from global's times. --exact-vs-global 10000,100000,1000000
+ * prints only the table of exact against global at those concurrent flow counts (one
+ * phase, no relays), both over the same first event batches: events per second, rates
+ * computed per event, the wall ratio and the largest per-message difference. --compare-relays N simulates N messages of each workload with fluid and
  * chunked relays and prints the fluid total and message end times against the chunked
  * ones and the wall-time ratio chunked / fluid (same run). --relays none drops the
  * dependencies (no relays: the "10^6 messages without relays" case), and the table then
  * ends with the wall time of the largest case over its 5 s target.
  *
  * Usage: bench-flow-sim [--flows 10000,100000,1000000] [--workload rounds|one-phase|all]
- *                       [--rates local|global] [--relays fluid|chunked|none] [--compare N]
- *                       [--compare-relays N]
+ *                       [--rates exact|local|neighbours|global]
+ *                       [--relays fluid|chunked|none] [--compare N] [--compare-relays N]
+ *                       [--exact-vs-global LIST [--exact-events K]]
+ * Every case posts whole phases (RS_FLOW_SIM_POST_PHASES): the workloads carry no rounds.
  * Not a test: it measures, it does not assert.
  */
 #include "base/data.h"
@@ -138,6 +143,58 @@ compare_rates(const RsTopology *topo, guint n, gboolean one_phase)
     g_free(deps);
 }
 
+/* Exact incremental rates against global max-min at high concurrency: n messages of the
+ * one-phase workload without relays are n concurrent flows at the start. Both modes run the
+ * same first @events event batches (global cannot finish 10^6 concurrent flows: every
+ * batch recomputes every flow); the messages that arrived in both are compared. */
+static void
+exact_vs_global(const RsTopology *topo, guint n, guint64 events)
+{
+    char *saved = opt_relays;
+    opt_relays = "none";
+    RsFlowMessage *msgs;
+    guint32 *deps;
+    guint n_deps;
+    build_workload(n, rs_topology_get_n_gpus(topo), rs_topology_get_gpus_per_node(topo), TRUE,
+                   &msgs, &deps, &n_deps);
+    opt_relays = saved;
+    RsFlowSimResult *r[2];
+    double wall[2];
+    for (guint k = 0; k < 2; k++) {
+        RsFlowSimOptions opt;
+        rs_flow_sim_options_init(&opt);
+        opt.posting = RS_FLOW_SIM_POST_PHASES;
+        opt.rates = k == 0 ? RS_FLOW_SIM_RATES_EXACT : RS_FLOW_SIM_RATES_GLOBAL;
+        opt.max_events = events;
+        opt.n_timeline_buckets = 0;
+        gint64 t0 = g_get_monotonic_time();
+        r[k] = rs_flow_sim_run_messages(msgs, n, deps, n_deps, topo, &opt, NULL);
+        wall[k] = (g_get_monotonic_time() - t0) / 1e6;
+        g_assert(r[k] != NULL);
+    }
+    double max_rel = 0.0;
+    guint compared = 0;
+    for (guint i = 0; i < n; i++) {
+        double a = r[0]->message_end_s[i], b = r[1]->message_end_s[i];
+        if (isnan(a) || isnan(b))
+            continue;
+        compared++;
+        if (b > 0)
+            max_rel = MAX(max_rel, fabs(a - b) / b);
+    }
+    printf("%10u %8" G_GUINT64_FORMAT " %11.3f %11.0f %13.1f %11.3f %11.0f %13.1f %8.1f %9u %10.2e\n",
+           n, r[0]->n_events, wall[0], r[0]->n_events / MAX(wall[0], 1e-9),
+           (double)r[0]->n_rate_updates / MAX(r[0]->n_events, 1), wall[1],
+           r[1]->n_events / MAX(wall[1], 1e-9),
+           (double)r[1]->n_rate_updates / MAX(r[1]->n_events, 1), wall[1] / MAX(wall[0], 1e-9),
+           compared, max_rel);
+    fflush(stdout);
+    for (guint k = 0; k < 2; k++)
+        rs_flow_sim_result_free(r[k]);
+    g_free(msgs);
+    g_free(deps);
+}
+
 /* Fluid against chunked relays on the same messages. */
 static void
 compare_relays(const RsTopology *topo, guint n, gboolean one_phase)
@@ -233,6 +290,8 @@ static char *opt_workload = "rounds";
 static char *opt_rates = "exact";
 static gint opt_compare = 0;
 static gint opt_compare_relays = 0;
+static char *opt_exact = NULL;
+static gint opt_exact_events = 0;
 
 static GOptionEntry entries[] = {
     {"flows", 0, 0, G_OPTION_ARG_STRING, &opt_flows, "Message counts, comma-separated", "LIST"},
@@ -245,6 +304,11 @@ static GOptionEntry entries[] = {
      "Relays: chunked (default), fluid, or none (no dependencies)", "MODEL"},
     {"compare-relays", 0, 0, G_OPTION_ARG_INT, &opt_compare_relays,
      "Compare fluid with chunked relays on N messages", "N"},
+    {"exact-vs-global", 0, 0, G_OPTION_ARG_STRING, &opt_exact,
+     "Exact incremental against global rates at these concurrent flow counts (e.g. "
+     "10000,100000,1000000), over the same first event batches; only this table", "LIST"},
+    {"exact-events", 0, 0, G_OPTION_ARG_INT, &opt_exact_events,
+     "Event batches per case of --exact-vs-global (default 3·10^7 / flows, 20 to 2000)", "K"},
     {NULL},
 };
 
@@ -274,6 +338,21 @@ main(int argc, char **argv)
     if (topo == NULL) {
         fprintf(stderr, "bench-flow-sim: %s\n", error->message);
         return 2;
+    }
+    if (opt_exact != NULL) {
+        printf("exact incremental against global max-min rates, one phase of N messages (N "
+               "concurrent flows), no relays, the same first event batches in both\n"
+               "%10s %8s %11s %11s %13s %11s %11s %13s %8s %9s %10s\n",
+               "flows", "events", "exact s", "exact ev/s", "exact rates/ev", "global s",
+               "global ev/s", "global rates/ev", "g/e wall", "compared", "max rel");
+        g_auto(GStrv) ns = g_strsplit(opt_exact, ",", -1);
+        for (guint i = 0; ns[i] != NULL; i++) {
+            guint n = (guint)g_ascii_strtoull(ns[i], NULL, 10);
+            guint64 k = opt_exact_events > 0 ? (guint64)opt_exact_events
+                                             : CLAMP((guint64)(3e7 / MAX(n, 1)), 20, 2000);
+            exact_vs_global(topo, n, k);
+        }
+        return 0;
     }
     g_auto(GStrv) counts = g_strsplit(opt_flows, ",", -1);
     printf("topology %s: %u GPUs, %u links, %u scalable units, PXN %s; rates %s, relays %s\n",

@@ -199,6 +199,7 @@ rs_flow_sim_options_init(RsFlowSimOptions *options)
     options->progress_interval_s = 0.0;
     options->posting = RS_FLOW_SIM_POST_ROUNDS;
     options->round_fixed_s = 0.0;
+    options->max_events = 0;
 }
 
 void
@@ -2082,6 +2083,8 @@ sim_finish_stats(Sim *sim)
         for (guint i = sim->phase_first[p]; i < sim->phase_first[p + 1]; i++) {
             guint32 m = sim->phase_order[i];
             double end = res->message_end_s[m];
+            if (isnan(end))
+                continue; /* stopped before it arrived */
             res->phase_end_s[p] = MAX(res->phase_end_s[p], end);
             res->total_s = MAX(res->total_s, end);
             res->gpu_finish_s[sim->msgs[m].src] = MAX(res->gpu_finish_s[sim->msgs[m].src], end);
@@ -2099,6 +2102,8 @@ sim_finish_stats(Sim *sim)
             res->bottleneck_link = l;
         }
     }
+    if (res->stopped)
+        res->total_s = sim->now;
     if (res->n_buckets > 0)
         timeline_fit(sim, res->total_s);
 }
@@ -2204,6 +2209,13 @@ rs_flow_sim_run_messages(const RsFlowMessage *messages, guint n_messages, const 
             report_progress(&sim, FALSE);
         if (sim.n_done == n_messages)
             break;
+        if (sim.opt.max_events > 0 && res->n_events >= sim.opt.max_events) {
+            res->stopped = TRUE;
+            for (guint m = 0; m < n_messages; m++)
+                if (sim.state[m] != ST_DONE)
+                    res->message_start_s[m] = res->message_end_s[m] = NAN;
+            break;
+        }
         double t_timer = sim.timers->len ? g_array_index(sim.timers, Timer, 0).t : INFINITY;
         double t_flow = sim.heap_len ? flow_at(&sim, sim.heap[0])->complete_t : INFINITY;
         double t = MIN(t_timer, t_flow);

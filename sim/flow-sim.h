@@ -136,6 +136,8 @@ typedef struct {
     RsFlowSimPosting posting;   /* rounds (default) or whole phases */
     double round_fixed_s;       /* per round and rank: launch + sync before it posts, seconds
                                  * (rounds only; 0 by default) */
+    guint64 max_events;         /* stop after this many event batches (0: run to the end);
+                                 * the result then holds what happened so far (stopped) */
 } RsFlowSimOptions;
 
 /* Defaults: chunk_bytes 4 MiB (NCCL's default NCCL_BUFFSIZE, the size one channel stages per
@@ -172,6 +174,8 @@ typedef struct {
                                * chunks the chunked model sends */
     guint64 n_events;         /* event batches handled */
     guint64 n_rate_updates;   /* flow rates computed, summed over events (work measure) */
+    gboolean stopped;         /* max_events ended it early: messages not arrived have start
+                               * and end NAN, total_s is the time reached */
 
     RsFlowMessage *messages; /* [n_messages], copied from the input */
     guint32 *deps;           /* [n_deps] */
