@@ -527,6 +527,7 @@ typedef struct {
      * candidate faster than every earlier one overwrites it. */
     gboolean have_best;
     double best_s;
+    gint64 last_us; /* when the previous candidate was done (or the first began) */
 } CandidateOutputs;
 
 static gboolean
@@ -549,6 +550,12 @@ on_candidate(RsEvaluateStage stage, const RsPlan *plan, const RsEvaluation *e,
     case RS_EVALUATE_STAGE_DONE:
         break;
     }
+    /* Its row's time as soon as it is known (the table comes when every candidate is). */
+    gint64 now_us = g_get_monotonic_time();
+    rs_cli_progress("%s: %.4g s (%s), planned and simulated in %.1f s of wall time", label,
+                    e->predicted_s, e->flow != NULL ? "flow model" : "first-order",
+                    (now_us - o->last_us) / 1e6);
+    o->last_us = now_us;
     if (e->flow == NULL)
         return TRUE;
     if (!o->several) {
@@ -858,7 +865,8 @@ simulate_scenario(const char *cmd, const Settings *set, const RsScenario *scenar
         n_rows += req->row[i];
     if (!check_candidate_outputs(tried, n_tried, n_rows > 1, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    CandidateOutputs outputs = {build->topology, scenario->name, n_rows > 1, FALSE, 0};
+    CandidateOutputs outputs = {build->topology, scenario->name, n_rows > 1, FALSE, 0,
+                                g_get_monotonic_time()};
     RsEvaluatorOptions eo = {build->refit, build->topology,
                              set->use_flow ? &set->flow_options : NULL,
                              opt_check, on_candidate, &outputs};

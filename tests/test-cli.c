@@ -290,6 +290,28 @@ test_bottleneck_json(void)
     run_result_clear(&r);
 }
 
+/* --relays picks the model and the last line names it (--relays fluid used to leave the
+ * chunked model in place); each candidate's time goes to stderr as soon as it is known. */
+static void
+test_relays_models(void)
+{
+    static const char *const models[][2] = {
+        {"rounds", "each rank posts its rounds one after another"},
+        {"chunked", "relays pipelined in chunks of 4 MiB"},
+        {"fluid", "relays pipelined as fluid flows in chunks of 4 MiB"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(models); i++) {
+        const char *args[] = {"simulate", "--strategy", "direct", "--layers", "3-3",
+                              "--relays", models[i][0], NULL};
+        RunResult r = run_reshard(args);
+        g_assert_cmpint(r.exit_code, ==, 0);
+        assert_contains(r.out, models[i][1]);
+        assert_contains(r.err, "direct: ");
+        assert_contains(r.err, "s (flow model), planned and simulated in ");
+        run_result_clear(&r);
+    }
+}
+
 /* An explicit message list on tests/data/two-node.yaml (NIC 5 GB/s, 10 us per NIC link,
  * 2 us overhead; NVLink 100 GB/s, 1 us): a relay 0 → 2 → 3 of 10 MB in 4 chunks of 2.5 MB
  * (the first hop over the network, the second over NVLink) and a 1 MB NVLink message in
@@ -1534,6 +1556,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/simulate/progress-messages", test_progress_messages);
     g_test_add_func("/cli/models", test_models);
     g_test_add_func("/cli/stdout-write-error", test_stdout_write_error);
+    g_test_add_func("/cli/relays-models", test_relays_models);
     for (guint i = 0; i < G_N_ELEMENTS(layout_cases); i++) {
         g_autofree char *path = g_strdup_printf("/cli/layout/json/%s", layout_cases[i].name);
         g_test_add_data_func(path, &layout_cases[i], test_layout_json);

@@ -823,6 +823,29 @@ test_exact_matches_global(void)
     g_test_message("exact against global: message end times within %.2e", worst);
 }
 
+/* max_events stops after that many event batches: on flat, two NVLink messages (1 and
+ * 2 MB, their own GPUs) have batches at 0 (posted), 2 us (overhead paid), 4 us (latency
+ * paid), 14 us and 24 us (arrivals); after 4 the first has arrived, the second has not. */
+static void
+test_max_events(void)
+{
+    g_autoptr(RsTopology) topo = load(flat_yaml);
+    const Msg rows[] = {{0, 1, 1000000, 0, NODEPS}, {2, 3, 2000000, 0, NODEPS}};
+    RsFlowSimOptions opt;
+    phases_options(&opt);
+    opt.max_events = 4;
+    g_autoptr(RsFlowSimResult) r = simulate(topo, rows, 2, &opt);
+    g_assert_true(r->stopped);
+    g_assert_cmpuint(r->n_events, ==, 4);
+    assert_time(r->message_end_s[0], 4 * US + 1e6 / NV_BW);
+    g_assert_true(isnan(r->message_end_s[1]) && isnan(r->message_start_s[1]));
+    assert_time(r->total_s, r->message_end_s[0]);
+    opt.max_events = 0;
+    g_autoptr(RsFlowSimResult) whole = simulate(topo, rows, 2, &opt);
+    g_assert_false(whole->stopped);
+    assert_time(whole->total_s, 4 * US + 2e6 / NV_BW);
+}
+
 /* --- phases, local copies, zero bytes --- */
 
 static void
@@ -1246,6 +1269,7 @@ main(int argc, char **argv)
     g_test_add_func("/flow-sim/rounds/max-ops", test_rounds_max_ops);
     g_test_add_func("/flow-sim/rounds/relay", test_rounds_relay);
     g_test_add_func("/flow-sim/exact-matches-global", test_exact_matches_global);
+    g_test_add_func("/flow-sim/max-events", test_max_events);
     g_test_add_func("/flow-sim/phases", test_phases);
     g_test_add_func("/flow-sim/deterministic", test_deterministic);
     g_test_add_func("/flow-sim/timeline", test_timeline);
