@@ -44,10 +44,13 @@ enum {
     ST_LATENCY,    /* first chunk paying route latency */
     ST_ACTIVE,     /* a flow taking bandwidth */
     ST_WAIT_LOCAL, /* a local copy waiting for its dependencies */
-    ST_DONE,
+    ST_COPY_LOCAL, /* a local copy paying its pre + post time (GPU-side costs) */
+    ST_DONE,       /* its bytes arrived (its post time may still be running) */
 };
 
-enum { TIMER_OVERHEAD_DONE, TIMER_ACTIVATE, TIMER_ROUND };
+/* TIMER_POST_DONE: a network message's post time (unpack) ended; TIMER_LOCAL_DONE: a local
+ * copy's pre + post time ended; TIMER_ROUND: a rank posts its next round. */
+enum { TIMER_OVERHEAD_DONE, TIMER_ACTIVATE, TIMER_POST_DONE, TIMER_LOCAL_DONE, TIMER_ROUND };
 
 /* Fluid relays: a gap of progress (fraction of a message) this small is closed; a
  * dependency's bytes this close to a threshold have reached it. */
@@ -198,6 +201,8 @@ rs_flow_sim_options_init(RsFlowSimOptions *options)
     options->progress_data = NULL;
     options->progress_interval_s = 0.0;
     options->posting = RS_FLOW_SIM_POST_ROUNDS;
+    options->message_pre_s = NULL;
+    options->message_post_s = NULL;
     options->round_fixed_s = 0.0;
     options->max_events = 0;
 }
@@ -734,6 +739,34 @@ deps_ready(Sim *sim, guint32 m, guint32 k)
 static void notify_dependents(Sim *sim, guint32 m);
 static void rounds_message_done(Sim *sim, guint32 m);
 
+/* GPU-side costs of message @m (RsFlowSimOptions.message_pre_s / message_post_s). */
+static inline double
+pre_s(const Sim *sim, guint32 m)
+{
+    return sim->opt.message_pre_s != NULL ? sim->opt.message_pre_s[m] : 0.0;
+}
+
+static inline double
+post_s(const Sim *sim, guint32 m)
+{
+    return sim->opt.message_post_s != NULL ? sim->opt.message_post_s[m] : 0.0;
+}
+
+/* Message @m counts as arrived (its post time is over): its end time, its phase. */
+static void
+complete(Sim *sim, guint32 m)
+{
+    sim->res->message_end_s[m] = sim->now;
+    if (isnan(sim->res->message_start_s[m]))
+        sim->res->message_start_s[m] = sim->now;
+    sim->n_done++;
+    sim->remaining_in_phase--;
+    if (sim->rounds)
+        rounds_message_done(sim, m);
+}
+
+/* The last byte of @m arrived (a local copy: its copy ended): its dependents may go on;
+ * with a post time, it counts as arrived when that time is over (TIMER_POST_DONE). */
 static void
 finish(Sim *sim, guint32 m)
 {
@@ -741,23 +774,31 @@ finish(Sim *sim, guint32 m)
         flow_stop(sim, m);
     sim->state[m] = ST_DONE;
     sim->delivered[m] = sim->msgs[m].size_bytes;
-    sim->res->message_end_s[m] = sim->now;
-    if (isnan(sim->res->message_start_s[m]))
-        sim->res->message_start_s[m] = sim->now;
-    sim->n_done++;
     if (sim->msgs[m].src != sim->msgs[m].dst)
         sim->bytes_done += sim->msgs[m].size_bytes;
-    sim->remaining_in_phase--;
-    if (sim->rounds)
-        rounds_message_done(sim, m);
+    if (sim->msgs[m].src != sim->msgs[m].dst && post_s(sim, m) > 0.0) {
+        if (isnan(sim->res->message_start_s[m]))
+            sim->res->message_start_s[m] = sim->now;
+        timer_push(sim, sim->now + post_s(sim, m), m, TIMER_POST_DONE);
+    } else {
+        complete(sim, m);
+    }
     notify_dependents(sim, m);
 }
 
 static void
 try_local(Sim *sim, guint32 m)
 {
-    if (deps_ready(sim, m, sim->n_chunks[m] - 1))
-        finish(sim, m);
+    if (!deps_ready(sim, m, sim->n_chunks[m] - 1))
+        return;
+    double copy_s = pre_s(sim, m) + post_s(sim, m);
+    if (copy_s > 0.0) {
+        sim->state[m] = ST_COPY_LOCAL;
+        sim->res->message_start_s[m] = sim->now;
+        timer_push(sim, sim->now + copy_s, m, TIMER_LOCAL_DONE);
+        return;
+    }
+    finish(sim, m);
 }
 
 static void
@@ -1019,7 +1060,7 @@ post_message(Sim *sim, guint32 m)
     sim->state[m] = ST_OVERHEAD;
     if (deps_ready(sim, m, 0))
         sim->res->message_start_s[m] = sim->now;
-    timer_push(sim, sim->now + rs_topology_get_message_overhead_s(sim->topo), m,
+    timer_push(sim, sim->now + rs_topology_get_message_overhead_s(sim->topo) + pre_s(sim, m), m,
                TIMER_OVERHEAD_DONE);
 }
 
@@ -1099,6 +1140,14 @@ handle_timer(Sim *sim, const Timer *tm)
     if (tm->kind == TIMER_OVERHEAD_DONE) {
         sim->state[m] = ST_WAIT;
         try_start(sim, m);
+        return;
+    }
+    if (tm->kind == TIMER_POST_DONE) {
+        complete(sim, m);
+        return;
+    }
+    if (tm->kind == TIMER_LOCAL_DONE) {
+        finish(sim, m);
         return;
     }
     /* TIMER_ACTIVATE: the first chunk's latency is paid. */
@@ -1919,6 +1968,7 @@ setup_chunks(Sim *sim, RsFlowSimResult *res)
         }
         sim->slot[m] = NO_SLOT;
         res->message_start_s[m] = NAN;
+        res->message_end_s[m] = NAN;
         if (msgs[m].src != msgs[m].dst) {
             res->n_network_messages++;
             res->bytes_moved += size;
@@ -2212,8 +2262,8 @@ rs_flow_sim_run_messages(const RsFlowMessage *messages, guint n_messages, const 
         if (sim.opt.max_events > 0 && res->n_events >= sim.opt.max_events) {
             res->stopped = TRUE;
             for (guint m = 0; m < n_messages; m++)
-                if (sim.state[m] != ST_DONE)
-                    res->message_start_s[m] = res->message_end_s[m] = NAN;
+                if (isnan(res->message_end_s[m]))
+                    res->message_start_s[m] = NAN; /* not arrived (or still unpacking) */
             break;
         }
         double t_timer = sim.timers->len ? g_array_index(sim.timers, Timer, 0).t : INFINITY;

@@ -96,7 +96,8 @@
  *    one-flow constraints (progressive filling over links and caps, Bertsekas & Gallager
  *    §6.5.2). Measured against the chunked model: tests/test-flow-sim.c (chains exact,
  *    random relay trees) and the README's benchmark notes.
- *  - A local copy (src == dst) takes no time; it completes once its dependencies arrived.
+ *  - A local copy (src == dst) takes no time (without GPU-side costs: message_pre_s and
+ *    message_post_s below); it completes once its dependencies arrived.
  * Same inputs give bit-identical results (all ties are broken by index).
  */
 #pragma once
@@ -166,18 +167,30 @@ typedef struct {
                                      * time and once when finished */
     gpointer progress_data;
     double progress_interval_s; /* 0: 0.25 s */
-    RsFlowSimPosting posting;   /* rounds (default) or whole phases */
-    double round_fixed_s;       /* per round and rank: launch + sync before it posts, seconds
-                                 * (rounds only; 0 by default) */
-    guint64 max_events;         /* stop after this many event batches (0: run to the end);
-                                 * the result then holds what happened so far (stopped) */
+    RsFlowSimPosting posting; /* rounds (default) or whole phases */
+    /* GPU-side costs (sim/gpu-cost.h computes them from a plan and its topology): */
+    const double *message_pre_s;  /* (nullable) [n_messages]: per message, seconds its sender
+                                   * spends (packing) after its phase is posted, on top of the
+                                   * software overhead, before its first byte may move; a
+                                   * local copy (src == dst) takes pre + post seconds once its
+                                   * dependencies arrived, and its dependents wait for that */
+    const double *message_post_s; /* (nullable) [n_messages]: per message, seconds its
+                                   * receiver spends (unpacking) after its last byte arrived;
+                                   * its end time and its phase's end wait for it, its
+                                   * dependents do not (a relay unpacks and forwards chunk by
+                                   * chunk as the bytes come); in rounds, its ranks' next
+                                   * round waits for it */
+    double round_fixed_s;         /* per round and rank: launch + synchronisation before it
+                                   * posts, seconds (rounds only; 0 by default) */
+    guint64 max_events;           /* stop after this many event batches (0: run to the end);
+                                   * the result then holds what happened so far (stopped) */
 } RsFlowSimOptions;
 
 /* Defaults: chunk_bytes 4 MiB (NCCL's default NCCL_BUFFSIZE, the size one channel stages per
  * pipelined step group), max_chunks_per_message 1024, RS_FLOW_SIM_RATES_EXACT,
  * n_timeline_buckets 20, RS_FLOW_SIM_POST_ROUNDS with round_fixed_s 0 (with
- * RS_FLOW_SIM_POST_PHASES: RS_FLOW_SIM_RELAYS_CHUNKED), no progress function, no
- * max_events. */
+ * RS_FLOW_SIM_POST_PHASES: RS_FLOW_SIM_RELAYS_CHUNKED), no progress function, no GPU-side
+ * costs, no max_events. */
 #define RS_FLOW_SIM_DEFAULT_CHUNK_BYTES (4u << 20)
 #define RS_FLOW_SIM_DEFAULT_MAX_CHUNKS 1024u
 #define RS_FLOW_SIM_DEFAULT_BUCKETS 20u
