@@ -1619,8 +1619,9 @@ recompute_exact(Sim *sim, guint32 set_epoch)
         guint32 iter = ++sim->epoch;
         fill(sim, set_epoch, iter);
         sim->res->n_rate_updates += sim->set->len;
-        /* Fluid relays: clamped followers are capped first in a new filling. */
-        if (sim->fluid && clamps < 4 && fluid_clamp(sim, set_epoch)) {
+        /* Fluid relays: a follower never outruns its dependency (clamped to its cap), and
+         * a clamped one is capped first in a new filling (a few times). */
+        if (sim->fluid && fluid_clamp(sim, set_epoch) && clamps < 4) {
             clamps++;
             continue;
         }
