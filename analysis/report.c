@@ -341,12 +341,19 @@ simulate_model_line(const RsSimulateReport *r, gboolean any_flow, GString *out)
         return;
     }
     g_string_append(out, "model: flow-level (max-min fair rates over NVLink, PCIe, NIC, leaf and "
-                         "spine links; latency before bandwidth; relays pipelined");
+                         "spine links; latency before bandwidth; ");
+    const RsFlowSimOptions *fo = r->flow_options;
+    if (fo == NULL || fo->posting == RS_FLOW_SIM_POST_ROUNDS)
+        g_string_append(out, "each rank posts its rounds one after another, a relay once what "
+                             "it forwards arrived");
+    else if (fo->chunk_bytes > 0)
+        g_string_append_printf(out, "relays pipelined%s in chunks of %.3g MiB",
+                               fo->relays == RS_FLOW_SIM_RELAYS_FLUID ? " as fluid flows" : "",
+                               fo->chunk_bytes / 1048576.0);
+    else
+        g_string_append(out, "relays once what they forward arrived");
     if (copies)
         g_string_append(out, "; the topology's copy rates are not simulated");
-    if (r->flow_options != NULL && r->flow_options->chunk_bytes > 0)
-        g_string_append_printf(out, " in chunks of %.3g MiB",
-                               r->flow_options->chunk_bytes / 1048576.0);
     g_string_append_printf(out, "); first-order: busiest link%s + per-message latency of "
                                 "the busiest rank, per phase\n",
                            copies ? " or copies, the larger," : "");

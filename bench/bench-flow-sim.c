@@ -14,17 +14,22 @@
  *   one-phase  the same messages all in one phase, as a direct plan posts them: concurrency
  *              grows with the total, so the cost per flow grows too.
  *
- * --compare N also simulates N messages of each workload with local, neighbours and
- * global (exact max-min) rate recomputation and prints how far the first two are from
- * the exact times. --compare-relays N simulates N messages of each workload with fluid and
+ * --compare N also simulates N messages of each workload with exact (incremental), local,
+ * neighbours and global (exact max-min at every event) rate recomputation and prints how
+ * far the first three are from global's times. --exact-vs-global 10000,100000,1000000
+ * prints only the table of exact against global at those concurrent flow counts (one
+ * phase, no relays), both over the same first event batches: events per second, rates
+ * computed per event, the wall ratio and the largest per-message difference. --compare-relays N simulates N messages of each workload with fluid and
  * chunked relays and prints the fluid total and message end times against the chunked
  * ones and the wall-time ratio chunked / fluid (same run). --relays none drops the
  * dependencies (no relays: the "10^6 messages without relays" case), and the table then
  * ends with the wall time of the largest case over its 5 s target.
  *
  * Usage: bench-flow-sim [--flows 10000,100000,1000000] [--workload rounds|one-phase|all]
- *                       [--rates local|global] [--relays fluid|chunked|none] [--compare N]
- *                       [--compare-relays N]
+ *                       [--rates exact|local|neighbours|global]
+ *                       [--relays fluid|chunked|none] [--compare N] [--compare-relays N]
+ *                       [--exact-vs-global LIST [--exact-events K]]
+ * Every case posts whole phases (RS_FLOW_SIM_POST_PHASES): the workloads carry no rounds.
  * Not a test: it measures, it does not assert.
  */
 #include "base/data.h"
@@ -75,7 +80,7 @@ build_workload(guint n, guint n_gpus, guint gpus_per_node, gboolean one_phase,
         if (dst == src)
             dst = (src + 1) % n_gpus;
         guint64 size = (guint64)g_rand_int_range(rand, 1, 17) << 20;
-        msgs[i] = (RsFlowMessage){src, dst, phase, size, n_deps, 0};
+        msgs[i] = (RsFlowMessage){src, dst, phase, size, n_deps, 0, 0};
         /* A relay: forward the previous message of the phase from where it arrived. */
         if (relays && i % 16 == 15 && i > 0 && msgs[i - 1].phase == phase) {
             msgs[i].src = msgs[i - 1].dst;
@@ -96,19 +101,21 @@ build_workload(guint n, guint n_gpus, guint gpus_per_node, gboolean one_phase,
 static void
 compare_rates(const RsTopology *topo, guint n, gboolean one_phase)
 {
-    static const RsFlowSimRates modes[] = {RS_FLOW_SIM_RATES_GLOBAL, RS_FLOW_SIM_RATES_LOCAL,
-                                           RS_FLOW_SIM_RATES_NEIGHBOURS};
-    static const char *const names[] = {"global", "local", "neighbours"};
+    static const RsFlowSimRates modes[] = {RS_FLOW_SIM_RATES_GLOBAL, RS_FLOW_SIM_RATES_EXACT,
+                                           RS_FLOW_SIM_RATES_LOCAL, RS_FLOW_SIM_RATES_NEIGHBOURS};
+    static const char *const names[] = {"global", "exact", "local", "neighbours"};
+    enum { N_MODES = G_N_ELEMENTS(modes) };
     RsFlowMessage *msgs;
     guint32 *deps;
     guint n_deps;
     build_workload(n, rs_topology_get_n_gpus(topo), rs_topology_get_gpus_per_node(topo), one_phase,
                    &msgs, &deps, &n_deps);
-    RsFlowSimResult *r[3];
-    double wall[3];
-    for (guint k = 0; k < 3; k++) {
+    RsFlowSimResult *r[N_MODES];
+    double wall[N_MODES];
+    for (guint k = 0; k < N_MODES; k++) {
         RsFlowSimOptions opt;
         rs_flow_sim_options_init(&opt);
+        opt.posting = RS_FLOW_SIM_POST_PHASES;
         opt.rates = modes[k];
         gint64 t0 = g_get_monotonic_time();
         r[k] = rs_flow_sim_run_messages(msgs, n, deps, n_deps, topo, &opt, NULL);
@@ -117,7 +124,7 @@ compare_rates(const RsTopology *topo, guint n, gboolean one_phase)
     }
     printf("%-9s %u messages, exact (global): total %.9g s, wall %.3f s\n",
            one_phase ? "one-phase" : "rounds", n, r[0]->total_s, wall[0]);
-    for (guint k = 1; k < 3; k++) {
+    for (guint k = 1; k < N_MODES; k++) {
         double max_rel = 0.0, sum_rel = 0.0;
         for (guint i = 0; i < n; i++) {
             double exact = r[0]->message_end_s[i];
@@ -130,7 +137,59 @@ compare_rates(const RsTopology *topo, guint n, gboolean one_phase)
                names[k], (r[k]->total_s - r[0]->total_s) / r[0]->total_s, max_rel, sum_rel / n,
                wall[k]);
     }
-    for (guint k = 0; k < 3; k++)
+    for (guint k = 0; k < N_MODES; k++)
+        rs_flow_sim_result_free(r[k]);
+    g_free(msgs);
+    g_free(deps);
+}
+
+/* Exact incremental rates against global max-min at high concurrency: n messages of the
+ * one-phase workload without relays are n concurrent flows at the start. Both modes run the
+ * same first @events event batches (global cannot finish 10^6 concurrent flows: every
+ * batch recomputes every flow); the messages that arrived in both are compared. */
+static void
+exact_vs_global(const RsTopology *topo, guint n, guint64 events)
+{
+    char *saved = opt_relays;
+    opt_relays = "none";
+    RsFlowMessage *msgs;
+    guint32 *deps;
+    guint n_deps;
+    build_workload(n, rs_topology_get_n_gpus(topo), rs_topology_get_gpus_per_node(topo), TRUE,
+                   &msgs, &deps, &n_deps);
+    opt_relays = saved;
+    RsFlowSimResult *r[2];
+    double wall[2];
+    for (guint k = 0; k < 2; k++) {
+        RsFlowSimOptions opt;
+        rs_flow_sim_options_init(&opt);
+        opt.posting = RS_FLOW_SIM_POST_PHASES;
+        opt.rates = k == 0 ? RS_FLOW_SIM_RATES_EXACT : RS_FLOW_SIM_RATES_GLOBAL;
+        opt.max_events = events;
+        opt.n_timeline_buckets = 0;
+        gint64 t0 = g_get_monotonic_time();
+        r[k] = rs_flow_sim_run_messages(msgs, n, deps, n_deps, topo, &opt, NULL);
+        wall[k] = (g_get_monotonic_time() - t0) / 1e6;
+        g_assert(r[k] != NULL);
+    }
+    double max_rel = 0.0;
+    guint compared = 0;
+    for (guint i = 0; i < n; i++) {
+        double a = r[0]->message_end_s[i], b = r[1]->message_end_s[i];
+        if (isnan(a) || isnan(b))
+            continue;
+        compared++;
+        if (b > 0)
+            max_rel = MAX(max_rel, fabs(a - b) / b);
+    }
+    printf("%10u %8" G_GUINT64_FORMAT " %11.3f %11.0f %13.1f %11.3f %11.0f %13.1f %8.1f %9u %10.2e\n",
+           n, r[0]->n_events, wall[0], r[0]->n_events / MAX(wall[0], 1e-9),
+           (double)r[0]->n_rate_updates / MAX(r[0]->n_events, 1), wall[1],
+           r[1]->n_events / MAX(wall[1], 1e-9),
+           (double)r[1]->n_rate_updates / MAX(r[1]->n_events, 1), wall[1] / MAX(wall[0], 1e-9),
+           compared, max_rel);
+    fflush(stdout);
+    for (guint k = 0; k < 2; k++)
         rs_flow_sim_result_free(r[k]);
     g_free(msgs);
     g_free(deps);
@@ -150,6 +209,7 @@ compare_relays(const RsTopology *topo, guint n, gboolean one_phase)
     for (guint k = 0; k < 2; k++) {
         RsFlowSimOptions opt;
         rs_flow_sim_options_init(&opt);
+        opt.posting = RS_FLOW_SIM_POST_PHASES;
         opt.relays = k == 0 ? RS_FLOW_SIM_RELAYS_CHUNKED : RS_FLOW_SIM_RELAYS_FLUID;
         gint64 t0 = g_get_monotonic_time();
         r[k] = rs_flow_sim_run_messages(msgs, n, deps, n_deps, topo, &opt, NULL);
@@ -196,9 +256,10 @@ run_case(const RsTopology *topo, guint n, gboolean one_phase, RsFlowSimRates rat
                        one_phase, &msgs, &deps, &n_deps);
         RsFlowSimOptions opt;
         rs_flow_sim_options_init(&opt);
+        opt.posting = RS_FLOW_SIM_POST_PHASES;
         opt.rates = rates;
-        opt.relays =
-            strcmp(opt_relays, "fluid") == 0 ? RS_FLOW_SIM_RELAYS_FLUID : RS_FLOW_SIM_RELAYS_CHUNKED;
+        opt.relays = strcmp(opt_relays, "fluid") == 0 ? RS_FLOW_SIM_RELAYS_FLUID
+                                                      : RS_FLOW_SIM_RELAYS_CHUNKED;
         g_autoptr(GError) error = NULL;
         gint64 t0 = g_get_monotonic_time();
         RsFlowSimResult *r = rs_flow_sim_run_messages(msgs, n, deps, n_deps, topo, &opt, &error);
@@ -226,21 +287,28 @@ run_case(const RsTopology *topo, guint n, gboolean one_phase, RsFlowSimRates rat
 
 static char *opt_flows = "10000,100000,1000000";
 static char *opt_workload = "rounds";
-static char *opt_rates = "local";
+static char *opt_rates = "exact";
 static gint opt_compare = 0;
 static gint opt_compare_relays = 0;
+static char *opt_exact = NULL;
+static gint opt_exact_events = 0;
 
 static GOptionEntry entries[] = {
     {"flows", 0, 0, G_OPTION_ARG_STRING, &opt_flows, "Message counts, comma-separated", "LIST"},
     {"workload", 0, 0, G_OPTION_ARG_STRING, &opt_workload, "rounds, one-phase or all", "NAME"},
     {"rates", 0, 0, G_OPTION_ARG_STRING, &opt_rates,
-     "Rate recomputation: local, neighbours or global", "MODE"},
+     "Rate recomputation: exact (default), local, neighbours or global", "MODE"},
     {"compare", 0, 0, G_OPTION_ARG_INT, &opt_compare,
      "Compare local with exact (global) rates on N messages", "N"},
     {"relays", 0, 0, G_OPTION_ARG_STRING, &opt_relays,
      "Relays: chunked (default), fluid, or none (no dependencies)", "MODEL"},
     {"compare-relays", 0, 0, G_OPTION_ARG_INT, &opt_compare_relays,
      "Compare fluid with chunked relays on N messages", "N"},
+    {"exact-vs-global", 0, 0, G_OPTION_ARG_STRING, &opt_exact,
+     "Exact incremental against global rates at these concurrent flow counts (e.g. "
+     "10000,100000,1000000), over the same first event batches; only this table", "LIST"},
+    {"exact-events", 0, 0, G_OPTION_ARG_INT, &opt_exact_events,
+     "Event batches per case of --exact-vs-global (default 3·10^7 / flows, 20 to 2000)", "K"},
     {NULL},
 };
 
@@ -258,7 +326,8 @@ main(int argc, char **argv)
     }
     RsFlowSimRates rates = strcmp(opt_rates, "global") == 0       ? RS_FLOW_SIM_RATES_GLOBAL
                            : strcmp(opt_rates, "neighbours") == 0 ? RS_FLOW_SIM_RATES_NEIGHBOURS
-                                                                  : RS_FLOW_SIM_RATES_LOCAL;
+                           : strcmp(opt_rates, "local") == 0      ? RS_FLOW_SIM_RATES_LOCAL
+                                                                  : RS_FLOW_SIM_RATES_EXACT;
     g_autofree char *path = rs_data_find("topologies", "dgx-h100", &error);
     if (path == NULL) {
         fprintf(stderr, "bench-flow-sim: %s\n", error->message);
@@ -269,6 +338,21 @@ main(int argc, char **argv)
     if (topo == NULL) {
         fprintf(stderr, "bench-flow-sim: %s\n", error->message);
         return 2;
+    }
+    if (opt_exact != NULL) {
+        printf("exact incremental against global max-min rates, one phase of N messages (N "
+               "concurrent flows), no relays, the same first event batches in both\n"
+               "%10s %8s %11s %11s %13s %11s %11s %13s %8s %9s %10s\n",
+               "flows", "events", "exact s", "exact ev/s", "exact rates/ev", "global s",
+               "global ev/s", "global rates/ev", "g/e wall", "compared", "max rel");
+        g_auto(GStrv) ns = g_strsplit(opt_exact, ",", -1);
+        for (guint i = 0; ns[i] != NULL; i++) {
+            guint n = (guint)g_ascii_strtoull(ns[i], NULL, 10);
+            guint64 k = opt_exact_events > 0 ? (guint64)opt_exact_events
+                                             : CLAMP((guint64)(3e7 / MAX(n, 1)), 20, 2000);
+            exact_vs_global(topo, n, k);
+        }
+        return 0;
     }
     g_auto(GStrv) counts = g_strsplit(opt_flows, ",", -1);
     printf("topology %s: %u GPUs, %u links, %u scalable units, PXN %s; rates %s, relays %s\n",

@@ -109,13 +109,17 @@ static GOptionEntry entries[] = {
      "messages)",
      "SIZE"},
     {"rates", 0, 0, G_OPTION_ARG_STRING, &opt_rates,
-     "Rate recomputation: local (flows sharing a link with a change, then bounded "
-     "propagation; default), neighbours (no propagation: fastest) or global (exact max-min "
-     "at every event: slowest)",
+     "Rate recomputation: exact (incremental: the flows whose bottleneck a change moves; "
+     "default), local (flows sharing a link with a change, then bounded propagation: "
+     "inexact), neighbours (no propagation: least exact) or global (every flow at every "
+     "event: exact, slowest)",
      "MODE"},
     {"relays", 0, 0, G_OPTION_ARG_STRING, &opt_relays,
-     "Pipelined relays: chunked (every chunk its own flow: the reference; default) or fluid "
-     "(one flow per message that follows what it forwards once caught up)",
+     "rounds (every rank posts the plan's rounds one after another, as `reshard run` does: "
+     "a relay starts in its later round, once what it forwards arrived; the default), or "
+     "pipelined relays with whole phases posted at once: chunked (every chunk its own flow; "
+     "the default with --messages, whose rows have no rounds) or fluid (one flow per "
+     "message that follows what it forwards once caught up)",
      "MODEL"},
     {NULL},
 };
@@ -254,21 +258,31 @@ parse_flow_options(RsFlowSimOptions *opt, gboolean *use_flow, GError **error)
             opt->rates = RS_FLOW_SIM_RATES_GLOBAL;
         } else if (strcmp(opt_rates, "neighbours") == 0) {
             opt->rates = RS_FLOW_SIM_RATES_NEIGHBOURS;
-        } else if (strcmp(opt_rates, "local") != 0) {
+        } else if (strcmp(opt_rates, "local") == 0) {
+            opt->rates = RS_FLOW_SIM_RATES_LOCAL;
+        } else if (strcmp(opt_rates, "exact") != 0) {
             g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "--rates: unknown mode \"%s\" (known: local, neighbours, global)",
+                        "--rates: unknown mode \"%s\" (known: exact, local, neighbours, global)",
                         opt_rates);
             return FALSE;
         }
     }
-    if (opt_relays != NULL) {
-        if (strcmp(opt_relays, "chunked") == 0) {
-            opt->relays = RS_FLOW_SIM_RELAYS_CHUNKED;
-        } else if (strcmp(opt_relays, "fluid") != 0) {
-            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "--relays: unknown model \"%s\" (known: fluid, chunked)", opt_relays);
-            return FALSE;
-        }
+    /* A message list has no rounds: its relays pipeline as its depends_on says. */
+    const char *relays = opt_relays != NULL     ? opt_relays
+                         : opt_messages != NULL ? "chunked"
+                                                : "rounds";
+    if (strcmp(relays, "rounds") == 0) {
+        opt->posting = RS_FLOW_SIM_POST_ROUNDS;
+    } else if (strcmp(relays, "chunked") == 0) {
+        opt->posting = RS_FLOW_SIM_POST_PHASES;
+        opt->relays = RS_FLOW_SIM_RELAYS_CHUNKED;
+    } else if (strcmp(relays, "fluid") == 0) {
+        opt->posting = RS_FLOW_SIM_POST_PHASES;
+        opt->relays = RS_FLOW_SIM_RELAYS_FLUID;
+    } else {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--relays: unknown model \"%s\" (known: rounds, chunked, fluid)", relays);
+        return FALSE;
     }
     if (opt_chunk_size != NULL) {
         guint64 bytes;
@@ -513,6 +527,7 @@ typedef struct {
      * candidate faster than every earlier one overwrites it. */
     gboolean have_best;
     double best_s;
+    gint64 last_us; /* when the previous candidate was done (or the first began) */
 } CandidateOutputs;
 
 static gboolean
@@ -535,6 +550,12 @@ on_candidate(RsEvaluateStage stage, const RsPlan *plan, const RsEvaluation *e,
     case RS_EVALUATE_STAGE_DONE:
         break;
     }
+    /* Its row's time as soon as it is known (the table comes when every candidate is). */
+    gint64 now_us = g_get_monotonic_time();
+    rs_cli_progress("%s: %.4g s (%s), planned and simulated in %.1f s of wall time", label,
+                    e->predicted_s, e->flow != NULL ? "flow model" : "first-order",
+                    (now_us - o->last_us) / 1e6);
+    o->last_us = now_us;
     if (e->flow == NULL)
         return TRUE;
     if (!o->several) {
@@ -841,7 +862,8 @@ simulate_scenario(const char *cmd, const Settings *set, const RsScenario *scenar
         n_rows += req->row[i];
     if (!check_candidate_outputs(tried, n_tried, n_rows > 1, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    CandidateOutputs outputs = {build->topology, scenario->name, n_rows > 1, FALSE, 0};
+    CandidateOutputs outputs = {build->topology, scenario->name, n_rows > 1, FALSE, 0,
+                                g_get_monotonic_time()};
     RsEvaluatorOptions eo = {build->refit, build->topology,
                              set->use_flow ? &set->flow_options : NULL,
                              opt_check, on_candidate, &outputs};

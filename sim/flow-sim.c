@@ -49,8 +49,8 @@ enum {
 };
 
 /* TIMER_POST_DONE: a network message's post time (unpack) ended; TIMER_LOCAL_DONE: a local
- * copy's pre + post time ended. */
-enum { TIMER_OVERHEAD_DONE, TIMER_ACTIVATE, TIMER_POST_DONE, TIMER_LOCAL_DONE };
+ * copy's pre + post time ended; TIMER_ROUND: a rank posts its next round. */
+enum { TIMER_OVERHEAD_DONE, TIMER_ACTIVATE, TIMER_POST_DONE, TIMER_LOCAL_DONE, TIMER_ROUND };
 
 /* Fluid relays: a gap of progress (fraction of a message) this small is closed; a
  * dependency's bytes this close to a threshold have reached it. */
@@ -82,10 +82,10 @@ typedef struct {
     double last_t;    /* time remaining was last brought up to date */
     double complete_t;
     guint32 heap_pos;
-    guint32 mark;   /* epoch of membership of the recomputed set */
-    guint32 frozen; /* epoch in which its new rate was fixed */
-    double cap_hint;     /* fluid relays: the cap a clamp found, for the next filling */
-    guint32 hint_epoch;  /* the set epoch cap_hint belongs to */
+    guint32 mark;       /* epoch of membership of the recomputed set */
+    guint32 frozen;     /* epoch in which its new rate was fixed */
+    double cap_hint;    /* fluid relays: the cap a clamp found, for the next filling */
+    guint32 hint_epoch; /* the set epoch cap_hint belongs to */
 } Flow;
 
 typedef struct {
@@ -115,6 +115,9 @@ typedef struct {
     double old_sum, new_sum;
     double freeze_share; /* the share its flows froze at in the last fill, or −1 */
     double max_rate;     /* an upper bound of the rates of its flows (exact after a scan) */
+    double lost;         /* exact rates: bytes/s of the flows that left it since the last
+                          * recomputation, and the largest of their rates */
+    double lost_max;
 } LinkState;
 
 typedef struct {
@@ -163,12 +166,24 @@ typedef struct {
     double now;
     /* fluid relays */
     gboolean fluid;
-    double *phi;          /* [n]: its chunk as a fraction of its bytes (1: unchunked) */
+    double *phi;           /* [n]: its chunk as a fraction of its bytes (1: unchunked) */
     guint32 *n_chunks_ref; /* [n]: the chunks the chunked model sends for it */
-    gboolean *capped;     /* [n_deps]: dependency edge binding: the message caught up with
-                           * that dependency and follows it at its pace */
-    GArray *forced;       /* guint32 flow slots to recompute at the next batch */
-    GArray *cheap;        /* LinkKey (share: a cap in bytes/s, link: a flow slot) */
+    gboolean *capped;      /* [n_deps]: dependency edge binding: the message caught up with
+                            * that dependency and follows it at its pace */
+    GArray *forced;        /* guint32 flow slots to recompute at the next batch */
+    GArray *fresh;         /* exact rates: guint32 flow slots started since the last batch */
+    GArray *cheap;         /* LinkKey (share: a cap in bytes/s, link: a flow slot) */
+    gboolean exact;        /* RS_FLOW_SIM_RATES_EXACT without fluid relays */
+    /* rounds (RS_FLOW_SIM_POST_ROUNDS) */
+    gboolean rounds;
+    guint n_gpus;
+    guint *rank_first;    /* [n_gpus + 1]: CSR into rank_msgs */
+    guint32 *rank_msgs;   /* the messages of each rank (sent, received or local copies) by
+                           * (phase, round, index) */
+    guint *rank_next;     /* [n_gpus]: its first message not yet posted */
+    guint *rank_pending;  /* [n_gpus]: messages of its posted round not yet arrived */
+    guint8 *rank_waiting; /* [n_gpus]: its next round's post is scheduled */
+    guint8 *ends_posted;  /* [n]: how many of its ranks posted its round */
     /* progress */
     guint64 bytes_done;
     gint64 start_us, next_progress_us;
@@ -179,15 +194,17 @@ rs_flow_sim_options_init(RsFlowSimOptions *options)
 {
     options->chunk_bytes = RS_FLOW_SIM_DEFAULT_CHUNK_BYTES;
     options->max_chunks_per_message = RS_FLOW_SIM_DEFAULT_MAX_CHUNKS;
-    options->rates = RS_FLOW_SIM_RATES_LOCAL;
+    options->rates = RS_FLOW_SIM_RATES_EXACT;
     options->n_timeline_buckets = RS_FLOW_SIM_DEFAULT_BUCKETS;
     options->relays = RS_FLOW_SIM_RELAYS_CHUNKED;
     options->progress = NULL;
     options->progress_data = NULL;
     options->progress_interval_s = 0.0;
+    options->posting = RS_FLOW_SIM_POST_ROUNDS;
     options->message_pre_s = NULL;
     options->message_post_s = NULL;
     options->round_fixed_s = 0.0;
+    options->max_events = 0;
 }
 
 void
@@ -626,11 +643,13 @@ flow_start(Sim *sim, guint32 m)
     Flow *f = flow_init(sim, slot, m);
     guint32 route[RS_TOPOLOGY_MAX_ROUTE];
     guint n_route = rs_topology_route(sim->topo, sim->msgs[m].src, sim->msgs[m].dst, route);
-    f->remaining = sim->fluid ? (double)sim->msgs[m].size_bytes
-                              : (double)chunk_bytes(sim, m, sim->chunk[m]);
+    f->remaining =
+        sim->fluid ? (double)sim->msgs[m].size_bytes : (double)chunk_bytes(sim, m, sim->chunk[m]);
     for (guint i = 0; i < n_route; i++)
         flow_add_link(sim, slot, route[i], 1.0);
     heap_push(sim, slot);
+    if (sim->exact)
+        g_array_append_val(sim->fresh, slot);
     sim->slot[m] = slot;
     sim->state[m] = ST_ACTIVE;
     sim->n_active_flows++;
@@ -654,6 +673,8 @@ flow_release(Sim *sim, guint32 slot)
             continue;
         link_remove_item(sim, l, fl[i].pos);
         ls->used = ls->len == 0 ? 0.0 : ls->used - rate * fl[i].weight;
+        ls->lost += rate * fl[i].weight;
+        ls->lost_max = MAX(ls->lost_max, rate);
     }
     heap_remove(sim, slot);
     g_clear_pointer(&f->ext, g_free);
@@ -691,6 +712,8 @@ all_deps_done(Sim *sim, guint32 m)
 static gboolean
 deps_ready(Sim *sim, guint32 m, guint32 k)
 {
+    if (sim->rounds)
+        return all_deps_done(sim, m);
     if (sim->fluid)
         return sim->msgs[m].size_bytes > 0 && sim->msgs[m].src != sim->msgs[m].dst
                    ? fluid_start_ready(sim, m)
@@ -714,6 +737,7 @@ deps_ready(Sim *sim, guint32 m, guint32 k)
 }
 
 static void notify_dependents(Sim *sim, guint32 m);
+static void rounds_message_done(Sim *sim, guint32 m);
 
 /* GPU-side costs of message @m (RsFlowSimOptions.message_pre_s / message_post_s). */
 static inline double
@@ -737,6 +761,8 @@ complete(Sim *sim, guint32 m)
         sim->res->message_start_s[m] = sim->now;
     sim->n_done++;
     sim->remaining_in_phase--;
+    if (sim->rounds)
+        rounds_message_done(sim, m);
 }
 
 /* The last byte of @m arrived (a local copy: its copy ended): its dependents may go on;
@@ -951,11 +977,11 @@ fluid_schedule(Sim *sim, guint32 m)
     const RsFlowMessage *msg = &sim->msgs[m];
     for (guint i = 0; f->rate > 0 && i < msg->n_deps; i++) {
         guint32 d = sim->deps[msg->first_dep + i];
-        if (sim->capped[msg->first_dep + i] || sim->state[d] != ST_ACTIVE ||
-            !fluid_edge(sim, m, d))
+        if (sim->capped[msg->first_dep + i] || sim->state[d] != ST_ACTIVE || !fluid_edge(sim, m, d))
             continue;
         Flow *g = flow_at(sim, sim->slot[d]);
-        double closing = f->rate / (double)msg->size_bytes - g->rate / (double)sim->msgs[d].size_bytes;
+        double closing =
+            f->rate / (double)msg->size_bytes - g->rate / (double)sim->msgs[d].size_bytes;
         if (closing <= 0)
             continue;
         if (fluid_gap(sim, m, d, TRUE) > FLUID_REL_TOLERANCE) {
@@ -990,8 +1016,7 @@ fluid_event(Sim *sim, guint32 m)
     const RsFlowMessage *msg = &sim->msgs[m];
     for (guint i = 0; i < msg->n_deps; i++) {
         guint32 d = sim->deps[msg->first_dep + i];
-        if (sim->capped[msg->first_dep + i] || sim->state[d] != ST_ACTIVE ||
-            !fluid_edge(sim, m, d))
+        if (sim->capped[msg->first_dep + i] || sim->state[d] != ST_ACTIVE || !fluid_edge(sim, m, d))
             continue;
         if (fluid_gap(sim, m, d, TRUE) <= FLUID_REL_TOLERANCE) {
             sim->capped[msg->first_dep + i] = TRUE;
@@ -1022,30 +1047,96 @@ fluid_dep_done(Sim *sim, guint32 m, guint32 d)
     fluid_schedule(sim, m);
 }
 
+/* @m is posted: a local copy waits for its dependencies, a network message pays its
+ * overhead. */
+static void
+post_message(Sim *sim, guint32 m)
+{
+    if (sim->msgs[m].src == sim->msgs[m].dst) {
+        sim->state[m] = ST_WAIT_LOCAL;
+        try_local(sim, m);
+        return;
+    }
+    sim->state[m] = ST_OVERHEAD;
+    if (deps_ready(sim, m, 0))
+        sim->res->message_start_s[m] = sim->now;
+    timer_push(sim, sim->now + rs_topology_get_message_overhead_s(sim->topo) + pre_s(sim, m), m,
+               TIMER_OVERHEAD_DONE);
+}
+
+/* --- rounds ---
+ * A rank posts its rounds one after another, as the executor's groups: its next round
+ * once every message of the one before arrived (after round_fixed_s), and only rounds of
+ * the current phase. A message is posted when both its ranks posted its round. */
+
+/* Schedules @rank's next round if it is idle and has one in the current phase. */
+static void
+rounds_advance(Sim *sim, guint32 rank)
+{
+    if (sim->rank_waiting[rank] || sim->rank_pending[rank] > 0 ||
+        sim->rank_next[rank] == sim->rank_first[rank + 1])
+        return;
+    guint32 m = sim->rank_msgs[sim->rank_next[rank]];
+    if (sim->msgs[m].phase != sim->res->phase_ids[sim->cur_phase])
+        return;
+    sim->rank_waiting[rank] = TRUE;
+    timer_push(sim, sim->now + sim->opt.round_fixed_s, rank, TIMER_ROUND);
+}
+
+/* @rank posts its next round: its messages of that (phase, round). */
+static void
+rounds_post(Sim *sim, guint32 rank)
+{
+    sim->rank_waiting[rank] = FALSE;
+    guint i = sim->rank_next[rank], end = sim->rank_first[rank + 1];
+    const RsFlowMessage *first = &sim->msgs[sim->rank_msgs[i]];
+    guint32 phase = first->phase, round = first->round;
+    /* Counted before any is posted: a local copy may arrive at once. */
+    guint j = i;
+    while (j < end && sim->msgs[sim->rank_msgs[j]].phase == phase &&
+           sim->msgs[sim->rank_msgs[j]].round == round)
+        j++;
+    sim->rank_next[rank] = j;
+    sim->rank_pending[rank] += j - i;
+    for (; i < j; i++) {
+        guint32 m = sim->rank_msgs[i];
+        guint ends = sim->msgs[m].src == sim->msgs[m].dst ? 1 : 2;
+        if (++sim->ends_posted[m] == ends)
+            post_message(sim, m);
+    }
+}
+
+static void
+rounds_message_done(Sim *sim, guint32 m)
+{
+    guint32 ranks[2] = {sim->msgs[m].src, sim->msgs[m].dst};
+    for (guint k = 0; k < (ranks[0] == ranks[1] ? 1u : 2u); k++)
+        if (--sim->rank_pending[ranks[k]] == 0)
+            rounds_advance(sim, ranks[k]);
+}
+
 static void
 post_phase(Sim *sim, guint phase)
 {
     sim->cur_phase = phase;
     sim->remaining_in_phase = sim->phase_first[phase + 1] - sim->phase_first[phase];
-    double overhead_s = rs_topology_get_message_overhead_s(sim->topo);
-    for (guint i = sim->phase_first[phase]; i < sim->phase_first[phase + 1]; i++) {
-        guint32 m = sim->phase_order[i];
-        if (sim->msgs[m].src == sim->msgs[m].dst) {
-            sim->state[m] = ST_WAIT_LOCAL;
-            try_local(sim, m);
-            continue;
-        }
-        sim->state[m] = ST_OVERHEAD;
-        if (deps_ready(sim, m, 0))
-            sim->res->message_start_s[m] = sim->now;
-        timer_push(sim, sim->now + overhead_s + pre_s(sim, m), m, TIMER_OVERHEAD_DONE);
+    if (sim->rounds) {
+        for (guint32 g = 0; g < sim->n_gpus; g++)
+            rounds_advance(sim, g);
+        return;
     }
+    for (guint i = sim->phase_first[phase]; i < sim->phase_first[phase + 1]; i++)
+        post_message(sim, sim->phase_order[i]);
 }
 
 static void
 handle_timer(Sim *sim, const Timer *tm)
 {
     guint32 m = tm->message;
+    if (tm->kind == TIMER_ROUND) {
+        rounds_post(sim, m); /* m: a rank */
+        return;
+    }
     if (tm->kind == TIMER_OVERHEAD_DONE) {
         sim->state[m] = ST_WAIT;
         try_start(sim, m);
@@ -1206,8 +1297,8 @@ fill(Sim *sim, guint32 set_epoch, guint32 iter)
      * shares of the other links, so keys are lower bounds: a popped link whose share has
      * grown goes back with its current share (each link is in the heap once). */
     while (sim->lheap->len > 0 || sim->cheap->len > 0) {
-        double cap_top = sim->cheap->len > 0 ? g_array_index(sim->cheap, LinkKey, 0).share
-                                             : INFINITY;
+        double cap_top =
+            sim->cheap->len > 0 ? g_array_index(sim->cheap, LinkKey, 0).share : INFINITY;
         if (sim->lheap->len == 0 || cap_top <= g_array_index(sim->lheap, LinkKey, 0).share) {
             /* A follower reaches the rate its dependency allows before any link binds. */
             LinkKey key = lheap_pop(sim->cheap);
@@ -1368,14 +1459,198 @@ fluid_clamp(Sim *sim, guint32 set_epoch)
     return clamped;
 }
 
+/* --- exact incremental rates ---
+ * The max-min fair allocation is the one feasible allocation in which every flow has a
+ * bottleneck: a saturated link on its route where no flow is faster (Bertsekas & Gallager,
+ * "Data Networks", 2nd ed., §6.5.2). Before a batch every flow has one. The batch adds
+ * flows (rate 0, into the set) and removes others (their links remember the bytes/s and
+ * the top rate that left). Filling the set with the flows outside it held gives every set
+ * flow a bottleneck in the residual network; verify() then looks only at the links whose
+ * load can have changed (the set's links and those that lost a flow) for the two ways an
+ * allocation can still be wrong there:
+ *   V1: a set flow froze at the link at share s, and a flow outside is faster than s (the
+ *       set flow is not the fastest at its bottleneck: the outsider must slow down);
+ *   V2: the link was saturated, and a flow outside that was at its top rate (bottlenecked
+ *       there) is no longer the fastest or the link has slack, and no link outside the
+ *       changed ones (saturated, no faster flow by its rate bound) bottlenecks it instead:
+ *       it may speed up.
+ * Those flows join the set, which is filled again, until no link shows either: every flow
+ * then has a bottleneck, so the rates are the exact max-min ones. The set only grows, so
+ * the loop ends (at worst with every flow: a global filling). SimGrid's LMM solver
+ * (src/kernel/lmm/maxmin.cpp) restricts a solve to the constraints a change reaches,
+ * transitively (a connected component); checking bottlenecks stops at flows whose
+ * bottleneck holds, so a change costs the flows whose rates change, not the component. */
+#define EXACT_REL_TOLERANCE 1e-9
+
+/* Does flow @g (outside the set) keep a bottleneck on a link other than @except that no
+ * change of this batch touched (set links carry mark @iter; links that gained or lost a
+ * flow are `changed`)? A follower at its dependency's pace is held by its cap. */
+static gboolean
+exact_other_bottleneck(Sim *sim, Flow *g, guint32 except, guint32 iter)
+{
+    double top = g->rate * (1.0 + EXACT_REL_TOLERANCE);
+    FlowLink *fl = flow_links(g);
+    for (guint j = 0; j < g->n_links; j++) {
+        if (fl[j].pos == NO_POS || fl[j].link == except)
+            continue;
+        LinkState *o = &sim->links[fl[j].link];
+        if (o->mark == iter || o->changed)
+            continue;
+        if (o->used >= o->capacity * (1.0 - EXACT_REL_TOLERANCE) && o->max_rate <= top)
+            return TRUE;
+    }
+    if (sim->fluid) {
+        guint32 m = g->message;
+        const RsFlowMessage *msg = &sim->msgs[m];
+        for (guint k = 0; k < msg->n_deps; k++) {
+            guint32 d = sim->deps[msg->first_dep + k];
+            if (!sim->capped[msg->first_dep + k] || sim->state[d] != ST_ACTIVE)
+                continue;
+            if (fluid_cap(sim, m, d, flow_at(sim, sim->slot[d])->rate) <= top)
+                return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+/* Checks one link after a filling (see above); flows that V1 or V2 finds join the set.
+ * Returns TRUE when any joined. */
+static gboolean
+exact_verify_link(Sim *sim, guint32 l, guint32 set_epoch, guint32 iter)
+{
+    LinkState *ls = &sim->links[l];
+    gboolean in_lset = ls->mark == iter;
+    guint n_in = in_lset ? ls->n_in_set : 0;
+    if (n_in == ls->len)
+        return FALSE; /* no flow outside the set */
+    double old_in = 0.0, new_in = 0.0, old_in_max = 0.0, new_in_max = 0.0;
+    for (guint c = in_lset ? ls->csr_first : 0; in_lset && c < ls->csr_first + n_in; c++) {
+        guint32 slot = g_array_index(sim->csr, guint32, c);
+        Flow *f = flow_at(sim, slot);
+        new_in += flow_rate_on(sim, slot, l, TRUE);
+        old_in_max = MAX(old_in_max, f->rate);
+        new_in_max = MAX(new_in_max, f->new_rate);
+    }
+    old_in = in_lset ? ls->old_sum : 0.0;
+    double outside = MAX(0.0, ls->used - old_in);
+    double sat = ls->capacity * (1.0 - EXACT_REL_TOLERANCE);
+    gboolean was_sat = ls->used + ls->lost >= sat;
+    gboolean now_sat = outside + new_in >= sat;
+    double limit = in_lset && ls->freeze_share >= 0 ? ls->freeze_share * (1.0 + EXACT_REL_TOLERANCE)
+                                                    : INFINITY;
+    gboolean v1 = ls->max_rate > limit;
+    gboolean v2 = was_sat && (!now_sat || new_in_max > MAX(old_in_max, ls->lost_max) *
+                                                           (1.0 + EXACT_REL_TOLERANCE));
+    if (!v1 && !v2)
+        return FALSE;
+    /* The rates now (the set's before this filling) and what left: the top before. */
+    double top = 0.0;
+    for (guint j = 0; j < ls->len; j++)
+        top = MAX(top, flow_at(sim, ls->items[j].slot)->rate);
+    ls->max_rate = top;
+    top = MAX(top, ls->lost_max);
+    v1 = ls->max_rate > limit;
+    v2 = was_sat && (!now_sat || new_in_max > top * (1.0 + EXACT_REL_TOLERANCE));
+    if (!v1 && !v2)
+        return FALSE;
+    gboolean grew = FALSE;
+    for (guint j = 0; j < ls->len; j++) {
+        guint32 slot = ls->items[j].slot;
+        Flow *g = flow_at(sim, slot);
+        if (g->mark == set_epoch)
+            continue;
+        gboolean join = v1 && g->rate > limit;
+        if (!join && v2 && g->rate >= top * (1.0 - EXACT_REL_TOLERANCE) &&
+            (!now_sat || new_in_max > g->rate * (1.0 + EXACT_REL_TOLERANCE)))
+            join = !exact_other_bottleneck(sim, g, l, iter);
+        if (join) {
+            g->mark = set_epoch;
+            g_array_append_val(sim->set, slot);
+            grew = TRUE;
+        }
+    }
+    return grew;
+}
+
+/* After filling with mark @iter: verifies the set's links and those that lost a flow. */
+static gboolean
+exact_verify(Sim *sim, guint32 set_epoch, guint32 iter)
+{
+    gboolean grew = FALSE;
+    guint n_lset = sim->lset->len;
+    for (guint i = 0; i < n_lset; i++)
+        grew |= exact_verify_link(sim, g_array_index(sim->lset, guint32, i), set_epoch, iter);
+    for (guint i = 0; i < sim->changed->len; i++) {
+        guint32 l = g_array_index(sim->changed, guint32, i);
+        if (sim->links[l].mark != iter)
+            grew |= exact_verify_link(sim, l, set_epoch, iter);
+    }
+    return grew;
+}
+
+/* Adds flow @slot to the set of @set_epoch unless it is free or in it already. */
+static void
+set_add(Sim *sim, guint32 slot, guint32 set_epoch)
+{
+    if (slot >= sim->flows->len)
+        return;
+    Flow *f = flow_at(sim, slot);
+    if (f->message != NO_SLOT && f->mark != set_epoch) {
+        f->mark = set_epoch;
+        g_array_append_val(sim->set, slot);
+    }
+}
+
+/* Exact rates: the set starts with the flows that started (and forced ones), then grows
+ * by verification (above) until the rates are max-min. */
+static void
+recompute_exact(Sim *sim, guint32 set_epoch)
+{
+    for (guint i = 0; i < sim->fresh->len; i++)
+        set_add(sim, g_array_index(sim->fresh, guint32, i), set_epoch);
+    g_array_set_size(sim->fresh, 0);
+    for (guint i = 0; i < sim->forced->len; i++)
+        set_add(sim, g_array_index(sim->forced, guint32, i), set_epoch);
+    g_array_set_size(sim->forced, 0);
+    guint clamps = 0;
+    for (;;) {
+        if (sim->fluid)
+            fluid_close_set(sim, set_epoch);
+        guint32 iter = ++sim->epoch;
+        fill(sim, set_epoch, iter);
+        sim->res->n_rate_updates += sim->set->len;
+        /* Fluid relays: a follower never outruns its dependency (clamped to its cap), and
+         * a clamped one is capped first in a new filling (a few times). */
+        if (sim->fluid && fluid_clamp(sim, set_epoch) && clamps < 4) {
+            clamps++;
+            continue;
+        }
+        if (!exact_verify(sim, set_epoch, iter))
+            break;
+    }
+    for (guint i = 0; i < sim->changed->len; i++) {
+        LinkState *ls = &sim->links[g_array_index(sim->changed, guint32, i)];
+        ls->changed = FALSE;
+        ls->lost = ls->lost_max = 0.0;
+    }
+    g_array_set_size(sim->changed, 0);
+}
+
+static void apply_rates(Sim *sim, guint32 set_epoch);
+
 static void
 recompute_rates(Sim *sim)
 {
     gboolean global = sim->opt.rates == RS_FLOW_SIM_RATES_GLOBAL;
-    if (sim->changed->len == 0 && sim->forced->len == 0)
+    if (sim->changed->len == 0 && sim->forced->len == 0 && sim->fresh->len == 0)
         return;
     guint32 set_epoch = ++sim->epoch;
     g_array_set_size(sim->set, 0);
+    if (sim->exact) {
+        recompute_exact(sim, set_epoch);
+        apply_rates(sim, set_epoch);
+        return;
+    }
     for (guint i = 0; !global && i < sim->forced->len; i++) {
         guint32 slot = g_array_index(sim->forced, guint32, i);
         Flow *f = flow_at(sim, slot);
@@ -1397,6 +1672,7 @@ recompute_rates(Sim *sim)
     for (guint i = 0; i < sim->changed->len; i++) {
         LinkState *ls = &sim->links[g_array_index(sim->changed, guint32, i)];
         ls->changed = FALSE;
+        ls->lost = ls->lost_max = 0.0;
         for (guint j = 0; !global && j < ls->len; j++) {
             Flow *f = flow_at(sim, ls->items[j].slot);
             if (f->mark != set_epoch) {
@@ -1425,8 +1701,13 @@ recompute_rates(Sim *sim)
         fill(sim, set_epoch, ++sim->epoch);
         sim->res->n_rate_updates += sim->set->len;
     }
+    apply_rates(sim, set_epoch);
+}
 
-    /* Apply the new rates. */
+/* Applies the new rates of the set of @set_epoch (the last filling's). */
+static void
+apply_rates(Sim *sim, guint32 set_epoch)
+{
     guint n_set = sim->set->len;
     const guint32 *set = (const guint32 *)sim->set->data;
     guint n_lset = sim->lset->len;
@@ -1499,7 +1780,7 @@ compare_by_phase(gconstpointer a, gconstpointer b, gpointer user_data)
 
 static gboolean
 validate(const RsFlowMessage *msgs, guint n, const guint32 *deps, guint n_deps,
-         const RsTopology *topo, GError **error)
+         const RsTopology *topo, gboolean rounds, GError **error)
 {
     guint n_gpus = rs_topology_get_n_gpus(topo);
     for (guint m = 0; m < n; m++) {
@@ -1525,6 +1806,8 @@ validate(const RsFlowMessage *msgs, guint n, const guint32 *deps, guint n_deps,
                 why = "is the message itself";
             else if (msgs[d].phase > msg->phase)
                 why = "belongs to a later phase";
+            else if (rounds && msgs[d].phase == msg->phase && msgs[d].round > msg->round)
+                why = "belongs to a later round (its ranks would wait for each other)";
             if (why != NULL) {
                 g_set_error(error, RS_FLOW_SIM_ERROR, RS_FLOW_SIM_ERROR_DEPENDENCY,
                             "message %u depends on message %u, which %s", m, d, why);
@@ -1591,10 +1874,18 @@ sim_clear(Sim *sim)
     g_free(sim->capped);
     if (sim->forced)
         g_array_unref(sim->forced);
+    if (sim->fresh)
+        g_array_unref(sim->fresh);
     if (sim->cheap)
         g_array_unref(sim->cheap);
     g_free(sim->phase_order);
     g_free(sim->phase_first);
+    g_free(sim->rank_first);
+    g_free(sim->rank_msgs);
+    g_free(sim->rank_next);
+    g_free(sim->rank_pending);
+    g_free(sim->rank_waiting);
+    g_free(sim->ends_posted);
     if (sim->flows)
         g_array_unref(sim->flows);
     if (sim->free_slots)
@@ -1656,7 +1947,7 @@ setup_chunks(Sim *sim, RsFlowSimResult *res)
     for (guint m = 0; m < n; m++) {
         guint64 size = msgs[m].size_bytes;
         gboolean pipelined =
-            msgs[m].src != msgs[m].dst && size > 0 && sim->opt.chunk_bytes > 0 &&
+            !sim->rounds && msgs[m].src != msgs[m].dst && size > 0 && sim->opt.chunk_bytes > 0 &&
             (msgs[m].n_deps > 0 || sim->dependents_first[m + 1] > sim->dependents_first[m]);
 
         guint64 c = MAX(size, 1);
@@ -1678,6 +1969,7 @@ setup_chunks(Sim *sim, RsFlowSimResult *res)
         }
         sim->slot[m] = NO_SLOT;
         res->message_start_s[m] = NAN;
+        res->message_end_s[m] = NAN;
         if (msgs[m].src != msgs[m].dst) {
             res->n_network_messages++;
             res->bytes_moved += size;
@@ -1743,6 +2035,59 @@ setup_links(Sim *sim, RsFlowSimResult *res)
     }
 }
 
+static gint
+compare_by_round(gconstpointer a, gconstpointer b, gpointer user_data)
+{
+    const RsFlowMessage *msgs = user_data;
+    guint32 x = *(const guint32 *)a, y = *(const guint32 *)b;
+    if (msgs[x].phase != msgs[y].phase)
+        return msgs[x].phase < msgs[y].phase ? -1 : 1;
+    if (msgs[x].round != msgs[y].round)
+        return msgs[x].round < msgs[y].round ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* Stage 5, rounds: every rank's messages by (phase, round, index), and the rounds. */
+static void
+setup_rounds(Sim *sim, RsFlowSimResult *res)
+{
+    guint n = sim->n;
+    const RsFlowMessage *msgs = sim->msgs;
+    sim->n_gpus = rs_topology_get_n_gpus(sim->topo);
+    sim->rank_first = g_new0(guint, sim->n_gpus + 1);
+    for (guint m = 0; m < n; m++) {
+        sim->rank_first[msgs[m].src + 1]++;
+        if (msgs[m].dst != msgs[m].src)
+            sim->rank_first[msgs[m].dst + 1]++;
+    }
+    for (guint g = 0; g < sim->n_gpus; g++)
+        sim->rank_first[g + 1] += sim->rank_first[g];
+    sim->rank_msgs = g_new(guint32, sim->rank_first[sim->n_gpus] + 1);
+    g_autofree guint *fill = g_memdup2(sim->rank_first, sizeof(guint) * (sim->n_gpus + 1));
+    for (guint32 m = 0; m < n; m++) {
+        sim->rank_msgs[fill[msgs[m].src]++] = m;
+        if (msgs[m].dst != msgs[m].src)
+            sim->rank_msgs[fill[msgs[m].dst]++] = m;
+    }
+    for (guint g = 0; g < sim->n_gpus; g++) {
+        guint k = sim->rank_first[g + 1] - sim->rank_first[g];
+        if (k > 1)
+            g_qsort_with_data(&sim->rank_msgs[sim->rank_first[g]], (gint)k, sizeof(guint32),
+                              compare_by_round, (gpointer)msgs);
+    }
+    sim->rank_next = g_memdup2(sim->rank_first, sizeof(guint) * (sim->n_gpus + 1));
+    sim->rank_pending = g_new0(guint, sim->n_gpus + 1);
+    sim->rank_waiting = g_new0(guint8, sim->n_gpus + 1);
+    sim->ends_posted = g_new0(guint8, MAX(n, 1));
+    /* Distinct (phase, round) pairs, in phase order. */
+    g_autofree guint32 *order = g_memdup2(sim->phase_order, sizeof(guint32) * (n + 1));
+    g_qsort_with_data(order, (gint)n, sizeof(guint32), compare_by_round, (gpointer)msgs);
+    for (guint i = 0; i < n; i++)
+        if (i == 0 || msgs[order[i]].phase != msgs[order[i - 1]].phase ||
+            msgs[order[i]].round != msgs[order[i - 1]].round)
+            res->n_rounds++;
+}
+
 static void
 sim_setup(Sim *sim, RsFlowSimResult *res)
 {
@@ -1750,12 +2095,19 @@ sim_setup(Sim *sim, RsFlowSimResult *res)
     sim->msgs = res->messages;
     sim->deps = res->deps;
     sim->res = res;
-    sim->fluid = sim->opt.relays == RS_FLOW_SIM_RELAYS_FLUID;
+    sim->rounds = sim->opt.posting == RS_FLOW_SIM_POST_ROUNDS;
+    sim->fluid = !sim->rounds && sim->opt.relays == RS_FLOW_SIM_RELAYS_FLUID;
+    /* Fluid relays' caps are not bottleneck-checked (yet): they keep local's propagation. */
+    sim->exact = sim->opt.rates == RS_FLOW_SIM_RATES_EXACT && !sim->fluid;
+    if (sim->opt.rates == RS_FLOW_SIM_RATES_EXACT && sim->fluid)
+        sim->opt.rates = RS_FLOW_SIM_RATES_LOCAL;
     setup_dependents(sim);
     setup_chunks(sim, res);
     setup_phases(sim, res);
     setup_links(sim, res);
-    /* Stage 5: the event machinery's work arrays, empty. */
+    if (sim->rounds)
+        setup_rounds(sim, res);
+    /* Stage 6: the event machinery's work arrays, empty. */
     sim->flows = g_array_new(FALSE, FALSE, sizeof(Flow));
     sim->free_slots = g_array_new(FALSE, FALSE, sizeof(guint32));
     sim->timers = g_array_new(FALSE, FALSE, sizeof(Timer));
@@ -1766,6 +2118,7 @@ sim_setup(Sim *sim, RsFlowSimResult *res)
     sim->lheap = g_array_new(FALSE, FALSE, sizeof(LinkKey));
     sim->cheap = g_array_new(FALSE, FALSE, sizeof(LinkKey));
     sim->forced = g_array_new(FALSE, FALSE, sizeof(guint32));
+    sim->fresh = g_array_new(FALSE, FALSE, sizeof(guint32));
 }
 
 static void
@@ -1781,6 +2134,8 @@ sim_finish_stats(Sim *sim)
         for (guint i = sim->phase_first[p]; i < sim->phase_first[p + 1]; i++) {
             guint32 m = sim->phase_order[i];
             double end = res->message_end_s[m];
+            if (isnan(end))
+                continue; /* stopped before it arrived */
             res->phase_end_s[p] = MAX(res->phase_end_s[p], end);
             res->total_s = MAX(res->total_s, end);
             res->gpu_finish_s[sim->msgs[m].src] = MAX(res->gpu_finish_s[sim->msgs[m].src], end);
@@ -1798,6 +2153,8 @@ sim_finish_stats(Sim *sim)
             res->bottleneck_link = l;
         }
     }
+    if (res->stopped)
+        res->total_s = sim->now;
     if (res->n_buckets > 0)
         timeline_fit(sim, res->total_s);
 }
@@ -1841,7 +2198,8 @@ rs_flow_sim_run_messages(const RsFlowMessage *messages, guint n_messages, const 
 {
     g_return_val_if_fail(topo != NULL, NULL);
     g_return_val_if_fail(messages != NULL || n_messages == 0, NULL);
-    if (!validate(messages, n_messages, deps, n_deps, topo, error))
+    gboolean rounds = options != NULL ? options->posting == RS_FLOW_SIM_POST_ROUNDS : TRUE;
+    if (!validate(messages, n_messages, deps, n_deps, topo, rounds, error))
         return NULL;
     RsFlowSimResult *res = g_new0(RsFlowSimResult, 1);
     res->n_messages = n_messages;
@@ -1902,6 +2260,13 @@ rs_flow_sim_run_messages(const RsFlowMessage *messages, guint n_messages, const 
             report_progress(&sim, FALSE);
         if (sim.n_done == n_messages)
             break;
+        if (sim.opt.max_events > 0 && res->n_events >= sim.opt.max_events) {
+            res->stopped = TRUE;
+            for (guint m = 0; m < n_messages; m++)
+                if (isnan(res->message_end_s[m]))
+                    res->message_start_s[m] = NAN; /* not arrived (or still unpacking) */
+            break;
+        }
         double t_timer = sim.timers->len ? g_array_index(sim.timers, Timer, 0).t : INFINITY;
         double t_flow = sim.heap_len ? flow_at(&sim, sim.heap[0])->complete_t : INFINITY;
         double t = MIN(t_timer, t_flow);
@@ -1933,7 +2298,8 @@ rs_flow_sim_run(const RsPlan *plan, const RsTopology *topo, const RsFlowSimOptio
     for (guint i = 0; i < n; i++) {
         const RsMessage *m = rs_plan_get_message(plan, i);
         const guint *d = rs_plan_get_message_deps(plan, m);
-        msgs[i] = (RsFlowMessage){m->src, m->dst, m->phase, m->size_bytes, deps->len, m->n_deps};
+        msgs[i] = (RsFlowMessage){m->src,    m->dst,    m->phase, m->size_bytes,
+                                  deps->len, m->n_deps, m->round};
         for (guint k = 0; k < m->n_deps; k++) {
             guint32 d32 = d[k];
             g_array_append_val(deps, d32);
@@ -1970,8 +2336,8 @@ rs_flow_sim_run_trace(const RsTrace *trace, const RsTopology *topo, const RsFlow
     g_autoptr(GArray) deps = g_array_new(FALSE, FALSE, sizeof(guint32));
     for (guint i = 0; i < n; i++) {
         const RsTraceRow *r = rs_trace_get_row(trace, i);
-        msgs[i] =
-            (RsFlowMessage){r->src, r->dst, r->phase, r->size_bytes, deps->len, r->depends_on->len};
+        msgs[i] = (RsFlowMessage){
+            r->src, r->dst, r->phase, r->size_bytes, deps->len, r->depends_on->len, 0};
         for (guint k = 0; k < r->depends_on->len; k++) {
             guint32 id = g_array_index(r->depends_on, guint32, k);
             gpointer found = g_hash_table_lookup(index, GUINT_TO_POINTER(id + 1));

@@ -2,7 +2,23 @@
  *
  * The model (a fluid, flow-level network model as in SimGrid or htsim's flow mode):
  *  - Phases run one after another: phase p+1 is posted when every message of the phases
- *    before it has arrived. All messages of a phase are posted at once.
+ *    before it has arrived. Inside a phase (RsFlowSimOptions.posting):
+ *      RS_FLOW_SIM_POST_ROUNDS (default): every rank posts the plan's rounds (RsMessage.round,
+ *        RsFlowMessage.round) one after another, as the groups of non-blocking sends and
+ *        receives the plan defines (plan/plan.h, RsPlanOptions): it waits round_fixed_s
+ *        (launch + synchronisation; 0 by default) and posts its next round once every
+ *        message of the round before (sent, received or a local copy) arrived; a message is
+ *        posted when both its ranks posted its round. Every dependency must have arrived
+ *        whole before a message takes bandwidth (a relay sits in a later round than what it
+ *        forwards, so that is already so in a plan): no chunks, no per-chunk events. A rank
+ *        with k × max-ops messages of equal cost takes k rounds one after another. This is
+ *        an executor that runs each round as one group (NCCL: ncclGroupStart … ncclGroupEnd
+ *        on the rank's stream, where a group starts once the one before it ended). The
+ *        executor of exec/ posts chunk operations within a sliding window and forwards relay
+ *        chunks as they arrive (exec/executor.h), so for relay chains this figure is an upper
+ *        one and the pipelined models below are its ideal.
+ *      RS_FLOW_SIM_POST_PHASES: all messages of a phase are posted at once and relays are
+ *        pipelined as `relays` says (below).
  *  - A posted message first pays the per-message software overhead. Its first chunk then
  *    waits for its dependencies (below), pays the route latency (links crossed plus switches,
  *    rs_topology_get_route_latency_s()) and only then takes bandwidth.
@@ -11,12 +27,28 @@
  *    Networks", 2nd ed., §6.5.2): each link's capacity is bandwidth × efficiency; dominated
  *    links (rs_topology_link_is_dominated()) never bind and are skipped.
  *  - Rates change only when a flow starts or stops taking bandwidth. Events that fall at the
- *    same time (within 1e-12 relative) are handled together, then rates are recomputed by
- *    progressive filling for a set of flows, the others held at their rates:
+ *    same time (within 1e-12 relative) are handled together, then rates are recomputed:
+ *      RS_FLOW_SIM_RATES_EXACT (default): exact max-min, incrementally. An allocation is
+ *        max-min fair iff it is feasible and every flow has a bottleneck: a saturated link
+ *        on its route where no flow is faster (Bertsekas & Gallager §6.5.2). The flows that
+ *        started are filled (progressive filling, the others held at their rates); then
+ *        only the links whose load changed are checked, and a flow outside the set joins
+ *        it and the set is filled again when (V1) a set flow froze on its link at a share
+ *        below its rate, or (V2) it was at the top rate of a saturated link that now has
+ *        slack or a faster flow, and no untouched link still bottlenecks it; until no link
+ *        shows either. The set only grows, so this ends (at worst in a global filling) with
+ *        the exact rates (ties and saturation within 1e-9 relative). SimGrid's LMM solver
+ *        (src/kernel/lmm/maxmin.cpp) restricts a solve to the constraints a change reaches
+ *        (a connected component); the bottleneck check stops at flows whose bottleneck
+ *        holds. Measured (bench-flow-sim --exact-vs-global, tests/test-flow-sim.c): message
+ *        end times within 1e-9 of GLOBAL; the work per event grows with the flows whose
+ *        rates a change really moves (see the README's benchmark). With fluid relays the
+ *        caps are not bottleneck-checked: EXACT then runs LOCAL's bounded propagation.
+ *    The other modes fill a set of flows, the others held at their rates:
  *      RS_FLOW_SIM_RATES_NEIGHBOURS: the flows sharing a non-dominated link with a flow that
  *        started or stopped. O(flows touched) per event, but a rate that drops leaves
  *        capacity unused two links away until something else changes there.
- *      RS_FLOW_SIM_RATES_LOCAL (default): the same, except that a flow stopping on a link
+ *      RS_FLOW_SIM_RATES_LOCAL: the same, except that a flow stopping on a link
  *        with slack touches nobody there (in max-min a link with slack bottlenecks nobody);
  *        then up to 4 rounds of propagation: flows outside the set that the new rates leave
  *        wrong join it (on a saturated link that lost load, those at the link's top rate;
@@ -24,17 +56,18 @@
  *        filled again; the set grows at most to 2× its size + 64 flows, so no event costs a
  *        global recomputation.
  *      RS_FLOW_SIM_RATES_GLOBAL: every active flow at every event: exact max-min.
- *    All three keep every link within its capacity. Against GLOBAL on 10^4 random messages
+ *    All four keep every link within its capacity. Against GLOBAL on 10^4 random messages
  *    on 4,096 GPUs (bench-flow-sim --compare) LOCAL's message end times differ by 3e-5 on
  *    average, NEIGHBOURS' by 2e-2, and both totals agree; with tens of flows per link
  *    (10^5 messages at once) single message times move by a few percent between budgets
  *    while the total does not. Completion times live in an indexed binary heap.
- *  - Relays (RS_FLOW_SIM_RELAYS_CHUNKED, default, the reference): a message with dependencies
- *    (rs_plan_get_message_deps(), or a trace's depends_on) and a message others depend on
- *    are cut into chunks of max(chunk_bytes, ceil(size / max_chunks_per_message)) bytes sent
- *    one after another; chunk k of a message may take bandwidth once every dependency has
- *    delivered the same fraction of its bytes as chunk k ends at (ceil(end_k × size_dep /
- *    size)), and its last chunk once every dependency has arrived whole. Only the first
+ *  - Relays, posting whole phases (RS_FLOW_SIM_RELAYS_CHUNKED, the reference): a message
+ *    with dependencies (rs_plan_get_message_deps(), or a trace's depends_on) and a
+ *    message others depend on are cut into chunks of max(chunk_bytes, ceil(size /
+ *    max_chunks_per_message)) bytes sent one after another; chunk k of a message may
+ *    take bandwidth once every dependency has delivered the same fraction of its bytes as
+ *    chunk k ends at (ceil(end_k × size_dep / size)), and its last chunk once every
+ *    dependency has arrived whole. Only the first
  *    chunk pays the route latency, so a chain of h equal hops of c chunks of s bytes on
  *    links of capacity B takes overhead + h·latency + (h + c − 1)·s / B: the pipeline
  *    formula of store-and-forward packet switching, T = (S/s + h − 1)·s/B for S = c·s bytes
@@ -92,6 +125,8 @@ typedef enum {
     RS_FLOW_SIM_RATES_GLOBAL,     /* every active flow: exact max-min, slowest */
     RS_FLOW_SIM_RATES_NEIGHBOURS, /* only the flows sharing a link with a changed flow:
                                    * fastest, least exact */
+    RS_FLOW_SIM_RATES_EXACT,      /* the flows whose bottleneck a change can move, found by
+                                   * verification: exact max-min, incremental (default) */
 } RsFlowSimRates;
 
 typedef enum {
@@ -100,10 +135,16 @@ typedef enum {
     RS_FLOW_SIM_RELAYS_FLUID,   /* one flow per message, following what it forwards */
 } RsFlowSimRelays;
 
+typedef enum {
+    RS_FLOW_SIM_POST_ROUNDS, /* every rank posts the plan's rounds one after another, as the
+                              * executor's groups (default) */
+    RS_FLOW_SIM_POST_PHASES, /* a whole phase at once; relays pipelined (see relays) */
+} RsFlowSimPosting;
+
 /* Where a running simulation stands (RsFlowSimOptions.progress). */
 typedef struct {
-    guint n_messages;   /* including local copies */
-    guint n_done;       /* messages arrived */
+    guint n_messages;    /* including local copies */
+    guint n_done;        /* messages arrived */
     guint64 bytes_total; /* bytes of the network messages */
     guint64 bytes_done;  /* bytes of the network messages delivered so far, whole or in part */
     guint64 n_events;    /* event batches handled so far */
@@ -126,6 +167,7 @@ typedef struct {
                                      * time and once when finished */
     gpointer progress_data;
     double progress_interval_s; /* 0: 0.25 s */
+    RsFlowSimPosting posting; /* rounds (default) or whole phases */
     /* GPU-side costs (sim/gpu-cost.h computes them from a plan and its topology): */
     const double *message_pre_s;  /* (nullable) [n_messages]: per message, seconds its sender
                                    * spends (packing) after its phase is posted, on top of the
@@ -136,15 +178,19 @@ typedef struct {
                                    * receiver spends (unpacking) after its last byte arrived;
                                    * its end time and its phase's end wait for it, its
                                    * dependents do not (a relay unpacks and forwards chunk by
-                                   * chunk as the bytes come) */
+                                   * chunk as the bytes come); in rounds, its ranks' next
+                                   * round waits for it */
     double round_fixed_s;         /* per round and rank: launch + synchronisation before it
-                                   * posts, seconds (applied by the round model) */
+                                   * posts, seconds (rounds only; 0 by default) */
+    guint64 max_events;           /* stop after this many event batches (0: run to the end);
+                                   * the result then holds what happened so far (stopped) */
 } RsFlowSimOptions;
 
 /* Defaults: chunk_bytes 4 MiB (NCCL's default NCCL_BUFFSIZE, the size one channel stages per
- * pipelined step group), max_chunks_per_message 1024, RS_FLOW_SIM_RATES_LOCAL,
- * n_timeline_buckets 20, RS_FLOW_SIM_RELAYS_CHUNKED (the fluid model is not yet faster on
- * the default scenario: see the README), no progress function, no GPU-side costs. */
+ * pipelined step group), max_chunks_per_message 1024, RS_FLOW_SIM_RATES_EXACT,
+ * n_timeline_buckets 20, RS_FLOW_SIM_POST_ROUNDS with round_fixed_s 0 (with
+ * RS_FLOW_SIM_POST_PHASES: RS_FLOW_SIM_RELAYS_CHUNKED), no progress function, no GPU-side
+ * costs, no max_events. */
 #define RS_FLOW_SIM_DEFAULT_CHUNK_BYTES (4u << 20)
 #define RS_FLOW_SIM_DEFAULT_MAX_CHUNKS 1024u
 #define RS_FLOW_SIM_DEFAULT_BUCKETS 20u
@@ -159,6 +205,8 @@ typedef struct {
     guint64 size_bytes;
     guint first_dep; /* into the dependency array */
     guint n_deps;
+    guint32 round; /* the plan's round (RsMessage.round; 0 for a trace's rows): the group of
+                    * operations both its ranks post together; increasing with the phase */
 } RsFlowMessage;
 
 typedef struct {
@@ -166,11 +214,15 @@ typedef struct {
     guint n_messages;         /* including local copies */
     guint n_network_messages; /* src != dst */
     guint n_phases;           /* distinct phase numbers */
+    guint n_rounds;           /* posting rounds: distinct (phase, round) pairs; 0 when posting
+                               * whole phases */
     guint64 bytes_moved;      /* bytes of network messages */
     guint64 n_chunks;         /* chunks sent (one per unchunked network message); fluid: the
                                * chunks the chunked model sends */
     guint64 n_events;         /* event batches handled */
     guint64 n_rate_updates;   /* flow rates computed, summed over events (work measure) */
+    gboolean stopped;         /* max_events ended it early: messages not arrived have start
+                               * and end NAN, total_s is the time reached */
 
     RsFlowMessage *messages; /* [n_messages], copied from the input */
     guint32 *deps;           /* [n_deps] */

@@ -168,7 +168,8 @@ test_small_times_digits(void)
     /* The header says which parts of the default scenario the flags replaced. */
     assert_contains(r.out, "scenario   deepseek-v3-h100 (with --model, --train, --train-gpus, "
                            "--infer, --infer-gpus from the command line)");
-    assert_contains(r.out, "0.0856   0.0423");
+    /* Flow time with each rank posting its 2 rounds one after another, then the bound. */
+    assert_contains(r.out, "0.171   0.0423");
     run_result_clear(&r);
     /* The per-strategy lines too (they printed "load 0.000 s", "busy 0.000 s"). */
     const char *flow[] = {"simulate", "--model", "llama-3.1-8b", "--nodes", "2", "--train",
@@ -176,9 +177,10 @@ test_small_times_digits(void)
                           "--infer-gpus", "8-15", "--strategy", "direct", "--scale", "16",
                           "--layers", "29-30", "-q", NULL};
     r = run_reshard(flow);
+    /* (Rounds: each rank posts its rounds one after another.) */
     g_assert_cmpint(r.exit_code, ==, 0);
-    assert_contains(r.out, "direct: bottleneck gpu0.nic-egress, 0.00 GB, load 1.8e-05 s = 35% of "
-                           "the time; last GPU 4 at 5.21e-05 s\n");
+    assert_contains(r.out, "direct: bottleneck gpu0.nic-egress, 0.00 GB, load 1.8e-05 s = 33% of "
+                           "the time; last GPU 4 at 5.49e-05 s\n");
     run_result_clear(&r);
     const char *busy[] = {"simulate", "--model", "llama-3.1-8b", "--nodes", "2", "--train",
                           "megatron:tp=2,pp=2", "--train-gpus", "0-7", "--infer", "vllm:tp=4",
@@ -360,6 +362,28 @@ test_bottleneck_json(void)
                       json_object_get_double_member(s, "first_order_s"));
     g_assert_false(json_object_has_member(s, "flow"));
     run_result_clear(&r);
+}
+
+/* --relays picks the model and the last line names it (--relays fluid used to leave the
+ * chunked model in place); each candidate's time goes to stderr as soon as it is known. */
+static void
+test_relays_models(void)
+{
+    static const char *const models[][2] = {
+        {"rounds", "each rank posts its rounds one after another"},
+        {"chunked", "relays pipelined in chunks of 4 MiB"},
+        {"fluid", "relays pipelined as fluid flows in chunks of 4 MiB"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(models); i++) {
+        const char *args[] = {"simulate", "--strategy", "direct", "--layers", "3-3",
+                              "--relays", models[i][0], NULL};
+        RunResult r = run_reshard(args);
+        g_assert_cmpint(r.exit_code, ==, 0);
+        assert_contains(r.out, models[i][1]);
+        assert_contains(r.err, "direct: ");
+        assert_contains(r.err, "s (flow model), planned and simulated in ");
+        run_result_clear(&r);
+    }
 }
 
 /* An explicit message list on tests/data/two-node.yaml (NIC 5 GB/s, 10 us per NIC link,
@@ -1608,6 +1632,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/simulate/progress-messages", test_progress_messages);
     g_test_add_func("/cli/models", test_models);
     g_test_add_func("/cli/stdout-write-error", test_stdout_write_error);
+    g_test_add_func("/cli/relays-models", test_relays_models);
     for (guint i = 0; i < G_N_ELEMENTS(layout_cases); i++) {
         g_autofree char *path = g_strdup_printf("/cli/layout/json/%s", layout_cases[i].name);
         g_test_add_data_func(path, &layout_cases[i], test_layout_json);
