@@ -3,7 +3,11 @@
  * The model (a fluid, flow-level network model as in SimGrid or htsim's flow mode):
  *  - Phases run one after another: phase p+1 is posted when every message of the phases
  *    before it has arrived. Inside a phase (RsFlowSimOptions.posting):
- *      RS_FLOW_SIM_POST_ROUNDS (default): every rank posts the plan's rounds (RsMessage.round,
+ *      RS_FLOW_SIM_POST_AS_EXECUTED (default): each plan as its executor runs it, one of the
+ *        two below: rounds for a plan whose round sync is a world barrier (a peer whose API
+ *        waits at every call), whole phases with pipelined relays for every other plan (ours:
+ *        exec/executor.h never waits for a round).
+ *      RS_FLOW_SIM_POST_ROUNDS: every rank posts the plan's rounds (RsMessage.round,
  *        RsFlowMessage.round) one after another, as the groups of non-blocking sends and
  *        receives the plan defines (plan/plan.h, RsPlanOptions): it waits round_fixed_s
  *        (launch + synchronisation; 0 by default) and posts its next round once every
@@ -136,8 +140,16 @@ typedef enum {
 } RsFlowSimRelays;
 
 typedef enum {
-    RS_FLOW_SIM_POST_ROUNDS, /* every rank posts the plan's rounds one after another, as the
-                              * executor's groups (default) */
+    /* Each plan as its executor runs it (the default): a plan whose round sync is
+     * RS_ROUND_SYNC_WORLD_BARRIER (a peer whose API waits at every call: m2n, nccl-broadcast,
+     * checkpoint-engine) is posted in rounds; any other plan (ours, run by exec/executor.h,
+     * which posts chunk operations in key order within a window per rank and forwards a
+     * relay chunk by chunk as soon as its bytes arrived, never waiting for a round) posts
+     * whole phases with relays pipelined as `relays` says. rs_flow_sim_run_messages(),
+     * which sees no plan, takes it as RS_FLOW_SIM_POST_PHASES. */
+    RS_FLOW_SIM_POST_AS_EXECUTED,
+    RS_FLOW_SIM_POST_ROUNDS, /* every rank posts the plan's rounds one after another, each
+                              * once every message of its previous round arrived */
     RS_FLOW_SIM_POST_PHASES, /* a whole phase at once; relays pipelined (see relays) */
 } RsFlowSimPosting;
 
@@ -167,7 +179,7 @@ typedef struct {
                                      * time and once when finished */
     gpointer progress_data;
     double progress_interval_s; /* 0: 0.25 s */
-    RsFlowSimPosting posting; /* rounds (default) or whole phases */
+    RsFlowSimPosting posting; /* as executed (default), rounds or whole phases */
     /* GPU-side costs (sim/gpu-cost.h computes them from a plan and its topology): */
     const double *message_pre_s;  /* (nullable) [n_messages]: per message, seconds its sender
                                    * spends (packing) after its phase is posted, on top of the

@@ -731,7 +731,8 @@ test_rounds_max_ops(void)
         g_assert_cmpuint(rs_plan_get_n_rounds(plan), ==, 3);
         RsFlowSimOptions opt;
         rs_flow_sim_options_init(&opt);
-        g_assert_cmpint(opt.posting, ==, RS_FLOW_SIM_POST_ROUNDS); /* the default */
+        g_assert_cmpint(opt.posting, ==, RS_FLOW_SIM_POST_AS_EXECUTED); /* the default */
+        opt.posting = RS_FLOW_SIM_POST_ROUNDS;
         opt.round_fixed_s = fixed_s;
         g_autoptr(RsFlowSimResult) r = rs_flow_sim_run(plan, topo, &opt, &error);
         g_assert_no_error(error);
@@ -782,14 +783,30 @@ test_rounds_relay(void)
     g_autoptr(RsTopology) topo = rs_topology_load_file(path, NULL, &error);
     g_autoptr(RsRefit) refit = NULL;
     g_autoptr(RsPlan) plan = two_node_plan(RS_STRATEGY_GATHER_BROADCAST, &refit);
-    g_autoptr(RsFlowSimResult) r = rs_flow_sim_run(plan, topo, NULL, &error);
+    RsFlowSimOptions rounds;
+    rs_flow_sim_options_init(&rounds);
+    rounds.posting = RS_FLOW_SIM_POST_ROUNDS;
+    g_autoptr(RsFlowSimResult) r = rs_flow_sim_run(plan, topo, &rounds, &error);
     g_assert_no_error(error);
     assert_time(r->total_s, 22 * US + 16e6 / 5e9 + 4 * US + 16e6 / 100e9);
     g_assert_cmpuint(r->n_events, <=, 8);
+    /* The default runs the plan as exec/ does (its round sync is a group, not a world
+     * barrier): whole phases with the relay pipelined in chunks, strictly faster here. */
+    g_assert_cmpint(rs_plan_get_round_sync(plan), ==, RS_ROUND_SYNC_GROUP);
+    RsFlowSimOptions phases;
+    rs_flow_sim_options_init(&phases);
+    phases.posting = RS_FLOW_SIM_POST_PHASES;
+    g_autoptr(RsFlowSimResult) p = rs_flow_sim_run(plan, topo, &phases, &error);
+    g_assert_no_error(error);
+    g_autoptr(RsFlowSimResult) executed = rs_flow_sim_run(plan, topo, NULL, &error);
+    g_assert_no_error(error);
+    g_assert_cmpfloat(executed->total_s, ==, p->total_s);
+    g_assert_cmpuint(executed->n_rounds, ==, 0);
+    g_assert_cmpfloat(p->total_s, <, r->total_s);
 
     RsFlowMessage msgs[2] = {{0, 2, 0, 1000, 0, 0, 1}, {2, 3, 0, 1000, 0, 1, 0}};
     const guint32 deps[1] = {0};
-    RsFlowSimResult *bad = rs_flow_sim_run_messages(msgs, 2, deps, 1, topo, NULL, &error);
+    RsFlowSimResult *bad = rs_flow_sim_run_messages(msgs, 2, deps, 1, topo, &rounds, &error);
     g_assert_null(bad);
     g_assert_error(error, RS_FLOW_SIM_ERROR, RS_FLOW_SIM_ERROR_DEPENDENCY);
     g_assert_nonnull(strstr(error->message, "later round"));
