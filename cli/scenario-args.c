@@ -8,6 +8,7 @@
 #include "base/units.h"
 #include "base/mesh.h"
 #include "models/model-load.h"
+#include "models/safetensors.h"
 
 #include <string.h>
 
@@ -193,6 +194,12 @@ note_scenario_inputs(const RsScenario *s)
         g_autofree char *config = g_build_filename(dir, "config.json", NULL);
         if (g_file_test(config, G_FILE_TEST_IS_REGULAR))
             rs_cli_note_input(config);
+    }
+    /* Every shard of a sharded checkpoint is read too. */
+    if (model != NULL && g_str_has_suffix(model, ".json")) {
+        g_auto(GStrv) shards = rs_safetensors_index_list_shards(model, NULL);
+        for (guint i = 0; shards != NULL && shards[i] != NULL; i++)
+            rs_cli_note_input(shards[i]);
     }
 }
 

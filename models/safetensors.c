@@ -622,6 +622,25 @@ rs_safetensors_read_index(const char *path, GError **error)
     return g_steal_pointer(&all);
 }
 
+char **
+rs_safetensors_index_list_shards(const char *path, GError **error)
+{
+    JsonObject *map = NULL;
+    g_autoptr(JsonParser) parser = parse_index(path, &map, error);
+    if (parser == NULL)
+        return NULL;
+    g_autoptr(GHashTable) shard_of = g_hash_table_new(g_str_hash, g_str_equal);
+    g_autoptr(GList) names = json_object_get_members(map);
+    g_autoptr(GPtrArray) shard_list = map_shards(path, map, names, shard_of, error);
+    if (shard_list == NULL)
+        return NULL;
+    g_autofree char *dir = g_path_get_dirname(path);
+    char **out = g_new0(char *, shard_list->len + 1);
+    for (guint s = 0; s < shard_list->len; s++)
+        out[s] = g_build_filename(dir, g_ptr_array_index(shard_list, s), NULL);
+    return out;
+}
+
 GPtrArray *
 rs_safetensors_read(const char *path, GError **error)
 {

@@ -1460,6 +1460,47 @@ test_output_is_input(gconstpointer data)
     run_result_clear(&r);
 }
 
+/* Every shard of a sharded checkpoint is an input: --trace naming the second shard of a
+ * model.safetensors.index.json is refused and the shard keeps its bytes (only the index
+ * itself was guarded). */
+static void
+test_output_is_shard(void)
+{
+    g_autofree char *dir = make_temp_dir();
+    g_autofree char *s1 = g_build_filename(dir, "model-00001-of-00002.safetensors", NULL);
+    g_autofree char *s2 = g_build_filename(dir, "model-00002-of-00002.safetensors", NULL);
+    g_autofree char *index = g_build_filename(dir, "model.safetensors.index.json", NULL);
+    write_safetensors_file(s1,
+                           "{\"model.embed_tokens.weight\": {\"dtype\": \"BF16\", \"shape\": "
+                           "[16, 8], \"data_offsets\": [0, 256]}}",
+                           256);
+    write_safetensors_file(s2,
+                           "{\"lm_head.weight\": {\"dtype\": \"BF16\", \"shape\": [16, 8], "
+                           "\"data_offsets\": [0, 256]}}",
+                           256);
+    g_assert_true(g_file_set_contents(
+        index,
+        "{\"weight_map\": {\"model.embed_tokens.weight\": \"model-00001-of-00002.safetensors\", "
+        "\"lm_head.weight\": \"model-00002-of-00002.safetensors\"}}",
+        -1, NULL));
+    g_autofree char *before = NULL;
+    gsize n_before = 0;
+    g_assert_true(g_file_get_contents(s2, &before, &n_before, NULL));
+    const char *args[] = {"simulate", "--model", index, "--nodes", "2", "--train", "megatron:tp=1",
+                          "--train-gpus", "0", "--infer", "vllm:tp=1", "--infer-gpus", "8",
+                          "--strategy", "direct", "--trace", s2, "-q", NULL};
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    g_assert_cmpstr(r.out, ==, "");
+    g_autofree char *msg = g_strdup_printf("--trace %s: is an input of this command (%s)", s2, s2);
+    assert_contains(r.err, msg);
+    g_autofree char *after = NULL;
+    gsize n_after = 0;
+    g_assert_true(g_file_get_contents(s2, &after, &n_after, NULL));
+    g_assert_cmpmem(after, n_after, before, n_before);
+    run_result_clear(&r);
+}
+
 /* A staging bound under 1 MiB is a usage error (16 B used to abort, allocating 4 GiB for
  * billions of buckets). */
 static void
@@ -1550,6 +1591,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/models/overflow", test_model_overflow);
     g_test_add_func("/cli/output-paths", test_output_paths);
     g_test_add_func("/cli/simulate/tiny-staging", test_tiny_staging);
+    g_test_add_func("/cli/output-is-shard", test_output_is_shard);
     g_test_add_func("/cli/simulate/same-output-twice", test_same_output_twice);
     for (guint i = 0; i < G_N_ELEMENTS(same_as_input_cases); i++) {
         g_autofree char *path = g_strdup_printf("/cli/output-is-input/%u", i);
