@@ -66,6 +66,10 @@ void rs_cli_append_hint(GError *error, const char *hint);
 /* Progress on stderr unless --quiet. */
 void rs_cli_progress(const char *format, ...) G_GNUC_PRINTF(1, 2);
 
+/* g_printerr() for messages that quote input (names, arguments, file contents): the text is
+ * written through rs_text_escape(), so no byte of it acts on the terminal. */
+void rs_cli_printerr(const char *format, ...) G_GNUC_PRINTF(1, 2);
+
 /* Parses @argv with the options of @make_context (a command's context, freed before
  * returning); refuses positional arguments; on failure prints the error and the usage
  * line and sets *@exit_code to RS_EXIT_USAGE. Returns TRUE when the command should go on. */

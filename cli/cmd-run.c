@@ -406,7 +406,7 @@ report(const Work *w, const RsPlan *plan, const RsExecResult *res, const RsCostE
     fputs(out->str, stdout);
     fflush(stdout);
     if (res->n_bad_elems > 0) {
-        g_printerr("reshard run: validation failed: %" G_GUINT64_FORMAT " elements differ; "
+        rs_cli_printerr("reshard run: validation failed: %" G_GUINT64_FORMAT " elements differ; "
                    "first: %s\n",
                    res->n_bad_elems, first_bad);
         return RS_EXIT_CHECK;

@@ -830,7 +830,7 @@ simulate_scenario(const char *cmd, const Settings *set, const RsScenario *scenar
     for (guint s = 0; s < RS_MEMORY_SIDE_N; s++) {
         const RsMemorySideResult *m = &memory.side[s];
         if (!m->feasible)
-            g_printerr("reshard %s: warning: the %s layout does not fit in GPU memory: GPU %u "
+            rs_cli_printerr("reshard %s: warning: the %s layout does not fit in GPU memory: GPU %u "
                        "needs %.2f GB (%.2f GB weights + %.2f GB staging + %.2f GB reserve) "
                        "of %.2f GB\n",
                        cmd, s == RS_MEMORY_TRAIN ? "training" : "inference", m->max_gpu,

@@ -53,7 +53,7 @@ run(int argc, char **argv)
     gboolean ok = g_option_context_parse(context, &argc, &argv, &error);
     g_option_context_free(context);
     if (!ok) {
-        g_printerr("reshard %s: %s\nTry 'reshard help %s'.\n", cmd, error->message, cmd);
+        rs_cli_printerr("reshard %s: %s\nTry 'reshard help %s'.\n", cmd, error->message, cmd);
         return RS_EXIT_USAGE;
     }
     if (rs_cli_verbose)
@@ -68,7 +68,7 @@ run(int argc, char **argv)
         return RS_EXIT_OK;
     }
     if (argc != 3 || strcmp(argv[1], "show") != 0) {
-        g_printerr("reshard %s: expected \"show NAME|FILE\" or \"list\"\nTry 'reshard help %s'.\n",
+        rs_cli_printerr("reshard %s: expected \"show NAME|FILE\" or \"list\"\nTry 'reshard help %s'.\n",
                    cmd, cmd);
         return RS_EXIT_USAGE;
     }

@@ -1460,6 +1460,61 @@ test_output_is_input(gconstpointer data)
     run_result_clear(&r);
 }
 
+/* Files that are not text are named as such at their first bad byte (a binary YAML read
+ * as "empty document", invalid UTF-8 without its place), and names from input reach the
+ * terminal with their control bytes spelled out (an ESC in a tensor name, a YAML escape
+ * in a model name, a command name). */
+typedef struct {
+    const char *file;    /* a file name in a fresh folder, or NULL */
+    const char *content; /* its bytes */
+    gsize len;
+    const char *args[12]; /* "@" stands for the file's path */
+    const char *fragment; /* in stderr, after the path */
+} NotTextCase;
+
+static const NotTextCase not_text_cases[] = {
+    {"s.yaml", "\x00\x01\x02binary\x00\xff", 12, {"simulate", "--scenario", "@", NULL},
+     ":1:1: byte offset 0: byte 0x00 is not text (a control character); a YAML file is UTF-8 "
+     "text"},
+    {"t.yaml", "name: t\nnodes: caf\xe9\n", 0, {"topology", "show", "@", NULL},
+     ":2:11: byte offset 18: byte 0xe9 is not valid UTF-8; a YAML file is UTF-8 text"},
+    {"config.json", "{\"model_type\": \"llama\",\n \"x\xff\": 1}", 0,
+     {"models", "--model", "@", NULL},
+     ":2:4: byte offset 27: byte 0xff is not valid UTF-8; a config.json is UTF-8 text"},
+    {"s.yaml",
+     "name: t\nmodel: \"no\\x1bsuch\"\ntopology: dgx-h100\n"
+     "train: {convention: megatron, gpus: 0-7, tp: 8}\n"
+     "infer: {convention: vllm, gpus: 8-15, tp: 8}\n",
+     0, {"simulate", "--scenario", "@", "-q", NULL}, ":2:8: unknown model \"no\\x1bsuch\""},
+    {NULL, NULL, 0,
+     {"plan", "--model", "llama-3.1-8b", "--train", "megatron:tp=2", "--infer", "vllm:tp=2",
+      "--tensor", "ab\x1b[31mcd", NULL},
+     "reshard plan: --tensor: no tensor or fused buffer named \"ab\\x1b[31mcd\""},
+    {NULL, NULL, 0, {"x\x1by", NULL}, "reshard: unknown command \"x\\x1by\""},
+};
+
+static void
+test_not_text(gconstpointer data)
+{
+    const NotTextCase *c = data;
+    g_autofree char *dir = make_temp_dir();
+    g_autofree char *path = c->file ? g_build_filename(dir, c->file, NULL) : NULL;
+    if (path != NULL)
+        g_assert_true(g_file_set_contents(path, c->content,
+                                          c->len ? (gssize)c->len : -1, NULL));
+    const char *args[12];
+    guint n = 0;
+    for (; c->args[n] != NULL; n++)
+        args[n] = strcmp(c->args[n], "@") == 0 ? path : c->args[n];
+    args[n] = NULL;
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, c->fragment);
+    for (const char *p = r.err; *p != '\0'; p++)
+        g_assert_true((guchar)*p >= 0x20 || *p == '\n' || *p == '\t');
+    run_result_clear(&r);
+}
+
 /* Every shard of a sharded checkpoint is an input: --trace naming the second shard of a
  * model.safetensors.index.json is refused and the shard keeps its bytes (only the index
  * itself was guarded). */
@@ -1592,6 +1647,10 @@ main(int argc, char **argv)
     g_test_add_func("/cli/output-paths", test_output_paths);
     g_test_add_func("/cli/simulate/tiny-staging", test_tiny_staging);
     g_test_add_func("/cli/output-is-shard", test_output_is_shard);
+    for (guint i = 0; i < G_N_ELEMENTS(not_text_cases); i++) {
+        g_autofree char *name = g_strdup_printf("/cli/not-text/%u", i);
+        g_test_add_data_func(name, &not_text_cases[i], test_not_text);
+    }
     g_test_add_func("/cli/simulate/same-output-twice", test_same_output_twice);
     for (guint i = 0; i < G_N_ELEMENTS(same_as_input_cases); i++) {
         g_autofree char *path = g_strdup_printf("/cli/output-is-input/%u", i);
