@@ -120,11 +120,12 @@ static GOptionEntry entries[] = {
     {NULL},
 };
 
+/* The options of simulate (and report) under @parameter_string, the usage line's tail. */
 static GOptionContext *
-make_context(void)
+make_context_for(const char *parameter_string)
 {
     rs_cli_set_strategy_help(entries, TRUE, "default all");
-    GOptionContext *context = g_option_context_new("- simulate a refit with each strategy");
+    GOptionContext *context = g_option_context_new(parameter_string);
     g_option_context_set_summary(
         context, "Plans the refit of a scenario (model, topology, training and inference\n"
                  "layouts) with each strategy, simulates it on the topology (flow-level:\n"
@@ -148,6 +149,12 @@ make_context(void)
     g_option_context_add_group(context, rs_topology_args_group_new());
     rs_cli_add_common_options(context);
     return context;
+}
+
+static GOptionContext *
+make_context(void)
+{
+    return make_context_for("- simulate a refit with each strategy");
 }
 
 static gboolean
@@ -935,9 +942,9 @@ run(int argc, char **argv)
 }
 
 GOptionContext *
-rs_cli_simulate_make_context(void)
+rs_cli_simulate_make_context(const char *parameter_string)
 {
-    return make_context();
+    return make_context_for(parameter_string);
 }
 
 int

@@ -24,7 +24,7 @@ static GOptionEntry entries[] = {
 static GOptionContext *
 make_context(void)
 {
-    GOptionContext *context = g_option_context_new("show NAME|FILE | list - describe a topology");
+    GOptionContext *context = g_option_context_new("show NAME|FILE | list - show a topology or list them");
     g_option_context_set_summary(
         context, "show: prints the nodes, NVLink domains, rail-optimized fabric (scalable\n"
                  "units, leaves, spine, oversubscription, PXN), each link kind with its\n"

@@ -1467,6 +1467,57 @@ test_output_is_input(gconstpointer data)
     run_result_clear(&r);
 }
 
+/* `reshard help CMD` (and CMD --help) shows CMD's own usage line: its summary starts as the
+ * command's line in `reshard help` does (report showed simulate's). */
+static void
+test_help_usage_lines(void)
+{
+    const char *list_args[] = {"help", NULL};
+    RunResult list = run_reshard(list_args);
+    g_assert_cmpint(list.exit_code, ==, 0);
+    g_auto(GStrv) lines = g_strsplit(list.out, "\n", -1);
+    guint n_checked = 0;
+    gboolean in_commands = FALSE;
+    for (guint i = 0; lines[i] != NULL; i++) {
+        if (g_str_has_prefix(lines[i], "Commands:")) {
+            in_commands = TRUE;
+            continue;
+        }
+        if (!in_commands || !g_str_has_prefix(lines[i], "  "))
+            continue;
+        g_auto(GStrv) words = g_strsplit_set(g_strstrip(lines[i]), " ", -1);
+        g_autoptr(GPtrArray) kept = g_ptr_array_new();
+        for (guint w = 0; words[w] != NULL; w++)
+            if (*words[w] != '\0')
+                g_ptr_array_add(kept, words[w]);
+        const char *name = g_ptr_array_index(kept, 0);
+        if (strcmp(name, "help") == 0 || strcmp(name, "version") == 0)
+            continue;
+        g_autofree char *first_words = g_strdup_printf(
+            "%s %s", (char *)g_ptr_array_index(kept, 1), (char *)g_ptr_array_index(kept, 2));
+        g_autofree char *want = g_ascii_strdown(first_words, -1);
+        for (guint form = 0; form < 2; form++) {
+            const char *args[] = {form ? name : "help", form ? "--help" : name, NULL};
+            RunResult r = run_reshard(args);
+            g_assert_cmpint(r.exit_code, ==, 0);
+            g_autofree char *usage_prefix = g_strdup_printf("Usage:\n  reshard %s ", name);
+            g_assert_true(g_str_has_prefix(r.out, usage_prefix));
+            const char *nl = strchr(r.out + strlen("Usage:\n"), '\n');
+            g_autofree char *usage = g_strndup(r.out, nl - r.out);
+            const char *dash = strstr(usage, " - ");
+            g_assert_nonnull(dash);
+            g_autofree char *got = g_ascii_strdown(dash + 3, -1);
+            if (!g_str_has_prefix(got, want))
+                g_error("reshard help %s: usage \"%s\" does not start as \"%s\"", name, usage,
+                        want);
+            run_result_clear(&r);
+        }
+        n_checked++;
+    }
+    g_assert_cmpuint(n_checked, ==, 10);
+    run_result_clear(&list);
+}
+
 /* Files that are not text are named as such at their first bad byte (a binary YAML read
  * as "empty document", invalid UTF-8 without its place), and names from input reach the
  * terminal with their control bytes spelled out (an ESC in a tensor name, a YAML escape
@@ -1654,6 +1705,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/output-paths", test_output_paths);
     g_test_add_func("/cli/simulate/tiny-staging", test_tiny_staging);
     g_test_add_func("/cli/output-is-shard", test_output_is_shard);
+    g_test_add_func("/cli/help/usage-lines", test_help_usage_lines);
     for (guint i = 0; i < G_N_ELEMENTS(not_text_cases); i++) {
         g_autofree char *name = g_strdup_printf("/cli/not-text/%u", i);
         g_test_add_data_func(name, &not_text_cases[i], test_not_text);
