@@ -341,6 +341,22 @@ sweep(const char *cmd, const Settings *set, guint rank, guint n_ranks)
         } else {
             fputs(out->str, stdout);
         }
+        /* A sweep none of whose points could be planned answers nothing: the table shows
+         * each point's error, and the exit status says so. */
+        guint n_ok = 0, first_failed = 0;
+        for (guint i = n_points; i-- > 0;) {
+            if (results[i].ok)
+                n_ok++;
+            else
+                first_failed = i;
+        }
+        if (code == RS_EXIT_OK && n_points > 0 && n_ok == 0) {
+            g_autoptr(GError) none = g_error_new(
+                G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                "none of the %u points could be planned (point %u: %s)", n_points, first_failed,
+                results[first_failed].error ? results[first_failed].error : "no result");
+            code = rs_cli_fail(cmd, none, RS_EXIT_USAGE);
+        }
     }
     for (guint i = 0; i < n_points; i++)
         rs_sweep_result_clear(&results[i]);

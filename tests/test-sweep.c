@@ -483,6 +483,9 @@ test_cli_sweep_errors(void)
         const char *message;
     } cases[] = {
         {{"sweep", "--tp", "0", NULL}, "--tp"},
+        /* Every point refused (32 heads, tp=64): exit 2 with a summary, not 0. */
+        {{"sweep", "--scenario", "qwen3-30b-colocated", "--tp", "64", "--gpus", "64", NULL},
+         "none of the 1 points could be planned (point 0: "},
         {{"sweep", "--strategies", "fast", NULL}, "--strategies: unknown strategy \"fast\""},
         {{"sweep", "--tp", "64", "--gpus", "100", NULL}, "the grid has no point"},
         {{"sweep", "--select", "under-target", NULL}, "--select under-target needs --target"},
