@@ -1467,6 +1467,45 @@ test_output_is_input(gconstpointer data)
     run_result_clear(&r);
 }
 
+/* reshard plan says what each transfer crosses: NVLink inside a DGX H100 node (GPUs 0-1 to
+ * 2-3), the network to another node (8-9), and without a topology only that it goes
+ * between ranks (every transfer read "network"). */
+static void
+test_plan_transfer_kind(void)
+{
+    const struct {
+        const char *infer_gpus;
+        const char *kind;
+    } cases[] = {{"2-3", "nvlink"}, {"8-9", "network"}};
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        const char *args[] = {"plan", "--model", "llama-3.1-8b", "--train", "megatron:tp=2",
+                              "--infer", "vllm:tp=2", "--infer-gpus", cases[i].infer_gpus,
+                              "--tensor", "model.layers.0.self_attn.o_proj.weight", NULL};
+        RunResult r = run_reshard(args);
+        g_assert_cmpint(r.exit_code, ==, 0);
+        g_autofree char *row = g_strdup_printf("16777216  %s\n", cases[i].kind);
+        g_auto(GStrv) lines = g_strsplit(r.out, "\n", -1);
+        guint n_rows = 0;
+        for (guint l = 0; lines[l] != NULL; l++)
+            if (strstr(lines[l], "o_proj.weight  [") != NULL) {
+                g_autofree char *line = g_strconcat(lines[l], "\n", NULL);
+                g_assert_true(g_str_has_suffix(line, row));
+                n_rows++;
+            }
+        g_assert_cmpuint(n_rows, ==, 2);
+        run_result_clear(&r);
+    }
+    const char *tensor[] = {"plan", "--shape", "8x4", "--src-mesh", "2", "--src-placements",
+                            "S(0)", "--dst-mesh", "2", "--dst-placements", "S(1)",
+                            "--dst-ranks", "2,3", NULL};
+    RunResult r = run_reshard(tensor);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "0        1    3  tensor  [4:8, 2:4]                            32  "
+                           "between ranks\n");
+    g_assert_null(strstr(r.out, "network"));
+    run_result_clear(&r);
+}
+
 /* `reshard help CMD` (and CMD --help) shows CMD's own usage line: its summary starts as the
  * command's line in `reshard help` does (report showed simulate's). */
 static void
@@ -1706,6 +1745,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/simulate/tiny-staging", test_tiny_staging);
     g_test_add_func("/cli/output-is-shard", test_output_is_shard);
     g_test_add_func("/cli/help/usage-lines", test_help_usage_lines);
+    g_test_add_func("/cli/plan/transfer-kind", test_plan_transfer_kind);
     for (guint i = 0; i < G_N_ELEMENTS(not_text_cases); i++) {
         g_autofree char *name = g_strdup_printf("/cli/not-text/%u", i);
         g_test_add_data_func(name, &not_text_cases[i], test_not_text);
