@@ -1613,10 +1613,11 @@ test_not_text(gconstpointer data)
 }
 
 /* Every shard of a sharded checkpoint is an input: --trace naming the second shard of a
- * model.safetensors.index.json is refused and the shard keeps its bytes (only the index
- * itself was guarded). */
+ * model.safetensors.index.json, given as the model or through a model YAML's
+ * `safetensors:`, is refused and the shard keeps its bytes (only the index itself was
+ * guarded). */
 static void
-test_output_is_shard(void)
+test_output_is_shard(gconstpointer via_yaml)
 {
     g_autofree char *dir = make_temp_dir();
     g_autofree char *s1 = g_build_filename(dir, "model-00001-of-00002.safetensors", NULL);
@@ -1635,10 +1636,13 @@ test_output_is_shard(void)
         "{\"weight_map\": {\"model.embed_tokens.weight\": \"model-00001-of-00002.safetensors\", "
         "\"lm_head.weight\": \"model-00002-of-00002.safetensors\"}}",
         -1, NULL));
+    g_autofree char *yaml = g_build_filename(dir, "m.yaml", NULL);
+    g_assert_true(g_file_set_contents(
+        yaml, "name: tiny\nsafetensors: model.safetensors.index.json\n", -1, NULL));
     g_autofree char *before = NULL;
     gsize n_before = 0;
     g_assert_true(g_file_get_contents(s2, &before, &n_before, NULL));
-    const char *args[] = {"simulate", "--model", index, "--nodes", "2", "--train", "megatron:tp=1",
+    const char *args[] = {"simulate", "--model", via_yaml ? yaml : index, "--nodes", "2", "--train", "megatron:tp=1",
                           "--train-gpus", "0", "--infer", "vllm:tp=1", "--infer-gpus", "8",
                           "--strategy", "direct", "--trace", s2, "-q", NULL};
     RunResult r = run_reshard(args);
@@ -1743,7 +1747,8 @@ main(int argc, char **argv)
     g_test_add_func("/cli/models/overflow", test_model_overflow);
     g_test_add_func("/cli/output-paths", test_output_paths);
     g_test_add_func("/cli/simulate/tiny-staging", test_tiny_staging);
-    g_test_add_func("/cli/output-is-shard", test_output_is_shard);
+    g_test_add_data_func("/cli/output-is-shard/index", NULL, test_output_is_shard);
+    g_test_add_data_func("/cli/output-is-shard/model-yaml", "yaml", test_output_is_shard);
     g_test_add_func("/cli/help/usage-lines", test_help_usage_lines);
     g_test_add_func("/cli/plan/transfer-kind", test_plan_transfer_kind);
     for (guint i = 0; i < G_N_ELEMENTS(not_text_cases); i++) {
