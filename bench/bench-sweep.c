@@ -72,8 +72,8 @@ main(int argc, char **argv)
          "Divide the model's widths by F (the same grid, faster; default 1)", "F"},
         {"strategy", 0, 0, G_OPTION_ARG_STRING, &opt_strategy,
          "The one strategy of every point (default direct)", "NAME"},
-        {"threads", 0, 0, G_OPTION_ARG_INT, &opt_threads,
-         "The second run's threads (default 2)", "N"},
+        {"threads", 0, 0, G_OPTION_ARG_INT, &opt_threads, "The second run's threads (default 2)",
+         "N"},
         {"points", 0, 0, G_OPTION_ARG_INT, &opt_points,
          "Keep only the first N points (default all 200)", "N"},
         {NULL},
@@ -82,8 +82,8 @@ main(int argc, char **argv)
     g_autoptr(GOptionContext) context =
         g_option_context_new("- sweep thread scaling and determinism benchmark");
     g_option_context_add_main_entries(context, entries, NULL);
-    if (!g_option_context_parse(context, &argc, &argv, &parse_error) || argc > 1 ||
-        opt_scale < 1 || opt_threads < 1 || opt_threads > 1024 || opt_points < 0) {
+    if (!g_option_context_parse(context, &argc, &argv, &parse_error) || argc > 1 || opt_scale < 1 ||
+        opt_threads < 1 || opt_threads > 1024 || opt_points < 0) {
         fprintf(stderr, "bench-sweep: %s\n",
                 parse_error ? parse_error->message
                             : "expected --scale >= 1, --threads 1..1024, --points >= 0 and no "

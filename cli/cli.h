@@ -40,9 +40,9 @@ extern const RsCommand rs_command_compare;
 extern const RsCommand rs_command_report;
 
 /* `reshard report` is `reshard simulate` writing a document: the simulate options (its
- * context under report's own usage line, to which report adds --output) and, once they are parsed, the run that writes
- * the document to @output (--format html or md; NULL: report.html or report.md) instead of
- * printing. */
+ * context under report's own usage line, to which report adds --output) and, once they are parsed,
+ * the run that writes the document to @output (--format html or md; NULL: report.html or report.md)
+ * instead of printing. */
 GOptionContext *rs_cli_simulate_make_context(const char *parameter_string);
 int rs_cli_simulate_report(const char *output);
 

@@ -61,7 +61,7 @@ run(int argc, char **argv)
     g_option_context_free(context);
     if (!parsed || argc != 3) {
         rs_cli_printerr("reshard compare: %s\nTry 'reshard help compare'.\n",
-                   parsed ? "expected two trace files: PREDICTED MEASURED" : error->message);
+                        parsed ? "expected two trace files: PREDICTED MEASURED" : error->message);
         return RS_EXIT_USAGE;
     }
     RsFormat format;

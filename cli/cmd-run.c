@@ -57,18 +57,22 @@ static GOptionEntry entries[] = {
      "host (threads, default), mpi (under mpirun -np N), cuda-local (ranks on this "
      "process's GPUs, even one) or nccl (one GPU per rank; under mpirun, one process per GPU)",
      "NAME"},
-    {"runs", 'r', 0, G_OPTION_ARG_STRING, &opt_runs, "Measured runs; the median is reported "
-     "(default 1)", "N"},
+    {"runs", 'r', 0, G_OPTION_ARG_STRING, &opt_runs,
+     "Measured runs; the median is reported "
+     "(default 1)",
+     "N"},
     {"chunk-size", 0, 0, G_OPTION_ARG_STRING, &opt_chunk_size,
      "Bytes per transport call (bucket), e.g. 4MiB (default), at most 1GiB", "SIZE"},
-    {"window", 0, 0, G_OPTION_ARG_STRING, &opt_window, "Chunks in flight per rank (default 8)", "N"},
+    {"window", 0, 0, G_OPTION_ARG_STRING, &opt_window, "Chunks in flight per rank (default 8)",
+     "N"},
     {"queue-depth", 0, 0, G_OPTION_ARG_STRING, &opt_queue_depth,
      "host: messages queued per rank pair (default 8)", "N"},
     {"eager-size", 0, 0, G_OPTION_ARG_STRING, &opt_eager_size,
      "host: largest message copied at once, e.g. 16KiB (default)", "SIZE"},
     {"timeout", 0, 0, G_OPTION_ARG_DOUBLE, &opt_timeout,
      "Fail when a rank makes no progress for S seconds, naming the rank; nccl aborts its "
-     "communicators (default: wait)", "S"},
+     "communicators (default: wait)",
+     "S"},
     {"no-validate", 0, 0, G_OPTION_ARG_NONE, &opt_no_validate,
      "Do not fill and check the buffers (timing only)", NULL},
     {"trace", 0, 0, G_OPTION_ARG_FILENAME, &opt_trace,
@@ -85,7 +89,8 @@ static GOptionEntry entries[] = {
      NULL},
     {"fault", 0, 0, G_OPTION_ARG_STRING, &opt_fault,
      "Test: drop:M, delay:M:SECONDS, duplicate:M (message M), stop:R or kill:R (rank R, mpi); "
-     "the timeout, the stray-message check or the launcher must catch it", "KIND:ARG"},
+     "the timeout, the stray-message check or the launcher must catch it",
+     "KIND:ARG"},
     {"corrupt-byte", 0, 0, G_OPTION_ARG_STRING, &opt_corrupt,
      "Test: flip byte B of network message M on arrival; validation must catch it", "M:B"},
     {NULL},
@@ -407,8 +412,8 @@ report(const Work *w, const RsPlan *plan, const RsExecResult *res, const RsCostE
     fflush(stdout);
     if (res->n_bad_elems > 0) {
         rs_cli_printerr("reshard run: validation failed: %" G_GUINT64_FORMAT " elements differ; "
-                   "first: %s\n",
-                   res->n_bad_elems, first_bad);
+                        "first: %s\n",
+                        res->n_bad_elems, first_bad);
         return RS_EXIT_CHECK;
     }
     return RS_EXIT_OK;

@@ -838,11 +838,11 @@ simulate_scenario(const char *cmd, const Settings *set, const RsScenario *scenar
         const RsMemorySideResult *m = &memory.side[s];
         if (!m->feasible)
             rs_cli_printerr("reshard %s: warning: the %s layout does not fit in GPU memory: GPU %u "
-                       "needs %.2f GB (%.2f GB weights + %.2f GB staging + %.2f GB reserve) "
-                       "of %.2f GB\n",
-                       cmd, s == RS_MEMORY_TRAIN ? "training" : "inference", m->max_gpu,
-                       m->total_bytes / 1e9, m->weights_bytes / 1e9, m->staging_bytes / 1e9,
-                       m->reserve_bytes / 1e9, m->capacity_bytes / 1e9);
+                            "needs %.2f GB (%.2f GB weights + %.2f GB staging + %.2f GB reserve) "
+                            "of %.2f GB\n",
+                            cmd, s == RS_MEMORY_TRAIN ? "training" : "inference", m->max_gpu,
+                            m->total_bytes / 1e9, m->weights_bytes / 1e9, m->staging_bytes / 1e9,
+                            m->reserve_bytes / 1e9, m->capacity_bytes / 1e9);
     }
     RsAutoCandidate tried[RS_AUTO_MAX_CANDIDATES];
     guint n_tried = rs_policy_get_candidates(req, tried);

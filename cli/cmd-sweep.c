@@ -322,8 +322,8 @@ sweep(const char *cmd, const Settings *set, guint rank, guint n_ranks)
     g_autoptr(GError) gather_error = NULL;
     guint reported_code = 0;
     int code = RS_EXIT_OK;
-    if (!rs_sweep_mpi_gather(results, n_points, rank, n_ranks, ok ? NULL : error,
-                             (guint)fail_code, &reported_code, &gather_error)) {
+    if (!rs_sweep_mpi_gather(results, n_points, rank, n_ranks, ok ? NULL : error, (guint)fail_code,
+                             &reported_code, &gather_error)) {
         if (rank == 0)
             code = rs_cli_fail(cmd, gather_error,
                                reported_code ? (int)reported_code : RS_EXIT_RUNTIME);

@@ -163,13 +163,14 @@ rs_cli_parse(const char *command, GOptionContext *(*make_context)(void), int *ar
     gboolean parsed = g_option_context_parse(context, argc, argv, &error);
     g_option_context_free(context);
     if (!parsed) {
-        rs_cli_printerr("reshard %s: %s\nTry 'reshard help %s'.\n", command, error->message, command);
+        rs_cli_printerr("reshard %s: %s\nTry 'reshard help %s'.\n", command, error->message,
+                        command);
         *exit_code = RS_EXIT_USAGE;
         return FALSE;
     }
     if (*argc > 1) {
         rs_cli_printerr("reshard %s: unexpected argument \"%s\"\nTry 'reshard help %s'.\n", command,
-                   (*argv)[1], command);
+                        (*argv)[1], command);
         *exit_code = RS_EXIT_USAGE;
         return FALSE;
     }
@@ -210,7 +211,7 @@ finish_stdout(int code)
         return code;
     int err = errno;
     rs_cli_printerr("reshard: writing the results to standard output failed: %s\n",
-               g_strerror(err ? err : EIO));
+                    g_strerror(err ? err : EIO));
     return code == RS_EXIT_OK ? RS_EXIT_RUNTIME : code;
 }
 
@@ -246,7 +247,7 @@ run_command(int argc, char **argv)
         /* help takes one command name; anything after it is an error, as in every command. */
         if (argc > 3) {
             rs_cli_printerr("reshard help: unexpected argument \"%s\"\nTry 'reshard help help'.\n",
-                       argv[3]);
+                            argv[3]);
             return RS_EXIT_USAGE;
         }
         /* help and version are listed under Commands too, so they have help of their own. */
@@ -275,8 +276,8 @@ run_command(int argc, char **argv)
     if (strcmp(name, "version") == 0 || strcmp(name, "--version") == 0) {
         if (argc > 2) {
             rs_cli_printerr("reshard version: unexpected argument \"%s\"\nTry 'reshard help "
-                       "version'.\n",
-                       argv[2]);
+                            "version'.\n",
+                            argv[2]);
             return RS_EXIT_USAGE;
         }
         printf("reshard %s\n", RS_VERSION);

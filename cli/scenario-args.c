@@ -179,7 +179,6 @@ apply_flags(RsScenario *s, const RsScenarioArgs *args, const char *dtype, GError
     return TRUE;
 }
 
-
 /* Notes a checkpoint (.safetensors, or an index and every shard it names) and the
  * config.json beside it as inputs. */
 static void
@@ -217,8 +216,8 @@ note_scenario_inputs(const RsScenario *s)
     rs_cli_note_input(model);
     g_autoptr(RsYaml) yaml = rs_yaml_load_file(model, NULL);
     yaml_node_t *root = yaml ? rs_yaml_get_root_mapping(yaml, NULL) : NULL;
-    const char *checkpoint = root ? rs_yaml_scalar_value(rs_yaml_lookup(yaml, root, "safetensors"))
-                                  : NULL;
+    const char *checkpoint =
+        root ? rs_yaml_scalar_value(rs_yaml_lookup(yaml, root, "safetensors")) : NULL;
     if (checkpoint != NULL) {
         g_autofree char *dir = g_path_get_dirname(model);
         g_autofree char *path = g_path_is_absolute(checkpoint)

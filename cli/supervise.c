@@ -75,7 +75,7 @@ rs_cli_supervise_rank(const char *cmd)
         signal(sig, SIG_DFL);
         raise(sig);
     }
-    fprintf(stderr, "reshard %s: rank %s (process %ld) was killed by signal %d (%s)\n", cmd,
-            rank, (long)pid, sig, strsignal(sig));
+    fprintf(stderr, "reshard %s: rank %s (process %ld) was killed by signal %d (%s)\n", cmd, rank,
+            (long)pid, sig, strsignal(sig));
     _exit(1);
 }

@@ -75,10 +75,10 @@ typedef enum {
 
 typedef enum {
     RS_EXEC_FAULT_NONE,
-    RS_EXEC_FAULT_DROP,  /* the sender never sends message fault_message */
-    RS_EXEC_FAULT_DELAY, /* the sender waits fault_delay_s before its first chunk */
-    RS_EXEC_FAULT_STOP,  /* rank fault_rank stops itself (SIGSTOP) at the first run's start */
-    RS_EXEC_FAULT_KILL,  /* rank fault_rank kills itself (SIGKILL) at the first run's start */
+    RS_EXEC_FAULT_DROP,      /* the sender never sends message fault_message */
+    RS_EXEC_FAULT_DELAY,     /* the sender waits fault_delay_s before its first chunk */
+    RS_EXEC_FAULT_STOP,      /* rank fault_rank stops itself (SIGSTOP) at the first run's start */
+    RS_EXEC_FAULT_KILL,      /* rank fault_rank kills itself (SIGKILL) at the first run's start */
     RS_EXEC_FAULT_DUPLICATE, /* the sender sends chunk 0 of message fault_message twice */
 } RsExecFault;
 

@@ -366,8 +366,8 @@ mpi_check_no_stray(RsEndpoint *base, GError **error)
             g_set_error(error, RS_TRANSPORT_ERROR, RS_TRANSPORT_ERROR_MISMATCH,
                         "rank %d: a %s rank %u (tag %u, %" G_GSIZE_FORMAT " bytes) is still "
                         "posted after every rank finished: a duplicated or stray message",
-                        rank, GPOINTER_TO_INT(req->priv[1]) ? "receive from" : "send to",
-                        req->peer, req->tag, req->size_bytes);
+                        rank, GPOINTER_TO_INT(req->priv[1]) ? "receive from" : "send to", req->peer,
+                        req->tag, req->size_bytes);
             return FALSE;
         }
     }

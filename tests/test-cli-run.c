@@ -249,10 +249,12 @@ static const BadCase bad_cases[] = {
      "--copy-runs: run lengths must increase (32 B after 64 B)"},
     {{"calibrate", "--copy-runs", "64B,0B", NULL}, "--copy-runs: 0B is outside 1 B .. 4 GiB"},
     {{"calibrate", "--copy-bytes", "8GiB", NULL}, "--copy-bytes: 8GiB is outside 1 B .. 4 GiB"},
-    {{"calibrate", "--copy-stride", "0", NULL}, "--copy-stride 0: must be an integer from 1 to 1024"},
+    {{"calibrate", "--copy-stride", "0", NULL},
+     "--copy-stride 0: must be an integer from 1 to 1024"},
     {{"calibrate", "--copy-stride", "1024", "--copy-bytes", "64MiB", NULL},
      "--copy-stride 1024: the strided buffer of the copy sweep would hold 64 GiB per rank"},
-    {{"calibrate", "--format", "csv", NULL}, "--format: unknown format \"csv\" (known: table, json)"},
+    {{"calibrate", "--format", "csv", NULL},
+     "--format: unknown format \"csv\" (known: table, json)"},
 };
 
 static void
@@ -427,14 +429,22 @@ typedef struct {
 } FaultCase;
 
 static const FaultCase fault_cases[] = {
-    {"drop:0", 0, 1, "rank 2 (GPU 2): message 0 (0 -> 2, 3072 bytes, phase 0) chunk 0 of 1 did "
-                     "not complete within 1 s", NULL, NULL},
-    {"delay:1:10", 0, 1, "rank 3 (GPU 3): message 1 (0 -> 3, 3072 bytes, phase 0) chunk 0 of 1 "
-                         "did not complete within 1 s", NULL, NULL},
-    {"duplicate:0", 0, 1, "rank 2: 1 message from rank 0 arrived that no receive took (the "
-                          "first: tag 0, 3072 bytes): a duplicated or stray message", NULL, NULL},
-    {"duplicate:1", 0, 1, "rank 3: 1 message from rank 0 arrived that no receive took (the "
-                          "first: tag 1, 1024 bytes)", NULL, "1KiB"},
+    {"drop:0", 0, 1,
+     "rank 2 (GPU 2): message 0 (0 -> 2, 3072 bytes, phase 0) chunk 0 of 1 did "
+     "not complete within 1 s",
+     NULL, NULL},
+    {"delay:1:10", 0, 1,
+     "rank 3 (GPU 3): message 1 (0 -> 3, 3072 bytes, phase 0) chunk 0 of 1 "
+     "did not complete within 1 s",
+     NULL, NULL},
+    {"duplicate:0", 0, 1,
+     "rank 2: 1 message from rank 0 arrived that no receive took (the "
+     "first: tag 0, 3072 bytes): a duplicated or stray message",
+     NULL, NULL},
+    {"duplicate:1", 0, 1,
+     "rank 3: 1 message from rank 0 arrived that no receive took (the "
+     "first: tag 1, 1024 bytes)",
+     NULL, "1KiB"},
     {"stop:1", 0, 2, "stopping or killing a rank needs one process per rank", NULL, NULL},
     /* Under mpirun the timeout is 3 s: with more processes than cores a healthy rank may
      * be late by a second too. */
@@ -443,8 +453,10 @@ static const FaultCase fault_cases[] = {
     {"stop:3", 4, 1, "3 (stopped, killed or stalled)", " -> 3, ", NULL},
     {"stop:0", 4, 1, "(0 -> ", "from rank 0", NULL},
     {"drop:0", 4, 1, "within 3 s", NULL, NULL},
-    {"duplicate:0", 4, 1, "rank 2: a message from rank 0 arrived that no receive took (tag 0, "
-                          "3072 bytes): a duplicated or stray message", NULL, NULL},
+    {"duplicate:0", 4, 1,
+     "rank 2: a message from rank 0 arrived that no receive took (tag 0, "
+     "3072 bytes): a duplicated or stray message",
+     NULL, NULL},
     {"kill:2", 4, 1, "reshard run: rank 2 (process ", NULL, NULL},
     {"kill:0", 4, 1, "reshard run: rank 0 (process ", NULL, NULL},
 };
@@ -455,11 +467,31 @@ test_fault(gconstpointer data)
     const FaultCase *c = data;
     if (c->mpi_np > 0 && !have_mpirun())
         return;
-    const char *args[] = {"run", "--transport", c->mpi_np ? "mpi" : "host", "--shape", "64x48",
-                          "--src-mesh", "2", "--src-placements", "S(0)", "--src-ranks", "0,1",
-                          "--dst-mesh", "2", "--dst-placements", "S(1)", "--dst-ranks", "2,3",
-                          "--timeout", c->mpi_np ? "3" : "1", "--fault", c->fault, "-q",
-                          c->chunk_size ? "--chunk-size" : NULL, c->chunk_size, NULL};
+    const char *args[] = {"run",
+                          "--transport",
+                          c->mpi_np ? "mpi" : "host",
+                          "--shape",
+                          "64x48",
+                          "--src-mesh",
+                          "2",
+                          "--src-placements",
+                          "S(0)",
+                          "--src-ranks",
+                          "0,1",
+                          "--dst-mesh",
+                          "2",
+                          "--dst-placements",
+                          "S(1)",
+                          "--dst-ranks",
+                          "2,3",
+                          "--timeout",
+                          c->mpi_np ? "3" : "1",
+                          "--fault",
+                          c->fault,
+                          "-q",
+                          c->chunk_size ? "--chunk-size" : NULL,
+                          c->chunk_size,
+                          NULL};
     gint64 start = g_get_monotonic_time();
     RunResult r = run_reshard_full(args, NULL, c->mpi_np);
     double elapsed_s = (g_get_monotonic_time() - start) / 1e6;

@@ -1169,8 +1169,8 @@ test_too_many_transfers(void)
         g_clear_error(&error);
     }
     options.memory_limit_bytes = 2048 * RS_PLAN_BUILD_BYTES_PER_TRANSFER;
-    g_autoptr(RsPlan) fits = rs_plan_build_full(refit, RS_STRATEGY_GATHER_BROADCAST, &options,
-                                                &error);
+    g_autoptr(RsPlan) fits =
+        rs_plan_build_full(refit, RS_STRATEGY_GATHER_BROADCAST, &options, &error);
     g_assert_no_error(error);
 }
 

@@ -416,11 +416,35 @@ test_cli_sweep_mpi_rank_fails(void)
         return;
     }
     const char *bin = g_getenv("RESHARD_BIN");
-    const char *argv[] = {"timeout", "120", mpirun, "--oversubscribe", "--allow-run-as-root",
-                          "-np", "1", bin, "sweep", "--scenario", "qwen3-30b-colocated",
-                          "--tp", "2,4", "--gpus", "64", "-q", ":", "-np", "1", bin, "sweep",
-                          "--scenario", "/nonexistent/missing.yaml", "--tp", "2,4", "--gpus",
-                          "64", "-q", NULL};
+    const char *argv[] = {"timeout",
+                          "120",
+                          mpirun,
+                          "--oversubscribe",
+                          "--allow-run-as-root",
+                          "-np",
+                          "1",
+                          bin,
+                          "sweep",
+                          "--scenario",
+                          "qwen3-30b-colocated",
+                          "--tp",
+                          "2,4",
+                          "--gpus",
+                          "64",
+                          "-q",
+                          ":",
+                          "-np",
+                          "1",
+                          bin,
+                          "sweep",
+                          "--scenario",
+                          "/nonexistent/missing.yaml",
+                          "--tp",
+                          "2,4",
+                          "--gpus",
+                          "64",
+                          "-q",
+                          NULL};
     g_autofree char *out = NULL, *err = NULL;
     gint status = 0;
     g_autoptr(GError) error = NULL;

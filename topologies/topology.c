@@ -93,8 +93,8 @@ read_oversubscription(RsYaml *yaml, yaml_node_t *fabric, double *out, GError **e
     }
     char *end = NULL;
     double value = g_ascii_strtod(text, &end);
-    gboolean ok = end != text && isfinite(value) && value >= 1.0 &&
-                  value <= RS_TOPOLOGY_MAX_OVERSUBSCRIPTION;
+    gboolean ok =
+        end != text && isfinite(value) && value >= 1.0 && value <= RS_TOPOLOGY_MAX_OVERSUBSCRIPTION;
     if (ok && *end == ':') {
         /* "N:1": only a ratio to one is a plain oversubscription factor. */
         const char *denominator = end + 1;

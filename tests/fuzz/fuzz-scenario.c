@@ -37,8 +37,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     gint layer = s->has_layer_range ? s->first_layer : 0;
     s->has_layer_range = TRUE;
     s->first_layer = s->last_layer = layer;
-    guint n_gpus = (s->train_gpus ? s->train_gpus->len : 0) +
-                   (s->infer_gpus ? s->infer_gpus->len : 0);
+    guint n_gpus =
+        (s->train_gpus ? s->train_gpus->len : 0) + (s->infer_gpus ? s->infer_gpus->len : 0);
     if (n_gpus > FUZZ_MAX_GPUS)
         return 0;
     RsScenarioBuild build;
