@@ -1826,8 +1826,9 @@ typedef struct {
 
 static const NotTextCase not_text_cases[] = {
     {"s.yaml",
-     "\x00\x01\x02binary\x00\xff",
-     12,
+     "\x00\x01\x02"
+     "binary\x00\xff",
+     11,
      {"simulate", "--scenario", "@", NULL},
      ":1:1: byte offset 0: byte 0x00 is not text (a control character); a YAML file is UTF-8 "
      "text"},

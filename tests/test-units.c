@@ -169,7 +169,7 @@ test_text_find_bad(void)
         gboolean bad_utf8;
     } cases[] = {
         {"a: 1\nb: 2\n", 10, FALSE, 0, 0, 0, 0, FALSE},
-        {"\x00\x01bin", 5, TRUE, 0, 1, 1, 0x00, FALSE},
+        {"\x00\x01" "bin", 5, TRUE, 0, 1, 1, 0x00, FALSE},
         {"name: caf\xe9\n", 11, TRUE, 9, 1, 10, 0xe9, TRUE},
         {"x: \xc3\xa9\ny: \xc3\xa9\xff", 12, TRUE, 11, 2, 5, 0xff, TRUE},
         {"t\tr\r\nesc \x1b", 10, TRUE, 9, 2, 5, 0x1b, FALSE},
