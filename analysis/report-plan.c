@@ -70,12 +70,23 @@ static const RsColumn plan_columns[] = {
                   RS_COLUMN_NO_TABLE | RS_COLUMN_NO_JSON | RS_COLUMN_CSV_01},
 };
 
+/* What a transfer crosses: a local copy; on a topology, NVLink within an NVLink domain and
+ * the network between domains; without one, only that it goes between ranks. A transfer
+ * into the receiver's staging buffer says so too. */
 static const char *
-transfer_kind(const RsTransfer *tr)
+transfer_kind(const RsTransfer *tr, const RsTopology *topo)
 {
     if (tr->src == tr->dst)
         return "local copy";
-    return (tr->flags & RS_TRANSFER_TO_STAGING) ? "to staging" : "network";
+    gboolean staging = (tr->flags & RS_TRANSFER_TO_STAGING) != 0;
+    if (topo == NULL || tr->src >= rs_topology_get_n_gpus(topo) ||
+        tr->dst >= rs_topology_get_n_gpus(topo))
+        return staging ? "to staging" : "between ranks";
+    gboolean nvlink = rs_topology_get_nvlink_domain(topo, tr->src) ==
+                      rs_topology_get_nvlink_domain(topo, tr->dst);
+    if (staging)
+        return nvlink ? "nvlink, to staging" : "network, to staging";
+    return nvlink ? "nvlink" : "network";
 }
 
 static RsTable *
@@ -95,7 +106,7 @@ plan_table(const RsPlanReport *r, guint64 *moved, guint64 *local)
         rs_table_set_text(t, PL_TENSOR, rs_refit_get_tensor(r->refit, tr->tensor_idx)->name);
         set_box(t, PL_BOX, &tr->box);
         rs_table_set_uint(t, PL_BYTES, tr->size_bytes);
-        rs_table_set_text(t, PL_KIND, transfer_kind(tr));
+        rs_table_set_text(t, PL_KIND, transfer_kind(tr, r->topology));
         rs_table_set_bool(t, PL_LOCAL, tr->src == tr->dst);
     }
     return t;

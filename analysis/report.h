@@ -308,9 +308,12 @@ typedef struct {
 /**
  * rs_report_plan:
  * @format: table (@header, a strategy and a bytes line, then one row per transfer: phase,
- *   src, dst, tensor, box, bytes, kind), csv (phase,src,dst,tensor,lo,hi,step,bytes,local;
- *   lo/hi/step as "0;4") or json (one line: strategy, bytes_moved, local_bytes, topology when
- *   planned on one, transfers[] with phase, src, dst, tensor, lo[], hi[], step[], bytes)
+ *   src, dst, tensor, box, bytes, kind: "local copy"; on a topology "nvlink" within an
+ *   NVLink domain, "network" between domains; without one "between ranks"; ", to staging"
+ *   added, or "to staging" alone, for a transfer into the receiver's staging buffer), csv
+ * (phase,src,dst,tensor,lo,hi,step,bytes,local; lo/hi/step as "0;4") or json (one line: strategy,
+ * bytes_moved, local_bytes, topology when planned on one, transfers[] with phase, src, dst, tensor,
+ * lo[], hi[], step[], bytes)
  * @out: text is appended here
  *
  * The byte totals count the listed transfers: bytes between distinct ranks and local copies.

@@ -17,8 +17,15 @@ rs_sweep_mpi_start(guint *rank, guint *n_ranks, GError **error)
 }
 
 gboolean
-rs_sweep_mpi_gather(RsSweepResult *results, guint n, guint rank, guint n_ranks, GError **error)
+rs_sweep_mpi_gather(RsSweepResult *results, guint n, guint rank, guint n_ranks,
+                    const GError *failure, guint failure_code, guint *code_out, GError **error)
 {
+    if (code_out != NULL)
+        *code_out = failure ? failure_code : 0;
+    if (failure != NULL) {
+        g_propagate_error(error, g_error_copy(failure));
+        return FALSE;
+    }
     return TRUE;
 }
 

@@ -32,10 +32,18 @@ gboolean rs_sweep_mpi_start(guint *rank, guint *n_ranks, GError **error);
  * rs_sweep_mpi_gather:
  * @results: (array length=n): every rank's own results in their slots; on rank 0 the
  *   other ranks' results are filled in
- * @error: RS_SWEEP_ERROR_FAILED with the MPI error
- * Collective: every rank calls it. Returns: TRUE on success.
+ * @failure: (nullable): this rank's own failure (its results are then not sent), or NULL
+ * @failure_code: a number the caller gives with @failure (reshard's exit code), sent along
+ * @code_out: (out) (optional): rank 0: the failure_code of the failure it reports, 0 for
+ *   an MPI error
+ * @error: rank 0: a copy of @failure, else "rank R: MESSAGE" for the lowest rank that
+ *   failed (a failing rank reports to rank 0 instead of leaving it waiting), or
+ *   RS_SWEEP_ERROR_FAILED with the MPI error; other ranks: a copy of @failure
+ * Collective: every rank calls it, failed or not, so that no rank waits for one that gave
+ * up. Returns: TRUE when no rank failed.
  */
 gboolean rs_sweep_mpi_gather(RsSweepResult *results, guint n, guint rank, guint n_ranks,
+                             const GError *failure, guint failure_code, guint *code_out,
                              GError **error);
 
 /** rs_sweep_mpi_finish: MPI_Finalize when rs_sweep_mpi_start() initialised MPI. */

@@ -127,6 +127,14 @@ rs_units_parse_bandwidth(const char *text, double *bw_bytes_per_s_out, GError **
                     "bandwidth \"%s\": must be greater than zero", text);
         return FALSE;
     }
+    if (v < RS_UNITS_MIN_BANDWIDTH_BYTES_PER_S || v > RS_UNITS_MAX_BANDWIDTH_BYTES_PER_S) {
+        g_set_error(error, RS_UNITS_ERROR, RS_UNITS_ERROR_RANGE,
+                    "bandwidth \"%s\": %s the %s accepted, %s", text,
+                    v < RS_UNITS_MIN_BANDWIDTH_BYTES_PER_S ? "below" : "above",
+                    v < RS_UNITS_MIN_BANDWIDTH_BYTES_PER_S ? "smallest" : "largest",
+                    v < RS_UNITS_MIN_BANDWIDTH_BYTES_PER_S ? "1 kB/s" : "1 PB/s (1000 TB/s)");
+        return FALSE;
+    }
     *bw_bytes_per_s_out = v;
     return TRUE;
 }
@@ -142,6 +150,11 @@ rs_units_parse_duration(const char *text, double *duration_s_out, GError **error
     if (v < 0) {
         g_set_error(error, RS_UNITS_ERROR, RS_UNITS_ERROR_RANGE,
                     "duration \"%s\": must not be negative", text);
+        return FALSE;
+    }
+    if (v > RS_UNITS_MAX_DURATION_S) {
+        g_set_error(error, RS_UNITS_ERROR, RS_UNITS_ERROR_RANGE,
+                    "duration \"%s\": above the largest accepted, 1000000 s (11.6 days)", text);
         return FALSE;
     }
     *duration_s_out = v;

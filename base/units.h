@@ -22,13 +22,24 @@ typedef enum {
     RS_UNITS_ERROR_RANGE,     /* negative, not finite, or too large */
 } RsUnitsError;
 
+/* The plausible range of a physical figure read from input; anything outside is a typo or
+ * an attack, refused with the limit named. Bandwidth: 1 kB/s (below any link a refit runs
+ * over) to 1 PB/s (above the 130 TB/s of a whole NVL72 NVLink switch system, NVIDIA GB200
+ * NVL72 datasheet, let alone one link). Duration: at most 10^6 s (11.6 days; latencies,
+ * overheads, timeouts and targets are micro- to kiloseconds). */
+#define RS_UNITS_MIN_BANDWIDTH_BYTES_PER_S 1e3
+#define RS_UNITS_MAX_BANDWIDTH_BYTES_PER_S 1e15
+#define RS_UNITS_MAX_DURATION_S 1e6
+
 /**
  * rs_units_parse_bandwidth:
  * @text: e.g. "450 GB/s", "400 Gbit/s", "25 GiB/s", "100 Mbit/s"; space optional
  * @bw_bytes_per_s_out: (out): the bandwidth in bytes per second (bits are divided by 8)
  * @error: RS_UNITS_ERROR_MISSING for a bare number, RS_UNITS_ERROR_AMBIGUOUS for "Gb/s",
  *   "Gbps", "GBps" and the like (the message says to use Gbit/s or GB/s),
- *   RS_UNITS_ERROR_UNKNOWN, RS_UNITS_ERROR_SYNTAX, RS_UNITS_ERROR_RANGE for values <= 0.
+ *   RS_UNITS_ERROR_UNKNOWN, RS_UNITS_ERROR_SYNTAX, RS_UNITS_ERROR_RANGE for values <= 0 or
+ *   outside [RS_UNITS_MIN_BANDWIDTH_BYTES_PER_S, RS_UNITS_MAX_BANDWIDTH_BYTES_PER_S] (the
+ *   message names the limit).
  *
  * Accepted units: B/s, KB/s, MB/s, GB/s, TB/s, KiB/s, MiB/s, GiB/s, TiB/s, bit/s,
  * Kbit/s, Mbit/s, Gbit/s, Tbit/s.
@@ -41,7 +52,8 @@ gboolean rs_units_parse_bandwidth(const char *text, double *bw_bytes_per_s_out, 
  * rs_units_parse_duration:
  * @text: e.g. "3.4 us", "2 ms", "1.5 s", "500 ns"; "µs" is accepted for "us"
  * @duration_s_out: (out): seconds
- * @error: as rs_units_parse_bandwidth(); zero is allowed, negative is RS_UNITS_ERROR_RANGE
+ * @error: as rs_units_parse_bandwidth(); zero is allowed, negative or above
+ *   RS_UNITS_MAX_DURATION_S is RS_UNITS_ERROR_RANGE
  *
  * Returns: TRUE on success.
  */

@@ -3,6 +3,7 @@
  * can point a user at the exact place of a bad value. */
 #include "base/yaml-reader.h"
 
+#include "base/text.h"
 #include "base/units.h"
 
 #include <errno.h>
@@ -51,6 +52,11 @@ rs_yaml_load_string(const char *text, const char *name, GError **error)
                     name);
         return NULL;
     }
+    if (!rs_text_check(text, strlen(text), name, "YAML file", RS_YAML_ERROR, RS_YAML_ERROR_SYNTAX,
+                       error)) {
+        yaml_parser_delete(&parser);
+        return NULL;
+    }
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
     RsYaml *yaml = load_from_parser(&parser, name, error);
     yaml_parser_delete(&parser);
@@ -62,11 +68,16 @@ rs_yaml_load_file(const char *path, GError **error)
 {
     g_return_val_if_fail(path != NULL, NULL);
     g_autofree char *contents = NULL;
+    gsize len = 0;
     g_autoptr(GError) io_error = NULL;
-    if (!g_file_get_contents(path, &contents, NULL, &io_error)) {
+    if (!g_file_get_contents(path, &contents, &len, &io_error)) {
         g_set_error(error, RS_YAML_ERROR, RS_YAML_ERROR_IO, "%s", io_error->message);
         return NULL;
     }
+    /* A NUL would end the text libyaml sees (a binary file read as "empty document"). */
+    if (!rs_text_check(contents, len, path, "YAML file", RS_YAML_ERROR, RS_YAML_ERROR_SYNTAX,
+                       error))
+        return NULL;
     return rs_yaml_load_string(contents, path, error);
 }
 

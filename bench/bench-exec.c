@@ -240,6 +240,10 @@ main(int argc, char **argv)
         g_printerr("bench-exec: %s\n", error->message);
         return 2;
     }
+    if (argc > 1) {
+        g_printerr("bench-exec: unexpected argument \"%s\" (see --help)\n", argv[1]);
+        return 2;
+    }
     if (g_getenv("RESHARD_DATA_DIR") == NULL)
         g_setenv("RESHARD_DATA_DIR", RS_SOURCE_DATA_DIR, TRUE);
     Bench b = {0};

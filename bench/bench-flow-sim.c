@@ -324,6 +324,10 @@ main(int argc, char **argv)
         fprintf(stderr, "bench-flow-sim: %s\n", error->message);
         return 2;
     }
+    if (argc > 1) {
+        fprintf(stderr, "bench-flow-sim: unexpected argument \"%s\" (see --help)\n", argv[1]);
+        return 2;
+    }
     RsFlowSimRates rates = strcmp(opt_rates, "global") == 0       ? RS_FLOW_SIM_RATES_GLOBAL
                            : strcmp(opt_rates, "neighbours") == 0 ? RS_FLOW_SIM_RATES_NEIGHBOURS
                            : strcmp(opt_rates, "local") == 0      ? RS_FLOW_SIM_RATES_LOCAL

@@ -15,6 +15,7 @@
 #include "analysis/sweep.h"
 #include "base/data.h"
 
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,23 +61,38 @@ run_grid(GArray *points, guint n_threads, double *wall_s)
 int
 main(int argc, char **argv)
 {
-    const char *strategy = "direct";
-    guint max_threads = 2, max_points = 0;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--scale") == 0)
-            scale = (guint)atoi(argv[i + 1]);
-        else if (strcmp(argv[i], "--strategy") == 0)
-            strategy = argv[i + 1];
-        else if (strcmp(argv[i], "--threads") == 0)
-            max_threads = (guint)atoi(argv[i + 1]);
-        else if (strcmp(argv[i], "--points") == 0)
-            max_points = (guint)atoi(argv[i + 1]);
-        else {
-            fprintf(stderr, "usage: bench-sweep [--scale F] [--strategy NAME] [--threads N] "
-                            "[--points N]\n");
-            return 2;
-        }
+    setlocale(LC_ALL, "");
+    setlocale(LC_NUMERIC, "C");
+    /* GOption, as the other benchmarks: --help prints the usage instead of running (a
+     * hand-made loop took "--help" for a run with defaults). */
+    gchar *opt_strategy = NULL;
+    gint opt_scale = 1, opt_threads = 2, opt_points = 0;
+    GOptionEntry entries[] = {
+        {"scale", 0, 0, G_OPTION_ARG_INT, &opt_scale,
+         "Divide the model's widths by F (the same grid, faster; default 1)", "F"},
+        {"strategy", 0, 0, G_OPTION_ARG_STRING, &opt_strategy,
+         "The one strategy of every point (default direct)", "NAME"},
+        {"threads", 0, 0, G_OPTION_ARG_INT, &opt_threads, "The second run's threads (default 2)",
+         "N"},
+        {"points", 0, 0, G_OPTION_ARG_INT, &opt_points,
+         "Keep only the first N points (default all 200)", "N"},
+        {NULL},
+    };
+    g_autoptr(GError) parse_error = NULL;
+    g_autoptr(GOptionContext) context =
+        g_option_context_new("- sweep thread scaling and determinism benchmark");
+    g_option_context_add_main_entries(context, entries, NULL);
+    if (!g_option_context_parse(context, &argc, &argv, &parse_error) || argc > 1 || opt_scale < 1 ||
+        opt_threads < 1 || opt_threads > 1024 || opt_points < 0) {
+        fprintf(stderr, "bench-sweep: %s\n",
+                parse_error ? parse_error->message
+                            : "expected --scale >= 1, --threads 1..1024, --points >= 0 and no "
+                              "other argument");
+        return 2;
     }
+    scale = (guint)opt_scale;
+    const char *strategy = opt_strategy ? opt_strategy : "direct";
+    guint max_threads = (guint)opt_threads, max_points = (guint)opt_points;
     RsSweepGrid g;
     rs_sweep_grid_init(&g);
     const gint64 tps[] = {2, 4, 8, 16, 32}, pps[] = {1, 2};

@@ -40,10 +40,10 @@ extern const RsCommand rs_command_compare;
 extern const RsCommand rs_command_report;
 
 /* `reshard report` is `reshard simulate` writing a document: the simulate options (its
- * context, to which report adds --output) and, once they are parsed, the run that writes
- * the document to @output (--format html or md; NULL: report.html or report.md) instead of
- * printing. */
-GOptionContext *rs_cli_simulate_make_context(void);
+ * context under report's own usage line, to which report adds --output) and, once they are parsed,
+ * the run that writes the document to @output (--format html or md; NULL: report.html or report.md)
+ * instead of printing. */
+GOptionContext *rs_cli_simulate_make_context(const char *parameter_string);
 int rs_cli_simulate_report(const char *output);
 
 /* Global switches shared by every subcommand. */
@@ -65,6 +65,10 @@ void rs_cli_append_hint(GError *error, const char *hint);
 
 /* Progress on stderr unless --quiet. */
 void rs_cli_progress(const char *format, ...) G_GNUC_PRINTF(1, 2);
+
+/* g_printerr() for messages that quote input (names, arguments, file contents): the text is
+ * written through rs_text_escape(), so no byte of it acts on the terminal. */
+void rs_cli_printerr(const char *format, ...) G_GNUC_PRINTF(1, 2);
 
 /* Parses @argv with the options of @make_context (a command's context, freed before
  * returning); refuses positional arguments; on failure prints the error and the usage

@@ -60,8 +60,8 @@ run(int argc, char **argv)
     gboolean parsed = g_option_context_parse(context, &argc, &argv, &error);
     g_option_context_free(context);
     if (!parsed || argc != 3) {
-        g_printerr("reshard compare: %s\nTry 'reshard help compare'.\n",
-                   parsed ? "expected two trace files: PREDICTED MEASURED" : error->message);
+        rs_cli_printerr("reshard compare: %s\nTry 'reshard help compare'.\n",
+                        parsed ? "expected two trace files: PREDICTED MEASURED" : error->message);
         return RS_EXIT_USAGE;
     }
     RsFormat format;

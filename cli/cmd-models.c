@@ -179,7 +179,7 @@ run(int argc, char **argv)
     for (guint i = 0; i < models->len; i++) {
         g_autoptr(GError) mismatch = NULL;
         if (!rs_model_check_published(g_ptr_array_index(models, i), &mismatch)) {
-            g_printerr("reshard models: %s\n", mismatch->message);
+            rs_cli_printerr("reshard models: %s\n", mismatch->message);
             code = RS_EXIT_CHECK;
         }
     }

@@ -14,7 +14,8 @@ static GOptionEntry entries[] = {
 static GOptionContext *
 make_context(void)
 {
-    GOptionContext *context = rs_cli_simulate_make_context();
+    GOptionContext *context = rs_cli_simulate_make_context(
+        "- write a self-contained HTML (or Markdown) report of a simulated refit");
     g_option_context_set_summary(
         context, "Plans and simulates a scenario as `reshard simulate` does and writes one\n"
                  "self-contained HTML file (--format md: Markdown) with the scenario, both\n"

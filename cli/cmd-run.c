@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "cli/model-args.h"
 #include "cli/outputs.h"
+#include "cli/supervise.h"
 
 #include "analysis/report.h"
 #include "cli/scenario-args.h"
@@ -56,18 +57,22 @@ static GOptionEntry entries[] = {
      "host (threads, default), mpi (under mpirun -np N), cuda-local (ranks on this "
      "process's GPUs, even one) or nccl (one GPU per rank; under mpirun, one process per GPU)",
      "NAME"},
-    {"runs", 'r', 0, G_OPTION_ARG_STRING, &opt_runs, "Measured runs; the median is reported "
-     "(default 1)", "N"},
+    {"runs", 'r', 0, G_OPTION_ARG_STRING, &opt_runs,
+     "Measured runs; the median is reported "
+     "(default 1)",
+     "N"},
     {"chunk-size", 0, 0, G_OPTION_ARG_STRING, &opt_chunk_size,
      "Bytes per transport call (bucket), e.g. 4MiB (default), at most 1GiB", "SIZE"},
-    {"window", 0, 0, G_OPTION_ARG_STRING, &opt_window, "Chunks in flight per rank (default 8)", "N"},
+    {"window", 0, 0, G_OPTION_ARG_STRING, &opt_window, "Chunks in flight per rank (default 8)",
+     "N"},
     {"queue-depth", 0, 0, G_OPTION_ARG_STRING, &opt_queue_depth,
      "host: messages queued per rank pair (default 8)", "N"},
     {"eager-size", 0, 0, G_OPTION_ARG_STRING, &opt_eager_size,
      "host: largest message copied at once, e.g. 16KiB (default)", "SIZE"},
     {"timeout", 0, 0, G_OPTION_ARG_DOUBLE, &opt_timeout,
      "Fail when a rank makes no progress for S seconds, naming the rank; nccl aborts its "
-     "communicators (default: wait)", "S"},
+     "communicators (default: wait)",
+     "S"},
     {"no-validate", 0, 0, G_OPTION_ARG_NONE, &opt_no_validate,
      "Do not fill and check the buffers (timing only)", NULL},
     {"trace", 0, 0, G_OPTION_ARG_FILENAME, &opt_trace,
@@ -83,8 +88,9 @@ static GOptionEntry entries[] = {
      "trace per phase, message size and link class (as reshard compare)",
      NULL},
     {"fault", 0, 0, G_OPTION_ARG_STRING, &opt_fault,
-     "Test: drop:M, delay:M:SECONDS (message M), stop:R or kill:R (rank R, mpi); the timeout "
-     "or the launcher must catch it", "KIND:ARG"},
+     "Test: drop:M, delay:M:SECONDS, duplicate:M (message M), stop:R or kill:R (rank R, mpi); "
+     "the timeout, the stray-message check or the launcher must catch it",
+     "KIND:ARG"},
     {"corrupt-byte", 0, 0, G_OPTION_ARG_STRING, &opt_corrupt,
      "Test: flip byte B of network message M on arrival; validation must catch it", "M:B"},
     {NULL},
@@ -155,6 +161,8 @@ parse_fault(const char *text, RsExecOptions *opts, GError **error)
         opts->fault = RS_EXEC_FAULT_DELAY;
         opts->fault_delay_s = g_ascii_strtod(parts[2], &end);
         ok = end != parts[2] && *end == '\0' && isfinite(opts->fault_delay_s);
+    } else if (ok && strcmp(parts[0], "duplicate") == 0 && n == 2) {
+        opts->fault = RS_EXEC_FAULT_DUPLICATE;
     } else if (ok && strcmp(parts[0], "stop") == 0 && n == 2) {
         opts->fault = RS_EXEC_FAULT_STOP;
     } else if (ok && strcmp(parts[0], "kill") == 0 && n == 2) {
@@ -164,8 +172,8 @@ parse_fault(const char *text, RsExecOptions *opts, GError **error)
     }
     if (!ok) {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "--fault \"%s\": expected drop:MESSAGE, delay:MESSAGE:SECONDS, stop:RANK or "
-                    "kill:RANK",
+                    "--fault \"%s\": expected drop:MESSAGE, delay:MESSAGE:SECONDS, "
+                    "duplicate:MESSAGE, stop:RANK or kill:RANK",
                     text);
         return FALSE;
     }
@@ -403,9 +411,9 @@ report(const Work *w, const RsPlan *plan, const RsExecResult *res, const RsCostE
     fputs(out->str, stdout);
     fflush(stdout);
     if (res->n_bad_elems > 0) {
-        g_printerr("reshard run: validation failed: %" G_GUINT64_FORMAT " elements differ; "
-                   "first: %s\n",
-                   res->n_bad_elems, first_bad);
+        rs_cli_printerr("reshard run: validation failed: %" G_GUINT64_FORMAT " elements differ; "
+                        "first: %s\n",
+                        res->n_bad_elems, first_bad);
         return RS_EXIT_CHECK;
     }
     return RS_EXIT_OK;
@@ -470,6 +478,11 @@ run(int argc, char **argv)
     }
     /* Open the transport first: under mpirun only rank 0's process then reports input
      * errors, and every process leaves through MPI_Finalize. */
+    /* Under mpirun a watcher process stays behind, so that a rank killed by a signal ends
+     * the job with exit 1 and its name (cli/supervise.h). */
+    if (opt_transport != NULL &&
+        (strcmp(opt_transport, "mpi") == 0 || strcmp(opt_transport, "nccl") == 0))
+        rs_cli_supervise_rank(cmd);
     g_autoptr(RsTransport) transport =
         rs_transport_open(opt_transport ? opt_transport : "host", &tconfig, &error);
     if (transport == NULL && g_error_matches(error, RS_TRANSPORT_ERROR, RS_TRANSPORT_ERROR_UNKNOWN))

@@ -126,11 +126,12 @@ static GOptionEntry entries[] = {
     {NULL},
 };
 
+/* The options of simulate (and report) under @parameter_string, the usage line's tail. */
 static GOptionContext *
-make_context(void)
+make_context_for(const char *parameter_string)
 {
     rs_cli_set_strategy_help(entries, TRUE, "default all");
-    GOptionContext *context = g_option_context_new("- simulate a refit with each strategy");
+    GOptionContext *context = g_option_context_new(parameter_string);
     g_option_context_set_summary(
         context, "Plans the refit of a scenario (model, topology, training and inference\n"
                  "layouts) with each strategy, simulates it on the topology (flow-level:\n"
@@ -154,6 +155,12 @@ make_context(void)
     g_option_context_add_group(context, rs_topology_args_group_new());
     rs_cli_add_common_options(context);
     return context;
+}
+
+static GOptionContext *
+make_context(void)
+{
+    return make_context_for("- simulate a refit with each strategy");
 }
 
 static gboolean
@@ -853,12 +860,12 @@ simulate_scenario(const char *cmd, const Settings *set, const RsScenario *scenar
     for (guint s = 0; s < RS_MEMORY_SIDE_N; s++) {
         const RsMemorySideResult *m = &memory.side[s];
         if (!m->feasible)
-            g_printerr("reshard %s: warning: the %s layout does not fit in GPU memory: GPU %u "
-                       "needs %.2f GB (%.2f GB weights + %.2f GB staging + %.2f GB reserve) "
-                       "of %.2f GB\n",
-                       cmd, s == RS_MEMORY_TRAIN ? "training" : "inference", m->max_gpu,
-                       m->total_bytes / 1e9, m->weights_bytes / 1e9, m->staging_bytes / 1e9,
-                       m->reserve_bytes / 1e9, m->capacity_bytes / 1e9);
+            rs_cli_printerr("reshard %s: warning: the %s layout does not fit in GPU memory: GPU %u "
+                            "needs %.2f GB (%.2f GB weights + %.2f GB staging + %.2f GB reserve) "
+                            "of %.2f GB\n",
+                            cmd, s == RS_MEMORY_TRAIN ? "training" : "inference", m->max_gpu,
+                            m->total_bytes / 1e9, m->weights_bytes / 1e9, m->staging_bytes / 1e9,
+                            m->reserve_bytes / 1e9, m->capacity_bytes / 1e9);
     }
     RsAutoCandidate tried[RS_AUTO_MAX_CANDIDATES];
     guint n_tried = rs_policy_get_candidates(req, tried);
@@ -959,9 +966,9 @@ run(int argc, char **argv)
 }
 
 GOptionContext *
-rs_cli_simulate_make_context(void)
+rs_cli_simulate_make_context(const char *parameter_string)
 {
-    return make_context();
+    return make_context_for(parameter_string);
 }
 
 int

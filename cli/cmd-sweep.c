@@ -275,52 +275,90 @@ parse_settings(Settings *set, GError **error)
     return TRUE;
 }
 
+/* Every rank, failed or not, meets the others at the gather: a rank that gave up early
+ * (a file it cannot read) reports to rank 0 there instead of leaving it waiting, and rank
+ * 0 prints the failure and exits with its code. */
 static int
 sweep(const char *cmd, const Settings *set, guint rank, guint n_ranks)
 {
     g_autoptr(GError) error = NULL;
+    int fail_code = RS_EXIT_OK;
     RsSweepGrid grid;
     rs_sweep_grid_init(&grid);
     g_autoptr(GArray) points = NULL;
     gboolean ok = parse_grid(&grid, &error) && (points = rs_sweep_make_points(&grid, &error));
     rs_sweep_grid_clear(&grid);
     if (!ok)
-        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+        fail_code = RS_EXIT_USAGE;
+    guint n_points = points ? points->len : 0;
+    g_autofree RsSweepResult *results = g_new0(RsSweepResult, MAX(n_points, 1));
     /* The base scenario once before the grid: a bad file is one error, not one per point. */
-    g_autoptr(RsScenario) base = new_scenario(NULL, &error);
-    if (base == NULL)
-        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    RsSweepOptions o = {0};
-    o.new_scenario = new_scenario;
-    o.flow_options = set->use_flow ? &set->flow : NULL;
-    o.staging_bytes = set->staging_bytes;
-    o.reserve_bytes[0] = set->memory.reserve_bytes[0];
-    o.reserve_bytes[1] = set->memory.reserve_bytes[1];
-    o.n_threads = (guint)set->threads;
-    o.progress = !rs_cli_quiet && !opt_no_progress && rank == 0;
-    o.rank = rank;
-    o.n_ranks = n_ranks;
-    if (rank == 0) {
-        g_autofree char *over =
-            n_ranks > 1 ? g_strdup_printf(" over %u MPI ranks", n_ranks) : g_strdup("");
-        rs_cli_progress("sweeping %u points of %s%s ...", points->len, base->name, over);
+    g_autoptr(RsScenario) base = ok ? new_scenario(NULL, &error) : NULL;
+    if (ok && base == NULL) {
+        fail_code = RS_EXIT_USAGE;
+        ok = FALSE;
     }
-    g_autofree RsSweepResult *results = g_new0(RsSweepResult, points->len);
+    if (ok) {
+        RsSweepOptions o = {0};
+        o.new_scenario = new_scenario;
+        o.flow_options = set->use_flow ? &set->flow : NULL;
+        o.staging_bytes = set->staging_bytes;
+        o.reserve_bytes[0] = set->memory.reserve_bytes[0];
+        o.reserve_bytes[1] = set->memory.reserve_bytes[1];
+        o.n_threads = (guint)set->threads;
+        o.progress = !rs_cli_quiet && !opt_no_progress && rank == 0;
+        o.rank = rank;
+        o.n_ranks = n_ranks;
+        if (rank == 0) {
+            g_autofree char *over =
+                n_ranks > 1 ? g_strdup_printf(" over %u MPI ranks", n_ranks) : g_strdup("");
+            rs_cli_progress("sweeping %u points of %s%s ...", n_points, base->name, over);
+        }
+        if (!rs_sweep_run(points, &o, results, &error)) {
+            fail_code = RS_EXIT_RUNTIME;
+            ok = FALSE;
+        }
+    }
+    g_autoptr(GError) gather_error = NULL;
+    guint reported_code = 0;
     int code = RS_EXIT_OK;
-    if (!rs_sweep_run(points, &o, results, &error) ||
-        !rs_sweep_mpi_gather(results, points->len, rank, n_ranks, &error))
-        code = rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
+    if (!rs_sweep_mpi_gather(results, n_points, rank, n_ranks, ok ? NULL : error, (guint)fail_code,
+                             &reported_code, &gather_error)) {
+        if (rank == 0)
+            code = rs_cli_fail(cmd, gather_error,
+                               reported_code ? (int)reported_code : RS_EXIT_RUNTIME);
+        else if (!ok)
+            code = fail_code; /* rank 0 prints it */
+        else
+            code = rs_cli_fail(cmd, gather_error, RS_EXIT_RUNTIME);
+    }
     if (code == RS_EXIT_OK && rank == 0) {
         const RsSweepPoint *pts = (const RsSweepPoint *)points->data;
         g_autoptr(GString) out = g_string_new(NULL);
-        rs_sweep_report(pts, results, points->len, set->target_s, set->select, set->format, out);
-        if (opt_plot != NULL && !rs_plot_sweep(pts, results, points->len, opt_plot, &error)) {
+        rs_sweep_report(pts, results, n_points, set->target_s, set->select, set->format, out);
+        if (opt_plot != NULL && !rs_plot_sweep(pts, results, n_points, opt_plot, &error)) {
             code = rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
         } else {
             fputs(out->str, stdout);
         }
+        /* A sweep none of whose points could be planned answers nothing: the table shows
+         * each point's error, and the exit status says so. */
+        guint n_ok = 0, first_failed = 0;
+        for (guint i = n_points; i-- > 0;) {
+            if (results[i].ok)
+                n_ok++;
+            else
+                first_failed = i;
+        }
+        if (code == RS_EXIT_OK && n_points > 0 && n_ok == 0) {
+            g_autoptr(GError) none = g_error_new(
+                G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                "none of the %u points could be planned (point %u: %s)", n_points, first_failed,
+                results[first_failed].error ? results[first_failed].error : "no result");
+            code = rs_cli_fail(cmd, none, RS_EXIT_USAGE);
+        }
     }
-    for (guint i = 0; i < points->len; i++)
+    for (guint i = 0; i < n_points; i++)
         rs_sweep_result_clear(&results[i]);
     return code;
 }

@@ -24,7 +24,8 @@ static GOptionEntry entries[] = {
 static GOptionContext *
 make_context(void)
 {
-    GOptionContext *context = g_option_context_new("show NAME|FILE | list - describe a topology");
+    GOptionContext *context =
+        g_option_context_new("show NAME|FILE | list - show a topology or list them");
     g_option_context_set_summary(
         context, "show: prints the nodes, NVLink domains, rail-optimized fabric (scalable\n"
                  "units, leaves, spine, oversubscription, PXN), each link kind with its\n"
@@ -53,7 +54,7 @@ run(int argc, char **argv)
     gboolean ok = g_option_context_parse(context, &argc, &argv, &error);
     g_option_context_free(context);
     if (!ok) {
-        g_printerr("reshard %s: %s\nTry 'reshard help %s'.\n", cmd, error->message, cmd);
+        rs_cli_printerr("reshard %s: %s\nTry 'reshard help %s'.\n", cmd, error->message, cmd);
         return RS_EXIT_USAGE;
     }
     if (rs_cli_verbose)
@@ -68,8 +69,9 @@ run(int argc, char **argv)
         return RS_EXIT_OK;
     }
     if (argc != 3 || strcmp(argv[1], "show") != 0) {
-        g_printerr("reshard %s: expected \"show NAME|FILE\" or \"list\"\nTry 'reshard help %s'.\n",
-                   cmd, cmd);
+        rs_cli_printerr(
+            "reshard %s: expected \"show NAME|FILE\" or \"list\"\nTry 'reshard help %s'.\n", cmd,
+            cmd);
         return RS_EXIT_USAGE;
     }
     RsTopologyOverrides ov;

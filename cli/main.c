@@ -3,6 +3,7 @@
 
 #include "rs-config.h"
 #include "plan/plan.h"
+#include "base/text.h"
 
 #include <errno.h>
 #include <locale.h>
@@ -44,7 +45,8 @@ rs_cli_add_common_options(GOptionContext *context)
 int
 rs_cli_fail(const char *command, const GError *error, int code)
 {
-    g_printerr("reshard %s: %s\n", command, error->message);
+    /* Names from input are in the message: nothing of it may act on the terminal. */
+    rs_cli_printerr("reshard %s: %s\n", command, error->message);
     return code;
 }
 
@@ -137,7 +139,19 @@ rs_cli_progress(const char *format, ...)
     va_start(args, format);
     g_autofree char *text = g_strdup_vprintf(format, args);
     va_end(args);
-    g_printerr("%s\n", text);
+    g_autofree char *safe = rs_text_escape(text);
+    g_printerr("%s\n", safe);
+}
+
+void
+rs_cli_printerr(const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    g_autofree char *text = g_strdup_vprintf(format, args);
+    va_end(args);
+    g_autofree char *safe = rs_text_escape(text);
+    g_printerr("%s", safe);
 }
 
 gboolean
@@ -149,13 +163,14 @@ rs_cli_parse(const char *command, GOptionContext *(*make_context)(void), int *ar
     gboolean parsed = g_option_context_parse(context, argc, argv, &error);
     g_option_context_free(context);
     if (!parsed) {
-        g_printerr("reshard %s: %s\nTry 'reshard help %s'.\n", command, error->message, command);
+        rs_cli_printerr("reshard %s: %s\nTry 'reshard help %s'.\n", command, error->message,
+                        command);
         *exit_code = RS_EXIT_USAGE;
         return FALSE;
     }
     if (*argc > 1) {
-        g_printerr("reshard %s: unexpected argument \"%s\"\nTry 'reshard help %s'.\n", command,
-                   (*argv)[1], command);
+        rs_cli_printerr("reshard %s: unexpected argument \"%s\"\nTry 'reshard help %s'.\n", command,
+                        (*argv)[1], command);
         *exit_code = RS_EXIT_USAGE;
         return FALSE;
     }
@@ -195,8 +210,8 @@ finish_stdout(int code)
     if (fflush(stdout) == 0 && !ferror(stdout))
         return code;
     int err = errno;
-    g_printerr("reshard: writing the results to standard output failed: %s\n",
-               g_strerror(err ? err : EIO));
+    rs_cli_printerr("reshard: writing the results to standard output failed: %s\n",
+                    g_strerror(err ? err : EIO));
     return code == RS_EXIT_OK ? RS_EXIT_RUNTIME : code;
 }
 
@@ -231,8 +246,8 @@ run_command(int argc, char **argv)
         }
         /* help takes one command name; anything after it is an error, as in every command. */
         if (argc > 3) {
-            g_printerr("reshard help: unexpected argument \"%s\"\nTry 'reshard help help'.\n",
-                       argv[3]);
+            rs_cli_printerr("reshard help: unexpected argument \"%s\"\nTry 'reshard help help'.\n",
+                            argv[3]);
             return RS_EXIT_USAGE;
         }
         /* help and version are listed under Commands too, so they have help of their own. */
@@ -246,7 +261,7 @@ run_command(int argc, char **argv)
         }
         const RsCommand *cmd = find_command(argv[2]);
         if (cmd == NULL) {
-            g_printerr("reshard help: unknown command \"%s\"\n", argv[2]);
+            rs_cli_printerr("reshard help: unknown command \"%s\"\n", argv[2]);
             print_usage(stderr);
             return RS_EXIT_USAGE;
         }
@@ -260,9 +275,9 @@ run_command(int argc, char **argv)
     }
     if (strcmp(name, "version") == 0 || strcmp(name, "--version") == 0) {
         if (argc > 2) {
-            g_printerr("reshard version: unexpected argument \"%s\"\nTry 'reshard help "
-                       "version'.\n",
-                       argv[2]);
+            rs_cli_printerr("reshard version: unexpected argument \"%s\"\nTry 'reshard help "
+                            "version'.\n",
+                            argv[2]);
             return RS_EXIT_USAGE;
         }
         printf("reshard %s\n", RS_VERSION);
@@ -270,7 +285,7 @@ run_command(int argc, char **argv)
     }
     const RsCommand *cmd = find_command(name);
     if (cmd == NULL) {
-        g_printerr("reshard: unknown command \"%s\"\n\n", name);
+        rs_cli_printerr("reshard: unknown command \"%s\"\n\n", name);
         print_usage(stderr);
         return RS_EXIT_USAGE;
     }

@@ -1,5 +1,6 @@
 /* model-args.c — model tensors and fused buffers by name, with suggestions. */
 #include "cli/model-args.h"
+#include "cli/cli.h"
 
 #include "base/data.h"
 #include "models/model-load.h"
@@ -10,7 +11,7 @@ void
 rs_cli_print_model_warnings(const char *cmd, const RsModel *model)
 {
     for (guint i = 0; i < rs_model_get_n_warnings(model); i++)
-        g_printerr("reshard %s: warning: %s\n", cmd, rs_model_get_warning(model, i));
+        rs_cli_printerr("reshard %s: warning: %s\n", cmd, rs_model_get_warning(model, i));
 }
 
 GArray *

@@ -7,7 +7,9 @@
 #include "base/data.h"
 #include "base/units.h"
 #include "base/mesh.h"
+#include "base/yaml-reader.h"
 #include "models/model-load.h"
+#include "models/safetensors.h"
 
 #include <string.h>
 
@@ -192,22 +194,51 @@ apply_flags(RsScenario *s, const RsScenarioArgs *args, const char *dtype, GError
     return TRUE;
 }
 
-
-/* Notes the files the scenario reads (its model, and the config.json beside a checkpoint,
- * and its topology) as the command's inputs, so that no output replaces them. A name not
- * found is left to the build to report. */
+/* Notes a checkpoint (.safetensors, or an index and every shard it names) and the
+ * config.json beside it as inputs. */
 static void
-note_scenario_inputs(const RsScenario *s)
+note_checkpoint_inputs(const char *model)
 {
-    g_autofree char *model = s->model ? rs_data_find("models", s->model, NULL) : NULL;
-    g_autofree char *topology = s->topology ? rs_data_find("topologies", s->topology, NULL) : NULL;
     rs_cli_note_input(model);
-    rs_cli_note_input(topology);
     if (model != NULL && !g_str_has_suffix(model, ".yaml") && !g_str_has_suffix(model, ".yml")) {
         g_autofree char *dir = g_path_get_dirname(model);
         g_autofree char *config = g_build_filename(dir, "config.json", NULL);
         if (g_file_test(config, G_FILE_TEST_IS_REGULAR))
             rs_cli_note_input(config);
+    }
+    /* Every shard of a sharded checkpoint is read too. */
+    if (model != NULL && g_str_has_suffix(model, ".json")) {
+        g_auto(GStrv) shards = rs_safetensors_index_list_shards(model, NULL);
+        for (guint i = 0; shards != NULL && shards[i] != NULL; i++)
+            rs_cli_note_input(shards[i]);
+    }
+}
+
+/* Notes the files the scenario reads (its model; a model YAML's `safetensors:` checkpoint;
+ * a checkpoint's shards and the config.json beside it; its topology) as the command's
+ * inputs, so that no output replaces them. A name not found is left to the build to
+ * report. */
+static void
+note_scenario_inputs(const RsScenario *s)
+{
+    g_autofree char *model = s->model ? rs_data_find("models", s->model, NULL) : NULL;
+    g_autofree char *topology = s->topology ? rs_data_find("topologies", s->topology, NULL) : NULL;
+    rs_cli_note_input(topology);
+    if (model == NULL || !(g_str_has_suffix(model, ".yaml") || g_str_has_suffix(model, ".yml"))) {
+        note_checkpoint_inputs(model);
+        return;
+    }
+    rs_cli_note_input(model);
+    g_autoptr(RsYaml) yaml = rs_yaml_load_file(model, NULL);
+    yaml_node_t *root = yaml ? rs_yaml_get_root_mapping(yaml, NULL) : NULL;
+    const char *checkpoint =
+        root ? rs_yaml_scalar_value(rs_yaml_lookup(yaml, root, "safetensors")) : NULL;
+    if (checkpoint != NULL) {
+        g_autofree char *dir = g_path_get_dirname(model);
+        g_autofree char *path = g_path_is_absolute(checkpoint)
+                                    ? g_strdup(checkpoint)
+                                    : g_build_filename(dir, checkpoint, NULL);
+        note_checkpoint_inputs(path);
     }
 }
 

@@ -290,7 +290,8 @@ context_check_fault(const ExecContext *ctx, GError **error)
                     "an injected fault needs validation (no_validate is set)");
         return FALSE;
     }
-    if (o->fault == RS_EXEC_FAULT_DROP || o->fault == RS_EXEC_FAULT_DELAY) {
+    if (o->fault == RS_EXEC_FAULT_DROP || o->fault == RS_EXEC_FAULT_DELAY ||
+        o->fault == RS_EXEC_FAULT_DUPLICATE) {
         guint n_messages = rs_plan_get_n_messages(ctx->plan);
         guint32 m = o->fault_message;
         if (m >= n_messages ||
@@ -312,7 +313,8 @@ context_check_fault(const ExecContext *ctx, GError **error)
                     "fault on rank %u: the plan has ranks 0-%u", o->fault_rank, ctx->n_ranks - 1);
         return FALSE;
     }
-    if (o->fault != RS_EXEC_FAULT_KILL && o->timeout_s <= 0) {
+    if (o->fault != RS_EXEC_FAULT_KILL && o->fault != RS_EXEC_FAULT_DUPLICATE &&
+        o->timeout_s <= 0) {
         g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID,
                     "this injected fault is caught by the timeout: give one (it would wait for "
                     "ever)");
@@ -463,6 +465,9 @@ typedef struct {
     guint64 n_sends, n_zero_copy, n_pack_allocs;
     guint max_outstanding;
     double t0;
+    /* The duplicate fault's second send of chunk 0: its request and a copy of its bytes. */
+    RsTransportRequest dup_req;
+    guint8 *dup_buf;
 } Rank;
 
 /* Frees a buffer of the rank's memory (host or device). */
@@ -516,6 +521,7 @@ rank_free(Rank *r, guint n_tensors)
     }
     if (r->free_iov)
         g_ptr_array_unref(r->free_iov);
+    g_free(r->dup_buf);
 }
 
 /* A zeroed buffer of @size bytes in the rank's memory: host pages touched now (so that
@@ -1016,8 +1022,16 @@ post_op(Rank *r, Op *op, GError **error)
         g_atomic_int_set(&op->req.done, 1);
         return TRUE;
     }
-    if (faulty && ctx->opts.fault == RS_EXEC_FAULT_DELAY && op->chunk == 0)
-        g_usleep((gulong)(ctx->opts.fault_delay_s * 1e6));
+    if (faulty && ctx->opts.fault == RS_EXEC_FAULT_DELAY && op->chunk == 0) {
+        /* Delayed, but the rank keeps serving its transport (and sees an abort of the job:
+         * the receiver's timeout then ends it within that timeout, not after the delay). */
+        double until = rs_endpoint_now_s(r->ep) + ctx->opts.fault_delay_s;
+        for (double left; (left = until - rs_endpoint_now_s(r->ep)) > 0;) {
+            if (!rs_endpoint_progress(r->ep, MIN(left, 0.05), error))
+                return FALSE;
+            g_usleep((gulong)(MIN(left, 0.002) * 1e6));
+        }
+    }
     if (rm->is_send) {
         r->n_sends++;
         ok = iov ? rs_endpoint_isendv(r->ep, rm->peer, tag, iov, n_iov, &op->req, error)
@@ -1025,6 +1039,22 @@ post_op(Rank *r, Op *op, GError **error)
     } else {
         ok = iov ? rs_endpoint_irecvv(r->ep, rm->peer, tag, iov, n_iov, &op->req, error)
                  : rs_endpoint_irecv(r->ep, rm->peer, tag, op->ptr, b - a, &op->req, error);
+    }
+    if (ok && faulty && ctx->opts.fault == RS_EXEC_FAULT_DUPLICATE && op->chunk == 0) {
+        /* The same bytes again, from a copy of its own (host memory: the fault is refused
+         * on device transports), under the same tag. */
+        r->dup_buf = g_malloc(MAX(b - a, 1));
+        if (iov == NULL) {
+            memcpy(r->dup_buf, op->ptr, b - a);
+        } else {
+            guint64 off = 0;
+            for (guint i = 0; i < n_iov; i++) {
+                memcpy(r->dup_buf + off, iov[i].base, iov[i].len);
+                off += iov[i].len;
+            }
+        }
+        r->n_sends++;
+        ok = rs_endpoint_isend(r->ep, rm->peer, tag, r->dup_buf, b - a, &r->dup_req, error);
     }
     if (!ok)
         g_prefix_error(error, "message %u (%u -> %u) chunk %u: ", rm->msg,
@@ -1533,6 +1563,11 @@ rank_main(RsEndpoint *ep, gpointer data, GError **error)
         RankSummary sum = {0};
         sum.t0_abs = r.t0;
         sum.elapsed_s = rs_endpoint_now_s(ep) - r.t0;
+        /* Once every rank is done, nothing may be left over: a message no receive took (a
+         * duplicated or stray one) fails the run. Outside the timed part. */
+        if (rs_transport_can_check_stray(ep->transport) &&
+            !(ok = rs_endpoint_barrier(ep, error) && rs_endpoint_check_no_stray(ep, error)))
+            break;
         if (!ctx->opts.no_validate && !(ok = rank_validate(&r, &sum, error)))
             break;
         g_autoptr(GBytes) mine = rank_summary_bytes(&r, &sum);
@@ -1626,6 +1661,15 @@ rs_exec_run(RsTransport *transport, const RsPlan *plan, const RsRefit *refit,
         g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID,
                     "stopping or killing a rank needs one process per rank (the mpi "
                     "transport): on the %s transport it would take every rank",
+                    rs_transport_get_name(transport));
+        exec_context_clear(&ctx);
+        return FALSE;
+    }
+    if (options->fault == RS_EXEC_FAULT_DUPLICATE &&
+        (rs_transport_has_device_buffers(transport) || !rs_transport_can_check_stray(transport))) {
+        g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID,
+                    "duplicating a message needs a host-memory transport that sees stray "
+                    "messages (host, mpi), not %s",
                     rs_transport_get_name(transport));
         exec_context_clear(&ctx);
         return FALSE;

@@ -75,10 +75,11 @@ typedef enum {
 
 typedef enum {
     RS_EXEC_FAULT_NONE,
-    RS_EXEC_FAULT_DROP,  /* the sender never sends message fault_message */
-    RS_EXEC_FAULT_DELAY, /* the sender waits fault_delay_s before its first chunk */
-    RS_EXEC_FAULT_STOP,  /* rank fault_rank stops itself (SIGSTOP) at the first run's start */
-    RS_EXEC_FAULT_KILL,  /* rank fault_rank kills itself (SIGKILL) at the first run's start */
+    RS_EXEC_FAULT_DROP,      /* the sender never sends message fault_message */
+    RS_EXEC_FAULT_DELAY,     /* the sender waits fault_delay_s before its first chunk */
+    RS_EXEC_FAULT_STOP,      /* rank fault_rank stops itself (SIGSTOP) at the first run's start */
+    RS_EXEC_FAULT_KILL,      /* rank fault_rank kills itself (SIGKILL) at the first run's start */
+    RS_EXEC_FAULT_DUPLICATE, /* the sender sends chunk 0 of message fault_message twice */
 } RsExecFault;
 
 typedef struct {
@@ -96,9 +97,14 @@ typedef struct {
     guint64 corrupt_byte;
     /* Test option: one injected fault (RS_EXEC_FAULT_NONE: none), for the checks that must
      * catch it: a dropped or delayed network message is caught by timeout_s (required, > 0;
-     * a delay must exceed it), a stopped rank by timeout_s in the others, a killed rank by
-     * the launcher (mpirun). fault_message names the message, fault_rank the rank (mpi
-     * transport only: stopping or killing a thread would take the whole process). */
+     * a delay must exceed it; the delayed sender keeps serving its transport meanwhile, so
+     * the job ends within the timeout, not after the delay), a duplicated one by the check
+     * for stray messages after each run (or, when a later receive from the same sender
+     * takes it, by that receive's tag and size check or by the validation; host and mpi
+     * transports), a stopped rank by timeout_s in the others, a killed rank by the
+     * launcher (mpirun; reshard run's supervisor names it). fault_message names the
+     * message, fault_rank the rank (mpi transport only: stopping or killing a thread would
+     * take the whole process). */
     RsExecFault fault;
     guint32 fault_message;
     guint32 fault_rank;

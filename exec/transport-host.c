@@ -308,6 +308,41 @@ match_from(HostEndpoint *self, guint32 peer, GError **error)
     return n_done;
 }
 
+/* After a barrier every rank reached with all its operations complete: an entry left in a
+ * channel to this rank, or a send of this rank still waiting for room, was never received. */
+static gboolean
+host_check_no_stray(RsEndpoint *base, GError **error)
+{
+    HostEndpoint *self = (HostEndpoint *)base;
+    HostWorld *w = self->world;
+    for (guint32 peer = 0; peer < w->n_ranks; peer++) {
+        g_mutex_lock(&self->lock);
+        Channel *ch = &self->in[peer];
+        gboolean left = ch->count > 0;
+        Entry e = left ? ch->ring[ch->head] : (Entry){0};
+        guint count = ch->count;
+        g_mutex_unlock(&self->lock);
+        if (left) {
+            g_set_error(error, RS_TRANSPORT_ERROR, RS_TRANSPORT_ERROR_MISMATCH,
+                        "rank %u: %u message%s from rank %u arrived that no receive took "
+                        "(the first: tag %u, %" G_GSIZE_FORMAT " bytes): a duplicated or stray "
+                        "message",
+                        self->base.rank, count, count == 1 ? "" : "s", peer, e.tag, e.size);
+            return FALSE;
+        }
+        GQueue *pending = &self->pending_sends[peer];
+        if (!g_queue_is_empty(pending)) {
+            const RsTransportRequest *req = g_queue_peek_head(pending);
+            g_set_error(error, RS_TRANSPORT_ERROR, RS_TRANSPORT_ERROR_MISMATCH,
+                        "rank %u: a send to rank %u (tag %u, %" G_GSIZE_FORMAT " bytes) still "
+                        "waits for room: a duplicated or stray message",
+                        self->base.rank, peer, req->tag, req->size_bytes);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
 static gboolean
 host_progress(RsEndpoint *base, double timeout_s, GError **error)
 {
@@ -507,6 +542,7 @@ const RsTransportClass rs_transport_host_class = {
     .close = host_close,
     .abort = NULL,
     .launch = host_launch,
+    .check_no_stray = host_check_no_stray,
     .isend = host_isend,
     .irecv = host_irecv,
     .isendv = host_isendv,

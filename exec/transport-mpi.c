@@ -332,6 +332,48 @@ fan_in_out(RsEndpoint *base, int in_tag, void *in, int size_in, int out_tag, voi
     return wait_all(reqs, peers, 2, rank, call, timeout_s, error);
 }
 
+/* After a barrier every rank reached with its operations complete: a data message that
+ * arrived and no receive took (MPI_Iprobe on the data communicator, polled a few times so
+ * that a message still in flight lands), or a send of this rank still posted, was never
+ * asked for. */
+static gboolean
+mpi_check_no_stray(RsEndpoint *base, GError **error)
+{
+    MpiEndpoint *ep = (MpiEndpoint *)base;
+    int rank = (int)base->rank;
+    for (guint poll = 0; poll < 3; poll++) {
+        int flag = 0;
+        MPI_Status status;
+        if (!mpi_check(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &status),
+                       rank, "MPI_Iprobe", error))
+            return FALSE;
+        if (flag) {
+            int count = 0;
+            MPI_Get_count(&status, MPI_BYTE, &count);
+            g_set_error(error, RS_TRANSPORT_ERROR, RS_TRANSPORT_ERROR_MISMATCH,
+                        "rank %d: a message from rank %d arrived that no receive took (tag %d, "
+                        "%d bytes): a duplicated or stray message",
+                        rank, status.MPI_SOURCE, status.MPI_TAG, count);
+            return FALSE;
+        }
+        g_usleep(1000);
+    }
+    if (!mpi_progress(base, -1.0, error))
+        return FALSE;
+    for (guint i = 0; i < ep->active->len; i++) {
+        RsTransportRequest *req = g_ptr_array_index(ep->active, i);
+        if (!g_atomic_int_get(&req->done)) {
+            g_set_error(error, RS_TRANSPORT_ERROR, RS_TRANSPORT_ERROR_MISMATCH,
+                        "rank %d: a %s rank %u (tag %u, %" G_GSIZE_FORMAT " bytes) is still "
+                        "posted after every rank finished: a duplicated or stray message",
+                        rank, GPOINTER_TO_INT(req->priv[1]) ? "receive from" : "send to", req->peer,
+                        req->tag, req->size_bytes);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
 /* Without a timeout, MPI's own collectives: their exits are close together, which the
  * timings of calibrate and of each run's start need (a polled release adds the poll's
  * sleep to some ranks). */
@@ -549,6 +591,7 @@ const RsTransportClass rs_transport_mpi_class = {
     .irecv = mpi_irecv,
     .progress = mpi_progress,
     .barrier = mpi_barrier,
+    .check_no_stray = mpi_check_no_stray,
     .gather = mpi_gather,
     .bcast = mpi_bcast,
 };

@@ -30,6 +30,9 @@ typedef struct {
     gboolean (*barrier)(RsEndpoint *ep, GError **error);
     gboolean (*gather)(RsEndpoint *ep, GBytes *data, GPtrArray **all_out, GError **error);
     gboolean (*bcast)(RsEndpoint *ep, GBytes *data, GBytes **data_out, GError **error);
+    /* Optional: fails when a message arrived for this endpoint that no receive took, or a
+     * send of it waits for a receiver (rs_endpoint_check_no_stray); NULL: cannot tell. */
+    gboolean (*check_no_stray)(RsEndpoint *ep, GError **error);
     /* TRUE when the ranks' buffers live in device memory (RsEndpoint.device is set). */
     gboolean device_buffers;
     /* Optional: the bandwidth of one copy of @size_bytes in the memory the ranks use

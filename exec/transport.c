@@ -211,6 +211,20 @@ rs_endpoint_progress(RsEndpoint *endpoint, double timeout_s, GError **error)
 }
 
 gboolean
+rs_endpoint_check_no_stray(RsEndpoint *endpoint, GError **error)
+{
+    if (endpoint->transport->klass->check_no_stray == NULL)
+        return TRUE;
+    return endpoint->transport->klass->check_no_stray(endpoint, error);
+}
+
+gboolean
+rs_transport_can_check_stray(const RsTransport *transport)
+{
+    return transport->klass->check_no_stray != NULL;
+}
+
+gboolean
 rs_endpoint_barrier(RsEndpoint *endpoint, GError **error)
 {
     return endpoint->transport->klass->barrier(endpoint, error);

@@ -259,6 +259,24 @@ gboolean rs_endpoint_irecvv(RsEndpoint *endpoint, guint32 peer, guint32 tag, con
  */
 gboolean rs_endpoint_progress(RsEndpoint *endpoint, double timeout_s, GError **error);
 
+/**
+ * rs_endpoint_check_no_stray:
+ * @error: RS_TRANSPORT_ERROR_MISMATCH naming this rank, the peer, the tag and the size of
+ *   the first message that arrived and no receive took (a duplicated or stray message), or
+ *   of a send of this rank that still waits for its receiver
+ *
+ * Called after a barrier that every rank reaches once all its operations completed: any
+ * message still queued then was never asked for. Transports that cannot look
+ * (rs_transport_can_check_stray() FALSE) return TRUE.
+ *
+ * Returns: TRUE when nothing is left over.
+ */
+gboolean rs_endpoint_check_no_stray(RsEndpoint *endpoint, GError **error);
+
+/** rs_transport_can_check_stray: Returns: TRUE when rs_endpoint_check_no_stray() looks
+ * (host, mpi). */
+gboolean rs_transport_can_check_stray(const RsTransport *transport);
+
 /** rs_endpoint_barrier: Waits until every rank reached the barrier. Returns: TRUE on success. */
 gboolean rs_endpoint_barrier(RsEndpoint *endpoint, GError **error);
 

@@ -7,6 +7,7 @@
  * JSON text once and records where each key path starts. */
 #include "models/model-config-private.h"
 
+#include "base/text.h"
 #include "base/yaml-reader.h"
 
 #include <json-glib/json-glib.h>
@@ -667,6 +668,9 @@ rs_model_config_load_json(RsModelConfig *config, const char *path, GError **erro
         g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG, "%s", local->message);
         return FALSE;
     }
+    if (!rs_text_check(text, len, path, "config.json", RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
+                       error))
+        return FALSE;
     g_autoptr(JsonParser) parser = json_parser_new();
     if (!json_parser_load_from_data(parser, text, (gssize)len, &local)) {
         /* "<data>:LINE:COL: Parse error: …" → "path:LINE:COL: …" */

@@ -8,6 +8,8 @@
  * the byte offset in the file where the fault is, so a user can look at it with `xxd`. */
 #include "models/safetensors.h"
 
+#include "base/text.h"
+
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -382,6 +384,17 @@ parse_header_json(const char *path, const char *text, guint64 header_bytes, GErr
         set_malformed(error, path, 8 + nul, "a NUL byte inside the JSON header");
         return NULL;
     }
+    /* json-glib says only "must be UTF-8 encoded": name the byte. */
+    gsize bad_offset;
+    guint bad_line, bad_column;
+    guchar bad_byte;
+    gboolean bad_utf8;
+    if (rs_text_find_bad(text, header_bytes, &bad_offset, &bad_line, &bad_column, &bad_byte,
+                         &bad_utf8)) {
+        set_malformed(error, path, 8 + bad_offset, "byte 0x%02x in the JSON header is not %s",
+                      bad_byte, bad_utf8 ? "valid UTF-8" : "text (a control character)");
+        return NULL;
+    }
     g_autoptr(JsonParser) parser = json_parser_new();
     g_autoptr(GError) json_error = NULL;
     if (!json_parser_load_from_data(parser, text, (gssize)header_bytes, &json_error)) {
@@ -504,6 +517,12 @@ parse_index(const char *path, JsonObject **map_out, GError **error)
 {
     g_autoptr(JsonParser) parser = json_parser_new();
     g_autoptr(GError) local = NULL;
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    if (g_file_get_contents(path, &text, &len, NULL) &&
+        !rs_text_check(text, len, path, "safetensors index", RS_SAFETENSORS_ERROR,
+                       RS_SAFETENSORS_ERROR_MALFORMED, error))
+        return NULL;
     if (!json_parser_load_from_file(parser, path, &local)) {
         gint code = g_error_matches(local, G_FILE_ERROR, G_FILE_ERROR_NOENT) ||
                             local->domain == G_FILE_ERROR
@@ -620,6 +639,25 @@ rs_safetensors_read_index(const char *path, GError **error)
         }
     }
     return g_steal_pointer(&all);
+}
+
+char **
+rs_safetensors_index_list_shards(const char *path, GError **error)
+{
+    JsonObject *map = NULL;
+    g_autoptr(JsonParser) parser = parse_index(path, &map, error);
+    if (parser == NULL)
+        return NULL;
+    g_autoptr(GHashTable) shard_of = g_hash_table_new(g_str_hash, g_str_equal);
+    g_autoptr(GList) names = json_object_get_members(map);
+    g_autoptr(GPtrArray) shard_list = map_shards(path, map, names, shard_of, error);
+    if (shard_list == NULL)
+        return NULL;
+    g_autofree char *dir = g_path_get_dirname(path);
+    char **out = g_new0(char *, shard_list->len + 1);
+    for (guint s = 0; s < shard_list->len; s++)
+        out[s] = g_build_filename(dir, g_ptr_array_index(shard_list, s), NULL);
+    return out;
 }
 
 GPtrArray *

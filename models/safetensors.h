@@ -80,6 +80,16 @@ GPtrArray *rs_safetensors_read_header(const char *path, GError **error);
 GPtrArray *rs_safetensors_read_index(const char *path, GError **error);
 
 /**
+ * rs_safetensors_index_list_shards:
+ * @path: a model.safetensors.index.json
+ * @error: as rs_safetensors_read_index() for the index itself (its shards are not read)
+ *
+ * Returns: (transfer full): the paths of the shard files its weight map names (in the
+ *   index's folder), sorted, NULL-terminated; NULL on error.
+ */
+char **rs_safetensors_index_list_shards(const char *path, GError **error);
+
+/**
  * rs_safetensors_read:
  * @path: a .safetensors file or a .safetensors.index.json
  *

@@ -5,6 +5,8 @@
  * fabric made here. */
 #include "plan/plan-private.h"
 
+#include <unistd.h>
+
 RsPlan *
 rs_plan_build(const RsRefit *refit, RsStrategy strategy, GError **error)
 {
@@ -33,12 +35,31 @@ uniform_topology(const RsRefit *refit, GError **error)
     return rs_topology_load_string(text, "uniform fabric", NULL, error);
 }
 
+/* "26.84 GB" from 1 GB up, else "819200 B". */
+static char *
+bytes_text(guint64 bytes)
+{
+    if (bytes >= 1000000000u)
+        return g_strdup_printf("%.2f GB", bytes / 1e9);
+    return g_strdup_printf("%" G_GUINT64_FORMAT " B", bytes);
+}
+
+static guint64
+physical_memory_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (guint64)pages * (guint64)page : G_MAXUINT64;
+}
+
 /* A lower bound on the network transfers of the plan: every destination box (the whole
  * tensor, once per destination rank and once more into the root, for gather-broadcast)
  * arrives in pieces of at most @staging bytes. Refuses, before anything is allocated, a
- * staging bound that would need more than RS_PLAN_MAX_TRANSFERS. */
+ * staging bound that would need more than RS_PLAN_MAX_TRANSFERS, and a plan whose memory
+ * estimate (that bound × RS_PLAN_BUILD_BYTES_PER_TRANSFER) exceeds @memory_limit_bytes
+ * (0: the machine's). */
 static gboolean
-check_transfer_count(const RsRefit *refit, RsStrategy strategy, guint64 staging, GError **error)
+check_transfer_count(const RsRefit *refit, RsStrategy strategy, guint64 staging,
+                     guint64 memory_limit_bytes, GError **error)
 {
     guint64 pieces = 0;
     for (guint i = 0; i < rs_refit_get_n_tensors(refit); i++) {
@@ -66,6 +87,20 @@ check_transfer_count(const RsRefit *refit, RsStrategy strategy, guint64 staging,
                         staging, RS_PLAN_MAX_TRANSFERS, t->name);
             return FALSE;
         }
+    }
+    guint64 limit = memory_limit_bytes ? memory_limit_bytes : physical_memory_bytes();
+    guint64 need = pieces * RS_PLAN_BUILD_BYTES_PER_TRANSFER;
+    if (need > limit) {
+        g_autofree char *need_text = bytes_text(need);
+        g_autofree char *limit_text = bytes_text(limit);
+        g_set_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_TOO_LARGE,
+                    "the %s plan needs at least %" G_GUINT64_FORMAT " transfers, an estimated "
+                    "%s to build (%u B each), more than the %s of memory %s; use larger "
+                    "buckets (--staging-bytes) or fewer layers (--layers)",
+                    rs_strategy_get_name(strategy), pieces, need_text,
+                    RS_PLAN_BUILD_BYTES_PER_TRANSFER, limit_text,
+                    memory_limit_bytes ? "allowed" : "this machine has");
+        return FALSE;
     }
     return TRUE;
 }
@@ -119,7 +154,8 @@ rs_plan_build_full(const RsRefit *refit, RsStrategy strategy, const RsPlanOption
 {
     g_return_val_if_fail(strategy < RS_STRATEGY_N, NULL);
     guint64 staging = rs_plan_options_get_staging_bytes(options);
-    if (!check_transfer_count(refit, strategy, staging, error))
+    if (!check_transfer_count(refit, strategy, staging, options ? options->memory_limit_bytes : 0,
+                              error))
         return NULL;
     RsPlanBuilder b = {g_array_new(FALSE, FALSE, sizeof(RsTransfer)), staging, RS_PACK_KERNEL,
                        RS_ROUND_SYNC_GROUP, options != NULL ? options->topology : NULL};

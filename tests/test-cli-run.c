@@ -234,6 +234,12 @@ static const BadCase bad_cases[] = {
     {{"run", "--shape", "8x8", "--src-mesh", "2", NULL}, "--src-mesh and --src-placements"},
     {{"run", "--layers", "5-3", NULL}, "--layers: layers \"5-3\": expected A-B"},
     {{"run", "--scale", "-2", NULL}, "--scale -2: must be at least 1"},
+    /* An injected fault exists to be caught by a check: without validation, refused. */
+    {{"run", "--fault", "duplicate:0", "--no-validate", NULL},
+     "--fault: an injected fault needs validation; drop --no-validate"},
+    {{"run", "--corrupt-byte", "0:0", "--no-validate", NULL},
+     "--corrupt-byte: an injected fault needs validation; drop --no-validate"},
+    {{"run", "--fault", "duplicate", NULL}, "duplicate:MESSAGE, stop:RANK or kill:RANK"},
     /* The default scenario is far too big for one machine: refused before allocating. */
     {{"run", NULL}, "more than the"},
     {{"simulate", "--layers", "3-x", NULL}, "--layers: layers \"3-x\""},
@@ -243,10 +249,12 @@ static const BadCase bad_cases[] = {
      "--copy-runs: run lengths must increase (32 B after 64 B)"},
     {{"calibrate", "--copy-runs", "64B,0B", NULL}, "--copy-runs: 0B is outside 1 B .. 4 GiB"},
     {{"calibrate", "--copy-bytes", "8GiB", NULL}, "--copy-bytes: 8GiB is outside 1 B .. 4 GiB"},
-    {{"calibrate", "--copy-stride", "0", NULL}, "--copy-stride 0: must be an integer from 1 to 1024"},
+    {{"calibrate", "--copy-stride", "0", NULL},
+     "--copy-stride 0: must be an integer from 1 to 1024"},
     {{"calibrate", "--copy-stride", "1024", "--copy-bytes", "64MiB", NULL},
      "--copy-stride 1024: the strided buffer of the copy sweep would hold 64 GiB per rank"},
-    {{"calibrate", "--format", "csv", NULL}, "--format: unknown format \"csv\" (known: table, json)"},
+    {{"calibrate", "--format", "csv", NULL},
+     "--format: unknown format \"csv\" (known: table, json)"},
 };
 
 static void
@@ -405,31 +413,52 @@ test_mpi_calibrate(void)
 }
 
 /* Injected faults: each is caught by the check it exists for, the job ends with exit 1 and
- * the message names the rank or message (host threads: drop and delay; mpi processes: a
- * stopped rank, rank 0 included, and a dropped message, the stopped one named by the
- * others' timeouts within twice the timeout; a killed rank ends the job through mpirun). */
+ * the message names the rank or message within twice the timeout (host threads: drop,
+ * delay — a 10 s delay ends the job in the timeout's 1 s, as the delayed sender sees the
+ * abort —, and duplicate, one chunk or the first of three; mpi processes: a stopped rank,
+ * rank 0 included, a dropped and a duplicated message, the stopped one named by the
+ * others' timeouts; a killed rank, rank 0 included, named by reshard's supervisor with
+ * exit 1, not mpirun's 137). */
 typedef struct {
     const char *fault;
     guint mpi_np;    /* 0: host transport */
     int exit_code;
     const char *fragment;
     const char *or_fragment; /* another way to name the same rank, or NULL */
+    const char *chunk_size;  /* --chunk-size, or NULL for the default */
 } FaultCase;
 
 static const FaultCase fault_cases[] = {
-    {"drop:0", 0, 1, "rank 2 (GPU 2): message 0 (0 -> 2, 3072 bytes, phase 0) chunk 0 of 1 did "
-                     "not complete within 1 s", NULL},
-    {"delay:1:3", 0, 1, "rank 3 (GPU 3): message 1 (0 -> 3, 3072 bytes, phase 0) chunk 0 of 1 "
-                        "did not complete within 1 s", NULL},
-    {"stop:1", 0, 2, "stopping or killing a rank needs one process per rank", NULL},
+    {"drop:0", 0, 1,
+     "rank 2 (GPU 2): message 0 (0 -> 2, 3072 bytes, phase 0) chunk 0 of 1 did "
+     "not complete within 1 s",
+     NULL, NULL},
+    {"delay:1:10", 0, 1,
+     "rank 3 (GPU 3): message 1 (0 -> 3, 3072 bytes, phase 0) chunk 0 of 1 "
+     "did not complete within 1 s",
+     NULL, NULL},
+    {"duplicate:0", 0, 1,
+     "rank 2: 1 message from rank 0 arrived that no receive took (the "
+     "first: tag 0, 3072 bytes): a duplicated or stray message",
+     NULL, NULL},
+    {"duplicate:1", 0, 1,
+     "rank 3: 1 message from rank 0 arrived that no receive took (the "
+     "first: tag 1, 1024 bytes)",
+     NULL, "1KiB"},
+    {"stop:1", 0, 2, "stopping or killing a rank needs one process per rank", NULL, NULL},
     /* Under mpirun the timeout is 3 s: with more processes than cores a healthy rank may
      * be late by a second too. */
     /* The stopped rank is named by rank 0's gather or by the timeout of a message to or
      * from it, whichever comes first. */
-    {"stop:3", 4, 1, "3 (stopped, killed or stalled)", " -> 3, "},
-    {"stop:0", 4, 1, "(0 -> ", "from rank 0"},
-    {"drop:0", 4, 1, "within 3 s", NULL},
-    {"kill:2", 4, 137, "rank 2", NULL},
+    {"stop:3", 4, 1, "3 (stopped, killed or stalled)", " -> 3, ", NULL},
+    {"stop:0", 4, 1, "(0 -> ", "from rank 0", NULL},
+    {"drop:0", 4, 1, "within 3 s", NULL, NULL},
+    {"duplicate:0", 4, 1,
+     "rank 2: a message from rank 0 arrived that no receive took (tag 0, "
+     "3072 bytes): a duplicated or stray message",
+     NULL, NULL},
+    {"kill:2", 4, 1, "reshard run: rank 2 (process ", NULL, NULL},
+    {"kill:0", 4, 1, "reshard run: rank 0 (process ", NULL, NULL},
 };
 
 static void
@@ -438,10 +467,31 @@ test_fault(gconstpointer data)
     const FaultCase *c = data;
     if (c->mpi_np > 0 && !have_mpirun())
         return;
-    const char *args[] = {"run", "--transport", c->mpi_np ? "mpi" : "host", "--shape", "64x48",
-                          "--src-mesh", "2", "--src-placements", "S(0)", "--src-ranks", "0,1",
-                          "--dst-mesh", "2", "--dst-placements", "S(1)", "--dst-ranks", "2,3",
-                          "--timeout", c->mpi_np ? "3" : "1", "--fault", c->fault, "-q", NULL};
+    const char *args[] = {"run",
+                          "--transport",
+                          c->mpi_np ? "mpi" : "host",
+                          "--shape",
+                          "64x48",
+                          "--src-mesh",
+                          "2",
+                          "--src-placements",
+                          "S(0)",
+                          "--src-ranks",
+                          "0,1",
+                          "--dst-mesh",
+                          "2",
+                          "--dst-placements",
+                          "S(1)",
+                          "--dst-ranks",
+                          "2,3",
+                          "--timeout",
+                          c->mpi_np ? "3" : "1",
+                          "--fault",
+                          c->fault,
+                          "-q",
+                          c->chunk_size ? "--chunk-size" : NULL,
+                          c->chunk_size,
+                          NULL};
     gint64 start = g_get_monotonic_time();
     RunResult r = run_reshard_full(args, NULL, c->mpi_np);
     double elapsed_s = (g_get_monotonic_time() - start) / 1e6;

@@ -511,179 +511,352 @@ typedef struct {
 
 static const CliCase cli_cases[] = {
     {{"simulate", "--model", "nosuch", NULL},
-     NULL, NULL, 2, {"unknown model \"nosuch\"", "deepseek-v3", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"unknown model \"nosuch\"", "deepseek-v3", NULL}},
     {{"simulate", "--model", "@", NULL},
-     "bad.yaml", "name: x\nfamily: llama\nhidden_size: [4096\n", 2, {"bad.yaml:4:1", NULL}},
+     "bad.yaml",
+     "name: x\nfamily: llama\nhidden_size: [4096\n",
+     2,
+     {"bad.yaml:4:1", NULL}},
     {{"simulate", "--train", "megatron:tp=1,pp=16,dp=8", NULL},
-     NULL, NULL, 2, {"train: megatron", "= 128 ranks, but 256 GPUs are given", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"train: megatron", "= 128 ranks, but 256 GPUs are given", NULL}},
     {{"simulate", "--topology", "@", NULL},
      "topo.yaml",
      "name: t\nnodes: 64\ngpus_per_node: 8\nnvlink:\n  bandwidth: 450 Gb/s\n"
      "nic:\n  bandwidth: 400 Gbit/s\n",
-     2, {"topo.yaml:5:14: nvlink.bandwidth", "ambiguous, use Gbit/s or GB/s", NULL}},
+     2,
+     {"topo.yaml:5:14: nvlink.bandwidth", "ambiguous, use Gbit/s or GB/s", NULL}},
     {{"simulate", "--nodes", "16", NULL},
-     NULL, NULL, 2, {"GPU 128 is not in topology dgx-h100 with 16 nodes", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"GPU 128 is not in topology dgx-h100 with 16 nodes", NULL}},
     {{"simulate", "--strategy", "teleport", NULL},
-     NULL, NULL, 2, {"unknown strategy \"teleport\"", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"unknown strategy \"teleport\"", NULL}},
     {{"simulate", "--format", "xml", NULL}, NULL, NULL, 2, {"unknown format", NULL}},
     {{"simulate", "--dtype", "bf17", NULL}, NULL, NULL, 2, {"--dtype: unknown dtype", NULL}},
     {{"simulate", "--infer", "vllm:tp=3", NULL},
-     NULL, NULL, 2, {"infer: vllm", "does not divide the 256 GPUs", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"infer: vllm", "does not divide the 256 GPUs", NULL}},
     {{"simulate", "--scenario", "@", NULL},
-     "s.yaml", "model: deepseek-v3\ntopology: dgx-h100\ntrain:\n  convention: megatron\n"
+     "s.yaml",
+     "model: deepseek-v3\ntopology: dgx-h100\ntrain:\n  convention: megatron\n"
      "  gpus: 0-7\n  tq: 2\n",
-     2, {"s.yaml:6:3: train.tq", "known: tp, cp, pp, dp, ep, etp", NULL}},
+     2,
+     {"s.yaml:6:3: train.tq", "known: tp, cp, pp, dp, ep, etp", NULL}},
     {{"simulate", "--bogus", NULL}, NULL, NULL, 2, {"Unknown option --bogus", NULL}},
     {{"frobnicate", NULL}, NULL, NULL, 2, {"unknown command", NULL}},
     /* vLLM tp=32 cuts DeepSeek-V3's 128-row FP8 blocks: the stored form cannot be laid out. */
     {{"simulate", "--stored", "--strategy", "direct", NULL},
-     NULL, NULL, 2,
+     NULL,
+     NULL,
+     2,
      {"infer: vllm tp=32 dp=8: model.layers.0.mlp.gate_proj.weight",
       "not aligned to blocks of 128 elements", NULL}},
     /* reshard layout / plan: bad input names the flag, exit 2. */
     {{"layout", "--shape", "8x4", "--mesh", "2", "--placements", "P", NULL},
-     NULL, NULL, 2, {"--placements: placement 0 is Partial", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--placements: placement 0 is Partial", NULL}},
     {{"layout", "--model", "llama-3.1-8b", "--infer", "vllm:tp=3", "--tensor",
       "model.layers.0.self_attn.q_proj.weight", NULL},
-     NULL, NULL, 2,
+     NULL,
+     NULL,
+     2,
      {"--infer: vllm tp=3 dp=1: tp=3 and the 32 attention heads of "
-      "model.layers.0.self_attn.q_proj.weight", NULL}},
+      "model.layers.0.self_attn.q_proj.weight",
+      NULL}},
     {{"layout", "--model", "llama-3.1-8b", "--train", "megatron:tp=16", "--tensor",
       "lm_head.weight", NULL},
-     NULL, NULL, 2, {"--train: megatron", "tp=16 does not divide the 8 key/value heads", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--train: megatron", "tp=16 does not divide the 8 key/value heads", NULL}},
     {{"layout", "--shape", "48x4", "--mesh", "3", "--placements", "S(0)", "--fused", "qkv:32,8",
       NULL},
-     NULL, NULL, 2, {"--fused: tp=3 does not divide the 32 query heads", NULL}},
-    {{"layout", "--shape", "64x4", "--mesh", "12", "--placements", "S(0)", "--fused",
-      "qkv:48,8", NULL},
-     NULL, NULL, 2, {"--fused: 8 KV heads and tp=12: neither divides the other", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--fused: tp=3 does not divide the 32 query heads", NULL}},
+    {{"layout", "--shape", "64x4", "--mesh", "12", "--placements", "S(0)", "--fused", "qkv:48,8",
+      NULL},
+     NULL,
+     NULL,
+     2,
+     {"--fused: 8 KV heads and tp=12: neither divides the other", NULL}},
     {{"plan", "--shape", "8x4", "--src-mesh", "2", "--src-placements", "S(2)", "--dst-mesh", "2",
       "--dst-placements", "R", NULL},
-     NULL, NULL, 2, {"--src-placements: placement 0 is S(2) but the tensor has 2 dims", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--src-placements: placement 0 is S(2) but the tensor has 2 dims", NULL}},
     {{"layout", "--shape", "8", "--mesh", "2x2", "--ranks", "0-2", "--placements", "R,R", NULL},
-     NULL, NULL, 2, {"--mesh/--ranks: mesh [2,2] has 4 positions but 3 ranks were given", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--mesh/--ranks: mesh [2,2] has 4 positions but 3 ranks were given", NULL}},
     {{"layout", "--shape", "8x4", "--mesh", "2", "--placements", "SS(0)", NULL},
-     NULL, NULL, 2, {"--placements: placements \"SS(0)\"", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--placements: placements \"SS(0)\"", NULL}},
     {{"layout", "--shape", "8x4", "--mesh", "2", "--placements", "R", "--fused", "gate-up", NULL},
-     NULL, NULL, 2, {"--fused needs exactly one S(d) placement", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--fused needs exactly one S(d) placement", NULL}},
     {{"layout", "--model", "llama-3.1-8b", "--infer", "vllm:tp=4", "--tensor", "q_proj", NULL},
-     NULL, NULL, 2, {"--tensor: no tensor or fused buffer named \"q_proj\"", NULL}},
-    {{"layout", "--model", "llama-3.1-8b", "--train", "megatron:pp=2,pp-layers=10,10",
-      "--tensor", "lm_head.weight", NULL},
-     NULL, NULL, 2, {"pp-layers add up to 20 layers but Llama-3.1-8B has 32", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--tensor: no tensor or fused buffer named \"q_proj\"", NULL}},
+    {{"layout", "--model", "llama-3.1-8b", "--train", "megatron:pp=2,pp-layers=10,10", "--tensor",
+      "lm_head.weight", NULL},
+     NULL,
+     NULL,
+     2,
+     {"pp-layers add up to 20 layers but Llama-3.1-8B has 32", NULL}},
     {{"layout", "--model", "llama-3.1-8b", "--shape", "8", NULL},
-     NULL, NULL, 2, {"not both", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"not both", NULL}},
     {{"plan", "--shape", "8x4", "--src-mesh", "1", "--src-placements", "R", "--dst-mesh", "3",
       "--dst-placements", "S(0)", "--dst-ranks", "1-3", "--dst-dtype", "fp8", NULL},
-     NULL, NULL, 2, {"--dst-dtype fp8-e4m3: tensor to fp8-e4m3: destination rank 1", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--dst-dtype fp8-e4m3: tensor to fp8-e4m3: destination rank 1", NULL}},
     {{"plan", "--model", "llama-3.1-8b", "--train", "fsdp2:dp=4", "--infer", "vllm:tp=4",
       "--infer-dtype", "mxfp5", NULL},
-     NULL, NULL, 2, {"--infer-dtype: unknown dtype \"mxfp5\"", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--infer-dtype: unknown dtype \"mxfp5\"", NULL}},
     {{"simulate", "--network", "packet", NULL}, NULL, NULL, 2, {"--network: unknown model", NULL}},
     {{"simulate", "--rates", "fast", NULL}, NULL, NULL, 2, {"--rates: unknown mode", NULL}},
     {{"simulate", "--nic-bw", "800", NULL},
-     NULL, NULL, 2, {"--nic-bw: bandwidth \"800\": missing unit", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--nic-bw: bandwidth \"800\": missing unit", NULL}},
     {{"simulate", "--nic-bw", "800 Gb/s", NULL},
-     NULL, NULL, 2, {"ambiguous, use Gbit/s or GB/s", NULL}},
-    {{"simulate", "--oversubscription", "0.5", NULL}, NULL, NULL, 2,
-     {"--oversubscription: \"0.5\": expected a ratio >= 1", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"ambiguous, use Gbit/s or GB/s", NULL}},
+    {{"simulate", "--nic-bw", "1e300GB/s", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--nic-bw: bandwidth \"1e300GB/s\": above the largest accepted, 1 PB/s (1000 TB/s)", NULL}},
+    {{"sweep", "--nic-bws", "400Gbit/s,1e30GB/s", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--nic-bws: bandwidth \"1e30GB/s\": above the largest accepted, 1 PB/s", NULL}},
+    {{"simulate", "--oversubscription", "1000", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--oversubscription: \"1000\": expected a ratio from 1 to 64", NULL}},
+    {{"simulate", "--oversubscription", "0.5", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--oversubscription: \"0.5\": expected a ratio from 1 to 64", NULL}},
     {{"simulate", "--chunk-size", "4 Mb", NULL},
-     NULL, NULL, 2, {"--chunk-size: size", "ambiguous", NULL}},
-    {{"simulate", "--network", "bottleneck", "--trace", "x.csv", NULL}, NULL, NULL, 2,
+     NULL,
+     NULL,
+     2,
+     {"--chunk-size: size", "ambiguous", NULL}},
+    {{"simulate", "--network", "bottleneck", "--trace", "x.csv", NULL},
+     NULL,
+     NULL,
+     2,
      {"need the flow model", NULL}},
     {{"simulate", "--messages", "@", "--topology", "dgx-h100", NULL},
-     "m.csv", "src,dst,bytes\n0,1,100\n0,1,1e6\n", 2, {"m.csv:3: column bytes: \"1e6\"", NULL}},
+     "m.csv",
+     "src,dst,bytes\n0,1,100\n0,1,1e6\n",
+     2,
+     {"m.csv:3: column bytes: \"1e6\"", NULL}},
     {{"simulate", "--messages", "@", "--topology", "dgx-h100", NULL},
-     "m.csv", "message,src,dst,bytes,depends_on\n0,0,1,100,1\n1,1,2,100,0\n", 2,
+     "m.csv",
+     "message,src,dst,bytes,depends_on\n0,0,1,100,1\n1,1,2,100,0\n",
+     2,
      {"m.csv:2: message 0: is part of, or waits on, a dependency cycle", NULL}},
     {{"simulate", "--messages", "@", "--topology", "dgx-h100", NULL},
-     "m.csv", "src,dst,bytes\n0,256,100\n", 2,
+     "m.csv",
+     "src,dst,bytes\n0,256,100\n",
+     2,
      {"m.csv:2: message 0: rank 256 is not a GPU of topology dgx-h100 (256 GPUs)", NULL}},
     /* Row errors name the file's line and its own message ids, not internal indexes. */
     {{"simulate", "--messages", "@", "--topology", "dgx-h100", NULL},
-     "m.csv", "message,src,dst,bytes,depends_on\n5,0,1,100,\n7,0,999,5,\n", 2,
+     "m.csv",
+     "message,src,dst,bytes,depends_on\n5,0,1,100,\n7,0,999,5,\n",
+     2,
      {"m.csv:3: message 7: rank 999 is not a GPU of topology dgx-h100", NULL}},
     {{"simulate", "--messages", "@", "--topology", "dgx-h100", NULL},
-     "m.csv", "message,src,dst,bytes,depends_on\n9,2,3,5,\n5,0,1,100,7\n7,1,2,5,5\n", 2,
+     "m.csv",
+     "message,src,dst,bytes,depends_on\n9,2,3,5,\n5,0,1,100,7\n7,1,2,5,5\n",
+     2,
      {"m.csv:3: message 5: is part of, or waits on, a dependency cycle", NULL}},
     {{"simulate", "--messages", "@", "--topology", "dgx-h100", NULL},
-     "m.csv", "message,src,dst,bytes,depends_on\n5,0,1,100,\n6,0,1,100,8\n", 2,
+     "m.csv",
+     "message,src,dst,bytes,depends_on\n5,0,1,100,\n6,0,1,100,8\n",
+     2,
      {"m.csv:3: message 6 depends on message 8, which is not in the file", NULL}},
     {{"topology", "show", "@", NULL},
-     "t.yaml", "name: t\nnodes: 2\ngpus_per_node: 2\nnvlink: {bandwidth: 100 GB/s}\n"
+     "t.yaml",
+     "name: t\nnodes: 2\ngpus_per_node: 2\nnvlink: {bandwidth: 100 GB/s}\n"
      "nic: {bandwidth: 100 Gbps}\n",
-     2, {"t.yaml:5:18: nic.bandwidth: bandwidth \"100 Gbps\": ambiguous", NULL}},
+     2,
+     {"t.yaml:5:18: nic.bandwidth: bandwidth \"100 Gbps\": ambiguous", NULL}},
     {{"topology", "show", "nosuch", NULL},
-     NULL, NULL, 2, {"unknown topology \"nosuch\"", "dgx-h100", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"unknown topology \"nosuch\"", "dgx-h100", NULL}},
     {{"topology", "frob", NULL}, NULL, NULL, 2, {"expected \"show NAME|FILE\" or \"list\"", NULL}},
     {{"topology", "show", "dgx-h100", "--pxn", "--no-pxn", NULL},
-     NULL, NULL, 2, {"contradict", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"contradict", NULL}},
     /* An integer option given as 0 is an error naming it, never "the default". */
     {{"simulate", "--strategy", "direct", "--max-ops-per-group", "0", NULL},
-     NULL, NULL, 2, {"--max-ops-per-group 0: must be at least 1", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--max-ops-per-group 0: must be at least 1", NULL}},
     {{"simulate", "--strategy", "direct", "--nodes", "0", NULL},
-     NULL, NULL, 2, {"--nodes 0: must be an integer from 1 to 1048576", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--nodes 0: must be an integer from 1 to 1048576", NULL}},
     {{"simulate", "--strategy", "direct", "--scale", "0", NULL},
-     NULL, NULL, 2, {"--scale 0: must be at least 1", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--scale 0: must be at least 1", NULL}},
     {{"simulate", "--strategy", "direct", "--scale", "-2", NULL},
-     NULL, NULL, 2, {"--scale -2: must be at least 1", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--scale -2: must be at least 1", NULL}},
     {{"topology", "show", "dgx-h100", "--nodes", "x", NULL},
-     NULL, NULL, 2, {"--nodes \"x\": expected an integer", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--nodes \"x\": expected an integer", NULL}},
     {{"layout", "--shape", "8x4", "--mesh", "2", "--placements", "S(0)", "--pad", "0", NULL},
-     NULL, NULL, 2, {"--pad 0: must be at least 1", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--pad 0: must be at least 1", NULL}},
     {{"plan", "--shape", "8x4", "--src-mesh", "2", "--src-placements", "S(0)", "--src-pad", "0",
       "--dst-mesh", "2", "--dst-placements", "R", NULL},
-     NULL, NULL, 2, {"--src-pad 0: must be at least 1", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--src-pad 0: must be at least 1", NULL}},
     {{"run", "--shape", "8x4", "--src-mesh", "2", "--src-placements", "S(0)", "--dst-mesh", "2",
       "--dst-placements", "R", "--dst-ranks", "2-3", "--window", "0", NULL},
-     NULL, NULL, 2, {"--window 0: must be at least 1", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--window 0: must be at least 1", NULL}},
     {{"run", "--shape", "8x4", "--src-mesh", "2", "--src-placements", "S(0)", "--dst-mesh", "2",
       "--dst-placements", "R", "--dst-ranks", "2-3", "--runs", "0", NULL},
-     NULL, NULL, 2, {"--runs 0: must be at least 1", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--runs 0: must be at least 1", NULL}},
     {{"run", "--shape", "8x4", "--src-mesh", "2", "--src-placements", "S(0)", "--dst-mesh", "2",
       "--dst-placements", "R", "--dst-ranks", "2-3", "--queue-depth", "0", NULL},
-     NULL, NULL, 2, {"--queue-depth 0: must be at least 1", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--queue-depth 0: must be at least 1", NULL}},
     {{"calibrate", "--ranks", "0", NULL}, NULL, NULL, 2, {"--ranks 0: must be at least 1", NULL}},
     {{"calibrate", "--concurrency", "0", NULL},
-     NULL, NULL, 2, {"--concurrency 0: must be at least 1", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--concurrency 0: must be at least 1", NULL}},
     {{"calibrate", "--runs", "0", NULL}, NULL, NULL, 2, {"--runs 0: must be at least 1", NULL}},
     {{"calibrate", "--window", "0", NULL}, NULL, NULL, 2, {"--window 0: must be at least 1", NULL}},
     {{"models", "--model", "llama-3.1-8b", "--tensors", "--layer", "99", NULL},
-     NULL, NULL, 2, {"--layer 99: the model has layers 0-31", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--layer 99: the model has layers 0-31", NULL}},
     {{"layout", "--shape", "4294967296x4294967296x4294967296", "--mesh", "2", "--placements",
       "S(0)", NULL},
-     NULL, NULL, 2, {"--shape \"4294967296x4294967296x4294967296\": more than 2^62 elements",
-                     NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--shape \"4294967296x4294967296x4294967296\": more than 2^62 elements", NULL}},
     {{"plan", "--shape", "4294967296x4294967296", "--src-mesh", "2", "--src-placements", "S(0)",
       "--dst-mesh", "2", "--dst-placements", "R", NULL},
-     NULL, NULL, 2, {"--shape \"4294967296x4294967296\": more than 2^62 elements", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--shape \"4294967296x4294967296\": more than 2^62 elements", NULL}},
     {{"simulate", "--strategy", "foo", NULL},
-     NULL, NULL, 2,
+     NULL,
+     NULL,
+     2,
      {"--strategy: unknown strategy \"foo\" (known: gather-broadcast, direct, node-aware, "
-      "hierarchical, auto, all)", NULL}},
+      "hierarchical, auto, all)",
+      NULL}},
     {{"run", "--strategy", "auto", NULL},
-     NULL, NULL, 2,
+     NULL,
+     NULL,
+     2,
      {"unknown strategy \"auto\" (known: gather-broadcast, direct, node-aware, hierarchical)",
       NULL}},
     /* A key given twice inside train: or infer:, or a parameter twice in a spec, is refused
      * like a top-level key given twice. */
     {{"simulate", "--scenario", "@", "--strategy", "direct", NULL},
-     "dup.yaml", "model: llama-3.1-8b\ntopology: dgx-h100\nnodes: 2\ntrain:\n"
+     "dup.yaml",
+     "model: llama-3.1-8b\ntopology: dgx-h100\nnodes: 2\ntrain:\n"
      "  convention: megatron\n  gpus: 0-7\n  tp: 2\n  tp: 4\ninfer:\n  convention: vllm\n"
      "  gpus: 8-15\n",
-     2, {"dup.yaml:8:3: train.tp: field given twice", NULL}},
+     2,
+     {"dup.yaml:8:3: train.tp: field given twice", NULL}},
     {{"simulate", "--scenario", "@", "--strategy", "direct", NULL},
-     "dup2.yaml", "model: llama-3.1-8b\ntopology: dgx-h100\nnodes: 2\ntrain:\n"
+     "dup2.yaml",
+     "model: llama-3.1-8b\ntopology: dgx-h100\nnodes: 2\ntrain:\n"
      "  convention: megatron\n  gpus: 0-7\ninfer:\n  convention: vllm\n  gpus: 8-15\n"
      "  gpus: 8-11\n",
-     2, {"dup2.yaml:10:3: infer.gpus: field given twice", NULL}},
+     2,
+     {"dup2.yaml:10:3: infer.gpus: field given twice", NULL}},
     {{"simulate", "--train", "megatron:tp=2,tp=4", "--strategy", "direct", NULL},
-     NULL, NULL, 2, {"--train: \"megatron:tp=2,tp=4\": tp given twice", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--train: \"megatron:tp=2,tp=4\": tp given twice", NULL}},
     {{"simulate", "--messages", "@", "--topology", "dgx-h100", "--model", "llama-3.1-8b", NULL},
-     "m.csv", "src,dst,bytes\n0,1,100\n", 2,
+     "m.csv",
+     "src,dst,bytes\n0,1,100\n",
+     2,
      {"--model does not apply with --messages", NULL}},
     {{"simulate", "--messages", "@", "--topology", "dgx-h100", "--train", "megatron:tp=2", NULL},
-     "m.csv", "src,dst,bytes\n0,1,100\n", 2,
+     "m.csv",
+     "src,dst,bytes\n0,1,100\n",
+     2,
      {"--train does not apply with --messages", NULL}},
     /* Every command's option errors name the option. */
     {{"simulate", "--format", "xml", NULL},
@@ -748,96 +921,175 @@ static const CliCase cli_cases[] = {
      {"--scenario does not apply with --messages", NULL}},
     {{"calibrate", "--sizes", "", NULL}, NULL, NULL, 2, {"--sizes: no sizes given", NULL}},
     /* help and version take no extra argument, like every other command. */
-    {{"version", "extra", NULL}, NULL, NULL, 2, {"reshard version: unexpected argument \"extra\"", NULL}},
+    {{"version", "extra", NULL},
+     NULL,
+     NULL,
+     2,
+     {"reshard version: unexpected argument \"extra\"", NULL}},
     {{"help", "simulate", "extra", NULL},
-     NULL, NULL, 2, {"reshard help: unexpected argument \"extra\"", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"reshard help: unexpected argument \"extra\"", NULL}},
     {{"help", "help", "extra", NULL},
-     NULL, NULL, 2, {"reshard help: unexpected argument \"extra\"", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"reshard help: unexpected argument \"extra\"", NULL}},
     /* A side given by its flag is named once ("--train: train: ..." before). */
     {{"simulate", "--train", "megatron:tp=3", NULL},
-     NULL, NULL, 2, {"reshard simulate: --train: megatron tp=3 ", "does not divide the 256 GPUs", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"reshard simulate: --train: megatron tp=3 ", "does not divide the 256 GPUs", NULL}},
     {{"simulate", "--infer", "vllm:tp=3", NULL},
-     NULL, NULL, 2, {"reshard simulate: --infer: vllm tp=3: tp = 3 does not divide", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"reshard simulate: --infer: vllm tp=3: tp = 3 does not divide", NULL}},
     /* --rank names a rank of the layout. */
     {{"layout", "--shape", "8x4", "--mesh", "2", "--placements", "S(0)", "--rank", "-1", NULL},
-     NULL, NULL, 2, {"--rank -1: must be at least 0", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--rank -1: must be at least 0", NULL}},
     {{"layout", "--shape", "8x4", "--mesh", "2", "--placements", "S(0)", "--rank", "2", NULL},
-     NULL, NULL, 2, {"--rank 2: not in the layout, whose ranks are 0-1", NULL}},
-    {{"layout", "--model", "llama-3.1-8b", "--train", "megatron:tp=2", "--tensor",
-      "lm_head.weight", "--rank", "4", NULL},
-     NULL, NULL, 2, {"--rank 4: not in the layout, whose ranks are 0-1", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--rank 2: not in the layout, whose ranks are 0-1", NULL}},
+    {{"layout", "--model", "llama-3.1-8b", "--train", "megatron:tp=2", "--tensor", "lm_head.weight",
+      "--rank", "4", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--rank 4: not in the layout, whose ranks are 0-1", NULL}},
     /* An integer too large names the allowed range, not "at least 1". */
     {{"simulate", "--strategy", "direct", "--nodes", "99999999999", NULL},
-     NULL, NULL, 2, {"--nodes 99999999999: must be an integer from 1 to 1048576", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--nodes 99999999999: must be an integer from 1 to 1048576", NULL}},
     {{"simulate", "--strategy", "direct", "--max-ops-per-group", "99999999999", NULL},
-     NULL, NULL, 2,
+     NULL,
+     NULL,
+     2,
      {"--max-ops-per-group 99999999999: must be an integer from 1 to 2147483647", NULL}},
     {{"simulate", "--strategy", "direct", "--scale", "99999999999", NULL},
-     NULL, NULL, 2, {"--scale 99999999999: must be an integer from 1 to 2147483647", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--scale 99999999999: must be an integer from 1 to 2147483647", NULL}},
     {{"run", "--shape", "8x4", "--runs", "99999999999", NULL},
-     NULL, NULL, 2, {"--runs 99999999999: must be an integer from 1 to 2147483647", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--runs 99999999999: must be an integer from 1 to 2147483647", NULL}},
     {{"run", "--shape", "8x4", "--window", "4294967296", NULL},
-     NULL, NULL, 2, {"--window 4294967296: must be an integer from 1 to 2147483647", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--window 4294967296: must be an integer from 1 to 2147483647", NULL}},
     {{"calibrate", "--ranks", "4294967298", NULL},
-     NULL, NULL, 2, {"--ranks 4294967298: must be an integer from 1 to 2147483647", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--ranks 4294967298: must be an integer from 1 to 2147483647", NULL}},
     {{"simulate", "--scenario", "@", "--strategy", "direct", NULL},
-     "big.yaml", "model: llama-3.1-8b\ntopology: dgx-h100\nnodes: 2\ntrain:\n"
+     "big.yaml",
+     "model: llama-3.1-8b\ntopology: dgx-h100\nnodes: 2\ntrain:\n"
      "  convention: megatron\n  gpus: 0-7\n  tp: 99999999999\ninfer:\n  convention: vllm\n"
      "  gpus: 8-15\n",
-     2, {"big.yaml:7:7: train.tp", "tp=99999999999 must be an integer from 1 to 16777216", NULL}},
+     2,
+     {"big.yaml:7:7: train.tp", "tp=99999999999 must be an integer from 1 to 16777216", NULL}},
     /* Counts from outside are bounded before anything proportional to them is allocated
      * (these ran for minutes, took gigabytes or aborted in an allocation). */
     {{"run", "--shape", "8x4", "--src-mesh", "2", "--src-placements", "S(0)", "--src-ranks",
       "0-2000000000", "--dst-mesh", "2", "--dst-placements", "S(0)", NULL},
-     NULL, NULL, 2,
+     NULL,
+     NULL,
+     2,
      {"--src-ranks: ranks \"0-2000000000\": names a rank, above the limit of 262144 GPUs "
-      "(ranks 0-262143)", NULL}},
+      "(ranks 0-262143)",
+      NULL}},
     {{"simulate", "--strategy", "direct", "--train-gpus", "0-100,0-262143", NULL},
-     NULL, NULL, 2,
+     NULL,
+     NULL,
+     2,
      {"--train-gpus: ranks \"0-100,0-262143\": names more ranks, above the limit of 262144 GPUs",
       NULL}},
-    {{"run", "--shape", "8x4", "--src-mesh", "1073741824", "--src-placements", "S(0)",
-      "--dst-mesh", "2", "--dst-placements", "S(0)", NULL},
-     NULL, NULL, 2,
+    {{"run", "--shape", "8x4", "--src-mesh", "1073741824", "--src-placements", "S(0)", "--dst-mesh",
+      "2", "--dst-placements", "S(0)", NULL},
+     NULL,
+     NULL,
+     2,
      {"--src-mesh/--src-ranks: mesh has more than 262144 positions, the limit (RS_MAX_RANKS)",
       NULL}},
     {{"layout", "--shape", "8x4", "--mesh", "1024x1024", "--placements", "S(0),R", NULL},
-     NULL, NULL, 2, {"mesh has more than 262144 positions, the limit (RS_MAX_RANKS)", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"mesh has more than 262144 positions, the limit (RS_MAX_RANKS)", NULL}},
     {{"simulate", "--strategy", "direct", "--nodes", "1000000", NULL},
-     NULL, NULL, 2,
+     NULL,
+     NULL,
+     2,
      {"1000000 nodes of 8 GPUs is above the limit of 262144 GPUs (RS_MAX_RANKS)", NULL}},
     {{"plan", "--model", "llama-3.1-8b", "--train", "megatron:tp=16777216,pp=16777216", "--infer",
       "vllm:tp=2", NULL},
-     NULL, NULL, 2,
+     NULL,
+     NULL,
+     2,
      {"--train: megatron tp=16777216 pp=16777216: 281474976710656 ranks from GPU 0, above the "
-      "limit of 262144 GPUs", NULL}},
+      "limit of 262144 GPUs",
+      NULL}},
     /* A folder given as a file says so (it read "not found"). */
     {{"simulate", "--scenario", "/", NULL},
-     NULL, NULL, 2, {"reshard simulate: scenario file \"/\": is a folder, not a file", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"reshard simulate: scenario file \"/\": is a folder, not a file", NULL}},
     {{"simulate", "--messages", "/", "--topology", "dgx-h100", NULL},
-     NULL, NULL, 2, {"reshard simulate: --messages: /: is a folder, not a file", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"reshard simulate: --messages: /: is a folder, not a file", NULL}},
     /* A binary messages file is refused at its first bad byte, echoing none of it. */
     {{"simulate", "--messages", "@", "--topology", "dgx-h100", NULL},
-     "bin.csv", "src,dst,bytes\n0,1,\x01\xff\xfe\n",
-     2, {"bin.csv:2:5: byte 0x01 is not text: a messages file is CSV text (UTF-8)", NULL}},
+     "bin.csv",
+     "src,dst,bytes\n0,1,\x01\xff\xfe\n",
+     2,
+     {"bin.csv:2:5: byte 0x01 is not text: a messages file is CSV text (UTF-8)", NULL}},
     {{"simulate", "--messages", "@", "--topology", "dgx-h100", NULL},
-     "bin.csv", "src,dst,b\xc3\n0,1,2\n",
-     2, {"bin.csv:1:10: byte 0xc3 is not text", NULL}},
+     "bin.csv",
+     "src,dst,b\xc3\n0,1,2\n",
+     2,
+     {"bin.csv:1:10: byte 0xc3 is not text", NULL}},
     /* A field too long to quote whole is cut. */
     {{"simulate", "--messages", "@", "--topology", "dgx-h100", NULL},
-     "long.csv", "src,dst,bytes\n0,1,xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n",
-     2, {"long.csv:2: column bytes: \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…\" is not", NULL}},
+     "long.csv",
+     "src,dst,bytes\n0,1,xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n",
+     2,
+     {"long.csv:2: column bytes: \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…\" is not", NULL}},
     /* --timeout nan would never fire; an injected fault without validation would pass. */
     {{"run", "--shape", "8x4", "--src-mesh", "2", "--src-placements", "S(0)", "--dst-mesh", "2",
       "--dst-placements", "S(1)", "--timeout", "nan", NULL},
-     NULL, NULL, 2, {"--timeout nan: must be a finite number of seconds", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--timeout nan: must be a finite number of seconds", NULL}},
     {{"run", "--shape", "8x4", "--src-mesh", "2", "--src-placements", "S(0)", "--dst-mesh", "2",
       "--dst-placements", "S(1)", "--timeout", "inf", NULL},
-     NULL, NULL, 2, {"--timeout inf: must be a finite number of seconds", NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--timeout inf: must be a finite number of seconds", NULL}},
     {{"run", "--shape", "8x4", "--src-mesh", "2", "--src-placements", "S(0)", "--dst-mesh", "2",
       "--dst-placements", "S(1)", "--corrupt-byte", "1:0", "--no-validate", NULL},
-     NULL, NULL, 2, {"--corrupt-byte: an injected fault needs validation; drop --no-validate",
-                     NULL}},
+     NULL,
+     NULL,
+     2,
+     {"--corrupt-byte: an injected fault needs validation; drop --no-validate", NULL}},
 };
 
 static void
@@ -1556,6 +1808,234 @@ test_output_is_input(gconstpointer data)
     run_result_clear(&r);
 }
 
+/* reshard plan says what each transfer crosses: NVLink inside a DGX H100 node (GPUs 0-1 to
+ * 2-3), the network to another node (8-9), and without a topology only that it goes
+ * between ranks (every transfer read "network"). */
+static void
+test_plan_transfer_kind(void)
+{
+    const struct {
+        const char *infer_gpus;
+        const char *kind;
+    } cases[] = {{"2-3", "nvlink"}, {"8-9", "network"}};
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        const char *args[] = {"plan",
+                              "--model",
+                              "llama-3.1-8b",
+                              "--train",
+                              "megatron:tp=2",
+                              "--infer",
+                              "vllm:tp=2",
+                              "--infer-gpus",
+                              cases[i].infer_gpus,
+                              "--tensor",
+                              "model.layers.0.self_attn.o_proj.weight",
+                              NULL};
+        RunResult r = run_reshard(args);
+        g_assert_cmpint(r.exit_code, ==, 0);
+        g_autofree char *row = g_strdup_printf("16777216  %s\n", cases[i].kind);
+        g_auto(GStrv) lines = g_strsplit(r.out, "\n", -1);
+        guint n_rows = 0;
+        for (guint l = 0; lines[l] != NULL; l++)
+            if (strstr(lines[l], "o_proj.weight  [") != NULL) {
+                g_autofree char *line = g_strconcat(lines[l], "\n", NULL);
+                g_assert_true(g_str_has_suffix(line, row));
+                n_rows++;
+            }
+        g_assert_cmpuint(n_rows, ==, 2);
+        run_result_clear(&r);
+    }
+    const char *tensor[] = {
+        "plan", "--shape",    "8x4", "--src-mesh",       "2",    "--src-placements",
+        "S(0)", "--dst-mesh", "2",   "--dst-placements", "S(1)", "--dst-ranks",
+        "2,3",  NULL};
+    RunResult r = run_reshard(tensor);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "0        1    3  tensor  [4:8, 2:4]                            32  "
+                           "between ranks\n");
+    g_assert_null(strstr(r.out, "network"));
+    run_result_clear(&r);
+}
+
+/* `reshard help CMD` (and CMD --help) shows CMD's own usage line: its summary starts as the
+ * command's line in `reshard help` does (report showed simulate's). */
+static void
+test_help_usage_lines(void)
+{
+    const char *list_args[] = {"help", NULL};
+    RunResult list = run_reshard(list_args);
+    g_assert_cmpint(list.exit_code, ==, 0);
+    g_auto(GStrv) lines = g_strsplit(list.out, "\n", -1);
+    guint n_checked = 0;
+    gboolean in_commands = FALSE;
+    for (guint i = 0; lines[i] != NULL; i++) {
+        if (g_str_has_prefix(lines[i], "Commands:")) {
+            in_commands = TRUE;
+            continue;
+        }
+        if (!in_commands || !g_str_has_prefix(lines[i], "  "))
+            continue;
+        g_auto(GStrv) words = g_strsplit_set(g_strstrip(lines[i]), " ", -1);
+        g_autoptr(GPtrArray) kept = g_ptr_array_new();
+        for (guint w = 0; words[w] != NULL; w++)
+            if (*words[w] != '\0')
+                g_ptr_array_add(kept, words[w]);
+        const char *name = g_ptr_array_index(kept, 0);
+        if (strcmp(name, "help") == 0 || strcmp(name, "version") == 0)
+            continue;
+        g_autofree char *first_words = g_strdup_printf("%s %s", (char *)g_ptr_array_index(kept, 1),
+                                                       (char *)g_ptr_array_index(kept, 2));
+        g_autofree char *want = g_ascii_strdown(first_words, -1);
+        for (guint form = 0; form < 2; form++) {
+            const char *args[] = {form ? name : "help", form ? "--help" : name, NULL};
+            RunResult r = run_reshard(args);
+            g_assert_cmpint(r.exit_code, ==, 0);
+            g_autofree char *usage_prefix = g_strdup_printf("Usage:\n  reshard %s ", name);
+            g_assert_true(g_str_has_prefix(r.out, usage_prefix));
+            const char *nl = strchr(r.out + strlen("Usage:\n"), '\n');
+            g_autofree char *usage = g_strndup(r.out, nl - r.out);
+            const char *dash = strstr(usage, " - ");
+            g_assert_nonnull(dash);
+            g_autofree char *got = g_ascii_strdown(dash + 3, -1);
+            if (!g_str_has_prefix(got, want))
+                g_error("reshard help %s: usage \"%s\" does not start as \"%s\"", name, usage,
+                        want);
+            run_result_clear(&r);
+        }
+        n_checked++;
+    }
+    g_assert_cmpuint(n_checked, ==, 10);
+    run_result_clear(&list);
+}
+
+/* Files that are not text are named as such at their first bad byte (a binary YAML read
+ * as "empty document", invalid UTF-8 without its place), and names from input reach the
+ * terminal with their control bytes spelled out (an ESC in a tensor name, a YAML escape
+ * in a model name, a command name). */
+typedef struct {
+    const char *file;    /* a file name in a fresh folder, or NULL */
+    const char *content; /* its bytes */
+    gsize len;
+    const char *args[12]; /* "@" stands for the file's path */
+    const char *fragment; /* in stderr, after the path */
+} NotTextCase;
+
+static const NotTextCase not_text_cases[] = {
+    {"s.yaml",
+     "\x00\x01\x02"
+     "binary\x00\xff",
+     11,
+     {"simulate", "--scenario", "@", NULL},
+     ":1:1: byte offset 0: byte 0x00 is not text (a control character); a YAML file is UTF-8 "
+     "text"},
+    {"t.yaml",
+     "name: t\nnodes: caf\xe9\n",
+     0,
+     {"topology", "show", "@", NULL},
+     ":2:11: byte offset 18: byte 0xe9 is not valid UTF-8; a YAML file is UTF-8 text"},
+    {"config.json",
+     "{\"model_type\": \"llama\",\n \"x\xff\": 1}",
+     0,
+     {"models", "--model", "@", NULL},
+     ":2:4: byte offset 27: byte 0xff is not valid UTF-8; a config.json is UTF-8 text"},
+    {"s.yaml",
+     "name: t\nmodel: \"no\\x1bsuch\"\ntopology: dgx-h100\n"
+     "train: {convention: megatron, gpus: 0-7, tp: 8}\n"
+     "infer: {convention: vllm, gpus: 8-15, tp: 8}\n",
+     0,
+     {"simulate", "--scenario", "@", "-q", NULL},
+     ":2:8: unknown model \"no\\x1bsuch\""},
+    {NULL,
+     NULL,
+     0,
+     {"plan", "--model", "llama-3.1-8b", "--train", "megatron:tp=2", "--infer", "vllm:tp=2",
+      "--tensor", "ab\x1b[31mcd", NULL},
+     "reshard plan: --tensor: no tensor or fused buffer named \"ab\\x1b[31mcd\""},
+    {NULL, NULL, 0, {"x\x1by", NULL}, "reshard: unknown command \"x\\x1by\""},
+};
+
+static void
+test_not_text(gconstpointer data)
+{
+    const NotTextCase *c = data;
+    g_autofree char *dir = make_temp_dir();
+    g_autofree char *path = c->file ? g_build_filename(dir, c->file, NULL) : NULL;
+    if (path != NULL)
+        g_assert_true(g_file_set_contents(path, c->content, c->len ? (gssize)c->len : -1, NULL));
+    const char *args[12];
+    guint n = 0;
+    for (; c->args[n] != NULL; n++)
+        args[n] = strcmp(c->args[n], "@") == 0 ? path : c->args[n];
+    args[n] = NULL;
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, c->fragment);
+    for (const char *p = r.err; *p != '\0'; p++)
+        g_assert_true((guchar)*p >= 0x20 || *p == '\n' || *p == '\t');
+    run_result_clear(&r);
+}
+
+/* Every shard of a sharded checkpoint is an input: --trace naming the second shard of a
+ * model.safetensors.index.json, given as the model or through a model YAML's
+ * `safetensors:`, is refused and the shard keeps its bytes (only the index itself was
+ * guarded). */
+static void
+test_output_is_shard(gconstpointer via_yaml)
+{
+    g_autofree char *dir = make_temp_dir();
+    g_autofree char *s1 = g_build_filename(dir, "model-00001-of-00002.safetensors", NULL);
+    g_autofree char *s2 = g_build_filename(dir, "model-00002-of-00002.safetensors", NULL);
+    g_autofree char *index = g_build_filename(dir, "model.safetensors.index.json", NULL);
+    write_safetensors_file(s1,
+                           "{\"model.embed_tokens.weight\": {\"dtype\": \"BF16\", \"shape\": "
+                           "[16, 8], \"data_offsets\": [0, 256]}}",
+                           256);
+    write_safetensors_file(s2,
+                           "{\"lm_head.weight\": {\"dtype\": \"BF16\", \"shape\": [16, 8], "
+                           "\"data_offsets\": [0, 256]}}",
+                           256);
+    g_assert_true(g_file_set_contents(
+        index,
+        "{\"weight_map\": {\"model.embed_tokens.weight\": \"model-00001-of-00002.safetensors\", "
+        "\"lm_head.weight\": \"model-00002-of-00002.safetensors\"}}",
+        -1, NULL));
+    g_autofree char *yaml = g_build_filename(dir, "m.yaml", NULL);
+    g_assert_true(g_file_set_contents(
+        yaml, "name: tiny\nsafetensors: model.safetensors.index.json\n", -1, NULL));
+    g_autofree char *before = NULL;
+    gsize n_before = 0;
+    g_assert_true(g_file_get_contents(s2, &before, &n_before, NULL));
+    const char *args[] = {"simulate",
+                          "--model",
+                          via_yaml ? yaml : index,
+                          "--nodes",
+                          "2",
+                          "--train",
+                          "megatron:tp=1",
+                          "--train-gpus",
+                          "0",
+                          "--infer",
+                          "vllm:tp=1",
+                          "--infer-gpus",
+                          "8",
+                          "--strategy",
+                          "direct",
+                          "--trace",
+                          s2,
+                          "-q",
+                          NULL};
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    g_assert_cmpstr(r.out, ==, "");
+    g_autofree char *msg = g_strdup_printf("--trace %s: is an input of this command (%s)", s2, s2);
+    assert_contains(r.err, msg);
+    g_autofree char *after = NULL;
+    gsize n_after = 0;
+    g_assert_true(g_file_get_contents(s2, &after, &n_after, NULL));
+    g_assert_cmpmem(after, n_after, before, n_before);
+    run_result_clear(&r);
+}
+
 /* A staging bound under 1 MiB is a usage error (16 B used to abort, allocating 4 GiB for
  * billions of buckets). */
 static void
@@ -1649,6 +2129,14 @@ main(int argc, char **argv)
     g_test_add_func("/cli/models/overflow", test_model_overflow);
     g_test_add_func("/cli/output-paths", test_output_paths);
     g_test_add_func("/cli/simulate/tiny-staging", test_tiny_staging);
+    g_test_add_data_func("/cli/output-is-shard/index", NULL, test_output_is_shard);
+    g_test_add_data_func("/cli/output-is-shard/model-yaml", "yaml", test_output_is_shard);
+    g_test_add_func("/cli/help/usage-lines", test_help_usage_lines);
+    g_test_add_func("/cli/plan/transfer-kind", test_plan_transfer_kind);
+    for (guint i = 0; i < G_N_ELEMENTS(not_text_cases); i++) {
+        g_autofree char *name = g_strdup_printf("/cli/not-text/%u", i);
+        g_test_add_data_func(name, &not_text_cases[i], test_not_text);
+    }
     g_test_add_func("/cli/simulate/same-output-twice", test_same_output_twice);
     for (guint i = 0; i < G_N_ELEMENTS(same_as_input_cases); i++) {
         g_autofree char *path = g_strdup_printf("/cli/output-is-input/%u", i);

@@ -1193,6 +1193,26 @@ test_too_many_transfers(void)
     g_autoptr(RsPlan) plan = rs_plan_build_full(refit, RS_STRATEGY_DIRECT, &options, &error);
     g_assert_no_error(error);
     g_assert_cmpuint(rs_plan_get_n_transfers(plan), ==, 1024);
+    /* Its memory estimate, 1024 × 800 B, over a limit: refused up front with the estimate
+     * (gather-broadcast: 1024 buckets into the root and 1024 out to the one destination). */
+    options.memory_limit_bytes = 1024 * RS_PLAN_BUILD_BYTES_PER_TRANSFER - 1;
+    for (RsStrategy s = 0; s < RS_STRATEGY_N; s++) {
+        g_autoptr(RsPlan) refused = rs_plan_build_full(refit, s, &options, &error);
+        g_assert_null(refused);
+        g_assert_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_TOO_LARGE);
+        g_autofree char *expected = g_strdup_printf(
+            "the %s plan needs at least %u transfers, an estimated %s to build (800 B "
+            "each), more than the 819199 B of memory allowed; use larger buckets "
+            "(--staging-bytes) or fewer layers (--layers)",
+            rs_strategy_get_name(s), s == RS_STRATEGY_GATHER_BROADCAST ? 2048 : 1024,
+            s == RS_STRATEGY_GATHER_BROADCAST ? "1638400 B" : "819200 B");
+        g_assert_cmpstr(error->message, ==, expected);
+        g_clear_error(&error);
+    }
+    options.memory_limit_bytes = 2048 * RS_PLAN_BUILD_BYTES_PER_TRANSFER;
+    g_autoptr(RsPlan) fits =
+        rs_plan_build_full(refit, RS_STRATEGY_GATHER_BROADCAST, &options, &error);
+    g_assert_no_error(error);
 }
 
 static void

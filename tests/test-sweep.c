@@ -403,6 +403,64 @@ test_cli_sweep_deterministic(void)
     g_assert_cmpstr(one, ==, mpi);
 }
 
+/* Under mpirun, a rank that fails (here rank 1 of an MPMD launch, given a scenario file
+ * that does not exist) reports to rank 0 at the gather: rank 0 prints the failure naming
+ * the rank and the job exits 2, at once, instead of rank 0 waiting for results that never
+ * come (it hung there, with rank 1 in MPI_Finalize). */
+static void
+test_cli_sweep_mpi_rank_fails(void)
+{
+    const char *mpirun = g_getenv("MPIRUN");
+    if (mpirun == NULL || *mpirun == '\0') {
+        g_test_message("no MPIRUN: left out");
+        return;
+    }
+    const char *bin = g_getenv("RESHARD_BIN");
+    const char *argv[] = {"timeout",
+                          "120",
+                          mpirun,
+                          "--oversubscribe",
+                          "--allow-run-as-root",
+                          "-np",
+                          "1",
+                          bin,
+                          "sweep",
+                          "--scenario",
+                          "qwen3-30b-colocated",
+                          "--tp",
+                          "2,4",
+                          "--gpus",
+                          "64",
+                          "-q",
+                          ":",
+                          "-np",
+                          "1",
+                          bin,
+                          "sweep",
+                          "--scenario",
+                          "/nonexistent/missing.yaml",
+                          "--tp",
+                          "2,4",
+                          "--gpus",
+                          "64",
+                          "-q",
+                          NULL};
+    g_autofree char *out = NULL, *err = NULL;
+    gint status = 0;
+    g_autoptr(GError) error = NULL;
+    gint64 start = g_get_monotonic_time();
+    g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &out,
+                               &err, &status, &error));
+    g_assert_no_error(error);
+    double elapsed_s = (g_get_monotonic_time() - start) / 1e6;
+    g_test_message("a failing rank: exit %d after %.2f s", WEXITSTATUS(status), elapsed_s);
+    g_assert_true(WIFEXITED(status));
+    g_assert_cmpint(WEXITSTATUS(status), ==, 2);
+    assert_contains(err, "reshard sweep: rank 1: scenario file \"/nonexistent/missing.yaml\": "
+                         "not found");
+    g_assert_cmpstr(out, ==, "");
+}
+
 /* The tp=8 DeepSeek-V3 layout is reported infeasible in the table and never recommended. */
 static void
 test_cli_sweep_infeasible(void)
@@ -449,6 +507,9 @@ test_cli_sweep_errors(void)
         const char *message;
     } cases[] = {
         {{"sweep", "--tp", "0", NULL}, "--tp"},
+        /* Every point refused (32 heads, tp=64): exit 2 with a summary, not 0. */
+        {{"sweep", "--scenario", "qwen3-30b-colocated", "--tp", "64", "--gpus", "64", NULL},
+         "none of the 1 points could be planned (point 0: "},
         {{"sweep", "--strategies", "fast", NULL}, "--strategies: unknown strategy \"fast\""},
         {{"sweep", "--tp", "64", "--gpus", "100", NULL}, "the grid has no point"},
         {{"sweep", "--select", "under-target", NULL}, "--select under-target needs --target"},
@@ -482,5 +543,6 @@ main(int argc, char **argv)
     g_test_add_func("/sweep/cli/deterministic", test_cli_sweep_deterministic);
     g_test_add_func("/sweep/cli/infeasible", test_cli_sweep_infeasible);
     g_test_add_func("/sweep/cli/errors", test_cli_sweep_errors);
+    g_test_add_func("/sweep/cli/mpi-rank-fails", test_cli_sweep_mpi_rank_fails);
     return g_test_run();
 }

@@ -265,7 +265,7 @@ static const ErrorCase error_cases[] = {
     {HEAD TAIL "fabric:\n  switch_latency: 0.6\n",
      "t.yaml:9:19: fabric.switch_latency: duration \"0.6\": missing unit"},
     {HEAD TAIL "fabric:\n  oversubscription: \"1:2\"\n",
-     "t.yaml:9:21: fabric.oversubscription: \"1:2\": expected a ratio >= 1"},
+     "t.yaml:9:21: fabric.oversubscription: \"1:2\": expected a ratio from 1 to 64"},
     {HEAD TAIL "fabric:\n  oversubscription: 0.5\n", "fabric.oversubscription: \"0.5\""},
     {HEAD TAIL "fabric:\n  spine_ports: 64\n", "t.yaml:9:3: fabric.spine_ports: unknown field"},
     {HEAD TAIL "fabric:\n  pxn: maybe\n",
@@ -292,6 +292,21 @@ static const ErrorCase error_cases[] = {
      "t.yaml:9:18: gpu.kernel_launch: duration \"4\": missing unit"},
     {HEAD TAIL "gpu:\n  stream_sync: -3 us\n", "gpu.stream_sync: duration \"-3 us\""},
     {HEAD TAIL "gpu:\n  copy_rate: 1 GB/s\n", "t.yaml:9:3: gpu.copy_rate: unknown field"},
+    /* Every physical figure within a plausible range, the field and the limit named (a NIC
+     * of 1e300 GB/s used to be accepted). */
+    {HEAD TAIL "gpu:\n  memory: 1000 TiB\n",
+     "t.yaml:9:11: gpu.memory: above the largest accepted, 16 TiB"},
+    {"name: t\nnodes: 2\ngpus_per_node: 2\nnvlink:\n  bandwidth: 1e300 GB/s\n"
+     "nic:\n  bandwidth: 50 GB/s\n",
+     "t.yaml:5:14: nvlink.bandwidth: bandwidth \"1e300 GB/s\": above the largest accepted, 1 PB/s"},
+    {"name: t\nnodes: 2\ngpus_per_node: 2\nnvlink:\n  bandwidth: 100 GB/s\n"
+     "nic:\n  bandwidth: 1 bit/s\n",
+     "t.yaml:7:14: nic.bandwidth: bandwidth \"1 bit/s\": below the smallest accepted, 1 kB/s"},
+    {"name: t\nnodes: 2\ngpus_per_node: 2\nnvlink:\n  bandwidth: 100 GB/s\n  latency: 1e9 s\n"
+     "nic:\n  bandwidth: 50 GB/s\n",
+     "t.yaml:6:12: nvlink.latency: duration \"1e9 s\": above the largest accepted, 1000000 s"},
+    {HEAD TAIL "fabric:\n  oversubscription: 1e300\n",
+     "t.yaml:9:21: fabric.oversubscription: \"1e300\": expected a ratio from 1 to 64"},
     /* The copy section (reshard calibrate writes it). */
     {HEAD TAIL "copy:\n  runs: []\n",
      "t.yaml:9:9: copy.runs: expected a non-empty list of {bytes, read_one_rank"},
@@ -353,8 +368,10 @@ typedef struct {
 } OverrideErrorCase;
 
 static const OverrideErrorCase override_errors[] = {
-    {{.oversubscription = 0.5}, "oversubscription override must be >= 1"},
-    {{.nic_bw_bytes_per_s = -1}, "NIC bandwidth override must be positive"},
+    {{.oversubscription = 0.5}, "oversubscription override must be from 1 to 64, not 0.5"},
+    {{.oversubscription = 1e300}, "oversubscription override must be from 1 to 64, not 1e+300"},
+    {{.nic_bw_bytes_per_s = -1}, "NIC bandwidth override -1 B/s: outside 1 kB/s .. 1 PB/s"},
+    {{.nic_bw_bytes_per_s = 1e300}, "NIC bandwidth override 1e+300 B/s: outside 1 kB/s .. 1 PB/s"},
     {{.n_nodes = 3}, "nodes_per_nvlink_domain=18 does not divide 3 nodes"},
 };
 

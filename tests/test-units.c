@@ -1,6 +1,7 @@
 /* test-units.c — parsing of quantities with units. */
 #include "base/units.h"
 #include "base/dtype.h"
+#include "base/text.h"
 
 #include <string.h>
 
@@ -129,6 +130,68 @@ test_dtype_spellings(void)
     }
 }
 
+/* Names from input printed in messages: control bytes, C1 controls and invalid UTF-8
+ * spelled out, printable UTF-8 (and LF, tab, backslash) kept. */
+static void
+test_text_escape(void)
+{
+    const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"plain name", "plain name"},
+        {"ab\x1b[31mcd", "ab\\x1b[31mcd"},
+        {"a\rb\x7f", "a\\x0db\\x7f"},
+        {"line\nnext\ttab \\ back", "line\nnext\ttab \\ back"},
+        {"caf\xc3\xa9 \xe2\x80\xa6", "caf\xc3\xa9 \xe2\x80\xa6"},
+        {"bad \xff\xfe end", "bad \\xff\\xfe end"},
+        {"c1 \xc2\x9b[0m", "c1 \\u009b[0m"},
+        {"cut \xe2\x80", "cut \\xe2\\x80"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *got = rs_text_escape(cases[i].in);
+        g_assert_cmpstr(got, ==, cases[i].out);
+    }
+    g_autofree char *empty = rs_text_escape(NULL);
+    g_assert_cmpstr(empty, ==, "");
+}
+
+/* The first byte that makes a file not text: its offset, line, column (in characters). */
+static void
+test_text_find_bad(void)
+{
+    const struct {
+        const char *text;
+        gsize len;
+        gboolean found;
+        gsize offset;
+        guint line, column;
+        guchar byte;
+        gboolean bad_utf8;
+    } cases[] = {
+        {"a: 1\nb: 2\n", 10, FALSE, 0, 0, 0, 0, FALSE},
+        {"\x00\x01" "bin", 5, TRUE, 0, 1, 1, 0x00, FALSE},
+        {"name: caf\xe9\n", 11, TRUE, 9, 1, 10, 0xe9, TRUE},
+        {"x: \xc3\xa9\ny: \xc3\xa9\xff", 12, TRUE, 11, 2, 5, 0xff, TRUE},
+        {"t\tr\r\nesc \x1b", 10, TRUE, 9, 2, 5, 0x1b, FALSE},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        gsize offset = 0;
+        guint line = 0, column = 0;
+        guchar byte = 0;
+        gboolean bad_utf8 = FALSE;
+        gboolean found = rs_text_find_bad(cases[i].text, cases[i].len, &offset, &line, &column,
+                                          &byte, &bad_utf8);
+        g_assert_cmpint(found, ==, cases[i].found);
+        if (!found)
+            continue;
+        g_assert_cmpuint(offset, ==, cases[i].offset);
+        g_assert_cmpuint(line, ==, cases[i].line);
+        g_assert_cmpuint(column, ==, cases[i].column);
+        g_assert_cmpuint(byte, ==, cases[i].byte);
+        g_assert_cmpint(bad_utf8, ==, cases[i].bad_utf8);
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -147,5 +210,7 @@ main(int argc, char **argv)
     }
     g_test_add_func("/units/bandwidth/ambiguous-message", test_ambiguous_message);
     g_test_add_func("/units/dtype/spellings", test_dtype_spellings);
+    g_test_add_func("/units/text/escape", test_text_escape);
+    g_test_add_func("/units/text/find-bad", test_text_find_bad);
     return g_test_run();
 }

@@ -95,7 +95,8 @@ read_oversubscription(RsYaml *yaml, yaml_node_t *fabric, double *out, GError **e
     }
     char *end = NULL;
     double value = g_ascii_strtod(text, &end);
-    gboolean ok = end != text && isfinite(value) && value >= 1.0;
+    gboolean ok =
+        end != text && isfinite(value) && value >= 1.0 && value <= RS_TOPOLOGY_MAX_OVERSUBSCRIPTION;
     if (ok && *end == ':') {
         /* "N:1": only a ratio to one is a plain oversubscription factor. */
         const char *denominator = end + 1;
@@ -104,7 +105,7 @@ read_oversubscription(RsYaml *yaml, yaml_node_t *fabric, double *out, GError **e
     }
     if (!ok || *end != '\0') {
         rs_yaml_set_error(yaml, node, "fabric", "oversubscription", error, RS_YAML_ERROR_VALUE,
-                          "\"%s\": expected a ratio >= 1 such as 1, 2 or \"2:1\"", text);
+                          "\"%s\": expected a ratio from 1 to 64 such as 1, 2 or \"2:1\"", text);
         return FALSE;
     }
     *out = value;
@@ -324,6 +325,11 @@ read_gpu(RsYaml *yaml, yaml_node_t *root, TopologyFile *f, GError **error)
                           RS_YAML_ERROR_VALUE, "must be at least 16 MiB");
         return FALSE;
     }
+    if (f->gpu_memory_bytes > RS_TOPOLOGY_MAX_GPU_MEMORY_BYTES) {
+        rs_yaml_set_error(yaml, rs_yaml_lookup(yaml, gpu, "memory"), "gpu", "memory", error,
+                          RS_YAML_ERROR_VALUE, "above the largest accepted, 16 TiB");
+        return FALSE;
+    }
     return TRUE;
 }
 
@@ -384,13 +390,16 @@ apply_overrides(TopologyFile *f, const RsTopologyOverrides *overrides, const cha
     if (overrides->n_nodes != 0)
         f->n_nodes = overrides->n_nodes;
     if (overrides->nic_bw_bytes_per_s != 0.0) {
-        if (!(overrides->nic_bw_bytes_per_s > 0.0) || !isfinite(overrides->nic_bw_bytes_per_s))
-            return invalid(error, path, "NIC bandwidth override must be positive");
+        if (!(overrides->nic_bw_bytes_per_s >= RS_UNITS_MIN_BANDWIDTH_BYTES_PER_S) ||
+            !(overrides->nic_bw_bytes_per_s <= RS_UNITS_MAX_BANDWIDTH_BYTES_PER_S))
+            return invalid(error, path, "NIC bandwidth override %g B/s: outside 1 kB/s .. 1 PB/s",
+                           overrides->nic_bw_bytes_per_s);
         f->nic.bw_bytes_per_s = overrides->nic_bw_bytes_per_s;
     }
     if (overrides->oversubscription != 0.0) {
-        if (!(overrides->oversubscription >= 1.0) || !isfinite(overrides->oversubscription))
-            return invalid(error, path, "oversubscription override must be >= 1, not %g",
+        if (!(overrides->oversubscription >= 1.0) ||
+            !(overrides->oversubscription <= RS_TOPOLOGY_MAX_OVERSUBSCRIPTION))
+            return invalid(error, path, "oversubscription override must be from 1 to 64, not %g",
                            overrides->oversubscription);
         f->oversubscription = overrides->oversubscription;
     }

@@ -61,6 +61,12 @@ typedef enum {
 #define RS_TOPOLOGY_MAX_ROUTE 8
 /* The smallest gpu.memory a topology accepts (the default staging is 1/16 of it). */
 #define RS_TOPOLOGY_MIN_GPU_MEMORY_BYTES (G_GUINT64_CONSTANT(16) << 20)
+/* The largest GPU memory accepted, 16 TiB: fifty times the largest GPU shipped (288 GB HBM3e
+ * of the B300, NVIDIA Blackwell Ultra datasheet); more is a typo. */
+#define RS_TOPOLOGY_MAX_GPU_MEMORY_BYTES (G_GUINT64_CONSTANT(16) << 40)
+/* The largest leaf oversubscription (downlink:uplink) accepted: 64:1, beyond any fabric a
+ * training cluster is built with (1:1 to 4:1 in practice). */
+#define RS_TOPOLOGY_MAX_OVERSUBSCRIPTION 64.0
 
 typedef struct {
     RsLinkKind kind;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs each libFuzzer target of a -Dfuzz=true build for a given time, seeded with the
 # shipped files (models/, topologies/, scenarios/, tests/data) and tests/fuzz/seeds; new
-# inputs go to WORK/corpus-NAME, crashes to WORK/artifacts/. Prints one line per target:
-# its run time, executions and whether it found anything. Exit 1 when one did.
+# inputs go to WORK/corpus-NAME, crashes, timeouts and out-of-memory inputs to
+# WORK/artifacts/NAME-* (the run goes on after each). Prints one line per target: its run
+# time, executions and what it found. Exit 1 when one found anything.
 # Usage: run-fuzz.sh BUILD_DIR SECONDS_EACH [WORK_DIR] [TARGET...]
 #   e.g. CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
 #          -Db_lundef=false && meson compile -C build-fuzz
@@ -14,13 +15,14 @@ work=${3:-$build/fuzz-work}
 shift $(( $# >= 3 ? 3 : $# ))
 src=$(realpath "$(dirname "$0")/../..")
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(units layout topology messages model scenario)
+[ ${#targets[@]} -eq 0 ] && targets=(units layout topology messages model hf-config hf-index scenario)
 seeds_of() {
     local s="$src/tests/fuzz/seeds/$1"
     [ -d "$s" ] && echo "$s"
     case $1 in
     topology) echo "$src/topologies" "$src/tests/data" ;;
     model) echo "$src/models" ;;
+    hf-config) echo "$src/tests/data/zoo" ;;
     scenario) echo "$src/scenarios" ;;
     esac
 }
@@ -37,17 +39,23 @@ for t in "${targets[@]}"; do
     mkdir -p "$work/corpus-$t"
     log=$work/$t.log
     start=$(date +%s)
+    # Fork mode: a crash, timeout or out-of-memory input is saved to the artifacts and the
+    # run goes on to its full time, so one run finds every fault it reaches.
     # shellcheck disable=SC2046
-    "$exe" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 \
+    "$exe" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
+        -max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 \
         -artifact_prefix="$work/artifacts/$t-" "$work/corpus-$t" $(seeds_of "$t") \
         > "$log" 2>&1
     rc=$?
     end=$(date +%s)
-    execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')
-    cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
-    if [ $rc -ne 0 ]; then
+    last=$(grep -E '^#[0-9]+: cov:' "$log" | tail -1)
+    execs=$(echo "$last" | grep -oE '^#[0-9]+' | tr -d '#')
+    cov=$(echo "$last" | grep -oE 'cov: [0-9]+')
+    faults=$(echo "$last" | grep -oE 'oom/timeout/crash: [0-9/]+' | cut -d' ' -f2)
+    n_art=$(find "$work/artifacts" -name "$t-*" -newermt "@$start" | wc -l)
+    if [ $rc -ne 0 ] || [ "$n_art" -gt 0 ]; then
         found=1
-        echo "$t: FOUND a fault after $((end - start)) s (exit $rc); see $log and $work/artifacts"
+        echo "$t: ran $((end - start)) s, ${execs:-?} executions, $cov, FOUND oom/timeout/crash ${faults:-?} (exit $rc, $n_art new artifacts); see $log and $work/artifacts"
     else
         echo "$t: ran $((end - start)) s, ${execs:-?} executions, $cov, nothing found"
     fi
