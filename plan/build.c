@@ -44,7 +44,8 @@ check_transfer_count(const RsRefit *refit, RsStrategy strategy, guint64 staging,
     for (guint i = 0; i < rs_refit_get_n_tensors(refit); i++) {
         const RsRefitTensor *t = rs_refit_get_tensor(refit, i);
         guint n_ranks = rs_layout_get_n_ranks(t->dst);
-        if (strategy == RS_STRATEGY_GATHER_BROADCAST) {
+        if (strategy == RS_STRATEGY_GATHER_BROADCAST || strategy == RS_STRATEGY_NCCL_BROADCAST ||
+            strategy == RS_STRATEGY_CHECKPOINT_ENGINE) {
             guint64 bytes = rs_refit_tensor_get_n_bytes(t, rs_layout_get_n_elems(t->src));
             pieces += (bytes + staging - 1) / staging * ((guint64)n_ranks + 1);
         } else {
@@ -70,12 +71,37 @@ check_transfer_count(const RsRefit *refit, RsStrategy strategy, guint64 staging,
     return TRUE;
 }
 
-/* node-aware and hierarchical. Without a cluster every rank is its own NVLink domain
- * behind one NIC of the same capacity, so the strategies balance bytes over ranks; that
- * uniform fabric and the options naming it live only while the strategy runs. */
+/* RS_PLAN_ERROR_NOT_A_GPU, as balance.c words it, when a rank of @refit is not a GPU of
+ * @topo. */
 static gboolean
-build_balanced(RsPlanBuilder *b, const RsRefit *refit, RsStrategy strategy,
-               const RsPlanOptions *options, GError **error)
+check_ranks_on_fabric(const RsRefit *refit, const RsTopology *topo, GError **error)
+{
+    guint n_gpus = rs_topology_get_n_gpus(topo);
+    for (guint i = 0; i < rs_refit_get_n_tensors(refit); i++) {
+        const RsRefitTensor *t = rs_refit_get_tensor(refit, i);
+        const RsLayout *sides[2] = {t->src, t->dst};
+        for (guint s = 0; s < 2; s++)
+            for (guint r = 0; r < rs_layout_get_n_ranks(sides[s]); r++) {
+                guint32 rank = rs_layout_get_rank(sides[s], r);
+                if (rank >= n_gpus) {
+                    g_set_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_NOT_A_GPU,
+                                "%s: rank %u is not a GPU of topology %s (%u GPUs)", t->name,
+                                rank, rs_topology_get_name(topo), n_gpus);
+                    return FALSE;
+                }
+            }
+    }
+    return TRUE;
+}
+
+/* The strategies that read the fabric: node-aware, hierarchical, nccl-broadcast, m2n,
+ * m2n-direct, checkpoint-engine. Without a cluster every rank is its own NVLink domain
+ * behind one NIC of the same capacity, so node-aware and hierarchical balance bytes over
+ * ranks and the broadcasts run one ring; that uniform fabric and the options naming it
+ * live only while the strategy runs. */
+static gboolean
+build_on_fabric(RsPlanBuilder *b, const RsRefit *refit, RsStrategy strategy,
+                const RsPlanOptions *options, GError **error)
 {
     RsPlanOptions uniform;
     g_autoptr(RsTopology) flat = NULL;
@@ -90,9 +116,28 @@ build_balanced(RsPlanBuilder *b, const RsRefit *refit, RsStrategy strategy,
         uniform.topology = flat;
         options = &uniform;
     }
-    if (strategy == RS_STRATEGY_NODE_AWARE)
+    if (strategy != RS_STRATEGY_NODE_AWARE && strategy != RS_STRATEGY_HIERARCHICAL &&
+        !check_ranks_on_fabric(refit, options->topology, error))
+        return FALSE;
+    switch (strategy) {
+    case RS_STRATEGY_NODE_AWARE:
         return rs_plan_node_aware_build(b, refit, options, error);
-    return rs_plan_hierarchical_build(b, refit, options, error);
+    case RS_STRATEGY_HIERARCHICAL:
+        return rs_plan_hierarchical_build(b, refit, options, error);
+    case RS_STRATEGY_M2N:
+    case RS_STRATEGY_M2N_DIRECT:
+        return rs_plan_m2n_build(b, refit, options->topology, strategy == RS_STRATEGY_M2N, error);
+    case RS_STRATEGY_CHECKPOINT_ENGINE:
+        return rs_plan_checkpoint_engine_build(b, refit, flat ? NULL : options->topology, error);
+    case RS_STRATEGY_NCCL_BROADCAST:
+        for (guint i = 0; i < rs_refit_get_n_tensors(refit); i++)
+            if (!rs_plan_nccl_broadcast_tensor(b, rs_refit_get_tensor(refit, i), i,
+                                               options->topology, error))
+                return FALSE;
+        return TRUE;
+    default:
+        g_assert_not_reached();
+    }
 }
 
 /* Emits the transfers of @strategy into @b. */
@@ -100,8 +145,10 @@ static gboolean
 build_transfers(RsPlanBuilder *b, const RsRefit *refit, RsStrategy strategy,
                 const RsPlanOptions *options, GError **error)
 {
-    if (strategy == RS_STRATEGY_NODE_AWARE || strategy == RS_STRATEGY_HIERARCHICAL)
-        return build_balanced(b, refit, strategy, options, error);
+    if (strategy == RS_STRATEGY_RDMA_P2P)
+        return rs_plan_rdma_p2p_build(b, refit, error);
+    if (strategy != RS_STRATEGY_DIRECT && strategy != RS_STRATEGY_GATHER_BROADCAST)
+        return build_on_fabric(b, refit, strategy, options, error);
     for (guint i = 0; i < rs_refit_get_n_tensors(refit); i++) {
         const RsRefitTensor *t = rs_refit_get_tensor(refit, i);
         gboolean ok = strategy == RS_STRATEGY_DIRECT

@@ -26,7 +26,7 @@ test_default_json(void)
     g_assert_cmpint(json_object_get_int_member(model, "bytes"), ==,
                     671026419200ll * 2 + 58 * 256 * 2);
     JsonArray *strategies = json_object_get_array_member(root, "strategies");
-    const char *names[] = {"gather-broadcast", "direct", "node-aware", "hierarchical", "auto"};
+    const char *names[] = {"nccl-broadcast", "direct", "node-aware", "hierarchical", "auto"};
     g_assert_cmpuint(json_array_get_length(strategies), ==, G_N_ELEMENTS(names));
     double bound = json_object_get_double_member(root, "lower_bound_s");
     g_assert_cmpfloat(bound, >, 0);
@@ -346,7 +346,7 @@ test_simulate_trace_files(void)
                           NULL};
     RunResult r = run_reshard(args);
     g_assert_cmpint(r.exit_code, ==, 0);
-    const char *const strategies[] = {"direct", "gather-broadcast"};
+    const char *const strategies[] = {"direct", "nccl-broadcast"};
     for (guint i = 0; i < G_N_ELEMENTS(strategies); i++) {
         g_autofree char *name = g_strdup_printf("t-%s.csv", strategies[i]);
         g_autofree char *path = g_build_filename(dir, name, NULL);
@@ -564,10 +564,12 @@ static const CliCase cli_cases[] = {
     {{"simulate", "--strategy", "foo", NULL},
      NULL, NULL, 2,
      {"--strategy: unknown strategy \"foo\" (known: gather-broadcast, direct, node-aware, "
-      "hierarchical, auto, all)", NULL}},
+      "hierarchical, nccl-broadcast, m2n, m2n-direct, checkpoint-engine, rdma-p2p, auto, all, "
+      "list)", NULL}},
     {{"run", "--strategy", "auto", NULL},
      NULL, NULL, 2,
-     {"unknown strategy \"auto\" (known: gather-broadcast, direct, node-aware, hierarchical)",
+     {"unknown strategy \"auto\" (known: gather-broadcast, direct, node-aware, hierarchical, "
+      "nccl-broadcast, m2n, m2n-direct, checkpoint-engine, rdma-p2p)",
       NULL}},
     /* A key given twice inside train: or infer:, or a parameter twice in a spec, is refused
      * like a top-level key given twice. */
@@ -824,9 +826,13 @@ test_help_strategies(void)
 {
     const char *const commands[] = {"plan", "run", "simulate"};
     const char *const lists[] = {
-        "gather-broadcast, direct, node-aware or hierarchical (default direct)",
-        "gather-broadcast, direct, node-aware or hierarchical (default direct)",
-        "gather-broadcast, direct, node-aware, hierarchical, auto or all (default all)"};
+        "gather-broadcast, direct, node-aware, hierarchical, nccl-broadcast, m2n, m2n-direct, "
+        "checkpoint-engine or rdma-p2p (default direct)",
+        "gather-broadcast, direct, node-aware, hierarchical, nccl-broadcast, m2n, m2n-direct, "
+        "checkpoint-engine or rdma-p2p (default direct)",
+        "gather-broadcast, direct, node-aware, hierarchical, nccl-broadcast, m2n, m2n-direct, "
+        "checkpoint-engine, rdma-p2p, auto, all or list (default: ours, nccl-broadcast and "
+        "auto; list: what each is)"};
     for (guint i = 0; i < G_N_ELEMENTS(commands); i++) {
         const char *args[] = {"help", commands[i], NULL};
         RunResult r = run_reshard(args);
