@@ -168,7 +168,8 @@ rs_plan_build_full(const RsRefit *refit, RsStrategy strategy, const RsPlanOption
     guint64 staging = rs_plan_options_get_staging_bytes(options);
     if (!check_transfer_count(refit, strategy, staging, error))
         return NULL;
-    RsPlanBuilder b = {g_array_new(FALSE, FALSE, sizeof(RsTransfer)), staging};
+    RsPlanBuilder b = {g_array_new(FALSE, FALSE, sizeof(RsTransfer)), staging, RS_PACK_KERNEL,
+                       RS_ROUND_SYNC_GROUP};
     if (!build_transfers(&b, refit, strategy, options, error)) {
         g_array_unref(b.transfers);
         return NULL;
@@ -177,6 +178,8 @@ rs_plan_build_full(const RsRefit *refit, RsStrategy strategy, const RsPlanOption
      * strategy split its buckets to. */
     RsPlan *plan = g_new0(RsPlan, 1);
     plan->strategy = strategy;
+    plan->pack_method = b.pack_method;
+    plan->round_sync = b.round_sync;
     rs_plan_finish(plan, b.transfers, options);
     g_array_unref(b.transfers);
     return plan;

@@ -20,7 +20,14 @@ struct _RsPlan {
     guint64 bytes_moved;
     guint64 local_bytes;
     guint64 max_round_staging_bytes;
+    RsPackMethod pack_method; /* RS_PACK_KERNEL unless the strategy set another */
+    RsRoundSync round_sync;   /* RS_ROUND_SYNC_GROUP unless the strategy set another */
 };
+
+/* Set by a strategy's builder (through RsPlanBuilder, copied when the plan is made, or on
+ * the plan itself). */
+void rs_plan_set_pack_method(RsPlan *plan, RsPackMethod method);
+void rs_plan_set_round_sync(RsPlan *plan, RsRoundSync sync);
 
 static inline gint
 rs_plan_cmp_u64(guint64 x, guint64 y)
@@ -74,6 +81,9 @@ void rs_source_groups_clear(RsSourceGroups *sg);
 typedef struct {
     GArray *transfers;          /* RsTransfer, in emission order */
     guint64 max_transfer_bytes; /* network transfers are split to at most this (staging) */
+    RsPackMethod pack_method;   /* the plan's, RS_PACK_KERNEL unless the strategy sets another */
+    RsRoundSync round_sync;     /* the plan's, RS_ROUND_SYNC_GROUP unless the strategy sets
+                                 * another */
 } RsPlanBuilder;
 
 /* Appends a transfer of @box of tensor @t (index @tensor_idx); returns its index. */

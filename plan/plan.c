@@ -63,6 +63,48 @@ rs_plan_get_strategy(const RsPlan *plan)
     return plan->strategy;
 }
 
+RsPackMethod
+rs_plan_get_pack_method(const RsPlan *plan)
+{
+    return plan->pack_method;
+}
+
+RsRoundSync
+rs_plan_get_round_sync(const RsPlan *plan)
+{
+    return plan->round_sync;
+}
+
+void
+rs_plan_set_pack_method(RsPlan *plan, RsPackMethod method)
+{
+    g_return_if_fail(method < RS_PACK_N);
+    plan->pack_method = method;
+}
+
+void
+rs_plan_set_round_sync(RsPlan *plan, RsRoundSync sync)
+{
+    g_return_if_fail(sync < RS_ROUND_SYNC_N);
+    plan->round_sync = sync;
+}
+
+const char *
+rs_pack_method_get_name(RsPackMethod method)
+{
+    static const char *const names[] = {"none", "kernel", "copy-engine", "host-h2d"};
+    g_return_val_if_fail(method < RS_PACK_N, NULL);
+    return names[method];
+}
+
+const char *
+rs_round_sync_get_name(RsRoundSync sync)
+{
+    static const char *const names[] = {"group", "world-barrier"};
+    g_return_val_if_fail(sync < RS_ROUND_SYNC_N, NULL);
+    return names[sync];
+}
+
 guint
 rs_plan_get_n_transfers(const RsPlan *plan)
 {

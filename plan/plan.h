@@ -106,6 +106,36 @@ typedef struct {
 
 typedef struct _RsPlan RsPlan;
 
+/* How a plan's ranks move a message's bytes between their shards and the wire (set by the
+ * strategy; sim/gpu-cost.h prices each):
+ *  RS_PACK_NONE: no copies (bytes leave and land in place);
+ *  RS_PACK_KERNEL: a copy kernel gathers (scatters) a message's pieces into (out of) a
+ *    staging buffer, one launch per piece, as exec/executor.c move_chunk() runs
+ *    exec/cuda-kernels.cu move_kernel; a message that is one contiguous run of the shard on
+ *    a side is sent from (received into) the shard with no copy on that side
+ *    (chunk_in_place()); the default;
+ *  RS_PACK_COPY_ENGINE: cudaMemcpyAsync per piece on the copy engines into staging slots;
+ *  RS_PACK_HOST_H2D: the sender's bytes start in host memory and are copied to the GPU
+ *    before they are sent. */
+typedef enum {
+    RS_PACK_NONE,
+    RS_PACK_KERNEL,
+    RS_PACK_COPY_ENGINE,
+    RS_PACK_HOST_H2D,
+    RS_PACK_N
+} RsPackMethod;
+
+/* How the ranks of a round wait for each other: RS_ROUND_SYNC_GROUP, each rank its own
+ * group call and the completion of its own operations (exec/transport-nccl.c, one
+ * ncclGroupStart/End per round, an event per group); RS_ROUND_SYNC_WORLD_BARRIER, every
+ * rank waits for the whole world at the end of each round (one call per tensor with a
+ * synchronising API, as NCCL M2N). */
+typedef enum {
+    RS_ROUND_SYNC_GROUP,
+    RS_ROUND_SYNC_WORLD_BARRIER,
+    RS_ROUND_SYNC_N
+} RsRoundSync;
+
 /*
  * Options of the planner.
  *
@@ -230,6 +260,17 @@ const RsMessage *rs_plan_get_message(const RsPlan *plan, guint index);
  * messages @message waits for. */
 const guint *rs_plan_get_message_deps(const RsPlan *plan, const RsMessage *message);
 guint rs_plan_get_n_phases(const RsPlan *plan);
+/** rs_plan_get_pack_method: Returns: how the plan's ranks pack and unpack (RS_PACK_KERNEL
+ * unless its strategy set another). */
+RsPackMethod rs_plan_get_pack_method(const RsPlan *plan);
+/** rs_plan_get_round_sync: Returns: how the ranks of a round synchronise
+ * (RS_ROUND_SYNC_GROUP unless its strategy set another). */
+RsRoundSync rs_plan_get_round_sync(const RsPlan *plan);
+/** rs_pack_method_get_name: Returns: (transfer none): "none", "kernel", "copy-engine",
+ * "host-h2d". */
+const char *rs_pack_method_get_name(RsPackMethod method);
+/** rs_round_sync_get_name: Returns: (transfer none): "group", "world-barrier". */
+const char *rs_round_sync_get_name(RsRoundSync sync);
 /** rs_plan_get_bytes_moved: Returns: bytes of transfers with src != dst. */
 guint64 rs_plan_get_bytes_moved(const RsPlan *plan);
 /** rs_plan_get_local_bytes: Returns: bytes of local copies (src == dst). */

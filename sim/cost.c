@@ -142,19 +142,23 @@ add_message(Estimate *e, const RsMessage *msg, RsCostEstimate *out, GError **err
     return TRUE;
 }
 
-/* Stage 2, the phase's busiest link (and the busiest link of any phase so far). */
+/* Stage 2, the phase's busiest link (and the busiest link of any phase so far); whether
+ * it is an NVLink link in *@nvlink. */
 static double
-phase_link_time(Estimate *e, RsCostEstimate *out)
+phase_link_time(Estimate *e, RsCostEstimate *out, gboolean *nvlink)
 {
     double phase_link_s = 0.0;
+    *nvlink = FALSE;
     for (guint32 l = 0; l < e->n_links; l++) {
         if (e->phase_link_bytes[l] == 0)
             continue;
         e->total_link_bytes[l] += e->phase_link_bytes[l];
-        double busy_s = (double)e->phase_link_bytes[l] /
-                        rs_link_get_capacity_bytes_per_s(rs_topology_get_link(e->topo, l));
-        if (busy_s > phase_link_s)
+        const RsLink *link = rs_topology_get_link(e->topo, l);
+        double busy_s = (double)e->phase_link_bytes[l] / rs_link_get_capacity_bytes_per_s(link);
+        if (busy_s > phase_link_s) {
             phase_link_s = busy_s;
+            *nvlink = link->kind == RS_LINK_NVLINK_EGRESS || link->kind == RS_LINK_NVLINK_INGRESS;
+        }
         if (busy_s > out->busiest_link_s) {
             out->busiest_link_s = busy_s;
             out->busiest_link = l;
@@ -167,7 +171,7 @@ phase_link_time(Estimate *e, RsCostEstimate *out)
 /* Stage 3, the phase's time: the larger of its link and copy times, plus its busiest
  * rank's fixed costs. */
 static void
-add_phase_time(const Estimate *e, double phase_link_s, RsCostEstimate *out)
+add_phase_time(const Estimate *e, double phase_link_s, gboolean nvlink, RsCostEstimate *out)
 {
     double phase_latency_s = 0.0;
     for (guint g = 0; g < e->n_gpus; g++)
@@ -182,6 +186,13 @@ add_phase_time(const Estimate *e, double phase_link_s, RsCostEstimate *out)
     out->latency_s += phase_latency_s;
     out->copy_bound_phases += phase_copy_s > phase_link_s;
     out->predicted_s += MAX(phase_link_s, phase_copy_s) + phase_latency_s;
+    if (phase_copy_s > phase_link_s)
+        out->gpu_copy_s += phase_copy_s;
+    else if (nvlink)
+        out->nvlink_s += phase_link_s;
+    else
+        out->network_s += phase_link_s;
+    out->fixed_s += phase_latency_s;
 }
 
 /* Stage 4, over all phases: the GPU receiving most and the NIC sending most. */
@@ -233,8 +244,11 @@ estimate(const RsPlan *plan, const RsRefit *refit, const RsTopology *topo, RsCos
                 break;
             ok = add_message(&e, msg, out, error);
         }
-        if (ok)
-            add_phase_time(&e, phase_link_time(&e, out), out);
+        if (ok) {
+            gboolean nvlink;
+            double phase_link_s = phase_link_time(&e, out, &nvlink);
+            add_phase_time(&e, phase_link_s, nvlink, out);
+        }
     }
     if (ok)
         busiest_gpus(&e, out);

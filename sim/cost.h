@@ -48,6 +48,15 @@ typedef struct {
     double copy_s;    /* Σ phases: copy time (rs_cost_estimate_full with a copy section) */
     double latency_s; /* Σ phases: busiest rank's per-message costs */
     guint copy_bound_phases; /* phases whose copy time exceeds their link time */
+    /* Where predicted_s goes; the four sum to predicted_s. Per phase, its link time counts
+     * as network_s when its busiest link is a scale-out link (PCIe, NIC, leaf), else as
+     * nvlink_s; its copies (a copy section's, or the GPU's pack, unpack and local copies:
+     * sim/gpu-cost.h) as gpu_copy_s; its fixed costs (software overhead, route latency,
+     * kernel launches, round launch and synchronisation) as fixed_s. */
+    double network_s;
+    double nvlink_s;
+    double gpu_copy_s;
+    double fixed_s;
 } RsCostEstimate;
 
 /**

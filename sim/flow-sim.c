@@ -44,10 +44,13 @@ enum {
     ST_LATENCY,    /* first chunk paying route latency */
     ST_ACTIVE,     /* a flow taking bandwidth */
     ST_WAIT_LOCAL, /* a local copy waiting for its dependencies */
-    ST_DONE,
+    ST_COPY_LOCAL, /* a local copy paying its pre + post time (GPU-side costs) */
+    ST_DONE,       /* its bytes arrived (its post time may still be running) */
 };
 
-enum { TIMER_OVERHEAD_DONE, TIMER_ACTIVATE };
+/* TIMER_POST_DONE: a network message's post time (unpack) ended; TIMER_LOCAL_DONE: a local
+ * copy's pre + post time ended. */
+enum { TIMER_OVERHEAD_DONE, TIMER_ACTIVATE, TIMER_POST_DONE, TIMER_LOCAL_DONE };
 
 /* Fluid relays: a gap of progress (fraction of a message) this small is closed; a
  * dependency's bytes this close to a threshold have reached it. */
@@ -182,6 +185,9 @@ rs_flow_sim_options_init(RsFlowSimOptions *options)
     options->progress = NULL;
     options->progress_data = NULL;
     options->progress_interval_s = 0.0;
+    options->message_pre_s = NULL;
+    options->message_post_s = NULL;
+    options->round_fixed_s = 0.0;
 }
 
 void
@@ -709,6 +715,32 @@ deps_ready(Sim *sim, guint32 m, guint32 k)
 
 static void notify_dependents(Sim *sim, guint32 m);
 
+/* GPU-side costs of message @m (RsFlowSimOptions.message_pre_s / message_post_s). */
+static inline double
+pre_s(const Sim *sim, guint32 m)
+{
+    return sim->opt.message_pre_s != NULL ? sim->opt.message_pre_s[m] : 0.0;
+}
+
+static inline double
+post_s(const Sim *sim, guint32 m)
+{
+    return sim->opt.message_post_s != NULL ? sim->opt.message_post_s[m] : 0.0;
+}
+
+/* Message @m counts as arrived (its post time is over): its end time, its phase. */
+static void
+complete(Sim *sim, guint32 m)
+{
+    sim->res->message_end_s[m] = sim->now;
+    if (isnan(sim->res->message_start_s[m]))
+        sim->res->message_start_s[m] = sim->now;
+    sim->n_done++;
+    sim->remaining_in_phase--;
+}
+
+/* The last byte of @m arrived (a local copy: its copy ended): its dependents may go on;
+ * with a post time, it counts as arrived when that time is over (TIMER_POST_DONE). */
 static void
 finish(Sim *sim, guint32 m)
 {
@@ -716,21 +748,31 @@ finish(Sim *sim, guint32 m)
         flow_stop(sim, m);
     sim->state[m] = ST_DONE;
     sim->delivered[m] = sim->msgs[m].size_bytes;
-    sim->res->message_end_s[m] = sim->now;
-    if (isnan(sim->res->message_start_s[m]))
-        sim->res->message_start_s[m] = sim->now;
-    sim->n_done++;
     if (sim->msgs[m].src != sim->msgs[m].dst)
         sim->bytes_done += sim->msgs[m].size_bytes;
-    sim->remaining_in_phase--;
+    if (sim->msgs[m].src != sim->msgs[m].dst && post_s(sim, m) > 0.0) {
+        if (isnan(sim->res->message_start_s[m]))
+            sim->res->message_start_s[m] = sim->now;
+        timer_push(sim, sim->now + post_s(sim, m), m, TIMER_POST_DONE);
+    } else {
+        complete(sim, m);
+    }
     notify_dependents(sim, m);
 }
 
 static void
 try_local(Sim *sim, guint32 m)
 {
-    if (deps_ready(sim, m, sim->n_chunks[m] - 1))
-        finish(sim, m);
+    if (!deps_ready(sim, m, sim->n_chunks[m] - 1))
+        return;
+    double copy_s = pre_s(sim, m) + post_s(sim, m);
+    if (copy_s > 0.0) {
+        sim->state[m] = ST_COPY_LOCAL;
+        sim->res->message_start_s[m] = sim->now;
+        timer_push(sim, sim->now + copy_s, m, TIMER_LOCAL_DONE);
+        return;
+    }
+    finish(sim, m);
 }
 
 static void
@@ -996,7 +1038,7 @@ post_phase(Sim *sim, guint phase)
         sim->state[m] = ST_OVERHEAD;
         if (deps_ready(sim, m, 0))
             sim->res->message_start_s[m] = sim->now;
-        timer_push(sim, sim->now + overhead_s, m, TIMER_OVERHEAD_DONE);
+        timer_push(sim, sim->now + overhead_s + pre_s(sim, m), m, TIMER_OVERHEAD_DONE);
     }
 }
 
@@ -1007,6 +1049,14 @@ handle_timer(Sim *sim, const Timer *tm)
     if (tm->kind == TIMER_OVERHEAD_DONE) {
         sim->state[m] = ST_WAIT;
         try_start(sim, m);
+        return;
+    }
+    if (tm->kind == TIMER_POST_DONE) {
+        complete(sim, m);
+        return;
+    }
+    if (tm->kind == TIMER_LOCAL_DONE) {
+        finish(sim, m);
         return;
     }
     /* TIMER_ACTIVATE: the first chunk's latency is paid. */

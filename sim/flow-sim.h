@@ -63,7 +63,8 @@
  *    one-flow constraints (progressive filling over links and caps, Bertsekas & Gallager
  *    §6.5.2). Measured against the chunked model: tests/test-flow-sim.c (chains exact,
  *    random relay trees) and the README's benchmark notes.
- *  - A local copy (src == dst) takes no time; it completes once its dependencies arrived.
+ *  - A local copy (src == dst) takes no time (without GPU-side costs: message_pre_s and
+ *    message_post_s below); it completes once its dependencies arrived.
  * Same inputs give bit-identical results (all ties are broken by index).
  */
 #pragma once
@@ -125,12 +126,25 @@ typedef struct {
                                      * time and once when finished */
     gpointer progress_data;
     double progress_interval_s; /* 0: 0.25 s */
+    /* GPU-side costs (sim/gpu-cost.h computes them from a plan and its topology): */
+    const double *message_pre_s;  /* (nullable) [n_messages]: per message, seconds its sender
+                                   * spends (packing) after its phase is posted, on top of the
+                                   * software overhead, before its first byte may move; a
+                                   * local copy (src == dst) takes pre + post seconds once its
+                                   * dependencies arrived, and its dependents wait for that */
+    const double *message_post_s; /* (nullable) [n_messages]: per message, seconds its
+                                   * receiver spends (unpacking) after its last byte arrived;
+                                   * its end time and its phase's end wait for it, its
+                                   * dependents do not (a relay unpacks and forwards chunk by
+                                   * chunk as the bytes come) */
+    double round_fixed_s;         /* per round and rank: launch + synchronisation before it
+                                   * posts, seconds (applied by the round model) */
 } RsFlowSimOptions;
 
 /* Defaults: chunk_bytes 4 MiB (NCCL's default NCCL_BUFFSIZE, the size one channel stages per
  * pipelined step group), max_chunks_per_message 1024, RS_FLOW_SIM_RATES_LOCAL,
  * n_timeline_buckets 20, RS_FLOW_SIM_RELAYS_CHUNKED (the fluid model is not yet faster on
- * the default scenario: see the README), no progress function. */
+ * the default scenario: see the README), no progress function, no GPU-side costs. */
 #define RS_FLOW_SIM_DEFAULT_CHUNK_BYTES (4u << 20)
 #define RS_FLOW_SIM_DEFAULT_MAX_CHUNKS 1024u
 #define RS_FLOW_SIM_DEFAULT_BUCKETS 20u

@@ -117,6 +117,46 @@ test_one_flow(void)
     g_assert_cmpstr(name, ==, "gpu0.nic-egress");
 }
 
+/* --- GPU-side costs: pre (pack) before the first byte, post (unpack) after the last --- */
+
+static void
+test_pre_post(void)
+{
+    g_autoptr(RsTopology) topo = load(flat_yaml);
+    /* 0 -> 1 over NVLink (overhead 2 us, 2 us of latency, 1e9 B at 100 GB/s); a local copy
+     * on 1 needing it; in phase 1, an empty message 2 -> 3. */
+    const Msg rows[] = {{0, 1, 1000000000, 0, NODEPS}, {1, 1, 1000, 0, {0, -1}},
+                        {2, 3, 0, 1, NODEPS}};
+    const double pre[] = {10 * US, 1 * US, 5 * US};
+    const double post[] = {20 * US, 2 * US, 7 * US};
+    RsFlowSimOptions opt;
+    rs_flow_sim_options_init(&opt);
+    g_assert_null(opt.message_pre_s);
+    g_assert_null(opt.message_post_s);
+    g_assert_cmpfloat(opt.round_fixed_s, ==, 0.0);
+    g_autoptr(RsFlowSimResult) plain = simulate(topo, rows, 3, &opt);
+    assert_time(plain->message_end_s[0], 4 * US + 0.01);
+    assert_time(plain->message_end_s[1], 4 * US + 0.01);
+    assert_time(plain->total_s, 8 * US + 0.01);
+
+    opt.message_pre_s = pre;
+    opt.message_post_s = post;
+    g_autoptr(RsFlowSimResult) r = simulate(topo, rows, 3, &opt);
+    /* Bytes land at 2 + 10 + 2 us + 10 ms, the unpack ends 20 us later. */
+    double bytes_in_s = 14 * US + 0.01;
+    assert_time(r->message_end_s[0], bytes_in_s + 20 * US);
+    /* The local copy waits for the bytes, not the unpack, then takes 1 + 2 us. */
+    assert_time(r->message_start_s[1], bytes_in_s);
+    assert_time(r->message_end_s[1], bytes_in_s + 3 * US);
+    /* Phase 1 starts when message 0 counts as arrived: 2 us overhead + 5 us pre + 2 us
+     * latency + 7 us post. */
+    assert_time(r->message_start_s[2], bytes_in_s + 20 * US);
+    assert_time(r->message_end_s[2], bytes_in_s + 20 * US + 16 * US);
+    assert_time(r->total_s, r->message_end_s[2]);
+    guint32 eg = rs_topology_get_gpu_link(topo, 0, RS_LINK_NVLINK_EGRESS);
+    assert_time(r->link_busy_s[eg], 0.01);
+}
+
 /* --- k equal flows sharing one link --- */
 
 typedef struct {
@@ -1055,6 +1095,7 @@ main(int argc, char **argv)
     g_test_add_func("/flow-sim/deterministic", test_deterministic);
     g_test_add_func("/flow-sim/timeline", test_timeline);
     g_test_add_func("/flow-sim/trace-replay", test_trace_replay);
+    g_test_add_func("/flow-sim/gpu-costs/pre-post", test_pre_post);
     for (guint i = 0; i < G_N_ELEMENTS(tight_cases); i++) {
         g_autofree char *path = g_strdup_printf("/flow-sim/bound/tight/%s", tight_cases[i].name);
         g_test_add_data_func(path, &tight_cases[i], test_bound_tight);

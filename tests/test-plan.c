@@ -1071,6 +1071,18 @@ test_gather_broadcast_closed_form(void)
     guint64 expected = (90 + 720) + (12 + 56) + (0 + 864);
     g_assert_cmpuint(rs_plan_get_bytes_moved(plan), ==, expected);
     g_assert_cmpuint(rs_plan_get_n_phases(plan), ==, 2);
+    /* Our strategies pack with kernels and synchronise per group (exec/transport-nccl.c). */
+    g_assert_cmpint(rs_plan_get_pack_method(plan), ==, RS_PACK_KERNEL);
+    g_assert_cmpint(rs_plan_get_round_sync(plan), ==, RS_ROUND_SYNC_GROUP);
+    g_assert_cmpstr(rs_pack_method_get_name(RS_PACK_COPY_ENGINE), ==, "copy-engine");
+    g_assert_cmpstr(rs_pack_method_get_name(RS_PACK_HOST_H2D), ==, "host-h2d");
+    g_assert_cmpstr(rs_round_sync_get_name(RS_ROUND_SYNC_WORLD_BARRIER), ==, "world-barrier");
+    for (RsStrategy st = 0; st < RS_STRATEGY_N; st++) {
+        g_autoptr(RsPlan) p = rs_plan_build(refit, st, &error);
+        g_assert_no_error(error);
+        g_assert_cmpint(rs_plan_get_pack_method(p), ==, RS_PACK_KERNEL);
+        g_assert_cmpint(rs_plan_get_round_sync(p), ==, RS_ROUND_SYNC_GROUP);
+    }
 }
 
 /* C11: an embedding held by the first and the last PP stage is a legitimate duplicate;

@@ -285,6 +285,13 @@ static const ErrorCase error_cases[] = {
      * billions of buckets; 0 used to be taken as "not given". */
     {HEAD TAIL "gpu:\n  memory: 1 KiB\n", "t.yaml:9:11: gpu.memory: must be at least 16 MiB"},
     {HEAD TAIL "gpu:\n  memory: 0 GiB\n", "t.yaml:9:11: gpu.memory: must be at least 16 MiB"},
+    /* The GPU's costs (RsGpuCosts). */
+    {HEAD TAIL "gpu:\n  hbm_bandwidth: 3.35 Tb/s\n",
+     "t.yaml:9:18: gpu.hbm_bandwidth: bandwidth \"3.35 Tb/s\": ambiguous"},
+    {HEAD TAIL "gpu:\n  kernel_launch: 4\n",
+     "t.yaml:9:18: gpu.kernel_launch: duration \"4\": missing unit"},
+    {HEAD TAIL "gpu:\n  stream_sync: -3 us\n", "gpu.stream_sync: duration \"-3 us\""},
+    {HEAD TAIL "gpu:\n  copy_rate: 1 GB/s\n", "t.yaml:9:3: gpu.copy_rate: unknown field"},
     /* The copy section (reshard calibrate writes it). */
     {HEAD TAIL "copy:\n  runs: []\n",
      "t.yaml:9:9: copy.runs: expected a non-empty list of {bytes, read_one_rank"},
@@ -367,6 +374,41 @@ test_override_error(gconstpointer data)
 
 /* The copy section: interpolation in log(run bytes), clamping at both ends, and the cost
  * of a copy whose both sides are cut into runs, against hand-computed values. */
+/* The gpu section's costs, each in its unit; absent: all zero. */
+static void
+test_gpu_costs(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTopology) plain = rs_topology_load_string(HEAD TAIL, "t.yaml", NULL, &error);
+    g_assert_no_error(error);
+    const RsGpuCosts *zero = rs_topology_get_gpu_costs(plain);
+    g_assert_nonnull(zero);
+    g_assert_cmpfloat(zero->hbm_bytes_per_s, ==, 0.0);
+    g_assert_cmpfloat(zero->kernel_copy_bytes_per_s, ==, 0.0);
+    g_assert_cmpfloat(zero->copy_engine_bytes_per_s, ==, 0.0);
+    g_assert_cmpfloat(zero->h2d_bytes_per_s, ==, 0.0);
+    g_assert_cmpfloat(zero->kernel_launch_s, ==, 0.0);
+    g_assert_cmpfloat(zero->stream_sync_s, ==, 0.0);
+    g_assert_cmpfloat(zero->strided_row_penalty, ==, 0.0);
+
+    g_autoptr(RsTopology) topo = rs_topology_load_string(
+        HEAD TAIL "gpu:\n  model: X\n  memory: 80 GiB\n  hbm_bandwidth: 3.35 TB/s\n"
+                  "  kernel_copy_bandwidth: 1400 GB/s\n  copy_engine_bandwidth: 1 TB/s\n"
+                  "  h2d_bandwidth: 55 GB/s\n  kernel_launch: 4 us\n  stream_sync: 2.5 us\n"
+                  "  strided_row_penalty: 32 B\n",
+        "t.yaml", NULL, &error);
+    g_assert_no_error(error);
+    const RsGpuCosts *c = rs_topology_get_gpu_costs(topo);
+    g_assert_cmpfloat(c->hbm_bytes_per_s, ==, 3.35e12);
+    g_assert_cmpfloat(c->kernel_copy_bytes_per_s, ==, 1.4e12);
+    g_assert_cmpfloat(c->copy_engine_bytes_per_s, ==, 1e12);
+    g_assert_cmpfloat(c->h2d_bytes_per_s, ==, 55e9);
+    g_assert_cmpfloat_with_epsilon(c->kernel_launch_s, 4e-6, 1e-18);
+    g_assert_cmpfloat_with_epsilon(c->stream_sync_s, 2.5e-6, 1e-18);
+    g_assert_cmpfloat(c->strided_row_penalty, ==, 32.0);
+    g_assert_cmpuint(rs_topology_get_gpu_memory_bytes(topo), ==, G_GUINT64_CONSTANT(80) << 30);
+}
+
 static void
 test_copy_rates(void)
 {
@@ -482,5 +524,6 @@ main(int argc, char **argv)
     }
     g_test_add_func("/topology/summary", test_summary);
     g_test_add_func("/topology/copy-rates", test_copy_rates);
+    g_test_add_func("/topology/gpu-costs", test_gpu_costs);
     return g_test_run();
 }

@@ -42,6 +42,7 @@ struct _RsTopology {
     double switch_latency_s;
     double message_overhead_s;
     GArray *copy_runs; /* RsCopyRate by increasing run_bytes; NULL without a copy section */
+    RsGpuCosts gpu_costs;
     gboolean has_pcie;
     gboolean pxn;
     guint gpu_stride;          /* links per GPU block */
@@ -226,6 +227,7 @@ typedef struct {
     const char *description;
     const char *gpu_model;
     guint64 gpu_memory_bytes;
+    RsGpuCosts gpu_costs;
     gint64 n_nodes;
     gint64 gpus_per_node;
     gint64 nodes_per_domain;
@@ -252,17 +254,66 @@ read_root_scalars(RsYaml *yaml, yaml_node_t *root, TopologyFile *f, GError **err
                               &f->nodes_per_domain, error);
 }
 
-/* gpu {model, memory}, both optional; memory at least RS_TOPOLOGY_MIN_GPU_MEMORY_BYTES. */
+/* The optional cost keys of gpu (RsGpuCosts); each absent one stays 0. */
+static gboolean
+read_gpu_costs(RsYaml *yaml, yaml_node_t *gpu, RsGpuCosts *c, GError **error)
+{
+    guint64 penalty_bytes = 0;
+    gboolean ok =
+        rs_yaml_read_bandwidth(yaml, gpu, "gpu", "hbm_bandwidth", FALSE, &c->hbm_bytes_per_s,
+                               error) &&
+        rs_yaml_read_bandwidth(yaml, gpu, "gpu", "kernel_copy_bandwidth", FALSE,
+                               &c->kernel_copy_bytes_per_s, error) &&
+        rs_yaml_read_bandwidth(yaml, gpu, "gpu", "copy_engine_bandwidth", FALSE,
+                               &c->copy_engine_bytes_per_s, error) &&
+        rs_yaml_read_bandwidth(yaml, gpu, "gpu", "h2d_bandwidth", FALSE, &c->h2d_bytes_per_s,
+                               error) &&
+        rs_yaml_read_duration(yaml, gpu, "gpu", "kernel_launch", FALSE, &c->kernel_launch_s,
+                              error) &&
+        rs_yaml_read_duration(yaml, gpu, "gpu", "stream_sync", FALSE, &c->stream_sync_s,
+                              error) &&
+        rs_yaml_read_size(yaml, gpu, "gpu", "strided_row_penalty", FALSE, &penalty_bytes,
+                          error);
+    if (!ok)
+        return FALSE;
+    c->strided_row_penalty = (double)penalty_bytes;
+    static const char *const keys[] = {"hbm_bandwidth", "kernel_copy_bandwidth",
+                                       "copy_engine_bandwidth", "h2d_bandwidth",
+                                       "kernel_launch", "stream_sync"};
+    const double values[] = {c->hbm_bytes_per_s,         c->kernel_copy_bytes_per_s,
+                             c->copy_engine_bytes_per_s, c->h2d_bytes_per_s,
+                             c->kernel_launch_s,         c->stream_sync_s};
+    for (guint i = 0; i < G_N_ELEMENTS(keys); i++) {
+        if (!(values[i] >= 0.0) || !isfinite(values[i])) {
+            rs_yaml_set_error(yaml, rs_yaml_lookup(yaml, gpu, keys[i]), "gpu", keys[i], error,
+                              RS_YAML_ERROR_VALUE, "must be a finite value >= 0");
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* gpu {model, memory, costs}, all optional; memory at least RS_TOPOLOGY_MIN_GPU_MEMORY_BYTES. */
 static gboolean
 read_gpu(RsYaml *yaml, yaml_node_t *root, TopologyFile *f, GError **error)
 {
-    static const char *const gpu_keys[] = {"model", "memory", NULL};
+    static const char *const gpu_keys[] = {"model",
+                                           "memory",
+                                           "hbm_bandwidth",
+                                           "kernel_copy_bandwidth",
+                                           "copy_engine_bandwidth",
+                                           "h2d_bandwidth",
+                                           "kernel_launch",
+                                           "stream_sync",
+                                           "strided_row_penalty",
+                                           NULL};
     yaml_node_t *gpu = rs_yaml_lookup(yaml, root, "gpu");
     if (gpu == NULL)
         return TRUE;
     if (!rs_yaml_check_keys(yaml, gpu, "gpu", gpu_keys, error) ||
         !rs_yaml_read_string(yaml, gpu, "gpu", "model", FALSE, &f->gpu_model, error) ||
-        !rs_yaml_read_size(yaml, gpu, "gpu", "memory", FALSE, &f->gpu_memory_bytes, error))
+        !rs_yaml_read_size(yaml, gpu, "gpu", "memory", FALSE, &f->gpu_memory_bytes, error) ||
+        !read_gpu_costs(yaml, gpu, &f->gpu_costs, error))
         return FALSE;
     /* The default staging is 1/16 of GPU memory; below 16 MiB it would be under 1 MiB and
      * cut the weights into more buckets than a plan can hold. */
@@ -391,6 +442,7 @@ topology_new_from_file(const TopologyFile *f, GArray *copy_runs)
     topo->switch_latency_s = f->switch_latency_s;
     topo->message_overhead_s = f->message_overhead_s;
     topo->copy_runs = copy_runs;
+    topo->gpu_costs = f->gpu_costs;
     topo->has_pcie = f->has_pcie;
     topo->pxn = f->pxn;
     build_links(topo, &f->nvlink, &f->pcie, &f->nic,
@@ -664,6 +716,12 @@ double
 rs_topology_get_message_overhead_s(const RsTopology *topo)
 {
     return topo->message_overhead_s;
+}
+
+const RsGpuCosts *
+rs_topology_get_gpu_costs(const RsTopology *topo)
+{
+    return &topo->gpu_costs;
 }
 
 const RsCopyRate *

@@ -126,6 +126,37 @@ const char *rs_copy_rate_get_key(gboolean local, RsCopySide side, RsCopyScope sc
 double rs_copy_rate_get(const RsCopyRate *rate, gboolean local, RsCopySide side,
                         RsCopyScope scope);
 
+/* What a GPU costs besides moving bytes over links (the topology's optional `gpu:` keys
+ * beyond model and memory; one GPU type per topology file). Every field 0 when absent:
+ * zero costs, an infinitely fast GPU, so topologies without them keep their answers. The
+ * shipped files cite each figure (datasheet, NVIDIA documentation or a published
+ * measurement); sim/gpu-cost.h turns them into per-message and per-round times. */
+typedef struct {
+    double hbm_bytes_per_s;         /* device memory bandwidth, datasheet (`hbm_bandwidth`) */
+    double kernel_copy_bytes_per_s; /* bytes a pack/unpack kernel copies per second, each
+                                     * byte read once and written once: HBM traffic is twice
+                                     * this (`kernel_copy_bandwidth`) */
+    double copy_engine_bytes_per_s; /* bytes per second of cudaMemcpyAsync device to device
+                                     * on the copy engines (`copy_engine_bandwidth`) */
+    double h2d_bytes_per_s;         /* host-to-device copy per GPU, PCIe or C2C
+                                     * (`h2d_bandwidth`) */
+    double kernel_launch_s;         /* one kernel launch or NCCL group post, seconds
+                                     * (`kernel_launch`) */
+    double stream_sync_s;           /* one stream or event synchronisation, seconds
+                                     * (`stream_sync`) */
+    double strided_row_penalty;     /* bytes of memory traffic each run of adjacent bytes
+                                     * adds to a copy: a run of r bytes costs as r + penalty
+                                     * bytes (the DRAM access granularity a run's unaligned
+                                     * ends waste; `strided_row_penalty`, a size) */
+} RsGpuCosts;
+
+/**
+ * rs_topology_get_gpu_costs:
+ * Returns: (transfer none): the GPU costs of @topo, never NULL (all zero when the file
+ *   gives none), alive as @topo.
+ */
+const RsGpuCosts *rs_topology_get_gpu_costs(const RsTopology *topo);
+
 /**
  * rs_topology_load_file:
  * @path: a topology YAML file
@@ -137,7 +168,10 @@ double rs_copy_rate_get(const RsCopyRate *rate, gboolean local, RsCopySide side,
  *   override is out of range
  *
  * File keys: name, description, nodes, gpus_per_node, nodes_per_nvlink_domain (default 1),
- * gpu {model, memory}, nvlink / nic / pcie {bandwidth, efficiency (default 1), latency
+ * gpu {model, memory, and optionally hbm_bandwidth, kernel_copy_bandwidth,
+ * copy_engine_bandwidth, h2d_bandwidth (bandwidths), kernel_launch, stream_sync (durations),
+ * strided_row_penalty (a size): RsGpuCosts; a negative value is an error naming its field},
+ * nvlink / nic / pcie {bandwidth, efficiency (default 1), latency
  * (default 0)} (pcie optional: without it the NIC is taken as attached to the GPU
  * directly), fabric {scalable_unit_nodes (default: all nodes), oversubscription (a number
  * >= 1 or "N:1", default 1), switch_latency (per leaf or spine crossed, default 0),
