@@ -368,6 +368,13 @@ gboolean
 rs_plan_m2n_build(RsPlanBuilder *b, const RsRefit *refit, const RsTopology *topo,
                   gboolean node_aware, GError **error)
 {
+    /* The PACK transport copies each piece into (out of) its staging slots with
+     * cudaMemcpyAsync on the copy engines (README "Tuning": NCCL_RESHARD_COPY_ALGORITHM=PACK
+     * default; NCCL_RESHARD_PACK_BUFFSIZES 2147483648:4, reshard_internal.h
+     * kDefaultStagingBucketBytes, kDefaultStagingBucketSlots), and every call ends for the
+     * whole communicator before the next (one phase per call). */
+    b->pack_method = RS_PACK_COPY_ENGINE;
+    b->round_sync = RS_ROUND_SYNC_WORLD_BARRIER;
     guint n = rs_refit_get_n_tensors(refit);
     g_autofree guint32 *phase = g_new0(guint32, MAX(n, 1));
     rs_plan_m2n_call_phases(refit, phase);

@@ -245,6 +245,9 @@ gboolean
 rs_plan_nccl_broadcast_tensor(RsPlanBuilder *b, const RsRefitTensor *t, guint32 tensor_idx,
                               const RsTopology *topo, GError **error)
 {
+    /* A collective: every rank of the communicator takes part in each bucket's broadcast,
+     * which the frameworks follow by loading the bucket before the next one. */
+    b->round_sync = RS_ROUND_SYNC_WORLD_BARRIER;
     if (rs_layout_get_n_elems(t->src) == 0)
         return TRUE;
     RsSourceGroups sg;
