@@ -130,6 +130,13 @@ static const ScenarioCase scenario_cases[] = {
      "0-63", "vllm tp=4 dp=16", "0-63", 0.85},
     {"kimi-k3-gb300", "0-2", 61627887008, 1656, "megatron tp=2 cp=1 pp=8 dp=64 ep=64 etp=1",
      "0-1023", "vllm tp=8 dp=64", "1080-1591", 0.0},
+    /* NCCL M2N's calibration cases: 64 of each rack's 72 GPUs. Layers 0-2 of DeepSeek-V3
+     * all sit on stage 0's 32 GPUs (of 128), hence the low efficiency floor. */
+    {"m2n-deepseek-v3-gb200", "0-2", 1750450176, 288,
+     "megatron tp=1 cp=1 pp=4 dp=32 ep=16 etp=1", "0-63,72-135", "vllm tp=8 dp=16",
+     "144-207,216-279", 0.20},
+    {"m2n-qwen3-235b-gb200", "0-2", 7463265024, 144, "megatron tp=2 cp=2 pp=4 dp=4 ep=16 etp=1",
+     "0-63", "vllm tp=8 dp=8", "72-135", 0.70},
 };
 
 /* The slow suite: the scenarios the default suite runs on three layers, whole. */
