@@ -72,11 +72,17 @@ rs_auto_result_format_reason(const RsAutoResult *result)
     /* The others, fastest first. */
     gboolean done[RS_AUTO_MAX_CANDIDATES] = {FALSE};
     done[result->chosen] = TRUE;
+    /* Only what auto chose among (the peers' rows speak for themselves). */
+    if (result->candidates[result->chosen].in_auto)
+        for (guint i = 0; i < result->n_candidates; i++)
+            done[i] = done[i] || !result->candidates[i].in_auto;
     for (guint k = 1; k < result->n_candidates; k++) {
         gint next = -1;
         for (guint i = 0; i < result->n_candidates; i++)
             if (!done[i] && (next < 0 || result->predicted_s[i] < result->predicted_s[next]))
                 next = (gint)i;
+        if (next < 0)
+            break;
         done[next] = TRUE;
         double t = result->predicted_s[next];
         g_string_append_printf(s, "; %s %.4g s (+%.0f%%)", result->candidates[next].label, t,

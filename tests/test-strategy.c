@@ -356,6 +356,9 @@ test_auto_picks_fastest(void)
     g_autofree char *reason = rs_auto_result_format_reason(&result);
     g_assert_true(g_str_has_prefix(reason, result.candidates[result.chosen].label));
     g_assert_nonnull(strstr(reason, "nccl-broadcast"));
+    /* The peers' rows are shown beside auto, not as what it chose among. */
+    g_assert_null(strstr(reason, "m2n"));
+    g_assert_null(strstr(reason, "rdma-p2p"));
 }
 
 /* Without a topology every rank is its own domain: hierarchical sends the norm (needed by
