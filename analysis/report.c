@@ -360,6 +360,7 @@ enum {
     SM_STAGING_JSON, SM_BYTES_MOVED, SM_NVLINK, SM_NETWORK, SM_LOCAL, SM_GPU_IN, SM_GPU_IN_GPU,
     SM_NIC_OUT, SM_NIC_OUT_GPU, SM_MESSAGES, SM_ROUNDS_TEXT, SM_FIRST_ORDER_TEXT, SM_TRANSFERS,
     SM_PHASES, SM_PREDICTED, SM_BOUND, SM_EFFICIENCY, SM_NETWORK_MODEL, SM_FIRST_ORDER,
+    SM_NETWORK_S, SM_NVLINK_S, SM_COPY_S, SM_FIXED_S,
     SM_BOTTLENECK, SM_BOTTLENECK_LOAD, SM_ROUNDS_CSV, SM_STAGING_CSV, SM_VARIANT_CSV, SM_FLOW,
     SM_BUSIEST, SM_FEASIBLE_CSV,
 };
@@ -404,6 +405,12 @@ static const RsColumn strategy_columns[] = {
     /* The scenario's memory feasibility on every row (JSON: the "memory" member; text:
      * the memory lines). */
     [SM_FEASIBLE_CSV] = {"memory_feasible", NULL, RS_COLUMN_BOOL, 0, RS_COLUMN_CSV_ONLY},
+    /* Where the first-order time goes (RsCostEstimate): network, NVLink, copies (pack,
+     * unpack, local), fixed costs (overheads, latency, launches, round synchronisation). */
+    [SM_NETWORK_S] = {"network_s", "network", SECONDS_3, RS_COLUMN_SIGNIFICANT},
+    [SM_NVLINK_S] = {"nvlink_s", "NVLink", SECONDS_3, RS_COLUMN_SIGNIFICANT},
+    [SM_COPY_S] = {"gpu_copy_s", "copy", SECONDS_3, RS_COLUMN_SIGNIFICANT},
+    [SM_FIXED_S] = {"fixed_s", "fixed", SECONDS_3, RS_COLUMN_SIGNIFICANT},
 };
 
 /* The JSON value a builder holds (a sub-document); frees the builder. */
@@ -524,6 +531,10 @@ add_strategy_cost(RsTable *t, const RsSimulateReport *r, const RsStrategyResult 
     rs_table_set_double(t, SM_EFFICIENCY, efficiency(r, s));
     rs_table_set_double(t, SM_FIRST_ORDER_TEXT, c->predicted_s);
     rs_table_set_double(t, SM_FIRST_ORDER, c->predicted_s);
+    rs_table_set_double(t, SM_NETWORK_S, c->network_s);
+    rs_table_set_double(t, SM_NVLINK_S, c->nvlink_s);
+    rs_table_set_double(t, SM_COPY_S, c->gpu_copy_s);
+    rs_table_set_double(t, SM_FIXED_S, c->fixed_s);
     if (r->memory != NULL)
         rs_table_set_bool(t, SM_FEASIBLE_CSV, r->memory->feasible);
 }

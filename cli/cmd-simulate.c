@@ -746,9 +746,6 @@ write_plots(const RsScenarioBuild *build, const RsPolicyResult *policy, const Rs
     g_autoptr(GPtrArray) labels = g_ptr_array_new_with_free_func(g_free);
     for (guint i = 0; i < policy->n_rows; i++) {
         const RsEvaluation *e = rs_evaluator_get_evaluation(ev, policy->rows[i].candidate);
-        const RsLink *busiest = rs_topology_get_link(build->topology, e->cost.busiest_link);
-        gboolean nvlink = busiest->kind == RS_LINK_NVLINK_EGRESS ||
-                          busiest->kind == RS_LINK_NVLINK_INGRESS;
         /* As the table names it: "auto: hierarchical+relays". */
         const RsPolicyRow *row = &policy->rows[i];
         char *label = row->note != NULL && strcmp(row->label, "auto") == 0
@@ -756,10 +753,10 @@ write_plots(const RsScenarioBuild *build, const RsPolicyResult *policy, const Rs
                           : g_strdup(row->label);
         g_ptr_array_add(labels, label);
         bars[i].label = label;
-        bars[i].network_s = nvlink ? 0 : e->cost.link_s;
-        bars[i].nvlink_s = nvlink ? e->cost.link_s : 0;
-        bars[i].copy_s = e->cost.copy_s;
-        bars[i].fixed_s = e->cost.latency_s;
+        bars[i].network_s = e->cost.network_s;
+        bars[i].nvlink_s = e->cost.nvlink_s;
+        bars[i].copy_s = e->cost.gpu_copy_s;
+        bars[i].fixed_s = e->cost.fixed_s;
         bars[i].time_s = e->predicted_s;
     }
     g_autofree char *p = plot_prefix("strategies");

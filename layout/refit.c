@@ -93,6 +93,23 @@ scale_name(const char *name, const char *dotted, const char *plain)
     return g_strdup_printf("%s%s", name, plain);
 }
 
+/* Whether the boxes of @layout's ranks together cover its whole tensor. */
+static gboolean
+covers_tensor(const RsLayout *layout)
+{
+    RsBox full;
+    rs_box_init_full(&full, rs_layout_get_n_dims(layout), rs_layout_get_shape(layout));
+    g_autoptr(GArray) missing = g_array_new(FALSE, FALSE, sizeof(RsBox));
+    g_array_append_val(missing, full);
+    for (guint i = 0; i < rs_layout_get_n_ranks(layout) && missing->len > 0; i++) {
+        guint n;
+        const RsLocalBox *boxes = rs_layout_get_boxes(layout, i, &n);
+        for (guint b = 0; b < n && missing->len > 0; b++)
+            rs_box_list_subtract(missing, &boxes[b].box);
+    }
+    return missing->len == 0;
+}
+
 gboolean
 rs_refit_add_converted(RsRefit *refit, const RsRefitEntry *entry, RsLayout *src, RsLayout *dst,
                        GError **error)
@@ -135,6 +152,14 @@ rs_refit_add_converted(RsRefit *refit, const RsRefitEntry *entry, RsLayout *src,
     if (src_scales == NULL) {
         g_prefix_error(error, "%s: source blocks: ", entry->name);
         return FALSE;
+    }
+    if (!covers_tensor(src_whole)) {
+        /* A block split over source ranks (FSDP2 rows finer than the block) is quantised
+         * by none of them: the weight goes unquantised and the destination quantises it on
+         * load (no scales cross). */
+        append(refit, entry->name, entry->src_dtype, entry->src_dtype, src, dst,
+               entry->src_buffer, entry->dst_buffer, -1);
+        return TRUE;
     }
     const char *dotted = fp8 ? "weight_scale_inv" : "weight_scale";
     const char *plain = fp8 ? "_scale_inv" : "_scales";

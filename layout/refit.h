@@ -91,8 +91,12 @@ typedef struct {
  *   Formats spec v1.0, block size 32; gpt-oss *_scales), named NAME_scales, or
  *   BASE.weight_scale when NAME is BASE.weight.
  * A block is quantised where all of it is, so the weight's source layout is reduced to
- * the whole blocks each source holds (rs_layout_new_blocked, whole_blocks); a block no
- * single source holds makes the plan fail as uncovered. The destination's scales mirror
+ * the whole blocks each source holds (rs_layout_new_blocked, whole_blocks). When some
+ * block is held whole by no single source (FSDP2 rows finer than the block: dp=16 over
+ * 512 rows leaves 32 rows a rank against blocks of 128), no source can quantise it: the
+ * weight is moved in src_dtype from its whole source layout and no scale tensor is added
+ * (the destination quantises on load, as vLLM's Fp8LinearMethod does for weights that
+ * arrive unquantised, process_weights_after_loading). The destination's scales mirror
  * its weight buffer (a fused weight gets a fused scale buffer, named after the weight's
  * buffer the same way).
  *

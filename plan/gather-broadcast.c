@@ -99,6 +99,16 @@ rs_plan_gather_broadcast_tensor(RsPlanBuilder *b, const RsRefitTensor *t, guint3
     RsSourceGroups sg;
     rs_source_groups_build(&sg, t->src);
     guint32 root = gather_root(&sg);
+    if (root == G_MAXUINT32) {
+        /* No source holds any of it: the first destination needs it all (never a rank
+         * read from an empty set). */
+        rs_source_groups_clear(&sg);
+        RsBox full;
+        rs_box_init_full(&full, t->n_dims, t->shape);
+        guint32 dst = rs_layout_get_n_ranks(t->dst) > 0 ? rs_layout_get_rank(t->dst, 0) : 0;
+        rs_plan_set_uncovered_error(error, t, dst, &full);
+        return FALSE;
+    }
     gboolean ok = gather_phase(b, t, tensor_idx, &sg, root, error);
     rs_source_groups_clear(&sg);
     if (ok)

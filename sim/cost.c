@@ -1,6 +1,8 @@
 /* cost.c — the first-order (bottleneck) estimate of a plan; see cost.h. */
 #include "sim/cost.h"
 
+#include "sim/gpu-cost.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -78,6 +80,9 @@ typedef struct {
     guint64 *received_bytes;   /* [n_gpus] all phases */
     double *rank_copy_s;       /* [n_gpus] this phase, with copies */
     double *node_copy_s;       /* [n_nodes] this phase, with copies */
+    RsGpuCostTimes *gpu;       /* (nullable) GPU-side costs: a refit and GPU costs */
+    double *rank_gpu_copy_s;   /* [n_gpus] this phase, with GPU costs */
+    guint32 *rank_last_round;  /* [n_gpus] the last round a rank took part in, + 1 */
 } Estimate;
 
 static void
@@ -99,6 +104,8 @@ estimate_init(Estimate *e, const RsPlan *plan, const RsRefit *refit, const RsTop
     e->received_bytes = g_new0(guint64, e->n_gpus);
     e->rank_copy_s = e->copies ? g_new0(double, e->n_gpus) : NULL;
     e->node_copy_s = e->copies ? g_new0(double, e->n_nodes) : NULL;
+    e->rank_gpu_copy_s = g_new0(double, e->n_gpus);
+    e->rank_last_round = g_new0(guint32, e->n_gpus);
 }
 
 static void
@@ -110,6 +117,19 @@ estimate_clear(Estimate *e)
     g_free(e->received_bytes);
     g_free(e->rank_copy_s);
     g_free(e->node_copy_s);
+    rs_gpu_cost_times_free(e->gpu);
+    g_free(e->rank_gpu_copy_s);
+    g_free(e->rank_last_round);
+}
+
+/* A rank's round fixed cost, once per round it takes part in. */
+static void
+charge_round(Estimate *e, guint32 rank, guint32 round)
+{
+    if (e->rank_last_round[rank] == round + 1)
+        return;
+    e->rank_last_round[rank] = round + 1;
+    e->rank_latency_s[rank] += e->gpu->round_fixed_s;
 }
 
 /* Stage 1, per message of a phase: its copies, the bytes on its route's links, where they
@@ -124,6 +144,17 @@ add_message(Estimate *e, const RsMessage *msg, RsCostEstimate *out, GError **err
         if (!charge_copies(e->refit, topo, rs_plan_get_transfer(e->plan, msg->first_transfer + k),
                            e->rank_copy_s, e->node_copy_s, error))
             return FALSE;
+    if (e->gpu != NULL) {
+        guint m = (guint)(msg - rs_plan_get_message(e->plan, 0));
+        e->rank_gpu_copy_s[msg->src] += e->gpu->pre_copy_s[m];
+        e->rank_latency_s[msg->src] += e->gpu->pre_fixed_s[m];
+        e->rank_gpu_copy_s[msg->dst] += e->gpu->post_copy_s[m];
+        e->rank_latency_s[msg->dst] += e->gpu->post_fixed_s[m];
+        if (msg->src != msg->dst) {
+            charge_round(e, msg->src, msg->round);
+            charge_round(e, msg->dst, msg->round);
+        }
+    }
     if (msg->src == msg->dst)
         return TRUE;
     guint32 route[RS_TOPOLOGY_MAX_ROUTE];
@@ -181,11 +212,17 @@ add_phase_time(const Estimate *e, double phase_link_s, gboolean nvlink, RsCostEs
         phase_copy_s = MAX(phase_copy_s, e->rank_copy_s[g]);
     for (guint n = 0; e->copies && n < e->n_nodes; n++)
         phase_copy_s = MAX(phase_copy_s, e->node_copy_s[n]);
+    /* The GPU's pack and unpack run on the rank's stream before and after its transfers
+     * (exec/executor.c, exec/transport-nccl.c): they add to the phase. */
+    double phase_gpu_copy_s = 0.0;
+    for (guint g = 0; e->gpu != NULL && g < e->n_gpus; g++)
+        phase_gpu_copy_s = MAX(phase_gpu_copy_s, e->rank_gpu_copy_s[g]);
     out->link_s += phase_link_s;
-    out->copy_s += phase_copy_s;
+    out->copy_s += phase_copy_s + phase_gpu_copy_s;
     out->latency_s += phase_latency_s;
     out->copy_bound_phases += phase_copy_s > phase_link_s;
-    out->predicted_s += MAX(phase_link_s, phase_copy_s) + phase_latency_s;
+    out->predicted_s += MAX(phase_link_s, phase_copy_s) + phase_gpu_copy_s + phase_latency_s;
+    out->gpu_copy_s += phase_gpu_copy_s;
     if (phase_copy_s > phase_link_s)
         out->gpu_copy_s += phase_copy_s;
     else if (nvlink)
@@ -228,11 +265,26 @@ estimate(const RsPlan *plan, const RsRefit *refit, const RsTopology *topo, RsCos
     Estimate e;
     estimate_init(&e, plan, refit, topo);
     gboolean ok = TRUE;
+    if (refit != NULL && rs_gpu_cost_has_costs(topo)) {
+        for (guint32 m = 0; m < rs_plan_get_n_messages(plan); m++) {
+            const RsMessage *msg = rs_plan_get_message(plan, m);
+            if (!check_rank(topo, msg->src, error) || !check_rank(topo, msg->dst, error)) {
+                estimate_clear(&e);
+                return FALSE;
+            }
+        }
+        e.gpu = rs_gpu_cost_compute(plan, refit, topo, error);
+        if (e.gpu == NULL) {
+            estimate_clear(&e);
+            return FALSE;
+        }
+    }
     guint n_messages = rs_plan_get_n_messages(plan);
     guint m = 0;
     for (guint phase = 0; ok && phase < out->n_phases; phase++) {
         memset(e.phase_link_bytes, 0, e.n_links * sizeof *e.phase_link_bytes);
         memset(e.rank_latency_s, 0, e.n_gpus * sizeof *e.rank_latency_s);
+        memset(e.rank_gpu_copy_s, 0, e.n_gpus * sizeof *e.rank_gpu_copy_s);
         if (e.copies) {
             memset(e.rank_copy_s, 0, e.n_gpus * sizeof *e.rank_copy_s);
             memset(e.node_copy_s, 0, e.n_nodes * sizeof *e.node_copy_s);

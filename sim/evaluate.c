@@ -2,6 +2,8 @@
  * estimate, the flow simulation, each candidate kept with its figures. */
 #include "sim/evaluate.h"
 
+#include "sim/gpu-cost.h"
+
 #include <string.h>
 
 /* clang-format off */
@@ -114,7 +116,19 @@ rs_evaluator_evaluate(const RsPlan *plan, const RsAutoCandidate *candidate, gpoi
         /* Stage 3: the flow-level simulation. */
         if (!notify(ev, RS_EVALUATE_STAGE_SIMULATING, plan, &e, error))
             return FALSE;
-        e.flow = rs_flow_sim_run(plan, ev->options.topology, ev->options.flow_options, error);
+        /* GPU-side costs: each message's pack before its first byte, unpack after its
+         * last (sim/gpu-cost.h). */
+        g_autoptr(RsGpuCostTimes) gpu = NULL;
+        RsFlowSimOptions flow_options = *ev->options.flow_options;
+        if (ev->options.refit != NULL && rs_gpu_cost_has_costs(ev->options.topology)) {
+            gpu = rs_gpu_cost_compute(plan, ev->options.refit, ev->options.topology, error);
+            if (gpu == NULL)
+                return FALSE;
+            flow_options.message_pre_s = gpu->pre_s;
+            flow_options.message_post_s = gpu->post_s;
+            flow_options.round_fixed_s = gpu->round_fixed_s;
+        }
+        e.flow = rs_flow_sim_run(plan, ev->options.topology, &flow_options, error);
         if (e.flow == NULL)
             return FALSE;
         e.predicted_s = e.flow->total_s;

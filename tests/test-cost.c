@@ -3,6 +3,7 @@
  *   2 nodes × 2 GPUs; NVLink 100 GB/s × 1.0, 1 us; NIC 80 Gbit/s × 0.5 = 5 GB/s, 10 us;
  *   message overhead 2 us. GPUs 0,1 on node 0; 2,3 on node 1. */
 #include "sim/cost.h"
+#include "sim/gpu-cost.h"
 #include "sim/lower-bound.h"
 #include "topologies/topology.h"
 
@@ -33,6 +34,115 @@ make_refit(void)
     RsRefit *refit = rs_refit_new();
     g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_F32, src, dst, &error));
     return refit;
+}
+
+/* two-node.yaml with GPU costs: kernel copies at 1,000 GB/s, 1 us per launch, 4 us per
+ * synchronisation, 32 B per run. */
+static const char gpu_two_node_yaml[] =
+    "name: two-node-gpu\nnodes: 2\ngpus_per_node: 2\n"
+    "gpu: {model: test GPU, memory: 1 GiB, hbm_bandwidth: 2 TB/s, kernel_copy_bandwidth: "
+    "1000 GB/s, copy_engine_bandwidth: 500 GB/s, h2d_bandwidth: 50 GB/s, kernel_launch: 1 us, "
+    "stream_sync: 4 us, strided_row_penalty: 32 B}\n"
+    "nvlink: {bandwidth: 100 GB/s, efficiency: 1.0, latency: 1 us}\n"
+    "nic: {bandwidth: 80 Gbit/s, efficiency: 0.5, latency: 10 us}\n"
+    "software: {message_overhead: 2 us}\n";
+
+/* The [4, 1,000,000] f32 tensor whole on @src_rank, placed @p over GPUs 2 and 3. */
+static RsRefit *
+make_refit_to(guint32 src_rank, RsPlacement p)
+{
+    g_autoptr(GError) error = NULL;
+    const gint64 shape[] = {4, 1000000};
+    g_autoptr(RsLayout) src = rs_layout_new_replicated(2, shape, &src_rank, 1);
+    g_autoptr(RsMesh) mesh = rs_mesh_parse("2", "2,3", &error);
+    g_autoptr(RsLayout) dst = rs_layout_new_dtensor(2, shape, mesh, &p, 1, &error);
+    g_assert_no_error(error);
+    RsRefit *refit = rs_refit_new();
+    g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_F32, src, dst, &error));
+    return refit;
+}
+
+static void
+assert_split(const RsCostEstimate *c)
+{
+    g_assert_cmpfloat_with_epsilon(c->network_s + c->nvlink_s + c->gpu_copy_s + c->fixed_s,
+                                   c->predicted_s, 1e-15);
+}
+
+/* Closed forms of the GPU-side costs (sim/gpu-cost.h) in the first-order estimate. */
+static void
+test_estimate_gpu_costs(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTopology) topo =
+        rs_topology_load_string(gpu_two_node_yaml, "two-node-gpu.yaml", NULL, &error);
+    g_assert_no_error(error);
+    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0, 0}, s1 = {RS_PLACEMENT_SHARD, 1, 0};
+
+    /* S(0): each destination's 2 rows are one run on both sides: sent and received in
+     * place, no copy; one round: 1 us launch + 4 us sync on top of 44 us of messages. */
+    g_autoptr(RsRefit) rows = make_refit_to(0, s0);
+    g_autoptr(RsPlan) rows_plan = rs_plan_build(rows, RS_STRATEGY_DIRECT, &error);
+    g_assert_no_error(error);
+    RsCostEstimate c;
+    g_assert_true(rs_cost_estimate_full(rows_plan, rows, topo, &c, &error));
+    g_assert_cmpfloat_with_epsilon(c.predicted_s, 3.2e-3 + 44e-6 + 5e-6, 1e-12);
+    g_assert_cmpfloat(c.gpu_copy_s, ==, 0.0);
+    g_assert_cmpfloat_with_epsilon(c.network_s, 3.2e-3, 1e-15);
+    g_assert_cmpfloat_with_epsilon(c.fixed_s, 49e-6, 1e-15);
+    g_assert_cmpfloat(c.nvlink_s, ==, 0.0);
+    assert_split(&c);
+
+    /* S(1): each destination's half of every row is 4 runs of 2 MB in GPU 0's memory:
+     * GPU 0 packs both messages, (8 MB + 4 × 32 B) / 1,000 GB/s and one launch each; the
+     * destinations receive into their whole (contiguous) shard in place. */
+    g_autoptr(RsRefit) cols = make_refit_to(0, s1);
+    g_autoptr(RsPlan) cols_plan = rs_plan_build(cols, RS_STRATEGY_DIRECT, &error);
+    g_assert_no_error(error);
+    g_autoptr(RsGpuCostTimes) t = rs_gpu_cost_compute(cols_plan, cols, topo, &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(t->n_messages, ==, 2);
+    g_assert_cmpfloat_with_epsilon(t->round_fixed_s, 5e-6, 1e-18);
+    for (guint m = 0; m < 2; m++) {
+        g_assert_cmpfloat_with_epsilon(t->pre_copy_s[m], (8e6 + 4 * 32) / 1e12, 1e-18);
+        g_assert_cmpfloat_with_epsilon(t->pre_fixed_s[m], 1e-6, 1e-18);
+        g_assert_cmpfloat(t->post_copy_s[m], ==, 0.0);
+        g_assert_cmpfloat(t->post_fixed_s[m], ==, 0.0);
+        g_assert_cmpfloat_with_epsilon(t->pre_s[m], (8e6 + 4 * 32) / 1e12 + 1e-6, 1e-18);
+    }
+    g_assert_true(rs_cost_estimate_full(cols_plan, cols, topo, &c, &error));
+    double copy_s = 2 * (8e6 + 4 * 32) / 1e12;
+    double fixed_s = 44e-6 + 2e-6 + 5e-6;
+    g_assert_cmpfloat_with_epsilon(c.gpu_copy_s, copy_s, 1e-15);
+    g_assert_cmpfloat_with_epsilon(c.fixed_s, fixed_s, 1e-15);
+    g_assert_cmpfloat_with_epsilon(c.predicted_s, 3.2e-3 + copy_s + fixed_s, 1e-12);
+    assert_split(&c);
+
+    /* A local copy: GPU 2 holds the whole tensor and keeps columns [0, 500,000): 4 runs
+     * read, 1 written, one copy kernel: (8 MB + 5 × 32 B) / 1,000 GB/s + 1 us. */
+    g_autoptr(RsRefit) own = make_refit_to(2, s1);
+    g_autoptr(RsPlan) own_plan = rs_plan_build(own, RS_STRATEGY_DIRECT, &error);
+    g_assert_no_error(error);
+    g_autoptr(RsGpuCostTimes) to = rs_gpu_cost_compute(own_plan, own, topo, &error);
+    g_assert_no_error(error);
+    gboolean seen_local = FALSE;
+    for (guint m = 0; m < to->n_messages; m++) {
+        const RsMessage *msg = rs_plan_get_message(own_plan, m);
+        if (msg->src != msg->dst)
+            continue;
+        seen_local = TRUE;
+        g_assert_cmpfloat_with_epsilon(to->pre_copy_s[m], (8e6 + 5 * 32) / 1e12, 1e-18);
+        g_assert_cmpfloat_with_epsilon(to->pre_fixed_s[m], 1e-6, 1e-18);
+        g_assert_cmpfloat(to->post_s[m], ==, 0.0);
+    }
+    g_assert_true(seen_local);
+
+    /* Without GPU costs the estimate is the links' alone, as before. */
+    g_autoptr(RsTopology) plain = load_two_node();
+    g_assert_true(rs_cost_estimate_full(cols_plan, cols, plain, &c, &error));
+    g_assert_cmpfloat_with_epsilon(c.predicted_s, 3.2e-3 + 44e-6, 1e-12);
+    g_assert_cmpfloat(c.gpu_copy_s, ==, 0.0);
+    assert_split(&c);
 }
 
 static void
@@ -311,6 +421,7 @@ main(int argc, char **argv)
     g_test_add_func("/cost/estimate/direct", test_estimate_direct);
     g_test_add_func("/cost/estimate/gather-broadcast", test_estimate_gather_broadcast);
     g_test_add_func("/cost/estimate/copies", test_estimate_copies);
+    g_test_add_func("/cost/estimate/gpu-costs", test_estimate_gpu_costs);
     g_test_add_func("/cost/estimate/copies-every-strategy", test_estimate_copies_strategies);
     g_test_add_func("/cost/lower-bound/two-node", test_lower_bound);
     g_test_add_func("/cost/lower-bound/replicas", test_lower_bound_replicas);

@@ -1,0 +1,79 @@
+/* gpu-cost.h — what a plan costs its GPUs besides moving bytes over links: pack and unpack
+ * copies through HBM, kernel launches, and the launch and synchronisation of each round,
+ * from the topology's GPU costs (RsGpuCosts) and the plan's pack method and round sync.
+ *
+ * Per message, by the plan's RsPackMethod (how exec/ runs it):
+ *  RS_PACK_KERNEL (our executor: exec/executor.c post_op() and move_chunk(), kernels of
+ *    exec/cuda-kernels.cu): the sender packs each piece of the message (a transfer cut by
+ *    the local boxes of the memory it reads, rs_transfer_get_side_boxes()) into its pack
+ *    buffer with one move_kernel launch, unless the piece is one contiguous run of that
+ *    memory (then NCCL reads it in place, chunk_in_place()); the receiver unpacks alike.
+ *    A local copy (src == dst) is one copy_kernel launch per piece, cut on both sides.
+ *  RS_PACK_COPY_ENGINE: every piece goes through a staging slot on both sides, one
+ *    cudaMemcpyAsync per piece, at the copy engines' rate (contiguous pieces too).
+ *  RS_PACK_HOST_H2D: the sender's bytes are first copied host to device (one copy per
+ *    message at h2d_bytes_per_s); the receiver unpacks with kernels as RS_PACK_KERNEL.
+ *  RS_PACK_NONE: nothing.
+ * A piece of b bytes whose memory on the side copied is r runs of adjacent bytes costs
+ * (b + r × strided_row_penalty) / rate seconds, rate the kernel or copy-engine rate (the
+ * run count comes from rs_local_box_get_run_elems(), the same run-length machinery the
+ * host copy section uses); a local copy counts the runs of both sides. Each launch costs
+ * kernel_launch_s.
+ *
+ * Per round and rank (round_fixed_s): RS_ROUND_SYNC_GROUP, one group post (kernel_launch_s)
+ * and one event synchronisation (stream_sync_s), exec/transport-nccl.c; RS_ROUND_SYNC_WORLD_
+ * BARRIER adds a barrier of the world: ceil(log2 P) rounds of the topology's slowest message
+ * latency for P GPUs (the dissemination barrier, Hensgen, Finkel and Manber, "Two algorithms
+ * for barrier synchronization", IJPP 1988).
+ *
+ * All zero on a topology without GPU costs: predictions are then the links' alone.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "layout/refit.h"
+#include "plan/plan.h"
+#include "topologies/topology.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+    guint n_messages;
+    double *pre_copy_s;   /* [n_messages]: the sender's copy time before the first byte
+                           * (a local copy: its whole copy time) */
+    double *pre_fixed_s;  /* [n_messages]: the sender's launches before the first byte */
+    double *post_copy_s;  /* [n_messages]: the receiver's copy time after the last byte */
+    double *post_fixed_s; /* [n_messages]: the receiver's launches after the last byte */
+    double *pre_s;        /* [n_messages]: pre_copy_s + pre_fixed_s (RsFlowSimOptions) */
+    double *post_s;       /* [n_messages]: post_copy_s + post_fixed_s */
+    double round_fixed_s; /* per round and rank: launch + synchronisation, seconds */
+} RsGpuCostTimes;
+
+/**
+ * rs_gpu_cost_compute:
+ * @plan: a plan of @refit
+ * @refit: the tensors and layouts @plan moves (which memory runs each piece is)
+ * @topo: the topology whose GPU costs apply (rs_topology_get_gpu_costs())
+ * @error: RS_COST_ERROR_RANK when a transfer's rank holds no shard of the layout it reads
+ *   or writes (a plan that fails rs_plan_check)
+ *
+ * Computes the times described above, message i of @plan in entry i. O(n_transfers ×
+ * boxes per rank).
+ *
+ * Returns: (transfer full) (nullable): the times, free with rs_gpu_cost_times_free(); NULL
+ *   on error.
+ */
+RsGpuCostTimes *rs_gpu_cost_compute(const RsPlan *plan, const RsRefit *refit,
+                                    const RsTopology *topo, GError **error);
+
+void rs_gpu_cost_times_free(RsGpuCostTimes *times);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(RsGpuCostTimes, rs_gpu_cost_times_free)
+
+/**
+ * rs_gpu_cost_has_costs:
+ * Returns: TRUE when @topo gives any GPU cost (else every time above is 0).
+ */
+gboolean rs_gpu_cost_has_costs(const RsTopology *topo);
+
+G_END_DECLS
