@@ -80,7 +80,6 @@ gboolean
 rs_plan_checkpoint_engine_build(RsPlanBuilder *b, const RsRefit *refit, const RsTopology *topo,
                                 GError **error)
 {
-    (void)error;
     /* The owner's bytes come from pinned host memory (_copy_to_buffer), and each bucket
      * ends with an all_reduce and a device synchronise on every rank. */
     b->pack_method = RS_PACK_HOST_H2D;
@@ -96,6 +95,10 @@ rs_plan_checkpoint_engine_build(RsPlanBuilder *b, const RsRefit *refit, const Rs
         const RsRefitTensor *t = rs_refit_get_tensor(refit, i);
         RsSourceGroups sg;
         rs_source_groups_build(&sg, t->src);
+        if (!rs_plan_check_sources_cover(t, &sg, error)) {
+            rs_source_groups_clear(&sg);
+            return FALSE;
+        }
         for (guint g = 0; g < sg.groups->len; g++) {
             const RsSourceGroup *group = &g_array_index(sg.groups, RsSourceGroup, g);
             guint32 owner = g_array_index(sg.holders, guint32, group->first_holder);

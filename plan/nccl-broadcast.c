@@ -252,6 +252,14 @@ rs_plan_nccl_broadcast_tensor(RsPlanBuilder *b, const RsRefitTensor *t, guint32 
         return TRUE;
     RsSourceGroups sg;
     rs_source_groups_build(&sg, t->src);
+    if (!rs_plan_check_sources_cover(t, &sg, error)) {
+        rs_source_groups_clear(&sg);
+        return FALSE;
+    }
+    if (sg.groups->len == 0) {
+        rs_source_groups_clear(&sg);
+        return TRUE; /* nothing held, nothing needed */
+    }
     guint32 root = broadcast_root(&sg);
     gboolean ok = all_gather_phase(b, t, tensor_idx, &sg, root, error);
     rs_source_groups_clear(&sg);

@@ -111,6 +111,12 @@ guint rs_plan_builder_emit_split(RsPlanBuilder *b, const RsRefitTensor *t, guint
                                  guint32 src, guint32 dst, guint32 phase, guint32 flags,
                                  const gint64 *depends_on, const RsBox *box, GArray *indices_out);
 
+/* FALSE with RS_PLAN_ERROR_UNCOVERED when the boxes of @sg (the source groups of @t) leave
+ * part of the tensor uncovered that a destination needs: the error names the first
+ * destination rank (in layout order) needing it and the part it needs. */
+gboolean rs_plan_check_sources_cover(const RsRefitTensor *t, const RsSourceGroups *sg,
+                                     GError **error);
+
 /* RS_PLAN_ERROR_UNCOVERED: rank @dst needs @missing of @t and no source holds it. */
 void rs_plan_set_uncovered_error(GError **error, const RsRefitTensor *t, guint32 dst,
                                  const RsBox *missing);

@@ -41,7 +41,14 @@ rs_plan_rdma_p2p_build(RsPlanBuilder *b, const RsRefit *refit, GError **error)
     g_autoptr(GArray) remaining = g_array_new(FALSE, FALSE, sizeof(RsBox));
     for (guint i = 0; i < rs_refit_get_n_tensors(refit); i++) {
         const RsRefitTensor *t = rs_refit_get_tensor(refit, i);
-        if (rs_layout_get_n_elems(t->src) == 0)
+        RsSourceGroups cover;
+        rs_source_groups_build(&cover, t->src);
+        gboolean covered = rs_plan_check_sources_cover(t, &cover, error);
+        guint n_groups = cover.groups->len;
+        rs_source_groups_clear(&cover);
+        if (!covered)
+            return FALSE;
+        if (rs_layout_get_n_elems(t->src) == 0 || n_groups == 0)
             continue;
         RsBox full;
         rs_box_init_full(&full, t->n_dims, t->shape);
