@@ -35,6 +35,15 @@
  *    group's transfers launched, then every stream synchronised). Each call is one phase
  *    here: phase = (pattern group, k-th call of the group on its stage), so the k-th calls
  *    of every stage share a phase and phases run one after another.
+ * Pack: the PACK transport (README "Tuning", NCCL_RESHARD_COPY_ALGORITHM=PACK, the
+ * default) copies each piece into and out of staging slots with the copy engines
+ * (RS_PACK_COPY_ENGINE; the pool NCCL_RESHARD_PACK_BUFFSIZES = 2147483648:4, 4 slots of
+ * 2 GiB: src/reshard_internal.h kDefaultStagingBucketBytes, kDefaultStagingBucketSlots).
+ * Not modelled: the kernel's 8 CTAs (src/reshard_limits.h DEFAULT_NUM_CTAS) and the RING
+ * path's 256 KiB chunks (CHUNK_SIZE_BYTES) set how fast one call moves its bytes on the
+ * real machine; here a call's messages go at the links' rates, and relays pipeline at the
+ * flow model's chunk size; the staging bound stays the planner's (every M2N call here is
+ * below 2 GiB per rank pair on the shipped scenarios).
  * M2N needs disjoint source and destination ranks (README "Preconditions"); a destination
  * rank that holds part of its shard as a source here keeps it by a local copy and takes
  * the rest by the UNIFORM rule, outside the chains.
