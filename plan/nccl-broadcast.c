@@ -23,9 +23,13 @@
  * pipelining granularity is NCCL's step: NCCL_BUFFSIZE 4 MiB (src/init.cc,
  * DEFAULT_BUFFSIZE) over NCCL_STEPS 8 (src/include/device.h) with BROADCAST_CHUNKSTEPS 1
  * (src/include/collectives.h): 512 KiB chunks, which the flow model's chunk_bytes
- * reproduces. Frameworks broadcast bucket by bucket (verl 2048 MB, NeMo-RL min(2% of GPU
- * memory, 5 GiB), slime 512 MiB, see rs_plan_build_full); here the staging bound is the
- * bucket. */
+ * reproduces (--chunk-size 512KiB). Frameworks broadcast bucket by bucket: verl
+ * (verl/workers/config/rollout.py, CheckpointEngineConfig.update_weights_bucket_megabytes
+ * = 2048), NeMo-RL (nemo_rl/utils/packed_tensor.py, get_target_packed_tensor_size:
+ * min(0.02 × GPU memory, 5 GiB), get_num_buffers: 2 buffers in flight), slime (its
+ * --update-weight-buffer-size, 536870912 in its example scripts); here the planner's
+ * staging bound is the bucket (--staging-bytes; each piece of a tensor at most that, the
+ * pieces of one bucket pipelined along the ring). */
 #include "plan/plan-private.h"
 
 #include <string.h>
