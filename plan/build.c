@@ -34,20 +34,46 @@ uniform_topology(const RsRefit *refit, GError **error)
 }
 
 /* A lower bound on the network transfers of the plan: every destination box (the whole
- * tensor, once per destination rank and once more into the root, for gather-broadcast)
+ * tensor, once per destination rank and once more into the root, for the broadcasts, per
+ * channel slice for nccl-broadcast; every source shard to every destination rank for
+ * checkpoint-engine)
  * arrives in pieces of at most @staging bytes. Refuses, before anything is allocated, a
  * staging bound that would need more than RS_PLAN_MAX_TRANSFERS. */
 static gboolean
-check_transfer_count(const RsRefit *refit, RsStrategy strategy, guint64 staging, GError **error)
+check_transfer_count(const RsRefit *refit, RsStrategy strategy, guint64 staging, guint n_channels,
+                     GError **error)
 {
     guint64 pieces = 0;
+    guint64 shard_pieces = 0; /* checkpoint-engine: what no staging bound reduces */
     for (guint i = 0; i < rs_refit_get_n_tensors(refit); i++) {
         const RsRefitTensor *t = rs_refit_get_tensor(refit, i);
         guint n_ranks = rs_layout_get_n_ranks(t->dst);
-        if (strategy == RS_STRATEGY_GATHER_BROADCAST || strategy == RS_STRATEGY_NCCL_BROADCAST ||
-            strategy == RS_STRATEGY_CHECKPOINT_ENGINE) {
+        if (strategy == RS_STRATEGY_CHECKPOINT_ENGINE) {
+            /* Every source shard goes to every destination rank: a hop and a keep each,
+             * per channel slice (nccl-broadcast.c). */
+            RsSourceGroups sg;
+            rs_source_groups_build(&sg, t->src);
+            for (guint g = 0; g < sg.groups->len; g++) {
+                const RsBox *box = &g_array_index(sg.groups, RsSourceGroup, g).box;
+                guint64 bytes = rs_refit_tensor_get_n_bytes(t, rs_box_get_n_elems(box));
+                guint64 slices = MIN((guint64)n_channels, rs_box_get_n_elems(box));
+                pieces += ((bytes + staging - 1) / staging + slices - 1) * 2 * (guint64)n_ranks;
+                shard_pieces += slices * 2 * (guint64)n_ranks;
+            }
+            rs_source_groups_clear(&sg);
+            /* The broadcast of every shard, whatever the staging bound. */
+            if (shard_pieces > RS_PLAN_MAX_TRANSFERS) {
+                g_set_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_TOO_LARGE,
+                            "checkpoint-engine broadcasts every source shard to each of the %u "
+                            "inference ranks: more than %u transfers (by tensor %s)",
+                            n_ranks, RS_PLAN_MAX_TRANSFERS, t->name);
+                return FALSE;
+            }
+        } else if (strategy == RS_STRATEGY_GATHER_BROADCAST ||
+                   strategy == RS_STRATEGY_NCCL_BROADCAST) {
             guint64 bytes = rs_refit_tensor_get_n_bytes(t, rs_layout_get_n_elems(t->src));
-            pieces += (bytes + staging - 1) / staging * ((guint64)n_ranks + 1);
+            guint64 slices = strategy == RS_STRATEGY_NCCL_BROADCAST ? n_channels : 1;
+            pieces += ((bytes + staging - 1) / staging + slices - 1) * ((guint64)n_ranks + 1);
         } else {
             for (guint r = 0; r < n_ranks; r++) {
                 guint n_boxes;
@@ -166,7 +192,10 @@ rs_plan_build_full(const RsRefit *refit, RsStrategy strategy, const RsPlanOption
 {
     g_return_val_if_fail(strategy < RS_STRATEGY_N, NULL);
     guint64 staging = rs_plan_options_get_staging_bytes(options);
-    if (!check_transfer_count(refit, strategy, staging, error))
+    guint n_channels = options != NULL && options->topology != NULL
+                           ? MAX(rs_topology_get_n_rails(options->topology), 1)
+                           : 1;
+    if (!check_transfer_count(refit, strategy, staging, n_channels, error))
         return NULL;
     RsPlanBuilder b = {g_array_new(FALSE, FALSE, sizeof(RsTransfer)), staging, RS_PACK_KERNEL,
                        RS_ROUND_SYNC_GROUP};
