@@ -14,7 +14,8 @@
  *    replica, the first R mod K blocks one longer. Every destination rank then receives
  *    its shard straight from that replica's shards (prepareDirectReshardParams).
  *  - NODE_AWARE (getTargetRepRange, getSourceRepForDest, NODE_AWARE branch): destination
- *    replicas are grouped by NVLink domain ("node" = rank / dstGpusPerDomain); with K >=
+ *    replicas are grouped by NVLink domain ("node" = rank / dstGpusPerDomain, the NCCL
+ *    DevComm's LSA team size: src/m2n_config.cc resolveReshardDomainSizes); with K >=
  *    domains, source replica i serves domain i; else each serves a block of consecutive
  *    domains (the first domains mod K blocks one longer). In the first domain of a block,
  *    the source shards overlapping a destination shard are split over that shard's local
