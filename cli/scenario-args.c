@@ -40,6 +40,13 @@ rs_scenario_args_make_group(RsScenarioArgs *args)
          "Divide hidden, intermediate, vocabulary and expert widths by F", "F"},
         {"layers", 0, 0, G_OPTION_ARG_STRING, &args->layers,
          "Only decoder layers A to B (no embedding or head)", "A-B"},
+        {"gpus-per-domain", 0, 0, G_OPTION_ARG_STRING, &args->gpus_per_domain,
+         "The job holds the first N GPUs of each NVLink domain; GPU lists count those only "
+         "(gpus 0-127 with 64 on NVL72 racks: GPUs 0-63 and 72-135)",
+         "N"},
+        {"use-idle-gpus", 0, 0, G_OPTION_ARG_NONE, &args->use_idle_gpus,
+         "Let GPUs in neither layout relay and carry PXN traffic (default: they carry none)",
+         NULL},
         {"infer-memory-reserve", 0, 0, G_OPTION_ARG_STRING, &args->infer_memory_reserve,
          "Memory kept free on each inference GPU (KV cache, activations) when checking that "
          "the weights fit, with a unit (default 0 B)",
@@ -61,7 +68,7 @@ rs_scenario_args_is_set(const RsScenarioArgs *args)
 {
     return args->scenario || args->model || args->mtp || args->stored || args->infer_dtype ||
            args->train || args->train_gpus || args->infer || args->infer_gpus || args->scale ||
-           args->layers;
+           args->layers || args->gpus_per_domain || args->use_idle_gpus;
 }
 
 gboolean
@@ -174,6 +181,14 @@ apply_flags(RsScenario *s, const RsScenarioArgs *args, const char *dtype, GError
         !rs_cli_parse_int("--scale", args->scale, 1, G_MAXINT32, &scale, error) ||
         !rs_scenario_apply_variant(s, (gint)scale, args->layers, error))
         return FALSE;
+    gint64 per_domain = 0;
+    if (!rs_cli_parse_int("--gpus-per-domain", args->gpus_per_domain, 1, 1 << 20, &per_domain,
+                          error))
+        return FALSE;
+    if (per_domain > 0)
+        s->gpus_per_domain = (guint)per_domain;
+    if (args->use_idle_gpus)
+        s->use_idle_gpus = TRUE;
     return TRUE;
 }
 
@@ -281,6 +296,8 @@ rs_scenario_args_format_overrides(const RsScenarioArgs *args)
         {"--infer-gpus", args->infer_gpus != NULL},
         {"--scale", args->scale != NULL},
         {"--layers", args->layers != NULL},
+        {"--gpus-per-domain", args->gpus_per_domain != NULL},
+        {"--use-idle-gpus", args->use_idle_gpus},
     };
     GString *out = g_string_new(NULL);
     for (guint i = 0; i < G_N_ELEMENTS(parts); i++)

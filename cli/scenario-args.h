@@ -26,6 +26,8 @@ typedef struct {
     char *infer_gpus;
     char *scale; /* an integer >= 1, as text so that 0 is an error (rs_cli_parse_int) */
     char *layers;
+    char *gpus_per_domain; /* an integer >= 1, as text (rs_cli_parse_int) */
+    gboolean use_idle_gpus;
     char *infer_memory_reserve; /* sizes with a unit, as text */
     char *train_memory_reserve;
 } RsScenarioArgs;

@@ -140,7 +140,7 @@ rs_scenario_load_file(const char *path, GError **error)
     static const char *const keys[] = {"name",   "description", "model",  "dtype",
                                        "mtp",    "stored",      "scale",  "layers",
                                        "topology", "nodes",     "train",  "infer",
-                                       "infer_dtype", NULL};
+                                       "infer_dtype", "gpus_per_domain", "use_idle_gpus", NULL};
     g_autoptr(RsYaml) yaml = rs_yaml_load_file(path, error);
     if (yaml == NULL)
         return NULL;
@@ -151,7 +151,7 @@ rs_scenario_load_file(const char *path, GError **error)
     s->path = g_strdup(path);
     const char *name = NULL, *model = NULL, *dtype = NULL, *topology = NULL, *infer_dtype = NULL;
     const char *layers = NULL;
-    gint64 nodes = 0, scale = 0;
+    gint64 nodes = 0, scale = 0, gpus_per_domain = 0;
     if (!rs_yaml_read_string(yaml, root, NULL, "name", FALSE, &name, error) ||
         !rs_yaml_read_string(yaml, root, NULL, "model", TRUE, &model, error) ||
         !rs_yaml_read_string(yaml, root, NULL, "dtype", FALSE, &dtype, error) ||
@@ -161,9 +161,13 @@ rs_scenario_load_file(const char *path, GError **error)
         !rs_yaml_read_string(yaml, root, NULL, "topology", TRUE, &topology, error) ||
         !rs_yaml_read_int64(yaml, root, NULL, "nodes", FALSE, 1, 1 << 20, &nodes, error) ||
         !rs_yaml_read_int64(yaml, root, NULL, "scale", FALSE, 1, 1 << 20, &scale, error) ||
-        !rs_yaml_read_string(yaml, root, NULL, "layers", FALSE, &layers, error))
+        !rs_yaml_read_string(yaml, root, NULL, "layers", FALSE, &layers, error) ||
+        !rs_yaml_read_int64(yaml, root, NULL, "gpus_per_domain", FALSE, 1, 1 << 20,
+                            &gpus_per_domain, error) ||
+        !rs_yaml_read_bool(yaml, root, NULL, "use_idle_gpus", FALSE, &s->use_idle_gpus, error))
         return NULL;
     s->scale = (guint)scale;
+    s->gpus_per_domain = (guint)gpus_per_domain;
     if (layers != NULL) {
         g_autoptr(GError) local = NULL;
         RsModelOptions range = {0};
@@ -296,6 +300,33 @@ load_topology(const RsScenario *s, GError **error)
     return rs_topology_load_file(topo_path, &tov, error);
 }
 
+/* @gpus as GPUs of @topo: with gpus_per_domain N, GPU g is (g / N) × domain size +
+ * g mod N. Returns: (transfer full) (nullable): NULL when @gpus is NULL or N exceeds the
+ * domain size (@error set then). */
+static GArray *
+map_gpus(const RsScenario *s, GArray *gpus, const RsTopology *topo, GError **error)
+{
+    if (gpus == NULL)
+        return NULL;
+    GArray *out = g_array_copy(gpus);
+    if (s->gpus_per_domain == 0 || topo == NULL)
+        return out;
+    guint size = rs_topology_get_gpus_per_nvlink_domain(topo);
+    if (s->gpus_per_domain > size) {
+        g_set_error(error, RS_SCENARIO_ERROR, RS_SCENARIO_ERROR_INVALID,
+                    "gpus_per_domain: %u is more than the %u GPUs of an NVLink domain of %s",
+                    s->gpus_per_domain, size, rs_topology_get_name(topo));
+        g_array_unref(out);
+        return NULL;
+    }
+    for (guint i = 0; i < out->len; i++) {
+        guint32 *g = &g_array_index(out, guint32, i);
+        guint64 mapped = (guint64)(*g / s->gpus_per_domain) * size + *g % s->gpus_per_domain;
+        *g = (guint32)MIN(mapped, (guint64)G_MAXUINT32);
+    }
+    return out;
+}
+
 /* Stage: one side's GPUs checked (against @topo when given) and its convention resolved on
  * @model. Errors start with where the side or its GPUs were given. */
 static gboolean
@@ -305,7 +336,12 @@ resolve_side(const RsScenario *s, RsScenarioSide side, const RsModel *model,
     gboolean train = side == RS_SCENARIO_SIDE_TRAIN;
     const char *name = train ? "train" : "infer";
     RsConvention *conv = train ? s->train : s->infer;
-    GArray *gpus = train ? s->train_gpus : s->infer_gpus;
+    g_autoptr(GError) map_error = NULL;
+    g_autoptr(GArray) gpus = map_gpus(s, train ? s->train_gpus : s->infer_gpus, topo, &map_error);
+    if (map_error != NULL) {
+        g_propagate_error(error, g_steal_pointer(&map_error));
+        return FALSE;
+    }
     const char *where = train ? s->train_where : s->infer_where;
     const char *gpus_where = train ? s->train_gpus_where : s->infer_gpus_where;
     if (!check_gpus(name, gpus, topo, error))
@@ -335,10 +371,22 @@ rs_scenario_build(RsScenario *s, RsScenarioBuild *out, GError **error)
         return FALSE;
     /* Both sides' GPUs are checked before either is resolved, so that a wrong GPU list is
      * reported before a layout error of the other side. */
-    if (!check_gpus("train", s->train_gpus, topo, error))
+    g_autoptr(GArray) train_gpus = map_gpus(s, s->train_gpus, topo, error);
+    if (s->train_gpus != NULL && train_gpus == NULL)
+        return FALSE;
+    g_autoptr(GArray) infer_gpus = map_gpus(s, s->infer_gpus, topo, error);
+    if (s->infer_gpus != NULL && infer_gpus == NULL)
+        return FALSE;
+    if (!check_gpus("train", train_gpus, topo, error))
         return prefix_where(error, s->train_gpus_where ? s->train_gpus_where : s->train_where);
-    if (!check_gpus("infer", s->infer_gpus, topo, error))
+    if (!check_gpus("infer", infer_gpus, topo, error))
         return prefix_where(error, s->infer_gpus_where ? s->infer_gpus_where : s->infer_where);
+    if (!s->use_idle_gpus) {
+        /* Only the job's GPUs carry traffic. */
+        g_autoptr(GArray) job = g_array_copy(train_gpus);
+        g_array_append_vals(job, infer_gpus->data, infer_gpus->len);
+        rs_topology_set_job_gpus(topo, (const guint32 *)job->data, job->len);
+    }
     RsConventionResult src, dst;
     if (!resolve_side(s, RS_SCENARIO_SIDE_TRAIN, model, topo, &src, error))
         return FALSE;

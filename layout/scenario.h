@@ -15,6 +15,11 @@
  *   layers: 3-5                 # optional: only decoder layers 3 to 5
  *   train: {convention: megatron, gpus: 0-255, tp: 1, pp: 16, ep: 16, dp: 16}
  *   infer: {convention: vllm, gpus: 256-511, tp: 32, dp: 8}
+ *   gpus_per_domain: 64         # optional: the job holds the first 64 GPUs of each NVLink
+ *                               # domain; GPU lists count those only (gpus: 0-127 is GPUs
+ *                               # 0-63 and 72-135 on NVL72 racks)
+ *   use_idle_gpus: false        # optional: GPUs in neither layout may relay and carry PXN
+ *                               # traffic (default: they carry none)
  * Convention parameters take integers, switches (ep: true) and lists (pp-layers: [15, 16]).
  * Every field can be overridden after loading (the command-line flags do).
  */
@@ -58,6 +63,9 @@ typedef struct {
     GArray *infer_gpus; /* guint32 */
     gboolean has_infer_dtype;
     RsDtype infer_dtype; /* the inference side's dtype for quantisable weights */
+    guint gpus_per_domain;  /* 0: every GPU of a domain; else the job's first N of each, and
+                             * the GPU lists count those only */
+    gboolean use_idle_gpus; /* GPUs in neither layout may carry traffic */
     /* Where each part was given, for errors found when the scenario is built: "path:line:col"
      * of its field in the file, or the flag that overrode it ("--train"); NULL: unknown. */
     char *model_where, *topology_where, *nodes_where;
@@ -102,7 +110,11 @@ typedef struct {
  *   RS_SAFETENSORS_ERROR (bad files; the model may be a shipped name, a model YAML, a
  *   config.json, a .safetensors file or a .safetensors.index.json), RS_CONVENTION_ERROR (sizes that do not fit the GPUs or the model),
  *   RS_SCENARIO_ERROR_INVALID (a GPU outside the topology, twice in a list, or a part
- *   missing)
+ *   missing; gpus_per_domain above the topology's domain size)
+ *
+ * With gpus_per_domain N, GPU g of a list is GPU (g / N) × domain size + g mod N of the
+ * topology. Unless use_idle_gpus, the topology's job is set to both sides' GPUs
+ * (rs_topology_set_job_gpus): GPUs in neither layout carry no traffic.
  *
  * Returns: TRUE on success; on failure @out holds nothing.
  */

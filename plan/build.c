@@ -198,7 +198,7 @@ rs_plan_build_full(const RsRefit *refit, RsStrategy strategy, const RsPlanOption
     if (!check_transfer_count(refit, strategy, staging, n_channels, error))
         return NULL;
     RsPlanBuilder b = {g_array_new(FALSE, FALSE, sizeof(RsTransfer)), staging, RS_PACK_KERNEL,
-                       RS_ROUND_SYNC_GROUP};
+                       RS_ROUND_SYNC_GROUP, options != NULL ? options->topology : NULL};
     if (!build_transfers(&b, refit, strategy, options, error)) {
         g_array_unref(b.transfers);
         return NULL;

@@ -133,8 +133,8 @@ relay_key(guint pattern, const RsBox *box)
     return g_strdup_printf("%u|%s", pattern, text);
 }
 
-/* The @k GPUs of NVLink domain @domain with the least busy link of @kind, appended to
- * @out (guint32). */
+/* The @k GPUs of the job in NVLink domain @domain with the least busy link of @kind,
+ * appended to @out (guint32). */
 static void
 least_loaded(const RsBalance *p, guint domain, RsLinkKind kind, guint k, GArray *out)
 {
@@ -144,6 +144,9 @@ least_loaded(const RsBalance *p, guint domain, RsLinkKind kind, guint k, GArray 
     double best_busy[4];
     guint n = 0;
     for (guint32 g = domain * size; g < (domain + 1) * size; g++) {
+        /* GPUs outside the job relay nothing (rs_topology_set_job_gpus). */
+        if (!rs_topology_gpu_in_job(topo, g))
+            continue;
         double busy = p->loads.busy_s[rs_topology_get_gpu_link(topo, g, kind)];
         guint pos = n;
         while (pos > 0 && busy < best_busy[pos - 1])

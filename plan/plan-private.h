@@ -84,6 +84,7 @@ typedef struct {
     RsPackMethod pack_method;   /* the plan's, RS_PACK_KERNEL unless the strategy sets another */
     RsRoundSync round_sync;     /* the plan's, RS_ROUND_SYNC_GROUP unless the strategy sets
                                  * another */
+    const RsTopology *topology; /* (nullable) the options' cluster */
 } RsPlanBuilder;
 
 /* Appends a transfer of @box of tensor @t (index @tensor_idx); returns its index. */

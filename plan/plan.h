@@ -190,7 +190,10 @@ guint64 rs_plan_options_get_staging_bytes(const RsPlanOptions *options);
  *   by a local copy. RS_STRATEGY_DIRECT: every destination receives exactly the elements
  *   of its boxes it does not already hold, each piece from one source replica; the
  *   replicas of a source box serve its requesting destinations round-robin, in
- *   destination rank order; bytes a destination already holds are local copies.
+ *   destination rank order (rs_plan_build_full with a topology: round-robin per
+ *   destination rail, rail r starting at replica r, so that under PXN each replica's bytes
+ *   leave through all of its node's NICs); bytes a destination already holds are local
+ *   copies.
  * @error: RS_PLAN_ERROR_UNCOVERED naming the tensor and the first element no source holds
  *
  * Deterministic. O(Σ_tensors dst_boxes × distinct source boxes) intersections.

@@ -45,7 +45,8 @@ typedef struct {
     /* The parts of predicted_s, summed over phases (each phase takes the larger of its link
      * and copy times, plus its fixed costs). */
     double link_s;    /* Σ phases: busiest link's busy time */
-    double copy_s;    /* Σ phases: copy time (rs_cost_estimate_full with a copy section) */
+    double copy_s;    /* Σ phases: copy time (rs_cost_estimate_full with a copy section,
+                       * plus the GPU's pack, unpack and local copies: sim/gpu-cost.h) */
     double latency_s; /* Σ phases: busiest rank's per-message costs */
     guint copy_bound_phases; /* phases whose copy time exceeds their link time */
     /* Where predicted_s goes; the four sum to predicted_s. Per phase, its link time counts
@@ -95,6 +96,12 @@ gboolean rs_cost_estimate(const RsPlan *plan, const RsTopology *topo, RsCostEsti
  * copies at the one-rank rate and each node's copies at the node rate (ranks of a node
  * share its cores and memory); the phase lasts max(link time, copy time) plus its fixed
  * costs. Without a copy section the result equals rs_cost_estimate().
+ *
+ * With the topology's GPU costs (rs_topology_get_gpu_costs, sim/gpu-cost.h) each phase
+ * also pays its busiest rank's GPU copies (the packs it sends and the unpacks and local
+ * copies it receives: they run on the rank's stream before and after its transfers, so
+ * they add to the link time) and, among its fixed costs, each rank's kernel launches and
+ * one round cost (launch + synchronisation) per round it takes part in.
  *
  * O(n_transfers × source boxes × destination boxes of a transfer's ranks) with a copy
  * section.

@@ -85,6 +85,62 @@ barrier_s(const RsTopology *topo)
     return ceil(log2((double)n)) * latency_s;
 }
 
+/* (round, rank) as one key. */
+static inline guint64
+round_rank_key(guint32 round, guint32 rank)
+{
+    return ((guint64)round << 32) | rank;
+}
+
+static double *
+slot(GHashTable *table, guint32 round, guint32 rank)
+{
+    guint64 key = round_rank_key(round, rank);
+    double *v = g_hash_table_lookup(table, &key);
+    if (v == NULL) {
+        guint64 *k = g_new(guint64, 1);
+        *k = key;
+        v = g_new0(double, 1);
+        g_hash_table_insert(table, k, v);
+    }
+    return v;
+}
+
+/* The flow model's pre and post times in the order the executor runs the copies on a
+ * rank's stream (exec/executor.c post_op packs each send of the rank's window when it
+ * posts it; exec/transport-nccl.c then hands the round to NCCL as one group on the same
+ * stream, and unpacks follow the group): a network message's first byte waits for every
+ * pack of its round on both of its ranks (both must have launched the group), and its
+ * unpack for the unpacks of the receiver's earlier messages of the round. Local copies
+ * keep their own time. */
+static void
+stream_order(const RsPlan *plan, RsGpuCostTimes *out)
+{
+    g_autoptr(GHashTable) packs =
+        g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+    g_autoptr(GHashTable) unpacks =
+        g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+    for (guint m = 0; m < out->n_messages; m++) {
+        const RsMessage *msg = rs_plan_get_message(plan, m);
+        if (msg->src != msg->dst)
+            *slot(packs, msg->round, msg->src) += out->pre_copy_s[m] + out->pre_fixed_s[m];
+    }
+    for (guint m = 0; m < out->n_messages; m++) {
+        const RsMessage *msg = rs_plan_get_message(plan, m);
+        if (msg->src == msg->dst) {
+            out->pre_s[m] = out->pre_copy_s[m] + out->pre_fixed_s[m];
+            out->post_s[m] = out->post_copy_s[m] + out->post_fixed_s[m];
+            continue;
+        }
+        out->pre_s[m] = MAX(*slot(packs, msg->round, msg->src), *slot(packs, msg->round, msg->dst));
+        /* Messages are in the global order (phase, round, src, dst): the receiver's earlier
+         * unpacks of the round come first. */
+        double *queued = slot(unpacks, msg->round, msg->dst);
+        *queued += out->post_copy_s[m] + out->post_fixed_s[m];
+        out->post_s[m] = *queued;
+    }
+}
+
 RsGpuCostTimes *
 rs_gpu_cost_compute(const RsPlan *plan, const RsRefit *refit, const RsTopology *topo,
                     GError **error)
@@ -128,9 +184,8 @@ rs_gpu_cost_compute(const RsPlan *plan, const RsRefit *refit, const RsTopology *
                            &out->post_fixed_s[m], error))
                 return NULL;
         }
-        out->pre_s[m] = out->pre_copy_s[m] + out->pre_fixed_s[m];
-        out->post_s[m] = out->post_copy_s[m] + out->post_fixed_s[m];
     }
+    stream_order(plan, out);
     return g_steal_pointer(&out);
 }
 

@@ -45,8 +45,13 @@ typedef struct {
     double *pre_fixed_s;  /* [n_messages]: the sender's launches before the first byte */
     double *post_copy_s;  /* [n_messages]: the receiver's copy time after the last byte */
     double *post_fixed_s; /* [n_messages]: the receiver's launches after the last byte */
-    double *pre_s;        /* [n_messages]: pre_copy_s + pre_fixed_s (RsFlowSimOptions) */
-    double *post_s;       /* [n_messages]: post_copy_s + post_fixed_s */
+    /* For the flow model (RsFlowSimOptions), in the order the executor's stream runs the
+     * copies: a network message's first byte waits for every pack (copies and launches)
+     * of its round on its sender and on its receiver (both launch the round's group after
+     * their packs), its arrival for the receiver's unpacks of the round up to its own (in
+     * the plan's message order); a local copy, its own pre + post. */
+    double *pre_s;  /* [n_messages] */
+    double *post_s; /* [n_messages] */
     double round_fixed_s; /* per round and rank: launch + synchronisation, seconds */
 } RsGpuCostTimes;
 

@@ -311,8 +311,10 @@ cut_capacity(const RsTopology *topo, guint kind, guint s, gboolean ingress)
         return c;
     }
     double nics = 0.0;
+    /* GPUs outside the job carry nothing: their NICs are not part of the cut. */
     for (guint32 g = first; g < end; g++)
-        nics += nic_path_capacity(topo, g, ingress);
+        if (rs_topology_gpu_in_job(topo, g))
+            nics += nic_path_capacity(topo, g, ingress);
     if (kind == SET_DOMAIN)
         return nics;
     double leaves = 0.0;

@@ -184,8 +184,8 @@ test_small_times_digits(void)
                           "--layers", "29-30", "-q", NULL};
     r = run_reshard(flow);
     g_assert_cmpint(r.exit_code, ==, 0);
-    assert_contains(r.out, "direct: bottleneck gpu0.nic-egress, 0.00 GB, load 1.8e-05 s = 37% of "
-                           "the time; last GPU 4 at 4.82e-05 s\n");
+    assert_contains(r.out, "direct: bottleneck gpu0.nic-egress, 0.00 GB, load 1.8e-05 s = 35% of "
+                           "the time; last GPU 4 at 5.21e-05 s\n");
     run_result_clear(&r);
     const char *busy[] = {"simulate", "--model", "llama-3.1-8b", "--nodes", "2", "--train",
                           "megatron:tp=2,pp=2", "--train-gpus", "0-7", "--infer", "vllm:tp=4",
@@ -259,6 +259,51 @@ test_fsdp2_fp8_plans(void)
         g_error("exit %d: %s", r.exit_code, r.err);
     assert_contains(r.err, "check passed for direct");
     run_result_clear(&r);
+}
+
+/* --gpus-per-domain 64: GPU lists count the first 64 GPUs of each 72-GPU rack, so
+ * inference GPUs 64-127 are GPUs 72-135; more than a domain holds is refused. */
+static void
+test_gpus_per_domain(void)
+{
+    const char *args[] = {"simulate", "--scenario", "qwen3-235b-gb200", "--gpus-per-domain",
+                          "64", "--train-gpus", "0-63", "--infer-gpus", "64-127", "--strategy",
+                          "direct", "--network", "bottleneck", "--layers", "3-3", NULL};
+    RunResult r = run_reshard(args);
+    if (r.exit_code != 0)
+        g_error("exit %d: %s", r.exit_code, r.err);
+    assert_contains(r.out, "replica 0, stage 0: GPUs 72-79, tp=8");
+    assert_contains(r.out, "replica 7, stage 0: GPUs 128-135, tp=8");
+    run_result_clear(&r);
+    const char *bad[] = {"simulate", "--scenario", "qwen3-235b-gb200", "--gpus-per-domain",
+                         "80", "--strategy", "direct", "--network", "bottleneck", NULL};
+    r = run_reshard(bad);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "gpus_per_domain: 80 is more than the 72 GPUs of an NVLink domain");
+    run_result_clear(&r);
+
+    /* The scenario keys: the same mapping; the bound counts the job's 64 NICs of rack 1
+     * (64 x 47.5 GB/s), or all 72 when idle GPUs are lent. */
+    for (guint lend = 0; lend < 2; lend++) {
+        g_autofree char *path = write_temp(
+            "s.yaml", lend ? "model: qwen3-235b-a22b\ntopology: gb200-nvl72\nnodes: 36\n"
+                             "layers: 3-3\ngpus_per_domain: 64\nuse_idle_gpus: true\n"
+                             "train: {convention: megatron, gpus: 0-63, tp: 4, pp: 4, ep: 16, etp: 1}\n"
+                             "infer: {convention: vllm, gpus: 64-127, tp: 8, dp: 8}\n"
+                           : "model: qwen3-235b-a22b\ntopology: gb200-nvl72\nnodes: 36\n"
+                             "layers: 3-3\ngpus_per_domain: 64\n"
+                             "train: {convention: megatron, gpus: 0-63, tp: 4, pp: 4, ep: 16, etp: 1}\n"
+                             "infer: {convention: vllm, gpus: 64-127, tp: 8, dp: 8}\n");
+        const char *file[] = {"simulate", "--scenario", path, "--strategy", "direct",
+                              "--network", "bottleneck", NULL};
+        r = run_reshard(file);
+        if (r.exit_code != 0)
+            g_error("exit %d: %s", r.exit_code, r.err);
+        assert_contains(r.out, "replica 0, stage 0: GPUs 72-79, tp=8");
+        assert_contains(r.out, lend ? "NVLink domain 1 ingress (its NICs): 4.976 GB over 3420 GB/s"
+                                    : "NVLink domain 1 ingress (its NICs): 4.976 GB over 3040 GB/s");
+        run_result_clear(&r);
+    }
 }
 
 static void
@@ -1547,6 +1592,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/simulate/default-flow-json", test_default_flow_json);
     g_test_add_func("/cli/simulate/wire-dtypes-header", test_wire_dtypes_header);
     g_test_add_func("/cli/simulate/fsdp2-fp8-plans", test_fsdp2_fp8_plans);
+    g_test_add_func("/cli/simulate/gpus-per-domain", test_gpus_per_domain);
     g_test_add_func("/cli/simulate/small-times-digits", test_small_times_digits);
     g_test_add_func("/cli/simulate/check-reports", test_check_reports);
     g_test_add_func("/cli/simulate/scenario-errors-where", test_scenario_build_errors_where);

@@ -3,6 +3,7 @@
  *   2 nodes × 2 GPUs; NVLink 100 GB/s × 1.0, 1 us; NIC 80 Gbit/s × 0.5 = 5 GB/s, 10 us;
  *   message overhead 2 us. GPUs 0,1 on node 0; 2,3 on node 1. */
 #include "sim/cost.h"
+#include "sim/flow-sim.h"
 #include "sim/gpu-cost.h"
 #include "sim/lower-bound.h"
 #include "topologies/topology.h"
@@ -108,7 +109,10 @@ test_estimate_gpu_costs(void)
         g_assert_cmpfloat_with_epsilon(t->pre_fixed_s[m], 1e-6, 1e-18);
         g_assert_cmpfloat(t->post_copy_s[m], ==, 0.0);
         g_assert_cmpfloat(t->post_fixed_s[m], ==, 0.0);
-        g_assert_cmpfloat_with_epsilon(t->pre_s[m], (8e6 + 4 * 32) / 1e12 + 1e-6, 1e-18);
+        /* The flow model's: both messages of the round wait for both of GPU 0's packs
+         * (its stream packs them, then launches the round's group). */
+        g_assert_cmpfloat_with_epsilon(t->pre_s[m], 2 * ((8e6 + 4 * 32) / 1e12 + 1e-6), 1e-18);
+        g_assert_cmpfloat(t->post_s[m], ==, 0.0);
     }
     g_assert_true(rs_cost_estimate_full(cols_plan, cols, topo, &c, &error));
     double copy_s = 2 * (8e6 + 4 * 32) / 1e12;
@@ -143,6 +147,113 @@ test_estimate_gpu_costs(void)
     g_assert_cmpfloat_with_epsilon(c.predicted_s, 3.2e-3 + 44e-6, 1e-12);
     g_assert_cmpfloat(c.gpu_copy_s, ==, 0.0);
     assert_split(&c);
+}
+
+/* direct under PXN: a source's bytes leave through its node's NIC on the destination's
+ * rail. Two replicas (GPUs 0 and 4) serving 8 destinations on 4 rails in rank order used to
+ * alternate, so replica 0 served rails 0 and 2 only: 2 of its node's 4 NICs carried all of
+ * its bytes. Round-robin per rail spreads each replica over every rail. */
+static void
+test_direct_pxn_rails(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTopology) topo = rs_topology_load_string(
+        "name: rails\nnodes: 4\ngpus_per_node: 4\nnvlink: {bandwidth: 100 GB/s}\n"
+        "nic: {bandwidth: 10 GB/s}\nfabric: {pxn: true}\n",
+        "rails.yaml", NULL, &error);
+    g_assert_no_error(error);
+    const gint64 shape[] = {8, 1024};
+    const guint32 replicas[] = {0, 4};
+    g_autoptr(RsLayout) src = rs_layout_new_replicated(2, shape, replicas, 2);
+    g_autoptr(RsMesh) mesh = rs_mesh_parse("8", "8-15", &error);
+    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0, 0};
+    g_autoptr(RsLayout) dst = rs_layout_new_dtensor(2, shape, mesh, &s0, 1, &error);
+    g_assert_no_error(error);
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_BF16, src, dst, &error));
+    RsPlanOptions options;
+    rs_plan_options_init(&options, topo);
+    g_autoptr(RsPlan) plan = rs_plan_build_full(refit, RS_STRATEGY_DIRECT, &options, &error);
+    g_assert_no_error(error);
+    RsCostEstimate c;
+    g_assert_true(rs_cost_estimate(plan, topo, &c, &error));
+    /* 8 rows of 2,048 B; each of the 8 NICs of nodes 0 and 1 sends exactly one. */
+    g_assert_cmpuint(c.bytes_network, ==, 8 * 2048);
+    g_assert_cmpuint(c.max_nic_egress_bytes, ==, 2048);
+}
+
+/* Only the job's GPUs carry traffic (rs_topology_set_job_gpus): two NVLink domains of two
+ * 4-GPU trays, PXN on; the job holds GPUs 0-1 (training) and 10-11 (inference). */
+static const char job_yaml[] =
+    "name: job\nnodes: 4\ngpus_per_node: 4\nnodes_per_nvlink_domain: 2\n"
+    "nvlink: {bandwidth: 100 GB/s}\nnic: {bandwidth: 10 GB/s}\nfabric: {pxn: true}\n";
+
+/* Bytes that crossed any link of a GPU outside {0, 1, 10, 11}. */
+static guint64
+idle_gpu_bytes(const RsTopology *topo, const RsFlowSimResult *f)
+{
+    guint64 bytes = 0;
+    for (guint32 l = 0; l < rs_topology_get_n_links(topo); l++) {
+        guint32 g = rs_topology_get_link_gpu(topo, l);
+        if (g != G_MAXUINT32 && g != 0 && g != 1 && g != 10 && g != 11)
+            bytes += f->link_bytes[l];
+    }
+    return bytes;
+}
+
+static void
+test_job_gpus_only(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTopology) topo = rs_topology_load_string(job_yaml, "job.yaml", NULL, &error);
+    g_assert_no_error(error);
+    /* A [2, 1,000,000] bf16 tensor, S(0) on GPUs 0-1, replicated on GPUs 10-11: 8 MB. */
+    const gint64 shape[] = {2, 1000000};
+    g_autoptr(RsMesh) src_mesh = rs_mesh_parse("2", "0,1", &error);
+    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0, 0};
+    g_autoptr(RsLayout) src = rs_layout_new_dtensor(2, shape, src_mesh, &s0, 1, &error);
+    const guint32 dst_ranks[] = {10, 11};
+    g_autoptr(RsLayout) dst = rs_layout_new_replicated(2, shape, dst_ranks, 2);
+    g_assert_no_error(error);
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_BF16, src, dst, &error));
+    const guint32 job[] = {0, 1, 10, 11};
+
+    for (guint allowed = 0; allowed < 2; allowed++) {
+        rs_topology_set_job_gpus(topo, allowed ? NULL : job, allowed ? 0 : 4);
+        g_assert_cmpint(rs_topology_has_job(topo), ==, !allowed);
+        g_assert_cmpint(rs_topology_gpu_in_job(topo, 2), ==, allowed);
+        g_assert_true(rs_topology_gpu_in_job(topo, 10));
+        /* PXN from GPU 0 (rail 0) to GPU 10 (rail 2) goes through GPU 2 only when it may. */
+        guint32 route[RS_TOPOLOGY_MAX_ROUTE];
+        guint n = rs_topology_route(topo, 0, 10, route);
+        g_assert_cmpuint(route[0], ==,
+                         rs_topology_get_gpu_link(topo, 0, allowed ? RS_LINK_NVLINK_EGRESS
+                                                                   : RS_LINK_NIC_EGRESS));
+        g_assert_cmpuint(n, ==, 4); /* PXN: NVLink 0 -> 2, NIC 2 -> 10; else NIC, spine, NIC */
+        guint64 idle_max = 0;
+        for (RsStrategy st = 0; st < RS_STRATEGY_N; st++) {
+            RsPlanOptions options;
+            rs_plan_options_init(&options, topo);
+            g_autoptr(RsPlan) plan = rs_plan_build_full(refit, st, &options, &error);
+            g_assert_no_error(error);
+            g_assert_true(rs_plan_check(plan, refit, &error));
+            g_autoptr(RsFlowSimResult) f = rs_flow_sim_run(plan, topo, NULL, &error);
+            g_assert_no_error(error);
+            guint64 idle = idle_gpu_bytes(topo, f);
+            if (!allowed)
+                g_assert_cmpuint(idle, ==, 0);
+            idle_max = MAX(idle_max, idle);
+        }
+        /* Lent, the idle GPUs do carry bytes (PXN hops, hierarchical entries). */
+        if (allowed)
+            g_assert_cmpuint(idle_max, >, 0);
+        /* The bound: the tensor's 4 MB must enter domain 1 through the NICs of the job's 2
+         * GPUs there, 10 GB/s each; lent, through all 8. */
+        RsLowerBound b;
+        g_assert_true(rs_lower_bound_compute(refit, topo, &b, &error));
+        g_assert_cmpfloat_with_epsilon(b.time_s, allowed ? 4e6 / 8e10 : 4e6 / 2e10, 1e-15);
+    }
 }
 
 static void
@@ -422,6 +533,8 @@ main(int argc, char **argv)
     g_test_add_func("/cost/estimate/gather-broadcast", test_estimate_gather_broadcast);
     g_test_add_func("/cost/estimate/copies", test_estimate_copies);
     g_test_add_func("/cost/estimate/gpu-costs", test_estimate_gpu_costs);
+    g_test_add_func("/cost/estimate/direct-pxn-rails", test_direct_pxn_rails);
+    g_test_add_func("/cost/job-gpus-only", test_job_gpus_only);
     g_test_add_func("/cost/estimate/copies-every-strategy", test_estimate_copies_strategies);
     g_test_add_func("/cost/lower-bound/two-node", test_lower_bound);
     g_test_add_func("/cost/lower-bound/replicas", test_lower_bound_replicas);

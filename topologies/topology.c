@@ -43,6 +43,7 @@ struct _RsTopology {
     double message_overhead_s;
     GArray *copy_runs; /* RsCopyRate by increasing run_bytes; NULL without a copy section */
     RsGpuCosts gpu_costs;
+    guint8 *job; /* [n_gpus] 1: in the job; NULL: every GPU */
     gboolean has_pcie;
     gboolean pxn;
     guint gpu_stride;          /* links per GPU block */
@@ -585,6 +586,7 @@ rs_topology_free(RsTopology *topo)
     g_free(topo->gpu_model);
     g_free(topo->links);
     g_free(topo->dominated);
+    g_free(topo->job);
     if (topo->copy_runs != NULL)
         g_array_unref(topo->copy_runs);
     g_free(topo);
@@ -716,6 +718,31 @@ double
 rs_topology_get_message_overhead_s(const RsTopology *topo)
 {
     return topo->message_overhead_s;
+}
+
+void
+rs_topology_set_job_gpus(RsTopology *topo, const guint32 *gpus, guint n_gpus)
+{
+    g_clear_pointer(&topo->job, g_free);
+    if (gpus == NULL || n_gpus == 0)
+        return;
+    guint n = rs_topology_get_n_gpus(topo);
+    topo->job = g_new0(guint8, MAX(n, 1));
+    for (guint i = 0; i < n_gpus; i++)
+        if (gpus[i] < n)
+            topo->job[gpus[i]] = 1;
+}
+
+gboolean
+rs_topology_gpu_in_job(const RsTopology *topo, guint32 gpu)
+{
+    return topo->job == NULL || (gpu < rs_topology_get_n_gpus(topo) && topo->job[gpu]);
+}
+
+gboolean
+rs_topology_has_job(const RsTopology *topo)
+{
+    return topo->job != NULL;
 }
 
 const RsGpuCosts *
@@ -889,9 +916,11 @@ route_full(const RsTopology *topo, guint32 src, guint32 dst, guint32 *links, gui
     guint n = 0;
     guint32 from = src;
     guint rail_dst = rs_topology_get_rail(topo, dst);
-    if (topo->pxn && rs_topology_get_rail(topo, src) != rail_dst) {
+    guint32 proxy = rs_topology_get_node(topo, src) * topo->gpus_per_node + rail_dst;
+    if (topo->pxn && rs_topology_get_rail(topo, src) != rail_dst &&
+        rs_topology_gpu_in_job(topo, proxy)) {
         /* PXN: hand the data over NVLink to the GPU of our node on the destination's rail. */
-        from = rs_topology_get_node(topo, src) * topo->gpus_per_node + rail_dst;
+        from = proxy;
         links[n++] = rs_topology_get_gpu_link(topo, src, RS_LINK_NVLINK_EGRESS);
         links[n++] = rs_topology_get_gpu_link(topo, from, RS_LINK_NVLINK_INGRESS);
     }

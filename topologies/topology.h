@@ -229,6 +229,21 @@ double rs_topology_get_switch_latency_s(const RsTopology *topo);
 gboolean rs_topology_has_pcie(const RsTopology *topo);
 /** rs_topology_has_pxn: Returns: TRUE when rail-mismatched traffic goes over NVLink first. */
 gboolean rs_topology_has_pxn(const RsTopology *topo);
+/**
+ * rs_topology_set_job_gpus:
+ * @gpus: (array length=n_gpus) (nullable): the GPUs the job holds (both layouts' GPUs);
+ *   NULL or @n_gpus 0: every GPU (the default)
+ *
+ * GPUs outside the job carry no traffic: a route never takes PXN through one (the message
+ * leaves through its own NIC instead), planners never pick one as a relay, and the lower
+ * bound does not count its NIC in a cut. GPUs beyond the topology are ignored.
+ */
+void rs_topology_set_job_gpus(RsTopology *topo, const guint32 *gpus, guint n_gpus);
+/** rs_topology_gpu_in_job: Returns: TRUE when @gpu may carry traffic (in the job, or no job
+ * set). */
+gboolean rs_topology_gpu_in_job(const RsTopology *topo, guint32 gpu);
+/** rs_topology_has_job: Returns: TRUE when a job restricts the GPUs. */
+gboolean rs_topology_has_job(const RsTopology *topo);
 /** rs_topology_get_message_overhead_s: Returns: software cost per message, seconds. */
 double rs_topology_get_message_overhead_s(const RsTopology *topo);
 
@@ -328,7 +343,8 @@ double rs_link_get_capacity_bytes_per_s(const RsLink *link);
  * the uplink of the source's leaf and the downlink of the destination's leaf (through the
  * spine), then NIC ingress and PCIe ingress of @dst. With PXN, when the rails differ, the
  * route first crosses NVLink to the GPU of @src's node on @dst's rail and leaves through
- * that GPU's NIC (NCCL's PXN), so it stays on one leaf when the scalable unit is the same.
+ * that GPU's NIC (NCCL's PXN), so it stays on one leaf when the scalable unit is the same;
+ * not when that GPU is outside the job (rs_topology_set_job_gpus).
  *
  * Returns: the number of links written, at most RS_TOPOLOGY_MAX_ROUTE.
  */
