@@ -88,10 +88,14 @@ gboolean rs_cli_parse_int(const char *flag, const char *text, gint64 min, gint64
 gboolean rs_cli_parse_format(const char *text, RsFormat *format, GError **error);
 
 /* The strategies a --strategy option accepts, for its help and its errors, derived from
- * rs_strategy_get_name() so no list goes stale: "gather-broadcast, direct, node-aware or
- * hierarchical", followed by ", auto or all" when @with_auto_all (reshard simulate).
+ * rs_strategy_get_name() so no list goes stale: "gather-broadcast, direct, node-aware, …
+ * or rdma-p2p", followed by ", auto, all or list" when @with_auto_all (reshard simulate).
  * @last_sep joins the last item (" or ", ", "). Returns: (transfer full). */
 char *rs_cli_strategy_names(gboolean with_auto_all, const char *last_sep);
+
+/* Prints every strategy on stdout: its name, whose it is (ours, baseline, peer,
+ * strawman), what it does in one line and where its rules come from (`--strategy list`). */
+void rs_cli_print_strategies(void);
 
 /* Sets the description of the "strategy" entry of @entries (NULL-terminated) to the
  * strategy names and @default_text, built once per process (the text lives as long as the

@@ -147,7 +147,8 @@ load_model_work(Work *w, GError **error)
 static gboolean
 needs_topology(RsStrategy strategy)
 {
-    return strategy == RS_STRATEGY_NODE_AWARE || strategy == RS_STRATEGY_HIERARCHICAL;
+    return strategy != RS_STRATEGY_DIRECT && strategy != RS_STRATEGY_GATHER_BROADCAST &&
+           strategy != RS_STRATEGY_RDMA_P2P;
 }
 
 static gboolean

@@ -63,7 +63,9 @@ static GOptionEntry entries[] = {
     {"strategy", 0, 0, G_OPTION_ARG_STRING, &opt_strategy,
      NULL /* rs_cli_strategy_help(), set by make_context() */, "NAME"},
     {"all-strategies", 0, 0, G_OPTION_ARG_NONE, &opt_all_strategies,
-     "Every strategy side by side (the default; same as --strategy all)", NULL},
+     "Every strategy side by side, the peers' too (m2n, m2n-direct, checkpoint-engine, "
+     "rdma-p2p; same as --strategy all); without it, ours, nccl-broadcast and auto",
+     NULL},
     {"format", 'f', 0, G_OPTION_ARG_STRING, &opt_format, "table, csv or json (default table)",
      "FORMAT"},
     {"check", 0, 0, G_OPTION_ARG_NONE, &opt_check,
@@ -130,7 +132,8 @@ static GOptionEntry entries[] = {
 static GOptionContext *
 make_context_for(const char *parameter_string)
 {
-    rs_cli_set_strategy_help(entries, TRUE, "default all");
+    rs_cli_set_strategy_help(entries, TRUE,
+                             "default: ours, nccl-broadcast and auto; list: what each is");
     GOptionContext *context = g_option_context_new(parameter_string);
     g_option_context_set_summary(
         context, "Plans the refit of a scenario (model, topology, training and inference\n"
@@ -459,7 +462,11 @@ static gboolean
 parse_requested(RsPolicyRequest *req, GError **error)
 {
     rs_policy_request_init_all(req);
-    if (opt_strategy == NULL || opt_all_strategies || strcmp(opt_strategy, "all") == 0)
+    if (opt_all_strategies || (opt_strategy != NULL && strcmp(opt_strategy, "all") == 0)) {
+        rs_policy_request_init_every(req);
+        return TRUE;
+    }
+    if (opt_strategy == NULL)
         return TRUE;
     memset(req->row, 0, sizeof req->row);
     if (strcmp(opt_strategy, "auto") == 0)
@@ -932,6 +939,10 @@ static int
 run_parsed(const char *cmd)
 {
     g_autoptr(GError) error = NULL;
+    if (opt_strategy != NULL && strcmp(opt_strategy, "list") == 0) {
+        rs_cli_print_strategies();
+        return RS_EXIT_OK;
+    }
     Settings set;
     if (!parse_settings(&set, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);

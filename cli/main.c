@@ -108,12 +108,36 @@ rs_cli_strategy_names(gboolean with_auto_all, const char *last_sep)
     if (with_auto_all) {
         g_ptr_array_add(names, "auto");
         g_ptr_array_add(names, "all");
+        g_ptr_array_add(names, "list");
     }
     GString *text = g_string_new(NULL);
     for (guint i = 0; i < names->len; i++)
         g_string_append_printf(text, "%s%s", i == 0 ? "" : i + 1 == names->len ? last_sep : ", ",
                                (const char *)names->pdata[i]);
     return g_string_free(text, FALSE);
+}
+
+void
+rs_cli_print_strategies(void)
+{
+    static const char *const kinds[] = {
+        [RS_STRATEGY_KIND_OURS] = "ours",
+        [RS_STRATEGY_KIND_BASELINE] = "baseline",
+        [RS_STRATEGY_KIND_PEER] = "peer",
+        [RS_STRATEGY_KIND_STRAWMAN] = "strawman",
+    };
+    static const RsStrategyKind order[] = {RS_STRATEGY_KIND_OURS, RS_STRATEGY_KIND_BASELINE,
+                                           RS_STRATEGY_KIND_PEER, RS_STRATEGY_KIND_STRAWMAN};
+    for (guint k = 0; k < G_N_ELEMENTS(order); k++)
+        for (guint s = 0; s < RS_STRATEGY_N; s++) {
+            if (rs_strategy_get_kind((RsStrategy)s) != order[k])
+                continue;
+            g_print("%-18s %-9s %s\n%-28s source: %s\n", rs_strategy_get_name((RsStrategy)s),
+                    kinds[order[k]], rs_strategy_get_description((RsStrategy)s), "",
+                    rs_strategy_get_source((RsStrategy)s));
+        }
+    g_print("%-18s %-9s %s\n", "auto", "ours",
+            "plans every one of ours and nccl-broadcast, keeps the fastest and says why");
 }
 
 void

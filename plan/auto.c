@@ -4,11 +4,16 @@
 #include <math.h>
 
 static const RsAutoCandidate candidates[] = {
-    {"gather-broadcast", RS_STRATEGY_GATHER_BROADCAST, FALSE},
-    {"direct", RS_STRATEGY_DIRECT, FALSE},
-    {"node-aware", RS_STRATEGY_NODE_AWARE, FALSE},
-    {"hierarchical", RS_STRATEGY_HIERARCHICAL, FALSE},
-    {"hierarchical+relays", RS_STRATEGY_HIERARCHICAL, TRUE},
+    {"nccl-broadcast", RS_STRATEGY_NCCL_BROADCAST, FALSE, TRUE},
+    {"direct", RS_STRATEGY_DIRECT, FALSE, TRUE},
+    {"node-aware", RS_STRATEGY_NODE_AWARE, FALSE, TRUE},
+    {"hierarchical", RS_STRATEGY_HIERARCHICAL, FALSE, TRUE},
+    {"hierarchical+relays", RS_STRATEGY_HIERARCHICAL, TRUE, TRUE},
+    {"m2n", RS_STRATEGY_M2N, FALSE, FALSE},
+    {"m2n-direct", RS_STRATEGY_M2N_DIRECT, FALSE, FALSE},
+    {"checkpoint-engine", RS_STRATEGY_CHECKPOINT_ENGINE, FALSE, FALSE},
+    {"rdma-p2p", RS_STRATEGY_RDMA_P2P, FALSE, FALSE},
+    {"gather-broadcast", RS_STRATEGY_GATHER_BROADCAST, FALSE, FALSE},
 };
 
 const RsAutoCandidate *
@@ -31,6 +36,9 @@ rs_auto_build_plan(const RsRefit *refit, const RsPlanOptions *options,
     g_return_val_if_fail(n_tried >= 1 && n_tried <= RS_AUTO_MAX_CANDIDATES, NULL);
     result->n_candidates = 0;
     result->chosen = 0;
+    gboolean any_in_auto = FALSE;
+    for (guint c = 0; c < n_tried; c++)
+        any_in_auto = any_in_auto || tried[c].in_auto;
     g_autoptr(RsPlan) best = NULL;
     for (guint c = 0; c < n_tried; c++) {
         RsPlanOptions o = *options;
@@ -44,6 +52,8 @@ rs_auto_build_plan(const RsRefit *refit, const RsPlanOptions *options,
         guint i = result->n_candidates++;
         result->candidates[i] = tried[c];
         result->predicted_s[i] = t_s;
+        if (any_in_auto && !tried[c].in_auto)
+            continue;
         if (best == NULL || t_s < result->predicted_s[result->chosen]) {
             result->chosen = i;
             g_clear_pointer(&best, rs_plan_free);
@@ -62,11 +72,17 @@ rs_auto_result_format_reason(const RsAutoResult *result)
     /* The others, fastest first. */
     gboolean done[RS_AUTO_MAX_CANDIDATES] = {FALSE};
     done[result->chosen] = TRUE;
+    /* Only what auto chose among (the peers' rows speak for themselves). */
+    if (result->candidates[result->chosen].in_auto)
+        for (guint i = 0; i < result->n_candidates; i++)
+            done[i] = done[i] || !result->candidates[i].in_auto;
     for (guint k = 1; k < result->n_candidates; k++) {
         gint next = -1;
         for (guint i = 0; i < result->n_candidates; i++)
             if (!done[i] && (next < 0 || result->predicted_s[i] < result->predicted_s[next]))
                 next = (gint)i;
+        if (next < 0)
+            break;
         done[next] = TRUE;
         double t = result->predicted_s[next];
         g_string_append_printf(s, "; %s %.4g s (+%.0f%%)", result->candidates[next].label, t,

@@ -9,12 +9,14 @@
 
 G_BEGIN_DECLS
 
-#define RS_AUTO_MAX_CANDIDATES 8
+#define RS_AUTO_MAX_CANDIDATES 16
 
 typedef struct {
     const char *label;      /* "hierarchical+relays" */
     RsStrategy strategy;
     gboolean domain_relays; /* see RsPlanOptions */
+    gboolean in_auto;       /* auto may pick it: ours and the nccl-broadcast baseline, not the
+                             * peers' algorithms or the strawman */
 } RsAutoCandidate;
 
 /**
@@ -41,8 +43,10 @@ typedef struct {
  * rs_auto_get_candidates:
  * @n_out: (out): how many
  *
- * Returns: (transfer none) (array length=n_out): the candidates auto tries, in order:
- * gather-broadcast, direct, node-aware, hierarchical, hierarchical with domain relays.
+ * Returns: (transfer none) (array length=n_out): every candidate, in order: nccl-broadcast,
+ * direct, node-aware, hierarchical, hierarchical with domain relays (auto tries these:
+ * in_auto), then the peers' m2n, m2n-direct, checkpoint-engine, rdma-p2p and the
+ * gather-broadcast strawman.
  */
 const RsAutoCandidate *rs_auto_get_candidates(guint *n_out);
 
@@ -59,9 +63,10 @@ const RsAutoCandidate *rs_auto_get_candidates(guint *n_out);
  * @error: the first planning or evaluation error
  *
  * Builds and evaluates one candidate at a time (one plan in memory besides the best).
- * Ties go to the earlier candidate. Deterministic when @evaluate is.
+ * The choice is the fastest candidate with in_auto set (the fastest of all when none is);
+ * ties go to the earlier candidate. Deterministic when @evaluate is.
  *
- * Returns: (transfer full): the fastest plan, or NULL on error.
+ * Returns: (transfer full): the chosen plan, or NULL on error.
  */
 RsPlan *rs_auto_build_plan(const RsRefit *refit, const RsPlanOptions *options,
                            const RsAutoCandidate *candidates, guint n_candidates,
@@ -70,6 +75,8 @@ RsPlan *rs_auto_build_plan(const RsRefit *refit, const RsPlanOptions *options,
 
 /**
  * rs_auto_result_format_reason:
+ * The others listed are the candidates auto chose among (in_auto), fastest first.
+ *
  * Returns: (transfer full): why auto chose what it chose, e.g. "hierarchical+relays
  * 0.897 s; node-aware 1.04 s (+16%); direct 1.04 s (+16%); gather-broadcast 29.2 s (+3158%)".
  */

@@ -52,22 +52,48 @@ physical_memory_bytes(void)
 }
 
 /* A lower bound on the network transfers of the plan: every destination box (the whole
- * tensor, once per destination rank and once more into the root, for gather-broadcast)
+ * tensor, once per destination rank and once more into the root, for the broadcasts, per
+ * channel slice for nccl-broadcast; every source shard to every destination rank for
+ * checkpoint-engine)
  * arrives in pieces of at most @staging bytes. Refuses, before anything is allocated, a
  * staging bound that would need more than RS_PLAN_MAX_TRANSFERS, and a plan whose memory
  * estimate (that bound × RS_PLAN_BUILD_BYTES_PER_TRANSFER) exceeds @memory_limit_bytes
  * (0: the machine's). */
 static gboolean
-check_transfer_count(const RsRefit *refit, RsStrategy strategy, guint64 staging,
+check_transfer_count(const RsRefit *refit, RsStrategy strategy, guint64 staging, guint n_channels,
                      guint64 memory_limit_bytes, GError **error)
 {
     guint64 pieces = 0;
+    guint64 shard_pieces = 0; /* checkpoint-engine: what no staging bound reduces */
     for (guint i = 0; i < rs_refit_get_n_tensors(refit); i++) {
         const RsRefitTensor *t = rs_refit_get_tensor(refit, i);
         guint n_ranks = rs_layout_get_n_ranks(t->dst);
-        if (strategy == RS_STRATEGY_GATHER_BROADCAST) {
+        if (strategy == RS_STRATEGY_CHECKPOINT_ENGINE) {
+            /* Every source shard goes to every destination rank: a hop and a keep each,
+             * per channel slice (nccl-broadcast.c). */
+            RsSourceGroups sg;
+            rs_source_groups_build(&sg, t->src);
+            for (guint g = 0; g < sg.groups->len; g++) {
+                const RsBox *box = &g_array_index(sg.groups, RsSourceGroup, g).box;
+                guint64 bytes = rs_refit_tensor_get_n_bytes(t, rs_box_get_n_elems(box));
+                guint64 slices = MIN((guint64)n_channels, rs_box_get_n_elems(box));
+                pieces += ((bytes + staging - 1) / staging + slices - 1) * 2 * (guint64)n_ranks;
+                shard_pieces += slices * 2 * (guint64)n_ranks;
+            }
+            rs_source_groups_clear(&sg);
+            /* The broadcast of every shard, whatever the staging bound. */
+            if (shard_pieces > RS_PLAN_MAX_TRANSFERS) {
+                g_set_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_TOO_LARGE,
+                            "checkpoint-engine broadcasts every source shard to each of the %u "
+                            "inference ranks: more than %u transfers (by tensor %s)",
+                            n_ranks, RS_PLAN_MAX_TRANSFERS, t->name);
+                return FALSE;
+            }
+        } else if (strategy == RS_STRATEGY_GATHER_BROADCAST ||
+                   strategy == RS_STRATEGY_NCCL_BROADCAST) {
             guint64 bytes = rs_refit_tensor_get_n_bytes(t, rs_layout_get_n_elems(t->src));
-            pieces += (bytes + staging - 1) / staging * ((guint64)n_ranks + 1);
+            guint64 slices = strategy == RS_STRATEGY_NCCL_BROADCAST ? n_channels : 1;
+            pieces += ((bytes + staging - 1) / staging + slices - 1) * ((guint64)n_ranks + 1);
         } else {
             for (guint r = 0; r < n_ranks; r++) {
                 guint n_boxes;
@@ -105,12 +131,37 @@ check_transfer_count(const RsRefit *refit, RsStrategy strategy, guint64 staging,
     return TRUE;
 }
 
-/* node-aware and hierarchical. Without a cluster every rank is its own NVLink domain
- * behind one NIC of the same capacity, so the strategies balance bytes over ranks; that
- * uniform fabric and the options naming it live only while the strategy runs. */
+/* RS_PLAN_ERROR_NOT_A_GPU, as balance.c words it, when a rank of @refit is not a GPU of
+ * @topo. */
 static gboolean
-build_balanced(RsPlanBuilder *b, const RsRefit *refit, RsStrategy strategy,
-               const RsPlanOptions *options, GError **error)
+check_ranks_on_fabric(const RsRefit *refit, const RsTopology *topo, GError **error)
+{
+    guint n_gpus = rs_topology_get_n_gpus(topo);
+    for (guint i = 0; i < rs_refit_get_n_tensors(refit); i++) {
+        const RsRefitTensor *t = rs_refit_get_tensor(refit, i);
+        const RsLayout *sides[2] = {t->src, t->dst};
+        for (guint s = 0; s < 2; s++)
+            for (guint r = 0; r < rs_layout_get_n_ranks(sides[s]); r++) {
+                guint32 rank = rs_layout_get_rank(sides[s], r);
+                if (rank >= n_gpus) {
+                    g_set_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_NOT_A_GPU,
+                                "%s: rank %u is not a GPU of topology %s (%u GPUs)", t->name,
+                                rank, rs_topology_get_name(topo), n_gpus);
+                    return FALSE;
+                }
+            }
+    }
+    return TRUE;
+}
+
+/* The strategies that read the fabric: node-aware, hierarchical, nccl-broadcast, m2n,
+ * m2n-direct, checkpoint-engine. Without a cluster every rank is its own NVLink domain
+ * behind one NIC of the same capacity, so node-aware and hierarchical balance bytes over
+ * ranks and the broadcasts run one ring; that uniform fabric and the options naming it
+ * live only while the strategy runs. */
+static gboolean
+build_on_fabric(RsPlanBuilder *b, const RsRefit *refit, RsStrategy strategy,
+                const RsPlanOptions *options, GError **error)
 {
     RsPlanOptions uniform;
     g_autoptr(RsTopology) flat = NULL;
@@ -125,9 +176,28 @@ build_balanced(RsPlanBuilder *b, const RsRefit *refit, RsStrategy strategy,
         uniform.topology = flat;
         options = &uniform;
     }
-    if (strategy == RS_STRATEGY_NODE_AWARE)
+    if (strategy != RS_STRATEGY_NODE_AWARE && strategy != RS_STRATEGY_HIERARCHICAL &&
+        !check_ranks_on_fabric(refit, options->topology, error))
+        return FALSE;
+    switch (strategy) {
+    case RS_STRATEGY_NODE_AWARE:
         return rs_plan_node_aware_build(b, refit, options, error);
-    return rs_plan_hierarchical_build(b, refit, options, error);
+    case RS_STRATEGY_HIERARCHICAL:
+        return rs_plan_hierarchical_build(b, refit, options, error);
+    case RS_STRATEGY_M2N:
+    case RS_STRATEGY_M2N_DIRECT:
+        return rs_plan_m2n_build(b, refit, options->topology, strategy == RS_STRATEGY_M2N, error);
+    case RS_STRATEGY_CHECKPOINT_ENGINE:
+        return rs_plan_checkpoint_engine_build(b, refit, flat ? NULL : options->topology, error);
+    case RS_STRATEGY_NCCL_BROADCAST:
+        for (guint i = 0; i < rs_refit_get_n_tensors(refit); i++)
+            if (!rs_plan_nccl_broadcast_tensor(b, rs_refit_get_tensor(refit, i), i,
+                                               options->topology, error))
+                return FALSE;
+        return TRUE;
+    default:
+        g_assert_not_reached();
+    }
 }
 
 /* Emits the transfers of @strategy into @b. */
@@ -135,8 +205,10 @@ static gboolean
 build_transfers(RsPlanBuilder *b, const RsRefit *refit, RsStrategy strategy,
                 const RsPlanOptions *options, GError **error)
 {
-    if (strategy == RS_STRATEGY_NODE_AWARE || strategy == RS_STRATEGY_HIERARCHICAL)
-        return build_balanced(b, refit, strategy, options, error);
+    if (strategy == RS_STRATEGY_RDMA_P2P)
+        return rs_plan_rdma_p2p_build(b, refit, error);
+    if (strategy != RS_STRATEGY_DIRECT && strategy != RS_STRATEGY_GATHER_BROADCAST)
+        return build_on_fabric(b, refit, strategy, options, error);
     for (guint i = 0; i < rs_refit_get_n_tensors(refit); i++) {
         const RsRefitTensor *t = rs_refit_get_tensor(refit, i);
         gboolean ok = strategy == RS_STRATEGY_DIRECT
@@ -154,8 +226,11 @@ rs_plan_build_full(const RsRefit *refit, RsStrategy strategy, const RsPlanOption
 {
     g_return_val_if_fail(strategy < RS_STRATEGY_N, NULL);
     guint64 staging = rs_plan_options_get_staging_bytes(options);
-    if (!check_transfer_count(refit, strategy, staging, options ? options->memory_limit_bytes : 0,
-                              error))
+    guint n_channels = options != NULL && options->topology != NULL
+                           ? MAX(rs_topology_get_n_rails(options->topology), 1)
+                           : 1;
+    if (!check_transfer_count(refit, strategy, staging, n_channels,
+                              options ? options->memory_limit_bytes : 0, error))
         return NULL;
     RsPlanBuilder b = {g_array_new(FALSE, FALSE, sizeof(RsTransfer)), staging, RS_PACK_KERNEL,
                        RS_ROUND_SYNC_GROUP, options != NULL ? options->topology : NULL};

@@ -177,6 +177,30 @@ rs_plan_builder_emit_own(RsPlanBuilder *b, const RsRefitTensor *t, guint32 tenso
     }
 }
 
+gboolean
+rs_plan_check_sources_cover(const RsRefitTensor *t, const RsSourceGroups *sg, GError **error)
+{
+    RsBox full;
+    rs_box_init_full(&full, t->n_dims, t->shape);
+    g_autoptr(GArray) missing = g_array_new(FALSE, FALSE, sizeof(RsBox));
+    g_array_append_val(missing, full);
+    for (guint g = 0; g < sg->groups->len && missing->len > 0; g++)
+        rs_box_list_subtract(missing, &g_array_index(sg->groups, RsSourceGroup, g).box);
+    for (guint r = 0; r < rs_layout_get_n_ranks(t->dst); r++) {
+        guint n;
+        const RsLocalBox *boxes = rs_layout_get_boxes(t->dst, r, &n);
+        for (guint k = 0; k < n; k++)
+            for (guint m = 0; m < missing->len; m++) {
+                RsBox need;
+                if (rs_box_intersect(&boxes[k].box, &g_array_index(missing, RsBox, m), &need)) {
+                    rs_plan_set_uncovered_error(error, t, rs_layout_get_rank(t->dst, r), &need);
+                    return FALSE;
+                }
+            }
+    }
+    return TRUE;
+}
+
 void
 rs_plan_set_uncovered_error(GError **error, const RsRefitTensor *t, guint32 dst,
                             const RsBox *missing)

@@ -112,6 +112,12 @@ guint rs_plan_builder_emit_split(RsPlanBuilder *b, const RsRefitTensor *t, guint
                                  guint32 src, guint32 dst, guint32 phase, guint32 flags,
                                  const gint64 *depends_on, const RsBox *box, GArray *indices_out);
 
+/* FALSE with RS_PLAN_ERROR_UNCOVERED when the boxes of @sg (the source groups of @t) leave
+ * part of the tensor uncovered that a destination needs: the error names the first
+ * destination rank (in layout order) needing it and the part it needs. */
+gboolean rs_plan_check_sources_cover(const RsRefitTensor *t, const RsSourceGroups *sg,
+                                     GError **error);
+
 /* RS_PLAN_ERROR_UNCOVERED: rank @dst needs @missing of @t and no source holds it. */
 void rs_plan_set_uncovered_error(GError **error, const RsRefitTensor *t, guint32 dst,
                                  const RsBox *missing);
@@ -130,6 +136,36 @@ gboolean rs_plan_node_aware_build(RsPlanBuilder *b, const RsRefit *refit,
 /* hierarchical.c: every tensor of @refit; options->topology must be set. */
 gboolean rs_plan_hierarchical_build(RsPlanBuilder *b, const RsRefit *refit,
                                     const RsPlanOptions *options, GError **error);
+
+/* nccl-broadcast.c: the transfers of tensor @t; @topo (nullable) lays out the rings. */
+gboolean rs_plan_nccl_broadcast_tensor(RsPlanBuilder *b, const RsRefitTensor *t,
+                                       guint32 tensor_idx, const RsTopology *topo,
+                                       GError **error);
+/* nccl-broadcast.c: cuts @box into at most @n_channels slices along its outermost dim with
+ * at least @n_channels indices (else its longest), torch.chunk-style; writes them to @out
+ * (room for @n_channels) and returns their number (1 when it cannot be cut). */
+guint rs_plan_split_channels(const RsBox *box, guint n_channels, RsBox *out);
+/* nccl-broadcast.c: an NCCL ring broadcast of @box of @t from @root to every destination
+ * rank of @t in phase @phase, a ring per rail of @topo (one ring without a topology), in
+ * buckets of the staging bound; each destination keeps its part of @box by a local copy
+ * from its staging buffer. @root_from_staging: the root sends from its staging buffer
+ * (filled in an earlier phase), else from its source shard, which must hold @box. */
+void rs_plan_ring_broadcast(RsPlanBuilder *b, const RsRefitTensor *t, guint32 tensor_idx,
+                            const RsTopology *topo, guint32 root, const RsBox *box,
+                            guint32 phase, gboolean root_from_staging);
+/* m2n.c: every tensor of @refit, M2N's hierarchical path (@node_aware) or its direct one;
+ * @topo gives the NVLink domains. */
+gboolean rs_plan_m2n_build(RsPlanBuilder *b, const RsRefit *refit, const RsTopology *topo,
+                           gboolean node_aware, GError **error);
+/* m2n.c: the phase of each tensor's ncclReshard call (@phase_out, one per tensor). */
+void rs_plan_m2n_call_phases(const RsRefit *refit, guint32 *phase_out);
+/* checkpoint-engine.c: every tensor of @refit. */
+gboolean rs_plan_checkpoint_engine_build(RsPlanBuilder *b, const RsRefit *refit,
+                                         const RsTopology *topo, GError **error);
+/* checkpoint-engine.c: its bucket size for @refit on @topo (nullable), bytes. */
+guint64 rs_plan_checkpoint_engine_bucket_bytes(const RsRefit *refit, const RsTopology *topo);
+/* rdma-p2p.c: every tensor of @refit. */
+gboolean rs_plan_rdma_p2p_build(RsPlanBuilder *b, const RsRefit *refit, GError **error);
 
 /* --- rounds.c --- */
 

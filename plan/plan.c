@@ -183,9 +183,93 @@ rs_strategy_get_name(RsStrategy strategy)
         [RS_STRATEGY_DIRECT] = "direct",
         [RS_STRATEGY_NODE_AWARE] = "node-aware",
         [RS_STRATEGY_HIERARCHICAL] = "hierarchical",
+        [RS_STRATEGY_NCCL_BROADCAST] = "nccl-broadcast",
+        [RS_STRATEGY_M2N] = "m2n",
+        [RS_STRATEGY_M2N_DIRECT] = "m2n-direct",
+        [RS_STRATEGY_CHECKPOINT_ENGINE] = "checkpoint-engine",
+        [RS_STRATEGY_RDMA_P2P] = "rdma-p2p",
     };
     g_return_val_if_fail(strategy < RS_STRATEGY_N, "invalid");
     return names[strategy];
+}
+
+typedef struct {
+    RsStrategyKind kind;
+    const char *description;
+    const char *source;
+} StrategyInfo;
+
+static const StrategyInfo strategy_info[RS_STRATEGY_N] = {
+    [RS_STRATEGY_GATHER_BROADCAST] = {RS_STRATEGY_KIND_STRAWMAN,
+                                      "gather each tensor on one rank, then one chain through "
+                                      "every inference rank (one NIC at a time)",
+                                      "reshard plan/gather-broadcast.c (a strawman)"},
+    [RS_STRATEGY_DIRECT] = {RS_STRATEGY_KIND_OURS,
+                            "every destination pulls exactly its boxes from one source replica, "
+                            "replicas round-robin",
+                            "reshard plan/direct.c"},
+    [RS_STRATEGY_NODE_AWARE] = {RS_STRATEGY_KIND_OURS,
+                                "as direct, each piece from the replica whose route is least "
+                                "loaded (NVLink domain, rail, NIC), striped",
+                                "reshard plan/node-aware.c, plan/balance.c"},
+    [RS_STRATEGY_HIERARCHICAL] = {RS_STRATEGY_KIND_OURS,
+                                  "each unique byte crosses the fabric once per destination "
+                                  "NVLink domain, then fans out over NVLink",
+                                  "reshard plan/hierarchical.c, plan/balance.c"},
+    [RS_STRATEGY_NCCL_BROADCAST] = {RS_STRATEGY_KIND_BASELINE,
+                                    "per stage, all-gather each tensor in its TP/EP group, then "
+                                    "an NCCL ring broadcast (a channel per rail) to every "
+                                    "inference rank",
+                                    "NVIDIA/nccl src/graph/tuning.cc, src/device/broadcast.h; "
+                                    "verl, NeMo-RL, slime weight sync"},
+    [RS_STRATEGY_M2N] = {RS_STRATEGY_KIND_PEER,
+                         "NCCL M2N hierarchical (NODE_AWARE): a leader per NVLink domain, a "
+                         "linear chain of domains, one call per tensor",
+                         "NVIDIA/nccl-extensions nccl_m2n/src/reshard_loadbalance.cc, "
+                         "reshard_prepare.cc"},
+    [RS_STRATEGY_M2N_DIRECT] = {RS_STRATEGY_KIND_PEER,
+                                "NCCL M2N direct (UNIFORM): one source replica per destination "
+                                "replica, point to point, one call per tensor",
+                                "NVIDIA/nccl-extensions nccl_m2n/src/reshard_loadbalance.cc, "
+                                "reshard_prepare.cc"},
+    [RS_STRATEGY_CHECKPOINT_ENGINE] = {RS_STRATEGY_KIND_PEER,
+                                       "checkpoint-engine broadcast: per owner bucket, H2D copy "
+                                       "then an NCCL broadcast to every inference rank",
+                                       "MoonshotAI/checkpoint-engine checkpoint_engine/ps.py "
+                                       "_update_per_bucket, _detect_bucket_size"},
+    [RS_STRATEGY_RDMA_P2P] = {RS_STRATEGY_KIND_PEER,
+                              "static schedule: one training GPU per tensor rebuilds it whole, "
+                              "then RDMA-writes each inference GPU its slice",
+                              "Perplexity research, \"Weight Transfer for RL Post-Training in "
+                              "under 2 seconds\" (2025)"},
+};
+
+RsStrategyKind
+rs_strategy_get_kind(RsStrategy strategy)
+{
+    g_return_val_if_fail(strategy < RS_STRATEGY_N, RS_STRATEGY_KIND_STRAWMAN);
+    return strategy_info[strategy].kind;
+}
+
+const char *
+rs_strategy_get_description(RsStrategy strategy)
+{
+    g_return_val_if_fail(strategy < RS_STRATEGY_N, "invalid");
+    return strategy_info[strategy].description;
+}
+
+const char *
+rs_strategy_get_source(RsStrategy strategy)
+{
+    g_return_val_if_fail(strategy < RS_STRATEGY_N, "invalid");
+    return strategy_info[strategy].source;
+}
+
+gboolean
+rs_strategy_is_default(RsStrategy strategy)
+{
+    RsStrategyKind k = rs_strategy_get_kind(strategy);
+    return k == RS_STRATEGY_KIND_OURS || k == RS_STRATEGY_KIND_BASELINE;
 }
 
 gboolean

@@ -60,12 +60,25 @@ typedef enum {
 #define RS_PLAN_BUILD_BYTES_PER_TRANSFER 800
 
 typedef enum {
-    RS_STRATEGY_GATHER_BROADCAST,
+    RS_STRATEGY_GATHER_BROADCAST, /* a strawman: one gather root, one chain, one NIC */
     RS_STRATEGY_DIRECT,
     RS_STRATEGY_NODE_AWARE,
     RS_STRATEGY_HIERARCHICAL,
+    RS_STRATEGY_NCCL_BROADCAST,    /* the RL frameworks' baseline (nccl-broadcast.c) */
+    RS_STRATEGY_M2N,               /* NCCL M2N, hierarchical (m2n.c) */
+    RS_STRATEGY_M2N_DIRECT,        /* NCCL M2N, direct (m2n.c) */
+    RS_STRATEGY_CHECKPOINT_ENGINE, /* MoonshotAI checkpoint-engine (checkpoint-engine.c) */
+    RS_STRATEGY_RDMA_P2P,          /* Perplexity's static RDMA schedule (rdma-p2p.c) */
     RS_STRATEGY_N
 } RsStrategy;
+
+/* Whose algorithm a strategy is. */
+typedef enum {
+    RS_STRATEGY_KIND_OURS,     /* reshard's own planners (auto picks among them) */
+    RS_STRATEGY_KIND_BASELINE, /* what a framework does without a reshard collective */
+    RS_STRATEGY_KIND_PEER,     /* another system's algorithm, modelled from its code */
+    RS_STRATEGY_KIND_STRAWMAN, /* kept for tests and comparison only */
+} RsStrategyKind;
 
 typedef enum {
     /* The receiver keeps the bytes in a staging buffer holding the whole tensor (a gather
@@ -319,8 +332,26 @@ const RsLocalBox *rs_transfer_get_side_boxes(const RsRefit *refit, const RsTrans
                                              guint *n_out);
 
 /** rs_strategy_get_name: Returns: (transfer none): "gather-broadcast", "direct",
- * "node-aware", "hierarchical". */
+ * "node-aware", "hierarchical", "nccl-broadcast", "m2n", "m2n-direct",
+ * "checkpoint-engine", "rdma-p2p". */
 const char *rs_strategy_get_name(RsStrategy strategy);
+
+/** rs_strategy_get_kind: Returns: whose algorithm @strategy is. */
+RsStrategyKind rs_strategy_get_kind(RsStrategy strategy);
+
+/** rs_strategy_get_description: Returns: (transfer none): one line on what @strategy does. */
+const char *rs_strategy_get_description(RsStrategy strategy);
+
+/** rs_strategy_get_source: Returns: (transfer none): where its rules come from (a
+ * repository and file, a paper or a post). */
+const char *rs_strategy_get_source(RsStrategy strategy);
+
+/**
+ * rs_strategy_is_default:
+ * Returns: TRUE for the strategies `reshard simulate` shows without --strategy: ours and
+ * the nccl-broadcast baseline (the peers' come with --all-strategies).
+ */
+gboolean rs_strategy_is_default(RsStrategy strategy);
 
 /**
  * rs_strategy_parse:

@@ -9,10 +9,25 @@ rs_policy_request_init_all(RsPolicyRequest *request)
 {
     memset(request, 0, sizeof *request);
     for (guint s = 0; s < RS_STRATEGY_N; s++)
-        request->row[s] = TRUE;
+        request->row[s] = rs_strategy_is_default((RsStrategy)s);
     request->auto_row = TRUE;
     request->relays = RS_POLICY_RELAYS_AUTO;
 }
+
+void
+rs_policy_request_init_every(RsPolicyRequest *request)
+{
+    rs_policy_request_init_all(request);
+    for (guint s = 0; s < RS_STRATEGY_N; s++)
+        request->row[s] = rs_strategy_get_kind((RsStrategy)s) != RS_STRATEGY_KIND_STRAWMAN;
+}
+
+/* The order rows are shown in: the baseline, ours, the peers', the strawman. */
+static const RsStrategy row_order[RS_STRATEGY_N] = {
+    RS_STRATEGY_NCCL_BROADCAST, RS_STRATEGY_DIRECT,     RS_STRATEGY_NODE_AWARE,
+    RS_STRATEGY_HIERARCHICAL,   RS_STRATEGY_M2N,        RS_STRATEGY_M2N_DIRECT,
+    RS_STRATEGY_CHECKPOINT_ENGINE, RS_STRATEGY_RDMA_P2P, RS_STRATEGY_GATHER_BROADCAST,
+};
 
 /* Does the hierarchical row try @candidate's relay mode? */
 static gboolean
@@ -30,7 +45,7 @@ rs_policy_get_candidates(const RsPolicyRequest *request, RsAutoCandidate *out)
     const RsAutoCandidate *all = rs_auto_get_candidates(&n_all);
     guint n = 0;
     for (guint c = 0; c < n_all; c++) {
-        gboolean wanted = request->auto_row || request->row[all[c].strategy];
+        gboolean wanted = (request->auto_row && all[c].in_auto) || request->row[all[c].strategy];
         if (all[c].strategy == RS_STRATEGY_HIERARCHICAL && !request->auto_row &&
             !relays_wanted(request->relays, &all[c]))
             wanted = FALSE;
@@ -81,7 +96,8 @@ rs_policy_pick_rows(const RsPolicyRequest *request, RsPolicyResult *result)
 {
     const RsAutoResult *evaluated = &result->evaluated;
     result->n_rows = 0;
-    for (guint s = 0; s < RS_STRATEGY_N; s++) {
+    for (guint k = 0; k < RS_STRATEGY_N; k++) {
+        RsStrategy s = row_order[k];
         if (!request->row[s])
             continue;
         RsPolicyRow row;

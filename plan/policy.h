@@ -3,7 +3,7 @@
  *
  * A row per strategy asked for and an auto row may be requested. The candidates are the
  * strategies of those rows (hierarchical in the relay modes asked for: without domain
- * relays, with them, or both), and every candidate of rs_auto_get_candidates() when the
+ * relays, with them, or both), and every in_auto candidate of rs_auto_get_candidates() when the
  * auto row is asked for. Each candidate is planned and evaluated by a caller's cost model
  * (RsPlanEvaluateFunc: the flow-level simulator or the first-order estimate, in sim/);
  * the hierarchical row then shows the faster of its relay modes, and the auto row the
@@ -45,7 +45,8 @@ typedef struct {
     RsAutoResult evaluated; /* every candidate in the order tried, its predicted time, and
                              * the fastest (chosen) */
     guint n_rows;
-    RsPolicyRow rows[RS_STRATEGY_N + 1]; /* in RsStrategy order, the auto row last */
+    RsPolicyRow rows[RS_STRATEGY_N + 1]; /* nccl-broadcast, ours, the peers', gather-broadcast,
+                                          * the auto row last */
     char *hierarchical_note; /* (nullable) when both relay modes were tried: which won and
                               * both times, e.g. "hierarchical: domains relay to each other
                               * (tree of NVLink domains 0.897 s, every domain from the
@@ -55,9 +56,19 @@ typedef struct {
 
 /**
  * rs_policy_request_init_all:
- * @request: (out caller-allocates): every strategy's row and the auto row, relays auto
+ * @request: (out caller-allocates): the default rows: each of ours (direct, node-aware,
+ *   hierarchical), the nccl-broadcast baseline (rs_strategy_is_default) and the auto row,
+ *   relays auto
  */
 void rs_policy_request_init_all(RsPolicyRequest *request);
+
+/**
+ * rs_policy_request_init_every:
+ * @request: (out caller-allocates): as rs_policy_request_init_all() plus a row for each
+ *   peer's strategy (m2n, m2n-direct, checkpoint-engine, rdma-p2p); the gather-broadcast
+ *   strawman only by name
+ */
+void rs_policy_request_init_every(RsPolicyRequest *request);
 
 /**
  * rs_policy_get_candidates:

@@ -26,7 +26,7 @@ test_default_json(void)
     g_assert_cmpint(json_object_get_int_member(model, "bytes"), ==,
                     671026419200ll * 2 + 58 * 256 * 2);
     JsonArray *strategies = json_object_get_array_member(root, "strategies");
-    const char *names[] = {"gather-broadcast", "direct", "node-aware", "hierarchical", "auto"};
+    const char *names[] = {"nccl-broadcast", "direct", "node-aware", "hierarchical", "auto"};
     g_assert_cmpuint(json_array_get_length(strategies), ==, G_N_ELEMENTS(names));
     double bound = json_object_get_double_member(root, "lower_bound_s");
     g_assert_cmpfloat(bound, >, 0);
@@ -130,6 +130,13 @@ static const ScenarioCase scenario_cases[] = {
      "0-63", "vllm tp=4 dp=16", "0-63", 0.85},
     {"kimi-k3-gb300", "0-2", 61627887008, 1656, "megatron tp=2 cp=1 pp=8 dp=64 ep=64 etp=1",
      "0-1023", "vllm tp=8 dp=64", "1080-1591", 0.0},
+    /* NCCL M2N's calibration cases: 64 of each rack's 72 GPUs. Layers 0-2 of DeepSeek-V3
+     * all sit on stage 0's 32 GPUs (of 128), hence the low efficiency floor. */
+    {"m2n-deepseek-v3-gb200", "0-2", 1750450176, 288,
+     "megatron tp=1 cp=1 pp=4 dp=32 ep=16 etp=1", "0-63,72-135", "vllm tp=8 dp=16",
+     "144-207,216-279", 0.20},
+    {"m2n-qwen3-235b-gb200", "0-2", 7463265024, 144, "megatron tp=2 cp=2 pp=4 dp=4 ep=16 etp=1",
+     "0-63", "vllm tp=8 dp=8", "72-135", 0.70},
 };
 
 /* The slow suite: the scenarios the default suite runs on three layers, whole. */
@@ -442,7 +449,7 @@ test_simulate_trace_files(void)
                           NULL};
     RunResult r = run_reshard(args);
     g_assert_cmpint(r.exit_code, ==, 0);
-    const char *const strategies[] = {"direct", "gather-broadcast"};
+    const char *const strategies[] = {"direct", "nccl-broadcast"};
     for (guint i = 0; i < G_N_ELEMENTS(strategies); i++) {
         g_autofree char *name = g_strdup_printf("t-%s.csv", strategies[i]);
         g_autofree char *path = g_build_filename(dir, name, NULL);
@@ -819,13 +826,12 @@ static const CliCase cli_cases[] = {
      NULL,
      2,
      {"--strategy: unknown strategy \"foo\" (known: gather-broadcast, direct, node-aware, "
-      "hierarchical, auto, all)",
-      NULL}},
+      "hierarchical, nccl-broadcast, m2n, m2n-direct, checkpoint-engine, rdma-p2p, auto, all, "
+      "list)", NULL}},
     {{"run", "--strategy", "auto", NULL},
-     NULL,
-     NULL,
-     2,
-     {"unknown strategy \"auto\" (known: gather-broadcast, direct, node-aware, hierarchical)",
+     NULL, NULL, 2,
+     {"unknown strategy \"auto\" (known: gather-broadcast, direct, node-aware, hierarchical, "
+      "nccl-broadcast, m2n, m2n-direct, checkpoint-engine, rdma-p2p)",
       NULL}},
     /* A key given twice inside train: or infer:, or a parameter twice in a spec, is refused
      * like a top-level key given twice. */
@@ -1172,9 +1178,13 @@ test_help_strategies(void)
 {
     const char *const commands[] = {"plan", "run", "simulate"};
     const char *const lists[] = {
-        "gather-broadcast, direct, node-aware or hierarchical (default direct)",
-        "gather-broadcast, direct, node-aware or hierarchical (default direct)",
-        "gather-broadcast, direct, node-aware, hierarchical, auto or all (default all)"};
+        "gather-broadcast, direct, node-aware, hierarchical, nccl-broadcast, m2n, m2n-direct, "
+        "checkpoint-engine or rdma-p2p (default direct)",
+        "gather-broadcast, direct, node-aware, hierarchical, nccl-broadcast, m2n, m2n-direct, "
+        "checkpoint-engine or rdma-p2p (default direct)",
+        "gather-broadcast, direct, node-aware, hierarchical, nccl-broadcast, m2n, m2n-direct, "
+        "checkpoint-engine, rdma-p2p, auto, all or list (default: ours, nccl-broadcast and "
+        "auto; list: what each is)"};
     for (guint i = 0; i < G_N_ELEMENTS(commands); i++) {
         const char *args[] = {"help", commands[i], NULL};
         RunResult r = run_reshard(args);

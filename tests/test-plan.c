@@ -1077,11 +1077,28 @@ test_gather_broadcast_closed_form(void)
     g_assert_cmpstr(rs_pack_method_get_name(RS_PACK_COPY_ENGINE), ==, "copy-engine");
     g_assert_cmpstr(rs_pack_method_get_name(RS_PACK_HOST_H2D), ==, "host-h2d");
     g_assert_cmpstr(rs_round_sync_get_name(RS_ROUND_SYNC_WORLD_BARRIER), ==, "world-barrier");
+    /* The peers' own: M2N copies on the copy engines and every call ends for the world;
+     * checkpoint-engine starts from host memory and ends each bucket with a barrier; an
+     * NCCL broadcast is a collective per bucket. */
+    static const struct {
+        RsPackMethod pack;
+        RsRoundSync sync;
+    } expected_sync[RS_STRATEGY_N] = {
+        [RS_STRATEGY_GATHER_BROADCAST] = {RS_PACK_KERNEL, RS_ROUND_SYNC_GROUP},
+        [RS_STRATEGY_DIRECT] = {RS_PACK_KERNEL, RS_ROUND_SYNC_GROUP},
+        [RS_STRATEGY_NODE_AWARE] = {RS_PACK_KERNEL, RS_ROUND_SYNC_GROUP},
+        [RS_STRATEGY_HIERARCHICAL] = {RS_PACK_KERNEL, RS_ROUND_SYNC_GROUP},
+        [RS_STRATEGY_NCCL_BROADCAST] = {RS_PACK_KERNEL, RS_ROUND_SYNC_WORLD_BARRIER},
+        [RS_STRATEGY_M2N] = {RS_PACK_COPY_ENGINE, RS_ROUND_SYNC_WORLD_BARRIER},
+        [RS_STRATEGY_M2N_DIRECT] = {RS_PACK_COPY_ENGINE, RS_ROUND_SYNC_WORLD_BARRIER},
+        [RS_STRATEGY_CHECKPOINT_ENGINE] = {RS_PACK_HOST_H2D, RS_ROUND_SYNC_WORLD_BARRIER},
+        [RS_STRATEGY_RDMA_P2P] = {RS_PACK_KERNEL, RS_ROUND_SYNC_GROUP},
+    };
     for (RsStrategy st = 0; st < RS_STRATEGY_N; st++) {
         g_autoptr(RsPlan) p = rs_plan_build(refit, st, &error);
         g_assert_no_error(error);
-        g_assert_cmpint(rs_plan_get_pack_method(p), ==, RS_PACK_KERNEL);
-        g_assert_cmpint(rs_plan_get_round_sync(p), ==, RS_ROUND_SYNC_GROUP);
+        g_assert_cmpint(rs_plan_get_pack_method(p), ==, expected_sync[st].pack);
+        g_assert_cmpint(rs_plan_get_round_sync(p), ==, expected_sync[st].sync);
     }
 }
 

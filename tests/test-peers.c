@@ -1,0 +1,290 @@
+/* test-peers.c — the peers' algorithms move the bytes their rules imply: NCCL's ring
+ * broadcast (nccl-broadcast), NCCL M2N (m2n, m2n-direct), checkpoint-engine and rdma-p2p. */
+#include "layout/layout.h"
+#include "layout/refit.h"
+#include "plan/plan.h"
+#include "sim/cost.h"
+#include "sim/flow-sim.h"
+#include "topologies/topology.h"
+
+#include <string.h>
+
+static RsTopology *
+load(const char *yaml)
+{
+    g_autoptr(GError) error = NULL;
+    RsTopology *topo = rs_topology_load_string(yaml, "test", NULL, &error);
+    g_assert_no_error(error);
+    return topo;
+}
+
+static RsLayout *
+dtensor(guint n_dims, const gint64 *shape, const char *mesh, const char *ranks,
+        const char *placements)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsMesh) m = rs_mesh_parse(mesh, ranks, &error);
+    g_assert_no_error(error);
+    RsPlacement p[RS_MAX_MESH_DIMS];
+    guint n;
+    g_assert_true(rs_placements_parse(placements, p, &n, &error));
+    RsLayout *l = rs_layout_new_dtensor(n_dims, shape, m, p, n, &error);
+    g_assert_no_error(error);
+    return l;
+}
+
+static RsPlan *
+build(const RsRefit *refit, RsStrategy strategy, const RsTopology *topo, guint64 staging)
+{
+    g_autoptr(GError) error = NULL;
+    RsPlanOptions o;
+    rs_plan_options_init(&o, topo);
+    o.staging_bytes = staging;
+    RsPlan *plan = rs_plan_build_full(refit, strategy, &o, &error);
+    g_assert_no_error(error);
+    g_assert_true(rs_plan_check(plan, refit, &error));
+    g_assert_no_error(error);
+    return plan;
+}
+
+/* Bytes of the plan's network transfers into NVLink domain @domain, and of those, the bytes
+ * coming from domain @from (G_MAXUINT: any). */
+static guint64
+bytes_into_domain(const RsPlan *plan, const RsTopology *topo, guint domain, guint from)
+{
+    guint64 total = 0;
+    for (guint i = 0; i < rs_plan_get_n_transfers(plan); i++) {
+        const RsTransfer *tr = rs_plan_get_transfer(plan, i);
+        guint ds = rs_topology_get_nvlink_domain(topo, tr->src);
+        guint dd = rs_topology_get_nvlink_domain(topo, tr->dst);
+        if (ds != dd && dd == domain && (from == G_MAXUINT || ds == from))
+            total += tr->size_bytes;
+    }
+    return total;
+}
+
+/* --- nccl-broadcast --- */
+
+/* One rail, no latencies: the NCCL ring broadcast of S bytes from rank 0 through ranks 1,
+ * 2, 3 (h = 3 hops, n = 4 ranks) in k chunks of s = 512 KiB (NCCL_BUFFSIZE 4 MiB / NCCL_STEPS
+ * 8, BROADCAST_CHUNKSTEPS 1) takes the textbook pipelined-chain time (h − 1 + k)·s / B =
+ * (n − 2 + k)·s / B: the last rank's last chunk leaves the root after k chunk times and
+ * needs h − 1 more hops (the pipelined linear broadcast of Pješivac-Grbović et al.,
+ * "Performance analysis of MPI collective operations", Cluster Computing 10, 2007:
+ * T = (P + n_s − 2)(α + m_s β)). */
+static void
+test_ring_textbook(void)
+{
+    g_autoptr(RsTopology) topo = load("name: ring\nnodes: 4\ngpus_per_node: 1\n"
+                                      "nvlink: {bandwidth: 100 GB/s}\n"
+                                      "nic: {bandwidth: 50 GB/s}\n");
+    const gint64 shape[] = {32 << 20}; /* 64 MiB of bf16 */
+    g_autoptr(RsLayout) src = dtensor(1, shape, "1", "0", "R");
+    g_autoptr(RsLayout) dst = dtensor(1, shape, "3", "1-3", "R");
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_autoptr(GError) error = NULL;
+    g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_BF16, src, dst, &error));
+    g_autoptr(RsPlan) plan = build(refit, RS_STRATEGY_NCCL_BROADCAST, topo, 1ull << 30);
+    const double size = 64.0 * (1 << 20), chunk = 512.0 * 1024, bw = 50e9;
+    g_assert_cmpuint(rs_plan_get_bytes_moved(plan), ==, 3 * (guint64)size);
+    RsFlowSimOptions opt;
+    rs_flow_sim_options_init(&opt);
+    opt.chunk_bytes = 512 * 1024;
+    opt.max_chunks_per_message = 0;
+    g_autoptr(RsFlowSimResult) r = rs_flow_sim_run(plan, topo, &opt, &error);
+    g_assert_no_error(error);
+    double k = size / chunk, n = 4;
+    double expected = (n - 2 + k) * chunk / bw;
+    g_assert_cmpfloat_with_epsilon(r->total_s, expected, 1e-9 * expected + 1e-12);
+}
+
+/* A channel per rail: 3 nodes of 2 GPUs (2 rails, PXN), the root on node 0 and the four
+ * receivers on nodes 1 and 2. Each of the two slices (half the tensor) leaves node 0 and
+ * node 1 once, through its own rail's NIC: 4 network hops of half the tensor, every NIC
+ * that sends carries exactly half. */
+static void
+test_channel_per_rail(void)
+{
+    g_autoptr(RsTopology) topo = load("name: rails\nnodes: 3\ngpus_per_node: 2\n"
+                                      "nvlink: {bandwidth: 100 GB/s}\n"
+                                      "nic: {bandwidth: 50 GB/s}\nfabric: {pxn: true}\n");
+    const gint64 shape[] = {8, 1024}; /* 32 KiB of f32 */
+    g_autoptr(RsLayout) src = dtensor(2, shape, "1", "0", "R");
+    g_autoptr(RsLayout) dst = dtensor(2, shape, "2x2", "2-5", "R,S(1)");
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_autoptr(GError) error = NULL;
+    g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_F32, src, dst, &error));
+    g_autoptr(RsPlan) plan = build(refit, RS_STRATEGY_NCCL_BROADCAST, topo, 1 << 20);
+    RsCostEstimate c;
+    g_assert_true(rs_cost_estimate(plan, topo, &c, &error));
+    const guint64 tensor = 8 * 1024 * 4;
+    g_assert_cmpuint(c.bytes_network, ==, 2 * tensor);
+    g_assert_cmpuint(c.max_nic_egress_bytes, ==, tensor / 2);
+    /* Inside node 1 each slice crosses NVLink once; node 2's receivers too. */
+    g_assert_cmpuint(c.bytes_nvlink, ==, 2 * tensor);
+}
+
+/* The all-gather inside the training group: a tensor sharded over tp=4 on ranks 0-3 of one
+ * node reaches every member whole (3/4 of it into each: 3 tensors in all) before the root
+ * (rank 0) broadcasts it to rank 4. */
+static void
+test_all_gather(void)
+{
+    g_autoptr(RsTopology) topo = load("name: two\nnodes: 2\ngpus_per_node: 4\n"
+                                      "nvlink: {bandwidth: 100 GB/s}\n"
+                                      "nic: {bandwidth: 50 GB/s}\n");
+    const gint64 shape[] = {16, 16};
+    g_autoptr(RsLayout) src = dtensor(2, shape, "4", "0-3", "S(0)");
+    g_autoptr(RsLayout) dst = dtensor(2, shape, "1", "4", "R");
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_autoptr(GError) error = NULL;
+    g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_F32, src, dst, &error));
+    g_autoptr(RsPlan) plan = build(refit, RS_STRATEGY_NCCL_BROADCAST, topo, 1 << 20);
+    const guint64 tensor = 16 * 16 * 4;
+    g_assert_cmpuint(rs_plan_get_bytes_moved(plan), ==, 3 * tensor + tensor);
+}
+
+/* --- m2n --- */
+
+/* Three NVLink domains of 4 GPUs: sources on ranks 0, 1 (one replica, S(0)); destinations
+ * a 4x2 mesh R,S(0) on ranks 4-11, replicas 0, 1 in domain 1 and 2, 3 in domain 2. One
+ * source replica for two destination domains: NODE_AWARE gives it the chain domain 1 →
+ * domain 2; each shard enters domain 1 once (from the sources), domain 2 once (from domain
+ * 1's leader, never from the sources), and reaches the other replica of each domain over
+ * NVLink. UNIFORM sends every replica its shard from the one source replica: 4 tensors
+ * over the network. */
+static void
+test_m2n_chain(void)
+{
+    g_autoptr(RsTopology) topo = load("name: three\nnodes: 3\ngpus_per_node: 4\n"
+                                      "nvlink: {bandwidth: 100 GB/s}\n"
+                                      "nic: {bandwidth: 50 GB/s}\n");
+    const gint64 shape[] = {64, 32};
+    g_autoptr(RsLayout) src = dtensor(2, shape, "2", "0,1", "S(0)");
+    g_autoptr(RsLayout) dst = dtensor(2, shape, "4x2", "4-11", "R,S(0)");
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_autoptr(GError) error = NULL;
+    g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_F32, src, dst, &error));
+    const guint64 tensor = 64 * 32 * 4;
+    g_autoptr(RsPlan) m2n = build(refit, RS_STRATEGY_M2N, topo, 1 << 20);
+    g_assert_cmpuint(bytes_into_domain(m2n, topo, 1, G_MAXUINT), ==, tensor);
+    g_assert_cmpuint(bytes_into_domain(m2n, topo, 1, 0), ==, tensor);
+    g_assert_cmpuint(bytes_into_domain(m2n, topo, 2, G_MAXUINT), ==, tensor);
+    g_assert_cmpuint(bytes_into_domain(m2n, topo, 2, 1), ==, tensor);
+    g_assert_cmpuint(rs_plan_get_bytes_moved(m2n), ==, 4 * tensor);
+    g_assert_cmpint(rs_plan_get_pack_method(m2n), ==, RS_PACK_COPY_ENGINE);
+    g_assert_cmpint(rs_plan_get_round_sync(m2n), ==, RS_ROUND_SYNC_WORLD_BARRIER);
+    g_autoptr(RsPlan) direct = build(refit, RS_STRATEGY_M2N_DIRECT, topo, 1 << 20);
+    g_assert_cmpuint(bytes_into_domain(direct, topo, 1, 0), ==, 2 * tensor);
+    g_assert_cmpuint(bytes_into_domain(direct, topo, 2, 0), ==, 2 * tensor);
+    g_assert_cmpuint(rs_plan_get_bytes_moved(direct), ==, 4 * tensor);
+}
+
+/* UNIFORM with more source replicas than destination replicas: source replica ⌊K/R⌋·r (the
+ * first of each block) serves destination replica r; K = 4 replicas (R,S(0) on 0-7), R = 2
+ * (R,S(0) on 8-11): replicas 0 and 2, ranks 0, 1 and 4, 5, send; the others stay idle. */
+static void
+test_m2n_uniform_blocks(void)
+{
+    const gint64 shape[] = {8, 8};
+    g_autoptr(RsLayout) src = dtensor(2, shape, "4x2", "0-7", "R,S(0)");
+    g_autoptr(RsLayout) dst = dtensor(2, shape, "2x2", "8-11", "R,S(0)");
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_autoptr(GError) error = NULL;
+    g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_F32, src, dst, &error));
+    g_autoptr(RsPlan) plan = build(refit, RS_STRATEGY_M2N_DIRECT, NULL, 1 << 20);
+    guint64 sent[8] = {0};
+    for (guint i = 0; i < rs_plan_get_n_transfers(plan); i++) {
+        const RsTransfer *tr = rs_plan_get_transfer(plan, i);
+        g_assert_cmpuint(tr->src, <, 8);
+        sent[tr->src] += tr->size_bytes;
+    }
+    const guint64 expected[8] = {128, 128, 0, 0, 128, 128, 0, 0};
+    for (guint r = 0; r < 8; r++)
+        g_assert_cmpuint(sent[r], ==, expected[r]);
+}
+
+/* One ncclReshard call per tensor: the pattern group of layers.N.w (two stages, two layers
+ * each) takes phases 0 and 1, the k-th call of each stage side by side; then
+ * "norm" (one tensor) phase 2. Groups in name order: "layers.X.w" < "norm". */
+static void
+test_m2n_call_phases(void)
+{
+    const gint64 shape[] = {8, 8};
+    g_autoptr(RsLayout) stage0 = dtensor(2, shape, "2", "0,1", "S(0)");
+    g_autoptr(RsLayout) stage1 = dtensor(2, shape, "2", "2,3", "S(0)");
+    g_autoptr(RsLayout) dst = dtensor(2, shape, "2", "4,5", "S(1)");
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_autoptr(GError) error = NULL;
+    const char *names[] = {"norm", "layers.0.w", "layers.1.w", "layers.2.w", "layers.3.w"};
+    RsLayout *srcs[] = {stage1, stage0, stage0, stage1, stage1};
+    for (guint i = 0; i < G_N_ELEMENTS(names); i++)
+        g_assert_true(rs_refit_add_tensor(refit, names[i], RS_DTYPE_F32, srcs[i], dst, &error));
+    g_autoptr(RsPlan) plan = build(refit, RS_STRATEGY_M2N, NULL, 1 << 20);
+    const guint expected_phase[] = {2, 0, 1, 0, 1};
+    for (guint i = 0; i < rs_plan_get_n_transfers(plan); i++) {
+        const RsTransfer *tr = rs_plan_get_transfer(plan, i);
+        g_assert_cmpuint(tr->phase, ==, expected_phase[tr->tensor_idx]);
+    }
+    g_assert_cmpuint(rs_plan_get_n_phases(plan), ==, 3);
+}
+
+/* --- checkpoint-engine and rdma-p2p --- */
+
+/* checkpoint-engine: each owner's shard goes to every destination rank (a broadcast to the
+ * whole group): 2 owners × half the tensor × 3 receivers, from host memory, a world
+ * barrier per bucket. */
+static void
+test_checkpoint_engine_bytes(void)
+{
+    const gint64 shape[] = {8, 8};
+    g_autoptr(RsLayout) src = dtensor(2, shape, "2", "0,1", "S(0)");
+    g_autoptr(RsLayout) dst = dtensor(2, shape, "3", "2-4", "R");
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_autoptr(GError) error = NULL;
+    g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_F32, src, dst, &error));
+    g_autoptr(RsPlan) plan = build(refit, RS_STRATEGY_CHECKPOINT_ENGINE, NULL, 1 << 20);
+    g_assert_cmpuint(rs_plan_get_bytes_moved(plan), ==, 2 * 128 * 3);
+    g_assert_cmpint(rs_plan_get_pack_method(plan), ==, RS_PACK_HOST_H2D);
+    /* One bucket per owner, in turn: owner 0's, then owner 1's. */
+    g_assert_cmpuint(rs_plan_get_n_phases(plan), ==, 2);
+}
+
+/* rdma-p2p: four tensors on ranks 0, 1 (S(0)); the static schedule gives them to 0, 1, 0,
+ * 1 (fewest bytes so far); each gathers its tensor whole (half from the other rank) and
+ * writes each of the two destinations its half (S(1)). */
+static void
+test_rdma_p2p_schedule(void)
+{
+    const gint64 shape[] = {8, 8};
+    g_autoptr(RsLayout) src = dtensor(2, shape, "2", "0,1", "S(0)");
+    g_autoptr(RsLayout) dst = dtensor(2, shape, "2", "2,3", "S(1)");
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_autoptr(GError) error = NULL;
+    for (guint i = 0; i < 4; i++) {
+        g_autofree char *name = g_strdup_printf("w%u", i);
+        g_assert_true(rs_refit_add_tensor(refit, name, RS_DTYPE_F32, src, dst, &error));
+    }
+    g_autoptr(RsPlan) plan = build(refit, RS_STRATEGY_RDMA_P2P, NULL, 1 << 20);
+    for (guint i = 0; i < rs_plan_get_n_transfers(plan); i++) {
+        const RsTransfer *tr = rs_plan_get_transfer(plan, i);
+        if (tr->phase == 1)
+            g_assert_cmpuint(tr->src, ==, tr->tensor_idx % 2);
+    }
+    g_assert_cmpuint(rs_plan_get_bytes_moved(plan), ==, 4 * (128 + 256));
+}
+
+int
+main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/peers/nccl-broadcast/ring-textbook", test_ring_textbook);
+    g_test_add_func("/peers/nccl-broadcast/channel-per-rail", test_channel_per_rail);
+    g_test_add_func("/peers/nccl-broadcast/all-gather", test_all_gather);
+    g_test_add_func("/peers/m2n/chain", test_m2n_chain);
+    g_test_add_func("/peers/m2n/uniform-blocks", test_m2n_uniform_blocks);
+    g_test_add_func("/peers/m2n/call-phases", test_m2n_call_phases);
+    g_test_add_func("/peers/checkpoint-engine/bytes", test_checkpoint_engine_bytes);
+    g_test_add_func("/peers/rdma-p2p/schedule", test_rdma_p2p_schedule);
+    return g_test_run();
+}
