@@ -343,11 +343,11 @@ simulate_model_line(const RsSimulateReport *r, gboolean any_flow, GString *out)
     g_string_append(out, "model: flow-level (max-min fair rates over NVLink, PCIe, NIC, leaf and "
                          "spine links; latency before bandwidth; ");
     const RsFlowSimOptions *fo = r->flow_options;
-    if (fo == NULL || fo->posting == RS_FLOW_SIM_POST_AS_EXECUTED)
-        g_string_append_printf(out, "each plan as executed: ours with relays pipelined in chunks "
-                                    "of %.3g MiB, a peer that waits at every call in rounds",
-                               (fo != NULL ? fo->chunk_bytes : 4194304) / 1048576.0);
-    else if (fo->posting == RS_FLOW_SIM_POST_ROUNDS)
+    RsFlowSimOptions defaults;
+    rs_flow_sim_options_init(&defaults);
+    if (fo == NULL)
+        fo = &defaults;
+    if (fo->posting == RS_FLOW_SIM_POST_ROUNDS)
         g_string_append(out, "each rank posts its rounds one after another, a relay once what "
                              "it forwards arrived");
     else if (fo->chunk_bytes > 0)

@@ -117,13 +117,12 @@ static GOptionEntry entries[] = {
      "event: exact, slowest)",
      "MODE"},
     {"relays", 0, 0, G_OPTION_ARG_STRING, &opt_relays,
-     "executed (the default: each plan as its executor runs it: chunked for ours, which "
-     "`reshard run` posts in key order within a window per rank, forwarding relays chunk by "
-     "chunk; rounds for a peer whose API waits at every call), rounds (every rank posts the "
-     "plan's rounds one after another: a relay starts in its later round, once what it "
-     "forwards arrived), or pipelined relays with whole phases posted at once: chunked "
-     "(every chunk its own flow; the default with --messages, whose rows have no rounds) or "
-     "fluid (one flow per message that follows what it forwards once caught up)",
+     "Whole phases posted at once with relays pipelined: chunked (every chunk its own flow; "
+     "the default: what `reshard run` does, posting in key order within a window per rank "
+     "and forwarding relays chunk by chunk) or fluid (one flow per message that follows "
+     "what it forwards once caught up); or rounds (every rank posts the plan's rounds one "
+     "after another, a relay once what it forwards arrived: an executor that waits for "
+     "each group; faster to simulate, an upper figure)",
      "MODEL"},
     {NULL},
 };
@@ -279,14 +278,8 @@ parse_flow_options(RsFlowSimOptions *opt, gboolean *use_flow, GError **error)
             return FALSE;
         }
     }
-    /* A message list has no rounds: its relays pipeline as its depends_on says. */
-    const char *relays = opt_relays != NULL     ? opt_relays
-                         : opt_messages != NULL ? "chunked"
-                                                : "executed";
-    if (strcmp(relays, "executed") == 0) {
-        opt->posting = RS_FLOW_SIM_POST_AS_EXECUTED;
-        opt->relays = RS_FLOW_SIM_RELAYS_CHUNKED;
-    } else if (strcmp(relays, "rounds") == 0) {
+    const char *relays = opt_relays != NULL ? opt_relays : "chunked";
+    if (strcmp(relays, "rounds") == 0) {
         opt->posting = RS_FLOW_SIM_POST_ROUNDS;
     } else if (strcmp(relays, "chunked") == 0) {
         opt->posting = RS_FLOW_SIM_POST_PHASES;
@@ -296,7 +289,7 @@ parse_flow_options(RsFlowSimOptions *opt, gboolean *use_flow, GError **error)
         opt->relays = RS_FLOW_SIM_RELAYS_FLUID;
     } else {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "--relays: unknown model \"%s\" (known: executed, rounds, chunked, fluid)", relays);
+                    "--relays: unknown model \"%s\" (known: chunked, fluid, rounds)", relays);
         return FALSE;
     }
     if (opt_chunk_size != NULL) {

@@ -126,7 +126,12 @@ rs_evaluator_evaluate(const RsPlan *plan, const RsAutoCandidate *candidate, gpoi
                 return FALSE;
             flow_options.message_pre_s = gpu->pre_s;
             flow_options.message_post_s = gpu->post_s;
-            flow_options.round_fixed_s = gpu->round_fixed_s;
+            /* Posting whole phases, the rounds' fixed costs queue on each rank's stream;
+             * posting rounds, the flow model charges them per round itself. */
+            if (flow_options.posting == RS_FLOW_SIM_POST_PHASES)
+                rs_gpu_cost_queue_rounds(plan, gpu);
+            else
+                flow_options.round_fixed_s = gpu->round_fixed_s;
         }
         e.flow = rs_flow_sim_run(plan, ev->options.topology, &flow_options, error);
         if (e.flow == NULL)

@@ -200,7 +200,7 @@ rs_flow_sim_options_init(RsFlowSimOptions *options)
     options->progress = NULL;
     options->progress_data = NULL;
     options->progress_interval_s = 0.0;
-    options->posting = RS_FLOW_SIM_POST_AS_EXECUTED;
+    options->posting = RS_FLOW_SIM_POST_PHASES;
     options->message_pre_s = NULL;
     options->message_post_s = NULL;
     options->round_fixed_s = 0.0;
@@ -2305,17 +2305,8 @@ rs_flow_sim_run(const RsPlan *plan, const RsTopology *topo, const RsFlowSimOptio
             g_array_append_val(deps, d32);
         }
     }
-    RsFlowSimOptions resolved;
-    if (options != NULL)
-        resolved = *options;
-    else
-        rs_flow_sim_options_init(&resolved);
-    if (resolved.posting == RS_FLOW_SIM_POST_AS_EXECUTED)
-        resolved.posting = rs_plan_get_round_sync(plan) == RS_ROUND_SYNC_WORLD_BARRIER
-                               ? RS_FLOW_SIM_POST_ROUNDS
-                               : RS_FLOW_SIM_POST_PHASES;
-    return rs_flow_sim_run_messages(msgs, n, (const guint32 *)deps->data, deps->len, topo,
-                                    &resolved, error);
+    return rs_flow_sim_run_messages(msgs, n, (const guint32 *)deps->data, deps->len, topo, options,
+                                    error);
 }
 
 RsFlowSimResult *

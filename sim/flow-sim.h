@@ -3,10 +3,6 @@
  * The model (a fluid, flow-level network model as in SimGrid or htsim's flow mode):
  *  - Phases run one after another: phase p+1 is posted when every message of the phases
  *    before it has arrived. Inside a phase (RsFlowSimOptions.posting):
- *      RS_FLOW_SIM_POST_AS_EXECUTED (default): each plan as its executor runs it, one of the
- *        two below: rounds for a plan whose round sync is a world barrier (a peer whose API
- *        waits at every call), whole phases with pipelined relays for every other plan (ours:
- *        exec/executor.h never waits for a round).
  *      RS_FLOW_SIM_POST_ROUNDS: every rank posts the plan's rounds (RsMessage.round,
  *        RsFlowMessage.round) one after another, as the groups of non-blocking sends and
  *        receives the plan defines (plan/plan.h, RsPlanOptions): it waits round_fixed_s
@@ -21,8 +17,9 @@
  *        executor of exec/ posts chunk operations within a sliding window and forwards relay
  *        chunks as they arrive (exec/executor.h), so for relay chains this figure is an upper
  *        one and the pipelined models below are its ideal.
- *      RS_FLOW_SIM_POST_PHASES: all messages of a phase are posted at once and relays are
- *        pipelined as `relays` says (below).
+ *      RS_FLOW_SIM_POST_PHASES (default): all messages of a phase are posted at once and
+ *        relays are pipelined as `relays` says (below): what exec/ does (decision in
+ *        docs/DESIGN.md, "Posting").
  *  - A posted message first pays the per-message software overhead. Its first chunk then
  *    waits for its dependencies (below), pays the route latency (links crossed plus switches,
  *    rs_topology_get_route_latency_s()) and only then takes bandwidth.
@@ -140,17 +137,17 @@ typedef enum {
 } RsFlowSimRelays;
 
 typedef enum {
-    /* Each plan as its executor runs it (the default): a plan whose round sync is
-     * RS_ROUND_SYNC_WORLD_BARRIER (a peer whose API waits at every call: m2n, nccl-broadcast,
-     * checkpoint-engine) is posted in rounds; any other plan (ours, run by exec/executor.h,
-     * which posts chunk operations in key order within a window per rank and forwards a
-     * relay chunk by chunk as soon as its bytes arrived, never waiting for a round) posts
-     * whole phases with relays pipelined as `relays` says. rs_flow_sim_run_messages(),
-     * which sees no plan, takes it as RS_FLOW_SIM_POST_PHASES. */
-    RS_FLOW_SIM_POST_AS_EXECUTED,
+    /* A whole phase at once, relays pipelined as `relays` says (the default): how
+     * exec/executor.h runs a plan (chunk operations in key order within a window per rank,
+     * a relay forwarded chunk by chunk as soon as its bytes arrived, never a wait for a
+     * round), and how the peers run one call (a phase of their plans: m2n's ncclReshard,
+     * an NCCL broadcast of one bucket) whose chains pipeline inside the call. A rank's
+     * per-round fixed costs then queue on its stream: sim/gpu-cost.h
+     * rs_gpu_cost_queue_rounds(). */
+    RS_FLOW_SIM_POST_PHASES,
     RS_FLOW_SIM_POST_ROUNDS, /* every rank posts the plan's rounds one after another, each
-                              * once every message of its previous round arrived */
-    RS_FLOW_SIM_POST_PHASES, /* a whole phase at once; relays pipelined (see relays) */
+                              * once every message of its previous round arrived (after
+                              * round_fixed_s): an executor that waits for each group */
 } RsFlowSimPosting;
 
 /* Where a running simulation stands (RsFlowSimOptions.progress). */
@@ -179,7 +176,7 @@ typedef struct {
                                      * time and once when finished */
     gpointer progress_data;
     double progress_interval_s; /* 0: 0.25 s */
-    RsFlowSimPosting posting; /* as executed (default), rounds or whole phases */
+    RsFlowSimPosting posting; /* whole phases (default) or rounds */
     /* GPU-side costs (sim/gpu-cost.h computes them from a plan and its topology): */
     const double *message_pre_s;  /* (nullable) [n_messages]: per message, seconds its sender
                                    * spends (packing) after its phase is posted, on top of the

@@ -141,6 +141,42 @@ stream_order(const RsPlan *plan, RsGpuCostTimes *out)
     }
 }
 
+void
+rs_gpu_cost_queue_rounds(const RsPlan *plan, RsGpuCostTimes *times)
+{
+    g_return_if_fail(times->n_messages == rs_plan_get_n_messages(plan));
+    g_autoptr(GHashTable) packs =
+        g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+    for (guint m = 0; m < times->n_messages; m++) {
+        const RsMessage *msg = rs_plan_get_message(plan, m);
+        if (msg->src != msg->dst)
+            *slot(packs, msg->round, msg->src) += times->pre_copy_s[m] + times->pre_fixed_s[m];
+    }
+    /* Each rank's (round, rank) sums in plan order (phase, round, …): a running sum per
+     * rank, restarted at each phase (phases follow one another in the flow model). */
+    g_autoptr(GHashTable) queued =
+        g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+    g_autoptr(GHashTable) running =
+        g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+    for (guint m = 0; m < times->n_messages; m++) {
+        const RsMessage *msg = rs_plan_get_message(plan, m);
+        if (msg->src == msg->dst)
+            continue;
+        const guint32 ranks[2] = {msg->src, msg->dst};
+        for (guint k = 0; k < 2; k++) {
+            guint64 key = round_rank_key(msg->round, ranks[k]);
+            if (g_hash_table_contains(queued, &key))
+                continue;
+            /* running: (phase, rank) → [last round's sum] */
+            double *sum = slot(running, msg->phase, ranks[k]);
+            *sum += *slot(packs, msg->round, ranks[k]) + times->round_fixed_s;
+            *slot(queued, msg->round, ranks[k]) = *sum;
+        }
+        times->pre_s[m] =
+            MAX(*slot(queued, msg->round, msg->src), *slot(queued, msg->round, msg->dst));
+    }
+}
+
 RsGpuCostTimes *
 rs_gpu_cost_compute(const RsPlan *plan, const RsRefit *refit, const RsTopology *topo,
                     GError **error)

@@ -72,6 +72,22 @@ typedef struct {
 RsGpuCostTimes *rs_gpu_cost_compute(const RsPlan *plan, const RsRefit *refit,
                                     const RsTopology *topo, GError **error);
 
+/**
+ * rs_gpu_cost_queue_rounds:
+ * @plan: the plan @times were computed for (rs_gpu_cost_compute())
+ * @times: (inout): its times; pre_s is rewritten
+ *
+ * For a flow model that posts whole phases (RS_FLOW_SIM_POST_PHASES, the default), where no
+ * rank waits for a round: a rank's stream still runs its rounds' launches, packs and
+ * synchronisations one after another (exec/executor.c posts its window in the plan's key
+ * order on one stream), so a network message of round r in phase p waits, on each of its
+ * two ranks, for Σ over that rank's rounds r' ≤ r of phase p of (its packs in r' +
+ * round_fixed_s), and pre_s becomes the larger of the two sums. Local copies keep their
+ * own time. With RS_FLOW_SIM_POST_ROUNDS the flow model applies round_fixed_s itself and
+ * this must not be called. O(n_messages) expected (a hash table of (round, rank)).
+ */
+void rs_gpu_cost_queue_rounds(const RsPlan *plan, RsGpuCostTimes *times);
+
 void rs_gpu_cost_times_free(RsGpuCostTimes *times);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(RsGpuCostTimes, rs_gpu_cost_times_free)
 

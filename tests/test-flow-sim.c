@@ -9,6 +9,7 @@
 #include "sim/cost.h"
 #include "sim/lower-bound.h"
 #include "sim/flow-sim.h"
+#include "sim/gpu-cost.h"
 
 #include <math.h>
 #include <string.h>
@@ -711,6 +712,37 @@ three_row_plan(guint max_ops, RsRefit **refit_out)
     return plan;
 }
 
+/* Posting whole phases, a rank's rounds still queue their packs and fixed costs on its
+ * stream (rs_gpu_cost_queue_rounds): GPU 0 sends one message per round (max-ops 1) with
+ * packs of 1, 2 and 3 us and 10 us of launch + sync per round, so its messages wait 11, 23
+ * and 36 us; each receiver takes part in one round only (its 10 us is less). */
+static void
+test_rounds_queue_on_stream(void)
+{
+    g_autoptr(RsRefit) refit = NULL;
+    g_autoptr(RsPlan) plan = three_row_plan(1, &refit);
+    guint n = rs_plan_get_n_messages(plan);
+    g_assert_cmpuint(n, ==, 3);
+    g_autoptr(RsGpuCostTimes) t = g_new0(RsGpuCostTimes, 1);
+    t->n_messages = n;
+    t->pre_copy_s = g_new0(double, n);
+    t->pre_fixed_s = g_new0(double, n);
+    t->post_copy_s = g_new0(double, n);
+    t->post_fixed_s = g_new0(double, n);
+    t->pre_s = g_new0(double, n);
+    t->post_s = g_new0(double, n);
+    t->round_fixed_s = 10 * US;
+    for (guint m = 0; m < n; m++) {
+        g_assert_cmpuint(rs_plan_get_message(plan, m)->src, ==, 0);
+        g_assert_cmpuint(rs_plan_get_message(plan, m)->round, ==, m);
+        t->pre_copy_s[m] = (m + 1) * US;
+    }
+    rs_gpu_cost_queue_rounds(plan, t);
+    assert_time(t->pre_s[0], 11 * US);
+    assert_time(t->pre_s[1], 23 * US);
+    assert_time(t->pre_s[2], 36 * US);
+}
+
 /* A rank with 3 × max-ops messages takes 3 rounds: with --max-ops-per-group 1, GPU 0 posts
  * one message per round, each once the one before arrived (plus round_fixed_s per round),
  * so the trace shows three start times, each the end of the round before; with 3 per
@@ -731,7 +763,7 @@ test_rounds_max_ops(void)
         g_assert_cmpuint(rs_plan_get_n_rounds(plan), ==, 3);
         RsFlowSimOptions opt;
         rs_flow_sim_options_init(&opt);
-        g_assert_cmpint(opt.posting, ==, RS_FLOW_SIM_POST_AS_EXECUTED); /* the default */
+        g_assert_cmpint(opt.posting, ==, RS_FLOW_SIM_POST_PHASES); /* the default */
         opt.posting = RS_FLOW_SIM_POST_ROUNDS;
         opt.round_fixed_s = fixed_s;
         g_autoptr(RsFlowSimResult) r = rs_flow_sim_run(plan, topo, &opt, &error);
@@ -790,9 +822,8 @@ test_rounds_relay(void)
     g_assert_no_error(error);
     assert_time(r->total_s, 22 * US + 16e6 / 5e9 + 4 * US + 16e6 / 100e9);
     g_assert_cmpuint(r->n_events, <=, 8);
-    /* The default runs the plan as exec/ does (its round sync is a group, not a world
-     * barrier): whole phases with the relay pipelined in chunks, strictly faster here. */
-    g_assert_cmpint(rs_plan_get_round_sync(plan), ==, RS_ROUND_SYNC_GROUP);
+    /* The default runs the plan as exec/ does: whole phases with the relay pipelined in
+     * chunks, strictly faster here. */
     RsFlowSimOptions phases;
     rs_flow_sim_options_init(&phases);
     phases.posting = RS_FLOW_SIM_POST_PHASES;
@@ -1325,6 +1356,7 @@ main(int argc, char **argv)
     g_test_add_func("/flow-sim/plan/gather-broadcast", test_plan_gather_broadcast);
     g_test_add_func("/flow-sim/rounds/max-ops", test_rounds_max_ops);
     g_test_add_func("/flow-sim/rounds/relay", test_rounds_relay);
+    g_test_add_func("/flow-sim/rounds/queue-on-stream", test_rounds_queue_on_stream);
     g_test_add_func("/flow-sim/exact-matches-global", test_exact_matches_global);
     g_test_add_func("/flow-sim/max-events", test_max_events);
     g_test_add_func("/flow-sim/phases", test_phases);
