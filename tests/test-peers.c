@@ -6,6 +6,7 @@
 #include "sim/cost.h"
 #include "sim/flow-sim.h"
 #include "topologies/topology.h"
+#include "tests/test-layouts.h"
 
 #include <string.h>
 
@@ -16,21 +17,6 @@ load(const char *yaml)
     RsTopology *topo = rs_topology_load_string(yaml, "test", NULL, &error);
     g_assert_no_error(error);
     return topo;
-}
-
-static RsLayout *
-dtensor(guint n_dims, const gint64 *shape, const char *mesh, const char *ranks,
-        const char *placements)
-{
-    g_autoptr(GError) error = NULL;
-    g_autoptr(RsMesh) m = rs_mesh_parse(mesh, ranks, &error);
-    g_assert_no_error(error);
-    RsPlacement p[RS_MAX_MESH_DIMS];
-    guint n;
-    g_assert_true(rs_placements_parse(placements, p, &n, &error));
-    RsLayout *l = rs_layout_new_dtensor(n_dims, shape, m, p, n, &error);
-    g_assert_no_error(error);
-    return l;
 }
 
 static RsPlan *
@@ -79,8 +65,8 @@ test_ring_textbook(void)
                                       "nvlink: {bandwidth: 100 GB/s}\n"
                                       "nic: {bandwidth: 50 GB/s}\n");
     const gint64 shape[] = {32 << 20}; /* 64 MiB of bf16 */
-    g_autoptr(RsLayout) src = dtensor(1, shape, "1", "0", "R");
-    g_autoptr(RsLayout) dst = dtensor(1, shape, "3", "1-3", "R");
+    g_autoptr(RsLayout) src = test_dtensor(1, shape, "1", "0", "R");
+    g_autoptr(RsLayout) dst = test_dtensor(1, shape, "3", "1-3", "R");
     g_autoptr(RsRefit) refit = rs_refit_new();
     g_autoptr(GError) error = NULL;
     g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_BF16, src, dst, &error));
@@ -109,8 +95,8 @@ test_channel_per_rail(void)
                                       "nvlink: {bandwidth: 100 GB/s}\n"
                                       "nic: {bandwidth: 50 GB/s}\nfabric: {pxn: true}\n");
     const gint64 shape[] = {8, 1024}; /* 32 KiB of f32 */
-    g_autoptr(RsLayout) src = dtensor(2, shape, "1", "0", "R");
-    g_autoptr(RsLayout) dst = dtensor(2, shape, "2x2", "2-5", "R,S(1)");
+    g_autoptr(RsLayout) src = test_dtensor(2, shape, "1", "0", "R");
+    g_autoptr(RsLayout) dst = test_dtensor(2, shape, "2x2", "2-5", "R,S(1)");
     g_autoptr(RsRefit) refit = rs_refit_new();
     g_autoptr(GError) error = NULL;
     g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_F32, src, dst, &error));
@@ -134,8 +120,8 @@ test_all_gather(void)
                                       "nvlink: {bandwidth: 100 GB/s}\n"
                                       "nic: {bandwidth: 50 GB/s}\n");
     const gint64 shape[] = {16, 16};
-    g_autoptr(RsLayout) src = dtensor(2, shape, "4", "0-3", "S(0)");
-    g_autoptr(RsLayout) dst = dtensor(2, shape, "1", "4", "R");
+    g_autoptr(RsLayout) src = test_dtensor(2, shape, "4", "0-3", "S(0)");
+    g_autoptr(RsLayout) dst = test_dtensor(2, shape, "1", "4", "R");
     g_autoptr(RsRefit) refit = rs_refit_new();
     g_autoptr(GError) error = NULL;
     g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_F32, src, dst, &error));
@@ -160,8 +146,8 @@ test_m2n_chain(void)
                                       "nvlink: {bandwidth: 100 GB/s}\n"
                                       "nic: {bandwidth: 50 GB/s}\n");
     const gint64 shape[] = {64, 32};
-    g_autoptr(RsLayout) src = dtensor(2, shape, "2", "0,1", "S(0)");
-    g_autoptr(RsLayout) dst = dtensor(2, shape, "4x2", "4-11", "R,S(0)");
+    g_autoptr(RsLayout) src = test_dtensor(2, shape, "2", "0,1", "S(0)");
+    g_autoptr(RsLayout) dst = test_dtensor(2, shape, "4x2", "4-11", "R,S(0)");
     g_autoptr(RsRefit) refit = rs_refit_new();
     g_autoptr(GError) error = NULL;
     g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_F32, src, dst, &error));
@@ -187,8 +173,8 @@ static void
 test_m2n_uniform_blocks(void)
 {
     const gint64 shape[] = {8, 8};
-    g_autoptr(RsLayout) src = dtensor(2, shape, "4x2", "0-7", "R,S(0)");
-    g_autoptr(RsLayout) dst = dtensor(2, shape, "2x2", "8-11", "R,S(0)");
+    g_autoptr(RsLayout) src = test_dtensor(2, shape, "4x2", "0-7", "R,S(0)");
+    g_autoptr(RsLayout) dst = test_dtensor(2, shape, "2x2", "8-11", "R,S(0)");
     g_autoptr(RsRefit) refit = rs_refit_new();
     g_autoptr(GError) error = NULL;
     g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_F32, src, dst, &error));
@@ -211,9 +197,9 @@ static void
 test_m2n_call_phases(void)
 {
     const gint64 shape[] = {8, 8};
-    g_autoptr(RsLayout) stage0 = dtensor(2, shape, "2", "0,1", "S(0)");
-    g_autoptr(RsLayout) stage1 = dtensor(2, shape, "2", "2,3", "S(0)");
-    g_autoptr(RsLayout) dst = dtensor(2, shape, "2", "4,5", "S(1)");
+    g_autoptr(RsLayout) stage0 = test_dtensor(2, shape, "2", "0,1", "S(0)");
+    g_autoptr(RsLayout) stage1 = test_dtensor(2, shape, "2", "2,3", "S(0)");
+    g_autoptr(RsLayout) dst = test_dtensor(2, shape, "2", "4,5", "S(1)");
     g_autoptr(RsRefit) refit = rs_refit_new();
     g_autoptr(GError) error = NULL;
     const char *names[] = {"norm", "layers.0.w", "layers.1.w", "layers.2.w", "layers.3.w"};
@@ -238,8 +224,8 @@ static void
 test_checkpoint_engine_bytes(void)
 {
     const gint64 shape[] = {8, 8};
-    g_autoptr(RsLayout) src = dtensor(2, shape, "2", "0,1", "S(0)");
-    g_autoptr(RsLayout) dst = dtensor(2, shape, "3", "2-4", "R");
+    g_autoptr(RsLayout) src = test_dtensor(2, shape, "2", "0,1", "S(0)");
+    g_autoptr(RsLayout) dst = test_dtensor(2, shape, "3", "2-4", "R");
     g_autoptr(RsRefit) refit = rs_refit_new();
     g_autoptr(GError) error = NULL;
     g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_F32, src, dst, &error));
@@ -257,8 +243,8 @@ static void
 test_rdma_p2p_schedule(void)
 {
     const gint64 shape[] = {8, 8};
-    g_autoptr(RsLayout) src = dtensor(2, shape, "2", "0,1", "S(0)");
-    g_autoptr(RsLayout) dst = dtensor(2, shape, "2", "2,3", "S(1)");
+    g_autoptr(RsLayout) src = test_dtensor(2, shape, "2", "0,1", "S(0)");
+    g_autoptr(RsLayout) dst = test_dtensor(2, shape, "2", "2,3", "S(1)");
     g_autoptr(RsRefit) refit = rs_refit_new();
     g_autoptr(GError) error = NULL;
     for (guint i = 0; i < 4; i++) {

@@ -7,6 +7,7 @@
 #include "sim/cost.h"
 #include "sim/evaluate.h"
 #include "topologies/topology.h"
+#include "tests/test-layouts.h"
 
 #include <string.h>
 
@@ -18,21 +19,6 @@ load_topology(void)
     RsTopology *topo = rs_topology_load_file(path, NULL, &error);
     g_assert_no_error(error);
     return topo;
-}
-
-static RsLayout *
-dtensor(guint n_dims, const gint64 *shape, const char *mesh, const char *ranks,
-        const char *placements)
-{
-    g_autoptr(GError) error = NULL;
-    g_autoptr(RsMesh) m = rs_mesh_parse(mesh, ranks, &error);
-    g_assert_no_error(error);
-    RsPlacement p[RS_MAX_MESH_DIMS];
-    guint n;
-    g_assert_true(rs_placements_parse(placements, p, &n, &error));
-    RsLayout *l = rs_layout_new_dtensor(n_dims, shape, m, p, n, &error);
-    g_assert_no_error(error);
-    return l;
 }
 
 static RsPlan *
@@ -72,10 +58,10 @@ make_replicated_refit(void)
 {
     g_autoptr(GError) error = NULL;
     const gint64 wshape[] = {16, 8}, nshape[] = {8};
-    g_autoptr(RsLayout) w_src = dtensor(2, wshape, "4", "0-3", "R");
-    g_autoptr(RsLayout) w_dst = dtensor(2, wshape, "3x4", "4-15", "R,S(0)");
-    g_autoptr(RsLayout) n_src = dtensor(1, nshape, "4", "0-3", "R");
-    g_autoptr(RsLayout) n_dst = dtensor(1, nshape, "12", "4-15", "R");
+    g_autoptr(RsLayout) w_src = test_dtensor(2, wshape, "4", "0-3", "R");
+    g_autoptr(RsLayout) w_dst = test_dtensor(2, wshape, "3x4", "4-15", "R,S(0)");
+    g_autoptr(RsLayout) n_src = test_dtensor(1, nshape, "4", "0-3", "R");
+    g_autoptr(RsLayout) n_dst = test_dtensor(1, nshape, "12", "4-15", "R");
     RsRefit *refit = rs_refit_new();
     g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_BF16, w_src, w_dst, &error));
     g_assert_true(rs_refit_add_tensor(refit, "norm", RS_DTYPE_F32, n_src, n_dst, &error));
@@ -110,8 +96,8 @@ test_node_aware_choices(void)
     g_autoptr(RsTopology) topo = load_topology();
     const gint64 shape[] = {64, 16};
     /* Replicas on GPUs 0, 4, 8, 12 (one per domain); destination GPU 9 (domain 2). */
-    g_autoptr(RsLayout) src = dtensor(2, shape, "4", "0,4,8,12", "R");
-    g_autoptr(RsLayout) dst_local = dtensor(2, shape, "1", "9", "R");
+    g_autoptr(RsLayout) src = test_dtensor(2, shape, "4", "0,4,8,12", "R");
+    g_autoptr(RsLayout) dst_local = test_dtensor(2, shape, "1", "9", "R");
     g_autoptr(RsRefit) local = rs_refit_new();
     g_assert_true(rs_refit_add_tensor(local, "x", RS_DTYPE_F32, src, dst_local, &error));
     g_autoptr(RsPlan) p1 = build(local, RS_STRATEGY_NODE_AWARE, topo, FALSE, 1 << 20, 64);
@@ -120,8 +106,8 @@ test_node_aware_choices(void)
 
     /* Replicas on GPUs 0-3 (domain 0); destinations GPUs 4-11 each need 1/8: every
      * replica sends exactly 2 of the 8 pieces (equal bytes). */
-    g_autoptr(RsLayout) src4 = dtensor(2, shape, "4", "0-3", "R");
-    g_autoptr(RsLayout) dst8 = dtensor(2, shape, "8", "4-11", "S(0)");
+    g_autoptr(RsLayout) src4 = test_dtensor(2, shape, "4", "0-3", "R");
+    g_autoptr(RsLayout) dst8 = test_dtensor(2, shape, "8", "4-11", "S(0)");
     g_autoptr(RsRefit) spread = rs_refit_new();
     g_assert_true(rs_refit_add_tensor(spread, "y", RS_DTYPE_F32, src4, dst8, &error));
     g_autoptr(RsPlan) p2 = build(spread, RS_STRATEGY_NODE_AWARE, topo, FALSE, 1 << 20, 64);
@@ -156,8 +142,8 @@ test_striping(void)
     g_autoptr(GError) error = NULL;
     g_autoptr(RsTopology) topo = load_topology();
     const gint64 shape[] = {1024, 1024}; /* 4 MiB of f32 */
-    g_autoptr(RsLayout) src = dtensor(2, shape, "2", "0,4", "R");
-    g_autoptr(RsLayout) dst = dtensor(2, shape, "3", "8,9,12", "R");
+    g_autoptr(RsLayout) src = test_dtensor(2, shape, "2", "0,4", "R");
+    g_autoptr(RsLayout) dst = test_dtensor(2, shape, "3", "8,9,12", "R");
     g_autoptr(RsRefit) refit = rs_refit_new();
     g_assert_true(rs_refit_add_tensor(refit, "z", RS_DTYPE_F32, src, dst, &error));
     RsPlanOptions o;
@@ -183,8 +169,8 @@ test_c12_many_pieces(void)
     g_autoptr(RsTopology) topo = load_topology();
     g_autoptr(RsRefit) refit = rs_refit_new();
     const gint64 shape[] = {4, 4};
-    g_autoptr(RsLayout) src = dtensor(2, shape, "4", "0-3", "S(0)");
-    g_autoptr(RsLayout) dst = dtensor(2, shape, "4", "0-3", "S(1)");
+    g_autoptr(RsLayout) src = test_dtensor(2, shape, "4", "0-3", "S(0)");
+    g_autoptr(RsLayout) dst = test_dtensor(2, shape, "4", "0-3", "S(1)");
     /* 100 tensors: each rank sends one piece to each of the 3 others per tensor. */
     for (guint t = 0; t < 100; t++) {
         g_autofree char *name = g_strdup_printf("t%u", t);
@@ -226,8 +212,8 @@ test_c13_bounded_staging(void)
     g_autoptr(RsTopology) topo = load_topology();
     g_autoptr(RsRefit) refit = rs_refit_new();
     const gint64 shape[] = {32768, 16384}; /* 1 GiB of bf16 */
-    g_autoptr(RsLayout) src = dtensor(2, shape, "2", "0,1", "S(0)");
-    g_autoptr(RsLayout) dst = dtensor(2, shape, "2", "4,5", "S(1)");
+    g_autoptr(RsLayout) src = test_dtensor(2, shape, "2", "0,1", "S(0)");
+    g_autoptr(RsLayout) dst = test_dtensor(2, shape, "2", "4,5", "S(1)");
     for (guint t = 0; t < 64; t++) {
         g_autofree char *name = g_strdup_printf("layer%u", t);
         g_assert_true(rs_refit_add_tensor(refit, name, RS_DTYPE_BF16, src, dst, &error));
@@ -288,8 +274,8 @@ test_pattern_reuse(void)
     g_autoptr(GError) error = NULL;
     g_autoptr(RsTopology) topo = load_topology();
     const gint64 shape[] = {32, 8};
-    g_autoptr(RsLayout) src = dtensor(2, shape, "2x2", "0-3", "R,S(0)");
-    g_autoptr(RsLayout) dst = dtensor(2, shape, "2x4", "4-11", "R,S(1)");
+    g_autoptr(RsLayout) src = test_dtensor(2, shape, "2x2", "0-3", "R,S(0)");
+    g_autoptr(RsLayout) dst = test_dtensor(2, shape, "2x4", "4-11", "R,S(1)");
     g_autoptr(RsRefit) refit = rs_refit_new();
     for (guint t = 0; t < 5; t++) {
         g_autofree char *name = g_strdup_printf("layers.%u.w", t);
@@ -411,8 +397,8 @@ test_rank_not_a_gpu(void)
 {
     const gint64 shape[] = {8, 4};
     g_autoptr(RsTopology) topo = load_topology();
-    g_autoptr(RsLayout) src = dtensor(2, shape, "2", "0,1", "S(0)");
-    g_autoptr(RsLayout) dst = dtensor(2, shape, "2", "8,16", "S(0)");
+    g_autoptr(RsLayout) src = test_dtensor(2, shape, "2", "0,1", "S(0)");
+    g_autoptr(RsLayout) dst = test_dtensor(2, shape, "2", "8,16", "S(0)");
     g_autoptr(RsRefit) refit = rs_refit_new();
     g_autoptr(GError) error = NULL;
     g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_F32, src, dst, &error));
