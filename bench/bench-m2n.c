@@ -85,22 +85,33 @@ int
 main(int argc, char **argv)
 {
     setlocale(LC_ALL, "C");
-    const char *network = "bottleneck";
-    const char *reshard = RS_BENCH_RESHARD;
-    const char *dir = RS_BENCH_SCENARIOS;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--network") == 0)
-            network = argv[i + 1];
-        else if (strcmp(argv[i], "--reshard") == 0)
-            reshard = argv[i + 1];
-        else if (strcmp(argv[i], "--scenarios") == 0)
-            dir = argv[i + 1];
-        else {
-            fprintf(stderr, "usage: bench-m2n [--network bottleneck|flow] [--reshard PATH] "
-                            "[--scenarios DIR]\n");
-            return 2;
-        }
+    /* GOption, as the other benchmarks: --help prints the usage, anything else is refused
+     * (a hand-made loop ran the benchmark for "--help"). */
+    gchar *opt_network = NULL, *opt_reshard = NULL, *opt_scenarios = NULL;
+    GOptionEntry entries[] = {
+        {"network", 0, 0, G_OPTION_ARG_STRING, &opt_network,
+         "bottleneck (first-order, the default) or flow (the flow model)", "MODEL"},
+        {"reshard", 0, 0, G_OPTION_ARG_FILENAME, &opt_reshard,
+         "The reshard program to run (default: the one built beside this benchmark)", "PATH"},
+        {"scenarios", 0, 0, G_OPTION_ARG_FILENAME, &opt_scenarios,
+         "The folder of m2n-*.yaml scenarios (default: the source tree's scenarios/)", "DIR"},
+        {NULL},
+    };
+    g_autoptr(GError) parse_error = NULL;
+    g_autoptr(GOptionContext) context =
+        g_option_context_new("- NCCL M2N's published times against reshard's model of M2N");
+    g_option_context_add_main_entries(context, entries, NULL);
+    if (!g_option_context_parse(context, &argc, &argv, &parse_error) || argc > 1 ||
+        (opt_network != NULL && strcmp(opt_network, "bottleneck") != 0 &&
+         strcmp(opt_network, "flow") != 0)) {
+        fprintf(stderr, "bench-m2n: %s\n",
+                parse_error ? parse_error->message
+                            : "expected --network bottleneck or flow and no other argument");
+        return 2;
     }
+    const char *network = opt_network ? opt_network : "bottleneck";
+    const char *reshard = opt_reshard ? opt_reshard : RS_BENCH_RESHARD;
+    const char *dir = opt_scenarios ? opt_scenarios : RS_BENCH_SCENARIOS;
     printf("NCCL M2N on GB200 NVL72 (nccl_m2n/README.md, Reference Performance); "
            "network model: %s\n\n",
            network);

@@ -43,7 +43,13 @@ run_reshard_full(const char *const *args, const char *const *env, guint mpi_np)
     g_assert_true(g_spawn_sync(NULL, (char **)argv->pdata, envp, G_SPAWN_DEFAULT, NULL, NULL,
                                &r.out, &r.err, &status, &error));
     g_assert_no_error(error);
-    g_assert_true(WIFEXITED(status));
+    /* A launcher or reshard killed by a signal is a failure of the command, not a test
+     * detail: name the signal and show what it printed. */
+    if (!WIFEXITED(status))
+        g_error("%s %s was killed by signal %d (%s); its stderr:\n%s",
+                (const char *)argv->pdata[0], argv->len > 1 ? (const char *)argv->pdata[1] : "",
+                WIFSIGNALED(status) ? WTERMSIG(status) : -1,
+                WIFSIGNALED(status) ? g_strsignal(WTERMSIG(status)) : "not signalled", r.err);
     r.exit_code = WEXITSTATUS(status);
     return r;
 }
