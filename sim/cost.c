@@ -190,10 +190,15 @@ phase_link_time(Estimate *e, RsCostEstimate *out, gboolean *nvlink)
             phase_link_s = busy_s;
             *nvlink = link->kind == RS_LINK_NVLINK_EGRESS || link->kind == RS_LINK_NVLINK_INGRESS;
         }
-        if (busy_s > out->busiest_link_s) {
-            out->busiest_link_s = busy_s;
+        /* The busiest link of the whole refit (its bytes over every phase): a link's total
+         * only grows, so the largest total is the last one recorded. A plan of many phases
+         * (m2n's calls) named one phase's bytes before. */
+        double total_busy_s =
+            (double)e->total_link_bytes[l] / rs_link_get_capacity_bytes_per_s(link);
+        if (total_busy_s > out->busiest_link_s) {
+            out->busiest_link_s = total_busy_s;
             out->busiest_link = l;
-            out->busiest_link_bytes = e->phase_link_bytes[l];
+            out->busiest_link_bytes = e->total_link_bytes[l];
         }
     }
     return phase_link_s;

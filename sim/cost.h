@@ -39,9 +39,10 @@ typedef struct {
     guint32 max_nic_egress_gpu;
     guint n_messages;               /* network messages (src != dst) */
     guint n_phases;
-    guint32 busiest_link;           /* link id with the longest busy time in any phase */
+    guint32 busiest_link;           /* link id with the longest busy time over the whole
+                                     * refit (its bytes summed over every phase) */
     double busiest_link_s;          /* that busy time, seconds */
-    guint64 busiest_link_bytes;
+    guint64 busiest_link_bytes;     /* its bytes over every phase */
     /* The parts of predicted_s, summed over phases (each phase takes the larger of its link
      * and copy times, plus its fixed costs). */
     double link_s;    /* Σ phases: busiest link's busy time */

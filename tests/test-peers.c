@@ -215,6 +215,30 @@ test_m2n_call_phases(void)
     g_assert_cmpuint(rs_plan_get_n_phases(plan), ==, 3);
 }
 
+/* The first-order estimate's busiest link is the refit's, over every phase: m2n-direct puts
+ * each tensor call in its own phase, and GPU 0's NIC sends both tensors (2 × 256 B), not
+ * one phase's 256 B (which it named before). */
+static void
+test_busiest_link_over_phases(void)
+{
+    g_autoptr(RsTopology) topo = load("name: pair\nnodes: 2\ngpus_per_node: 1\n"
+                                      "nvlink: {bandwidth: 100 GB/s}\n"
+                                      "nic: {bandwidth: 50 GB/s}\n");
+    const gint64 shape[] = {8, 8};
+    g_autoptr(RsLayout) src = test_dtensor(2, shape, "1", "0", "R");
+    g_autoptr(RsLayout) dst = test_dtensor(2, shape, "1", "1", "R");
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_autoptr(GError) error = NULL;
+    g_assert_true(rs_refit_add_tensor(refit, "layers.0.w", RS_DTYPE_F32, src, dst, &error));
+    g_assert_true(rs_refit_add_tensor(refit, "layers.1.w", RS_DTYPE_F32, src, dst, &error));
+    g_autoptr(RsPlan) plan = build(refit, RS_STRATEGY_M2N_DIRECT, topo, 1 << 20);
+    g_assert_cmpuint(rs_plan_get_n_phases(plan), ==, 2);
+    RsCostEstimate c;
+    g_assert_true(rs_cost_estimate(plan, topo, &c, &error));
+    g_assert_cmpuint(c.busiest_link, ==, rs_topology_get_gpu_link(topo, 0, RS_LINK_NIC_EGRESS));
+    g_assert_cmpuint(c.busiest_link_bytes, ==, 2 * 256);
+}
+
 /* --- checkpoint-engine and rdma-p2p --- */
 
 /* checkpoint-engine: each owner's shard goes to every destination rank (a broadcast to the
@@ -270,6 +294,7 @@ main(int argc, char **argv)
     g_test_add_func("/peers/m2n/chain", test_m2n_chain);
     g_test_add_func("/peers/m2n/uniform-blocks", test_m2n_uniform_blocks);
     g_test_add_func("/peers/m2n/call-phases", test_m2n_call_phases);
+    g_test_add_func("/peers/busiest-link-over-phases", test_busiest_link_over_phases);
     g_test_add_func("/peers/checkpoint-engine/bytes", test_checkpoint_engine_bytes);
     g_test_add_func("/peers/rdma-p2p/schedule", test_rdma_p2p_schedule);
     return g_test_run();
