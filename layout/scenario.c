@@ -386,6 +386,15 @@ rs_scenario_build(RsScenario *s, RsScenarioBuild *out, GError **error)
         g_autoptr(GArray) job = g_array_copy(train_gpus);
         g_array_append_vals(job, infer_gpus->data, infer_gpus->len);
         rs_topology_set_job_gpus(topo, (const guint32 *)job->data, job->len);
+    } else if (s->gpus_per_domain > 0) {
+        /* Idle GPUs lent, but only those the job holds: the first N of each domain (the
+         * others belong to no layout and to no job of ours: a rack's spares, another job). */
+        guint size = rs_topology_get_gpus_per_nvlink_domain(topo);
+        g_autoptr(GArray) job = g_array_new(FALSE, FALSE, sizeof(guint32));
+        for (guint32 g = 0; g < rs_topology_get_n_gpus(topo); g++)
+            if (g % size < s->gpus_per_domain)
+                g_array_append_val(job, g);
+        rs_topology_set_job_gpus(topo, (const guint32 *)job->data, job->len);
     }
     RsConventionResult src, dst;
     if (!resolve_side(s, RS_SCENARIO_SIDE_TRAIN, model, topo, &src, error))

@@ -19,7 +19,8 @@
  *                               # domain; GPU lists count those only (gpus: 0-127 is GPUs
  *                               # 0-63 and 72-135 on NVL72 racks)
  *   use_idle_gpus: false        # optional: GPUs in neither layout may relay and carry PXN
- *                               # traffic (default: they carry none)
+ *                               # traffic (default: they carry none); with
+ *                               # gpus_per_domain, only the job's N per domain
  * Convention parameters take integers, switches (ep: true) and lists (pp-layers: [15, 16]).
  * Every field can be overridden after loading (the command-line flags do).
  */
@@ -114,7 +115,9 @@ typedef struct {
  *
  * With gpus_per_domain N, GPU g of a list is GPU (g / N) × domain size + g mod N of the
  * topology. Unless use_idle_gpus, the topology's job is set to both sides' GPUs
- * (rs_topology_set_job_gpus): GPUs in neither layout carry no traffic.
+ * (rs_topology_set_job_gpus): GPUs in neither layout carry no traffic. With use_idle_gpus
+ * and gpus_per_domain N, the job is the first N GPUs of every domain: idle GPUs among them
+ * are lent, the others never.
  *
  * Returns: TRUE on success; on failure @out holds nothing.
  */

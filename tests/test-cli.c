@@ -285,25 +285,33 @@ test_gpus_per_domain(void)
     run_result_clear(&r);
 
     /* The scenario keys: the same mapping; the bound counts the job's 64 NICs of rack 1
-     * (64 x 47.5 GB/s), or all 72 when idle GPUs are lent. */
-    for (guint lend = 0; lend < 2; lend++) {
-        g_autofree char *path = write_temp(
-            "s.yaml", lend ? "model: qwen3-235b-a22b\ntopology: gb200-nvl72\nnodes: 36\n"
-                             "layers: 3-3\ngpus_per_domain: 64\nuse_idle_gpus: true\n"
-                             "train: {convention: megatron, gpus: 0-63, tp: 4, pp: 4, ep: 16, etp: 1}\n"
-                             "infer: {convention: vllm, gpus: 64-127, tp: 8, dp: 8}\n"
-                           : "model: qwen3-235b-a22b\ntopology: gb200-nvl72\nnodes: 36\n"
-                             "layers: 3-3\ngpus_per_domain: 64\n"
-                             "train: {convention: megatron, gpus: 0-63, tp: 4, pp: 4, ep: 16, etp: 1}\n"
-                             "infer: {convention: vllm, gpus: 64-127, tp: 8, dp: 8}\n");
+     * (64 x 47.5 GB/s); with idle GPUs lent and GPUs named one by one, all 72 of the rack
+     * (case 1); lent under gpus_per_domain, still only the job's 64 (case 2: the rack's
+     * other 8 belong to no job of ours). */
+    for (guint lend = 0; lend < 3; lend++) {
+        const char *yaml[] = {
+            "model: qwen3-235b-a22b\ntopology: gb200-nvl72\nnodes: 36\n"
+            "layers: 3-3\ngpus_per_domain: 64\n"
+            "train: {convention: megatron, gpus: 0-63, tp: 4, pp: 4, ep: 16, etp: 1}\n"
+            "infer: {convention: vllm, gpus: 64-127, tp: 8, dp: 8}\n",
+            "model: qwen3-235b-a22b\ntopology: gb200-nvl72\nnodes: 36\n"
+            "layers: 3-3\nuse_idle_gpus: true\n"
+            "train: {convention: megatron, gpus: 0-63, tp: 4, pp: 4, ep: 16, etp: 1}\n"
+            "infer: {convention: vllm, gpus: 72-135, tp: 8, dp: 8}\n",
+            "model: qwen3-235b-a22b\ntopology: gb200-nvl72\nnodes: 36\n"
+            "layers: 3-3\ngpus_per_domain: 64\nuse_idle_gpus: true\n"
+            "train: {convention: megatron, gpus: 0-63, tp: 4, pp: 4, ep: 16, etp: 1}\n"
+            "infer: {convention: vllm, gpus: 64-127, tp: 8, dp: 8}\n"};
+        g_autofree char *path = write_temp("s.yaml", yaml[lend]);
         const char *file[] = {"simulate", "--scenario", path, "--strategy", "direct",
                               "--network", "bottleneck", NULL};
         r = run_reshard(file);
         if (r.exit_code != 0)
             g_error("exit %d: %s", r.exit_code, r.err);
         assert_contains(r.out, "replica 0, stage 0: GPUs 72-79, tp=8");
-        assert_contains(r.out, lend ? "NVLink domain 1 ingress (its NICs): 4.976 GB over 3420 GB/s"
-                                    : "NVLink domain 1 ingress (its NICs): 4.976 GB over 3040 GB/s");
+        assert_contains(r.out, lend == 1
+                                   ? "NVLink domain 1 ingress (its NICs): 4.976 GB over 3420 GB/s"
+                                   : "NVLink domain 1 ingress (its NICs): 4.976 GB over 3040 GB/s");
         run_result_clear(&r);
     }
 }
