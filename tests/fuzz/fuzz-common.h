@@ -35,6 +35,7 @@ fuzz_write_file(const char *name, const uint8_t *data, size_t size)
 {
     char *dir = fuzz_dir;
     if (dir == NULL) {
+        /* g_dir_make_tmp() replaces the XXXXXX of its template with a unique name. */
         dir = fuzz_dir = g_dir_make_tmp("rs-fuzz-XXXXXX", NULL);
         atexit(fuzz_remove_dir);
     }
