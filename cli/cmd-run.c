@@ -467,6 +467,11 @@ run(int argc, char **argv)
         !rs_cli_check_distinct_outputs("--trace", opt_trace, "--timeline", opt_timeline,
                                        &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    /* The trace's metadata sidecar is an output too. */
+    g_autofree char *trace_meta = opt_trace ? rs_trace_get_meta_path(opt_trace) : NULL;
+    if (!rs_cli_check_distinct_outputs("--trace (its metadata sidecar)", trace_meta,
+                                       "--timeline", opt_timeline, &error))
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     if (!rs_scenario_args_check_no_memory(&sargs, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     /* Two documents on stdout would not load as one CSV or JSON. */

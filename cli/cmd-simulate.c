@@ -190,6 +190,60 @@ strategy_path(const char *path, const char *label, gboolean several)
     return g_strdup_printf("%.*s-%s%s", (int)(dot - path), path, label, dot);
 }
 
+/* Every file the command will write: per candidate its trace and the trace's .meta
+ * sidecar, link stats and timeline (FILE-LABEL.EXT with several candidates), and the
+ * plots' PREFIX-NAME.dat/.gp/.png/.svg (the strategies plot; with the flow model also the
+ * timeline, links and traffic plots). Appended to @options and @paths (owned by @paths). */
+static void
+collect_outputs(const RsAutoCandidate *tried, guint n_tried, gboolean several,
+                gboolean use_flow, GPtrArray *options, GPtrArray *paths)
+{
+    for (guint i = 0; i < n_tried; i++) {
+        const char *label = tried != NULL ? tried[i].label : NULL;
+        char *t = opt_trace ? (label ? strategy_path(opt_trace, label, several)
+                                     : g_strdup(opt_trace))
+                            : NULL;
+        g_ptr_array_add(options, "--trace");
+        g_ptr_array_add(paths, t);
+        g_ptr_array_add(options, "--trace (its metadata sidecar)");
+        g_ptr_array_add(paths, t ? rs_trace_get_meta_path(t) : NULL);
+        g_ptr_array_add(options, "--link-stats");
+        g_ptr_array_add(paths, opt_link_stats ? (label ? strategy_path(opt_link_stats, label,
+                                                                       several)
+                                                       : g_strdup(opt_link_stats))
+                                              : NULL);
+        g_ptr_array_add(options, "--timeline");
+        g_ptr_array_add(paths, opt_timeline ? (label ? strategy_path(opt_timeline, label, several)
+                                                     : g_strdup(opt_timeline))
+                                            : NULL);
+    }
+    if (opt_plot == NULL)
+        return;
+    static const char *const plots[] = {"strategies", "timeline", "links", "traffic"};
+    static const char *const exts[] = {".dat", ".gp", ".png", ".svg"};
+    for (guint p = 0; p < (use_flow ? G_N_ELEMENTS(plots) : 1u); p++)
+        for (guint e = 0; e < G_N_ELEMENTS(exts); e++) {
+            g_ptr_array_add(options, "--plot");
+            g_ptr_array_add(paths, g_strconcat(opt_plot, "-", plots[p], exts[e], NULL));
+        }
+}
+
+/* No two outputs of the command may be one file, and none an input of the command
+ * (checked before any work, so that nothing is overwritten). @tried NULL: the --messages
+ * mode (one trace, link stats and timeline, no candidates). */
+static gboolean
+check_candidate_outputs(const RsAutoCandidate *tried, guint n_tried, gboolean several,
+                        gboolean use_flow, GError **error)
+{
+    g_autoptr(GPtrArray) options = g_ptr_array_new();
+    g_autoptr(GPtrArray) paths = g_ptr_array_new_with_free_func(g_free);
+    /* One row: the candidates take turns at the same paths, the best one's files kept. */
+    collect_outputs(tried, tried != NULL && several ? n_tried : 1, several, use_flow, options,
+                    paths);
+    return rs_cli_check_output_set((const char *const *)options->pdata,
+                                   (const char *const *)paths->pdata, paths->len, error);
+}
+
 static gboolean
 write_outputs(const RsFlowSimResult *flow, const RsTopology *topo, const char *trace_path,
               const char *links_path, const char *timeline_path, const guint32 *ids,
@@ -423,8 +477,7 @@ run_messages(const char *cmd, const RsFlowSimOptions *fopt, gboolean use_flow, R
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     g_autoptr(RsTrace) trace = read_messages(&error);
     rs_cli_note_input(opt_messages);
-    if (trace == NULL || !rs_cli_check_not_input("--trace", opt_trace, &error) ||
-        !rs_cli_check_not_input("--link-stats", opt_link_stats, &error))
+    if (trace == NULL || !check_candidate_outputs(NULL, 1, FALSE, use_flow, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     rs_cli_progress("simulating %u messages of %s on %s ...", rs_trace_get_n_rows(trace),
                     opt_messages, rs_topology_get_name(topo));
@@ -584,38 +637,6 @@ on_candidate(RsEvaluateStage stage, const RsPlan *plan, const RsEvaluation *e,
         opt_timeline ? strategy_path(opt_timeline, label, o->several) : NULL;
     return write_outputs(e->flow, o->topology, trace_path, links_path, timeline_path, NULL,
                          o->scenario_name, label, error);
-}
-
-/* With several candidates each writes FILE-LABEL.csv: no trace may be another's link
- * stats, and none may be an input of the command (checked before any work, so that
- * nothing is overwritten). */
-static gboolean
-check_candidate_outputs(const RsAutoCandidate *tried, guint n_tried, gboolean several,
-                        GError **error)
-{
-    for (guint i = 0; i < n_tried; i++) {
-        g_autofree char *t = opt_trace ? strategy_path(opt_trace, tried[i].label, several)
-                                       : NULL;
-        g_autofree char *l =
-            opt_link_stats ? strategy_path(opt_link_stats, tried[i].label, several) : NULL;
-        g_autofree char *m =
-            opt_timeline ? strategy_path(opt_timeline, tried[i].label, several) : NULL;
-        if (!rs_cli_check_not_input("--trace", t, error) ||
-            !rs_cli_check_not_input("--link-stats", l, error) ||
-            !rs_cli_check_not_input("--timeline", m, error))
-            return FALSE;
-        for (guint j = 0; j < n_tried; j++) {
-            g_autofree char *lj =
-                opt_link_stats ? strategy_path(opt_link_stats, tried[j].label, several) : NULL;
-            g_autofree char *mj =
-                opt_timeline ? strategy_path(opt_timeline, tried[j].label, several) : NULL;
-            if (!rs_cli_check_distinct_outputs("--trace", t, "--link-stats", lj, error) ||
-                !rs_cli_check_distinct_outputs("--trace", t, "--timeline", mj, error) ||
-                !rs_cli_check_distinct_outputs("--link-stats", l, "--timeline", mj, error))
-                return FALSE;
-        }
-    }
-    return TRUE;
 }
 
 /* Exit codes of the errors planning and evaluating can end with: a check that failed
@@ -872,7 +893,7 @@ simulate_scenario(const char *cmd, const Settings *set, const RsScenario *scenar
     guint n_rows = req->auto_row;
     for (guint i = 0; i < RS_STRATEGY_N; i++)
         n_rows += req->row[i];
-    if (!check_candidate_outputs(tried, n_tried, n_rows > 1, &error))
+    if (!check_candidate_outputs(tried, n_tried, n_rows > 1, set->use_flow, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     CandidateOutputs outputs = {build->topology, scenario->name, n_rows > 1, FALSE, 0,
                                 g_get_monotonic_time()};

@@ -134,6 +134,28 @@ rs_cli_check_distinct_outputs(const char *option_a, const char *path_a, const ch
 }
 
 gboolean
+rs_cli_check_output_set(const char *const *options, const char *const *paths, guint n,
+                        GError **error)
+{
+    g_autoptr(GPtrArray) canonical = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; i < n; i++) {
+        if (paths[i] != NULL && !rs_cli_check_not_input(options[i], paths[i], error))
+            return FALSE;
+        g_ptr_array_add(canonical, paths[i] ? g_canonicalize_filename(paths[i], NULL) : NULL);
+    }
+    for (guint i = 0; i < n; i++)
+        for (guint j = i + 1; paths[i] != NULL && j < n; j++)
+            if (paths[j] != NULL &&
+                strcmp(g_ptr_array_index(canonical, i), g_ptr_array_index(canonical, j)) == 0) {
+                g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                            "%s %s: the same file as %s %s; give each output its own path",
+                            options[j], paths[j], options[i], paths[i]);
+                return FALSE;
+            }
+    return TRUE;
+}
+
+gboolean
 rs_cli_begin_output(const char *option, const char *path, GError **error)
 {
     if (path == NULL)

@@ -19,6 +19,15 @@ gboolean rs_cli_check_output(const char *option, const char *path, GError **erro
 gboolean rs_cli_check_distinct_outputs(const char *option_a, const char *path_a,
                                        const char *option_b, const char *path_b, GError **error);
 
+/* Checks every file a command will write at once, the files derived from an option's path
+ * included (a trace's PATH.meta sidecar, a plot's PREFIX-NAME.dat/.gp/.png/.svg, one file
+ * per strategy): fails when two of them name one file (as rs_cli_check_distinct_outputs(),
+ * for every pair) or one names an input (rs_cli_check_not_input()). @options[i] names
+ * where output i comes from ("--trace", "--plot"), @paths[i] is its path (NULL entries are
+ * skipped); both arrays hold @n entries and stay the caller's. O(n²) path comparisons. */
+gboolean rs_cli_check_output_set(const char *const *options, const char *const *paths, guint n,
+                                 GError **error);
+
 /* Notes that the command reads @path (NULL is ignored): an output may not name it. The
  * file is identified by device and inode (when it exists) and by its absolute path. One
  * command runs per process, so the list is the process's. */

@@ -1743,6 +1743,55 @@ test_same_output_twice(void)
     g_assert_null(g_dir_read_name(d));
 }
 
+/* Outputs whose derived files collide are found before any work too: a trace named as one
+ * of --plot's data files (PREFIX-links.dat), link stats or (reshard run) a timeline named
+ * as a trace's metadata sidecar (PATH.meta). Each used to overwrite the other. */
+static void
+test_derived_output_collisions(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *dir = make_temp_dir();
+    g_autofree char *dat = g_build_filename(dir, "p-links.dat", NULL);
+    g_autofree char *prefix = g_build_filename(dir, "p", NULL);
+    g_autofree char *csv = g_build_filename(dir, "a.csv", NULL);
+    g_autofree char *meta = g_build_filename(dir, "a.csv.meta", NULL);
+    const char *pairs[][4] = {{"--trace", dat, "--plot", prefix},
+                              {"--trace", csv, "--link-stats", meta}};
+    g_autofree char *want0 = g_strdup_printf(
+        "reshard simulate: --plot %s: the same file as --trace %s; give each output its own "
+        "path\n",
+        dat, dat);
+    g_autofree char *want1 = g_strdup_printf(
+        "reshard simulate: --link-stats %s: the same file as --trace (its metadata sidecar) %s; "
+        "give each output its own path\n",
+        meta, meta);
+    const char *want[] = {want0, want1};
+    for (guint i = 0; i < G_N_ELEMENTS(pairs); i++) {
+        const char *args[] = {"simulate", "--model", "llama-3.1-8b", "--nodes", "2", "--train",
+                              "megatron:tp=2,pp=2", "--train-gpus", "0-7", "--infer",
+                              "vllm:tp=4", "--infer-gpus", "8-15", "--strategy", "direct",
+                              pairs[i][0], pairs[i][1], pairs[i][2], pairs[i][3], "-q", NULL};
+        RunResult r = run_reshard(args);
+        g_assert_cmpint(r.exit_code, ==, 2);
+        g_assert_cmpstr(r.out, ==, "");
+        g_assert_cmpstr(r.err, ==, want[i]);
+        run_result_clear(&r);
+    }
+    /* reshard run: its timeline named as its trace's sidecar. */
+    const char *run_args[] = {"run", "--trace", csv, "--timeline", meta, "-q", NULL};
+    RunResult r = run_reshard(run_args);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    g_autofree char *want_run = g_strdup_printf(
+        "reshard run: --timeline %s: the same file as --trace (its metadata sidecar) %s; give "
+        "each output its own path\n",
+        meta, meta);
+    g_assert_cmpstr(r.err, ==, want_run);
+    run_result_clear(&r);
+    g_autoptr(GDir) d = g_dir_open(dir, 0, &error);
+    g_assert_no_error(error);
+    g_assert_null(g_dir_read_name(d));
+}
+
 /* An output naming an input of the command (the scenario, its model or topology, the
  * messages file), by its own name or by a hard or symbolic link, is a usage error, and the
  * input keeps its bytes (--trace used to replace the scenario with CSV). */
@@ -2156,6 +2205,7 @@ main(int argc, char **argv)
         g_test_add_data_func(name, &not_text_cases[i], test_not_text);
     }
     g_test_add_func("/cli/simulate/same-output-twice", test_same_output_twice);
+    g_test_add_func("/cli/simulate/derived-output-collisions", test_derived_output_collisions);
     for (guint i = 0; i < G_N_ELEMENTS(same_as_input_cases); i++) {
         g_autofree char *path = g_strdup_printf("/cli/output-is-input/%u", i);
         g_test_add_data_func(path, &same_as_input_cases[i], test_output_is_input);
