@@ -508,6 +508,14 @@ static gboolean
 parse_requested(RsPolicyRequest *req, GError **error)
 {
     rs_policy_request_init_all(req);
+    if (opt_all_strategies && opt_strategy != NULL && strcmp(opt_strategy, "all") != 0) {
+        /* One of them would be ignored. */
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--strategy %s and --all-strategies: give one (--all-strategies is "
+                    "--strategy all)",
+                    opt_strategy);
+        return FALSE;
+    }
     if (opt_all_strategies || (opt_strategy != NULL && strcmp(opt_strategy, "all") == 0)) {
         rs_policy_request_init_every(req);
         return TRUE;

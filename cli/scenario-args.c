@@ -92,6 +92,7 @@ rs_scenario_apply_variant(RsScenario *scenario, gint scale, const char *layers, 
         scenario->has_layer_range = TRUE;
         scenario->first_layer = range.first_layer;
         scenario->last_layer = range.last_layer;
+        rs_scenario_set_where(&scenario->layers_where, "--layers");
     }
     return TRUE;
 }
@@ -187,8 +188,10 @@ apply_flags(RsScenario *s, const RsScenarioArgs *args, const char *dtype, GError
     if (!rs_cli_parse_int("--gpus-per-domain", args->gpus_per_domain, 1, 1 << 20, &per_domain,
                           error))
         return FALSE;
-    if (per_domain > 0)
+    if (per_domain > 0) {
         s->gpus_per_domain = (guint)per_domain;
+        rs_scenario_set_where(&s->gpus_per_domain_where, "--gpus-per-domain");
+    }
     if (args->use_idle_gpus)
         s->use_idle_gpus = TRUE;
     return TRUE;

@@ -33,6 +33,8 @@ rs_scenario_free(RsScenario *scenario)
     g_free(scenario->infer_where);
     g_free(scenario->train_gpus_where);
     g_free(scenario->infer_gpus_where);
+    g_free(scenario->layers_where);
+    g_free(scenario->gpus_per_domain_where);
     rs_convention_free(scenario->train);
     rs_convention_free(scenario->infer);
     if (scenario->train_gpus)
@@ -208,6 +210,8 @@ rs_scenario_load_file(const char *path, GError **error)
     set_where_node(&s->model_where, path, rs_yaml_lookup(yaml, root, "model"));
     set_where_node(&s->topology_where, path, rs_yaml_lookup(yaml, root, "topology"));
     set_where_node(&s->nodes_where, path, rs_yaml_lookup(yaml, root, "nodes"));
+    set_where_node(&s->layers_where, path, rs_yaml_lookup(yaml, root, "layers"));
+    set_where_node(&s->gpus_per_domain_where, path, rs_yaml_lookup(yaml, root, "gpus_per_domain"));
     yaml_node_t *train = rs_yaml_lookup(yaml, root, "train");
     yaml_node_t *infer = rs_yaml_lookup(yaml, root, "infer");
     set_where_node(&s->train_where, path, train);
@@ -282,7 +286,20 @@ load_model(const RsScenario *s, GError **error)
                             .first_layer = s->first_layer, .last_layer = s->last_layer};
     if (s->stored)
         mopts.storage = RS_MODEL_STORAGE_CHECKPOINT;
-    return rs_model_load_file(model_path, &mopts, error);
+    RsModel *model = rs_model_load_file(model_path, &mopts, error);
+    /* A layer range the model does not have is the range's fault, not the model file's. */
+    if (model == NULL && s->has_layer_range && error != NULL && *error != NULL &&
+        g_error_matches(*error, RS_MODEL_ERROR, RS_MODEL_ERROR_LAYER_RANGE)) {
+        if (s->layers_where != NULL && g_str_has_prefix(s->layers_where, "--")) {
+            /* "--layers 100-200: the model in ... has layers 0-60" */
+            g_autofree char *msg = g_strdup_printf("--%s", (*error)->message);
+            g_free((*error)->message);
+            (*error)->message = g_steal_pointer(&msg);
+        } else {
+            prefix_where(error, s->layers_where);
+        }
+    }
+    return model;
 }
 
 /* Stage: the topology with the scenario's overrides (node count, NIC bandwidth, ...). */
@@ -314,8 +331,12 @@ map_gpus(const RsScenario *s, GArray *gpus, const RsTopology *topo, GError **err
     guint size = rs_topology_get_gpus_per_nvlink_domain(topo);
     if (s->gpus_per_domain > size) {
         g_set_error(error, RS_SCENARIO_ERROR, RS_SCENARIO_ERROR_INVALID,
-                    "gpus_per_domain: %u is more than the %u GPUs of an NVLink domain of %s",
+                    "%u is more than the %u GPUs of an NVLink domain of %s",
                     s->gpus_per_domain, size, rs_topology_get_name(topo));
+        if (s->gpus_per_domain_where == NULL ||
+            !g_str_has_prefix(s->gpus_per_domain_where, "--"))
+            g_prefix_error(error, "gpus_per_domain: ");
+        prefix_where(error, s->gpus_per_domain_where);
         g_array_unref(out);
         return NULL;
     }

@@ -500,9 +500,9 @@ set_layer_count(RsModel *m, GPtrArray *tensors, gint64 n_layers, const char *pat
     }
     m->n_layers = (guint)n_layers;
     if (m->has_layer_range && m->last_layer >= (gint)m->n_layers) {
-        g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
-                    "%s: layers %d-%d: the model has layers 0-%u", path, m->first_layer,
-                    m->last_layer, m->n_layers - 1);
+        g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_LAYER_RANGE,
+                    "layers %d-%d: the model in %s has layers 0-%u", m->first_layer,
+                    m->last_layer, path, m->n_layers - 1);
         return FALSE;
     }
     return TRUE;

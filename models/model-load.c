@@ -541,9 +541,9 @@ generate_family(RsModel *model, RsModelConfig *config, const char *path, const c
         return FALSE;
     take_warnings(model, config);
     if (model->has_layer_range && model->last_layer >= (gint)model->n_layers) {
-        g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
-                    "%s: layers %d-%d: the model has layers 0-%u", path, model->first_layer,
-                    model->last_layer, model->n_layers - 1);
+        g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_LAYER_RANGE,
+                    "layers %d-%d: the model in %s has layers 0-%u", model->first_layer,
+                    model->last_layer, path, model->n_layers - 1);
         return FALSE;
     }
     return TRUE;

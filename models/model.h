@@ -33,6 +33,8 @@ typedef enum {
     RS_MODEL_ERROR_UNKNOWN_FAMILY, /* the family has no generator; the message lists them */
     RS_MODEL_ERROR_NOT_FOUND,      /* no model of that name */
     RS_MODEL_ERROR_ROLE,           /* a checkpoint tensor that no role rule matches */
+    RS_MODEL_ERROR_LAYER_RANGE,    /* the asked layer range (RsModelOptions) is not the model's:
+                                    * "layers A-B: the model in PATH has layers 0-N" */
 } RsModelError;
 
 /* What a weight is, as far as parallel layouts care. Conventions map a role to placements. */

@@ -278,10 +278,29 @@ test_gpus_per_domain(void)
     assert_contains(r.out, "replica 7, stage 0: GPUs 128-135, tp=8");
     run_result_clear(&r);
     const char *bad[] = {"simulate", "--scenario", "qwen3-235b-gb200", "--gpus-per-domain",
-                         "80", "--strategy", "direct", "--network", "bottleneck", NULL};
+                         "80", "--strategy", "direct", "--network", "bottleneck", "-q", NULL};
     r = run_reshard(bad);
     g_assert_cmpint(r.exit_code, ==, 2);
-    assert_contains(r.err, "gpus_per_domain: 80 is more than the 72 GPUs of an NVLink domain");
+    /* The flag is named as the user typed it (it used to read "gpus_per_domain"). */
+    g_assert_cmpstr(r.err, ==,
+                    "reshard simulate: --gpus-per-domain: 80 is more than the 72 GPUs of an "
+                    "NVLink domain of gb200-nvl72\n");
+    run_result_clear(&r);
+    /* From a scenario file: the file, line and column of the key (it used to name none). */
+    g_autofree char *bad_path =
+        write_temp("bad.yaml", "model: qwen3-235b-a22b\ntopology: gb200-nvl72\nnodes: 36\n"
+                               "gpus_per_domain: 80\n"
+                               "train: {convention: megatron, gpus: 0-63, tp: 4, pp: 4, ep: 16}\n"
+                               "infer: {convention: vllm, gpus: 64-127, tp: 8, dp: 8}\n");
+    const char *bad_file[] = {"simulate", "--scenario", bad_path, "--network", "bottleneck",
+                              "-q", NULL};
+    r = run_reshard(bad_file);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    g_autofree char *want = g_strdup_printf(
+        "reshard simulate: %s:4:18: gpus_per_domain: 80 is more than the 72 GPUs of an NVLink "
+        "domain of gb200-nvl72\n",
+        bad_path);
+    g_assert_cmpstr(r.err, ==, want);
     run_result_clear(&r);
 
     /* The scenario keys: the same mapping; the bound counts the job's 64 NICs of rack 1
@@ -314,6 +333,35 @@ test_gpus_per_domain(void)
                                    : "NVLink domain 1 ingress (its NICs): 4.976 GB over 3040 GB/s");
         run_result_clear(&r);
     }
+}
+
+/* A layer range the model lacks is the range's fault: --layers, or the scenario file's
+ * layers key with its line, is named, not the model file alone (it read
+ * "models/deepseek-v3.yaml: layers 100-200: ..."). */
+static void
+test_layer_range_named(void)
+{
+    const char *args[] = {"simulate", "--layers", "100-200", "--network", "bottleneck", "-q",
+                          NULL};
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    g_assert_cmpstr(r.out, ==, "");
+    assert_contains(r.err, "reshard simulate: --layers 100-200: the model in ");
+    assert_contains(r.err, "deepseek-v3.yaml has layers 0-60\n");
+    run_result_clear(&r);
+    g_autofree char *path =
+        write_temp("layers.yaml", "model: llama-3.1-8b\ntopology: dgx-h100\nnodes: 2\n"
+                                  "layers: 40-41\n"
+                                  "train: {convention: megatron, gpus: 0-7, tp: 2, pp: 2}\n"
+                                  "infer: {convention: vllm, gpus: 8-15, tp: 4}\n");
+    const char *file[] = {"simulate", "--scenario", path, "--network", "bottleneck", "-q", NULL};
+    r = run_reshard(file);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    g_autofree char *want = g_strdup_printf("reshard simulate: %s:4:9: layers 40-41: the model in ",
+                                            path);
+    assert_contains(r.err, want);
+    assert_contains(r.err, "llama-3.1-8b.yaml has layers 0-31\n");
+    run_result_clear(&r);
 }
 
 static void
@@ -817,6 +865,12 @@ static const CliCase cli_cases[] = {
      NULL,
      2,
      {"--layer 99: the model has layers 0-31", NULL}},
+    /* One of the two used to be ignored without a word. */
+    {{"simulate", "--strategy", "direct", "--all-strategies", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--strategy direct and --all-strategies: give one", NULL}},
     {{"layout", "--shape", "4294967296x4294967296x4294967296", "--mesh", "2", "--placements",
       "S(0)", NULL},
      NULL,
@@ -2151,6 +2205,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/simulate/wire-dtypes-header", test_wire_dtypes_header);
     g_test_add_func("/cli/simulate/fsdp2-fp8-plans", test_fsdp2_fp8_plans);
     g_test_add_func("/cli/simulate/gpus-per-domain", test_gpus_per_domain);
+    g_test_add_func("/cli/simulate/layer-range-named", test_layer_range_named);
     g_test_add_func("/cli/simulate/small-times-digits", test_small_times_digits);
     g_test_add_func("/cli/simulate/check-reports", test_check_reports);
     g_test_add_func("/cli/simulate/scenario-errors-where", test_scenario_build_errors_where);

@@ -278,7 +278,7 @@ test_scaled_subset(void)
     lopt.last_layer = 32;
     g_autoptr(RsModel) bad = rs_model_load_file(llama, &lopt, &error);
     g_assert_null(bad);
-    g_assert_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG);
+    g_assert_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_LAYER_RANGE);
 }
 
 /* --- the zoo: every shipped model's figures --- */
