@@ -607,30 +607,60 @@ read_shard(const char *path, const char *dir, const char *shard, GHashTable *sha
     return g_steal_pointer(&tensors);
 }
 
+/* An index parsed and its weight map checked: the shard of each tensor, the tensor names in
+ * index order and the distinct shards, sorted. shard_of's and shard_list's strings live in
+ * parser's document. */
+typedef struct {
+    JsonParser *parser;
+    GHashTable *shard_of; /* tensor name → shard file name */
+    GList *names;         /* tensor names, index order */
+    GPtrArray *shard_list;
+    char *dir; /* the index's folder */
+} IndexMap;
+
+static void
+index_map_clear(IndexMap *im)
+{
+    g_clear_pointer(&im->shard_list, g_ptr_array_unref);
+    g_clear_pointer(&im->names, g_list_free);
+    g_clear_pointer(&im->shard_of, g_hash_table_unref);
+    g_clear_object(&im->parser);
+    g_clear_pointer(&im->dir, g_free);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(IndexMap, index_map_clear)
+
+static gboolean
+index_map_load(const char *path, IndexMap *im, GError **error)
+{
+    JsonObject *map = NULL;
+    im->parser = parse_index(path, &map, error);
+    if (im->parser == NULL)
+        return FALSE;
+    im->shard_of = g_hash_table_new(g_str_hash, g_str_equal);
+    im->names = json_object_get_members(map);
+    im->shard_list = map_shards(path, map, im->names, im->shard_of, error);
+    im->dir = g_path_get_dirname(path);
+    return im->shard_list != NULL;
+}
+
 GPtrArray *
 rs_safetensors_read_index(const char *path, GError **error)
 {
-    JsonObject *map = NULL;
-    g_autoptr(JsonParser) parser = parse_index(path, &map, error);
-    if (parser == NULL)
+    g_auto(IndexMap) im = {0};
+    if (!index_map_load(path, &im, error))
         return NULL;
-    g_autoptr(GHashTable) shard_of = g_hash_table_new(g_str_hash, g_str_equal);
-    g_autoptr(GList) names = json_object_get_members(map);
-    g_autoptr(GPtrArray) shard_list = map_shards(path, map, names, shard_of, error);
-    if (shard_list == NULL)
-        return NULL;
-    g_autofree char *dir = g_path_get_dirname(path);
     g_autoptr(GPtrArray) all = g_ptr_array_new_with_free_func(tensor_free);
-    for (guint s = 0; s < shard_list->len; s++) {
+    for (guint s = 0; s < im.shard_list->len; s++) {
         GPtrArray *tensors =
-            read_shard(path, dir, g_ptr_array_index(shard_list, s), shard_of, error);
+            read_shard(path, im.dir, g_ptr_array_index(im.shard_list, s), im.shard_of, error);
         if (tensors == NULL)
             return NULL;
         g_ptr_array_extend_and_steal(all, tensors);
     }
     /* Name the first missing tensor in index order, so the message is stable. */
-    for (GList *l = names; l != NULL && g_hash_table_size(shard_of) > 0; l = l->next) {
-        const char *shard = g_hash_table_lookup(shard_of, l->data);
+    for (GList *l = im.names; l != NULL && g_hash_table_size(im.shard_of) > 0; l = l->next) {
+        const char *shard = g_hash_table_lookup(im.shard_of, l->data);
         if (shard != NULL) {
             g_set_error(error, RS_SAFETENSORS_ERROR, RS_SAFETENSORS_ERROR_INDEX,
                         "%s: tensor \"%s\" of the weight map is missing from shard %s", path,
@@ -644,19 +674,12 @@ rs_safetensors_read_index(const char *path, GError **error)
 char **
 rs_safetensors_index_list_shards(const char *path, GError **error)
 {
-    JsonObject *map = NULL;
-    g_autoptr(JsonParser) parser = parse_index(path, &map, error);
-    if (parser == NULL)
+    g_auto(IndexMap) im = {0};
+    if (!index_map_load(path, &im, error))
         return NULL;
-    g_autoptr(GHashTable) shard_of = g_hash_table_new(g_str_hash, g_str_equal);
-    g_autoptr(GList) names = json_object_get_members(map);
-    g_autoptr(GPtrArray) shard_list = map_shards(path, map, names, shard_of, error);
-    if (shard_list == NULL)
-        return NULL;
-    g_autofree char *dir = g_path_get_dirname(path);
-    char **out = g_new0(char *, shard_list->len + 1);
-    for (guint s = 0; s < shard_list->len; s++)
-        out[s] = g_build_filename(dir, g_ptr_array_index(shard_list, s), NULL);
+    char **out = g_new0(char *, im.shard_list->len + 1);
+    for (guint s = 0; s < im.shard_list->len; s++)
+        out[s] = g_build_filename(im.dir, g_ptr_array_index(im.shard_list, s), NULL);
     return out;
 }
 
