@@ -78,14 +78,6 @@ bit_width(guint64 v)
  * first, tensor, origin, depth, dst, src, phase. */
 enum { F_IDX, F_TENSOR = 1 + RS_MAX_DIMS, F_ORIGIN, F_DEPTH, F_DST, F_SRC, F_PHASE, F_N };
 
-/* The origin as a key field: G_MAXUINT32 (the sender holds the bytes) sorts after every
- * rank, as it does in transfer_compare. */
-static guint64
-origin_key(guint32 origin, guint32 max_rank)
-{
-    return origin == G_MAXUINT32 ? (guint64)max_rank + 1 : origin;
-}
-
 static inline void
 key_put(guint64 *words, guint offset, guint width, guint64 v)
 {
@@ -141,32 +133,48 @@ radix_sort_keys(guint64 *keys, guint64 *tmp, guint n, guint n_words, guint lo_bi
     return keys;
 }
 
-/* The order by packed keys into @order, or FALSE when the fields need more than
- * KEY_MAX_WORDS words or a box has a negative lower index. */
+/* The ranges of the key fields over the transfers, gathered in one pass with the rest of
+ * the first scan (key_ranges_add). */
+typedef struct {
+    guint64 max[F_N];
+    guint32 max_origin;       /* the largest rank a relay's bytes came from */
+    gboolean has_holder;      /* some transfer sends bytes its sender holds (origin none) */
+    gboolean has_negative_lo; /* a box starts below 0: no packed key */
+} KeyRanges;
+
+static inline void
+key_ranges_add(KeyRanges *r, const RsTransfer *all, const RsTransfer *t, guint depth)
+{
+    for (guint d = 0; d < t->box.n_dims; d++) {
+        r->has_negative_lo = r->has_negative_lo || t->box.lo[d] < 0;
+        r->max[F_IDX + 1 + d] = MAX(r->max[F_IDX + 1 + d], (guint64)t->box.lo[d]);
+    }
+    r->max[F_TENSOR] = MAX(r->max[F_TENSOR], t->tensor_idx);
+    if (t->depends_on >= 0)
+        r->max_origin = MAX(r->max_origin, all[t->depends_on].src);
+    else
+        r->has_holder = TRUE;
+    r->max[F_DEPTH] = MAX(r->max[F_DEPTH], depth);
+    r->max[F_DST] = MAX(r->max[F_DST], t->dst);
+    r->max[F_SRC] = MAX(r->max[F_SRC], t->src);
+    r->max[F_PHASE] = MAX(r->max[F_PHASE], t->phase);
+}
+
+/* The order by packed keys into @order, or FALSE when the fields (their ranges @ranges)
+ * need more than KEY_MAX_WORDS words or a box has a negative lower index. */
 static gboolean
-sort_order_by_keys(const GArray *raw, const guint *depth, guint *order)
+sort_order_by_keys(const GArray *raw, const guint *depth, const KeyRanges *ranges, guint *order)
 {
     guint n = raw->len;
     const RsTransfer *all = (const RsTransfer *)raw->data;
-    guint64 max[F_N] = {0};
-    guint32 max_rank = 0;
-    for (guint i = 0; i < n; i++)
-        max_rank = MAX(max_rank, MAX(all[i].src, all[i].dst));
+    if (ranges->has_negative_lo)
+        return FALSE;
+    guint64 max[F_N];
+    memcpy(max, ranges->max, sizeof max);
     max[F_IDX] = n > 0 ? n - 1 : 0;
-    for (guint i = 0; i < n; i++) {
-        const RsTransfer *t = &all[i];
-        for (guint d = 0; d < t->box.n_dims; d++) {
-            if (t->box.lo[d] < 0)
-                return FALSE;
-            max[F_IDX + 1 + d] = MAX(max[F_IDX + 1 + d], (guint64)t->box.lo[d]);
-        }
-        max[F_TENSOR] = MAX(max[F_TENSOR], t->tensor_idx);
-        max[F_ORIGIN] = MAX(max[F_ORIGIN], origin_key(transfer_origin(all, t), max_rank));
-        max[F_DEPTH] = MAX(max[F_DEPTH], depth[i]);
-        max[F_DST] = MAX(max[F_DST], t->dst);
-        max[F_SRC] = MAX(max[F_SRC], t->src);
-        max[F_PHASE] = MAX(max[F_PHASE], t->phase);
-    }
+    /* The sender's own bytes take the origin just above every relay's. */
+    guint32 holder_origin = ranges->max_origin + 1;
+    max[F_ORIGIN] = ranges->has_holder ? holder_origin : ranges->max_origin;
     /* Field offsets: box.lo[d] sits above box.lo[d + 1] (the first dim decides first). */
     guint width[F_N], offset[F_N];
     guint n_bits = 0;
@@ -193,7 +201,7 @@ sort_order_by_keys(const GArray *raw, const guint *depth, guint *order)
             key_put(row, offset[F_IDX + 1 + d], width[F_IDX + 1 + d], (guint64)t->box.lo[d]);
         key_put(row, offset[F_TENSOR], width[F_TENSOR], t->tensor_idx);
         key_put(row, offset[F_ORIGIN], width[F_ORIGIN],
-                origin_key(transfer_origin(all, t), max_rank));
+                t->depends_on >= 0 ? all[t->depends_on].src : holder_origin);
         key_put(row, offset[F_DEPTH], width[F_DEPTH], depth[i]);
         key_put(row, offset[F_DST], width[F_DST], t->dst);
         key_put(row, offset[F_SRC], width[F_SRC], t->src);
@@ -209,16 +217,28 @@ sort_order_by_keys(const GArray *raw, const guint *depth, guint *order)
     return TRUE;
 }
 
-void
-rs_plan_sort_transfer_order(const GArray *raw, const guint *depth, gboolean packed_keys,
-                            guint *order)
+/* The packed-key sort with the ranges known, else the comparison sort. */
+static void
+sort_order(const GArray *raw, const guint *depth, const KeyRanges *ranges, gboolean packed_keys,
+           guint *order)
 {
-    if (packed_keys && sort_order_by_keys(raw, depth, order))
+    if (packed_keys && sort_order_by_keys(raw, depth, ranges, order))
         return;
     for (guint i = 0; i < raw->len; i++)
         order[i] = i;
     SortContext ctx = {(const RsTransfer *)raw->data, depth};
     g_qsort_with_data(order, (gint)raw->len, sizeof(guint), transfer_compare, &ctx);
+}
+
+void
+rs_plan_sort_transfer_order(const GArray *raw, const guint *depth, gboolean packed_keys,
+                            guint *order)
+{
+    KeyRanges ranges = {{0}, 0, FALSE, FALSE};
+    const RsTransfer *all = (const RsTransfer *)raw->data;
+    for (guint i = 0; i < raw->len; i++)
+        key_ranges_add(&ranges, all, &all[i], depth[i]);
+    sort_order(raw, depth, &ranges, packed_keys, order);
 }
 
 /* --- rounds --- */
@@ -362,33 +382,29 @@ round_start_phase(RoundPacker *rp, guint first_round)
     }
 }
 
-/* Stage 1: relay depths (@depth[i] for raw transfer i) and the message order @order
- * (@order[k]: the raw index of the k-th transfer). */
+/* Stages 1 and 2 in one pass over the transfers (each pass over them reads hundreds of
+ * megabytes at scale): relay depths (@depth[i] for raw transfer i), bytes moved, local
+ * bytes, the number of phases (sums: any order) and the key ranges; then the message
+ * order @order (@order[k]: the raw index of the k-th transfer). */
 static void
-sort_transfers(const GArray *raw, guint *depth, guint *order)
+sort_transfers(RsPlan *plan, const GArray *raw, guint *depth, guint *order)
 {
     guint n = raw->len;
+    const RsTransfer *all = (const RsTransfer *)raw->data;
+    KeyRanges ranges = {{0}, 0, FALSE, FALSE};
     for (guint i = 0; i < n; i++) {
-        const RsTransfer *tr = &g_array_index(raw, RsTransfer, i);
+        const RsTransfer *tr = &all[i];
         /* Strategies emit a transfer after the one it depends on. */
         g_assert(tr->depends_on < (gint64)i);
         depth[i] = tr->depends_on >= 0 ? depth[tr->depends_on] + 1 : 0;
-    }
-    rs_plan_sort_transfer_order(raw, depth, TRUE, order);
-}
-
-/* Stage 2: bytes moved, local bytes and the number of phases (sums: any order). */
-static void
-count_totals(RsPlan *plan, const GArray *raw)
-{
-    for (guint i = 0; i < raw->len; i++) {
-        const RsTransfer *tr = &g_array_index(raw, RsTransfer, i);
         if (tr->src != tr->dst)
             plan->bytes_moved += tr->size_bytes;
         else
             plan->local_bytes += tr->size_bytes;
         plan->n_phases = MAX(plan->n_phases, tr->phase + 1);
+        key_ranges_add(&ranges, all, tr, depth[i]);
     }
+    sort_order(raw, depth, &ranges, TRUE, order);
 }
 
 /* Stage 3, buckets: consecutive transfers (in @order) of one (phase, src, dst, depth,
@@ -694,8 +710,7 @@ rs_plan_finish(RsPlan *plan, GArray *raw, const RsPlanOptions *options)
     guint n = raw->len;
     g_autofree guint *depth = g_new(guint, MAX(n, 1));
     g_autofree guint *order = g_new(guint, MAX(n, 1));
-    sort_transfers(raw, depth, order);
-    count_totals(plan, raw);
+    sort_transfers(plan, raw, depth, order);
     g_autofree guint *position = g_new(guint, MAX(n, 1));
     g_autofree guint *message_of = g_new(guint, MAX(n, 1));
     g_autofree gint *dep_pos = g_new(gint, MAX(n, 1));
