@@ -11,7 +11,9 @@
 static gint64
 count_of(gint64 lo, gint64 hi, gint64 step)
 {
-    return hi <= lo ? 0 : (hi - lo + step - 1) / step;
+    if (hi <= lo)
+        return 0;
+    return step == 1 ? hi - lo : (hi - lo + step - 1) / step; /* step 1 skips a division */
 }
 
 void
@@ -200,6 +202,15 @@ rs_box_intersect(const RsBox *a, const RsBox *b, RsBox *out)
     memset(&r, 0, sizeof r);
     r.n_dims = a->n_dims;
     for (guint d = 0; d < a->n_dims; d++) {
+        if (a->step[d] == 1 && b->step[d] == 1) {
+            /* Plain ranges (the common case): [max lo, min hi). */
+            r.lo[d] = MAX(a->lo[d], b->lo[d]);
+            r.hi[d] = MIN(a->hi[d], b->hi[d]);
+            r.step[d] = 1;
+            if (r.hi[d] <= r.lo[d])
+                return FALSE;
+            continue;
+        }
         gint64 lo, step, count;
         if (!intersect_dim(a->lo[d], a->hi[d], a->step[d], b->lo[d], b->hi[d], b->step[d], &lo,
                            &step, &count))

@@ -169,9 +169,20 @@ gboolean rs_plan_rdma_p2p_build(RsPlanBuilder *b, const RsRefit *refit, GError *
 
 /* --- rounds.c --- */
 
-/* Makes @plan (zeroed but for its strategy) from the strategy's transfers @raw, which it
- * sorts in place: message order, buckets of at most the staging bound of @options, message
- * dependencies, rounds, and the global order. */
+/* Makes @plan (zeroed but for its strategy) from the strategy's transfers @raw: message
+ * order, buckets of at most the staging bound of @options, message dependencies, rounds,
+ * and the global order. @raw is reordered in place into the global order and becomes the
+ * plan's transfers (the plan takes a reference; the caller keeps its own). Time
+ * O(n · key bits / 11 + m log m) for n transfers and m messages; memory about 40 bytes per
+ * transfer besides @raw (the packed sort keys, twice, and five per-transfer indices). */
 void rs_plan_finish(RsPlan *plan, GArray *raw, const RsPlanOptions *options);
+
+/* The message order of @raw (n transfers; @depth[i]: relay hops of transfer i from a
+ * holder): @order (n elements, out) lists raw indices by (phase, src, dst, depth, origin,
+ * tensor, box.lo, index). With @packed_keys, a radix sort of packed keys when the fields'
+ * ranges fit in 192 bits and no box.lo is negative; otherwise, and without it, a
+ * comparison sort. Both give the same order (the keys are unique). */
+void rs_plan_sort_transfer_order(const GArray *raw, const guint *depth, gboolean packed_keys,
+                                 guint *order);
 
 G_END_DECLS

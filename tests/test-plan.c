@@ -10,6 +10,7 @@
  * cases cover strided, uneven, empty, padded, balanced and fused layouts, fused buffers
  * shared by several tensors, and disjoint, overlapping and identical rank sets. */
 #include "layout/layout.h"
+#include "plan/plan-private.h"
 #include "plan/plan.h"
 #include "topologies/topology.h"
 
@@ -1537,6 +1538,54 @@ test_error_quark(void)
     g_assert_cmpstr(g_quark_to_string(RS_PLAN_ERROR), ==, "rs-plan-error-quark");
 }
 
+/* The packed-key radix sort of rs_plan_finish() against the comparison sort it replaced,
+ * on random transfers: relays (depends_on, so depth and origin vary), ties on every field
+ * but box.lo, equal boxes (the index decides), several phases and up to 4 dims; and with
+ * lower indices so large that the key needs more than 192 bits (the comparison sort then
+ * runs on both sides, and must still agree). Each row: (n transfers, largest lo). */
+static const struct {
+    guint n;
+    gint64 max_lo;
+} sort_rows[] = {{1, 1}, {7, 3}, {300, 2}, {5000, 1000}, {70000, 1 << 20}, {2000, G_GINT64_CONSTANT(1) << 60}};
+
+static void
+test_sort_order_packed_keys(gconstpointer data)
+{
+    guint row = GPOINTER_TO_UINT(data);
+    guint n = sort_rows[row].n;
+    g_autoptr(GRand) rand = g_rand_new_with_seed(1234 + row);
+    g_autoptr(GArray) raw = g_array_new(FALSE, TRUE, sizeof(RsTransfer));
+    g_autofree guint *depth = g_new(guint, n);
+    for (guint i = 0; i < n; i++) {
+        RsTransfer t = {0};
+        t.tensor_idx = g_rand_int_range(rand, 0, 5);
+        t.box.n_dims = 1 + t.tensor_idx % 4; /* one tensor, one rank of dims */
+        t.src = g_rand_int_range(rand, 0, 6);
+        t.dst = g_rand_int_range(rand, 0, 6);
+        t.phase = g_rand_int_range(rand, 0, 3);
+        t.depends_on = i > 0 && g_rand_boolean(rand) ? g_rand_int_range(rand, 0, (gint32)i) : -1;
+        for (guint d = 0; d < t.box.n_dims; d++) {
+            /* Few values, so that many transfers tie up to the index. */
+            t.box.lo[d] = g_rand_boolean(rand) ? 0 : sort_rows[row].max_lo - g_rand_int_range(rand, 0, 2);
+            t.box.hi[d] = t.box.lo[d] + 1;
+            t.box.step[d] = 1;
+        }
+        t.size_bytes = 8;
+        g_array_append_val(raw, t);
+        depth[i] = t.depends_on >= 0 ? depth[t.depends_on] + 1 : 0;
+    }
+    g_autofree guint *packed = g_new(guint, n);
+    g_autofree guint *compared = g_new(guint, n);
+    rs_plan_sort_transfer_order(raw, depth, TRUE, packed);
+    rs_plan_sort_transfer_order(raw, depth, FALSE, compared);
+    for (guint k = 0; k < n; k++)
+        g_assert_cmpuint(packed[k], ==, compared[k]);
+    /* The order is a permutation sorted by phase first. */
+    for (guint k = 1; k < n; k++)
+        g_assert_cmpuint(g_array_index(raw, RsTransfer, packed[k - 1]).phase, <=,
+                         g_array_index(raw, RsTransfer, packed[k]).phase);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1562,6 +1611,11 @@ main(int argc, char **argv)
     g_test_add_func("/plan/dtype/block-scaled", test_block_scaled_destinations);
     g_test_add_func("/plan/shape-mismatch", test_uncovered);
     g_test_add_func("/plan/too-many-transfers", test_too_many_transfers);
+    for (guint r = 0; r < G_N_ELEMENTS(sort_rows); r++) {
+        g_autofree char *path = g_strdup_printf("/plan/sort/packed-keys/%u-transfers-lo-%" G_GINT64_FORMAT,
+                                                sort_rows[r].n, sort_rows[r].max_lo);
+        g_test_add_data_func(path, GUINT_TO_POINTER(r), test_sort_order_packed_keys);
+    }
     int rc = g_test_run();
     rs_topology_free(test_topology);
     return rc;
