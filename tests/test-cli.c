@@ -128,8 +128,9 @@ static const ScenarioCase scenario_cases[] = {
      "0-255", "vllm tp=16 dp=8", "256-383", 0.40},
     {"qwen3-30b-colocated", NULL, 30532122624, 64, "megatron tp=2 cp=1 pp=2 dp=16 ep=8 etp=1",
      "0-63", "vllm tp=4 dp=16", "0-63", 0.85},
-    {"kimi-k3-gb300", "0-2", 61627887008, 1656, "megatron tp=2 cp=1 pp=8 dp=64 ep=64 etp=1",
-     "0-1023", "vllm tp=8 dp=64", "1080-1591", 0.0},
+    /* 64 GPUs of each 72-GPU rack (gpus_per_domain): 24 racks; lists count the job's GPUs. */
+    {"kimi-k3-gb300", "0-2", 61627887008, 1728, "megatron tp=2 cp=1 pp=8 dp=64 ep=64 etp=1",
+     "0-1023", "vllm tp=8 dp=64 ep", "1024-1535", 0.0},
     /* NCCL M2N's calibration cases: 64 of each rack's 72 GPUs. Layers 0-2 of DeepSeek-V3
      * all sit on stage 0's 32 GPUs (of 128), hence the low efficiency floor. */
     {"m2n-deepseek-v3-gb200", "0-2", 1750450176, 288,
