@@ -85,25 +85,90 @@ barrier_s(const RsTopology *topo)
     return ceil(log2((double)n)) * latency_s;
 }
 
-/* (round, rank) as one key. */
-static inline guint64
-round_rank_key(guint32 round, guint32 rank)
+/* Sums per (round, rank) — or (phase, rank) — without hashing: per rank, its keys in
+ * increasing order with their values. The plan's messages are in the global order (phase,
+ * round, ...) and rounds increase with the phase, so a rank's keys come in order and an
+ * access is the rank's last entry or a new one; a key out of order is found by binary
+ * search (inserted in place if new). */
+typedef struct {
+    guint32 key;
+    double value;
+} KeyValue;
+
+typedef struct {
+    GArray **per_rank; /* [n_ranks] of KeyValue, keys increasing */
+    guint n_ranks;
+} RankTable;
+
+static void
+rank_table_init(RankTable *t, const RsPlan *plan)
 {
-    return ((guint64)round << 32) | rank;
+    guint n_ranks = 0;
+    for (guint m = 0; m < rs_plan_get_n_messages(plan); m++) {
+        const RsMessage *msg = rs_plan_get_message(plan, m);
+        n_ranks = MAX(n_ranks, MAX(msg->src, msg->dst) + 1);
+    }
+    t->n_ranks = n_ranks;
+    t->per_rank = g_new0(GArray *, MAX(n_ranks, 1));
 }
 
-static double *
-slot(GHashTable *table, guint32 round, guint32 rank)
+static void
+rank_table_clear(RankTable *t)
 {
-    guint64 key = round_rank_key(round, rank);
-    double *v = g_hash_table_lookup(table, &key);
-    if (v == NULL) {
-        guint64 *k = g_new(guint64, 1);
-        *k = key;
-        v = g_new0(double, 1);
-        g_hash_table_insert(table, k, v);
+    for (guint r = 0; r < t->n_ranks; r++)
+        if (t->per_rank[r] != NULL)
+            g_array_unref(t->per_rank[r]);
+    g_clear_pointer(&t->per_rank, g_free);
+    t->n_ranks = 0;
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(RankTable, rank_table_clear)
+
+/* The value of (@key, @rank), 0 when new; the pointer holds until the next new key of
+ * @rank. */
+static double *
+slot(RankTable *t, guint32 key, guint32 rank)
+{
+    g_assert(rank < t->n_ranks);
+    GArray *a = t->per_rank[rank];
+    if (a == NULL)
+        a = t->per_rank[rank] = g_array_new(FALSE, FALSE, sizeof(KeyValue));
+    KeyValue kv = {key, 0.0};
+    if (a->len == 0 || g_array_index(a, KeyValue, a->len - 1).key < key) {
+        g_array_append_val(a, kv);
+        return &g_array_index(a, KeyValue, a->len - 1).value;
     }
-    return v;
+    guint lo = 0, hi = a->len;
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+        if (g_array_index(a, KeyValue, mid).key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == a->len || g_array_index(a, KeyValue, lo).key != key)
+        g_array_insert_val(a, lo, kv);
+    return &g_array_index(a, KeyValue, lo).value;
+}
+
+/* Is (@key, @rank) in @t? */
+static gboolean
+has_slot(const RankTable *t, guint32 key, guint32 rank)
+{
+    const GArray *a = t->per_rank[rank];
+    if (a == NULL || a->len == 0)
+        return FALSE;
+    if (g_array_index(a, KeyValue, a->len - 1).key < key)
+        return FALSE; /* the usual case: a key after the rank's last */
+    guint lo = 0, hi = a->len;
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+        if (g_array_index(a, KeyValue, mid).key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < a->len && g_array_index(a, KeyValue, lo).key == key;
 }
 
 /* The flow model's pre and post times in the order the executor runs the copies on a
@@ -116,14 +181,14 @@ slot(GHashTable *table, guint32 round, guint32 rank)
 static void
 stream_order(const RsPlan *plan, RsGpuCostTimes *out)
 {
-    g_autoptr(GHashTable) packs =
-        g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
-    g_autoptr(GHashTable) unpacks =
-        g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+    g_auto(RankTable) packs = {0};
+    g_auto(RankTable) unpacks = {0};
+    rank_table_init(&packs, plan);
+    rank_table_init(&unpacks, plan);
     for (guint m = 0; m < out->n_messages; m++) {
         const RsMessage *msg = rs_plan_get_message(plan, m);
         if (msg->src != msg->dst)
-            *slot(packs, msg->round, msg->src) += out->pre_copy_s[m] + out->pre_fixed_s[m];
+            *slot(&packs, msg->round, msg->src) += out->pre_copy_s[m] + out->pre_fixed_s[m];
     }
     for (guint m = 0; m < out->n_messages; m++) {
         const RsMessage *msg = rs_plan_get_message(plan, m);
@@ -132,10 +197,11 @@ stream_order(const RsPlan *plan, RsGpuCostTimes *out)
             out->post_s[m] = out->post_copy_s[m] + out->post_fixed_s[m];
             continue;
         }
-        out->pre_s[m] = MAX(*slot(packs, msg->round, msg->src), *slot(packs, msg->round, msg->dst));
+        double pack_src = *slot(&packs, msg->round, msg->src);
+        out->pre_s[m] = MAX(pack_src, *slot(&packs, msg->round, msg->dst));
         /* Messages are in the global order (phase, round, src, dst): the receiver's earlier
          * unpacks of the round come first. */
-        double *queued = slot(unpacks, msg->round, msg->dst);
+        double *queued = slot(&unpacks, msg->round, msg->dst);
         *queued += out->post_copy_s[m] + out->post_fixed_s[m];
         out->post_s[m] = *queued;
     }
@@ -145,35 +211,35 @@ void
 rs_gpu_cost_queue_rounds(const RsPlan *plan, RsGpuCostTimes *times)
 {
     g_return_if_fail(times->n_messages == rs_plan_get_n_messages(plan));
-    g_autoptr(GHashTable) packs =
-        g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+    g_auto(RankTable) packs = {0};
+    rank_table_init(&packs, plan);
     for (guint m = 0; m < times->n_messages; m++) {
         const RsMessage *msg = rs_plan_get_message(plan, m);
         if (msg->src != msg->dst)
-            *slot(packs, msg->round, msg->src) += times->pre_copy_s[m] + times->pre_fixed_s[m];
+            *slot(&packs, msg->round, msg->src) += times->pre_copy_s[m] + times->pre_fixed_s[m];
     }
     /* Each rank's (round, rank) sums in plan order (phase, round, …): a running sum per
      * rank, restarted at each phase (phases follow one another in the flow model). */
-    g_autoptr(GHashTable) queued =
-        g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
-    g_autoptr(GHashTable) running =
-        g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+    g_auto(RankTable) queued = {0};
+    g_auto(RankTable) running = {0};
+    rank_table_init(&queued, plan);
+    rank_table_init(&running, plan);
     for (guint m = 0; m < times->n_messages; m++) {
         const RsMessage *msg = rs_plan_get_message(plan, m);
         if (msg->src == msg->dst)
             continue;
         const guint32 ranks[2] = {msg->src, msg->dst};
         for (guint k = 0; k < 2; k++) {
-            guint64 key = round_rank_key(msg->round, ranks[k]);
-            if (g_hash_table_contains(queued, &key))
+            if (has_slot(&queued, msg->round, ranks[k]))
                 continue;
             /* running: (phase, rank) → [last round's sum] */
-            double *sum = slot(running, msg->phase, ranks[k]);
-            *sum += *slot(packs, msg->round, ranks[k]) + times->round_fixed_s;
-            *slot(queued, msg->round, ranks[k]) = *sum;
+            double pack = *slot(&packs, msg->round, ranks[k]);
+            double *sum = slot(&running, msg->phase, ranks[k]);
+            *sum += pack + times->round_fixed_s;
+            *slot(&queued, msg->round, ranks[k]) = *sum;
         }
-        times->pre_s[m] =
-            MAX(*slot(queued, msg->round, msg->src), *slot(queued, msg->round, msg->dst));
+        double queued_src = *slot(&queued, msg->round, msg->src);
+        times->pre_s[m] = MAX(queued_src, *slot(&queued, msg->round, msg->dst));
     }
 }
 
