@@ -915,6 +915,10 @@ simulate_scenario(const char *cmd, const Settings *set, const RsScenario *scenar
                                            rs_evaluator_evaluate, ev, &policy, &error);
     RsLowerBound bound;
     int code = RS_EXIT_OK;
+    /* Peers' plans too large for this machine: said, and the others reported. */
+    for (guint i = 0; best != NULL && i < policy.evaluated.n_skipped; i++)
+        rs_cli_printerr("reshard %s: warning: %s not planned, its row left out: %s\n", cmd,
+                   policy.evaluated.skipped[i].label, policy.evaluated.skipped_reason[i]);
     if (best == NULL)
         code = rs_cli_fail(cmd, error, exit_code_for(error));
     else if (!rs_lower_bound_compute(build->refit, build->topology, &bound, &error))

@@ -36,6 +36,7 @@ rs_auto_build_plan(const RsRefit *refit, const RsPlanOptions *options,
     g_return_val_if_fail(n_tried >= 1 && n_tried <= RS_AUTO_MAX_CANDIDATES, NULL);
     result->n_candidates = 0;
     result->chosen = 0;
+    result->n_skipped = 0;
     gboolean any_in_auto = FALSE;
     for (guint c = 0; c < n_tried; c++)
         any_in_auto = any_in_auto || tried[c].in_auto;
@@ -43,9 +44,20 @@ rs_auto_build_plan(const RsRefit *refit, const RsPlanOptions *options,
     for (guint c = 0; c < n_tried; c++) {
         RsPlanOptions o = *options;
         o.domain_relays = tried[c].domain_relays;
-        g_autoptr(RsPlan) plan = rs_plan_build_full(refit, tried[c].strategy, &o, error);
-        if (plan == NULL)
+        g_autoptr(GError) local = NULL;
+        g_autoptr(RsPlan) plan = rs_plan_build_full(refit, tried[c].strategy, &o, &local);
+        if (plan == NULL && any_in_auto && !tried[c].in_auto &&
+            g_error_matches(local, RS_PLAN_ERROR, RS_PLAN_ERROR_TOO_LARGE)) {
+            /* A peer shown beside ours that this machine cannot build: the others go on. */
+            guint k = result->n_skipped++;
+            result->skipped[k] = tried[c];
+            g_strlcpy(result->skipped_reason[k], local->message, sizeof result->skipped_reason[k]);
+            continue;
+        }
+        if (plan == NULL) {
+            g_propagate_error(error, g_steal_pointer(&local));
             return NULL;
+        }
         double t_s;
         if (!evaluate(plan, &tried[c], user_data, &t_s, error))
             return NULL;

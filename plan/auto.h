@@ -37,6 +37,11 @@ typedef struct {
     RsAutoCandidate candidates[RS_AUTO_MAX_CANDIDATES];
     double predicted_s[RS_AUTO_MAX_CANDIDATES];
     guint chosen; /* index of the fastest */
+    /* Peers' candidates (not in auto's choice) whose plan was too large to build on this
+     * machine (RS_PLAN_ERROR_TOO_LARGE): left out of the candidates, with the message. */
+    guint n_skipped;
+    RsAutoCandidate skipped[RS_AUTO_MAX_CANDIDATES];
+    char skipped_reason[RS_AUTO_MAX_CANDIDATES][512];
 } RsAutoResult;
 
 /**
@@ -64,7 +69,9 @@ const RsAutoCandidate *rs_auto_get_candidates(guint *n_out);
  *
  * Builds and evaluates one candidate at a time (one plan in memory besides the best).
  * The choice is the fastest candidate with in_auto set (the fastest of all when none is);
- * ties go to the earlier candidate. Deterministic when @evaluate is.
+ * ties go to the earlier candidate. Deterministic when @evaluate is. A candidate without
+ * in_auto (a peer's strategy shown beside ours) whose plan is RS_PLAN_ERROR_TOO_LARGE to
+ * build is skipped (result->skipped, with the message) rather than failing the others.
  *
  * Returns: (transfer full): the chosen plan, or NULL on error.
  */

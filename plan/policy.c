@@ -106,7 +106,10 @@ rs_policy_pick_rows(const RsPolicyRequest *request, RsPolicyResult *result)
             row = hierarchical_row(evaluated, &result->hierarchical_note);
         } else {
             gint c = find_candidate(evaluated, (RsStrategy)s, FALSE);
-            g_assert(c >= 0);
+            if (c < 0) {
+                g_assert(evaluated->n_skipped > 0); /* its plan was too large to build */
+                continue;
+            }
             row = (RsPolicyRow){(RsStrategy)s, rs_strategy_get_name((RsStrategy)s), NULL, (guint)c};
         }
         result->rows[result->n_rows++] = row;

@@ -10,6 +10,7 @@
  * cases cover strided, uneven, empty, padded, balanced and fused layouts, fused buffers
  * shared by several tensors, and disjoint, overlapping and identical rank sets. */
 #include "layout/layout.h"
+#include "plan/auto.h"
 #include "plan/plan-private.h"
 #include "plan/plan.h"
 #include "topologies/topology.h"
@@ -1237,6 +1238,61 @@ test_too_many_transfers(void)
     g_assert_no_error(error);
 }
 
+/* Its transfers as a plan's "time": deterministic, and the smaller plan wins. */
+static gboolean
+evaluate_by_transfers(const RsPlan *plan, const RsAutoCandidate *candidate, gpointer user_data,
+                      double *predicted_s, GError **error)
+{
+    *predicted_s = (double)rs_plan_get_n_transfers(plan);
+    return TRUE;
+}
+
+/* Shown beside ours, a peer whose plan is too large to build (checkpoint-engine on
+ * Kimi-K3 with --all-strategies) is left out with its message, and the rest are planned:
+ * it used to end the whole command. Ours too large still fails. */
+static void
+test_auto_skips_too_large_peer(void)
+{
+    g_autoptr(GError) error = NULL;
+    const gint64 shape[] = {(gint64)1 << 28};
+    const guint32 src_ranks[] = {0};
+    const guint32 dst_ranks[] = {1};
+    g_autoptr(RsLayout) src = rs_layout_new_replicated(1, shape, src_ranks, 1);
+    g_autoptr(RsLayout) dst = rs_layout_new_replicated(1, shape, dst_ranks, 1);
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_assert_true(rs_refit_add_tensor(refit, "big", RS_DTYPE_F32, src, dst, &error));
+    RsPlanOptions options;
+    rs_plan_options_init(&options, NULL);
+    options.staging_bytes = 1 << 20;
+    /* direct: 1024 transfers fit; checkpoint-engine: 2048 do not. */
+    options.memory_limit_bytes = 1024 * RS_PLAN_BUILD_BYTES_PER_TRANSFER;
+    const RsAutoCandidate tried[] = {{"direct", RS_STRATEGY_DIRECT, FALSE, TRUE},
+                                     {"checkpoint-engine", RS_STRATEGY_CHECKPOINT_ENGINE, FALSE,
+                                      FALSE}};
+    RsAutoResult result;
+    g_autoptr(RsPlan) best = rs_auto_build_plan(refit, &options, tried, 2, evaluate_by_transfers,
+                                                NULL, &result, &error);
+    g_assert_no_error(error);
+    g_assert_nonnull(best);
+    g_assert_cmpuint(result.n_candidates, ==, 1);
+    g_assert_cmpstr(result.candidates[0].label, ==, "direct");
+    g_assert_cmpfloat(result.predicted_s[0], ==, 1024.0);
+    g_assert_cmpuint(result.n_skipped, ==, 1);
+    g_assert_cmpstr(result.skipped[0].label, ==, "checkpoint-engine");
+    g_assert_cmpstr(result.skipped_reason[0], ==,
+                    "the checkpoint-engine plan needs at least 2048 transfers, an estimated "
+                    "1638400 B to build (800 B each), more than the 819200 B of memory allowed; "
+                    "use larger buckets (--staging-bytes) or fewer layers (--layers)");
+    /* One of auto's own candidates too large: an error, as before. */
+    const RsAutoCandidate ours[] = {{"checkpoint-engine", RS_STRATEGY_CHECKPOINT_ENGINE, FALSE,
+                                     TRUE},
+                                    {"direct", RS_STRATEGY_DIRECT, FALSE, TRUE}};
+    g_autoptr(RsPlan) none =
+        rs_auto_build_plan(refit, &options, ours, 2, evaluate_by_transfers, NULL, &result, &error);
+    g_assert_null(none);
+    g_assert_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_TOO_LARGE);
+}
+
 static void
 test_uncovered(void)
 {
@@ -1611,6 +1667,7 @@ main(int argc, char **argv)
     g_test_add_func("/plan/dtype/block-scaled", test_block_scaled_destinations);
     g_test_add_func("/plan/shape-mismatch", test_uncovered);
     g_test_add_func("/plan/too-many-transfers", test_too_many_transfers);
+    g_test_add_func("/plan/auto-skips-too-large-peer", test_auto_skips_too_large_peer);
     for (guint r = 0; r < G_N_ELEMENTS(sort_rows); r++) {
         g_autofree char *path = g_strdup_printf("/plan/sort/packed-keys/%u-transfers-lo-%" G_GINT64_FORMAT,
                                                 sort_rows[r].n, sort_rows[r].max_lo);
