@@ -2,9 +2,11 @@
 # peers-table.sh — the README's table of every shipped scenario: our pick (auto) against
 # each peer's algorithm, first-order (`--network bottleneck`), one row per scenario.
 # Usage: scripts/peers-table.sh [RESHARD [NAME...]] (default build/cli/reshard, every
-# scenarios/*.yaml); run from the source tree. Prints Markdown on stdout, progress on stderr. Each scenario runs once with
-# --all-strategies; when that fails (a peer's plan too large for the memory limit below),
-# each strategy runs alone and a failed one reads "n/a" with the reason on stderr.
+# scenarios/*.yaml); run from the source tree. Prints Markdown on stdout, progress on
+# stderr. Each scenario runs once with --all-strategies; a peer whose plan is too large to
+# build there is left out by reshard (a warning on stderr) and reads "n/a". When the run
+# fails anyway (the memory limit below), each strategy runs alone and a failed one reads
+# "n/a" with the reason on stderr.
 # RESHARD_TABLE_MEMORY_KB caps each run's virtual memory (default 12000000 KB).
 set -u
 reshard=${1:-build/cli/reshard}
