@@ -124,6 +124,21 @@ rank_table_clear(RankTable *t)
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(RankTable, rank_table_clear)
 
+/* Where @key is or would go in @a (keys increasing): the first entry not below it. */
+static guint
+lower_bound(const GArray *a, guint32 key)
+{
+    guint lo = 0, hi = a->len;
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+        if (g_array_index(a, KeyValue, mid).key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* The value of (@key, @rank), 0 when new; the pointer holds until the next new key of
  * @rank. */
 static double *
@@ -138,14 +153,7 @@ slot(RankTable *t, guint32 key, guint32 rank)
         g_array_append_val(a, kv);
         return &g_array_index(a, KeyValue, a->len - 1).value;
     }
-    guint lo = 0, hi = a->len;
-    while (lo < hi) {
-        guint mid = lo + (hi - lo) / 2;
-        if (g_array_index(a, KeyValue, mid).key < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    guint lo = lower_bound(a, key);
     if (lo == a->len || g_array_index(a, KeyValue, lo).key != key)
         g_array_insert_val(a, lo, kv);
     return &g_array_index(a, KeyValue, lo).value;
@@ -160,14 +168,7 @@ has_slot(const RankTable *t, guint32 key, guint32 rank)
         return FALSE;
     if (g_array_index(a, KeyValue, a->len - 1).key < key)
         return FALSE; /* the usual case: a key after the rank's last */
-    guint lo = 0, hi = a->len;
-    while (lo < hi) {
-        guint mid = lo + (hi - lo) / 2;
-        if (g_array_index(a, KeyValue, mid).key < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    guint lo = lower_bound(a, key);
     return lo < a->len && g_array_index(a, KeyValue, lo).key == key;
 }
 

@@ -1182,8 +1182,9 @@ test_direct_round_robin(void)
 
 /* A staging bound that would cut the weights into more than RS_PLAN_MAX_TRANSFERS pieces is
  * refused with an error before any transfer is allocated (it used to abort allocating). */
-static void
-test_too_many_transfers(void)
+/* One 1 GiB f32 tensor "big" (2^28 elements), replicated on rank 0, to rank 1. */
+static RsRefit *
+big_tensor_refit(void)
 {
     g_autoptr(GError) error = NULL;
     const gint64 shape[] = {(gint64)1 << 28};
@@ -1191,8 +1192,16 @@ test_too_many_transfers(void)
     const guint32 dst_ranks[] = {1};
     g_autoptr(RsLayout) src = rs_layout_new_replicated(1, shape, src_ranks, 1);
     g_autoptr(RsLayout) dst = rs_layout_new_replicated(1, shape, dst_ranks, 1);
-    g_autoptr(RsRefit) refit = rs_refit_new();
+    RsRefit *refit = rs_refit_new();
     g_assert_true(rs_refit_add_tensor(refit, "big", RS_DTYPE_F32, src, dst, &error));
+    return refit;
+}
+
+static void
+test_too_many_transfers(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsRefit) refit = big_tensor_refit();
     for (RsStrategy s = 0; s < RS_STRATEGY_N; s++) {
         RsPlanOptions options;
         rs_plan_options_init(&options, NULL);
@@ -1254,13 +1263,7 @@ static void
 test_auto_skips_too_large_peer(void)
 {
     g_autoptr(GError) error = NULL;
-    const gint64 shape[] = {(gint64)1 << 28};
-    const guint32 src_ranks[] = {0};
-    const guint32 dst_ranks[] = {1};
-    g_autoptr(RsLayout) src = rs_layout_new_replicated(1, shape, src_ranks, 1);
-    g_autoptr(RsLayout) dst = rs_layout_new_replicated(1, shape, dst_ranks, 1);
-    g_autoptr(RsRefit) refit = rs_refit_new();
-    g_assert_true(rs_refit_add_tensor(refit, "big", RS_DTYPE_F32, src, dst, &error));
+    g_autoptr(RsRefit) refit = big_tensor_refit();
     RsPlanOptions options;
     rs_plan_options_init(&options, NULL);
     options.staging_bytes = 1 << 20;
