@@ -240,42 +240,43 @@ heap_less(Sim *sim, guint32 a, guint32 b)
     return ta < tb || (ta == tb && a < b);
 }
 
-static void
-heap_swap(Sim *sim, guint i, guint j)
-{
-    guint32 a = sim->heap[i], b = sim->heap[j];
-    sim->heap[i] = b;
-    sim->heap[j] = a;
-    flow_at(sim, b)->heap_pos = i;
-    flow_at(sim, a)->heap_pos = j;
-}
-
+/* Sift-up and sift-down move a hole instead of swapping: each step one write. */
 static void
 heap_up(Sim *sim, guint i)
 {
+    guint32 moving = sim->heap[i];
     while (i > 0) {
         guint parent = (i - 1) / 2;
-        if (!heap_less(sim, sim->heap[i], sim->heap[parent]))
+        guint32 p = sim->heap[parent];
+        if (!heap_less(sim, moving, p))
             break;
-        heap_swap(sim, i, parent);
+        sim->heap[i] = p;
+        flow_at(sim, p)->heap_pos = i;
         i = parent;
     }
+    sim->heap[i] = moving;
+    flow_at(sim, moving)->heap_pos = i;
 }
 
 static void
 heap_down(Sim *sim, guint i)
 {
+    guint32 moving = sim->heap[i];
+    guint n = sim->heap_len;
     for (;;) {
-        guint l = 2 * i + 1, r = l + 1, m = i;
-        if (l < sim->heap_len && heap_less(sim, sim->heap[l], sim->heap[m]))
-            m = l;
-        if (r < sim->heap_len && heap_less(sim, sim->heap[r], sim->heap[m]))
-            m = r;
-        if (m == i)
+        guint l = 2 * i + 1, r = l + 1, m = l;
+        if (l >= n)
             break;
-        heap_swap(sim, i, m);
+        if (r < n && heap_less(sim, sim->heap[r], sim->heap[l]))
+            m = r;
+        if (!heap_less(sim, sim->heap[m], moving))
+            break;
+        sim->heap[i] = sim->heap[m];
+        flow_at(sim, sim->heap[i])->heap_pos = i;
         i = m;
     }
+    sim->heap[i] = moving;
+    flow_at(sim, moving)->heap_pos = i;
 }
 
 static void
@@ -296,13 +297,14 @@ heap_remove(Sim *sim, guint32 slot)
 {
     guint i = flow_at(sim, slot)->heap_pos;
     guint last = sim->heap_len - 1;
+    sim->heap_len--;
     if (i != last) {
-        heap_swap(sim, i, last);
-        sim->heap_len--;
+        guint32 moved = sim->heap[last];
+        sim->heap[i] = moved;
+        flow_at(sim, moved)->heap_pos = i;
         heap_up(sim, i);
-        heap_down(sim, i);
-    } else {
-        sim->heap_len--;
+        if (flow_at(sim, moved)->heap_pos == i)
+            heap_down(sim, i);
     }
 }
 
@@ -378,18 +380,17 @@ static void
 lheap_push(GArray *heap, double share, guint32 link)
 {
     LinkKey k = {share, link};
-    g_array_append_val(heap, k);
+    g_array_set_size(heap, heap->len + 1);
     LinkKey *h = (LinkKey *)heap->data;
     guint i = heap->len - 1;
     while (i > 0) {
         guint parent = (i - 1) / 2;
-        if (!key_less(&h[i], &h[parent]))
+        if (!key_less(&k, &h[parent]))
             break;
-        LinkKey tmp = h[i];
         h[i] = h[parent];
-        h[parent] = tmp;
         i = parent;
     }
+    h[i] = k;
 }
 
 static LinkKey
@@ -398,23 +399,23 @@ lheap_pop(GArray *heap)
     LinkKey *h = (LinkKey *)heap->data;
     LinkKey top = h[0];
     guint n = heap->len - 1;
-    h[0] = h[n];
+    LinkKey moving = h[n];
     g_array_set_size(heap, n);
     h = (LinkKey *)heap->data;
     guint i = 0;
     for (;;) {
-        guint l = 2 * i + 1, r = l + 1, m = i;
-        if (l < n && key_less(&h[l], &h[m]))
-            m = l;
-        if (r < n && key_less(&h[r], &h[m]))
-            m = r;
-        if (m == i)
+        guint l = 2 * i + 1, r = l + 1, m = l;
+        if (l >= n)
             break;
-        LinkKey tmp = h[i];
+        if (r < n && key_less(&h[r], &h[l]))
+            m = r;
+        if (!key_less(&h[m], &moving))
+            break;
         h[i] = h[m];
-        h[m] = tmp;
         i = m;
     }
+    if (n > 0)
+        h[i] = moving;
     return top;
 }
 
