@@ -105,7 +105,9 @@ static GOptionEntry entries[] = {
      "instead of planning a scenario",
      "FILE.csv"},
     {"link-stats", 0, 0, G_OPTION_ARG_FILENAME, &opt_link_stats,
-     "Write per-link bytes, busy time and utilisation over time (CSV)", "FILE.csv"},
+     "Write per-link bytes, busy time and utilisation over time (CSV); with several "
+     "strategies, FILE-STRATEGY.csv each",
+     "FILE.csv"},
     {"chunk-size", 0, 0, G_OPTION_ARG_STRING, &opt_chunk_size,
      "Relay pipelining chunk, with its unit (default 4 MiB; 0 B: relays wait for whole "
      "messages)",
@@ -217,6 +219,8 @@ collect_outputs(const RsAutoCandidate *tried, guint n_tried, gboolean several,
                                                      : g_strdup(opt_timeline))
                                             : NULL);
     }
+    g_ptr_array_add(options, "--output");
+    g_ptr_array_add(paths, g_strdup(report_output));
     if (opt_plot == NULL)
         return;
     static const char *const plots[] = {"strategies", "timeline", "links", "traffic"};
@@ -862,6 +866,11 @@ parse_settings(Settings *set, GError **error)
         return FALSE;
     /* Every output path before any work: a wrong folder is found now, not after the first
      * strategy's simulation. */
+    if (opt_plot != NULL && *opt_plot == '\0') {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--plot: empty prefix (the files would be -strategies.png, ...)");
+        return FALSE;
+    }
     g_autofree char *plot_png = opt_plot ? g_strconcat(opt_plot, "-strategies.png", NULL) : NULL;
     return rs_cli_check_output("--trace", opt_trace, error) &&
            rs_cli_check_output("--timeline", opt_timeline, error) &&

@@ -13,6 +13,7 @@
 
 #include <glib/gstdio.h>
 #include <sys/stat.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -117,15 +118,49 @@ rs_cli_check_output(const char *option, const char *path, GError **error)
     return rs_cli_check_not_input(option, path, error);
 }
 
+/* The file @path names, as a string two names of one file share: the resolved path of an
+ * existing file (symbolic links followed), else the resolved path of its folder and its
+ * name; the absolute path when the folder cannot be resolved either. */
+static char *
+output_identity(const char *path)
+{
+    char *real = realpath(path, NULL);
+    if (real != NULL) {
+        char *out = g_strdup(real);
+        free(real);
+        return out;
+    }
+    g_autofree char *abs = g_canonicalize_filename(path, NULL);
+    g_autofree char *dir = g_path_get_dirname(abs);
+    g_autofree char *base = g_path_get_basename(abs);
+    char *real_dir = realpath(dir, NULL);
+    if (real_dir == NULL)
+        return g_steal_pointer(&abs);
+    char *out = g_build_filename(real_dir, base, NULL);
+    free(real_dir);
+    return out;
+}
+
+/* Do @a and @b name one file: the same identity, or an existing file by two hard links? */
+static gboolean
+same_output(const char *a, const char *id_a, const char *b, const char *id_b)
+{
+    if (strcmp(id_a, id_b) == 0)
+        return TRUE;
+    GStatBuf sa, sb;
+    return g_stat(a, &sa) == 0 && g_stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
 gboolean
 rs_cli_check_distinct_outputs(const char *option_a, const char *path_a, const char *option_b,
                               const char *path_b, GError **error)
 {
     if (path_a == NULL || path_b == NULL)
         return TRUE;
-    g_autofree char *a = g_canonicalize_filename(path_a, NULL);
-    g_autofree char *b = g_canonicalize_filename(path_b, NULL);
-    if (strcmp(a, b) != 0)
+    g_autofree char *a = output_identity(path_a);
+    g_autofree char *b = output_identity(path_b);
+    if (!same_output(path_a, a, path_b, b))
         return TRUE;
     g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                 "%s %s: the same file as %s %s; give each output its own path", option_b, path_b,
@@ -141,12 +176,17 @@ rs_cli_check_output_set(const char *const *options, const char *const *paths, gu
     for (guint i = 0; i < n; i++) {
         if (paths[i] != NULL && !rs_cli_check_not_input(options[i], paths[i], error))
             return FALSE;
-        g_ptr_array_add(canonical, paths[i] ? g_canonicalize_filename(paths[i], NULL) : NULL);
+        if (paths[i] != NULL && g_file_test(paths[i], G_FILE_TEST_IS_DIR)) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s %s: is a folder",
+                        options[i], paths[i]);
+            return FALSE;
+        }
+        g_ptr_array_add(canonical, paths[i] ? output_identity(paths[i]) : NULL);
     }
     for (guint i = 0; i < n; i++)
         for (guint j = i + 1; paths[i] != NULL && j < n; j++)
-            if (paths[j] != NULL &&
-                strcmp(g_ptr_array_index(canonical, i), g_ptr_array_index(canonical, j)) == 0) {
+            if (paths[j] != NULL && same_output(paths[i], g_ptr_array_index(canonical, i),
+                                                paths[j], g_ptr_array_index(canonical, j))) {
                 g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                             "%s %s: the same file as %s %s; give each output its own path",
                             options[j], paths[j], options[i], paths[i]);

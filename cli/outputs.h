@@ -15,14 +15,16 @@ gboolean rs_cli_check_output(const char *option, const char *path, GError **erro
 
 /* Fails when two outputs (either may be NULL) name one file, so that one would overwrite
  * the other: "OPTION_B PATH_B: the same file as OPTION_A PATH_A; …" — a usage error. Paths
- * are compared after making them absolute and resolving "." and "..". */
+ * are compared resolved (absolute, ".", ".." and symbolic links: an existing file's own
+ * path, else its folder's and its name), and existing files also by device and inode. */
 gboolean rs_cli_check_distinct_outputs(const char *option_a, const char *path_a,
                                        const char *option_b, const char *path_b, GError **error);
 
 /* Checks every file a command will write at once, the files derived from an option's path
  * included (a trace's PATH.meta sidecar, a plot's PREFIX-NAME.dat/.gp/.png/.svg, one file
  * per strategy): fails when two of them name one file (as rs_cli_check_distinct_outputs(),
- * for every pair) or one names an input (rs_cli_check_not_input()). @options[i] names
+ * for every pair), one names an input (rs_cli_check_not_input()) or one is a folder
+ * ("OPTION PATH: is a folder"). @options[i] names
  * where output i comes from ("--trace", "--plot"), @paths[i] is its path (NULL entries are
  * skipped); both arrays hold @n entries and stay the caller's. O(n²) path comparisons. */
 gboolean rs_cli_check_output_set(const char *const *options, const char *const *paths, guint n,

@@ -1832,6 +1832,54 @@ test_derived_output_collisions(void)
         g_assert_cmpstr(r.err, ==, want[i]);
         run_result_clear(&r);
     }
+    /* Through a symbolic link (to the folder, or to the file), the same file is caught; so
+     * is the report's --output, and a plot file that is a folder. */
+    g_autofree char *here = g_build_filename(dir, "here", NULL);
+    g_assert_cmpint(symlink(".", here), ==, 0);
+    g_autofree char *via_here = g_build_filename(dir, "here", "a.csv", NULL);
+    g_autofree char *b = g_build_filename(dir, "b.csv", NULL);
+    g_autofree char *link = g_build_filename(dir, "l.csv", NULL);
+    g_assert_true(g_file_set_contents(b, "x\n", -1, NULL));
+    g_assert_cmpint(symlink("b.csv", link), ==, 0);
+    g_autofree char *html = g_build_filename(dir, "r.html", NULL);
+    g_autofree char *folder = g_build_filename(dir, "p-links.svg", NULL);
+    g_assert_cmpint(g_mkdir(folder, 0700), ==, 0);
+    const char *more[][5] = {{"simulate", "--trace", csv, "--link-stats", via_here},
+                             {"simulate", "--trace", b, "--link-stats", link},
+                             {"report", "--output", html, "--trace", html},
+                             {"simulate", "--plot", prefix, NULL, NULL},
+                             {"simulate", "--plot", "", NULL, NULL}};
+    g_autofree char *want_more0 = g_strdup_printf(
+        "reshard simulate: --link-stats %s: the same file as --trace %s; give each output its "
+        "own path\n",
+        via_here, csv);
+    g_autofree char *want_more1 = g_strdup_printf(
+        "reshard simulate: --link-stats %s: the same file as --trace %s; give each output its "
+        "own path\n",
+        link, b);
+    g_autofree char *want_more2 = g_strdup_printf(
+        "reshard report: --output %s: the same file as --trace %s; give each output its own "
+        "path\n",
+        html, html);
+    g_autofree char *want_more3 =
+        g_strdup_printf("reshard simulate: --plot %s: is a folder\n", folder);
+    const char *want_more[] = {want_more0, want_more1, want_more2, want_more3,
+                               "reshard simulate: --plot: empty prefix (the files would be "
+                               "-strategies.png, ...)\n"};
+    for (guint i = 0; i < G_N_ELEMENTS(more); i++) {
+        const char *args[] = {more[i][0], "--model", "llama-3.1-8b", "--nodes", "2", "--train",
+                              "megatron:tp=2,pp=2", "--train-gpus", "0-7", "--infer",
+                              "vllm:tp=4", "--infer-gpus", "8-15", "--strategy", "direct",
+                              "-q", more[i][1], more[i][2], more[i][3], more[i][4], NULL};
+        RunResult r = run_reshard(args);
+        g_assert_cmpint(r.exit_code, ==, 2);
+        g_assert_cmpstr(r.err, ==, want_more[i]);
+        run_result_clear(&r);
+    }
+    g_assert_cmpint(g_rmdir(folder), ==, 0);
+    g_assert_cmpint(g_unlink(link), ==, 0);
+    g_assert_cmpint(g_unlink(b), ==, 0);
+    g_assert_cmpint(g_unlink(here), ==, 0);
     /* reshard run: its timeline named as its trace's sidecar. */
     const char *run_args[] = {"run", "--trace", csv, "--timeline", meta, "-q", NULL};
     RunResult r = run_reshard(run_args);
