@@ -288,7 +288,8 @@ round_use_create(RankRounds *rr, guint round)
     if (k >= rr->len) {
         if (rr->head + k >= rr->cap) {
             /* Drop the rounds below base first; grow when that is not enough. */
-            memmove(rr->use, rr->use + rr->head, rr->len * sizeof(RoundUse));
+            if (rr->len > 0) /* use is NULL before the first round */
+                memmove(rr->use, rr->use + rr->head, rr->len * sizeof(RoundUse));
             rr->head = 0;
             if (k >= rr->cap) {
                 rr->cap = MAX(MAX(rr->cap * 2, k + 1), 16);
