@@ -97,6 +97,19 @@ build_workload(guint n, guint n_gpus, guint gpus_per_node, gboolean one_phase,
     *n_deps_out = n_deps;
 }
 
+/* Simulates the messages with @opt; @wall_s (out): its wall time, seconds. Returns: (transfer
+ * full): the result (aborts on a simulation error: the workloads are valid). */
+static RsFlowSimResult *
+run_timed(const RsFlowMessage *msgs, guint n, const guint32 *deps, guint n_deps,
+          const RsTopology *topo, const RsFlowSimOptions *opt, double *wall_s)
+{
+    gint64 t0 = g_get_monotonic_time();
+    RsFlowSimResult *r = rs_flow_sim_run_messages(msgs, n, deps, n_deps, topo, opt, NULL);
+    *wall_s = (g_get_monotonic_time() - t0) / 1e6;
+    g_assert(r != NULL);
+    return r;
+}
+
 /* Local and neighbours-only against exact max-min rates on the same messages. */
 static void
 compare_rates(const RsTopology *topo, guint n, gboolean one_phase)
@@ -117,10 +130,7 @@ compare_rates(const RsTopology *topo, guint n, gboolean one_phase)
         rs_flow_sim_options_init(&opt);
         opt.posting = RS_FLOW_SIM_POST_PHASES;
         opt.rates = modes[k];
-        gint64 t0 = g_get_monotonic_time();
-        r[k] = rs_flow_sim_run_messages(msgs, n, deps, n_deps, topo, &opt, NULL);
-        wall[k] = (g_get_monotonic_time() - t0) / 1e6;
-        g_assert(r[k] != NULL);
+        r[k] = run_timed(msgs, n, deps, n_deps, topo, &opt, &wall[k]);
     }
     printf("%-9s %u messages, exact (global): total %.9g s, wall %.3f s\n",
            one_phase ? "one-phase" : "rounds", n, r[0]->total_s, wall[0]);
@@ -167,10 +177,7 @@ exact_vs_global(const RsTopology *topo, guint n, guint64 events)
         opt.rates = k == 0 ? RS_FLOW_SIM_RATES_EXACT : RS_FLOW_SIM_RATES_GLOBAL;
         opt.max_events = events;
         opt.n_timeline_buckets = 0;
-        gint64 t0 = g_get_monotonic_time();
-        r[k] = rs_flow_sim_run_messages(msgs, n, deps, n_deps, topo, &opt, NULL);
-        wall[k] = (g_get_monotonic_time() - t0) / 1e6;
-        g_assert(r[k] != NULL);
+        r[k] = run_timed(msgs, n, deps, n_deps, topo, &opt, &wall[k]);
     }
     double max_rel = 0.0;
     guint compared = 0;
@@ -211,10 +218,7 @@ compare_relays(const RsTopology *topo, guint n, gboolean one_phase)
         rs_flow_sim_options_init(&opt);
         opt.posting = RS_FLOW_SIM_POST_PHASES;
         opt.relays = k == 0 ? RS_FLOW_SIM_RELAYS_CHUNKED : RS_FLOW_SIM_RELAYS_FLUID;
-        gint64 t0 = g_get_monotonic_time();
-        r[k] = rs_flow_sim_run_messages(msgs, n, deps, n_deps, topo, &opt, NULL);
-        wall[k] = (g_get_monotonic_time() - t0) / 1e6;
-        g_assert(r[k] != NULL);
+        r[k] = run_timed(msgs, n, deps, n_deps, topo, &opt, &wall[k]);
     }
     double max_rel = 0.0;
     for (guint i = 0; i < n; i++) {
