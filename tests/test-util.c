@@ -46,12 +46,12 @@ run_reshard_full(const char *const *args, const char *const *env, guint mpi_np)
         g_assert_no_error(error);
         /* Open MPI 4.1's launcher (Debian bookworm) sometimes crashes in its own help-message
          * path when several ranks abort at once: "ORTE_ERROR_LOG: Data unpack had
-         * inadequate space in file ../../../orte/util/show_help.c", then SIGSEGV in
-         * pmix_server_log_fn, after our ranks printed their errors. That is mpirun's fault,
-         * not the command's: run it again (twice at most), saying so. */
-        gboolean launcher_crash =
-            mpi_np > 0 && !WIFEXITED(status) && r.err != NULL &&
-            strstr(r.err, "Data unpack had inadequate space") != NULL;
+         * inadequate space" or "Out of resource" in file ../../../orte/util/show_help.c,
+         * then SIGSEGV in pmix_server_log_fn, after our ranks printed their errors. That is
+         * mpirun's fault, not the command's: run it again (twice at most), saying so. */
+        gboolean launcher_crash = mpi_np > 0 && !WIFEXITED(status) && r.err != NULL &&
+                                  strstr(r.err, "orte/util/show_help.c") != NULL &&
+                                  strstr(r.err, "pmix_server_log_fn") != NULL;
         if (!launcher_crash || attempt == 2)
             break;
         g_test_message("mpirun crashed in Open MPI's show_help (not reshard); running again");
