@@ -29,6 +29,7 @@
 #include "analysis/report-html.h"
 
 #include <glib/gstdio.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -54,6 +55,7 @@ static char *opt_stripe;
 static char *opt_domain_relays;
 static char *opt_timeline;
 static char *opt_plot;
+static char *opt_threads; /* an integer, as text (rs_cli_parse_int) */
 /* `reshard report`: the document's path (NULL: reshard simulate prints its report). */
 static const char *report_output;
 
@@ -118,6 +120,10 @@ static GOptionEntry entries[] = {
      "inexact), neighbours (no propagation: least exact) or global (every flow at every "
      "event: exact, slowest)",
      "MODE"},
+    {"threads", 'j', 0, G_OPTION_ARG_STRING, &opt_threads,
+     "Candidates planned and simulated at once (default: every core, at most the "
+     "candidates; each holds its own plan and simulation in memory)",
+     "N"},
     {"relays", 0, 0, G_OPTION_ARG_STRING, &opt_relays,
      "Whole phases posted at once with relays pipelined: chunked (every chunk its own flow; "
      "the default: what `reshard run` does, posting in key order within a window per rank "
@@ -283,27 +289,97 @@ write_outputs(const RsFlowSimResult *flow, const RsTopology *topo, const char *t
     return TRUE;
 }
 
-/* The running simulation's progress bar on stderr (a terminal only): bytes of the arrived
- * network messages, events, their rate and the wall time left at the bytes' rate. */
+/* The running simulations' progress on stderr (a terminal only), one line: per
+ * simulation, the bytes of its arrived network messages and the wall time left at their
+ * rate; with one running, its bar, events and rates too. Candidates simulated at once
+ * (--threads) call this from their threads: progress_lock serialises it with the lines
+ * on_candidate prints, which first clear the bar's line. */
+static GMutex progress_lock;
+
+#define MAX_RUNNING 16
+
+static struct {
+    const char *label; /* NULL: a free slot */
+    RsFlowSimProgress p;
+} running[MAX_RUNNING];
+static gboolean progress_drawn; /* the bar's line is on the terminal */
+
+/* Clears the bar's line (progress_lock held). */
+static void
+clear_progress_line(void)
+{
+    if (progress_drawn)
+        g_printerr("\r\033[K");
+    progress_drawn = FALSE;
+}
+
+static double
+progress_fraction(const RsFlowSimProgress *p)
+{
+    return p->bytes_total > 0 ? (double)p->bytes_done / (double)p->bytes_total
+                              : (double)p->n_done / MAX(p->n_messages, 1);
+}
+
 static void
 print_flow_progress(const RsFlowSimProgress *p, gpointer user_data)
 {
-    double frac = p->bytes_total > 0 ? (double)p->bytes_done / (double)p->bytes_total
-                                     : (double)p->n_done / MAX(p->n_messages, 1);
-    char bar[25];
-    guint filled = (guint)(frac * (sizeof bar - 1));
-    for (guint i = 0; i < sizeof bar - 1; i++)
-        bar[i] = i < filled ? '#' : '.';
-    bar[sizeof bar - 1] = '\0';
-    g_autofree char *left =
-        p->finished || frac <= 0 ? g_strdup("")
-                                 : g_strdup_printf(", %.1f s left", p->wall_s * (1 - frac) / frac);
-    g_printerr("\r  [%s] %3.0f%% of %.1f GB, %" G_GUINT64_FORMAT " events (%.0f/s), simulated "
-               "%.4f s, wall %.1f s%s   ",
-               bar, 100 * frac, p->bytes_total / 1e9, p->n_events,
-               p->wall_s > 0 ? p->n_events / p->wall_s : 0.0, p->sim_s, p->wall_s, left);
-    if (p->finished)
-        g_printerr("\n");
+    const char *label = p->label != NULL ? p->label : "";
+    g_mutex_lock(&progress_lock);
+    guint slot = MAX_RUNNING, n_running = 0;
+    for (guint i = 0; i < MAX_RUNNING; i++)
+        if (running[i].label != NULL && strcmp(running[i].label, label) == 0)
+            slot = i;
+    for (guint i = 0; slot == MAX_RUNNING && i < MAX_RUNNING; i++)
+        if (running[i].label == NULL)
+            slot = i;
+    if (slot < MAX_RUNNING) {
+        running[slot].label = p->finished ? NULL : label;
+        running[slot].p = *p;
+    }
+    for (guint i = 0; i < MAX_RUNNING; i++)
+        n_running += running[i].label != NULL;
+    clear_progress_line();
+    if (n_running == 1 || (n_running == 0 && p->finished)) {
+        const RsFlowSimProgress *q = p;
+        for (guint i = 0; n_running == 1 && i < MAX_RUNNING; i++)
+            if (running[i].label != NULL)
+                q = &running[i].p;
+        double frac = progress_fraction(q);
+        char bar[25];
+        guint filled = (guint)(frac * (sizeof bar - 1));
+        for (guint i = 0; i < sizeof bar - 1; i++)
+            bar[i] = i < filled ? '#' : '.';
+        bar[sizeof bar - 1] = '\0';
+        g_autofree char *left = q->finished || frac <= 0
+                                    ? g_strdup("")
+                                    : g_strdup_printf(", %.1f s left", q->wall_s * (1 - frac) / frac);
+        g_printerr("\r  %s%s[%s] %3.0f%% of %.1f GB, %" G_GUINT64_FORMAT " events (%.0f/s), "
+                   "simulated %.4f s, wall %.1f s%s",
+                   q->label != NULL ? q->label : "", q->label != NULL ? " " : "", bar,
+                   100 * frac, q->bytes_total / 1e9, q->n_events,
+                   q->wall_s > 0 ? q->n_events / q->wall_s : 0.0, q->sim_s, q->wall_s, left);
+        progress_drawn = TRUE;
+        if (q->finished) {
+            g_printerr("\n");
+            progress_drawn = FALSE;
+        }
+    } else if (n_running > 1) {
+        g_autoptr(GString) line = g_string_new("\r ");
+        for (guint i = 0; i < MAX_RUNNING; i++) {
+            if (running[i].label == NULL)
+                continue;
+            const RsFlowSimProgress *q = &running[i].p;
+            double frac = progress_fraction(q);
+            g_string_append_printf(line, " %s %.0f%%", running[i].label, 100 * frac);
+            if (frac > 0)
+                g_string_append_printf(line, " (%.0f s left)", q->wall_s * (1 - frac) / frac);
+            g_string_append_c(line, ';');
+        }
+        g_string_truncate(line, line->len - 1);
+        g_printerr("%s", line->str);
+        progress_drawn = TRUE;
+    }
+    g_mutex_unlock(&progress_lock);
 }
 
 static gboolean
@@ -604,8 +680,24 @@ typedef struct {
      * candidate faster than every earlier one overwrites it. */
     gboolean have_best;
     double best_s;
-    gint64 last_us; /* when the previous candidate was done (or the first began) */
+    guint best_index; /* with candidates at once, a later one may be done first */
+    gint64 start_us;  /* when the first candidate began */
 } CandidateOutputs;
+
+/* rs_cli_progress() on a line of its own, below the progress bar of the simulations
+ * still running (redrawn at their next report). */
+static void G_GNUC_PRINTF(1, 2)
+progress_line(const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    g_autofree char *text = g_strdup_vprintf(format, args);
+    va_end(args);
+    g_mutex_lock(&progress_lock);
+    clear_progress_line();
+    rs_cli_progress("%s", text);
+    g_mutex_unlock(&progress_lock);
+}
 
 static gboolean
 on_candidate(RsEvaluateStage stage, const RsPlan *plan, const RsEvaluation *e,
@@ -615,31 +707,33 @@ on_candidate(RsEvaluateStage stage, const RsPlan *plan, const RsEvaluation *e,
     const char *label = e->candidate.label;
     switch (stage) {
     case RS_EVALUATE_STAGE_CHECKED:
-        rs_cli_progress("check passed for %s: %u transfers; every destination element received "
-                        "once, from a holder or an earlier relay",
-                        label, rs_plan_get_n_transfers(plan));
+        progress_line("check passed for %s: %u transfers; every destination element received "
+                      "once, from a holder or an earlier relay",
+                      label, rs_plan_get_n_transfers(plan));
         return TRUE;
     case RS_EVALUATE_STAGE_SIMULATING:
         /* The tables count network messages; local copies are simulated too. */
-        rs_cli_progress("simulating %s: %u network messages (%u with local copies) ...", label,
-                        e->n_network_messages, e->n_messages);
+        progress_line("simulating %s: %u network messages (%u with local copies) ...", label,
+                      e->n_network_messages, e->n_messages);
         return TRUE;
     case RS_EVALUATE_STAGE_DONE:
         break;
     }
     /* Its row's time as soon as it is known (the table comes when every candidate is). */
     gint64 now_us = g_get_monotonic_time();
-    rs_cli_progress("%s: %.4g s (%s), planned and simulated in %.1f s of wall time", label,
-                    e->predicted_s, e->flow != NULL ? "flow model" : "first-order",
-                    (now_us - o->last_us) / 1e6);
-    o->last_us = now_us;
+    progress_line("%s: %.4g s (%s), evaluated in %.1f s of wall time (%.1f s after the start)",
+                  label, e->predicted_s, e->flow != NULL ? "flow model" : "first-order",
+                  e->wall_s, (now_us - o->start_us) / 1e6);
     if (e->flow == NULL)
         return TRUE;
     if (!o->several) {
-        if (o->have_best && !(e->predicted_s < o->best_s))
+        /* Faster than every one so far, or as fast and earlier (the policy's tie rule). */
+        if (o->have_best && !(e->predicted_s < o->best_s ||
+                              (e->predicted_s == o->best_s && e->index < o->best_index)))
             return TRUE;
         o->have_best = TRUE;
         o->best_s = e->predicted_s;
+        o->best_index = e->index;
     }
     g_autofree char *trace_path =
         opt_trace ? strategy_path(opt_trace, label, o->several) : NULL;
@@ -839,11 +933,16 @@ typedef struct {
     RsFormat format;
     RsFlowSimOptions flow_options;
     gboolean use_flow;
+    guint n_threads; /* candidates at once (--threads; default: the cores) */
 } Settings;
 
 static gboolean
 parse_settings(Settings *set, GError **error)
 {
+    gint64 threads = 0;
+    if (!rs_cli_parse_int("--threads", opt_threads, 1, 1024, &threads, error))
+        return FALSE;
+    set->n_threads = threads > 0 ? (guint)threads : g_get_num_processors();
     if (report_output != NULL) {
         set->format = RS_FORMAT_TABLE;
         if (opt_format != NULL && strcmp(opt_format, "html") != 0 && strcmp(opt_format, "md") != 0) {
@@ -912,13 +1011,18 @@ simulate_scenario(const char *cmd, const Settings *set, const RsScenario *scenar
         n_rows += req->row[i];
     if (!check_candidate_outputs(tried, n_tried, n_rows > 1, set->use_flow, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    CandidateOutputs outputs = {build->topology, scenario->name, n_rows > 1, FALSE, 0,
+    CandidateOutputs outputs = {build->topology, scenario->name, n_rows > 1, FALSE, 0, 0,
                                 g_get_monotonic_time()};
     RsEvaluatorOptions eo = {build->refit, build->topology,
                              set->use_flow ? &set->flow_options : NULL,
                              opt_check, on_candidate, &outputs};
     g_autoptr(RsEvaluator) ev = rs_evaluator_new(&eo);
-    rs_cli_progress("planning and simulating %u candidates ...", n_tried);
+    guint n_at_once = MIN(MAX(req->n_threads, 1), n_tried);
+    if (n_at_once > 1)
+        rs_cli_progress("planning and simulating %u candidates, %u at once ...", n_tried,
+                        n_at_once);
+    else
+        rs_cli_progress("planning and simulating %u candidates ...", n_tried);
     RsPolicyResult policy;
     g_autoptr(RsPlan) best = rs_policy_run(build->refit, plan_options, req,
                                            rs_evaluator_evaluate, ev, &policy, &error);
@@ -950,6 +1054,7 @@ run_scenario(const char *cmd, const Settings *set)
     RsPolicyRequest req;
     if (!parse_requested(&req, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    req.n_threads = set->n_threads;
     g_autoptr(RsScenario) scenario =
         rs_scenario_args_load(&sargs, DEFAULT_SCENARIO, opt_dtype, &error);
     if (scenario == NULL)

@@ -2,6 +2,7 @@
 #include "plan/auto.h"
 
 #include <math.h>
+#include <string.h>
 
 static const RsAutoCandidate candidates[] = {
     {"nccl-broadcast", RS_STRATEGY_NCCL_BROADCAST, FALSE, TRUE},
@@ -23,10 +24,98 @@ rs_auto_get_candidates(guint *n_out)
     return candidates;
 }
 
+/* One candidate's outcome, in its slot of the candidates tried. */
+typedef struct {
+    RsPlan *plan; /* (nullable) kept while it may be the best */
+    double t_s;
+    gboolean evaluated, skipped;
+    char skipped_reason[512];
+    GError *error; /* (nullable) */
+} Outcome;
+
+/* The state the candidates share when several are planned at once. */
+typedef struct {
+    const RsRefit *refit;
+    const RsPlanOptions *options;
+    const RsAutoCandidate *tried;
+    gboolean any_in_auto;
+    RsPlanEvaluateFunc evaluate;
+    gpointer user_data;
+    Outcome *outcomes;
+    GMutex lock;       /* guards best and failed */
+    gint best;         /* the index tried of the fastest in_auto candidate so far, or -1 */
+    gboolean failed;   /* a candidate failed: the ones not started yet are not */
+} Shared;
+
+/* Does candidate @c (time @t_s) beat the best so far: faster, or as fast and earlier? */
+static gboolean
+beats(const Shared *sh, guint c, double t_s)
+{
+    if (sh->best < 0)
+        return TRUE;
+    double best_s = sh->outcomes[sh->best].t_s;
+    return t_s < best_s || (t_s == best_s && c < (guint)sh->best);
+}
+
+/* Plans and evaluates candidate @c; keeps its plan when it is the fastest so far. */
+static void
+run_candidate(Shared *sh, guint c)
+{
+    Outcome *out = &sh->outcomes[c];
+    const RsAutoCandidate *cand = &sh->tried[c];
+    RsPlanOptions o = *sh->options;
+    o.domain_relays = cand->domain_relays;
+    g_autoptr(GError) local = NULL;
+    g_autoptr(RsPlan) plan = rs_plan_build_full(sh->refit, cand->strategy, &o, &local);
+    if (plan == NULL && sh->any_in_auto && !cand->in_auto &&
+        g_error_matches(local, RS_PLAN_ERROR, RS_PLAN_ERROR_TOO_LARGE)) {
+        /* A peer shown beside ours that this machine cannot build: the others go on. */
+        out->skipped = TRUE;
+        g_strlcpy(out->skipped_reason, local->message, sizeof out->skipped_reason);
+        return;
+    }
+    if (plan == NULL) {
+        out->error = g_steal_pointer(&local);
+        return;
+    }
+    if (!sh->evaluate(plan, cand, c, sh->user_data, &out->t_s, &out->error))
+        return;
+    out->evaluated = TRUE;
+    if (sh->any_in_auto && !cand->in_auto)
+        return;
+    g_mutex_lock(&sh->lock);
+    if (beats(sh, c, out->t_s)) {
+        if (sh->best >= 0)
+            g_clear_pointer(&sh->outcomes[sh->best].plan, rs_plan_free);
+        sh->best = (gint)c;
+        out->plan = g_steal_pointer(&plan);
+    }
+    g_mutex_unlock(&sh->lock);
+}
+
+/* A pool thread's task: candidate GPOINTER_TO_UINT(@data) - 1, unless one failed already. */
+static void
+pool_task(gpointer data, gpointer user_data)
+{
+    Shared *sh = user_data;
+    guint c = GPOINTER_TO_UINT(data) - 1;
+    g_mutex_lock(&sh->lock);
+    gboolean failed = sh->failed;
+    g_mutex_unlock(&sh->lock);
+    if (failed)
+        return;
+    run_candidate(sh, c);
+    if (sh->outcomes[c].error != NULL) {
+        g_mutex_lock(&sh->lock);
+        sh->failed = TRUE;
+        g_mutex_unlock(&sh->lock);
+    }
+}
+
 RsPlan *
 rs_auto_build_plan(const RsRefit *refit, const RsPlanOptions *options,
                    const RsAutoCandidate *tried, guint n_tried, RsPlanEvaluateFunc evaluate,
-                   gpointer user_data, RsAutoResult *result, GError **error)
+                   gpointer user_data, guint n_threads, RsAutoResult *result, GError **error)
 {
     g_return_val_if_fail(options != NULL && evaluate != NULL, NULL);
     if (tried == NULL) {
@@ -37,42 +126,65 @@ rs_auto_build_plan(const RsRefit *refit, const RsPlanOptions *options,
     result->n_candidates = 0;
     result->chosen = 0;
     result->n_skipped = 0;
-    gboolean any_in_auto = FALSE;
+    Outcome outcomes[RS_AUTO_MAX_CANDIDATES];
+    memset(outcomes, 0, sizeof outcomes);
+    Shared sh = {refit, options, tried, FALSE, evaluate, user_data, outcomes, {0}, -1, FALSE};
     for (guint c = 0; c < n_tried; c++)
-        any_in_auto = any_in_auto || tried[c].in_auto;
-    g_autoptr(RsPlan) best = NULL;
+        sh.any_in_auto = sh.any_in_auto || tried[c].in_auto;
+    g_mutex_init(&sh.lock);
+    n_threads = MIN(MAX(n_threads, 1), n_tried);
+    if (n_threads == 1) {
+        for (guint c = 0; c < n_tried && outcomes[c > 0 ? c - 1 : 0].error == NULL; c++)
+            run_candidate(&sh, c);
+    } else {
+        /* Exclusive threads, joined by the free below (wait = TRUE): every task has run
+         * (or seen the failure and returned) when it returns. */
+        GThreadPool *pool = g_thread_pool_new(pool_task, &sh, (gint)n_threads, TRUE, NULL);
+        for (guint c = 0; pool != NULL && c < n_tried; c++)
+            g_thread_pool_push(pool, GUINT_TO_POINTER(c + 1), NULL);
+        if (pool == NULL)
+            for (guint c = 0; c < n_tried && !sh.failed; c++) {
+                run_candidate(&sh, c);
+                sh.failed = outcomes[c].error != NULL;
+            }
+        else
+            g_thread_pool_free(pool, FALSE, TRUE);
+    }
+    g_mutex_clear(&sh.lock);
+    /* In the order tried: the first error, else the results. */
+    RsPlan *best = NULL;
+    gboolean failed = FALSE;
     for (guint c = 0; c < n_tried; c++) {
-        RsPlanOptions o = *options;
-        o.domain_relays = tried[c].domain_relays;
-        g_autoptr(GError) local = NULL;
-        g_autoptr(RsPlan) plan = rs_plan_build_full(refit, tried[c].strategy, &o, &local);
-        if (plan == NULL && any_in_auto && !tried[c].in_auto &&
-            g_error_matches(local, RS_PLAN_ERROR, RS_PLAN_ERROR_TOO_LARGE)) {
-            /* A peer shown beside ours that this machine cannot build: the others go on. */
+        Outcome *out = &outcomes[c];
+        if (out->error != NULL && !failed) {
+            g_propagate_error(error, g_steal_pointer(&out->error));
+            failed = TRUE;
+        }
+        g_clear_error(&out->error);
+        if (out->skipped) {
             guint k = result->n_skipped++;
             result->skipped[k] = tried[c];
-            g_strlcpy(result->skipped_reason[k], local->message, sizeof result->skipped_reason[k]);
-            continue;
+            g_strlcpy(result->skipped_reason[k], out->skipped_reason,
+                      sizeof result->skipped_reason[k]);
+        } else if (out->evaluated) {
+            guint i = result->n_candidates++;
+            result->candidates[i] = tried[c];
+            result->predicted_s[i] = out->t_s;
+            if ((gint)c == sh.best)
+                result->chosen = i;
         }
-        if (plan == NULL) {
-            g_propagate_error(error, g_steal_pointer(&local));
-            return NULL;
-        }
-        double t_s;
-        if (!evaluate(plan, &tried[c], user_data, &t_s, error))
-            return NULL;
-        guint i = result->n_candidates++;
-        result->candidates[i] = tried[c];
-        result->predicted_s[i] = t_s;
-        if (any_in_auto && !tried[c].in_auto)
-            continue;
-        if (best == NULL || t_s < result->predicted_s[result->chosen]) {
-            result->chosen = i;
-            g_clear_pointer(&best, rs_plan_free);
-            best = g_steal_pointer(&plan);
+        if (out->plan != NULL) {
+            g_assert(best == NULL);
+            best = g_steal_pointer(&out->plan);
         }
     }
-    return g_steal_pointer(&best);
+    if (failed) {
+        g_clear_pointer(&best, rs_plan_free);
+        return NULL;
+    }
+    /* Only peers are skipped, and only beside an in_auto candidate, which then is kept. */
+    g_assert(best != NULL);
+    return best;
 }
 
 char *

@@ -23,6 +23,9 @@ typedef struct {
  * RsPlanEvaluateFunc:
  * @plan: a candidate plan
  * @candidate: which candidate it is
+ * @index: its position among the candidates tried (rs_auto_build_plan()'s order, the
+ *   too-large ones skipped included), so that an evaluator called from several threads
+ *   can keep its evaluations in that order
  * @user_data: the evaluator's state
  * @predicted_s: (out): its predicted time, seconds
  * @error: set on failure
@@ -30,7 +33,8 @@ typedef struct {
  * Returns: TRUE on success.
  */
 typedef gboolean (*RsPlanEvaluateFunc)(const RsPlan *plan, const RsAutoCandidate *candidate,
-                                       gpointer user_data, double *predicted_s, GError **error);
+                                       guint index, gpointer user_data, double *predicted_s,
+                                       GError **error);
 
 typedef struct {
     guint n_candidates;
@@ -62,14 +66,20 @@ const RsAutoCandidate *rs_auto_get_candidates(guint *n_out);
  * @candidates: (array length=n_candidates) (nullable): the candidates to try, at most
  *   RS_AUTO_MAX_CANDIDATES; NULL tries every one of rs_auto_get_candidates()
  * @n_candidates: their number
- * @evaluate: the cost model
+ * @evaluate: the cost model; with @n_threads > 1 it is called from that many threads at
+ *   once and must be thread-safe (rs_evaluator_evaluate() is)
  * @user_data: passed to @evaluate
+ * @n_threads: how many candidates are planned and evaluated at once (0 or 1: one at a
+ *   time, in order, on the calling thread; one plan in memory besides the best); each
+ *   more thread holds one more plan and its evaluation's memory
  * @result: (out caller-allocates): every candidate's predicted time and the choice
- * @error: the first planning or evaluation error
+ * @error: the first planning or evaluation error (the first in candidate order when
+ *   several threads fail)
  *
- * Builds and evaluates one candidate at a time (one plan in memory besides the best).
+ * Builds and evaluates each candidate.
  * The choice is the fastest candidate with in_auto set (the fastest of all when none is);
- * ties go to the earlier candidate. Deterministic when @evaluate is. A candidate without
+ * ties go to the earlier candidate. Deterministic when @evaluate is, whatever
+ * @n_threads: @result lists the candidates in the order tried. A candidate without
  * in_auto (a peer's strategy shown beside ours) whose plan is RS_PLAN_ERROR_TOO_LARGE to
  * build is skipped (result->skipped, with the message) rather than failing the others.
  *
@@ -77,8 +87,8 @@ const RsAutoCandidate *rs_auto_get_candidates(guint *n_out);
  */
 RsPlan *rs_auto_build_plan(const RsRefit *refit, const RsPlanOptions *options,
                            const RsAutoCandidate *candidates, guint n_candidates,
-                           RsPlanEvaluateFunc evaluate, gpointer user_data, RsAutoResult *result,
-                           GError **error);
+                           RsPlanEvaluateFunc evaluate, gpointer user_data, guint n_threads,
+                           RsAutoResult *result, GError **error);
 
 /**
  * rs_auto_result_format_reason:

@@ -133,7 +133,7 @@ rs_policy_run(const RsRefit *refit, const RsPlanOptions *options, const RsPolicy
     guint n_tried = rs_policy_get_candidates(request, tried);
     g_return_val_if_fail(n_tried > 0, NULL);
     RsPlan *best = rs_auto_build_plan(refit, options, tried, n_tried, evaluate, user_data,
-                                      &result->evaluated, error);
+                                      request->n_threads, &result->evaluated, error);
     if (best == NULL)
         return NULL;
     rs_policy_pick_rows(request, result);

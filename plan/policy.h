@@ -30,6 +30,8 @@ typedef struct {
     gboolean row[RS_STRATEGY_N]; /* a row per strategy */
     gboolean auto_row;           /* the auto row: every candidate tried */
     RsPolicyRelays relays;       /* the hierarchical row's relay modes (the auto row tries both) */
+    guint n_threads;             /* candidates planned and evaluated at once (0 or 1: one at
+                                  * a time; rs_auto_build_plan()) */
 } RsPolicyRequest;
 
 /* One row of the result: which evaluated candidate it shows. */
@@ -97,14 +99,16 @@ void rs_policy_pick_rows(const RsPolicyRequest *request, RsPolicyResult *result)
  * @refit: the refit
  * @options: planner options; domain_relays is set per candidate
  * @request: the rows asked for; at least one
- * @evaluate: the cost model, called once per candidate, in candidate order
+ * @evaluate: the cost model, called once per candidate: in candidate order, or from
+ *   @request->n_threads threads at once (then it must be thread-safe)
  * @user_data: passed to @evaluate
  * @result: (out caller-allocates): every candidate's time, the rows and the notes; clear
  *   it with rs_policy_result_clear() whether or not this succeeds
  * @error: the first planning error (RS_PLAN_ERROR) or @evaluate's error
  *
- * Plans and evaluates rs_policy_get_candidates(@request) one at a time
- * (rs_auto_build_plan()), then rs_policy_pick_rows(). Deterministic when @evaluate is.
+ * Plans and evaluates rs_policy_get_candidates(@request), @request->n_threads at a time
+ * (rs_auto_build_plan()), then rs_policy_pick_rows(). Deterministic when @evaluate is,
+ * whatever the number of threads.
  *
  * Returns: (transfer full): the fastest candidate's plan, or NULL on error.
  */

@@ -12,8 +12,9 @@ G_DEFINE_QUARK(rs-evaluate-error-quark, rs_evaluate_error)
 
 struct _RsEvaluator {
     RsEvaluatorOptions options;
+    GMutex lock; /* guards buffers_checked, evaluations and the notify calls */
     gboolean buffers_checked;
-    GArray *evaluations; /* RsEvaluation, each owning its flow result */
+    GArray *evaluations; /* RsEvaluation by index, each owning its flow result */
 };
 
 static void
@@ -32,6 +33,7 @@ rs_evaluator_new(const RsEvaluatorOptions *options)
     ev->options = *options;
     ev->evaluations = g_array_new(FALSE, TRUE, sizeof(RsEvaluation));
     g_array_set_clear_func(ev->evaluations, evaluation_clear);
+    g_mutex_init(&ev->lock);
     return ev;
 }
 
@@ -41,6 +43,7 @@ rs_evaluator_free(RsEvaluator *evaluator)
     if (evaluator == NULL)
         return;
     g_array_unref(evaluator->evaluations);
+    g_mutex_clear(&evaluator->lock);
     g_free(evaluator);
 }
 
@@ -58,24 +61,29 @@ static gboolean
 run_checks(RsEvaluator *ev, const RsPlan *plan, GError **error)
 {
     GError *cause = NULL;
-    if (!ev->buffers_checked) {
-        if (!rs_refit_check_buffers(ev->options.refit, &cause))
-            return check_failed(error, cause, "fused buffers: ");
-        ev->buffers_checked = TRUE;
-    }
+    g_mutex_lock(&ev->lock);
+    gboolean buffers_ok = ev->buffers_checked || rs_refit_check_buffers(ev->options.refit, &cause);
+    ev->buffers_checked = buffers_ok;
+    g_mutex_unlock(&ev->lock);
+    if (!buffers_ok)
+        return check_failed(error, cause, "fused buffers: ");
     if (!rs_plan_check(plan, ev->options.refit, &cause))
         return check_failed(error, cause, "");
     return TRUE;
 }
 
+/* Calls the notify function, one thread at a time. */
 static gboolean
-notify(const RsEvaluator *ev, RsEvaluateStage stage, const RsPlan *plan, const RsEvaluation *e,
+notify(RsEvaluator *ev, RsEvaluateStage stage, const RsPlan *plan, const RsEvaluation *e,
        GError **error)
 {
     if (ev->options.notify == NULL)
         return TRUE;
     GError *local = NULL;
-    if (ev->options.notify(stage, plan, e, ev->options.notify_data, &local))
+    g_mutex_lock(&ev->lock);
+    gboolean ok = ev->options.notify(stage, plan, e, ev->options.notify_data, &local);
+    g_mutex_unlock(&ev->lock);
+    if (ok)
         return TRUE;
     if (local == NULL)
         g_set_error(&local, RS_EVALUATE_ERROR, RS_EVALUATE_ERROR_FAILED, "%s: evaluation stopped",
@@ -100,13 +108,15 @@ estimate(const RsEvaluator *ev, const RsPlan *plan, RsEvaluation *e, GError **er
 }
 
 gboolean
-rs_evaluator_evaluate(const RsPlan *plan, const RsAutoCandidate *candidate, gpointer evaluator,
-                      double *predicted_s, GError **error)
+rs_evaluator_evaluate(const RsPlan *plan, const RsAutoCandidate *candidate, guint index,
+                      gpointer evaluator, double *predicted_s, GError **error)
 {
     RsEvaluator *ev = evaluator;
     RsEvaluation e;
     memset(&e, 0, sizeof e);
     e.candidate = *candidate;
+    e.index = index;
+    gint64 start_us = g_get_monotonic_time();
     if (ev->options.check &&
         (!run_checks(ev, plan, error) || !notify(ev, RS_EVALUATE_STAGE_CHECKED, plan, &e, error)))
         return FALSE;
@@ -120,6 +130,7 @@ rs_evaluator_evaluate(const RsPlan *plan, const RsAutoCandidate *candidate, gpoi
          * last (sim/gpu-cost.h). */
         g_autoptr(RsGpuCostTimes) gpu = NULL;
         RsFlowSimOptions flow_options = *ev->options.flow_options;
+        flow_options.progress_label = e.candidate.label;
         if (ev->options.refit != NULL && rs_gpu_cost_has_costs(ev->options.topology)) {
             gpu = rs_gpu_cost_compute(plan, ev->options.refit, ev->options.topology, error);
             if (gpu == NULL)
@@ -138,11 +149,18 @@ rs_evaluator_evaluate(const RsPlan *plan, const RsAutoCandidate *candidate, gpoi
             return FALSE;
         e.predicted_s = e.flow->total_s;
     }
+    e.wall_s = (g_get_monotonic_time() - start_us) / 1e6;
     if (!notify(ev, RS_EVALUATE_STAGE_DONE, plan, &e, error)) {
         evaluation_clear(&e);
         return FALSE;
     }
-    g_array_append_val(ev->evaluations, e);
+    /* Kept in index order (a few candidates: a linear search). */
+    g_mutex_lock(&ev->lock);
+    guint at = ev->evaluations->len;
+    while (at > 0 && g_array_index(ev->evaluations, RsEvaluation, at - 1).index > index)
+        at--;
+    g_array_insert_val(ev->evaluations, at, e);
+    g_mutex_unlock(&ev->lock);
     *predicted_s = e.predicted_s;
     return TRUE;
 }

@@ -13,9 +13,11 @@
  * (sim/cost.h), then the flow-level simulation (sim/flow-sim.h) when asked; the cost model
  * the strategy policy (plan/policy.h) and auto (plan/auto.h) choose by.
  *
- * An RsEvaluator keeps every evaluation it made, in order, and tells a caller's function
- * about each candidate's stages, so that a command can print progress and write each
- * candidate's trace without holding the policy.
+ * An RsEvaluator keeps every evaluation it made, in candidate order, and tells a caller's
+ * function about each candidate's stages, so that a command can print progress and write
+ * each candidate's trace without holding the policy. It may be called from several threads
+ * at once (rs_auto_build_plan() with n_threads > 1): the checks of the fused buffers, the
+ * kept evaluations and the calls of the notify function are serialised by its lock.
  */
 #pragma once
 
@@ -42,6 +44,7 @@ typedef enum {
 /* One evaluated candidate. */
 typedef struct {
     RsAutoCandidate candidate;
+    guint index; /* its position among the candidates tried (RsPlanEvaluateFunc) */
     guint n_transfers;
     guint n_rounds;                  /* rounds of the plan (RsPlanOptions) */
     guint64 max_round_staging_bytes; /* most staging one rank needs in one round, bytes */
@@ -51,6 +54,8 @@ typedef struct {
     RsFlowSimResult *flow;           /* (nullable) the flow-level simulation, when asked */
     double predicted_s;              /* flow->total_s with a simulation, else
                                       * cost.predicted_s; seconds */
+    double wall_s;                   /* wall time the evaluation took (checks, estimate,
+                                      * simulation; not the planning), seconds */
 } RsEvaluation;
 
 /* Where an evaluation stands when the notify function is called. */
@@ -103,6 +108,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(RsEvaluator, rs_evaluator_free)
  * rs_evaluator_evaluate:
  * @plan: a candidate plan of the evaluator's refit
  * @candidate: which candidate it is (copied)
+ * @index: its position among the candidates tried: evaluations are kept in this order
  * @evaluator: (type RsEvaluator): the evaluator; a gpointer so that this is an
  *   RsPlanEvaluateFunc
  * @predicted_s: (out): the candidate's predicted time, seconds
@@ -111,12 +117,14 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(RsEvaluator, rs_evaluator_free)
  *   the notify function's error
  *
  * Checks (when asked), estimates, simulates (when asked) and keeps the evaluation,
- * calling the notify function at each stage. Cost: rs_cost_estimate_full() plus
- * rs_flow_sim_run(), and with checks rs_plan_check().
+ * calling the notify function at each stage (never from two threads at once). With a
+ * progress function in the flow options, the simulation's progress carries the
+ * candidate's label. Thread-safe. Cost: rs_cost_estimate_full() plus rs_flow_sim_run(),
+ * and with checks rs_plan_check().
  *
  * Returns: TRUE on success; on failure nothing is kept.
  */
-gboolean rs_evaluator_evaluate(const RsPlan *plan, const RsAutoCandidate *candidate,
+gboolean rs_evaluator_evaluate(const RsPlan *plan, const RsAutoCandidate *candidate, guint index,
                                gpointer evaluator, double *predicted_s, GError **error);
 
 /** rs_evaluator_get_n_evaluations: Returns: the evaluations kept, one per successful call. */
@@ -124,8 +132,9 @@ guint rs_evaluator_get_n_evaluations(const RsEvaluator *evaluator);
 
 /**
  * rs_evaluator_get_evaluation:
- * @index: below rs_evaluator_get_n_evaluations(); evaluations are in call order, so under
- *   rs_auto_build_plan() index i is candidate i
+ * @index: below rs_evaluator_get_n_evaluations(); evaluations are in the order of their
+ *   candidates' index, so under rs_auto_build_plan() index i is candidate i of its
+ *   result (the too-large ones it skipped have none)
  * Returns: (transfer none): the evaluation, its flow result owned by @evaluator and alive
  *   as it.
  */

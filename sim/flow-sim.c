@@ -200,6 +200,7 @@ rs_flow_sim_options_init(RsFlowSimOptions *options)
     options->progress = NULL;
     options->progress_data = NULL;
     options->progress_interval_s = 0.0;
+    options->progress_label = NULL;
     options->posting = RS_FLOW_SIM_POST_PHASES;
     options->message_pre_s = NULL;
     options->message_post_s = NULL;
@@ -2188,7 +2189,8 @@ report_progress(Sim *sim, gboolean finished)
                            sim->res->n_events,
                            finished ? sim->res->total_s : sim->now,
                            (now_us - sim->start_us) / 1e6,
-                           finished};
+                           finished,
+                           sim->opt.progress_label};
     sim->opt.progress(&p, sim->opt.progress_data);
 }
 

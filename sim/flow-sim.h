@@ -160,6 +160,7 @@ typedef struct {
     double sim_s;        /* simulated time reached, seconds */
     double wall_s;       /* wall time since the simulation started, seconds */
     gboolean finished;   /* the last call: every message arrived */
+    const char *label;   /* (nullable) (transfer none) RsFlowSimOptions.progress_label */
 } RsFlowSimProgress;
 
 /* Called from inside rs_flow_sim_run_messages(); must not call back into the simulator. */
@@ -176,6 +177,8 @@ typedef struct {
                                      * time and once when finished */
     gpointer progress_data;
     double progress_interval_s; /* 0: 0.25 s */
+    const char *progress_label; /* (nullable) (transfer none) passed on in the progress, to
+                                 * tell simulations run at once apart */
     RsFlowSimPosting posting; /* whole phases (default) or rounds */
     /* GPU-side costs (sim/gpu-cost.h computes them from a plan and its topology): */
     const double *message_pre_s;  /* (nullable) [n_messages]: per message, seconds its sender

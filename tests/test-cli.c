@@ -445,9 +445,46 @@ test_relays_models(void)
         g_assert_cmpint(r.exit_code, ==, 0);
         assert_contains(r.out, models[i][1]);
         assert_contains(r.err, "direct: ");
-        assert_contains(r.err, "s (flow model), planned and simulated in ");
+        assert_contains(r.err, "s (flow model), evaluated in ");
         run_result_clear(&r);
     }
+}
+
+/* --threads: candidates planned and simulated at once give the same output, byte for
+ * byte, as one at a time (flow model, every candidate; the single-row auto's trace is the
+ * fastest candidate's, ties to the first); a count outside 1-1024 is refused. */
+static void
+test_threads_same_output(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("rs-threads-XXXXXX", NULL);
+    g_autofree char *out[2] = {NULL, NULL};
+    g_autofree char *trace[2] = {NULL, NULL};
+    const char *threads[] = {"1", "3"};
+    for (guint k = 0; k < 2; k++) {
+        g_autofree char *path = g_strdup_printf("%s/trace-%s.csv", dir, threads[k]);
+        const char *args[] = {"simulate", "--scenario", "qwen3-30b-colocated", "--layers", "3-4",
+                              "--strategy", "auto", "--threads", threads[k], "--trace", path,
+                              "--format", "csv", NULL};
+        RunResult r = run_reshard(args);
+        g_assert_cmpint(r.exit_code, ==, 0);
+        if (k == 1)
+            assert_contains(r.err, "planning and simulating 5 candidates, 3 at once ...");
+        out[k] = g_strdup(r.out);
+        g_assert_true(g_file_get_contents(path, &trace[k], NULL, NULL));
+        g_unlink(path);
+        g_autofree char *meta = g_strconcat(path, ".meta", NULL);
+        g_unlink(meta);
+        run_result_clear(&r);
+    }
+    g_assert_cmpstr(out[0], ==, out[1]);
+    g_assert_cmpstr(trace[0], ==, trace[1]);
+    g_assert_cmpuint(strlen(trace[0]), >, 100);
+    g_rmdir(dir);
+    const char *bad[] = {"simulate", "--network", "bottleneck", "--threads", "0", NULL};
+    RunResult r = run_reshard(bad);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "--threads");
+    run_result_clear(&r);
 }
 
 /* An explicit message list on tests/data/two-node.yaml (NIC 5 GB/s, 10 us per NIC link,
@@ -2250,6 +2287,7 @@ main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/cli/simulate/default-json", test_default_json);
+    g_test_add_func("/cli/simulate/threads-same-output", test_threads_same_output);
     g_test_add_func("/cli/simulate/default-flow-json", test_default_flow_json);
     g_test_add_func("/cli/simulate/wire-dtypes-header", test_wire_dtypes_header);
     g_test_add_func("/cli/simulate/fsdp2-fp8-plans", test_fsdp2_fp8_plans);

@@ -1249,8 +1249,8 @@ test_too_many_transfers(void)
 
 /* Its transfers as a plan's "time": deterministic, and the smaller plan wins. */
 static gboolean
-evaluate_by_transfers(const RsPlan *plan, const RsAutoCandidate *candidate, gpointer user_data,
-                      double *predicted_s, GError **error)
+evaluate_by_transfers(const RsPlan *plan, const RsAutoCandidate *candidate, guint index,
+                      gpointer user_data, double *predicted_s, GError **error)
 {
     *predicted_s = (double)rs_plan_get_n_transfers(plan);
     return TRUE;
@@ -1274,7 +1274,7 @@ test_auto_skips_too_large_peer(void)
                                       FALSE}};
     RsAutoResult result;
     g_autoptr(RsPlan) best = rs_auto_build_plan(refit, &options, tried, 2, evaluate_by_transfers,
-                                                NULL, &result, &error);
+                                                NULL, 1, &result, &error);
     g_assert_no_error(error);
     g_assert_nonnull(best);
     g_assert_cmpuint(result.n_candidates, ==, 1);
@@ -1291,8 +1291,21 @@ test_auto_skips_too_large_peer(void)
                                      TRUE},
                                     {"direct", RS_STRATEGY_DIRECT, FALSE, TRUE}};
     g_autoptr(RsPlan) none =
-        rs_auto_build_plan(refit, &options, ours, 2, evaluate_by_transfers, NULL, &result, &error);
+        rs_auto_build_plan(refit, &options, ours, 2, evaluate_by_transfers, NULL, 1, &result, &error);
     g_assert_null(none);
+    g_assert_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_TOO_LARGE);
+    /* The same with both planned at once. */
+    g_clear_error(&error);
+    g_autoptr(RsPlan) best2 = rs_auto_build_plan(refit, &options, tried, 2, evaluate_by_transfers,
+                                                 NULL, 2, &result, &error);
+    g_assert_no_error(error);
+    g_assert_nonnull(best2);
+    g_assert_cmpuint(result.n_candidates, ==, 1);
+    g_assert_cmpuint(result.n_skipped, ==, 1);
+    g_assert_cmpstr(result.skipped[0].label, ==, "checkpoint-engine");
+    g_autoptr(RsPlan) none2 =
+        rs_auto_build_plan(refit, &options, ours, 2, evaluate_by_transfers, NULL, 2, &result, &error);
+    g_assert_null(none2);
     g_assert_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_TOO_LARGE);
 }
 

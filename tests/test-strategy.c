@@ -304,8 +304,8 @@ test_pattern_reuse(void)
 }
 
 static gboolean
-evaluate_first_order(const RsPlan *plan, const RsAutoCandidate *candidate, gpointer user_data,
-                     double *predicted_s, GError **error)
+evaluate_first_order(const RsPlan *plan, const RsAutoCandidate *candidate, guint index,
+                     gpointer user_data, double *predicted_s, GError **error)
 {
     RsCostEstimate c;
     if (!rs_cost_estimate(plan, user_data, &c, error))
@@ -324,7 +324,7 @@ test_auto_picks_fastest(void)
     rs_plan_options_init(&o, topo);
     RsAutoResult result;
     g_autoptr(RsPlan) plan =
-        rs_auto_build_plan(refit, &o, NULL, 0, evaluate_first_order, (gpointer)topo, &result,
+        rs_auto_build_plan(refit, &o, NULL, 0, evaluate_first_order, (gpointer)topo, 1, &result,
                            &error);
     g_assert_no_error(error);
     guint n;
@@ -535,35 +535,124 @@ test_policy_evaluate(gconstpointer data)
     g_autoptr(RsRefit) refit = make_replicated_refit();
     RsFlowSimOptions fopt;
     rs_flow_sim_options_init(&fopt);
-    guint counts[3] = {0, 0, 0};
-    RsEvaluatorOptions eo = {refit, topo, flow ? &fopt : NULL, TRUE, count_stages, counts};
-    g_autoptr(RsEvaluator) ev = rs_evaluator_new(&eo);
+    double first_s[5];
+    guint first_chosen = 0;
+    /* One at a time, then five threads at once: the same evaluations, in candidate order. */
+    const guint threads[] = {1, 5};
+    for (guint k = 0; k < G_N_ELEMENTS(threads); k++) {
+        guint counts[3] = {0, 0, 0};
+        RsEvaluatorOptions eo = {refit, topo, flow ? &fopt : NULL, TRUE, count_stages, counts};
+        g_autoptr(RsEvaluator) ev = rs_evaluator_new(&eo);
+        RsPlanOptions o;
+        rs_plan_options_init(&o, topo);
+        RsPolicyRequest req;
+        rs_policy_request_init_all(&req);
+        req.n_threads = threads[k];
+        RsPolicyResult result;
+        g_autoptr(RsPlan) best =
+            rs_policy_run(refit, &o, &req, rs_evaluator_evaluate, ev, &result, &error);
+        g_assert_no_error(error);
+        g_assert_nonnull(best);
+        g_assert_cmpuint(rs_evaluator_get_n_evaluations(ev), ==, 5);
+        g_assert_cmpuint(counts[RS_EVALUATE_STAGE_CHECKED], ==, 5);
+        g_assert_cmpuint(counts[RS_EVALUATE_STAGE_SIMULATING], ==, flow ? 5 : 0);
+        g_assert_cmpuint(counts[RS_EVALUATE_STAGE_DONE], ==, 5);
+        guint n_all;
+        const RsAutoCandidate *all = rs_auto_get_candidates(&n_all);
+        for (guint i = 0; i < 5; i++) {
+            const RsEvaluation *e = rs_evaluator_get_evaluation(ev, i);
+            g_assert_cmpuint(e->index, ==, i);
+            g_assert_cmpstr(e->candidate.label, ==, all[i].label);
+            g_assert_cmpstr(e->candidate.label, ==, result.evaluated.candidates[i].label);
+            g_assert_cmpfloat(e->predicted_s, ==, result.evaluated.predicted_s[i]);
+            g_assert_cmpfloat(e->predicted_s, ==, flow ? e->flow->total_s : e->cost.predicted_s);
+            g_assert_true(flow ? e->flow != NULL : e->flow == NULL);
+            if (k == 0)
+                first_s[i] = e->predicted_s;
+            else
+                g_assert_cmpfloat(e->predicted_s, ==, first_s[i]);
+        }
+        if (k == 0)
+            first_chosen = result.evaluated.chosen;
+        g_assert_cmpuint(result.evaluated.chosen, ==, first_chosen);
+        const RsEvaluation *chosen = rs_evaluator_get_evaluation(ev, result.evaluated.chosen);
+        g_assert_cmpuint(rs_plan_get_n_transfers(best), ==, chosen->n_transfers);
+        g_assert_cmpuint(result.n_rows, ==, 5);
+        g_assert_cmpstr(result.rows[4].label, ==, "auto");
+        g_assert_cmpuint(result.rows[4].candidate, ==, result.evaluated.chosen);
+        rs_policy_result_clear(&result);
+    }
+}
+
+/* Ties go to the earlier candidate whichever finishes first: every candidate "takes" 1 s,
+ * so auto keeps the first, with one thread or several. */
+static gboolean
+evaluate_constant(const RsPlan *plan, const RsAutoCandidate *candidate, guint index,
+                  gpointer user_data, double *predicted_s, GError **error)
+{
+    /* Later candidates finish first when run at once. */
+    g_usleep((G_USEC_PER_SEC / 50) * (5 - MIN(index, 5)));
+    *predicted_s = 1.0;
+    return TRUE;
+}
+
+static void
+test_auto_ties_parallel(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTopology) topo = load_topology();
+    g_autoptr(RsRefit) refit = make_replicated_refit();
     RsPlanOptions o;
     rs_plan_options_init(&o, topo);
-    RsPolicyRequest req;
-    rs_policy_request_init_all(&req);
-    RsPolicyResult result;
-    g_autoptr(RsPlan) best =
-        rs_policy_run(refit, &o, &req, rs_evaluator_evaluate, ev, &result, &error);
-    g_assert_no_error(error);
-    g_assert_nonnull(best);
-    g_assert_cmpuint(rs_evaluator_get_n_evaluations(ev), ==, 5);
-    g_assert_cmpuint(counts[RS_EVALUATE_STAGE_CHECKED], ==, 5);
-    g_assert_cmpuint(counts[RS_EVALUATE_STAGE_SIMULATING], ==, flow ? 5 : 0);
-    g_assert_cmpuint(counts[RS_EVALUATE_STAGE_DONE], ==, 5);
-    for (guint i = 0; i < 5; i++) {
-        const RsEvaluation *e = rs_evaluator_get_evaluation(ev, i);
-        g_assert_cmpstr(e->candidate.label, ==, result.evaluated.candidates[i].label);
-        g_assert_cmpfloat(e->predicted_s, ==, result.evaluated.predicted_s[i]);
-        g_assert_cmpfloat(e->predicted_s, ==, flow ? e->flow->total_s : e->cost.predicted_s);
-        g_assert_true(flow ? e->flow != NULL : e->flow == NULL);
+    guint n_all;
+    const RsAutoCandidate *all = rs_auto_get_candidates(&n_all);
+    for (guint threads = 1; threads <= 4; threads += 3) {
+        RsAutoResult result;
+        g_autoptr(RsPlan) plan = rs_auto_build_plan(refit, &o, all, 5, evaluate_constant, NULL,
+                                                    threads, &result, &error);
+        g_assert_no_error(error);
+        g_assert_nonnull(plan);
+        g_assert_cmpuint(result.n_candidates, ==, 5);
+        g_assert_cmpuint(result.chosen, ==, 0);
+        g_assert_cmpint(rs_plan_get_strategy(plan), ==, all[0].strategy);
+        for (guint i = 0; i < 5; i++)
+            g_assert_cmpstr(result.candidates[i].label, ==, all[i].label);
     }
-    const RsEvaluation *chosen = rs_evaluator_get_evaluation(ev, result.evaluated.chosen);
-    g_assert_cmpuint(rs_plan_get_n_transfers(best), ==, chosen->n_transfers);
-    g_assert_cmpuint(result.n_rows, ==, 5);
-    g_assert_cmpstr(result.rows[4].label, ==, "auto");
-    g_assert_cmpuint(result.rows[4].candidate, ==, result.evaluated.chosen);
-    rs_policy_result_clear(&result);
+}
+
+/* The first failing candidate's error, in candidate order, whichever thread fails first. */
+static gboolean
+evaluate_fail_odd(const RsPlan *plan, const RsAutoCandidate *candidate, guint index,
+                  gpointer user_data, double *predicted_s, GError **error)
+{
+    g_usleep((G_USEC_PER_SEC / 50) * (5 - MIN(index, 5)));
+    if (index % 2 == 1) {
+        g_set_error(error, RS_EVALUATE_ERROR, RS_EVALUATE_ERROR_FAILED, "candidate %u failed",
+                    index);
+        return FALSE;
+    }
+    *predicted_s = 1.0;
+    return TRUE;
+}
+
+static void
+test_auto_error_parallel(void)
+{
+    g_autoptr(RsTopology) topo = load_topology();
+    g_autoptr(RsRefit) refit = make_replicated_refit();
+    RsPlanOptions o;
+    rs_plan_options_init(&o, topo);
+    guint n_all;
+    const RsAutoCandidate *all = rs_auto_get_candidates(&n_all);
+    for (guint threads = 1; threads <= 5; threads += 4) {
+        g_autoptr(GError) error = NULL;
+        RsAutoResult result;
+        g_autoptr(RsPlan) plan = rs_auto_build_plan(refit, &o, all, 5, evaluate_fail_odd, NULL,
+                                                    threads, &result, &error);
+        g_assert_null(plan);
+        g_assert_error(error, RS_EVALUATE_ERROR, RS_EVALUATE_ERROR_FAILED);
+        g_assert_cmpstr(error->message, ==, "candidate 1 failed");
+    }
 }
 
 /* Two tensors naming one destination buffer whose boxes overlap in it: each plan is
@@ -589,7 +678,10 @@ test_check_fused_buffers(void)
     rs_plan_options_init(&o, topo);
     RsPolicyRequest req;
     rs_policy_request_init_all(&req);
-    for (guint check = 0; check < 2; check++) {
+    for (guint run = 0; run < 4; run++) {
+        gboolean check = run % 2;
+        req.n_threads = run < 2 ? 1 : 3; /* the same with candidates at once */
+        g_clear_error(&error);
         RsEvaluatorOptions eo = {refit, topo, NULL, check, NULL, NULL};
         g_autoptr(RsEvaluator) ev = rs_evaluator_new(&eo);
         RsPolicyResult result;
@@ -617,6 +709,8 @@ main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/strategy/hierarchical/closed-form", test_hierarchical_closed_form);
     g_test_add_func("/strategy/node-aware/choices", test_node_aware_choices);
+    g_test_add_func("/strategy/auto/ties-parallel", test_auto_ties_parallel);
+    g_test_add_func("/strategy/auto/error-parallel", test_auto_error_parallel);
     g_test_add_func("/strategy/node-aware/striping", test_striping);
     g_test_add_func("/strategy/cases/C12-many-pieces", test_c12_many_pieces);
     g_test_add_func("/strategy/cases/C13-bounded-staging", test_c13_bounded_staging);
