@@ -507,19 +507,28 @@ run_messages(const char *cmd, const RsFlowSimOptions *fopt, gboolean use_flow, R
     return RS_EXIT_OK;
 }
 
-/* Which rows to print (the relay modes come with the planner options). */
+/* --strategy X (list included) with --all-strategies: one of them would be ignored, so
+ * the pair is a usage error (G_OPTION_ERROR_BAD_VALUE) naming both. */
 static gboolean
-parse_requested(RsPolicyRequest *req, GError **error)
+check_strategy_pair(GError **error)
 {
-    rs_policy_request_init_all(req);
     if (opt_all_strategies && opt_strategy != NULL && strcmp(opt_strategy, "all") != 0) {
-        /* One of them would be ignored. */
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                     "--strategy %s and --all-strategies: give one (--all-strategies is "
                     "--strategy all)",
                     opt_strategy);
         return FALSE;
     }
+    return TRUE;
+}
+
+/* Which rows to print (the relay modes come with the planner options). */
+static gboolean
+parse_requested(RsPolicyRequest *req, GError **error)
+{
+    rs_policy_request_init_all(req);
+    if (!check_strategy_pair(error))
+        return FALSE;
     if (opt_all_strategies || (opt_strategy != NULL && strcmp(opt_strategy, "all") == 0)) {
         rs_policy_request_init_every(req);
         return TRUE;
@@ -974,6 +983,8 @@ static int
 run_parsed(const char *cmd)
 {
     g_autoptr(GError) error = NULL;
+    if (!check_strategy_pair(&error)) /* before list, which would ignore --all-strategies */
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     if (opt_strategy != NULL && strcmp(opt_strategy, "list") == 0) {
         rs_cli_print_strategies();
         return RS_EXIT_OK;
