@@ -293,6 +293,12 @@ test_cli_report(void)
     for (const char *p = text; (p = strstr(p, "<svg")) != NULL; p++)
         n_svg++;
     g_assert_cmpuint(n_svg, ==, 4);
+    /* Titled with what was simulated (it said "deepseek-v3-h100, Llama-3.1-8B", as if the
+     * default scenario had run), as the scenario line names it. */
+    const char *title = "reshard report: deepseek-v3-h100 (with --model, --train, --train-gpus, "
+                        "--infer, --infer-gpus from the command line), Llama-3.1-8B";
+    g_autofree char *html_title = g_strdup_printf("<title>%s</title>", title);
+    assert_contains(text, html_title);
     assert_contains(text, "<h2>Strategies</h2>\n<table>");
     assert_contains(text, "memory     infer GPU 8: ");
     assert_contains(text, "Lower bound");
@@ -323,6 +329,8 @@ test_cli_report(void)
     g_assert_cmpint(r.exit_code, ==, 0);
     run_result_clear(&r);
     g_autofree char *mtext = read_file(md);
+    g_autofree char *md_title = g_strdup_printf("# %s\n", title);
+    g_assert_true(g_str_has_prefix(mtext, md_title));
     assert_contains(mtext, "| strategy | moved GB |");
     assert_contains(mtext, "](data:image/svg+xml;base64,");
     const char *bad[] = {"report", "--format", "csv", NULL};
