@@ -41,11 +41,24 @@ html_pre(GString *out, const char *text)
     g_string_append_printf(out, "<pre>%s</pre>\n", esc);
 }
 
+/* The document's title: what was simulated, named as the table's scenario line names it
+ * (the scenario, and the flags that replaced parts of it), then the model. Owned by the
+ * caller; not escaped. */
+static char *
+document_title(const RsSimulateReport *r)
+{
+    return g_strdup_printf("reshard report: %s%s%s%s, %s", r->scenario_name,
+                           r->scenario_overrides ? " (with " : "",
+                           r->scenario_overrides ? r->scenario_overrides : "",
+                           r->scenario_overrides ? " from the command line)" : "",
+                           rs_model_get_name(r->model));
+}
+
 static void
 html_document(const RsSimulateReport *r, const RsReportPlot *plots, guint n_plots, GString *out)
 {
-    g_autofree char *title = g_markup_printf_escaped("reshard report: %s, %s", r->scenario_name,
-                                                     rs_model_get_name(r->model));
+    g_autofree char *plain = document_title(r);
+    g_autofree char *title = g_markup_escape_text(plain, -1);
     g_string_append_printf(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -97,8 +110,8 @@ html_document(const RsSimulateReport *r, const RsReportPlot *plots, guint n_plot
 static void
 md_document(const RsSimulateReport *r, const RsReportPlot *plots, guint n_plots, GString *out)
 {
-    g_string_append_printf(out, "# reshard report: %s, %s\n\n", r->scenario_name,
-                           rs_model_get_name(r->model));
+    g_autofree char *title = document_title(r);
+    g_string_append_printf(out, "# %s\n\n", title);
     g_autofree char *cmd = command_line_text();
     g_string_append_printf(out, "Made by %s (report schema %d) with `%s`.\n\n", tool_text(),
                            RS_REPORT_SCHEMA_VERSION, cmd);

@@ -68,7 +68,8 @@ typedef struct {
 /* Everything `reshard simulate` reports; all pointers borrowed. */
 typedef struct {
     const char *scenario_name;
-    const char *scenario_overrides; /* nullable: flags that replaced parts of it (table only) */
+    const char *scenario_overrides; /* nullable: flags that replaced parts of it (the table's
+                                     * scenario line, the document's title) */
     const RsModel *model;
     const RsTopology *topology;
     const RsRefit *refit;

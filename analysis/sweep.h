@@ -111,7 +111,7 @@ typedef struct {
     guint64 staging_bytes;                /* 0: the planner's default */
     guint64 reserve_bytes[RS_MEMORY_SIDE_N];
     guint n_threads;     /* 0: the machine's cores */
-    gboolean progress;   /* a progress bar on stderr */
+    gboolean progress;   /* a progress bar on stderr (redrawn with \r: for a terminal) */
     guint rank, n_ranks; /* this process's share: points with index %
                           * n_ranks == rank (1 process: 0, 1) */
 } RsSweepOptions;

@@ -583,19 +583,28 @@ run_messages(const char *cmd, const RsFlowSimOptions *fopt, gboolean use_flow, R
     return RS_EXIT_OK;
 }
 
-/* Which rows to print (the relay modes come with the planner options). */
+/* --strategy X (list included) with --all-strategies: one of them would be ignored, so
+ * the pair is a usage error (G_OPTION_ERROR_BAD_VALUE) naming both. */
 static gboolean
-parse_requested(RsPolicyRequest *req, GError **error)
+check_strategy_pair(GError **error)
 {
-    rs_policy_request_init_all(req);
     if (opt_all_strategies && opt_strategy != NULL && strcmp(opt_strategy, "all") != 0) {
-        /* One of them would be ignored. */
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                     "--strategy %s and --all-strategies: give one (--all-strategies is "
                     "--strategy all)",
                     opt_strategy);
         return FALSE;
     }
+    return TRUE;
+}
+
+/* Which rows to print (the relay modes come with the planner options). */
+static gboolean
+parse_requested(RsPolicyRequest *req, GError **error)
+{
+    rs_policy_request_init_all(req);
+    if (!check_strategy_pair(error))
+        return FALSE;
     if (opt_all_strategies || (opt_strategy != NULL && strcmp(opt_strategy, "all") == 0)) {
         rs_policy_request_init_every(req);
         return TRUE;
@@ -882,11 +891,22 @@ print_report(const RsScenario *scenario, const RsScenarioBuild *build,
     return TRUE;
 }
 
-/* PREFIX-NAME for --plot. */
+/* PREFIX-NAME for --plot, its four files (PREFIX-NAME.dat/.gp/.png/.svg, rs_plot_render())
+ * noted for removal if the command fails later (rs_cli_begin_output()). Returns NULL with
+ * @error set when one of them is an input of the command. */
 static char *
-plot_prefix(const char *name)
+plot_prefix(const char *name, GError **error)
 {
-    return g_strdup_printf("%s-%s", opt_plot, name);
+    char *prefix = g_strdup_printf("%s-%s", opt_plot, name);
+    static const char *const exts[] = {".dat", ".gp", ".png", ".svg"};
+    for (guint e = 0; e < G_N_ELEMENTS(exts); e++) {
+        g_autofree char *path = g_strconcat(prefix, exts[e], NULL);
+        if (!rs_cli_begin_output("--plot", path, error)) {
+            g_free(prefix);
+            return NULL;
+        }
+    }
+    return prefix;
 }
 
 /* --plot: the strategies plot, and with the flow model the timeline, link utilisation and
@@ -912,17 +932,23 @@ write_plots(const RsScenarioBuild *build, const RsPolicyResult *policy, const Rs
         bars[i].fixed_s = e->cost.fixed_s;
         bars[i].time_s = e->predicted_s;
     }
-    g_autofree char *p = plot_prefix("strategies");
-    if (!rs_plot_strategies(bars, policy->n_rows, bound->time_s, p, error))
+    g_autofree char *p = plot_prefix("strategies", error);
+    if (p == NULL || !rs_plot_strategies(bars, policy->n_rows, bound->time_s, p, error))
         return FALSE;
     const RsEvaluation *last =
         rs_evaluator_get_evaluation(ev, policy->rows[policy->n_rows - 1].candidate);
     if (last->flow == NULL)
         return TRUE;
     g_autoptr(RsTrace) trace = rs_flow_sim_result_to_trace(last->flow, build->topology, NULL);
-    g_autofree char *pt = plot_prefix("timeline");
-    g_autofree char *pl = plot_prefix("links");
-    g_autofree char *pm = plot_prefix("traffic");
+    g_autofree char *pt = plot_prefix("timeline", error);
+    if (pt == NULL)
+        return FALSE;
+    g_autofree char *pl = plot_prefix("links", error);
+    if (pl == NULL)
+        return FALSE;
+    g_autofree char *pm = plot_prefix("traffic", error);
+    if (pm == NULL)
+        return FALSE;
     return rs_plot_timeline(trace, pt, error) &&
            rs_plot_links(last->flow, build->topology, 40, pl, error) &&
            rs_plot_traffic(trace, rs_topology_get_gpus_per_node(build->topology), pm, error);
@@ -1079,6 +1105,8 @@ static int
 run_parsed(const char *cmd)
 {
     g_autoptr(GError) error = NULL;
+    if (!check_strategy_pair(&error)) /* before list, which would ignore --all-strategies */
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     if (opt_strategy != NULL && strcmp(opt_strategy, "list") == 0) {
         rs_cli_print_strategies();
         return RS_EXIT_OK;

@@ -15,6 +15,7 @@
 #include "cli/topology-args.h"
 
 #include <stdio.h>
+#include <unistd.h>
 #include <string.h>
 
 #define DEFAULT_SCENARIO "deepseek-v3-h100"
@@ -306,7 +307,9 @@ sweep(const char *cmd, const Settings *set, guint rank, guint n_ranks)
         o.reserve_bytes[0] = set->memory.reserve_bytes[0];
         o.reserve_bytes[1] = set->memory.reserve_bytes[1];
         o.n_threads = (guint)set->threads;
-        o.progress = !rs_cli_quiet && !opt_no_progress && rank == 0;
+        /* The bar redraws itself with \r: a terminal only, as simulate's (a file or pipe gets
+         * the one line "sweeping N points" below and no bar). */
+        o.progress = !rs_cli_quiet && !opt_no_progress && rank == 0 && isatty(STDERR_FILENO);
         o.rank = rank;
         o.n_ranks = n_ranks;
         if (rank == 0) {

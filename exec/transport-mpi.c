@@ -21,7 +21,9 @@
 
 #include <mpi.h>
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 G_STATIC_ASSERT(sizeof(MPI_Request) <= sizeof(gpointer));
 
@@ -104,10 +106,19 @@ mpi_close(RsTransport *transport)
     g_free(t);
 }
 
+/* Not MPI_Abort: when several ranks fail at once each would call it, and Open MPI 4.1's
+ * mpirun then sometimes crashes relaying their abort messages (SIGSEGV in
+ * pmix_server_log_fn after orte/util/show_help.c). The process leaves with @exit_code,
+ * without MPI_Finalize (which would wait for the ranks still blocked on it): mpirun ends
+ * the job when a process exits non-zero (orte's default, "Per user-direction, the job has
+ * been aborted") and exits with the first such code; a rank it did not end meets its own
+ * --timeout on the message it waits for. Its error was printed before this call. */
 static void
 mpi_abort(RsTransport *transport, int exit_code)
 {
-    MPI_Abort(MPI_COMM_WORLD, exit_code);
+    fflush(stdout);
+    fflush(stderr);
+    _exit(exit_code);
 }
 
 static gboolean
@@ -247,7 +258,7 @@ mpi_progress(RsEndpoint *base, double timeout_s, GError **error)
 /* Waits for @n requests of a collective, polling as mpi_progress does, for at most
  * @timeout_s seconds (0: for ever). On timeout: RS_TRANSPORT_ERROR_TIMEOUT naming @call and
  * the peers (@peers[i] for reqs[i]) whose messages are still outstanding; the requests are
- * left to MPI_Abort, which the caller's failure leads to. */
+ * left to the process's end (rs_transport_abort), which the caller's failure leads to. */
 static gboolean
 wait_all(MPI_Request *reqs, const int *peers, int n, int rank, const char *call,
          double timeout_s, GError **error)

@@ -5,7 +5,7 @@
  *     An inner `mpi` transport gives the world, rank 0 creates the NCCL unique id and
  *     broadcasts it through MPI, every process picks its GPU by its local rank and calls
  *     ncclCommInitRank; MPI also carries the bookkeeping collectives and ends the job on a
- *     failure (MPI_Abort);
+ *     failure (rs_transport_abort: the process exits, mpirun ends the others);
  *   - otherwise: one process drives every local GPU. ncclCommInitAll makes one
  *     communicator per rank (rank r on GPU r), and an inner `host` transport runs a thread
  *     per GPU and carries the bookkeeping collectives.
@@ -32,7 +32,7 @@
  * rank that fails (a --timeout of the executor, an NCCL error) sets the world's abort flag
  * and aborts its communicator (ncclCommAbort); the other ranks see the flag while they
  * wait, abort theirs and end with RS_TRANSPORT_ERROR_ABORTED; under mpirun the command then
- * ends the job through rs_transport_abort (MPI_Abort).
+ * ends the job through rs_transport_abort (the process exits; mpirun ends the others).
  */
 #include "exec/cuda-private.h"
 

@@ -151,7 +151,10 @@ gboolean rs_transport_is_root(const RsTransport *transport);
  * @exit_code: the status the whole job ends with
  *
  * Ends every process of a multi-process world after a failure this process has already
- * reported (MPI_Abort). Returns for single-process transports, which have nothing to end.
+ * reported: mpi (and nccl over it) ends this process with @exit_code, without MPI_Abort or
+ * MPI_Finalize, and the launcher (mpirun) ends the others as one exited non-zero; the job
+ * exits with the first failing process's code. Returns for single-process transports,
+ * which have nothing to end.
  */
 void rs_transport_abort(RsTransport *transport, int exit_code);
 

@@ -909,6 +909,12 @@ static const CliCase cli_cases[] = {
      NULL,
      2,
      {"--strategy direct and --all-strategies: give one", NULL}},
+    /* list printed the strategies and ignored --all-strategies. */
+    {{"simulate", "--strategy", "list", "--all-strategies", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--strategy list and --all-strategies: give one", NULL}},
     {{"layout", "--shape", "4294967296x4294967296x4294967296", "--mesh", "2", "--placements",
       "S(0)", NULL},
      NULL,

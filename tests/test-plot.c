@@ -8,6 +8,7 @@
 #include "tests/test-util.h"
 
 #include <gio/gio.h>
+#include <glib/gstdio.h>
 #include <string.h>
 
 static gboolean
@@ -224,6 +225,39 @@ test_cli_simulate(void)
     run_result_clear(&r);
 }
 
+/* A failure after some plots were written (here a stand-in gnuplot that writes the first
+ * plot's two images and fails on the second plot) leaves none of them behind, like the command's other outputs (the
+ * strategies plot's .dat and .gp stayed). */
+static void
+test_cli_simulate_plot_failure(void)
+{
+    g_autofree char *dir = make_temp_dir();
+    g_autofree char *prefix = g_build_filename(dir, "p", NULL);
+    g_autofree char *fake = g_build_filename(dir, "gnuplot", NULL);
+    g_autofree char *script = g_strdup_printf(
+        "#!/bin/sh\nif [ -e %s/ran ]; then cat >/dev/null; echo broken >&2; exit 1; fi\n"
+        ": >%s/ran\nsed -n 's/^set output \"\\(.*\\)\"$/\\1/p' | while read -r f; do "
+        "echo x >\"$f\"; done\n",
+        dir, dir);
+    g_assert_true(g_file_set_contents(fake, script, -1, NULL));
+    g_assert_cmpint(g_chmod(fake, 0755), ==, 0);
+    g_autofree char *env0 = g_strdup_printf("RESHARD_GNUPLOT=%s", fake);
+    const char *env[] = {env0, NULL};
+    const char *args[] = {"simulate",     "--model",      "llama-3.1-8b", "--nodes",
+                          "2",            "--train",      "megatron:tp=2,pp=2",
+                          "--train-gpus", "0-7",          "--infer",      "vllm:tp=4",
+                          "--infer-gpus", "8-15",         "--strategy",   "direct",
+                          "--plot",       prefix,         "-q",           NULL};
+    RunResult r = run_reshard_env(args, env);
+    g_assert_cmpint(r.exit_code, ==, 1);
+    assert_contains(r.err, "broken");
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    g_assert_nonnull(d);
+    for (const char *name; (name = g_dir_read_name(d)) != NULL;)
+        g_assert_false(g_str_has_prefix(name, "p-"));
+    run_result_clear(&r);
+}
+
 /* reshard report: one HTML file with its plots inlined, nothing fetched; and Markdown. */
 static void
 test_cli_report(void)
@@ -259,6 +293,12 @@ test_cli_report(void)
     for (const char *p = text; (p = strstr(p, "<svg")) != NULL; p++)
         n_svg++;
     g_assert_cmpuint(n_svg, ==, 4);
+    /* Titled with what was simulated (it said "deepseek-v3-h100, Llama-3.1-8B", as if the
+     * default scenario had run), as the scenario line names it. */
+    const char *title = "reshard report: deepseek-v3-h100 (with --model, --train, --train-gpus, "
+                        "--infer, --infer-gpus from the command line), Llama-3.1-8B";
+    g_autofree char *html_title = g_strdup_printf("<title>%s</title>", title);
+    assert_contains(text, html_title);
     assert_contains(text, "<h2>Strategies</h2>\n<table>");
     assert_contains(text, "memory     infer GPU 8: ");
     assert_contains(text, "Lower bound");
@@ -289,6 +329,8 @@ test_cli_report(void)
     g_assert_cmpint(r.exit_code, ==, 0);
     run_result_clear(&r);
     g_autofree char *mtext = read_file(md);
+    g_autofree char *md_title = g_strdup_printf("# %s\n", title);
+    g_assert_true(g_str_has_prefix(mtext, md_title));
     assert_contains(mtext, "| strategy | moved GB |");
     assert_contains(mtext, "](data:image/svg+xml;base64,");
     const char *bad[] = {"report", "--format", "csv", NULL};
@@ -435,6 +477,7 @@ main(int argc, char **argv)
     g_test_add_func("/plot/compare-sweep", test_compare_and_sweep);
     g_test_add_func("/plot/no-gnuplot", test_no_gnuplot);
     g_test_add_func("/plot/cli-simulate", test_cli_simulate);
+    g_test_add_func("/plot/cli-simulate-failure", test_cli_simulate_plot_failure);
     g_test_add_func("/plot/cli-report", test_cli_report);
     g_test_add_func("/plot/slow/chromium", test_slow_chromium);
     return g_test_run();

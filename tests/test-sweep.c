@@ -461,6 +461,22 @@ test_cli_sweep_mpi_rank_fails(void)
     g_assert_cmpstr(out, ==, "");
 }
 
+/* Stderr a pipe (not a terminal): the start line and no \r-drawn bar (it wrote one
+ * \r line per point into a redirected log). */
+static void
+test_cli_sweep_no_bar_off_tty(void)
+{
+    const char *args[] = {"sweep",  "--scale",  "16",     "--layers", "29-30",
+                          "--tp",   "1,2",      "--gpus", "16",       "--strategies",
+                          "direct", "--format", "csv",    NULL};
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.err, "sweeping 2 points of ");
+    g_assert_null(strchr(r.err, '\r'));
+    g_assert_null(strstr(r.err, "points/s"));
+    run_result_clear(&r);
+}
+
 /* The tp=8 DeepSeek-V3 layout is reported infeasible in the table and never recommended. */
 static void
 test_cli_sweep_infeasible(void)
@@ -542,6 +558,7 @@ main(int argc, char **argv)
     g_test_add_func("/sweep/run/threads", test_sweep_threads);
     g_test_add_func("/sweep/cli/deterministic", test_cli_sweep_deterministic);
     g_test_add_func("/sweep/cli/infeasible", test_cli_sweep_infeasible);
+    g_test_add_func("/sweep/cli/no-bar-off-tty", test_cli_sweep_no_bar_off_tty);
     g_test_add_func("/sweep/cli/errors", test_cli_sweep_errors);
     g_test_add_func("/sweep/cli/mpi-rank-fails", test_cli_sweep_mpi_rank_fails);
     return g_test_run();
