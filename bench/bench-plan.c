@@ -92,7 +92,7 @@ int
 main(int argc, char **argv)
 {
     setlocale(LC_ALL, "C");
-    gchar *opt_scenario = NULL;
+    g_autofree gchar *opt_scenario = NULL;
     gboolean opt_all = FALSE;
     gint opt_repeat = 1;
     gint64 opt_memory_limit = 0;

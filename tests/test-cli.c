@@ -457,8 +457,8 @@ static void
 test_threads_same_output(void)
 {
     g_autofree char *dir = g_dir_make_tmp("rs-threads-XXXXXX", NULL);
-    g_autofree char *out[2] = {NULL, NULL};
-    g_autofree char *trace[2] = {NULL, NULL};
+    char *out[2] = {NULL, NULL};
+    char *trace[2] = {NULL, NULL};
     const char *threads[] = {"1", "3"};
     for (guint k = 0; k < 2; k++) {
         g_autofree char *path = g_strdup_printf("%s/trace-%s.csv", dir, threads[k]);
@@ -479,6 +479,10 @@ test_threads_same_output(void)
     g_assert_cmpstr(out[0], ==, out[1]);
     g_assert_cmpstr(trace[0], ==, trace[1]);
     g_assert_cmpuint(strlen(trace[0]), >, 100);
+    for (guint k = 0; k < 2; k++) {
+        g_free(out[k]);
+        g_free(trace[k]);
+    }
     g_rmdir(dir);
     const char *bad[] = {"simulate", "--network", "bottleneck", "--threads", "0", NULL};
     RunResult r = run_reshard(bad);
