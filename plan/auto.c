@@ -33,7 +33,7 @@ typedef struct {
     GError *error; /* (nullable) */
 } Outcome;
 
-/* The state the candidates share when several are planned at once. */
+/* The state the candidates share, planned one at a time or several at once. */
 typedef struct {
     const RsRefit *refit;
     const RsPlanOptions *options;
@@ -93,9 +93,10 @@ run_candidate(Shared *sh, guint c)
     g_mutex_unlock(&sh->lock);
 }
 
-/* A pool thread's task: candidate GPOINTER_TO_UINT(@data) - 1, unless one failed already. */
+/* Candidate GPOINTER_TO_UINT(@data) - 1, unless one failed already (a pool thread's task,
+ * and each step of the loop on the calling thread). */
 static void
-pool_task(gpointer data, gpointer user_data)
+run_task(gpointer data, gpointer user_data)
 {
     Shared *sh = user_data;
     guint c = GPOINTER_TO_UINT(data) - 1;
@@ -133,23 +134,19 @@ rs_auto_build_plan(const RsRefit *refit, const RsPlanOptions *options,
         sh.any_in_auto = sh.any_in_auto || tried[c].in_auto;
     g_mutex_init(&sh.lock);
     n_threads = MIN(MAX(n_threads, 1), n_tried);
-    if (n_threads == 1) {
-        for (guint c = 0; c < n_tried && outcomes[c > 0 ? c - 1 : 0].error == NULL; c++)
-            run_candidate(&sh, c);
-    } else {
-        /* Exclusive threads, joined by the free below (wait = TRUE): every task has run
-         * (or seen the failure and returned) when it returns. */
-        GThreadPool *pool = g_thread_pool_new(pool_task, &sh, (gint)n_threads, TRUE, NULL);
-        for (guint c = 0; pool != NULL && c < n_tried; c++)
+    /* Exclusive threads, joined by the free (wait = TRUE): every task has run (or seen a
+     * failure and returned) when it returns. One thread, or no pool (its threads could not
+     * be started): in order, on this thread. */
+    GThreadPool *pool =
+        n_threads > 1 ? g_thread_pool_new(run_task, &sh, (gint)n_threads, TRUE, NULL) : NULL;
+    for (guint c = 0; c < n_tried; c++) {
+        if (pool != NULL)
             g_thread_pool_push(pool, GUINT_TO_POINTER(c + 1), NULL);
-        if (pool == NULL)
-            for (guint c = 0; c < n_tried && !sh.failed; c++) {
-                run_candidate(&sh, c);
-                sh.failed = outcomes[c].error != NULL;
-            }
         else
-            g_thread_pool_free(pool, FALSE, TRUE);
+            run_task(GUINT_TO_POINTER(c + 1), &sh);
     }
+    if (pool != NULL)
+        g_thread_pool_free(pool, FALSE, TRUE);
     g_mutex_clear(&sh.lock);
     /* In the order tried: the first error, else the results. */
     RsPlan *best = NULL;

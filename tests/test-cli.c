@@ -456,7 +456,9 @@ test_relays_models(void)
 static void
 test_threads_same_output(void)
 {
+    /* XXXXXX: the template g_dir_make_tmp() replaces with a unique name. */
     g_autofree char *dir = g_dir_make_tmp("rs-threads-XXXXXX", NULL);
+    g_assert_nonnull(dir);
     char *out[2] = {NULL, NULL};
     char *trace[2] = {NULL, NULL};
     const char *threads[] = {"1", "3"};
