@@ -1028,6 +1028,21 @@ fluid_event(Sim *sim, guint32 m)
     fluid_schedule(sim, m);
 }
 
+/* @m began to wait for its dependencies: its overhead ended before they delivered what its
+ * first chunk needs. Each flowing dependency's next event must now include that threshold,
+ * which its schedule, made while @m still paid its overhead, left out (fluid_schedule()
+ * looks only at waiting dependents). */
+static void
+fluid_watch_deps(Sim *sim, guint32 m)
+{
+    const RsFlowMessage *msg = &sim->msgs[m];
+    for (guint i = 0; i < msg->n_deps; i++) {
+        guint32 d = sim->deps[msg->first_dep + i];
+        if (sim->state[d] == ST_ACTIVE && fluid_edge(sim, m, d))
+            fluid_schedule(sim, d);
+    }
+}
+
 /* Dependency @d of the flowing @m arrived whole: a following @m has its last chunk left
  * (the chunked model sends that chunk once the dependency is whole, having sent the others
  * as they came) and runs free. */
@@ -1043,7 +1058,9 @@ fluid_dep_done(Sim *sim, guint32 m, guint32 d)
         settle(sim, f);
         double size = (double)msg->size_bytes;
         double c = MIN((double)sim->chunk_size[m], size);
-        f->remaining = size - (double)(sim->n_chunks_ref[m] - 1) * c;
+        /* (A follower its links held a little below its cap has more left: it keeps
+         * what it has.) */
+        f->remaining = MAX(f->remaining, size - (double)(sim->n_chunks_ref[m] - 1) * c);
         fluid_force(sim, m);
     }
     fluid_schedule(sim, m);
@@ -1142,6 +1159,8 @@ handle_timer(Sim *sim, const Timer *tm)
     if (tm->kind == TIMER_OVERHEAD_DONE) {
         sim->state[m] = ST_WAIT;
         try_start(sim, m);
+        if (sim->fluid && sim->state[m] == ST_WAIT)
+            fluid_watch_deps(sim, m);
         return;
     }
     if (tm->kind == TIMER_POST_DONE) {
@@ -1419,7 +1438,7 @@ fluid_close_set(Sim *sim, guint32 set_epoch)
 /* Fluid relays, after filling: a follower never outruns a dependency (its rate is clamped
  * to the cap); one its links hold below the cap falls behind and runs free. */
 static gboolean
-fluid_clamp(Sim *sim, guint32 set_epoch)
+fluid_clamp(Sim *sim, guint32 set_epoch, gboolean final)
 {
     gboolean clamped = FALSE;
     for (guint i = 0; i < sim->set->len; i++) {
@@ -1448,14 +1467,22 @@ fluid_clamp(Sim *sim, guint32 set_epoch)
             f->new_rate = cap;
             continue;
         }
-        for (guint k = 0; k < msg->n_deps; k++) {
+        for (guint k = 0; final && k < msg->n_deps; k++) {
             guint32 d = sim->deps[msg->first_dep + k];
             if (!sim->capped[msg->first_dep + k] || sim->state[d] != ST_ACTIVE)
                 continue;
             Flow *g = flow_at(sim, sim->slot[d]);
             double c = fluid_cap(sim, m, d, g->mark == set_epoch ? g->new_rate : g->rate);
-            if (f->new_rate < c * (1.0 - FLUID_REL_TOLERANCE))
+            if (f->new_rate < c * (1.0 - FLUID_REL_TOLERANCE)) {
+                /* It runs free from now on. The rate it froze at may be a cap's (a hint of
+                 * an earlier filling) that no longer holds it, and no link may bottleneck
+                 * it: the next batch recomputes it as a free flow. (Left alone, a
+                 * recomputation that never reached it again kept the stale rate to the
+                 * end: with exact incremental rates under fluid relays, an experiment, a
+                 * relay of qwen3-235b-gb200 ended 32 ms late.) */
                 sim->capped[msg->first_dep + k] = FALSE;
+                fluid_force(sim, m);
+            }
         }
     }
     return clamped;
@@ -1623,13 +1650,16 @@ recompute_exact(Sim *sim, guint32 set_epoch)
         sim->res->n_rate_updates += sim->set->len;
         /* Fluid relays: a follower never outruns its dependency (clamped to its cap), and
          * a clamped one is capped first in a new filling (a few times). */
-        if (sim->fluid && fluid_clamp(sim, set_epoch) && clamps < 4) {
+        if (sim->fluid && fluid_clamp(sim, set_epoch, FALSE) && clamps < 4) {
             clamps++;
             continue;
         }
         if (!exact_verify(sim, set_epoch, iter))
             break;
     }
+    /* On the final rates only: a follower its links hold below its cap falls behind. */
+    if (sim->fluid)
+        fluid_clamp(sim, set_epoch, TRUE);
     for (guint i = 0; i < sim->changed->len; i++) {
         LinkState *ls = &sim->links[g_array_index(sim->changed, guint32, i)];
         ls->changed = FALSE;
@@ -1699,10 +1729,12 @@ recompute_rates(Sim *sim)
     }
 
     /* Fluid relays: clamped followers are capped first in a new filling (a few times). */
-    for (guint k = 0; sim->fluid && k < 4 && fluid_clamp(sim, set_epoch); k++) {
+    for (guint k = 0; sim->fluid && k < 4 && fluid_clamp(sim, set_epoch, FALSE); k++) {
         fill(sim, set_epoch, ++sim->epoch);
         sim->res->n_rate_updates += sim->set->len;
     }
+    if (sim->fluid)
+        fluid_clamp(sim, set_epoch, TRUE);
     apply_rates(sim, set_epoch);
 }
 
