@@ -1247,6 +1247,50 @@ test_too_many_transfers(void)
     g_assert_no_error(error);
 }
 
+/* checkpoint-engine broadcasts every source shard to each inference rank, whatever the
+ * bucket size: a small tensor (4 KiB, one bucket) replicated on 64 inference ranks takes
+ * 128 transfers (a hop and a keep per rank, one channel); over the memory limit, the hint is fewer layers, not
+ * larger buckets (it said --staging-bytes, which cannot help). */
+static void
+test_too_large_checkpoint_engine_hint(void)
+{
+    g_autoptr(GError) error = NULL;
+    const gint64 shape[] = {1024};
+    const guint32 src_ranks[] = {0};
+    guint32 dst_ranks[64];
+    for (guint r = 0; r < 64; r++)
+        dst_ranks[r] = 1 + r;
+    g_autoptr(RsLayout) src = rs_layout_new_replicated(1, shape, src_ranks, 1);
+    g_autoptr(RsLayout) dst = rs_layout_new_replicated(1, shape, dst_ranks, 64);
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_assert_true(rs_refit_add_tensor(refit, "small", RS_DTYPE_F32, src, dst, &error));
+    RsPlanOptions options;
+    rs_plan_options_init(&options, NULL);
+    g_autoptr(RsPlan) fits = rs_plan_build_full(refit, RS_STRATEGY_CHECKPOINT_ENGINE, &options,
+                                                &error);
+    g_assert_no_error(error);
+    guint n = rs_plan_get_n_transfers(fits);
+    /* No topology: one channel; a hop and a keep per inference rank. */
+    g_assert_cmpuint(n, ==, 128);
+    options.memory_limit_bytes = (guint64)n * RS_PLAN_BUILD_BYTES_PER_TRANSFER - 1;
+    g_autoptr(RsPlan) refused =
+        rs_plan_build_full(refit, RS_STRATEGY_CHECKPOINT_ENGINE, &options, &error);
+    g_assert_null(refused);
+    g_assert_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_TOO_LARGE);
+    g_autofree char *expected = g_strdup_printf(
+        "the checkpoint-engine plan needs at least %u transfers, an estimated %u B to build "
+        "(800 B each), more than the %u B of memory allowed; larger buckets cannot help (it "
+        "broadcasts every source shard to each inference rank, %u transfers whatever the "
+        "bucket size): use fewer layers (--layers)",
+        n, n * 800, n * 800 - 1, n);
+    g_assert_cmpstr(error->message, ==, expected);
+    g_clear_error(&error);
+    /* direct: one transfer per inference rank, under the same limit. */
+    g_autoptr(RsPlan) direct = rs_plan_build_full(refit, RS_STRATEGY_DIRECT, &options, &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(rs_plan_get_n_transfers(direct), ==, 64);
+}
+
 /* Its transfers as a plan's "time": deterministic, and the smaller plan wins. */
 static gboolean
 evaluate_by_transfers(const RsPlan *plan, const RsAutoCandidate *candidate, guint index,
@@ -1683,6 +1727,7 @@ main(int argc, char **argv)
     g_test_add_func("/plan/dtype/block-scaled", test_block_scaled_destinations);
     g_test_add_func("/plan/shape-mismatch", test_uncovered);
     g_test_add_func("/plan/too-many-transfers", test_too_many_transfers);
+    g_test_add_func("/plan/too-large-checkpoint-engine-hint", test_too_large_checkpoint_engine_hint);
     g_test_add_func("/plan/auto-skips-too-large-peer", test_auto_skips_too_large_peer);
     for (guint r = 0; r < G_N_ELEMENTS(sort_rows); r++) {
         g_autofree char *path = g_strdup_printf("/plan/sort/packed-keys/%u-transfers-lo-%" G_GINT64_FORMAT,
