@@ -315,6 +315,12 @@ rs_scenario_args_load_model(const RsScenarioArgs *args, const char *default_topo
 char *
 rs_scenario_args_format_overrides(const RsScenarioArgs *args)
 {
+    /* The topology's own figures, when given (the scenario line and a report's title named
+     * neither, so a run on --nodes 2 read as the scenario's own topology). A bad value
+     * failed the command before anything was printed. */
+    RsTopologyOverrides ov;
+    if (!rs_topology_args_get(&ov, NULL))
+        memset(&ov, 0, sizeof ov);
     const struct {
         const char *flag;
         gboolean given;
@@ -324,6 +330,11 @@ rs_scenario_args_format_overrides(const RsScenarioArgs *args)
         {"--mtp", args->mtp},
         {"--infer-dtype", args->infer_dtype != NULL},
         {"--topology", args->topology != NULL},
+        {"--nodes", ov.n_nodes > 0},
+        {"--nic-bw", ov.nic_bw_bytes_per_s > 0},
+        {"--oversubscription", ov.oversubscription > 0},
+        {"--pxn", ov.pxn == RS_TOPOLOGY_PXN_ON},
+        {"--no-pxn", ov.pxn == RS_TOPOLOGY_PXN_OFF},
         {"--train", args->train != NULL},
         {"--train-gpus", args->train_gpus != NULL},
         {"--infer", args->infer != NULL},

@@ -92,9 +92,10 @@ RsScenario *rs_scenario_args_load_model(const RsScenarioArgs *args, const char *
 
 /**
  * rs_scenario_args_format_overrides:
- * Returns: (transfer full) (nullable): the flags of this group that replace a part of the
- * scenario ("--model, --train, --train-gpus"), or NULL when none does; for headers that
- * name the scenario.
+ * Returns: (transfer full) (nullable): the flags of this group and the topology flags
+ * (topology-args.h: --nodes, --nic-bw, --oversubscription, --pxn, --no-pxn) that replace a
+ * part of the scenario ("--model, --nodes, --train, --train-gpus"), or NULL when none
+ * does; for headers that name the scenario.
  */
 char *rs_scenario_args_format_overrides(const RsScenarioArgs *args);
 

@@ -174,8 +174,8 @@ test_small_times_digits(void)
     g_assert_cmpint(r.exit_code, ==, 0);
     assert_contains(r.out, "lower bound 0.0423 s, binding cut: NVLink domain 1 ingress");
     /* The header says which parts of the default scenario the flags replaced. */
-    assert_contains(r.out, "scenario   deepseek-v3-h100 (with --model, --train, --train-gpus, "
-                           "--infer, --infer-gpus from the command line)");
+    assert_contains(r.out, "scenario   deepseek-v3-h100 (with --model, --nodes, --train, "
+                           "--train-gpus, --infer, --infer-gpus from the command line)");
     /* Flow time as the executor runs the plan (its 2 rounds are not waited for: 0.171 s
      * with --relays rounds), then the bound. */
     assert_contains(r.out, "0.0866   0.0423");

@@ -295,8 +295,9 @@ test_cli_report(void)
     g_assert_cmpuint(n_svg, ==, 4);
     /* Titled with what was simulated (it said "deepseek-v3-h100, Llama-3.1-8B", as if the
      * default scenario had run), as the scenario line names it. */
-    const char *title = "reshard report: deepseek-v3-h100 (with --model, --train, --train-gpus, "
-                        "--infer, --infer-gpus from the command line), Llama-3.1-8B";
+    const char *title = "reshard report: deepseek-v3-h100 (with --model, --nodes, --train, "
+                        "--train-gpus, --infer, --infer-gpus from the command line), "
+                        "Llama-3.1-8B";
     g_autofree char *html_title = g_strdup_printf("<title>%s</title>", title);
     assert_contains(text, html_title);
     assert_contains(text, "<h2>Strategies</h2>\n<table>");
