@@ -103,6 +103,11 @@ typedef struct {
     double busy_since;
     double rate_sum;   /* sum of the rates of the flows crossing it, all links (timeline) */
     double rate_since; /* time rate_sum last changed */
+    double pend_bytes; /* timeline bytes of bucket pend_bucket not yet in its row: the rows
+                        * (n_links × n_buckets) are written when the bucket changes, not at
+                        * every rate change (each write was a cache miss: 12% of the time
+                        * of 10^6 messages) */
+    guint32 pend_bucket;
     gboolean dominated;
     gboolean changed;
     /* recompute temporaries */
@@ -163,6 +168,7 @@ typedef struct {
     GArray *lset;  /* guint32 links of the set */
     GArray *csr;   /* guint32 flow slots per link of lset */
     GArray *lheap; /* LinkKey */
+    guint fill_unfrozen; /* flows of the set the filling has not frozen yet */
     double now;
     /* fluid relays */
     gboolean fluid;
@@ -422,6 +428,18 @@ lheap_pop(GArray *heap)
 
 /* --- timeline --- */
 
+/* Writes @link's pending timeline bytes into its row. */
+static inline void
+timeline_write_pending(Sim *sim, guint32 link)
+{
+    LinkState *ls = &sim->links[link];
+    if (ls->pend_bytes != 0.0) {
+        sim->res->link_timeline_bytes[(gsize)link * sim->res->n_buckets + ls->pend_bucket] +=
+            ls->pend_bytes;
+        ls->pend_bytes = 0.0;
+    }
+}
+
 /* Doubles the bucket width (merging pairs) until @t fits in the timeline. */
 static void
 timeline_fit(Sim *sim, double t)
@@ -430,6 +448,9 @@ timeline_fit(Sim *sim, double t)
     guint nb = res->n_buckets;
     if (nb == 0)
         return;
+    if (t > nb * res->bucket_s)
+        for (guint32 l = 0; l < sim->n_links; l++)
+            timeline_write_pending(sim, l);
     while (t > nb * res->bucket_s) {
         for (guint l = 0; l < sim->n_links; l++) {
             double *row = &res->link_timeline_bytes[(gsize)l * nb];
@@ -453,7 +474,12 @@ timeline_add(Sim *sim, guint32 link, double t0, double t1, double bytes)
     guint b0 = MIN((guint)(t0 / w), nb - 1);
     guint b1 = MIN((guint)(t1 / w), nb - 1);
     if (b0 == b1 || t1 <= t0) {
-        row[b0] += bytes;
+        LinkState *ls = &sim->links[link];
+        if (ls->pend_bucket != b0) {
+            timeline_write_pending(sim, link);
+            ls->pend_bucket = b0;
+        }
+        ls->pend_bytes += bytes;
         return;
     }
     double per_s = bytes / (t1 - t0);
@@ -1231,6 +1257,7 @@ freeze(Sim *sim, guint32 slot, double share, guint32 set_epoch, guint32 iter)
     Flow *f = flow_at(sim, slot);
     f->frozen = iter;
     f->new_rate = share;
+    sim->fill_unfrozen--;
     FlowLink *fl = flow_links(f);
     for (guint j = 0; j < f->n_links; j++) {
         if (fl[j].pos == NO_POS)
@@ -1316,8 +1343,11 @@ fill(Sim *sim, guint32 set_epoch, guint32 iter)
 
     /* Progressive filling. Freezing flows at the smallest fair share only raises the
      * shares of the other links, so keys are lower bounds: a popped link whose share has
-     * grown goes back with its current share (each link is in the heap once). */
-    while (sim->lheap->len > 0 || sim->cheap->len > 0) {
+     * grown goes back with its current share (each link is in the heap once). Once every
+     * flow froze, the links left would only be popped with nothing to freeze (most of
+     * them: stopping then cut a fifth of the time of 10^6 messages). */
+    sim->fill_unfrozen = n_set;
+    while ((sim->lheap->len > 0 || sim->cheap->len > 0) && sim->fill_unfrozen > 0) {
         double cap_top =
             sim->cheap->len > 0 ? g_array_index(sim->cheap, LinkKey, 0).share : INFINITY;
         if (sim->lheap->len == 0 || cap_top <= g_array_index(sim->lheap, LinkKey, 0).share) {
@@ -2191,6 +2221,8 @@ sim_finish_stats(Sim *sim)
         res->total_s = sim->now;
     if (res->n_buckets > 0)
         timeline_fit(sim, res->total_s);
+    for (guint32 l = 0; res->n_buckets > 0 && l < sim->n_links; l++)
+        timeline_write_pending(sim, l);
 }
 
 /* Calls the progress function when its interval has passed (or @finished). */
