@@ -81,7 +81,6 @@ typedef struct {
     double remaining; /* bytes of the current chunk (fluid: of the message) still to send */
     double last_t;    /* time remaining was last brought up to date */
     double complete_t;
-    guint32 heap_pos;
     guint32 mark;       /* epoch of membership of the recomputed set */
     guint32 frozen;     /* epoch in which its new rate was fixed */
     double cap_hint;    /* fluid relays: the cap a clamp found, for the next filling */
@@ -92,6 +91,11 @@ typedef struct {
     guint32 slot;  /* flow slot */
     guint32 entry; /* index into the flow's FlowLink array */
 } LinkItem;
+
+typedef struct {
+    double t;     /* the flow's complete_t */
+    guint32 slot; /* flow slot */
+} HeapEntry;
 
 /* The fields the filling reads for every link of a set come first, within 64 bytes (the
  * struct is ~200 bytes and a set's links are scattered over all of them: 6.7 -> 6.4 s for
@@ -161,7 +165,9 @@ typedef struct {
     GArray *flows;      /* Flow */
     GArray *free_slots; /* guint32 */
     guint n_active_flows;
-    guint32 *heap; /* flow slots ordered by (complete_t, slot) */
+    HeapEntry *heap;    /* the flowing slots ordered by (complete_t, slot) */
+    guint32 *heap_pos;  /* [heap_pos_cap]: per flow slot, its place in heap */
+    guint heap_pos_cap;
     guint heap_len, heap_cap;
     GArray *timers; /* Timer, binary heap */
     guint64 timer_seq;
@@ -244,52 +250,53 @@ flow_at(Sim *sim, guint32 slot)
     return &g_array_index(sim->flows, Flow, slot);
 }
 
-/* --- flow completion heap (indexed) --- */
+/* --- flow completion heap (indexed) ---
+ * Entries carry their completion time and slot, and each slot's place lives in the compact
+ * heap_pos array, so a sift step touches no Flow (each touch was a cache miss: with ~10^5
+ * flows the sifts were 30% of the default scenario's time). Order: (complete_t, slot). */
 
 static inline gboolean
-heap_less(Sim *sim, guint32 a, guint32 b)
+entry_less(const HeapEntry *a, const HeapEntry *b)
 {
-    double ta = flow_at(sim, a)->complete_t, tb = flow_at(sim, b)->complete_t;
-    return ta < tb || (ta == tb && a < b);
+    return a->t < b->t || (a->t == b->t && a->slot < b->slot);
 }
 
 /* Sift-up and sift-down move a hole instead of swapping: each step one write. */
 static void
 heap_up(Sim *sim, guint i)
 {
-    guint32 moving = sim->heap[i];
+    HeapEntry moving = sim->heap[i];
     while (i > 0) {
         guint parent = (i - 1) / 2;
-        guint32 p = sim->heap[parent];
-        if (!heap_less(sim, moving, p))
+        if (!entry_less(&moving, &sim->heap[parent]))
             break;
-        sim->heap[i] = p;
-        flow_at(sim, p)->heap_pos = i;
+        sim->heap[i] = sim->heap[parent];
+        sim->heap_pos[sim->heap[i].slot] = i;
         i = parent;
     }
     sim->heap[i] = moving;
-    flow_at(sim, moving)->heap_pos = i;
+    sim->heap_pos[moving.slot] = i;
 }
 
 static void
 heap_down(Sim *sim, guint i)
 {
-    guint32 moving = sim->heap[i];
+    HeapEntry moving = sim->heap[i];
     guint n = sim->heap_len;
     for (;;) {
         guint l = 2 * i + 1, r = l + 1, m = l;
         if (l >= n)
             break;
-        if (r < n && heap_less(sim, sim->heap[r], sim->heap[l]))
+        if (r < n && entry_less(&sim->heap[r], &sim->heap[l]))
             m = r;
-        if (!heap_less(sim, sim->heap[m], moving))
+        if (!entry_less(&sim->heap[m], &moving))
             break;
         sim->heap[i] = sim->heap[m];
-        flow_at(sim, sim->heap[i])->heap_pos = i;
+        sim->heap_pos[sim->heap[i].slot] = i;
         i = m;
     }
     sim->heap[i] = moving;
-    flow_at(sim, moving)->heap_pos = i;
+    sim->heap_pos[moving.slot] = i;
 }
 
 static void
@@ -297,10 +304,15 @@ heap_push(Sim *sim, guint32 slot)
 {
     if (sim->heap_len == sim->heap_cap) {
         sim->heap_cap = MAX(64, sim->heap_cap * 2);
-        sim->heap = g_renew(guint32, sim->heap, sim->heap_cap);
+        sim->heap = g_renew(HeapEntry, sim->heap, sim->heap_cap);
     }
-    sim->heap[sim->heap_len] = slot;
-    flow_at(sim, slot)->heap_pos = sim->heap_len;
+    if (slot >= sim->heap_pos_cap) {
+        guint cap = MAX(MAX(64u, slot + 1), sim->heap_pos_cap * 2);
+        sim->heap_pos = g_renew(guint32, sim->heap_pos, cap);
+        sim->heap_pos_cap = cap;
+    }
+    sim->heap[sim->heap_len] = (HeapEntry){flow_at(sim, slot)->complete_t, slot};
+    sim->heap_pos[slot] = sim->heap_len;
     sim->heap_len++;
     heap_up(sim, sim->heap_len - 1);
 }
@@ -308,25 +320,27 @@ heap_push(Sim *sim, guint32 slot)
 static void
 heap_remove(Sim *sim, guint32 slot)
 {
-    guint i = flow_at(sim, slot)->heap_pos;
+    guint i = sim->heap_pos[slot];
     guint last = sim->heap_len - 1;
     sim->heap_len--;
     if (i != last) {
-        guint32 moved = sim->heap[last];
+        HeapEntry moved = sim->heap[last];
         sim->heap[i] = moved;
-        flow_at(sim, moved)->heap_pos = i;
+        sim->heap_pos[moved.slot] = i;
         heap_up(sim, i);
-        if (flow_at(sim, moved)->heap_pos == i)
+        if (sim->heap_pos[moved.slot] == i)
             heap_down(sim, i);
     }
 }
 
+/* @slot's complete_t changed: its entry takes it and moves. */
 static void
 heap_update(Sim *sim, guint32 slot)
 {
-    guint i = flow_at(sim, slot)->heap_pos;
+    guint i = sim->heap_pos[slot];
+    sim->heap[i].t = flow_at(sim, slot)->complete_t;
     heap_up(sim, i);
-    heap_down(sim, flow_at(sim, slot)->heap_pos);
+    heap_down(sim, sim->heap_pos[slot]);
 }
 
 /* --- timers --- */
@@ -1961,6 +1975,7 @@ sim_clear(Sim *sim)
     if (sim->free_slots)
         g_array_unref(sim->free_slots);
     g_free(sim->heap);
+    g_free(sim->heap_pos);
     if (sim->timers)
         g_array_unref(sim->timers);
     for (guint l = 0; sim->links && l < sim->n_links; l++)
@@ -2304,7 +2319,7 @@ rs_flow_sim_run_messages(const RsFlowMessage *messages, guint n_messages, const 
             progressed = FALSE;
             for (;;) {
                 double t_timer = sim.timers->len ? g_array_index(sim.timers, Timer, 0).t : INFINITY;
-                double t_flow = sim.heap_len ? flow_at(&sim, sim.heap[0])->complete_t : INFINITY;
+                double t_flow = sim.heap_len ? sim.heap[0].t : INFINITY;
                 if (MIN(t_timer, t_flow) > horizon)
                     break;
                 progressed = TRUE;
@@ -2312,7 +2327,7 @@ rs_flow_sim_run_messages(const RsFlowMessage *messages, guint n_messages, const 
                     Timer tm = timer_pop(&sim);
                     handle_timer(&sim, &tm);
                 } else {
-                    guint32 top = flow_at(&sim, sim.heap[0])->message;
+                    guint32 top = flow_at(&sim, sim.heap[0].slot)->message;
                     if (sim.fluid)
                         fluid_event(&sim, top);
                     else
@@ -2341,7 +2356,7 @@ rs_flow_sim_run_messages(const RsFlowMessage *messages, guint n_messages, const 
             break;
         }
         double t_timer = sim.timers->len ? g_array_index(sim.timers, Timer, 0).t : INFINITY;
-        double t_flow = sim.heap_len ? flow_at(&sim, sim.heap[0])->complete_t : INFINITY;
+        double t_flow = sim.heap_len ? sim.heap[0].t : INFINITY;
         double t = MIN(t_timer, t_flow);
         if (!isfinite(t)) {
             g_set_error(error, RS_FLOW_SIM_ERROR, RS_FLOW_SIM_ERROR_FAILED,
