@@ -179,6 +179,7 @@ typedef struct {
     GArray *set;   /* guint32 flow slots being recomputed */
     GArray *lset;  /* guint32 links of the set */
     GArray *csr;   /* guint32 flow slots per link of lset */
+    GArray *csr_w; /* double: the weight of each csr entry's flow on that link */
     GArray *lheap; /* LinkKey */
     guint fill_unfrozen; /* flows of the set the filling has not frozen yet */
     double now;
@@ -1335,7 +1336,9 @@ fill(Sim *sim, guint32 set_epoch, guint32 iter)
         lheap_push(sim->lheap, link_share(ls), lset[i]);
     }
     g_array_set_size(sim->csr, total);
+    g_array_set_size(sim->csr_w, total);
     guint32 *csr = (guint32 *)sim->csr->data;
+    double *csr_w = (double *)sim->csr_w->data;
     /* Fluid relays: a follower's cap from a dependency outside the set is known now. */
     g_array_set_size(sim->cheap, 0);
     for (guint i = 0; sim->fluid && i < n_set; i++) {
@@ -1357,8 +1360,11 @@ fill(Sim *sim, guint32 set_epoch, guint32 iter)
         Flow *f = flow_at(sim, set[i]);
         FlowLink *fl = flow_links(f);
         for (guint j = 0; j < f->n_links; j++)
-            if (fl[j].pos != NO_POS)
-                csr[sim->links[fl[j].link].csr_fill++] = set[i];
+            if (fl[j].pos != NO_POS) {
+                guint c = sim->links[fl[j].link].csr_fill++;
+                csr[c] = set[i];
+                csr_w[c] = fl[j].weight;
+            }
     }
 
     /* Progressive filling. Freezing flows at the smallest fair share only raises the
@@ -1409,19 +1415,6 @@ fill(Sim *sim, guint32 set_epoch, guint32 iter)
     }
 }
 
-/* The bytes/s flow @slot puts on @link_id: its (new) rate times its weight there. */
-static double
-flow_rate_on(Sim *sim, guint32 slot, guint32 link_id, gboolean new_rate)
-{
-    Flow *f = flow_at(sim, slot);
-    double r = new_rate ? f->new_rate : f->rate;
-    FlowLink *fl = flow_links(f);
-    for (guint j = 0; j < f->n_links; j++)
-        if (fl[j].link == link_id)
-            return r * fl[j].weight;
-    return 0.0;
-}
-
 /* After fill(): flows outside the set that the new rates leave wrong join the set. On a
  * saturated link that loses load, the outside flows bottlenecked there (those at its top
  * rate: in max-min a link's bottlenecked flows have its largest rate) may speed up; on a
@@ -1440,7 +1433,8 @@ expand(Sim *sim, guint32 set_epoch)
         double tol = ls->capacity * SATURATED_REL_TOLERANCE;
         double new_sum = 0.0;
         for (guint c = ls->csr_first; c < ls->csr_first + ls->n_in_set; c++)
-            new_sum += flow_rate_on(sim, g_array_index(sim->csr, guint32, c), l, TRUE);
+            new_sum += flow_at(sim, g_array_index(sim->csr, guint32, c))->new_rate *
+                       g_array_index(sim->csr_w, double, c);
         gboolean freed = ls->used >= ls->capacity - tol && new_sum < ls->old_sum - tol;
         double limit = ls->freeze_share >= 0 ? ls->freeze_share + tol : INFINITY;
         /* max_rate bounds every rate on the link: most links need no scan. */
@@ -1604,9 +1598,8 @@ exact_verify_link(Sim *sim, guint32 l, guint32 set_epoch, guint32 iter)
         return FALSE; /* no flow outside the set */
     double old_in = 0.0, new_in = 0.0, old_in_max = 0.0, new_in_max = 0.0;
     for (guint c = in_lset ? ls->csr_first : 0; in_lset && c < ls->csr_first + n_in; c++) {
-        guint32 slot = g_array_index(sim->csr, guint32, c);
-        Flow *f = flow_at(sim, slot);
-        new_in += flow_rate_on(sim, slot, l, TRUE);
+        Flow *f = flow_at(sim, g_array_index(sim->csr, guint32, c));
+        new_in += f->new_rate * g_array_index(sim->csr_w, double, c);
         old_in_max = MAX(old_in_max, f->rate);
         new_in_max = MAX(new_in_max, f->new_rate);
     }
@@ -1989,6 +1982,8 @@ sim_clear(Sim *sim)
         g_array_unref(sim->lset);
     if (sim->csr)
         g_array_unref(sim->csr);
+    if (sim->csr_w)
+        g_array_unref(sim->csr_w);
     if (sim->lheap)
         g_array_unref(sim->lheap);
 }
@@ -2200,6 +2195,7 @@ sim_setup(Sim *sim, RsFlowSimResult *res)
     sim->set = g_array_new(FALSE, FALSE, sizeof(guint32));
     sim->lset = g_array_new(FALSE, FALSE, sizeof(guint32));
     sim->csr = g_array_new(FALSE, FALSE, sizeof(guint32));
+    sim->csr_w = g_array_new(FALSE, FALSE, sizeof(double));
     sim->lheap = g_array_new(FALSE, FALSE, sizeof(LinkKey));
     sim->cheap = g_array_new(FALSE, FALSE, sizeof(LinkKey));
     sim->forced = g_array_new(FALSE, FALSE, sizeof(guint32));
