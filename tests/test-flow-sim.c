@@ -479,32 +479,33 @@ test_fluid_lone_chain(void)
  * 1.1% at worst over these 20 workloads: where trees share a link, a chunked hop that
  * pauses lends the link to the others in bursts, the fluid one takes it at the pace it
  * follows). */
+/* Appends 1 to @max_trees random relay trees on flat's 36 GPUs to @rows (Msg): each a source
+ * of 20 to 400 MB and 1 to 6 hops below it, each forwarding all or half of its parent's
+ * bytes (fan-out 2). */
 static void
 random_relay_trees(GRand *rand, GArray *rows, guint max_trees)
 {
-    {
-        guint n_trees = (guint)g_rand_int_range(rand, 1, (gint32)max_trees + 1);
-        for (guint t = 0; t < n_trees; t++) {
-            guint first = rows->len;
-            guint n_nodes = (guint)g_rand_int_range(rand, 2, 8);
-            for (guint k = 0; k < n_nodes; k++) {
-                Msg m = {0, 0, 0, 0, {-1, -1}};
-                if (k == 0) {
-                    m.src = (guint32)g_rand_int_range(rand, 0, 36);
-                    m.size_bytes = (guint64)g_rand_int_range(rand, 20, 400) * 1000000;
-                } else {
-                    /* A child of an earlier node of the tree (fan-out 2). */
-                    guint parent = first + (k - 1) / 2;
-                    const Msg *p = &g_array_index(rows, Msg, parent);
-                    m.src = p->dst;
-                    m.size_bytes = g_rand_boolean(rand) ? p->size_bytes : p->size_bytes / 2;
-                    m.deps[0] = (gint)parent;
-                }
-                do
-                    m.dst = (guint32)g_rand_int_range(rand, 0, 36);
-                while (m.dst == m.src);
-                g_array_append_val(rows, m);
+    guint n_trees = (guint)g_rand_int_range(rand, 1, (gint32)max_trees + 1);
+    for (guint t = 0; t < n_trees; t++) {
+        guint first = rows->len;
+        guint n_nodes = (guint)g_rand_int_range(rand, 2, 8);
+        for (guint k = 0; k < n_nodes; k++) {
+            Msg m = {0, 0, 0, 0, {-1, -1}};
+            if (k == 0) {
+                m.src = (guint32)g_rand_int_range(rand, 0, 36);
+                m.size_bytes = (guint64)g_rand_int_range(rand, 20, 400) * 1000000;
+            } else {
+                /* A child of an earlier node of the tree (fan-out 2). */
+                guint parent = first + (k - 1) / 2;
+                const Msg *p = &g_array_index(rows, Msg, parent);
+                m.src = p->dst;
+                m.size_bytes = g_rand_boolean(rand) ? p->size_bytes : p->size_bytes / 2;
+                m.deps[0] = (gint)parent;
             }
+            do
+                m.dst = (guint32)g_rand_int_range(rand, 0, 36);
+            while (m.dst == m.src);
+            g_array_append_val(rows, m);
         }
     }
 }
