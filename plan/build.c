@@ -116,31 +116,26 @@ check_transfer_count(const RsRefit *refit, RsStrategy strategy, guint64 staging,
     }
     guint64 limit = memory_limit_bytes ? memory_limit_bytes : physical_memory_bytes();
     guint64 need = pieces * RS_PLAN_BUILD_BYTES_PER_TRANSFER;
-    if (need > limit && strategy == RS_STRATEGY_CHECKPOINT_ENGINE &&
-        shard_pieces * RS_PLAN_BUILD_BYTES_PER_TRANSFER > limit) {
-        /* No bucket size helps: the shards' broadcasts alone are over the limit. */
-        g_autofree char *need_text = bytes_text(need);
-        g_autofree char *limit_text = bytes_text(limit);
-        g_set_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_TOO_LARGE,
-                    "the checkpoint-engine plan needs at least %" G_GUINT64_FORMAT
-                    " transfers, an estimated %s to build (%u B each), more than the %s of "
-                    "memory %s; larger buckets cannot help (it broadcasts every source shard "
-                    "to each inference rank, %" G_GUINT64_FORMAT " transfers whatever the "
-                    "bucket size): use fewer layers (--layers)",
-                    pieces, need_text, RS_PLAN_BUILD_BYTES_PER_TRANSFER, limit_text,
-                    memory_limit_bytes ? "allowed" : "this machine has", shard_pieces);
-        return FALSE;
-    }
     if (need > limit) {
         g_autofree char *need_text = bytes_text(need);
         g_autofree char *limit_text = bytes_text(limit);
+        /* checkpoint-engine's broadcasts of the shards alone over the limit: no bucket size
+         * helps. */
+        g_autofree char *hint =
+            strategy == RS_STRATEGY_CHECKPOINT_ENGINE &&
+                    shard_pieces * RS_PLAN_BUILD_BYTES_PER_TRANSFER > limit
+                ? g_strdup_printf("larger buckets cannot help (it broadcasts every source "
+                                  "shard to each inference rank, %" G_GUINT64_FORMAT
+                                  " transfers whatever the bucket size): use fewer layers "
+                                  "(--layers)",
+                                  shard_pieces)
+                : g_strdup("use larger buckets (--staging-bytes) or fewer layers (--layers)");
         g_set_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_TOO_LARGE,
                     "the %s plan needs at least %" G_GUINT64_FORMAT " transfers, an estimated "
-                    "%s to build (%u B each), more than the %s of memory %s; use larger "
-                    "buckets (--staging-bytes) or fewer layers (--layers)",
+                    "%s to build (%u B each), more than the %s of memory %s; %s",
                     rs_strategy_get_name(strategy), pieces, need_text,
                     RS_PLAN_BUILD_BYTES_PER_TRANSFER, limit_text,
-                    memory_limit_bytes ? "allowed" : "this machine has");
+                    memory_limit_bytes ? "allowed" : "this machine has", hint);
         return FALSE;
     }
     return TRUE;

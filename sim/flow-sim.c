@@ -80,7 +80,6 @@ typedef struct {
     double new_rate;
     double remaining; /* bytes of the current chunk (fluid: of the message) still to send */
     double last_t;    /* time remaining was last brought up to date */
-    double complete_t;
     guint32 mark;       /* epoch of membership of the recomputed set */
     guint32 frozen;     /* epoch in which its new rate was fixed */
     double cap_hint;    /* fluid relays: the cap a clamp found, for the next filling */
@@ -93,7 +92,7 @@ typedef struct {
 } LinkItem;
 
 typedef struct {
-    double t;     /* the flow's complete_t */
+    double t;     /* when the flow's chunk (fluid: its next event) completes, seconds */
     guint32 slot; /* flow slot */
 } HeapEntry;
 
@@ -165,7 +164,7 @@ typedef struct {
     GArray *flows;      /* Flow */
     GArray *free_slots; /* guint32 */
     guint n_active_flows;
-    HeapEntry *heap;    /* the flowing slots ordered by (complete_t, slot) */
+    HeapEntry *heap;    /* the flowing slots ordered by (t, slot) */
     guint32 *heap_pos;  /* [heap_pos_cap]: per flow slot, its place in heap */
     guint heap_pos_cap;
     guint heap_len, heap_cap;
@@ -254,7 +253,7 @@ flow_at(Sim *sim, guint32 slot)
 /* --- flow completion heap (indexed) ---
  * Entries carry their completion time and slot, and each slot's place lives in the compact
  * heap_pos array, so a sift step touches no Flow (each touch was a cache miss: with ~10^5
- * flows the sifts were 30% of the default scenario's time). Order: (complete_t, slot). */
+ * flows the sifts were 30% of the default scenario's time). Order: (t, slot). */
 
 static inline gboolean
 entry_less(const HeapEntry *a, const HeapEntry *b)
@@ -301,7 +300,7 @@ heap_down(Sim *sim, guint i)
 }
 
 static void
-heap_push(Sim *sim, guint32 slot)
+heap_push(Sim *sim, guint32 slot, double t)
 {
     if (sim->heap_len == sim->heap_cap) {
         sim->heap_cap = MAX(64, sim->heap_cap * 2);
@@ -312,7 +311,7 @@ heap_push(Sim *sim, guint32 slot)
         sim->heap_pos = g_renew(guint32, sim->heap_pos, cap);
         sim->heap_pos_cap = cap;
     }
-    sim->heap[sim->heap_len] = (HeapEntry){flow_at(sim, slot)->complete_t, slot};
+    sim->heap[sim->heap_len] = (HeapEntry){t, slot};
     sim->heap_pos[slot] = sim->heap_len;
     sim->heap_len++;
     heap_up(sim, sim->heap_len - 1);
@@ -334,12 +333,12 @@ heap_remove(Sim *sim, guint32 slot)
     }
 }
 
-/* @slot's complete_t changed: its entry takes it and moves. */
+/* @slot now completes at @t: its entry takes it and moves. */
 static void
-heap_update(Sim *sim, guint32 slot)
+heap_update(Sim *sim, guint32 slot, double t)
 {
     guint i = sim->heap_pos[slot];
-    sim->heap[i].t = flow_at(sim, slot)->complete_t;
+    sim->heap[i].t = t;
     heap_up(sim, i);
     heap_down(sim, sim->heap_pos[slot]);
 }
@@ -639,7 +638,6 @@ flow_init(Sim *sim, guint32 slot, guint32 m)
     f->message = m;
     f->cap_links = RS_TOPOLOGY_MAX_ROUTE;
     f->last_t = sim->now;
-    f->complete_t = INFINITY;
     return f;
 }
 
@@ -696,7 +694,7 @@ flow_start(Sim *sim, guint32 m)
         sim->fluid ? (double)sim->msgs[m].size_bytes : (double)chunk_bytes(sim, m, sim->chunk[m]);
     for (guint i = 0; i < n_route; i++)
         flow_add_link(sim, slot, route[i], 1.0);
-    heap_push(sim, slot);
+    heap_push(sim, slot, INFINITY);
     if (sim->exact)
         g_array_append_val(sim->fresh, slot);
     sim->slot[m] = slot;
@@ -910,8 +908,8 @@ chunk_done(Sim *sim, guint32 m)
     if (deps_ready(sim, m, k + 1)) {
         /* The next chunk follows on the same links at the same rate. */
         f->remaining = (double)chunk_bytes(sim, m, k + 1);
-        f->complete_t = f->rate > 0 ? sim->now + f->remaining / f->rate : INFINITY;
-        heap_update(sim, sim->slot[m]);
+        heap_update(sim, sim->slot[m],
+                    f->rate > 0 ? sim->now + f->remaining / f->rate : INFINITY);
         sim->res->n_chunks++;
     } else {
         flow_stop(sim, m);
@@ -1041,8 +1039,7 @@ fluid_schedule(Sim *sim, guint32 m)
             fluid_force(sim, m);
         }
     }
-    f->complete_t = sim->now + dt;
-    heap_update(sim, sim->slot[m]);
+    heap_update(sim, sim->slot[m], sim->now + dt);
 }
 
 /* The flow of @m reached its next event. */
@@ -1519,11 +1516,9 @@ fluid_clamp(Sim *sim, guint32 set_epoch, gboolean final)
             double c = fluid_cap(sim, m, d, g->mark == set_epoch ? g->new_rate : g->rate);
             if (f->new_rate < c * (1.0 - FLUID_REL_TOLERANCE)) {
                 /* It runs free from now on. The rate it froze at may be a cap's (a hint of
-                 * an earlier filling) that no longer holds it, and no link may bottleneck
-                 * it: the next batch recomputes it as a free flow. (Left alone, a
-                 * recomputation that never reached it again kept the stale rate to the
-                 * end: with exact incremental rates under fluid relays, an experiment, a
-                 * relay of qwen3-235b-gb200 ended 32 ms late.) */
+                 * an earlier filling) that no longer holds it and that no link
+                 * bottlenecks: the next batch recomputes it as a free flow, or it could
+                 * keep that rate to its end. */
                 sim->capped[msg->first_dep + k] = FALSE;
                 fluid_force(sim, m);
             }
@@ -1557,7 +1552,7 @@ fluid_clamp(Sim *sim, guint32 set_epoch, gboolean final)
 
 /* Does flow @g (outside the set) keep a bottleneck on a link other than @except that no
  * change of this batch touched (set links carry mark @iter; links that gained or lost a
- * flow are `changed`)? A follower at its dependency's pace is held by its cap. */
+ * flow are `changed`)? */
 static gboolean
 exact_other_bottleneck(Sim *sim, Flow *g, guint32 except, guint32 iter)
 {
@@ -1571,17 +1566,6 @@ exact_other_bottleneck(Sim *sim, Flow *g, guint32 except, guint32 iter)
             continue;
         if (o->used >= o->capacity * (1.0 - EXACT_REL_TOLERANCE) && o->max_rate <= top)
             return TRUE;
-    }
-    if (sim->fluid) {
-        guint32 m = g->message;
-        const RsFlowMessage *msg = &sim->msgs[m];
-        for (guint k = 0; k < msg->n_deps; k++) {
-            guint32 d = sim->deps[msg->first_dep + k];
-            if (!sim->capped[msg->first_dep + k] || sim->state[d] != ST_ACTIVE)
-                continue;
-            if (fluid_cap(sim, m, d, flow_at(sim, sim->slot[d])->rate) <= top)
-                return TRUE;
-        }
     }
     return FALSE;
 }
@@ -1678,31 +1662,19 @@ set_add(Sim *sim, guint32 slot, guint32 set_epoch)
 static void
 recompute_exact(Sim *sim, guint32 set_epoch)
 {
+    /* Never with fluid relays (sim_setup(): their caps are not bottleneck-checked, so they
+     * run LOCAL's propagation), so no followers and no forced flows here. */
+    g_assert(!sim->fluid);
     for (guint i = 0; i < sim->fresh->len; i++)
         set_add(sim, g_array_index(sim->fresh, guint32, i), set_epoch);
     g_array_set_size(sim->fresh, 0);
-    for (guint i = 0; i < sim->forced->len; i++)
-        set_add(sim, g_array_index(sim->forced, guint32, i), set_epoch);
-    g_array_set_size(sim->forced, 0);
-    guint clamps = 0;
     for (;;) {
-        if (sim->fluid)
-            fluid_close_set(sim, set_epoch);
         guint32 iter = ++sim->epoch;
         fill(sim, set_epoch, iter);
         sim->res->n_rate_updates += sim->set->len;
-        /* Fluid relays: a follower never outruns its dependency (clamped to its cap), and
-         * a clamped one is capped first in a new filling (a few times). */
-        if (sim->fluid && fluid_clamp(sim, set_epoch, FALSE) && clamps < 4) {
-            clamps++;
-            continue;
-        }
         if (!exact_verify(sim, set_epoch, iter))
             break;
     }
-    /* On the final rates only: a follower its links hold below its cap falls behind. */
-    if (sim->fluid)
-        fluid_clamp(sim, set_epoch, TRUE);
     for (guint i = 0; i < sim->changed->len; i++) {
         LinkState *ls = &sim->links[g_array_index(sim->changed, guint32, i)];
         ls->changed = FALSE;
@@ -1804,11 +1776,10 @@ apply_rates(Sim *sim, guint32 set_epoch)
             f->mark = set_epoch + 1; /* rate changed: rescheduled below */
             continue;
         }
-        if (f->remaining <= 0)
-            f->complete_t = sim->now;
-        else
-            f->complete_t = f->rate > 0 ? sim->now + f->remaining / f->rate : INFINITY;
-        heap_update(sim, set[i]);
+        double t = f->remaining <= 0 ? sim->now
+                   : f->rate > 0     ? sim->now + f->remaining / f->rate
+                                     : INFINITY;
+        heap_update(sim, set[i], t);
     }
     /* Fluid relays: the next event of a flow whose rate changed (its end, a dependent's
      * start) and of its flowing dependents (their catching up). */

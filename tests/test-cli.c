@@ -456,7 +456,7 @@ test_relays_models(void)
 static void
 test_threads_same_output(void)
 {
-    /* XXXXXX: the template g_dir_make_tmp() replaces with a unique name. */
+    /* g_dir_make_tmp() replaces the template's six Xs with a unique name. */
     g_autofree char *dir = g_dir_make_tmp("rs-threads-XXXXXX", NULL);
     g_assert_nonnull(dir);
     char *out[2] = {NULL, NULL};

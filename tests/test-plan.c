@@ -1249,8 +1249,8 @@ test_too_many_transfers(void)
 
 /* checkpoint-engine broadcasts every source shard to each inference rank, whatever the
  * bucket size: a small tensor (4 KiB, one bucket) replicated on 64 inference ranks takes
- * 128 transfers (a hop and a keep per rank, one channel); over the memory limit, the hint is fewer layers, not
- * larger buckets (it said --staging-bytes, which cannot help). */
+ * 128 transfers (a hop and a keep per rank, one channel); over the memory limit, the hint
+ * is fewer layers, not larger buckets (it said --staging-bytes, which cannot help). */
 static void
 test_too_large_checkpoint_engine_hint(void)
 {
@@ -1727,7 +1727,8 @@ main(int argc, char **argv)
     g_test_add_func("/plan/dtype/block-scaled", test_block_scaled_destinations);
     g_test_add_func("/plan/shape-mismatch", test_uncovered);
     g_test_add_func("/plan/too-many-transfers", test_too_many_transfers);
-    g_test_add_func("/plan/too-large-checkpoint-engine-hint", test_too_large_checkpoint_engine_hint);
+    g_test_add_func("/plan/too-large-checkpoint-engine-hint",
+                    test_too_large_checkpoint_engine_hint);
     g_test_add_func("/plan/auto-skips-too-large-peer", test_auto_skips_too_large_peer);
     for (guint r = 0; r < G_N_ELEMENTS(sort_rows); r++) {
         g_autofree char *path = g_strdup_printf("/plan/sort/packed-keys/%u-transfers-lo-%" G_GINT64_FORMAT,
