@@ -380,7 +380,7 @@ cli_sweep(const char *threads, guint mpi_np)
     g_ptr_array_unref(args);
     if (r.exit_code != 0)
         g_printerr("%s", r.err);
-    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_exit_code(&r, 0);
     char *out = g_strdup(r.out);
     run_result_clear(&r);
     return out;
@@ -470,7 +470,7 @@ test_cli_sweep_no_bar_off_tty(void)
                           "--tp",   "1,2",      "--gpus", "16",       "--strategies",
                           "direct", "--format", "csv",    NULL};
     RunResult r = run_reshard(args);
-    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_exit_code(&r, 0);
     assert_contains(r.err, "sweeping 2 points of ");
     g_assert_null(strchr(r.err, '\r'));
     g_assert_null(strstr(r.err, "points/s"));
@@ -484,7 +484,7 @@ test_cli_sweep_infeasible(void)
     const char *args[] = {"sweep",  "--tp",     "8,32", "--gpus", "256", "--strategies",
                           "direct", "--target", "10",   "-q",     NULL};
     RunResult r = run_reshard(args);
-    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_exit_code(&r, 0);
     assert_contains(r.out, "sweep      2 points: 2 planned, 1 fit in GPU memory");
     assert_contains(r.out, "under 10 s: fewest GPUs 256, vllm tp=32 dp=8 pp=1");
     g_auto(GStrv) lines = g_strsplit(r.out, "\n", -1);
@@ -499,7 +499,7 @@ test_cli_sweep_infeasible(void)
     const char *warn[] = {"simulate", "--network", "bottleneck", "--strategy", "direct",
                           "--infer",  "vllm:tp=8", "--format",   "json",       NULL};
     r = run_reshard(warn);
-    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_exit_code(&r, 0);
     assert_contains(r.err, "warning: the inference layout does not fit in GPU memory: GPU 256 "
                            "needs 174.93 GB (169.56 GB weights + 5.37 GB staging + 0.00 GB "
                            "reserve) of 85.90 GB");
@@ -509,7 +509,7 @@ test_cli_sweep_infeasible(void)
     const char *csv[] = {"simulate",  "--network", "bottleneck", "--strategy", "direct", "--infer",
                          "vllm:tp=8", "--format",  "csv",        "-q",         NULL};
     r = run_reshard(csv);
-    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_exit_code(&r, 0);
     assert_contains(r.out, ",variant,memory_feasible\ndirect,");
     g_assert_true(g_str_has_suffix(r.out, ",false\n"));
     run_result_clear(&r);
@@ -539,7 +539,7 @@ test_cli_sweep_errors(void)
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         RunResult r = run_reshard(cases[i].args);
-        g_assert_cmpint(r.exit_code, ==, 2);
+        assert_exit_code(&r, 2);
         assert_contains(r.err, cases[i].message);
         run_result_clear(&r);
     }

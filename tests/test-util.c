@@ -69,6 +69,14 @@ run_reshard_full(const char *const *args, const char *const *env, guint mpi_np)
     return r;
 }
 
+void
+assert_exit_code(const RunResult *r, gint expected)
+{
+    if (r->exit_code != expected)
+        g_error("reshard exited %d, expected %d; its stderr:\n%s", r->exit_code, expected,
+                r->err != NULL ? r->err : "");
+}
+
 RunResult
 run_reshard(const char *const *args)
 {

@@ -46,6 +46,16 @@ RunResult run_reshard_env(const char *const *args, const char *const *env);
 RunResult run_reshard_mpi(const char *const *args, guint mpi_np);
 
 /**
+ * assert_exit_code:
+ * @r: a result of run_reshard*()
+ * @expected: the exit status the command must end with
+ *
+ * Fails the test when it ended otherwise, printing the command's stderr (a bare status
+ * mismatch left nothing to study when an intermittent failure came back).
+ */
+void assert_exit_code(const RunResult *r, gint expected);
+
+/**
  * assert_contains:
  * Fails the test, printing both strings, when @haystack does not contain @needle.
  */
