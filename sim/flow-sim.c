@@ -55,6 +55,8 @@ enum { TIMER_OVERHEAD_DONE, TIMER_ACTIVATE, TIMER_POST_DONE, TIMER_LOCAL_DONE, T
 /* Fluid relays: a gap of progress (fraction of a message) this small is closed; a
  * dependency's bytes this close to a threshold have reached it. */
 #define FLUID_REL_TOLERANCE 1e-9
+/* A link loaded below (1 − this) of its capacity has slack for fluid_passive(). */
+#define FLUID_PASSIVE_SLACK 1e-6
 
 typedef struct {
     double t;
@@ -682,7 +684,10 @@ flow_add_link(Sim *sim, guint32 slot, guint32 link_id, double weight)
     }
 }
 
-/* Starts a flow for the current chunk of @m. */
+static double fluid_last_chunk(Sim *sim, guint32 m);
+
+/* Starts a flow for the current chunk of @m (fluid: for the whole message, or for its last
+ * chunk when it held that for its dependencies, chunk[m] > 0). */
 static void
 flow_start(Sim *sim, guint32 m)
 {
@@ -690,8 +695,9 @@ flow_start(Sim *sim, guint32 m)
     Flow *f = flow_init(sim, slot, m);
     guint32 route[RS_TOPOLOGY_MAX_ROUTE];
     guint n_route = rs_topology_route(sim->topo, sim->msgs[m].src, sim->msgs[m].dst, route);
-    f->remaining =
-        sim->fluid ? (double)sim->msgs[m].size_bytes : (double)chunk_bytes(sim, m, sim->chunk[m]);
+    f->remaining = !sim->fluid          ? (double)chunk_bytes(sim, m, sim->chunk[m])
+                   : sim->chunk[m] > 0 ? fluid_last_chunk(sim, m) /* held: resumes */
+                                       : (double)sim->msgs[m].size_bytes;
     for (guint i = 0; i < n_route; i++)
         flow_add_link(sim, slot, route[i], 1.0);
     heap_push(sim, slot, INFINITY);
@@ -762,9 +768,10 @@ deps_ready(Sim *sim, guint32 m, guint32 k)
     if (sim->rounds)
         return all_deps_done(sim, m);
     if (sim->fluid)
-        return sim->msgs[m].size_bytes > 0 && sim->msgs[m].src != sim->msgs[m].dst
+        return sim->msgs[m].size_bytes > 0 && sim->msgs[m].src != sim->msgs[m].dst &&
+                       sim->chunk[m] == 0
                    ? fluid_start_ready(sim, m)
-                   : all_deps_done(sim, m);
+                   : all_deps_done(sim, m); /* (a held last chunk waits for them whole) */
     const RsFlowMessage *msg = &sim->msgs[m];
     gboolean last = k + 1 >= sim->n_chunks[m];
     guint64 end = last ? 0 : chunk_end(sim, m, k);
@@ -939,6 +946,32 @@ fluid_offset(Sim *sim, guint32 m, guint32 d)
     return MAX(sim->phi[m], sim->phi[d]);
 }
 
+/* The bytes of @m's last chunk, which the chunked model sends once every dependency
+ * arrived whole: size − (c − 1) · chunk. */
+static double
+fluid_last_chunk(Sim *sim, guint32 m)
+{
+    double size = (double)sim->msgs[m].size_bytes;
+    double c = MIN((double)sim->chunk_size[m], size);
+    return MAX(0.0, size - (double)(sim->n_chunks_ref[m] - 1) * c);
+}
+
+/* Does @m wait for a pipelined dependency (one still flowing or held) to arrive whole
+ * before it may send its last chunk? */
+static gboolean
+fluid_holds_last(Sim *sim, guint32 m)
+{
+    const RsFlowMessage *msg = &sim->msgs[m];
+    if (sim->n_chunks_ref[m] <= 1)
+        return FALSE;
+    for (guint i = 0; i < msg->n_deps; i++) {
+        guint32 d = sim->deps[msg->first_dep + i];
+        if (sim->state[d] != ST_DONE && fluid_edge(sim, m, d))
+            return TRUE;
+    }
+    return FALSE;
+}
+
 /* Bytes @m has delivered by sim->now, or (@soon) a little later: within the time an event
  * batch spans, so that an event the rates put a rounding error away counts as reached. */
 static double
@@ -948,7 +981,7 @@ fluid_delivered(Sim *sim, guint32 m, gboolean soon)
     if (sim->state[m] == ST_DONE)
         return size;
     if (sim->slot[m] == NO_SLOT)
-        return 0.0;
+        return sim->chunk[m] > 0 ? size - fluid_last_chunk(sim, m) : 0.0;
     Flow *f = flow_at(sim, sim->slot[m]);
     double dt = sim->now - f->last_t;
     if (soon)
@@ -1004,10 +1037,12 @@ fluid_schedule(Sim *sim, guint32 m)
     Flow *f = flow_at(sim, sim->slot[m]);
     settle(sim, f);
     double dt = INFINITY;
-    if (f->remaining <= 0)
+    /* Its hold (fluid_hold()) comes before its end while a dependency is not whole. */
+    double last = fluid_holds_last(sim, m) ? fluid_last_chunk(sim, m) : 0.0;
+    if (f->remaining <= 0 || f->remaining - last <= last * FLUID_REL_TOLERANCE)
         dt = 0.0;
     else if (f->rate > 0) {
-        dt = f->remaining / f->rate;
+        dt = (f->remaining - last) / f->rate;
         double size = (double)sim->msgs[m].size_bytes;
         double done = size - f->remaining;
         double done_soon = fluid_delivered(sim, m, TRUE);
@@ -1042,6 +1077,30 @@ fluid_schedule(Sim *sim, guint32 m)
     heap_update(sim, sim->slot[m], sim->now + dt);
 }
 
+/* @m has only its last chunk left and a dependency has not arrived whole: it stops taking
+ * bandwidth until then (try_start() resumes it with that chunk), as the chunked model's
+ * last chunk waits. Its followers run free from here: they hold at their own last chunk.
+ * Without the hold a follower kept its pace past that point, and a follower of it could
+ * end before the hop it forwards (tests/test-flow-sim.c, /flow-sim/fluid/passive-chain). */
+static void
+fluid_hold(Sim *sim, guint32 m)
+{
+    for (guint i = sim->dependents_first[m]; i < sim->dependents_first[m + 1]; i++) {
+        guint32 n = sim->dependents[i];
+        if (sim->state[n] != ST_ACTIVE)
+            continue;
+        const RsFlowMessage *dn = &sim->msgs[n];
+        for (guint k = 0; k < dn->n_deps; k++)
+            if (sim->deps[dn->first_dep + k] == m && sim->capped[dn->first_dep + k]) {
+                sim->capped[dn->first_dep + k] = FALSE;
+                fluid_force(sim, n);
+            }
+    }
+    flow_stop(sim, m);
+    sim->state[m] = ST_WAIT;
+    sim->chunk[m] = 1;
+}
+
 /* The flow of @m reached its next event. */
 static void
 fluid_event(Sim *sim, guint32 m)
@@ -1058,6 +1117,11 @@ fluid_event(Sim *sim, guint32 m)
         guint32 n = sim->dependents[i];
         if (sim->state[n] == ST_WAIT)
             try_start(sim, n);
+    }
+    if (fluid_holds_last(sim, m) &&
+        size - fluid_delivered(sim, m, TRUE) <= fluid_last_chunk(sim, m) * (1.0 + FLUID_REL_TOLERANCE)) {
+        fluid_hold(sim, m);
+        return;
     }
     const RsFlowMessage *msg = &sim->msgs[m];
     for (guint i = 0; i < msg->n_deps; i++) {
@@ -1457,7 +1521,27 @@ expand(Sim *sim, guint32 set_epoch)
     return grew;
 }
 
-/* Fluid relays: the followers of the set's flows join it (their caps move with it). */
+/* Fluid relays: is follower @g held by its cap alone? Every link it takes bandwidth on has
+ * slack, so no flow is bottlenecked there (max-min: a bottleneck is saturated) and its rate
+ * follows its dependency's without touching anyone else's. */
+static gboolean
+fluid_passive(Sim *sim, Flow *g)
+{
+    FlowLink *fl = flow_links(g);
+    for (guint j = 0; j < g->n_links; j++) {
+        if (fl[j].pos == NO_POS)
+            continue;
+        const LinkState *ls = &sim->links[fl[j].link];
+        if (ls->used >= ls->capacity * (1.0 - FLUID_PASSIVE_SLACK))
+            return FALSE;
+    }
+    return TRUE;
+}
+
+/* Fluid relays: the followers of the set's flows join it (their caps move with it), but
+ * for passive ones (fluid_passive()), which fluid_propagate() gives their new caps after
+ * the filling: whole rings of followers would otherwise join every recomputation (the
+ * default scenario's nccl-broadcast did not finish in 6 minutes; 16 s without them). */
 static void
 fluid_close_set(Sim *sim, guint32 set_epoch)
 {
@@ -1468,7 +1552,7 @@ fluid_close_set(Sim *sim, guint32 set_epoch)
             if (sim->state[n] != ST_ACTIVE || !fluid_follows(sim, n, d))
                 continue;
             Flow *g = flow_at(sim, sim->slot[n]);
-            if (g->mark != set_epoch) {
+            if (g->mark != set_epoch && !fluid_passive(sim, g)) {
                 g->mark = set_epoch;
                 g_array_append_val(sim->set, sim->slot[n]);
             }
@@ -1685,6 +1769,76 @@ recompute_exact(Sim *sim, guint32 set_epoch)
 
 static void apply_rates(Sim *sim, guint32 set_epoch);
 
+/* Fluid relays, after apply_rates(): the passive followers left out of the set of
+ * @set_epoch (fluid_close_set()) take the rate their dependencies' new rates cap them at,
+ * transitively down their chains. One whose links would lose their slack (before or after
+ * the change) is not passive any more: it is recomputed at once instead (forced; with the
+ * flows of its links too, the forced sets cascaded: the hierarchical plan of
+ * deepseek-v3-gb200 did not finish in minutes). Returns the followers updated. */
+static guint
+fluid_propagate(Sim *sim, guint32 set_epoch)
+{
+    guint32 done_epoch = ++sim->epoch;
+    guint n_updated = 0;
+    g_autoptr(GArray) work = g_array_copy(sim->set);
+    guint n_set = sim->set->len;
+    for (guint w = 0; w < work->len; w++) {
+        guint32 d = flow_at(sim, g_array_index(work, guint32, w))->message;
+        for (guint k = sim->dependents_first[d]; k < sim->dependents_first[d + 1]; k++) {
+            guint32 n = sim->dependents[k];
+            if (sim->state[n] != ST_ACTIVE || !fluid_follows(sim, n, d))
+                continue;
+            Flow *g = flow_at(sim, sim->slot[n]);
+            FlowLink *fl = flow_links(g);
+            if (g->mark == set_epoch || g->mark == set_epoch + 1) {
+                /* A follower in the set of a passive one: filled with its old cap. */
+                if (w >= n_set)
+                    fluid_force(sim, n);
+                continue;
+            }
+            if (g->mark == done_epoch)
+                continue;
+            g->mark = done_epoch;
+            const RsFlowMessage *msg = &sim->msgs[n];
+            double cap = INFINITY;
+            for (guint i = 0; i < msg->n_deps; i++) {
+                guint32 e = sim->deps[msg->first_dep + i];
+                if (sim->capped[msg->first_dep + i] && sim->state[e] == ST_ACTIVE)
+                    cap = MIN(cap, fluid_cap(sim, n, e, flow_at(sim, sim->slot[e])->rate));
+            }
+            if (!isfinite(cap) || cap == g->rate)
+                continue;
+            double delta = cap - g->rate;
+            gboolean slack = TRUE;
+            for (guint j = 0; slack && j < g->n_links; j++) {
+                if (fl[j].pos == NO_POS)
+                    continue;
+                const LinkState *ls = &sim->links[fl[j].link];
+                double full = ls->capacity * (1.0 - FLUID_PASSIVE_SLACK);
+                slack = ls->used < full && ls->used + delta * fl[j].weight < full;
+            }
+            if (!slack) {
+                fluid_force(sim, n);
+                continue;
+            }
+            for (guint j = 0; j < g->n_links; j++)
+                if (fl[j].pos != NO_POS)
+                    sim->links[fl[j].link].used += delta * fl[j].weight;
+            flow_set_rate(sim, g, cap);
+            fluid_schedule(sim, n);
+            for (guint i = sim->dependents_first[n]; i < sim->dependents_first[n + 1]; i++) {
+                guint32 q = sim->dependents[i];
+                if (sim->state[q] == ST_ACTIVE)
+                    fluid_schedule(sim, q);
+            }
+            g_array_append_val(work, sim->slot[n]);
+            n_updated++;
+        }
+    }
+    sim->res->n_rate_updates += n_updated;
+    return n_updated;
+}
+
 static void
 recompute_rates(Sim *sim)
 {
@@ -1751,6 +1905,8 @@ recompute_rates(Sim *sim)
     if (sim->fluid)
         fluid_clamp(sim, set_epoch, TRUE);
     apply_rates(sim, set_epoch);
+    if (sim->fluid && !global)
+        fluid_propagate(sim, set_epoch);
 }
 
 /* Applies the new rates of the set of @set_epoch (the last filling's). */

@@ -86,16 +86,23 @@
  *        a part of what it receives follows at that part of d's rate); a follower its own
  *        links hold below the cap falls behind and runs free (it never holds d back, as in
  *        the chunked model, where d never waits for m);
- *      drain: when d arrives whole, a follower has its last chunk left (size − (c − 1)·s,
- *        as in the chunked model) and runs free.
+ *      drain: m sends its last chunk (size − (c − 1)·s) only once every dependency arrived
+ *        whole, as in the chunked model: a hop that reaches it earlier holds (takes no
+ *        bandwidth) until then, and its followers run free to their own last chunk;
+ *        when d arrives whole, a follower has at least its last chunk left and runs free.
  *    For the lone chain above: hop k starts when hop k − 1 delivered one chunk, at
  *    overhead + Σ_{j≤k} latency_j + k·s/B, every hop runs at B, so the chain ends at
  *    overhead + h·latency + (h − 1)·s/B + c·s/B: exactly the chunked formula. A hop that
  *    joins late (its overhead, latency or another dependency holds it) starts behind the
  *    bound and runs free until it catches up. Recomputations happen per message start,
- *    catch-up and end, not per chunk; the rates are max-min fair with the caps as extra
+ *    catch-up, hold and end, not per chunk; the rates are max-min fair with the caps as extra
  *    one-flow constraints (progressive filling over links and caps, Bertsekas & Gallager
- *    §6.5.2). Measured against the chunked model: tests/test-flow-sim.c (chains exact,
+ *    §6.5.2). A follower whose links all have slack (loaded below capacity × (1 − 1e-6))
+ *    bottlenecks nobody and is held by its cap alone: it stays out of the filling and takes
+ *    its new cap after it, down its chain (without this, every recomputation filled whole
+ *    rings of followers: nccl-broadcast's 255-hop rings on the default scenario did not
+ *    finish in 6 minutes); one whose links would lose their slack is filled again at once
+ *    with the flows of its links. Measured against the chunked model: tests/test-flow-sim.c (chains exact,
  *    random relay trees) and the README's benchmark notes.
  *  - A local copy (src == dst) takes no time (without GPU-side costs: message_pre_s and
  *    message_post_s below); it completes once its dependencies arrived.

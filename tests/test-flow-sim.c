@@ -595,6 +595,47 @@ test_fluid_wait_after_overhead(void)
     }
 }
 
+/* A chain of followers whose pace changes, and its last chunks. A (16 → 0, NIC at 5 GB/s,
+ * 1 GB in 100 MB chunks) shares GPU 16's NIC with C (16 → 0, 250 MB, no relay) until C ends
+ * at 0.1 s (2.5 GB/s each), then runs at 5 GB/s and ends at 0.1 + 0.75 / 5 = 0.25 s.
+ * B1 … B15 forward it along GPUs 0 → 1 → … → 15 over NVLink (100 GB/s, far from saturated):
+ * B_k starts when B_{k−1} delivered a chunk (0.04 + (k − 1) ms), follows A's pace, whose
+ * change at 0.1 s reaches the whole chain without a recomputation (the followers are
+ * passive: fluid_propagate()), and sends its last chunk once B_{k−1} arrived whole: B_k ends
+ * at 0.25 + k · 0.1 GB / 100 GB/s. The chunked model, the fluid one and the fluid one with a
+ * global filling at every event all give these times. Before the fluid model held a last
+ * chunk, B2 ended at 0.25005 s, before B1 (0.251 s): only B1 waited for A whole (its
+ * remaining bytes went back up to a chunk), and B2, 2.5 MB behind B1, kept going. */
+static void
+test_fluid_passive_chain(void)
+{
+    g_autoptr(RsTopology) topo = load("name: wide0\n"
+                                      "nodes: 2\n"
+                                      "gpus_per_node: 16\n"
+                                      "nvlink: {bandwidth: 100 GB/s}\n"
+                                      "nic: {bandwidth: 80 Gbit/s, efficiency: 0.5}\n"
+                                      "fabric: {pxn: true}\n");
+    Msg rows[17];
+    rows[0] = (Msg){16, 0, 1000000000, 0, NODEPS};  /* A */
+    rows[1] = (Msg){16, 0, 250000000, 0, NODEPS};   /* C */
+    for (guint k = 1; k <= 15; k++)
+        rows[k + 1] = (Msg){k - 1, k, 1000000000, 0, {k == 1 ? 0 : (gint)k, -1}};
+    for (guint mode = 0; mode < 3; mode++) {
+        RsFlowSimOptions opt;
+        phases_options(&opt);
+        opt.chunk_bytes = 100000000;
+        opt.max_chunks_per_message = 0;
+        opt.relays = mode == 0 ? RS_FLOW_SIM_RELAYS_CHUNKED : RS_FLOW_SIM_RELAYS_FLUID;
+        if (mode == 2)
+            opt.rates = RS_FLOW_SIM_RATES_GLOBAL;
+        g_autoptr(RsFlowSimResult) r = simulate(topo, rows, 17, &opt);
+        assert_time(r->message_end_s[1], 0.1);
+        assert_time(r->message_end_s[0], 0.25);
+        for (guint k = 1; k <= 15; k++)
+            assert_time(r->message_end_s[k + 1], 0.25 + k * 0.001);
+    }
+}
+
 /* A hop joining late: B (0 → 1, NVLink) relays A (4 → 0, NIC at 5 GB/s, 1 GB in 100 MB
  * chunks) but also waits for C whole (9 → 13, one chunk of 100 MB over the network), which
  * waits for D whole (10 → 14, the same): C ends at 0.04 s. A has delivered 200 MB then; B
@@ -1428,6 +1469,7 @@ main(int argc, char **argv)
     g_test_add_func("/flow-sim/fluid/join-late", test_fluid_join_late);
     g_test_add_func("/flow-sim/fluid/wait-after-overhead", test_fluid_wait_after_overhead);
     g_test_add_func("/flow-sim/fluid/default-rates", test_fluid_default_rates);
+    g_test_add_func("/flow-sim/fluid/passive-chain", test_fluid_passive_chain);
     g_test_add_func("/flow-sim/fabric/uplink-oversubscribed", test_uplink_oversubscribed);
     g_test_add_func("/flow-sim/fabric/pxn", test_pxn);
     g_test_add_func("/flow-sim/plan/direct", test_plan_direct);
