@@ -95,15 +95,16 @@
  *    overhead + h·latency + (h − 1)·s/B + c·s/B: exactly the chunked formula. A hop that
  *    joins late (its overhead, latency or another dependency holds it) starts behind the
  *    bound and runs free until it catches up. Recomputations happen per message start,
- *    catch-up, hold and end, not per chunk; the rates are max-min fair with the caps as extra
- *    one-flow constraints (progressive filling over links and caps, Bertsekas & Gallager
+ *    catch-up, hold and end, not per chunk; the rates are max-min fair with the caps as
+ *    extra one-flow constraints (progressive filling over links and caps, Bertsekas & Gallager
  *    §6.5.2). A follower whose links all have slack (loaded below capacity × (1 − 1e-6))
  *    bottlenecks nobody and is held by its cap alone: it stays out of the filling and takes
  *    its new cap after it, down its chain (without this, every recomputation filled whole
  *    rings of followers: nccl-broadcast's 255-hop rings on the default scenario did not
- *    finish in 6 minutes); one whose links would lose their slack is filled again at once
- *    with the flows of its links. Measured against the chunked model: tests/test-flow-sim.c (chains exact,
- *    random relay trees) and the README's benchmark notes.
+ *    finish in 6 minutes); one whose links would lose their slack is recomputed at once
+ *    (forced into the next filling). Measured against the chunked model:
+ *    tests/test-flow-sim.c (chains exact, random relay trees, /flow-sim/fluid/passive-chain)
+ *    and scripts/fluid-vs-chunked.sh (the README's benchmark table).
  *  - A local copy (src == dst) takes no time (without GPU-side costs: message_pre_s and
  *    message_post_s below); it completes once its dependencies arrived.
  * Same inputs give bit-identical results (all ties are broken by index).
