@@ -1118,8 +1118,9 @@ fluid_event(Sim *sim, guint32 m)
         if (sim->state[n] == ST_WAIT)
             try_start(sim, n);
     }
+    double left_soon = size - fluid_delivered(sim, m, TRUE);
     if (fluid_holds_last(sim, m) &&
-        size - fluid_delivered(sim, m, TRUE) <= fluid_last_chunk(sim, m) * (1.0 + FLUID_REL_TOLERANCE)) {
+        left_soon <= fluid_last_chunk(sim, m) * (1.0 + FLUID_REL_TOLERANCE)) {
         fluid_hold(sim, m);
         return;
     }

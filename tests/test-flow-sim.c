@@ -598,14 +598,15 @@ test_fluid_wait_after_overhead(void)
 /* A chain of followers whose pace changes, and its last chunks. A (16 → 0, NIC at 5 GB/s,
  * 1 GB in 100 MB chunks) shares GPU 16's NIC with C (16 → 0, 250 MB, no relay) until C ends
  * at 0.1 s (2.5 GB/s each), then runs at 5 GB/s and ends at 0.1 + 0.75 / 5 = 0.25 s.
- * B1 … B15 forward it along GPUs 0 → 1 → … → 15 over NVLink (100 GB/s, far from saturated):
- * B_k starts when B_{k−1} delivered a chunk (0.04 + (k − 1) ms), follows A's pace, whose
- * change at 0.1 s reaches the whole chain without a recomputation (the followers are
- * passive: fluid_propagate()), and sends its last chunk once B_{k−1} arrived whole: B_k ends
- * at 0.25 + k · 0.1 GB / 100 GB/s. The chunked model, the fluid one and the fluid one with a
- * global filling at every event all give these times. Before the fluid model held a last
- * chunk, B2 ended at 0.25005 s, before B1 (0.251 s): only B1 waited for A whole (its
- * remaining bytes went back up to a chunk), and B2, 2.5 MB behind B1, kept going. */
+ * B1 … B15 forward it along GPUs 0 → 1 → … → 15 over NVLink (100 GB/s, far from
+ * saturated): B_k starts when B_{k−1} delivered a chunk (0.04 + (k − 1) ms), follows A's
+ * pace, whose change at 0.1 s reaches the whole chain without a recomputation (the
+ * followers are passive: fluid_propagate()), and sends its last chunk once B_{k−1} arrived
+ * whole: B_k ends at 0.25 + k · 0.1 GB / 100 GB/s. The chunked model, the fluid one and the
+ * fluid one with a global filling at every event all give these times. Before the fluid
+ * model held a last chunk, B2 ended at 0.25005 s, before B1 (0.251 s): only B1 waited for A
+ * whole (its remaining bytes went back up to a chunk), and B2, 2.5 MB behind B1, kept
+ * going. */
 static void
 test_fluid_passive_chain(void)
 {
