@@ -151,7 +151,8 @@ typedef struct {
     guint *dependents_first; /* [n + 1] */
     guint32 *dependents;
     guint8 *state;
-    guint32 *chunk;
+    guint32 *chunk; /* chunked: the chunk it is on; fluid: 1 once it held its last chunk
+                     * (fluid_hold()), else 0 */
     guint32 *n_chunks;
     guint64 *chunk_size;
     guint64 *delivered;
@@ -191,6 +192,7 @@ typedef struct {
     gboolean *capped;      /* [n_deps]: dependency edge binding: the message caught up with
                             * that dependency and follows it at its pace */
     GArray *forced;        /* guint32 flow slots to recompute at the next batch */
+    GArray *chain;         /* guint32 flow slots fluid_propagate() walks (scratch) */
     GArray *fresh;         /* exact rates: guint32 flow slots started since the last batch */
     GArray *cheap;         /* LinkKey (share: a cap in bytes/s, link: a flow slot) */
     gboolean exact;        /* RS_FLOW_SIM_RATES_EXACT without fluid relays */
@@ -1077,6 +1079,18 @@ fluid_schedule(Sim *sim, guint32 m)
     heap_update(sim, sim->slot[m], sim->now + dt);
 }
 
+/* @m's rate changed: its next event and its flowing dependents' (their catching up). */
+static void
+fluid_reschedule(Sim *sim, guint32 m)
+{
+    fluid_schedule(sim, m);
+    for (guint k = sim->dependents_first[m]; k < sim->dependents_first[m + 1]; k++) {
+        guint32 n = sim->dependents[k];
+        if (sim->state[n] == ST_ACTIVE)
+            fluid_schedule(sim, n);
+    }
+}
+
 /* @m has only its last chunk left and a dependency has not arrived whole: it stops taking
  * bandwidth until then (try_start() resumes it with that chunk), as the chunked model's
  * last chunk waits. Its followers run free from here: they hold at their own last chunk.
@@ -1562,6 +1576,23 @@ fluid_close_set(Sim *sim, guint32 set_epoch)
     }
 }
 
+/* The rate @m's capped edges allow it: the smallest cap of its flowing dependencies, at
+ * their new rates for those in the set of @set_epoch (INFINITY when none caps it). */
+static double
+fluid_follow_cap(Sim *sim, guint32 m, guint32 set_epoch)
+{
+    const RsFlowMessage *msg = &sim->msgs[m];
+    double cap = INFINITY;
+    for (guint k = 0; k < msg->n_deps; k++) {
+        guint32 d = sim->deps[msg->first_dep + k];
+        if (!sim->capped[msg->first_dep + k] || sim->state[d] != ST_ACTIVE)
+            continue;
+        Flow *g = flow_at(sim, sim->slot[d]);
+        cap = MIN(cap, fluid_cap(sim, m, d, g->mark == set_epoch ? g->new_rate : g->rate));
+    }
+    return cap;
+}
+
 /* Fluid relays, after filling: a follower never outruns a dependency (its rate is clamped
  * to the cap); one its links hold below the cap falls behind and runs free. */
 static gboolean
@@ -1572,14 +1603,7 @@ fluid_clamp(Sim *sim, guint32 set_epoch, gboolean final)
         Flow *f = flow_at(sim, g_array_index(sim->set, guint32, i));
         guint32 m = f->message;
         const RsFlowMessage *msg = &sim->msgs[m];
-        double cap = INFINITY;
-        for (guint k = 0; k < msg->n_deps; k++) {
-            guint32 d = sim->deps[msg->first_dep + k];
-            if (!sim->capped[msg->first_dep + k] || sim->state[d] != ST_ACTIVE)
-                continue;
-            Flow *g = flow_at(sim, sim->slot[d]);
-            cap = MIN(cap, fluid_cap(sim, m, d, g->mark == set_epoch ? g->new_rate : g->rate));
-        }
+        double cap = fluid_follow_cap(sim, m, set_epoch);
         if (!isfinite(cap))
             continue;
         if (f->new_rate > cap) {
@@ -1776,14 +1800,15 @@ static void apply_rates(Sim *sim, guint32 set_epoch);
  * transitively down their chains. One whose links would lose their slack (before or after
  * the change) is not passive any more: it is recomputed at once instead (forced; with the
  * flows of its links too, the forced sets cascaded: the hierarchical plan of
- * deepseek-v3-gb200 did not finish in minutes). Returns the followers updated. */
-static guint
+ * deepseek-v3-gb200 did not finish in minutes). */
+static void
 fluid_propagate(Sim *sim, guint32 set_epoch)
 {
     guint32 done_epoch = ++sim->epoch;
-    guint n_updated = 0;
-    g_autoptr(GArray) work = g_array_copy(sim->set);
+    GArray *work = sim->chain;
     guint n_set = sim->set->len;
+    g_array_set_size(work, 0);
+    g_array_append_vals(work, sim->set->data, n_set);
     for (guint w = 0; w < work->len; w++) {
         guint32 d = flow_at(sim, g_array_index(work, guint32, w))->message;
         for (guint k = sim->dependents_first[d]; k < sim->dependents_first[d + 1]; k++) {
@@ -1801,13 +1826,8 @@ fluid_propagate(Sim *sim, guint32 set_epoch)
             if (g->mark == done_epoch)
                 continue;
             g->mark = done_epoch;
-            const RsFlowMessage *msg = &sim->msgs[n];
-            double cap = INFINITY;
-            for (guint i = 0; i < msg->n_deps; i++) {
-                guint32 e = sim->deps[msg->first_dep + i];
-                if (sim->capped[msg->first_dep + i] && sim->state[e] == ST_ACTIVE)
-                    cap = MIN(cap, fluid_cap(sim, n, e, flow_at(sim, sim->slot[e])->rate));
-            }
+            /* (After apply_rates(), a set flow's rate is its new rate.) */
+            double cap = fluid_follow_cap(sim, n, set_epoch);
             if (!isfinite(cap) || cap == g->rate)
                 continue;
             double delta = cap - g->rate;
@@ -1827,18 +1847,11 @@ fluid_propagate(Sim *sim, guint32 set_epoch)
                 if (fl[j].pos != NO_POS)
                     sim->links[fl[j].link].used += delta * fl[j].weight;
             flow_set_rate(sim, g, cap);
-            fluid_schedule(sim, n);
-            for (guint i = sim->dependents_first[n]; i < sim->dependents_first[n + 1]; i++) {
-                guint32 q = sim->dependents[i];
-                if (sim->state[q] == ST_ACTIVE)
-                    fluid_schedule(sim, q);
-            }
+            fluid_reschedule(sim, n);
             g_array_append_val(work, sim->slot[n]);
-            n_updated++;
+            sim->res->n_rate_updates++;
         }
     }
-    sim->res->n_rate_updates += n_updated;
-    return n_updated;
 }
 
 static void
@@ -1943,15 +1956,8 @@ apply_rates(Sim *sim, guint32 set_epoch)
      * start) and of its flowing dependents (their catching up). */
     for (guint i = 0; sim->fluid && i < n_set; i++) {
         Flow *f = flow_at(sim, set[i]);
-        if (f->mark != set_epoch + 1)
-            continue;
-        guint32 m = f->message;
-        fluid_schedule(sim, m);
-        for (guint k = sim->dependents_first[m]; k < sim->dependents_first[m + 1]; k++) {
-            guint32 n = sim->dependents[k];
-            if (sim->state[n] == ST_ACTIVE)
-                fluid_schedule(sim, n);
-        }
+        if (f->mark == set_epoch + 1)
+            fluid_reschedule(sim, f->message);
     }
     sim->epoch++; /* set_epoch + 1 is spent */
     for (guint i = 0; i < n_lset; i++) {
@@ -2080,6 +2086,8 @@ sim_clear(Sim *sim)
     g_free(sim->capped);
     if (sim->forced)
         g_array_unref(sim->forced);
+    if (sim->chain)
+        g_array_unref(sim->chain);
     if (sim->fresh)
         g_array_unref(sim->fresh);
     if (sim->cheap)
@@ -2328,6 +2336,7 @@ sim_setup(Sim *sim, RsFlowSimResult *res)
     sim->lheap = g_array_new(FALSE, FALSE, sizeof(LinkKey));
     sim->cheap = g_array_new(FALSE, FALSE, sizeof(LinkKey));
     sim->forced = g_array_new(FALSE, FALSE, sizeof(guint32));
+    sim->chain = g_array_new(FALSE, FALSE, sizeof(guint32));
     sim->fresh = g_array_new(FALSE, FALSE, sizeof(guint32));
 }
 
