@@ -356,6 +356,19 @@ simulate_model_line(const RsSimulateReport *r, gboolean any_flow, GString *out)
                                fo->chunk_bytes / 1048576.0);
     else
         g_string_append(out, "relays once what they forward arrived");
+    /* The peers whose rings a library pipelines ran in its step (RsFlowSimOptions.plan_relays). */
+    gboolean first = TRUE;
+    for (guint i = 0; fo->posting == RS_FLOW_SIM_POST_PHASES && i < r->n_results; i++) {
+        const RsFlowSimResult *f = r->results[i].flow;
+        if (f == NULL || (f->chunk_bytes == fo->chunk_bytes && f->relays == fo->relays))
+            continue;
+        g_string_append_printf(out, "%s%s in %.3g KiB steps%s", first ? "; " : ", ",
+                               result_name(&r->results[i]), f->chunk_bytes / 1024.0,
+                               f->relays == RS_FLOW_SIM_RELAYS_FLUID ? " as fluid flows" : "");
+        first = FALSE;
+    }
+    if (!first)
+        g_string_append(out, " (the step NCCL's ring broadcast pipelines in)");
     if (copies)
         g_string_append(out, "; the topology's copy rates are not simulated");
     g_string_append_printf(out, "); first-order: busiest link%s + per-message latency of "
@@ -442,6 +455,10 @@ flow_node(const RsFlowSimResult *f, const RsTopology *topo)
     JSON_DOUBLE(b, "total_s", f->total_s);
     JSON_INT(b, "chunks", f->n_chunks);
     JSON_INT(b, "events", f->n_events);
+    JSON_INT(b, "relay_chunk_bytes", f->chunk_bytes);
+    JSON_STRING(b, "relays", f->n_rounds > 0                        ? "rounds"
+                             : f->relays == RS_FLOW_SIM_RELAYS_FLUID ? "fluid"
+                                                                     : "chunked");
     json_builder_set_member_name(b, "phase_end_s");
     json_builder_begin_array(b);
     for (guint p = 0; p < f->n_phases; p++)

@@ -433,6 +433,9 @@ compare_with_flow(const char *cmd, const Work *w, const RsPlan *plan, const RsEx
     }
     RsFlowSimOptions fo;
     rs_flow_sim_options_init(&fo);
+    /* Predicted as the executor ran it: its chunks, not the step of the library a peer's
+     * plan models. */
+    fo.plan_relays = FALSE;
     g_autoptr(RsFlowSimResult) flow = rs_flow_sim_run(plan, w->topology, &fo, &error);
     if (flow == NULL)
         return rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);

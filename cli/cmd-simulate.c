@@ -111,8 +111,9 @@ static GOptionEntry entries[] = {
      "strategies, FILE-STRATEGY.csv each",
      "FILE.csv"},
     {"chunk-size", 0, 0, G_OPTION_ARG_STRING, &opt_chunk_size,
-     "Relay pipelining chunk, with its unit (default 4 MiB; 0 B: relays wait for whole "
-     "messages)",
+     "Relay pipelining chunk, with its unit (default 4 MiB, and NCCL's 512 KiB step for "
+     "nccl-broadcast and checkpoint-engine; 0 B: relays wait for whole messages); given, "
+     "it applies to every strategy",
      "SIZE"},
     {"rates", 0, 0, G_OPTION_ARG_STRING, &opt_rates,
      "Rate recomputation: exact (incremental: the flows whose bottleneck a change moves; "
@@ -130,7 +131,9 @@ static GOptionEntry entries[] = {
      "and forwarding relays chunk by chunk) or fluid (one flow per message that follows "
      "what it forwards once caught up); or rounds (every rank posts the plan's rounds one "
      "after another, a relay once what it forwards arrived: an executor that waits for "
-     "each group; faster to simulate, an upper figure)",
+     "each group; faster to simulate, an upper figure). Without it (and --chunk-size), "
+     "nccl-broadcast and checkpoint-engine, whose rings NCCL pipelines in 512 KiB steps, "
+     "run fluid at that step, the others chunked; given, it applies to every strategy",
      "MODEL"},
     {NULL},
 };
@@ -438,6 +441,8 @@ parse_flow_options(RsFlowSimOptions *opt, gboolean *use_flow, GError **error)
         }
         opt->chunk_bytes = bytes;
     }
+    /* Asked for a relay model or chunk: every strategy runs it, the peers' rings too. */
+    opt->plan_relays = opt_relays == NULL && opt_chunk_size == NULL;
     if (!*use_flow && (opt_trace != NULL || opt_link_stats != NULL || opt_timeline != NULL)) {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                     "--trace, --link-stats and --timeline need the flow model, not --network "

@@ -243,7 +243,7 @@ rs_plan_build_full(const RsRefit *refit, RsStrategy strategy, const RsPlanOption
                               options ? options->memory_limit_bytes : 0, error))
         return NULL;
     RsPlanBuilder b = {g_array_new(FALSE, FALSE, sizeof(RsTransfer)), staging, RS_PACK_KERNEL,
-                       RS_ROUND_SYNC_GROUP, options != NULL ? options->topology : NULL};
+                       RS_ROUND_SYNC_GROUP, 0, options != NULL ? options->topology : NULL};
     if (!build_transfers(&b, refit, strategy, options, error)) {
         g_array_unref(b.transfers);
         return NULL;
@@ -254,6 +254,7 @@ rs_plan_build_full(const RsRefit *refit, RsStrategy strategy, const RsPlanOption
     plan->strategy = strategy;
     plan->pack_method = b.pack_method;
     plan->round_sync = b.round_sync;
+    plan->relay_chunk_bytes = b.relay_chunk_bytes;
     rs_plan_finish(plan, b.transfers, options);
     g_array_unref(b.transfers);
     return plan;

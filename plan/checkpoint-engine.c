@@ -84,6 +84,8 @@ rs_plan_checkpoint_engine_build(RsPlanBuilder *b, const RsRefit *refit, const Rs
      * ends with an all_reduce and a device synchronise on every rank. */
     b->pack_method = RS_PACK_HOST_H2D;
     b->round_sync = RS_ROUND_SYNC_WORLD_BARRIER;
+    /* dist.broadcast is NCCL's ring broadcast: its steps pipeline the bucket. */
+    b->relay_chunk_bytes = RS_NCCL_BROADCAST_STEP_BYTES;
     guint64 bucket_bytes = rs_plan_checkpoint_engine_bucket_bytes(refit, topo);
     /* Per owner (keyed rank + 1): its current bucket index and fill. */
     g_autoptr(GHashTable) fill = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);

@@ -22,8 +22,9 @@
  * next domain's rail-c GPU (through rail c's NIC, over NVLink first, with PXN). The
  * pipelining granularity is NCCL's step: NCCL_BUFFSIZE 4 MiB (src/init.cc,
  * DEFAULT_BUFFSIZE) over NCCL_STEPS 8 (src/include/device.h) with BROADCAST_CHUNKSTEPS 1
- * (src/include/collectives.h): 512 KiB chunks, which the flow model's chunk_bytes
- * reproduces (--chunk-size 512KiB). Frameworks broadcast bucket by bucket: verl
+ * (src/include/collectives.h): 512 KiB chunks (RS_NCCL_BROADCAST_STEP_BYTES), the plan's
+ * relay chunk (rs_plan_get_relay_chunk_bytes()), which the flow model runs unless told
+ * otherwise (RsFlowSimOptions.plan_relays). Frameworks broadcast bucket by bucket: verl
  * (verl/workers/config/rollout.py, CheckpointEngineConfig.update_weights_bucket_megabytes
  * = 2048), NeMo-RL (nemo_rl/utils/packed_tensor.py, get_target_packed_tensor_size:
  * min(0.02 × GPU memory, 5 GiB), get_num_buffers: 2 buffers in flight), slime (its
@@ -252,6 +253,7 @@ rs_plan_nccl_broadcast_tensor(RsPlanBuilder *b, const RsRefitTensor *t, guint32 
     /* A collective: every rank of the communicator takes part in each bucket's broadcast,
      * which the frameworks follow by loading the bucket before the next one. */
     b->round_sync = RS_ROUND_SYNC_WORLD_BARRIER;
+    b->relay_chunk_bytes = RS_NCCL_BROADCAST_STEP_BYTES; /* NCCL's ring pipelines its steps */
     if (rs_layout_get_n_elems(t->src) == 0)
         return TRUE;
     RsSourceGroups sg;

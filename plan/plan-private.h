@@ -22,6 +22,7 @@ struct _RsPlan {
     guint64 max_round_staging_bytes;
     RsPackMethod pack_method; /* RS_PACK_KERNEL unless the strategy set another */
     RsRoundSync round_sync;   /* RS_ROUND_SYNC_GROUP unless the strategy set another */
+    guint64 relay_chunk_bytes; /* the pipeline step of its relays, bytes; 0: the executor's */
 };
 
 /* Set by a strategy's builder (through RsPlanBuilder, copied when the plan is made, or on
@@ -84,6 +85,8 @@ typedef struct {
     RsPackMethod pack_method;   /* the plan's, RS_PACK_KERNEL unless the strategy sets another */
     RsRoundSync round_sync;     /* the plan's, RS_ROUND_SYNC_GROUP unless the strategy sets
                                  * another */
+    guint64 relay_chunk_bytes;  /* the plan's, 0 unless the strategy pipelines its relays as
+                                 * a library does (NCCL's broadcast step) */
     const RsTopology *topology; /* (nullable) the options' cluster */
 } RsPlanBuilder;
 

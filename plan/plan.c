@@ -75,6 +75,12 @@ rs_plan_get_round_sync(const RsPlan *plan)
     return plan->round_sync;
 }
 
+guint64
+rs_plan_get_relay_chunk_bytes(const RsPlan *plan)
+{
+    return plan->relay_chunk_bytes;
+}
+
 void
 rs_plan_set_pack_method(RsPlan *plan, RsPackMethod method)
 {

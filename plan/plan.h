@@ -59,6 +59,11 @@ typedef enum {
  * the larger figure is used, so the estimate errs high. */
 #define RS_PLAN_BUILD_BYTES_PER_TRANSFER 800
 
+/* The step NCCL's ring broadcast pipelines in, bytes: NCCL_BUFFSIZE's default 4 MiB
+ * (NVIDIA/nccl src/init.cc, DEFAULT_BUFFSIZE) over NCCL_STEPS 8 (src/include/device.h),
+ * one step per chunk (BROADCAST_CHUNKSTEPS 1, src/include/collectives.h): 512 KiB. */
+#define RS_NCCL_BROADCAST_STEP_BYTES (512u << 10)
+
 typedef enum {
     RS_STRATEGY_GATHER_BROADCAST, /* a strawman: one gather root, one chain, one NIC */
     RS_STRATEGY_DIRECT,
@@ -282,6 +287,11 @@ RsPackMethod rs_plan_get_pack_method(const RsPlan *plan);
 /** rs_plan_get_round_sync: Returns: how the ranks of a round synchronise
  * (RS_ROUND_SYNC_GROUP unless its strategy set another). */
 RsRoundSync rs_plan_get_round_sync(const RsPlan *plan);
+/** rs_plan_get_relay_chunk_bytes: Returns: the step, in bytes, in which the system the plan
+ * models pipelines its relays (RS_NCCL_BROADCAST_STEP_BYTES for nccl-broadcast and
+ * checkpoint-engine, whose rings NCCL runs), or 0 when the plan leaves it to the executor
+ * (reshard run's --chunk-size; the flow model's RsFlowSimOptions.chunk_bytes). */
+guint64 rs_plan_get_relay_chunk_bytes(const RsPlan *plan);
 /** rs_pack_method_get_name: Returns: (transfer none): "none", "kernel", "copy-engine",
  * "host-h2d". */
 const char *rs_pack_method_get_name(RsPackMethod method);

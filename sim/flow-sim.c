@@ -228,6 +228,7 @@ rs_flow_sim_options_init(RsFlowSimOptions *options)
     options->message_post_s = NULL;
     options->round_fixed_s = 0.0;
     options->max_events = 0;
+    options->plan_relays = TRUE;
 }
 
 void
@@ -2440,6 +2441,8 @@ rs_flow_sim_run_messages(const RsFlowMessage *messages, guint n_messages, const 
         sim.opt = *options;
     else
         rs_flow_sim_options_init(&sim.opt);
+    res->chunk_bytes = sim.opt.chunk_bytes;
+    res->relays = sim.opt.relays;
     sim_setup(&sim, res);
     sim.start_us = g_get_monotonic_time();
     sim.next_progress_us = sim.start_us;
@@ -2527,7 +2530,19 @@ rs_flow_sim_run(const RsPlan *plan, const RsTopology *topo, const RsFlowSimOptio
             g_array_append_val(deps, d32);
         }
     }
-    return rs_flow_sim_run_messages(msgs, n, (const guint32 *)deps->data, deps->len, topo, options,
+    /* A plan that pipelines its relays as a library does runs in that library's step, as
+     * fluid relays (flow-sim.h, "Relays a plan pipelines itself"). */
+    RsFlowSimOptions opt;
+    if (options != NULL)
+        opt = *options;
+    else
+        rs_flow_sim_options_init(&opt);
+    if (opt.plan_relays && opt.posting == RS_FLOW_SIM_POST_PHASES &&
+        rs_plan_get_relay_chunk_bytes(plan) > 0) {
+        opt.chunk_bytes = rs_plan_get_relay_chunk_bytes(plan);
+        opt.relays = RS_FLOW_SIM_RELAYS_FLUID;
+    }
+    return rs_flow_sim_run_messages(msgs, n, (const guint32 *)deps->data, deps->len, topo, &opt,
                                     error);
 }
 

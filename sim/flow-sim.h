@@ -105,6 +105,17 @@
  *    (forced into the next filling). Measured against the chunked model:
  *    tests/test-flow-sim.c (chains exact, random relay trees, /flow-sim/fluid/passive-chain)
  *    and scripts/fluid-vs-chunked.sh (the README's benchmark table).
+ *  - Relays a plan pipelines itself (rs_flow_sim_run() with plan_relays, the default): the
+ *    peers whose relays are a library's collective state its step
+ *    (rs_plan_get_relay_chunk_bytes(): NCCL's ring broadcast, 512 KiB, for nccl-broadcast
+ *    and checkpoint-engine); their relays run at that chunk as fluid flows. At 4 MiB chunks,
+ *    the chunked model's bursts misprice rings of hundreds of hops: a hop holding a chunk
+ *    takes its max-min share in bursts where NCCL streams its steps, and on the default
+ *    scenario's first three layers (--layers 0-2, eight 256-hop rings sharing every
+ *    GPU's NVLink) the chunked ring took 26.8 ms against 23.5 ms fluid; at NCCL's 512 KiB
+ *    the two agree (16.86 and 17.03 ms, +1.0%; layers 3-4 +0.58%, 58-60 −0.38%, 0-5
+ *    −0.65%), while the chunked model needs 8 times the chunks (about 7 × 10^8 on the
+ *    whole default scenario, which at 4 MiB did not finish in 28 minutes).
  *  - A local copy (src == dst) takes no time (without GPU-side costs: message_pre_s and
  *    message_post_s below); it completes once its dependencies arrived.
  * Same inputs give bit-identical results (all ties are broken by index).
@@ -204,6 +215,13 @@ typedef struct {
                                    * posts, seconds (rounds only; 0 by default) */
     guint64 max_events;           /* stop after this many event batches (0: run to the end);
                                    * the result then holds what happened so far (stopped) */
+    gboolean plan_relays;         /* rs_flow_sim_run(), posting whole phases: a plan whose
+                                   * relays pipeline in a library's step
+                                   * (rs_plan_get_relay_chunk_bytes() > 0: NCCL's 512 KiB for
+                                   * nccl-broadcast and checkpoint-engine) runs at that chunk
+                                   * with fluid relays, whatever chunk_bytes and relays say
+                                   * (default TRUE; see "Relays a plan pipelines itself"
+                                   * above). FALSE: chunk_bytes and relays for every plan */
 } RsFlowSimOptions;
 
 /* Defaults: chunk_bytes 4 MiB (NCCL's default NCCL_BUFFSIZE, the size one channel stages per
@@ -231,6 +249,9 @@ typedef struct {
 
 typedef struct {
     double total_s;           /* when the last message arrived, seconds */
+    guint64 chunk_bytes;      /* the relay chunk it ran with (RsFlowSimOptions.chunk_bytes,
+                               * or the plan's with plan_relays) */
+    RsFlowSimRelays relays;   /* the relay model it ran with (likewise) */
     guint n_messages;         /* including local copies */
     guint n_network_messages; /* src != dst */
     guint n_phases;           /* distinct phase numbers */

@@ -148,6 +148,64 @@ static const ScenarioCase scenario_full_cases[] = {
      "0-255", "vllm tp=16 dp=8", "256-383", 0.85},
 };
 
+/* The relay chunk and model each strategy's flow simulation ran with (JSON "flow"), for
+ * `simulate --all-strategies` on a small scenario plus @extra (NULL-terminated, up to 4):
+ * @names and the expected chunk bytes and relay model of each. */
+static void
+check_relay_steps(const char *const *extra, const char *const *names, const guint64 *chunks,
+                  const char *const *relays, guint n)
+{
+    const char *args[24] = {"simulate",     "--model",      "llama-3.1-8b",    "--nodes", "2",
+                            "--train",      "megatron:tp=2", "--train-gpus",   "0-7",
+                            "--infer",      "vllm:tp=4",    "--infer-gpus",    "8-15",
+                            "--all-strategies", "--format", "json",            "-q"};
+    guint a = 17;
+    for (guint i = 0; extra[i] != NULL; i++)
+        args[a++] = extra[i];
+    args[a] = NULL;
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    g_autoptr(GError) error = NULL;
+    g_assert_true(json_parser_load_from_data(parser, r.out, -1, &error));
+    JsonArray *strategies =
+        json_object_get_array_member(json_node_get_object(json_parser_get_root(parser)),
+                                     "strategies");
+    guint found = 0;
+    for (guint i = 0; i < json_array_get_length(strategies); i++) {
+        JsonObject *s = json_array_get_object_element(strategies, i);
+        for (guint k = 0; k < n; k++) {
+            if (strcmp(json_object_get_string_member(s, "name"), names[k]) != 0)
+                continue;
+            JsonObject *flow = json_object_get_object_member(s, "flow");
+            g_assert_cmpint(json_object_get_int_member(flow, "relay_chunk_bytes"), ==, chunks[k]);
+            g_assert_cmpstr(json_object_get_string_member(flow, "relays"), ==, relays[k]);
+            found++;
+        }
+    }
+    g_assert_cmpuint(found, ==, n);
+    run_result_clear(&r);
+}
+
+/* nccl-broadcast and checkpoint-engine run NCCL's ring at its 512 KiB step as fluid relays,
+ * the others the 4 MiB chunked default; --relays or --chunk-size apply to every strategy. */
+static void
+test_relay_steps(void)
+{
+    const char *names[] = {"nccl-broadcast", "checkpoint-engine", "direct", "m2n"};
+    const char *none[] = {NULL};
+    const guint64 plan_steps[] = {512 << 10, 512 << 10, 4 << 20, 4 << 20};
+    const char *plan_models[] = {"fluid", "fluid", "chunked", "chunked"};
+    check_relay_steps(none, names, plan_steps, plan_models, G_N_ELEMENTS(names));
+    const char *chunked[] = {"--relays", "chunked", NULL};
+    const guint64 four[] = {4 << 20, 4 << 20, 4 << 20, 4 << 20};
+    const char *all_chunked[] = {"chunked", "chunked", "chunked", "chunked"};
+    check_relay_steps(chunked, names, four, all_chunked, G_N_ELEMENTS(names));
+    const char *one_mib[] = {"--chunk-size", "1MiB", NULL};
+    const guint64 one[] = {1 << 20, 1 << 20, 1 << 20, 1 << 20};
+    check_relay_steps(one_mib, names, one, all_chunked, G_N_ELEMENTS(names));
+}
+
 /* --check says that it passed, with what it verified. */
 static void
 test_check_reports(void)
@@ -2301,6 +2359,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/simulate/default-json", test_default_json);
     g_test_add_func("/cli/simulate/threads-same-output", test_threads_same_output);
     g_test_add_func("/cli/simulate/default-flow-json", test_default_flow_json);
+    g_test_add_func("/cli/simulate/relay-steps", test_relay_steps);
     g_test_add_func("/cli/simulate/wire-dtypes-header", test_wire_dtypes_header);
     g_test_add_func("/cli/simulate/fsdp2-fp8-plans", test_fsdp2_fp8_plans);
     g_test_add_func("/cli/simulate/gpus-per-domain", test_gpus_per_domain);

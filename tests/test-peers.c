@@ -73,15 +73,62 @@ test_ring_textbook(void)
     g_autoptr(RsPlan) plan = build(refit, RS_STRATEGY_NCCL_BROADCAST, topo, 1ull << 30);
     const double size = 64.0 * (1 << 20), chunk = 512.0 * 1024, bw = 50e9;
     g_assert_cmpuint(rs_plan_get_bytes_moved(plan), ==, 3 * (guint64)size);
+    /* The plan pipelines in NCCL's step; the flow model runs it so by default (fluid). */
+    g_assert_cmpuint(rs_plan_get_relay_chunk_bytes(plan), ==, 512 * 1024);
     RsFlowSimOptions opt;
     rs_flow_sim_options_init(&opt);
-    opt.chunk_bytes = 512 * 1024;
     opt.max_chunks_per_message = 0;
     g_autoptr(RsFlowSimResult) r = rs_flow_sim_run(plan, topo, &opt, &error);
     g_assert_no_error(error);
+    g_assert_cmpuint(r->chunk_bytes, ==, 512 * 1024);
+    g_assert_cmpint(r->relays, ==, RS_FLOW_SIM_RELAYS_FLUID);
     double k = size / chunk, n = 4;
     double expected = (n - 2 + k) * chunk / bw;
     g_assert_cmpfloat_with_epsilon(r->total_s, expected, 1e-9 * expected + 1e-12);
+    /* The chunked reference at the same step: the same time. */
+    opt.plan_relays = FALSE;
+    opt.chunk_bytes = 512 * 1024;
+    g_autoptr(RsFlowSimResult) chunked = rs_flow_sim_run(plan, topo, &opt, &error);
+    g_assert_no_error(error);
+    g_assert_cmpint(chunked->relays, ==, RS_FLOW_SIM_RELAYS_CHUNKED);
+    g_assert_cmpfloat_with_epsilon(chunked->total_s, expected, 1e-9 * expected + 1e-12);
+    /* Told otherwise (4 MiB, the executor's chunk), the coarser pipeline fills slower:
+     * k = 16 chunks of 4 MiB. */
+    opt.chunk_bytes = 4 << 20;
+    g_autoptr(RsFlowSimResult) coarse = rs_flow_sim_run(plan, topo, &opt, &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(coarse->chunk_bytes, ==, 4 << 20);
+    double coarse_s = (n - 2 + size / (4 << 20)) * (4 << 20) / bw;
+    g_assert_cmpfloat_with_epsilon(coarse->total_s, coarse_s, 1e-9 * coarse_s + 1e-12);
+}
+
+/* Which plans state their relays' step: the peers whose rings NCCL runs (nccl-broadcast,
+ * checkpoint-engine) pipeline in its 512 KiB; ours and the point-to-point ones leave it to
+ * the executor (0). */
+static void
+test_relay_step(void)
+{
+    g_autoptr(RsTopology) topo = load("name: ring\nnodes: 4\ngpus_per_node: 1\n"
+                                      "nvlink: {bandwidth: 100 GB/s}\n"
+                                      "nic: {bandwidth: 50 GB/s}\n");
+    const gint64 shape[] = {1 << 20};
+    g_autoptr(RsLayout) src = test_dtensor(1, shape, "1", "0", "R");
+    g_autoptr(RsLayout) dst = test_dtensor(1, shape, "3", "1-3", "R");
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_autoptr(GError) error = NULL;
+    g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_BF16, src, dst, &error));
+    const struct {
+        RsStrategy strategy;
+        guint64 step;
+    } cases[] = {
+        {RS_STRATEGY_NCCL_BROADCAST, 512 * 1024}, {RS_STRATEGY_CHECKPOINT_ENGINE, 512 * 1024},
+        {RS_STRATEGY_DIRECT, 0},                  {RS_STRATEGY_HIERARCHICAL, 0},
+        {RS_STRATEGY_M2N, 0},                     {RS_STRATEGY_RDMA_P2P, 0},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(RsPlan) plan = build(refit, cases[i].strategy, topo, 1ull << 30);
+        g_assert_cmpuint(rs_plan_get_relay_chunk_bytes(plan), ==, cases[i].step);
+    }
 }
 
 /* A channel per rail: 3 nodes of 2 GPUs (2 rails, PXN), the root on node 0 and the four
@@ -289,6 +336,7 @@ main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/peers/nccl-broadcast/ring-textbook", test_ring_textbook);
+    g_test_add_func("/peers/relay-step", test_relay_step);
     g_test_add_func("/peers/nccl-broadcast/channel-per-rail", test_channel_per_rail);
     g_test_add_func("/peers/nccl-broadcast/all-gather", test_all_gather);
     g_test_add_func("/peers/m2n/chain", test_m2n_chain);
