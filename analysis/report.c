@@ -350,6 +350,12 @@ simulate_model_line(const RsSimulateReport *r, gboolean any_flow, GString *out)
     if (fo->posting == RS_FLOW_SIM_POST_ROUNDS)
         g_string_append(out, "each rank posts its rounds one after another, a relay once what "
                              "it forwards arrived");
+    else if (fo->posting == RS_FLOW_SIM_POST_WINDOW)
+        g_string_append_printf(out,
+                               "the executor's schedule: chunk operations of %.3g MiB in key "
+                               "order, at most %u in flight per rank",
+                               fo->chunk_bytes / 1048576.0,
+                               fo->window > 0 ? fo->window : RS_FLOW_SIM_DEFAULT_WINDOW);
     else if (fo->chunk_bytes > 0)
         g_string_append_printf(out, "relays pipelined%s in chunks of %.3g MiB",
                                fo->relays == RS_FLOW_SIM_RELAYS_FLUID ? " as fluid flows" : "",
@@ -456,9 +462,12 @@ flow_node(const RsFlowSimResult *f, const RsTopology *topo)
     JSON_INT(b, "chunks", f->n_chunks);
     JSON_INT(b, "events", f->n_events);
     JSON_INT(b, "relay_chunk_bytes", f->chunk_bytes);
-    JSON_STRING(b, "relays", f->n_rounds > 0                        ? "rounds"
-                             : f->relays == RS_FLOW_SIM_RELAYS_FLUID ? "fluid"
-                                                                     : "chunked");
+    JSON_STRING(b, "relays", f->n_rounds > 0                              ? "rounds"
+                             : f->posting == RS_FLOW_SIM_POST_WINDOW       ? "window"
+                             : f->relays == RS_FLOW_SIM_RELAYS_FLUID       ? "fluid"
+                                                                           : "chunked");
+    if (f->posting == RS_FLOW_SIM_POST_WINDOW)
+        JSON_INT(b, "window", f->window);
     json_builder_set_member_name(b, "phase_end_s");
     json_builder_begin_array(b);
     for (guint p = 0; p < f->n_phases; p++)

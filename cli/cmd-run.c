@@ -48,6 +48,7 @@ static char *opt_format;
 static char *opt_corrupt;
 static char *opt_timeline;
 static gboolean opt_compare;
+static char *opt_compare_posting;
 static char *opt_fault;
 
 static GOptionEntry entries[] = {
@@ -87,6 +88,11 @@ static GOptionEntry entries[] = {
      "Also simulate the plan (flow-level) on the topology and compare it with the measured "
      "trace per phase, message size and link class (as reshard compare)",
      NULL},
+    {"compare-posting", 0, 0, G_OPTION_ARG_STRING, &opt_compare_posting,
+     "With --compare: window (the executor's schedule: its chunks in key order, --window "
+     "in flight per rank; default) or phases (every message of a phase posted at once, "
+     "relays chunked: reshard simulate's default)",
+     "MODEL"},
     {"fault", 0, 0, G_OPTION_ARG_STRING, &opt_fault,
      "Test: drop:M, delay:M:SECONDS, duplicate:M (message M), stop:R or kill:R (rank R, mpi); "
      "the timeout, the stray-message check or the launcher must catch it",
@@ -423,7 +429,7 @@ report(const Work *w, const RsPlan *plan, const RsExecResult *res, const RsCostE
  * the measured trace (message i of both is plan message i). */
 static int
 compare_with_flow(const char *cmd, const Work *w, const RsPlan *plan, const RsExecResult *res,
-                  RsFormat format)
+                  const RsExecOptions *opts, RsFormat format)
 {
     g_autoptr(GError) error = NULL;
     if (w->topology == NULL) {
@@ -436,6 +442,11 @@ compare_with_flow(const char *cmd, const Work *w, const RsPlan *plan, const RsEx
     /* Predicted as the executor ran it: its chunks, not the step of the library a peer's
      * plan models. */
     fo.plan_relays = FALSE;
+    fo.chunk_bytes = opts->chunk_bytes ? opts->chunk_bytes : RS_EXEC_DEFAULT_CHUNK_BYTES;
+    if (opt_compare_posting == NULL || strcmp(opt_compare_posting, "window") == 0) {
+        fo.posting = RS_FLOW_SIM_POST_WINDOW;
+        fo.window = opts->window ? opts->window : RS_EXEC_DEFAULT_WINDOW;
+    }
     g_autoptr(RsFlowSimResult) flow = rs_flow_sim_run(plan, w->topology, &fo, &error);
     if (flow == NULL)
         return rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
@@ -477,6 +488,13 @@ run(int argc, char **argv)
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     if (!rs_scenario_args_check_no_memory(&sargs, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    if (opt_compare_posting != NULL && strcmp(opt_compare_posting, "window") != 0 &&
+        strcmp(opt_compare_posting, "phases") != 0) {
+        g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--compare-posting: unknown model \"%s\" (known: window, phases)",
+                    opt_compare_posting);
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    }
     /* Two documents on stdout would not load as one CSV or JSON. */
     if (opt_compare && format != RS_FORMAT_TABLE) {
         g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
@@ -577,7 +595,7 @@ run(int argc, char **argv)
         if (code == RS_EXIT_OK)
             code = report_code;
         if (code == RS_EXIT_OK && opt_compare)
-            code = compare_with_flow(cmd, &w, plan, &res, format);
+            code = compare_with_flow(cmd, &w, plan, &res, &opts, format);
         /* A failed run (a write error, wrong bytes) leaves no trace file of its own. */
         if (code != RS_EXIT_OK)
             rs_cli_remove_created_outputs();

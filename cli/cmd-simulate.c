@@ -47,6 +47,7 @@ static char *opt_trace;
 static char *opt_messages;
 static char *opt_link_stats;
 static char *opt_chunk_size;
+static char *opt_window; /* an integer, as text (rs_cli_parse_int) */
 static char *opt_rates;
 static char *opt_relays;
 static char *opt_staging;
@@ -125,15 +126,21 @@ static GOptionEntry entries[] = {
      "Candidates planned and simulated at once (default: every core, at most the "
      "candidates; each holds its own plan and simulation in memory)",
      "N"},
+    {"window", 0, 0, G_OPTION_ARG_STRING, &opt_window,
+     "With --relays window: chunk operations in flight per rank, as reshard run --window "
+     "(default 8, the executor's)",
+     "N"},
     {"relays", 0, 0, G_OPTION_ARG_STRING, &opt_relays,
-     "Whole phases posted at once with relays pipelined: chunked (every chunk its own flow; "
-     "the default: what `reshard run` does, posting in key order within a window per rank "
-     "and forwarding relays chunk by chunk) or fluid (one flow per message that follows "
-     "what it forwards once caught up); or rounds (every rank posts the plan's rounds one "
-     "after another, a relay once what it forwards arrived: an executor that waits for "
-     "each group; faster to simulate, an upper figure). Without it (and --chunk-size), "
-     "nccl-broadcast and checkpoint-engine, whose rings NCCL pipelines in 512 KiB steps, "
-     "run fluid at that step, the others chunked; given, it applies to every strategy",
+     "Whole phases posted at once with relays pipelined: chunked (every chunk of a relay "
+     "its own flow; the default) or fluid (one flow per message that follows what it "
+     "forwards once caught up); or window (the schedule `reshard run` executes: every "
+     "message cut into --chunk-size operations, each rank posting them in key order, at "
+     "most 8 in flight, a send once what it forwards arrived); or rounds (every rank posts "
+     "the plan's rounds one after another, a relay once what it forwards arrived: an "
+     "executor that waits for each group; faster to simulate, an upper figure). Without it "
+     "(and --chunk-size), nccl-broadcast and checkpoint-engine, whose rings NCCL pipelines "
+     "in 512 KiB steps, run fluid at that step, the others chunked; given, it applies to "
+     "every strategy (window: to ours; the NCCL rings stay fluid)",
      "MODEL"},
     {NULL},
 };
@@ -424,10 +431,24 @@ parse_flow_options(RsFlowSimOptions *opt, gboolean *use_flow, GError **error)
     } else if (strcmp(relays, "fluid") == 0) {
         opt->posting = RS_FLOW_SIM_POST_PHASES;
         opt->relays = RS_FLOW_SIM_RELAYS_FLUID;
+    } else if (strcmp(relays, "window") == 0) {
+        opt->posting = RS_FLOW_SIM_POST_WINDOW;
     } else {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "--relays: unknown model \"%s\" (known: chunked, fluid, rounds)", relays);
+                    "--relays: unknown model \"%s\" (known: chunked, fluid, rounds, window)",
+                    relays);
         return FALSE;
+    }
+    if (opt_window != NULL) {
+        gint64 window = 0;
+        if (!rs_cli_parse_int("--window", opt_window, 1, G_MAXINT32, &window, error))
+            return FALSE;
+        if (opt->posting != RS_FLOW_SIM_POST_WINDOW) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "--window applies to the executor's schedule: give --relays window");
+            return FALSE;
+        }
+        opt->window = (guint)window;
     }
     if (opt_chunk_size != NULL) {
         guint64 bytes;
@@ -442,7 +463,8 @@ parse_flow_options(RsFlowSimOptions *opt, gboolean *use_flow, GError **error)
         opt->chunk_bytes = bytes;
     }
     /* Asked for a relay model or chunk: every strategy runs it, the peers' rings too. */
-    opt->plan_relays = opt_relays == NULL && opt_chunk_size == NULL;
+    opt->plan_relays = (opt_relays == NULL && opt_chunk_size == NULL) ||
+                       opt->posting == RS_FLOW_SIM_POST_WINDOW;
     if (!*use_flow && (opt_trace != NULL || opt_link_stats != NULL || opt_timeline != NULL)) {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                     "--trace, --link-stats and --timeline need the flow model, not --network "

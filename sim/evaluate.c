@@ -129,6 +129,8 @@ rs_evaluator_evaluate(const RsPlan *plan, const RsAutoCandidate *candidate, guin
         /* GPU-side costs: each message's pack before its first byte, unpack after its
          * last (sim/gpu-cost.h). */
         g_autoptr(RsGpuCostTimes) gpu = NULL;
+        g_autofree double *own_pre_s = NULL, *own_post_s = NULL;
+        guint n_own = 0;
         RsFlowSimOptions flow_options = *ev->options.flow_options;
         flow_options.progress_label = e.candidate.label;
         if (ev->options.refit != NULL && rs_gpu_cost_has_costs(ev->options.topology)) {
@@ -138,11 +140,25 @@ rs_evaluator_evaluate(const RsPlan *plan, const RsAutoCandidate *candidate, guin
             flow_options.message_pre_s = gpu->pre_s;
             flow_options.message_post_s = gpu->post_s;
             /* Posting whole phases, the rounds' fixed costs queue on each rank's stream;
-             * posting rounds, the flow model charges them per round itself. */
-            if (flow_options.posting == RS_FLOW_SIM_POST_PHASES)
+             * posting rounds, the flow model charges them per round itself; in the
+             * executor's window, each message's own packs and unpacks, which the flow model
+             * queues on its ranks' streams chunk by chunk. */
+            RsFlowSimPosting posting = rs_flow_sim_get_plan_posting(plan, &flow_options);
+            if (posting == RS_FLOW_SIM_POST_WINDOW) {
+                n_own = rs_plan_get_n_messages(plan);
+                own_pre_s = g_new(double, MAX(n_own, 1));
+                own_post_s = g_new(double, MAX(n_own, 1));
+                for (guint m = 0; m < n_own; m++) {
+                    own_pre_s[m] = gpu->pre_copy_s[m] + gpu->pre_fixed_s[m];
+                    own_post_s[m] = gpu->post_copy_s[m] + gpu->post_fixed_s[m];
+                }
+                flow_options.message_pre_s = own_pre_s;
+                flow_options.message_post_s = own_post_s;
+            } else if (posting == RS_FLOW_SIM_POST_PHASES) {
                 rs_gpu_cost_queue_rounds(plan, gpu);
-            else
+            } else {
                 flow_options.round_fixed_s = gpu->round_fixed_s;
+            }
         }
         e.flow = rs_flow_sim_run(plan, ev->options.topology, &flow_options, error);
         if (e.flow == NULL)

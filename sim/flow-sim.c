@@ -205,7 +205,15 @@ typedef struct {
     guint *rank_next;     /* [n_gpus]: its first message not yet posted */
     guint *rank_pending;  /* [n_gpus]: messages of its posted round not yet arrived */
     guint8 *rank_waiting; /* [n_gpus]: its next round's post is scheduled */
-    guint8 *ends_posted;  /* [n]: how many of its ranks posted its round */
+    guint8 *ends_posted;  /* [n]: how many of its ranks posted its round (window: its
+                           * chunk operation) */
+    /* window (RS_FLOW_SIM_POST_WINDOW): the messages are chunk operations, numbered in key
+     * order; rank_msgs lists each rank's network ones, rank_next its next to post */
+    gboolean window;
+    guint window_ops;         /* operations per rank in flight, at most */
+    guint *rank_outstanding; /* [n_gpus]: its operations posted and not yet arrived */
+    double *stream_free_s;   /* [n_gpus]: when its stream ends the packs and unpacks queued */
+    double *ready_s;         /* [n]: when the sender's pack of this operation ends */
     /* progress */
     guint64 bytes_done;
     gint64 start_us, next_progress_us;
@@ -229,6 +237,7 @@ rs_flow_sim_options_init(RsFlowSimOptions *options)
     options->round_fixed_s = 0.0;
     options->max_events = 0;
     options->plan_relays = TRUE;
+    options->window = RS_FLOW_SIM_DEFAULT_WINDOW;
 }
 
 void
@@ -768,7 +777,7 @@ all_deps_done(Sim *sim, guint32 m)
 static gboolean
 deps_ready(Sim *sim, guint32 m, guint32 k)
 {
-    if (sim->rounds)
+    if (sim->rounds || sim->window)
         return all_deps_done(sim, m);
     if (sim->fluid)
         return sim->msgs[m].size_bytes > 0 && sim->msgs[m].src != sim->msgs[m].dst &&
@@ -795,6 +804,8 @@ deps_ready(Sim *sim, guint32 m, guint32 k)
 
 static void notify_dependents(Sim *sim, guint32 m);
 static void rounds_message_done(Sim *sim, guint32 m);
+static void window_message_done(Sim *sim, guint32 m);
+static void window_deps_done(Sim *sim, guint32 m);
 
 /* GPU-side costs of message @m (RsFlowSimOptions.message_pre_s / message_post_s). */
 static inline double
@@ -820,6 +831,8 @@ complete(Sim *sim, guint32 m)
     sim->remaining_in_phase--;
     if (sim->rounds)
         rounds_message_done(sim, m);
+    else if (sim->window)
+        window_message_done(sim, m);
 }
 
 /* The last byte of @m arrived (a local copy: its copy ended): its dependents may go on;
@@ -836,11 +849,20 @@ finish(Sim *sim, guint32 m)
     if (sim->msgs[m].src != sim->msgs[m].dst && post_s(sim, m) > 0.0) {
         if (isnan(sim->res->message_start_s[m]))
             sim->res->message_start_s[m] = sim->now;
-        timer_push(sim, sim->now + post_s(sim, m), m, TIMER_POST_DONE);
+        double done_s = sim->now + post_s(sim, m);
+        if (sim->window) {
+            /* The receiver unpacks it on its stream, after what is queued there. */
+            guint32 dst = sim->msgs[m].dst;
+            done_s = MAX(sim->now, sim->stream_free_s[dst]) + post_s(sim, m);
+            sim->stream_free_s[dst] = done_s;
+        }
+        timer_push(sim, done_s, m, TIMER_POST_DONE);
     } else {
         complete(sim, m);
     }
     notify_dependents(sim, m);
+    if (sim->window)
+        window_deps_done(sim, m);
 }
 
 static void
@@ -1203,8 +1225,11 @@ post_message(Sim *sim, guint32 m)
     sim->state[m] = ST_OVERHEAD;
     if (deps_ready(sim, m, 0))
         sim->res->message_start_s[m] = sim->now;
-    timer_push(sim, sim->now + rs_topology_get_message_overhead_s(sim->topo) + pre_s(sim, m), m,
-               TIMER_OVERHEAD_DONE);
+    double overhead_s = rs_topology_get_message_overhead_s(sim->topo);
+    timer_push(sim,
+               sim->window ? MAX(sim->now, sim->ready_s[m]) + overhead_s
+                           : sim->now + overhead_s + pre_s(sim, m),
+               m, TIMER_OVERHEAD_DONE);
 }
 
 /* --- rounds ---
@@ -1258,11 +1283,87 @@ rounds_message_done(Sim *sim, guint32 m)
             rounds_advance(sim, ranks[k]);
 }
 
+/* --- window ---
+ * The messages are the plan's chunk operations (run_window() cuts them), numbered in the
+ * executor's key order (phase, slot, message, chunk). A rank posts its network operations
+ * in that order while fewer than window_ops are in flight; a send only once what it
+ * forwards arrived (exec/executor.c rank_execute(): the executor's send_ready() holds
+ * the rank's posting there). An operation takes bandwidth once both its ranks posted it;
+ * its arrival frees a place at both. Local copies are not in the window: they run once
+ * their dependencies arrived. */
+
+/* @rank posts operation @c: a sender packs it on its stream as it posts it; it is posted
+ * once both its ranks did. */
+static void
+window_post(Sim *sim, guint32 rank, guint32 c)
+{
+    const RsFlowMessage *msg = &sim->msgs[c];
+    sim->rank_outstanding[rank]++;
+    if (msg->src == rank) {
+        sim->stream_free_s[rank] = MAX(sim->now, sim->stream_free_s[rank]) + pre_s(sim, c);
+        sim->ready_s[c] = sim->stream_free_s[rank];
+    }
+    if (++sim->ends_posted[c] == 2)
+        post_message(sim, c);
+}
+
+/* @rank posts operations of the current phase while its window has room. */
+static void
+window_advance(Sim *sim, guint32 rank)
+{
+    guint end = sim->rank_first[rank + 1];
+    guint32 phase = sim->res->phase_ids[sim->cur_phase];
+    while (sim->rank_outstanding[rank] < sim->window_ops && sim->rank_next[rank] < end) {
+        guint32 c = sim->rank_msgs[sim->rank_next[rank]];
+        const RsFlowMessage *msg = &sim->msgs[c];
+        if (msg->phase != phase || (msg->src == rank && !all_deps_done(sim, c)))
+            break;
+        sim->rank_next[rank]++;
+        window_post(sim, rank, c);
+    }
+}
+
+static void
+window_message_done(Sim *sim, guint32 m)
+{
+    const RsFlowMessage *msg = &sim->msgs[m];
+    if (msg->src == msg->dst)
+        return;
+    sim->rank_outstanding[msg->src]--;
+    sim->rank_outstanding[msg->dst]--;
+    window_advance(sim, msg->src);
+    window_advance(sim, msg->dst);
+}
+
+/* @m arrived whole: a send of a rank held at it may now be posted. */
+static void
+window_deps_done(Sim *sim, guint32 m)
+{
+    for (guint i = sim->dependents_first[m]; i < sim->dependents_first[m + 1]; i++) {
+        guint32 d = sim->dependents[i];
+        guint32 src = sim->msgs[d].src;
+        if (sim->state[d] == ST_IDLE && src != sim->msgs[d].dst &&
+            sim->rank_next[src] < sim->rank_first[src + 1] &&
+            sim->rank_msgs[sim->rank_next[src]] == d)
+            window_advance(sim, src);
+    }
+}
+
 static void
 post_phase(Sim *sim, guint phase)
 {
     sim->cur_phase = phase;
     sim->remaining_in_phase = sim->phase_first[phase + 1] - sim->phase_first[phase];
+    if (sim->window) {
+        for (guint i = sim->phase_first[phase]; i < sim->phase_first[phase + 1]; i++) {
+            guint32 m = sim->phase_order[i];
+            if (sim->msgs[m].src == sim->msgs[m].dst)
+                post_message(sim, m);
+        }
+        for (guint32 g = 0; g < sim->n_gpus; g++)
+            window_advance(sim, g);
+        return;
+    }
     if (sim->rounds) {
         for (guint32 g = 0; g < sim->n_gpus; g++)
             rounds_advance(sim, g);
@@ -2101,6 +2202,9 @@ sim_clear(Sim *sim)
     g_free(sim->rank_pending);
     g_free(sim->rank_waiting);
     g_free(sim->ends_posted);
+    g_free(sim->rank_outstanding);
+    g_free(sim->stream_free_s);
+    g_free(sim->ready_s);
     if (sim->flows)
         g_array_unref(sim->flows);
     if (sim->free_slots)
@@ -2165,7 +2269,7 @@ setup_chunks(Sim *sim, RsFlowSimResult *res)
     for (guint m = 0; m < n; m++) {
         guint64 size = msgs[m].size_bytes;
         gboolean pipelined =
-            !sim->rounds && msgs[m].src != msgs[m].dst && size > 0 && sim->opt.chunk_bytes > 0 &&
+            !sim->rounds && !sim->window && msgs[m].src != msgs[m].dst && size > 0 && sim->opt.chunk_bytes > 0 &&
             (msgs[m].n_deps > 0 || sim->dependents_first[m + 1] > sim->dependents_first[m]);
 
         guint64 c = MAX(size, 1);
@@ -2306,6 +2410,37 @@ setup_rounds(Sim *sim, RsFlowSimResult *res)
             res->n_rounds++;
 }
 
+/* Stage 5, window: every rank's network operations in index order (the key order
+ * run_window() numbered them in). */
+static void
+setup_window(Sim *sim)
+{
+    guint n = sim->n;
+    const RsFlowMessage *msgs = sim->msgs;
+    sim->n_gpus = rs_topology_get_n_gpus(sim->topo);
+    sim->rank_first = g_new0(guint, sim->n_gpus + 1);
+    for (guint m = 0; m < n; m++)
+        if (msgs[m].dst != msgs[m].src) {
+            sim->rank_first[msgs[m].src + 1]++;
+            sim->rank_first[msgs[m].dst + 1]++;
+        }
+    for (guint g = 0; g < sim->n_gpus; g++)
+        sim->rank_first[g + 1] += sim->rank_first[g];
+    sim->rank_msgs = g_new(guint32, sim->rank_first[sim->n_gpus] + 1);
+    g_autofree guint *fill = g_memdup2(sim->rank_first, sizeof(guint) * (sim->n_gpus + 1));
+    for (guint32 m = 0; m < n; m++)
+        if (msgs[m].dst != msgs[m].src) {
+            sim->rank_msgs[fill[msgs[m].src]++] = m;
+            sim->rank_msgs[fill[msgs[m].dst]++] = m;
+        }
+    sim->rank_next = g_memdup2(sim->rank_first, sizeof(guint) * (sim->n_gpus + 1));
+    sim->rank_outstanding = g_new0(guint, sim->n_gpus + 1);
+    sim->stream_free_s = g_new0(double, sim->n_gpus + 1);
+    sim->ready_s = g_new0(double, MAX(n, 1));
+    sim->ends_posted = g_new0(guint8, MAX(n, 1));
+    sim->window_ops = sim->opt.window > 0 ? sim->opt.window : RS_FLOW_SIM_DEFAULT_WINDOW;
+}
+
 static void
 sim_setup(Sim *sim, RsFlowSimResult *res)
 {
@@ -2314,7 +2449,8 @@ sim_setup(Sim *sim, RsFlowSimResult *res)
     sim->deps = res->deps;
     sim->res = res;
     sim->rounds = sim->opt.posting == RS_FLOW_SIM_POST_ROUNDS;
-    sim->fluid = !sim->rounds && sim->opt.relays == RS_FLOW_SIM_RELAYS_FLUID;
+    sim->window = sim->opt.posting == RS_FLOW_SIM_POST_WINDOW;
+    sim->fluid = !sim->rounds && !sim->window && sim->opt.relays == RS_FLOW_SIM_RELAYS_FLUID;
     /* Fluid relays' caps are not bottleneck-checked (yet): they keep local's propagation. */
     sim->exact = sim->opt.rates == RS_FLOW_SIM_RATES_EXACT && !sim->fluid;
     if (sim->opt.rates == RS_FLOW_SIM_RATES_EXACT && sim->fluid)
@@ -2325,6 +2461,8 @@ sim_setup(Sim *sim, RsFlowSimResult *res)
     setup_links(sim, res);
     if (sim->rounds)
         setup_rounds(sim, res);
+    if (sim->window)
+        setup_window(sim);
     /* Stage 6: the event machinery's work arrays, empty. */
     sim->flows = g_array_new(FALSE, FALSE, sizeof(Flow));
     sim->free_slots = g_array_new(FALSE, FALSE, sizeof(guint32));
@@ -2414,16 +2552,11 @@ report_progress(Sim *sim, gboolean finished)
     sim->opt.progress(&p, sim->opt.progress_data);
 }
 
-RsFlowSimResult *
-rs_flow_sim_run_messages(const RsFlowMessage *messages, guint n_messages, const guint32 *deps,
-                         guint n_deps, const RsTopology *topo, const RsFlowSimOptions *options,
-                         GError **error)
+/* Runs messages already validated. */
+static RsFlowSimResult *
+run_core(const RsFlowMessage *messages, guint n_messages, const guint32 *deps, guint n_deps,
+         const RsTopology *topo, const RsFlowSimOptions *options, GError **error)
 {
-    g_return_val_if_fail(topo != NULL, NULL);
-    g_return_val_if_fail(messages != NULL || n_messages == 0, NULL);
-    gboolean rounds = options != NULL && options->posting == RS_FLOW_SIM_POST_ROUNDS;
-    if (!validate(messages, n_messages, deps, n_deps, topo, rounds, error))
-        return NULL;
     RsFlowSimResult *res = g_new0(RsFlowSimResult, 1);
     res->n_messages = n_messages;
     res->messages = g_memdup2(messages, sizeof(RsFlowMessage) * MAX(n_messages, 1));
@@ -2443,6 +2576,10 @@ rs_flow_sim_run_messages(const RsFlowMessage *messages, guint n_messages, const 
         rs_flow_sim_options_init(&sim.opt);
     res->chunk_bytes = sim.opt.chunk_bytes;
     res->relays = sim.opt.relays;
+    res->posting = sim.opt.posting;
+    res->window = sim.opt.posting == RS_FLOW_SIM_POST_WINDOW
+                      ? (sim.opt.window > 0 ? sim.opt.window : RS_FLOW_SIM_DEFAULT_WINDOW)
+                      : 0;
     sim_setup(&sim, res);
     sim.start_us = g_get_monotonic_time();
     sim.next_progress_us = sim.start_us;
@@ -2513,6 +2650,235 @@ rs_flow_sim_run_messages(const RsFlowMessage *messages, guint n_messages, const 
     return res;
 }
 
+/* --- window: the executor's chunk operations (flow-sim.h, RS_FLOW_SIM_POST_WINDOW) --- */
+
+typedef struct {
+    const RsFlowMessage *msgs;
+    const guint64 *first; /* [n + 1]: message m's chunk operations are first[m] .. first[m+1] */
+    const guint32 *op_msg; /* [ops]: the message of each operation */
+    const guint64 *slot;   /* [ops] */
+} WindowKey;
+
+/* The chunk of network message @d that holds the last byte chunk @k of message @m needs:
+ * the same fraction of @d as chunk k ends at, rounded up (the chunked relay model's rule,
+ * deps_ready()); a last chunk or a local copy needs @d whole. */
+static guint64
+window_dep_chunk(const RsFlowMessage *msgs, const guint64 *first, guint64 chunk, guint32 m,
+                 guint64 k, guint32 d)
+{
+    guint64 nd = first[d + 1] - first[d], nm = first[m + 1] - first[m];
+    if (nd == 1 || msgs[m].src == msgs[m].dst || k + 1 >= nm)
+        return nd - 1;
+    unsigned __int128 x = (unsigned __int128)((k + 1) * chunk) * msgs[d].size_bytes;
+    guint64 need = (guint64)((x + msgs[m].size_bytes - 1) / msgs[m].size_bytes);
+    return need == 0 ? 0 : MIN((need - 1) / chunk, nd - 1);
+}
+
+static gint
+compare_window_key(gconstpointer a, gconstpointer b, gpointer user_data)
+{
+    const WindowKey *key = user_data;
+    guint32 x = *(const guint32 *)a, y = *(const guint32 *)b;
+    guint32 px = key->msgs[key->op_msg[x]].phase, py = key->msgs[key->op_msg[y]].phase;
+    if (px != py)
+        return px < py ? -1 : 1;
+    if (key->slot[x] != key->slot[y])
+        return key->slot[x] < key->slot[y] ? -1 : 1;
+    return x < y ? -1 : x > y; /* operation ids run in (message, chunk) order */
+}
+
+/* Cuts every network message into chunk operations of chunk_bytes, numbers them in the
+ * executor's key order (phase, slot, message, chunk) with exec/schedule.h's slots, runs
+ * them with window posting and folds the result back onto the messages: a message starts
+ * with its first operation and ends with its last. */
+static RsFlowSimResult *
+run_window(const RsFlowMessage *msgs, guint n, const guint32 *deps, guint n_deps,
+           const RsTopology *topo, const RsFlowSimOptions *options, GError **error)
+{
+    guint64 chunk = options->chunk_bytes;
+    g_autofree guint64 *first = g_new(guint64, n + 1);
+    first[0] = 0;
+    for (guint m = 0; m < n; m++) {
+        guint64 size = msgs[m].size_bytes;
+        gboolean cut = msgs[m].src != msgs[m].dst && size > 0 && chunk > 0;
+        first[m + 1] = first[m] + (cut ? (size + chunk - 1) / chunk : 1);
+    }
+    guint64 n_ops = first[n];
+    if (n_ops >= G_MAXUINT32) {
+        g_set_error(error, RS_FLOW_SIM_ERROR, RS_FLOW_SIM_ERROR_FAILED,
+                    "%" G_GUINT64_FORMAT " chunk operations of %" G_GUINT64_FORMAT
+                    " bytes are more than the simulator indexes (2^32 - 1): give a larger "
+                    "chunk",
+                    n_ops, chunk);
+        return NULL;
+    }
+    /* Slots in topological order of the same-phase dependencies (validate() excluded
+     * cycles): chunk k of a message sits above chunk k − 1 and above every chunk it needs. */
+    g_autofree guint *indegree = g_new0(guint, MAX(n, 1));
+    g_autofree guint *out_first = g_new0(guint, n + 1);
+    for (guint m = 0; m < n; m++)
+        for (guint i = 0; i < msgs[m].n_deps; i++) {
+            guint32 d = deps[msgs[m].first_dep + i];
+            if (msgs[d].phase == msgs[m].phase) {
+                indegree[m]++;
+                out_first[d + 1]++;
+            }
+        }
+    for (guint m = 0; m < n; m++)
+        out_first[m + 1] += out_first[m];
+    g_autofree guint32 *out = g_new(guint32, out_first[n] + 1);
+    {
+        g_autofree guint *fill = g_memdup2(out_first, sizeof(guint) * (n + 1));
+        for (guint m = 0; m < n; m++)
+            for (guint i = 0; i < msgs[m].n_deps; i++) {
+                guint32 d = deps[msgs[m].first_dep + i];
+                if (msgs[d].phase == msgs[m].phase)
+                    out[fill[d]++] = m;
+            }
+    }
+    g_autofree guint32 *op_msg = g_new(guint32, MAX(n_ops, 1));
+    g_autofree guint64 *slot = g_new0(guint64, MAX(n_ops, 1));
+    for (guint m = 0; m < n; m++)
+        for (guint64 c = first[m]; c < first[m + 1]; c++)
+            op_msg[c] = m;
+    g_autofree guint32 *queue = g_new(guint32, n + 1);
+    guint head = 0, tail = 0;
+    for (guint m = 0; m < n; m++)
+        if (indegree[m] == 0)
+            queue[tail++] = m;
+    while (head < tail) {
+        guint32 m = queue[head++];
+        for (guint64 k = 0; k < first[m + 1] - first[m]; k++) {
+            guint64 sl = k == 0 ? 0 : slot[first[m] + k - 1] + 1;
+            for (guint i = 0; i < msgs[m].n_deps; i++) {
+                guint32 d = deps[msgs[m].first_dep + i];
+                if (msgs[d].phase != msgs[m].phase)
+                    continue;
+                guint64 j = window_dep_chunk(msgs, first, chunk, m, k, d);
+                sl = MAX(sl, slot[first[d] + j] + 1);
+            }
+            slot[first[m] + k] = sl;
+        }
+        for (guint i = out_first[m]; i < out_first[m + 1]; i++)
+            if (--indegree[out[i]] == 0)
+                queue[tail++] = out[i];
+    }
+    g_clear_pointer(&queue, g_free);
+    g_clear_pointer(&out, g_free);
+    g_clear_pointer(&out_first, g_free);
+    g_clear_pointer(&indegree, g_free);
+    /* Key order, and each operation's place in it. */
+    g_autofree guint32 *order = g_new(guint32, MAX(n_ops, 1));
+    for (guint64 c = 0; c < n_ops; c++)
+        order[c] = (guint32)c;
+    WindowKey key = {msgs, first, op_msg, slot};
+    g_qsort_with_data(order, (gint)n_ops, sizeof(guint32), compare_window_key, &key);
+    g_autofree guint32 *pos = g_new(guint32, MAX(n_ops, 1));
+    for (guint64 i = 0; i < n_ops; i++)
+        pos[order[i]] = (guint32)i;
+    g_clear_pointer(&slot, g_free);
+    /* The operations as messages, with their GPU-side costs split by bytes. */
+    g_autofree RsFlowMessage *ops = g_new0(RsFlowMessage, MAX(n_ops, 1));
+    g_autoptr(GArray) op_deps = g_array_new(FALSE, FALSE, sizeof(guint32));
+    g_autofree double *pre = options->message_pre_s ? g_new(double, MAX(n_ops, 1)) : NULL;
+    g_autofree double *post = options->message_post_s ? g_new(double, MAX(n_ops, 1)) : NULL;
+    g_autofree guint32 *op_owner = g_new(guint32, MAX(n_ops, 1));
+    for (guint64 i = 0; i < n_ops; i++) {
+        guint32 c = order[i], m = op_msg[c];
+        guint64 k = c - first[m], nc = first[m + 1] - first[m];
+        guint64 size = nc == 1 ? msgs[m].size_bytes
+                       : k + 1 < nc ? chunk
+                                    : msgs[m].size_bytes - (nc - 1) * chunk;
+        RsFlowMessage *op = &ops[i];
+        *op = (RsFlowMessage){msgs[m].src, msgs[m].dst, msgs[m].phase, size, op_deps->len, 0, 0};
+        for (guint j = 0; j < msgs[m].n_deps; j++) {
+            guint32 d = deps[msgs[m].first_dep + j];
+            if (msgs[d].phase != msgs[m].phase)
+                continue; /* an earlier phase has ended before this one is posted */
+            guint32 p = pos[first[d] + window_dep_chunk(msgs, first, chunk, m, k, d)];
+            g_array_append_val(op_deps, p);
+            op->n_deps++;
+        }
+        double share = msgs[m].size_bytes > 0 ? (double)size / (double)msgs[m].size_bytes : 1.0;
+        if (pre)
+            pre[i] = options->message_pre_s[m] * share;
+        if (post)
+            post[i] = options->message_post_s[m] * share;
+        op_owner[i] = m;
+    }
+    g_clear_pointer(&order, g_free);
+    g_clear_pointer(&pos, g_free);
+    g_clear_pointer(&op_msg, g_free);
+    RsFlowSimOptions opt = *options;
+    opt.message_pre_s = pre;
+    opt.message_post_s = post;
+    RsFlowSimResult *res = run_core(ops, (guint)n_ops, (const guint32 *)op_deps->data,
+                                    op_deps->len, topo, &opt, error);
+    if (res == NULL)
+        return NULL;
+    /* Fold: a message starts with its first operation and arrives with its last. */
+    double *start = g_new(double, MAX(n, 1)), *end = g_new(double, MAX(n, 1));
+    for (guint m = 0; m < n; m++) {
+        start[m] = INFINITY;
+        end[m] = -INFINITY;
+    }
+    for (guint64 i = 0; i < n_ops; i++) {
+        guint32 m = op_owner[i];
+        double s0 = res->message_start_s[i], e = res->message_end_s[i];
+        if (isnan(e) || isnan(end[m])) {
+            end[m] = NAN;
+            continue;
+        }
+        end[m] = MAX(end[m], e);
+        if (!isnan(s0))
+            start[m] = MIN(start[m], s0);
+    }
+    res->n_network_messages = 0;
+    for (guint m = 0; m < n; m++) {
+        if (isnan(end[m]) || !isfinite(start[m]))
+            start[m] = end[m] = NAN;
+        if (msgs[m].src != msgs[m].dst)
+            res->n_network_messages++;
+    }
+    g_free(res->message_start_s);
+    g_free(res->message_end_s);
+    g_free(res->messages);
+    g_free(res->deps);
+    res->message_start_s = start;
+    res->message_end_s = end;
+    res->n_messages = n;
+    res->messages = g_memdup2(msgs, sizeof(RsFlowMessage) * MAX(n, 1));
+    res->deps = g_new0(guint32, MAX(n_deps, 1));
+    if (n_deps > 0)
+        memcpy(res->deps, deps, sizeof(guint32) * n_deps);
+    res->n_deps = n_deps;
+    return res;
+}
+
+RsFlowSimResult *
+rs_flow_sim_run_messages(const RsFlowMessage *messages, guint n_messages, const guint32 *deps,
+                         guint n_deps, const RsTopology *topo, const RsFlowSimOptions *options,
+                         GError **error)
+{
+    g_return_val_if_fail(topo != NULL, NULL);
+    g_return_val_if_fail(messages != NULL || n_messages == 0, NULL);
+    gboolean rounds = options != NULL && options->posting == RS_FLOW_SIM_POST_ROUNDS;
+    if (!validate(messages, n_messages, deps, n_deps, topo, rounds, error))
+        return NULL;
+    if (options != NULL && options->posting == RS_FLOW_SIM_POST_WINDOW)
+        return run_window(messages, n_messages, deps, n_deps, topo, options, error);
+    return run_core(messages, n_messages, deps, n_deps, topo, options, error);
+}
+
+RsFlowSimPosting
+rs_flow_sim_get_plan_posting(const RsPlan *plan, const RsFlowSimOptions *options)
+{
+    if (options->plan_relays && options->posting == RS_FLOW_SIM_POST_WINDOW &&
+        rs_plan_get_relay_chunk_bytes(plan) > 0)
+        return RS_FLOW_SIM_POST_PHASES;
+    return options->posting;
+}
+
 RsFlowSimResult *
 rs_flow_sim_run(const RsPlan *plan, const RsTopology *topo, const RsFlowSimOptions *options,
                 GError **error)
@@ -2537,8 +2903,11 @@ rs_flow_sim_run(const RsPlan *plan, const RsTopology *topo, const RsFlowSimOptio
         opt = *options;
     else
         rs_flow_sim_options_init(&opt);
-    if (opt.plan_relays && opt.posting == RS_FLOW_SIM_POST_PHASES &&
-        rs_plan_get_relay_chunk_bytes(plan) > 0) {
+    if (rs_flow_sim_get_plan_posting(plan, &opt) != opt.posting ||
+        (opt.plan_relays && opt.posting == RS_FLOW_SIM_POST_PHASES &&
+         rs_plan_get_relay_chunk_bytes(plan) > 0)) {
+        /* (a library's collective, not exec/'s window: posted as a whole phase) */
+        opt.posting = RS_FLOW_SIM_POST_PHASES;
         opt.chunk_bytes = rs_plan_get_relay_chunk_bytes(plan);
         opt.relays = RS_FLOW_SIM_RELAYS_FLUID;
     }

@@ -19,7 +19,26 @@
  *        one and the pipelined models below are its ideal.
  *      RS_FLOW_SIM_POST_PHASES (default): all messages of a phase are posted at once and
  *        relays are pipelined as `relays` says (below): what exec/ does (decision in
- *        docs/DESIGN.md, "Posting").
+ *        docs/DESIGN.md, "Posting") when its window does not bind.
+ *      RS_FLOW_SIM_POST_WINDOW: the executor's own schedule (exec/schedule.h,
+ *        exec/executor.c rank_execute()). Every network message is cut into chunk
+ *        operations of chunk_bytes (the last holds the rest; chunk_bytes 0: one operation
+ *        per message; no max_chunks_per_message cap), each with the key (phase, slot,
+ *        message, chunk): chunk k of a message without dependencies has slot k, a chunk's
+ *        slot is above its predecessor's and above that of the chunk of each same-phase
+ *        dependency holding the last byte it needs (the same fraction of the dependency as
+ *        the chunk ends at, rounded up; a last chunk needs the dependency whole). Every
+ *        rank posts its operations, sends and receives, in increasing key while fewer than
+ *        `window` are in flight, and stops at a send whose bytes have not all arrived
+ *        (send_ready()). An operation is a message of its own: once both its ranks posted
+ *        it, it pays the software overhead and its route latency, then takes its max-min
+ *        share; it frees a place at both ranks when it arrived (after its share of the
+ *        message's post time). Local copies stay outside the window and run once what
+ *        they copy arrived. A message starts with its first operation and arrives with its
+ *        last. Which messages move at once thus depends on the plan's message order, as on
+ *        the machine: a rank whose first `window` operations wait for ranks busy with
+ *        others idles. Events: two per operation, not per message; the flows per link are
+ *        at most window × the ranks behind it.
  *  - A posted message first pays the per-message software overhead. Its first chunk then
  *    waits for its dependencies (below), pays the route latency (links crossed plus switches,
  *    rs_topology_get_route_latency_s()) and only then takes bandwidth.
@@ -167,6 +186,9 @@ typedef enum {
     RS_FLOW_SIM_POST_ROUNDS, /* every rank posts the plan's rounds one after another, each
                               * once every message of its previous round arrived (after
                               * round_fixed_s): an executor that waits for each group */
+    RS_FLOW_SIM_POST_WINDOW, /* the executor's schedule (exec/schedule.h): every network
+                              * message cut into chunk operations of chunk_bytes, each rank
+                              * posting them in key order, at most `window` in flight */
 } RsFlowSimPosting;
 
 /* Where a running simulation stands (RsFlowSimOptions.progress). */
@@ -198,7 +220,9 @@ typedef struct {
     double progress_interval_s; /* 0: 0.25 s */
     const char *progress_label; /* (nullable) (transfer none) passed on in the progress, to
                                  * tell simulations run at once apart */
-    RsFlowSimPosting posting; /* whole phases (default) or rounds */
+    RsFlowSimPosting posting; /* whole phases (default), rounds or the executor's window */
+    guint window;             /* RS_FLOW_SIM_POST_WINDOW: chunk operations in flight per rank
+                               * (0: RS_FLOW_SIM_DEFAULT_WINDOW) */
     /* GPU-side costs (sim/gpu-cost.h computes them from a plan and its topology): */
     const double *message_pre_s;  /* (nullable) [n_messages]: per message, seconds its sender
                                    * spends (packing) after its phase is posted, on top of the
@@ -232,6 +256,9 @@ typedef struct {
 #define RS_FLOW_SIM_DEFAULT_CHUNK_BYTES (4u << 20)
 #define RS_FLOW_SIM_DEFAULT_MAX_CHUNKS 1024u
 #define RS_FLOW_SIM_DEFAULT_BUCKETS 20u
+/* The executor's default window (exec/executor.h RS_EXEC_DEFAULT_WINDOW; sim/ does not
+ * include exec/, tests/test-flow-sim.c checks the two agree). */
+#define RS_FLOW_SIM_DEFAULT_WINDOW 8u
 
 /** rs_flow_sim_options_init: fills @options with the defaults above. */
 void rs_flow_sim_options_init(RsFlowSimOptions *options);
@@ -252,6 +279,8 @@ typedef struct {
     guint64 chunk_bytes;      /* the relay chunk it ran with (RsFlowSimOptions.chunk_bytes,
                                * or the plan's with plan_relays) */
     RsFlowSimRelays relays;   /* the relay model it ran with (likewise) */
+    RsFlowSimPosting posting; /* the posting it ran with (likewise) */
+    guint window;             /* RS_FLOW_SIM_POST_WINDOW: operations per rank in flight */
     guint n_messages;         /* including local copies */
     guint n_network_messages; /* src != dst */
     guint n_phases;           /* distinct phase numbers */
@@ -321,6 +350,18 @@ RsFlowSimResult *rs_flow_sim_run_messages(const RsFlowMessage *messages, guint n
  */
 RsFlowSimResult *rs_flow_sim_run(const RsPlan *plan, const RsTopology *topo,
                                  const RsFlowSimOptions *options, GError **error);
+
+/**
+ * rs_flow_sim_get_plan_posting:
+ * @plan: a plan
+ * @options: the options rs_flow_sim_run() would get
+ *
+ * The posting rs_flow_sim_run() runs @plan with: with plan_relays, a plan whose relays a
+ * library pipelines (rs_plan_get_relay_chunk_bytes() > 0: an NCCL collective, not exec/'s
+ * schedule) posts whole phases even when @options say RS_FLOW_SIM_POST_WINDOW; otherwise
+ * @options->posting.
+ */
+RsFlowSimPosting rs_flow_sim_get_plan_posting(const RsPlan *plan, const RsFlowSimOptions *options);
 
 /**
  * rs_flow_sim_run_trace:

@@ -204,6 +204,11 @@ test_relay_steps(void)
     const char *one_mib[] = {"--chunk-size", "1MiB", NULL};
     const guint64 one[] = {1 << 20, 1 << 20, 1 << 20, 1 << 20};
     check_relay_steps(one_mib, names, one, all_chunked, G_N_ELEMENTS(names));
+    /* The executor's window: our plans (and the peers' that are not an NCCL ring) in its
+     * chunk operations; the NCCL rings keep NCCL's step, posted whole. */
+    const char *window[] = {"--relays", "window", "--window", "4", NULL};
+    const char *window_models[] = {"fluid", "fluid", "window", "window"};
+    check_relay_steps(window, names, plan_steps, window_models, G_N_ELEMENTS(names));
 }
 
 /* --check says that it passed, with what it verified. */
@@ -495,6 +500,8 @@ test_relays_models(void)
         {"rounds", "each rank posts its rounds one after another"},
         {"chunked", "relays pipelined in chunks of 4 MiB"},
         {"fluid", "relays pipelined as fluid flows in chunks of 4 MiB"},
+        {"window", "the executor's schedule: chunk operations of 4 MiB in key order, at most 8 "
+                   "in flight per rank"},
     };
     for (guint i = 0; i < G_N_ELEMENTS(models); i++) {
         const char *args[] = {"simulate", "--strategy", "direct", "--layers", "3-3",
@@ -811,6 +818,26 @@ static const CliCase cli_cases[] = {
      {"--infer-dtype: unknown dtype \"mxfp5\"", NULL}},
     {{"simulate", "--network", "packet", NULL}, NULL, NULL, 2, {"--network: unknown model", NULL}},
     {{"simulate", "--rates", "fast", NULL}, NULL, NULL, 2, {"--rates: unknown mode", NULL}},
+    {{"simulate", "--relays", "ring", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--relays: unknown model \"ring\" (known: chunked, fluid, rounds, window)", NULL}},
+    {{"simulate", "--window", "4", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--window applies to the executor's schedule: give --relays window", NULL}},
+    {{"simulate", "--relays", "window", "--window", "0", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--window 0: must be at least 1", NULL}},
+    {{"run", "--shape", "8x4", "--compare-posting", "rounds", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--compare-posting: unknown model \"rounds\" (known: window, phases)", NULL}},
     {{"simulate", "--nic-bw", "800", NULL},
      NULL,
      NULL,

@@ -10,6 +10,7 @@
 #include "sim/lower-bound.h"
 #include "sim/flow-sim.h"
 #include "sim/gpu-cost.h"
+#include "exec/executor.h"
 
 #include <math.h>
 #include <string.h>
@@ -1428,6 +1429,152 @@ test_bound_random(void)
     g_test_message("%u of %u random plans simulate exactly at the bound", n_tight, n_checked);
 }
 
+/* --- the executor's window (RS_FLOW_SIM_POST_WINDOW) --- */
+
+static void
+window_options(RsFlowSimOptions *opt, guint window)
+{
+    rs_flow_sim_options_init(opt);
+    opt->posting = RS_FLOW_SIM_POST_WINDOW;
+    opt->chunk_bytes = 4u << 20;
+    opt->window = window;
+}
+
+/* One NVLink message of 2.5 chunks: its three chunk operations go at once and share the
+ * link (max-min), so it ends as one flow would; with a window of 1 they go one after
+ * another, each paying the overhead and latency (4 us). The result is folded back onto the
+ * message; the operations are its chunks. */
+static void
+test_window_one_message(void)
+{
+    g_autoptr(RsTopology) topo = load(flat_yaml);
+    const guint64 size = 10u << 20;
+    const Msg m[] = {{0, 1, size, 0, NODEPS}};
+    RsFlowSimOptions opt;
+    window_options(&opt, 8);
+    g_assert_cmpuint(RS_FLOW_SIM_DEFAULT_WINDOW, ==, RS_EXEC_DEFAULT_WINDOW);
+    g_autoptr(RsFlowSimResult) r = simulate(topo, m, 1, &opt);
+    g_assert_cmpuint(r->n_messages, ==, 1);
+    g_assert_cmpuint(r->n_network_messages, ==, 1);
+    g_assert_cmpuint(r->bytes_moved, ==, size);
+    g_assert_cmpuint(r->n_chunks, ==, 3);
+    g_assert_cmpint(r->posting, ==, RS_FLOW_SIM_POST_WINDOW);
+    g_assert_cmpuint(r->window, ==, 8);
+    assert_time(r->message_start_s[0], 0.0);
+    assert_time(r->total_s, 4 * US + (double)size / NV_BW);
+    assert_time(r->message_end_s[0], r->total_s);
+    guint32 eg = rs_topology_get_gpu_link(topo, 0, RS_LINK_NVLINK_EGRESS);
+    g_assert_cmpuint(r->link_bytes[eg], ==, size);
+
+    window_options(&opt, 1);
+    g_autoptr(RsFlowSimResult) r1 = simulate(topo, m, 1, &opt);
+    const double chunk_s = 4 * US + (double)(4u << 20) / NV_BW;
+    assert_time(r1->total_s, 2 * chunk_s + 4 * US + (double)(2u << 20) / NV_BW);
+}
+
+/* Key order (phase, slot, message, chunk): chunk k of every message of a rank before
+ * chunk k + 1 of any. Window 1 on GPU 0: m0 (2 chunks) to GPU 1, m1 (1 chunk) to GPU 2
+ * run m0.0, m1.0, m0.1: m1 ends after two chunk times, m0 after three. */
+static void
+test_window_key_order(void)
+{
+    g_autoptr(RsTopology) topo = load(flat_yaml);
+    const guint64 c = 4u << 20;
+    const Msg m[] = {{0, 1, 2 * c, 0, NODEPS}, {0, 2, c, 0, NODEPS}};
+    RsFlowSimOptions opt;
+    window_options(&opt, 1);
+    g_autoptr(RsFlowSimResult) r = simulate(topo, m, 2, &opt);
+    const double chunk_s = 4 * US + (double)c / NV_BW;
+    assert_time(r->message_end_s[1], 2 * chunk_s);
+    assert_time(r->message_end_s[0], 3 * chunk_s);
+    assert_time(r->message_start_s[1], chunk_s);
+    /* Posting the phase at once, the two share GPU 0's egress from the start. */
+    g_autoptr(RsFlowSimResult) p = simulate(topo, m, 2, NULL);
+    assert_time(p->total_s, 4 * US + 3.0 * c / NV_BW);
+}
+
+/* An operation moves once both its ranks posted it. GPU 1 receives m0 from GPU 0 and m1
+ * from GPU 2 (key order m0, m1): with a window of 1, GPU 2's send waits for GPU 1 to post
+ * m1, after m0 arrived; with 2 both share GPU 1's ingress at once. */
+static void
+test_window_both_ends(void)
+{
+    g_autoptr(RsTopology) topo = load(flat_yaml);
+    const guint64 c = 4u << 20;
+    const Msg m[] = {{0, 1, c, 0, NODEPS}, {2, 1, c, 0, NODEPS}};
+    const double chunk_s = 4 * US + (double)c / NV_BW;
+    RsFlowSimOptions opt;
+    window_options(&opt, 1);
+    g_autoptr(RsFlowSimResult) r1 = simulate(topo, m, 2, &opt);
+    assert_time(r1->message_end_s[0], chunk_s);
+    assert_time(r1->message_start_s[1], chunk_s);
+    assert_time(r1->total_s, 2 * chunk_s);
+    window_options(&opt, 2);
+    g_autoptr(RsFlowSimResult) r2 = simulate(topo, m, 2, &opt);
+    assert_time(r2->total_s, 4 * US + 2.0 * c / NV_BW);
+    assert_time(r2->message_end_s[0], r2->total_s);
+}
+
+/* A relay's send waits until what it forwards arrived (send_ready()), and holds the rank's
+ * later posts. GPU 0 → 4 over the NIC (m0), then 4 → 5 over NVLink (m1, forwarding m0):
+ * one chunk each, the hops add up. Two chunks each: slots m0 0, 1 and m1 1, 2; GPU 4 posts
+ * both receives of m0, whose chunks share the NIC and arrive together, then m1's two
+ * sends, which share the NVLink: no pipelining gain within a window. */
+static void
+test_window_relay(void)
+{
+    g_autoptr(RsTopology) topo = load(flat_yaml);
+    const guint64 c = 4u << 20;
+    const double nic_lat = 22 * US, nv_lat = 4 * US;
+    RsFlowSimOptions opt;
+    window_options(&opt, 8);
+    const Msg one[] = {{0, 4, c, 0, NODEPS}, {4, 5, c, 0, {0, -1}}};
+    g_autoptr(RsFlowSimResult) r1 = simulate(topo, one, 2, &opt);
+    assert_time(r1->message_end_s[0], nic_lat + (double)c / NIC_BW);
+    assert_time(r1->total_s, nic_lat + (double)c / NIC_BW + nv_lat + (double)c / NV_BW);
+    const Msg two[] = {{0, 4, 2 * c, 0, NODEPS}, {4, 5, 2 * c, 0, {0, -1}}};
+    g_autoptr(RsFlowSimResult) r2 = simulate(topo, two, 2, &opt);
+    assert_time(r2->message_end_s[0], nic_lat + 2.0 * c / NIC_BW);
+    assert_time(r2->message_start_s[1], r2->message_end_s[0]);
+    assert_time(r2->total_s, nic_lat + 2.0 * c / NIC_BW + nv_lat + 2.0 * c / NV_BW);
+    g_assert_cmpuint(r2->n_chunks, ==, 4);
+    /* Window 1: m0.0, m0.1 one after another on GPU 4's receives, then m1.0 once m0.0 is
+     * in (it is), then m1.1. */
+    window_options(&opt, 1);
+    g_autoptr(RsFlowSimResult) w1 = simulate(topo, two, 2, &opt);
+    const double nic_chunk = nic_lat + (double)c / NIC_BW, nv_chunk = nv_lat + (double)c / NV_BW;
+    assert_time(w1->total_s, 2 * nic_chunk + 2 * nv_chunk);
+}
+
+/* Packs and unpacks queue on the rank's stream: two 1-chunk sends of GPU 0 that pack 10 us
+ * each start taking bandwidth at 10 + 4 and 20 + 4 us and share GPU 0's egress; its link
+ * is busy from 14 us to the end. An unpack of 5 us each on GPU 1 of two arrivals at once
+ * runs one after the other. */
+static void
+test_window_stream(void)
+{
+    g_autoptr(RsTopology) topo = load(flat_yaml);
+    const guint64 c = 4u << 20;
+    const Msg m[] = {{0, 1, c, 0, NODEPS}, {0, 2, c, 0, NODEPS}};
+    const double pre[] = {10 * US, 10 * US}, post[] = {0.0, 0.0};
+    RsFlowSimOptions opt;
+    window_options(&opt, 8);
+    opt.message_pre_s = pre;
+    opt.message_post_s = post;
+    g_autoptr(RsFlowSimResult) r = simulate(topo, m, 2, &opt);
+    assert_time(r->message_end_s[0], 24 * US + (double)(c - 1000000) / (NV_BW / 2));
+    assert_time(r->total_s, 14 * US + 2.0 * c / NV_BW);
+
+    const Msg in[] = {{0, 1, c, 0, NODEPS}, {2, 1, c, 0, NODEPS}};
+    const double pre0[] = {0.0, 0.0}, post5[] = {5 * US, 5 * US};
+    opt.message_pre_s = pre0;
+    opt.message_post_s = post5;
+    g_autoptr(RsFlowSimResult) u = simulate(topo, in, 2, &opt);
+    const double arrive_s = 4 * US + 2.0 * c / NV_BW;
+    assert_time(u->message_end_s[0], arrive_s + 5 * US);
+    assert_time(u->message_end_s[1], arrive_s + 10 * US);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1476,6 +1623,11 @@ main(int argc, char **argv)
     g_test_add_func("/flow-sim/plan/direct", test_plan_direct);
     g_test_add_func("/flow-sim/plan/gather-broadcast", test_plan_gather_broadcast);
     g_test_add_func("/flow-sim/rounds/max-ops", test_rounds_max_ops);
+    g_test_add_func("/flow-sim/window/one-message", test_window_one_message);
+    g_test_add_func("/flow-sim/window/key-order", test_window_key_order);
+    g_test_add_func("/flow-sim/window/both-ends", test_window_both_ends);
+    g_test_add_func("/flow-sim/window/relay", test_window_relay);
+    g_test_add_func("/flow-sim/window/stream", test_window_stream);
     g_test_add_func("/flow-sim/rounds/relay", test_rounds_relay);
     g_test_add_func("/flow-sim/rounds/queue-on-stream", test_rounds_queue_on_stream);
     g_test_add_func("/flow-sim/exact-matches-global", test_exact_matches_global);
