@@ -140,7 +140,8 @@ static GOptionEntry entries[] = {
      "executor that waits for each group; faster to simulate, an upper figure). Without it "
      "(and --chunk-size), nccl-broadcast and checkpoint-engine, whose rings NCCL pipelines "
      "in 512 KiB steps, run fluid at that step, the others chunked; given, it applies to "
-     "every strategy (window: to ours; the NCCL rings stay fluid)",
+     "every strategy (window: to ours and gather-broadcast, which reshard run executes; the "
+     "baseline and the peers keep their own calls, whole phases, NCCL's rings fluid)",
      "MODEL"},
     {NULL},
 };

@@ -25,8 +25,9 @@
  * one copy per byte.
  *
  * Order and bounds. Every network message is cut into chunks of chunk_bytes. Each chunk
- * gets a key (phase, slot, message, chunk) where slot is the chunk's place in its relay
- * chain: a chunk that forwards bytes gets a slot above the chunks that bring them. Every
+ * gets a key (phase, slot, colour, message, chunk) where slot is the chunk's place in its
+ * relay chain (a chunk that forwards bytes gets a slot above the chunks that bring them)
+ * and colour its message's colour (schedule.h: ranks posting a colour meet). Every
  * rank posts its chunk operations in key order, at most `window` at a time. Both ends of a
  * chunk see the same key, so sends and receives between two ranks are posted in the same
  * order on both sides; and the operation with the smallest unfinished key can always

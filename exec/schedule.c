@@ -7,12 +7,14 @@
 #include "exec/schedule.h"
 
 #include "exec/executor.h"
+#include "base/edge-colour.h"
 
 typedef struct {
     guint n_chunks;
     guint first_chunk; /* into chunk_slot / chunk_first_dep */
     guint64 slot;      /* local messages: their slot */
     gboolean is_local;
+    guint32 colour; /* network messages: rs_edge_colour_first_fit() over their phase */
 } MsgSched;
 
 struct _RsSchedule {
@@ -237,6 +239,28 @@ assign_slots(RsSchedule *s, const gboolean *aligned, GError **error)
     return TRUE;
 }
 
+/* Stage 5: the message colours that order a slot's operations (schedule.h, "Order"). */
+static void
+colour_messages(RsSchedule *s)
+{
+    guint n = rs_plan_get_n_messages(s->plan);
+    g_autofree guint32 *src = g_new(guint32, MAX(n, 1));
+    g_autofree guint32 *dst = g_new(guint32, MAX(n, 1));
+    g_autofree guint32 *phase = g_new(guint32, MAX(n, 1));
+    g_autofree guint32 *colour = g_new(guint32, MAX(n, 1));
+    guint32 n_gpus = 0;
+    for (guint m = 0; m < n; m++) {
+        const RsMessage *msg = rs_plan_get_message(s->plan, m);
+        src[m] = msg->src;
+        dst[m] = msg->dst;
+        phase[m] = msg->phase;
+        n_gpus = MAX(n_gpus, MAX(msg->src, msg->dst) + 1);
+    }
+    rs_edge_colour_first_fit(src, dst, phase, n, n_gpus, colour);
+    for (guint m = 0; m < n; m++)
+        s->msgs[m].colour = colour[m];
+}
+
 RsSchedule *
 rs_schedule_new(const RsPlan *plan, guint64 chunk_bytes, const gboolean *aligned,
                 GError **error)
@@ -258,6 +282,7 @@ rs_schedule_new(const RsPlan *plan, guint64 chunk_bytes, const gboolean *aligned
     chunk_dependencies(s, aligned);
     if (!assign_slots(s, aligned, error))
         return NULL;
+    colour_messages(s);
     return g_steal_pointer(&s);
 }
 
@@ -300,6 +325,12 @@ rs_schedule_get_chunk_slot(const RsSchedule *s, guint32 msg, guint chunk)
     return g_array_index(s->chunk_slot, guint64, s->msgs[msg].first_chunk + chunk);
 }
 
+guint32
+rs_schedule_get_message_colour(const RsSchedule *s, guint32 msg)
+{
+    return s->msgs[msg].colour;
+}
+
 guint64
 rs_schedule_get_local_slot(const RsSchedule *s, guint32 msg)
 {
@@ -323,6 +354,8 @@ op_compare(gconstpointer pa, gconstpointer pb)
         return a->phase < b->phase ? -1 : 1;
     if (a->slot != b->slot)
         return a->slot < b->slot ? -1 : 1;
+    if (a->colour != b->colour)
+        return a->colour < b->colour ? -1 : 1;
     if (a->msg != b->msg)
         return a->msg < b->msg ? -1 : 1;
     return a->chunk < b->chunk ? -1 : a->chunk > b->chunk;
@@ -338,7 +371,7 @@ rs_schedule_get_rank_ops(const RsSchedule *s, guint32 gpu)
             continue;
         for (guint j = 0; j < s->msgs[m].n_chunks; j++) {
             RsScheduleOp op = {msg->phase, rs_schedule_get_chunk_slot(s, m, j), m, j,
-                               msg->src == gpu};
+                               msg->src == gpu, s->msgs[m].colour};
             g_array_append_val(ops, op);
         }
     }

@@ -22,11 +22,20 @@
  * those of 2 -> 3 slots 1, 2, 3: chunk j is forwarded one step after it arrives.
  *
  * Order and window. Every rank posts its chunk operations in increasing key (phase, slot,
- * message, chunk), both ends of a chunk see the same key, and at most `window` operations
- * are in flight per rank (the window is the executor's; it does not change the order): with
- * a window of 2, a rank sending a 3-chunk message posts chunks 0 and 1, and chunk 2 when one
- * of them has completed. The operation with the smallest unfinished key can always complete
- * (its dependencies have smaller keys), so no window, however small, deadlocks.
+ * colour, message, chunk), both ends of a chunk see the same key, and at most `window`
+ * operations are in flight per rank (the window is the executor's; it does not change the
+ * order): with a window of 2, a rank sending a 3-chunk message posts chunks 0 and 1, and
+ * chunk 2 when one of them has completed. The operation with the smallest unfinished key can
+ * always complete (its dependencies have smaller keys), so no window, however small,
+ * deadlocks. The colour (base/edge-colour.h, first fit over each phase's network messages
+ * in plan order) makes the operations ranks post together meet: each colour is a set of
+ * messages in which every rank sends at most once and receives at most once. Without it a
+ * slot's operations went by message, and the plan orders messages by (src, dst), so every
+ * sender walked its receivers from the lowest and every receiver its senders from the
+ * lowest: a window of 8 mostly held operations whose other end was busy elsewhere, and the
+ * flow model of this schedule (sim/flow-sim.h, RS_FLOW_SIM_POST_WINDOW) put the default
+ * scenario's plans at 2.8 to 3.6 times their whole-phase time (docs/DESIGN.md, "The
+ * executor's window").
  */
 #pragma once
 
@@ -49,6 +58,7 @@ typedef struct {
     guint32 msg;   /* plan message */
     guint32 chunk; /* chunk of the message, from 0 */
     gboolean is_send;
+    guint32 colour; /* the message's colour (rs_schedule_get_message_colour()) */
 } RsScheduleOp;
 
 typedef struct _RsSchedule RsSchedule;
@@ -131,11 +141,19 @@ const RsScheduleDep *rs_schedule_get_chunk_deps(const RsSchedule *schedule, guin
                                                 guint chunk, guint *n_deps_out);
 
 /**
+ * rs_schedule_get_message_colour:
+ * @msg: a message index of the plan
+ * Returns: its colour: rs_edge_colour_first_fit() over the network messages of its phase in
+ *   plan order (base/edge-colour.h); 0 for a local message.
+ */
+guint32 rs_schedule_get_message_colour(const RsSchedule *schedule, guint32 msg);
+
+/**
  * rs_schedule_get_rank_ops:
  * @gpu: a global rank (GPU) of the plan
  *
  * The chunk operations of @gpu, sends and receives of its network messages, in the order
- * it posts them: increasing (phase, slot, message, chunk). O(chunks of the plan + k log k)
+ * it posts them: increasing (phase, slot, colour, message, chunk). O(chunks of the plan + k log k)
  * for k operations of @gpu.
  *
  * Returns: (transfer full) (element-type RsScheduleOp): the operations; empty when @gpu has

@@ -20,6 +20,8 @@
  * O(F·R·log L). */
 #include "sim/flow-sim.h"
 
+#include "base/edge-colour.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -1285,8 +1287,8 @@ rounds_message_done(Sim *sim, guint32 m)
 
 /* --- window ---
  * The messages are the plan's chunk operations (run_window() cuts them), numbered in the
- * executor's key order (phase, slot, message, chunk). A rank posts its network operations
- * in that order while fewer than window_ops are in flight; a send only once what it
+ * executor's key order (phase, slot, colour, message, chunk). A rank posts its network
+ * operations in that order while fewer than window_ops are in flight; a send only once what it
  * forwards arrived (exec/executor.c rank_execute(): the executor's send_ready() holds
  * the rank's posting there). An operation takes bandwidth once both its ranks posted it;
  * its arrival frees a place at both. Local copies are not in the window: they run once
@@ -2657,6 +2659,7 @@ typedef struct {
     const guint64 *first; /* [n + 1]: message m's chunk operations are first[m] .. first[m+1] */
     const guint32 *op_msg; /* [ops]: the message of each operation */
     const guint64 *slot;   /* [ops] */
+    const guint32 *colour; /* [n]: per message, exec/schedule.h's colour */
 } WindowKey;
 
 /* The chunk of network message @d that holds the last byte chunk @k of message @m needs:
@@ -2684,13 +2687,16 @@ compare_window_key(gconstpointer a, gconstpointer b, gpointer user_data)
         return px < py ? -1 : 1;
     if (key->slot[x] != key->slot[y])
         return key->slot[x] < key->slot[y] ? -1 : 1;
+    guint32 cx = key->colour[key->op_msg[x]], cy = key->colour[key->op_msg[y]];
+    if (cx != cy)
+        return cx < cy ? -1 : 1;
     return x < y ? -1 : x > y; /* operation ids run in (message, chunk) order */
 }
 
 /* Cuts every network message into chunk operations of chunk_bytes, numbers them in the
- * executor's key order (phase, slot, message, chunk) with exec/schedule.h's slots, runs
- * them with window posting and folds the result back onto the messages: a message starts
- * with its first operation and ends with its last. */
+ * executor's key order (phase, slot, colour, message, chunk) with exec/schedule.h's slots
+ * and colours, runs them with window posting and folds the result back onto the messages:
+ * a message starts with its first operation and ends with its last. */
 static RsFlowSimResult *
 run_window(const RsFlowMessage *msgs, guint n, const guint32 *deps, guint n_deps,
            const RsTopology *topo, const RsFlowSimOptions *options, GError **error)
@@ -2771,7 +2777,19 @@ run_window(const RsFlowMessage *msgs, guint n, const guint32 *deps, guint n_deps
     g_autofree guint32 *order = g_new(guint32, MAX(n_ops, 1));
     for (guint64 c = 0; c < n_ops; c++)
         order[c] = (guint32)c;
-    WindowKey key = {msgs, first, op_msg, slot};
+    /* Colours as exec/schedule.c gives them: first fit over each phase, in message order. */
+    g_autofree guint32 *colour = g_new(guint32, MAX(n, 1));
+    {
+        g_autofree guint32 *src = g_new(guint32, MAX(n, 1)), *dst = g_new(guint32, MAX(n, 1));
+        g_autofree guint32 *phase = g_new(guint32, MAX(n, 1));
+        for (guint m = 0; m < n; m++) {
+            src[m] = msgs[m].src;
+            dst[m] = msgs[m].dst;
+            phase[m] = msgs[m].phase;
+        }
+        rs_edge_colour_first_fit(src, dst, phase, n, rs_topology_get_n_gpus(topo), colour);
+    }
+    WindowKey key = {msgs, first, op_msg, slot, colour};
     g_qsort_with_data(order, (gint)n_ops, sizeof(guint32), compare_window_key, &key);
     g_autofree guint32 *pos = g_new(guint32, MAX(n_ops, 1));
     for (guint64 i = 0; i < n_ops; i++)
@@ -2873,8 +2891,10 @@ rs_flow_sim_run_messages(const RsFlowMessage *messages, guint n_messages, const 
 RsFlowSimPosting
 rs_flow_sim_get_plan_posting(const RsPlan *plan, const RsFlowSimOptions *options)
 {
+    RsStrategyKind kind = rs_strategy_get_kind(rs_plan_get_strategy(plan));
     if (options->plan_relays && options->posting == RS_FLOW_SIM_POST_WINDOW &&
-        rs_plan_get_relay_chunk_bytes(plan) > 0)
+        (rs_plan_get_relay_chunk_bytes(plan) > 0 ||
+         (kind != RS_STRATEGY_KIND_OURS && kind != RS_STRATEGY_KIND_STRAWMAN)))
         return RS_FLOW_SIM_POST_PHASES;
     return options->posting;
 }
@@ -2903,11 +2923,10 @@ rs_flow_sim_run(const RsPlan *plan, const RsTopology *topo, const RsFlowSimOptio
         opt = *options;
     else
         rs_flow_sim_options_init(&opt);
-    if (rs_flow_sim_get_plan_posting(plan, &opt) != opt.posting ||
-        (opt.plan_relays && opt.posting == RS_FLOW_SIM_POST_PHASES &&
-         rs_plan_get_relay_chunk_bytes(plan) > 0)) {
-        /* (a library's collective, not exec/'s window: posted as a whole phase) */
-        opt.posting = RS_FLOW_SIM_POST_PHASES;
+    /* A baseline's or a peer's call is not exec/'s window: posted as whole phases. */
+    opt.posting = rs_flow_sim_get_plan_posting(plan, &opt);
+    if (opt.plan_relays && opt.posting == RS_FLOW_SIM_POST_PHASES &&
+        rs_plan_get_relay_chunk_bytes(plan) > 0) {
         opt.chunk_bytes = rs_plan_get_relay_chunk_bytes(plan);
         opt.relays = RS_FLOW_SIM_RELAYS_FLUID;
     }

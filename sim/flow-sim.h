@@ -24,7 +24,9 @@
  *        exec/executor.c rank_execute()). Every network message is cut into chunk
  *        operations of chunk_bytes (the last holds the rest; chunk_bytes 0: one operation
  *        per message; no max_chunks_per_message cap), each with the key (phase, slot,
- *        message, chunk): chunk k of a message without dependencies has slot k, a chunk's
+ *        colour, message, chunk): the colour is exec/schedule.h's (base/edge-colour.h,
+ *        first fit over each phase's messages in index order); chunk k of a message
+ *        without dependencies has slot k, a chunk's
  *        slot is above its predecessor's and above that of the chunk of each same-phase
  *        dependency holding the last byte it needs (the same fraction of the dependency as
  *        the chunk ends at, rounded up; a last chunk needs the dependency whole). Every
@@ -356,10 +358,11 @@ RsFlowSimResult *rs_flow_sim_run(const RsPlan *plan, const RsTopology *topo,
  * @plan: a plan
  * @options: the options rs_flow_sim_run() would get
  *
- * The posting rs_flow_sim_run() runs @plan with: with plan_relays, a plan whose relays a
- * library pipelines (rs_plan_get_relay_chunk_bytes() > 0: an NCCL collective, not exec/'s
- * schedule) posts whole phases even when @options say RS_FLOW_SIM_POST_WINDOW; otherwise
- * @options->posting.
+ * The posting rs_flow_sim_run() runs @plan with: with plan_relays, a plan exec/ does not
+ * run as its own (a baseline or a peer's algorithm, RsStrategyKind: their calls are the
+ * phases of their plans, and a plan whose relays a library pipelines,
+ * rs_plan_get_relay_chunk_bytes() > 0, is an NCCL collective) posts whole phases even when
+ * @options say RS_FLOW_SIM_POST_WINDOW; otherwise @options->posting.
  */
 RsFlowSimPosting rs_flow_sim_get_plan_posting(const RsPlan *plan, const RsFlowSimOptions *options);
 

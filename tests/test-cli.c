@@ -204,10 +204,11 @@ test_relay_steps(void)
     const char *one_mib[] = {"--chunk-size", "1MiB", NULL};
     const guint64 one[] = {1 << 20, 1 << 20, 1 << 20, 1 << 20};
     check_relay_steps(one_mib, names, one, all_chunked, G_N_ELEMENTS(names));
-    /* The executor's window: our plans (and the peers' that are not an NCCL ring) in its
-     * chunk operations; the NCCL rings keep NCCL's step, posted whole. */
+    /* The executor's window for the plans reshard run executes as its own; the baseline's
+     * and the peers' calls stay whole phases (NCCL's rings fluid at its step, m2n's chain in
+     * the chunked model). */
     const char *window[] = {"--relays", "window", "--window", "4", NULL};
-    const char *window_models[] = {"fluid", "fluid", "window", "window"};
+    const char *window_models[] = {"fluid", "fluid", "window", "chunked"};
     check_relay_steps(window, names, plan_steps, window_models, G_N_ELEMENTS(names));
 }
 

@@ -481,6 +481,7 @@ assert_rank_ops(const RsSchedule *schedule, guint32 gpu, const RsScheduleOp *exp
         g_assert_cmpuint(op->msg, ==, expected[i].msg);
         g_assert_cmpuint(op->chunk, ==, expected[i].chunk);
         g_assert_cmpint(op->is_send, ==, expected[i].is_send);
+        g_assert_cmpuint(op->colour, ==, expected[i].colour);
     }
 }
 
@@ -510,8 +511,8 @@ test_schedule_three_chunks(void)
         rs_schedule_get_chunk_deps(s, 0, j, &n_deps);
         g_assert_cmpuint(n_deps, ==, 0);
     }
-    const RsScheduleOp sends[] = {{0, 0, 0, 0, TRUE}, {0, 1, 0, 1, TRUE}, {0, 2, 0, 2, TRUE}};
-    const RsScheduleOp recvs[] = {{0, 0, 0, 0, FALSE}, {0, 1, 0, 1, FALSE}, {0, 2, 0, 2, FALSE}};
+    const RsScheduleOp sends[] = {{0, 0, 0, 0, TRUE, 0}, {0, 1, 0, 1, TRUE, 0}, {0, 2, 0, 2, TRUE, 0}};
+    const RsScheduleOp recvs[] = {{0, 0, 0, 0, FALSE, 0}, {0, 1, 0, 1, FALSE, 0}, {0, 2, 0, 2, FALSE, 0}};
     assert_rank_ops(s, 0, sends, 3);
     assert_rank_ops(s, 1, recvs, 3);
     assert_rank_ops(s, 2, NULL, 0);
@@ -635,11 +636,11 @@ test_schedule_relay_chain(void)
     g_assert_cmpuint(rs_schedule_get_local_slot(s, 7), ==, 5);
     /* Rank 2 receives chunk j of message 2 and forwards it as chunk j of message 4 at the
      * next slot: receives and sends interleave. */
-    const RsScheduleOp rank0[] = {{0, 0, 1, 0, FALSE}, {0, 1, 1, 1, FALSE}, {1, 0, 2, 0, TRUE},
-                                  {1, 1, 2, 1, TRUE},  {1, 2, 2, 2, TRUE}};
-    const RsScheduleOp rank2[] = {{1, 0, 2, 0, FALSE}, {1, 1, 2, 1, FALSE}, {1, 1, 4, 0, TRUE},
-                                  {1, 2, 2, 2, FALSE}, {1, 2, 4, 1, TRUE},  {1, 3, 4, 2, TRUE}};
-    const RsScheduleOp rank4[] = {{1, 2, 6, 0, FALSE}, {1, 3, 6, 1, FALSE}, {1, 4, 6, 2, FALSE}};
+    const RsScheduleOp rank0[] = {{0, 0, 1, 0, FALSE, 0}, {0, 1, 1, 1, FALSE, 0}, {1, 0, 2, 0, TRUE, 0},
+                                  {1, 1, 2, 1, TRUE, 0},  {1, 2, 2, 2, TRUE, 0}};
+    const RsScheduleOp rank2[] = {{1, 0, 2, 0, FALSE, 0}, {1, 1, 2, 1, FALSE, 0}, {1, 1, 4, 0, TRUE, 0},
+                                  {1, 2, 2, 2, FALSE, 0}, {1, 2, 4, 1, TRUE, 0},  {1, 3, 4, 2, TRUE, 0}};
+    const RsScheduleOp rank4[] = {{1, 2, 6, 0, FALSE, 0}, {1, 3, 6, 1, FALSE, 0}, {1, 4, 6, 2, FALSE, 0}};
     assert_rank_ops(s, 0, rank0, G_N_ELEMENTS(rank0));
     assert_rank_ops(s, 2, rank2, G_N_ELEMENTS(rank2));
     assert_rank_ops(s, 4, rank4, G_N_ELEMENTS(rank4));
@@ -671,9 +672,45 @@ test_schedule_relay_unaligned(void)
     g_assert_cmpuint(rs_schedule_get_local_slot(s, 3), ==, 3);
     g_assert_cmpuint(rs_schedule_get_local_slot(s, 5), ==, 6);
     g_assert_cmpuint(rs_schedule_get_local_slot(s, 7), ==, 9);
-    const RsScheduleOp rank2[] = {{1, 0, 2, 0, FALSE}, {1, 1, 2, 1, FALSE}, {1, 2, 2, 2, FALSE},
-                                  {1, 3, 4, 0, TRUE},  {1, 4, 4, 1, TRUE},  {1, 5, 4, 2, TRUE}};
+    const RsScheduleOp rank2[] = {{1, 0, 2, 0, FALSE, 0}, {1, 1, 2, 1, FALSE, 0}, {1, 2, 2, 2, FALSE, 0},
+                                  {1, 3, 4, 0, TRUE, 0},  {1, 4, 4, 1, TRUE, 0},  {1, 5, 4, 2, TRUE, 0}};
     assert_rank_ops(s, 2, rank2, G_N_ELEMENTS(rank2));
+}
+
+/* Within a slot the operations go by message colour (base/edge-colour.h), not by message:
+ * 2 × 2 all-to-all, messages in plan order 0→2, 0→3, 1→2, 1→3 (colours 0, 1, 1, 0 by first
+ * fit), so at colour 0 GPU 0 sends to 2 while GPU 1 sends to 3, and each receiver takes its
+ * senders in that order: with a window of 1 no rank waits for a peer busy elsewhere. In
+ * message order GPU 1 would first send to 2, which is receiving from 0. */
+static void
+test_schedule_colours(void)
+{
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    TensorSpec t = {"w", "8x8", RS_DTYPE_F32, "2", "S(0)", "0,1", "2", "S(1)", "2,3"};
+    add_tensor(refit, &t);
+    g_autoptr(RsPlan) plan = plan_of(refit, RS_STRATEGY_DIRECT);
+    g_assert_cmpuint(rs_plan_get_n_messages(plan), ==, 4);
+    const guint32 want_src[] = {0, 0, 1, 1}, want_dst[] = {2, 3, 2, 3}, colours[] = {0, 1, 1, 0};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsSchedule) s = rs_schedule_new(plan, 1 << 20, NULL, &error);
+    g_assert_no_error(error);
+    for (guint m = 0; m < 4; m++) {
+        const RsMessage *msg = rs_plan_get_message(plan, m);
+        g_assert_cmpuint(msg->src, ==, want_src[m]);
+        g_assert_cmpuint(msg->dst, ==, want_dst[m]);
+        g_assert_cmpuint(rs_schedule_get_message_colour(s, m), ==, colours[m]);
+    }
+    const RsScheduleOp gpu1[] = {{0, 0, 3, 0, TRUE, 0}, {0, 0, 2, 0, TRUE, 1}};
+    const RsScheduleOp gpu2[] = {{0, 0, 0, 0, FALSE, 0}, {0, 0, 2, 0, FALSE, 1}};
+    const RsScheduleOp gpu3[] = {{0, 0, 3, 0, FALSE, 0}, {0, 0, 1, 0, FALSE, 1}};
+    assert_rank_ops(s, 1, gpu1, 2);
+    assert_rank_ops(s, 2, gpu2, 2);
+    assert_rank_ops(s, 3, gpu3, 2);
+    /* It runs element-exact with one operation in flight per rank. */
+    RsExecOptions opts = {.window = 1};
+    RsExecResult res;
+    run_checked(refit, RS_STRATEGY_DIRECT, &opts, &res);
+    rs_exec_result_clear(&res);
 }
 
 /* The window bounds what is in flight, not the order: the 3-chunk message of
@@ -721,5 +758,6 @@ main(int argc, char **argv)
     g_test_add_func("/exec/schedule/relay-chain", test_schedule_relay_chain);
     g_test_add_func("/exec/schedule/relay-chain-unaligned", test_schedule_relay_unaligned);
     g_test_add_func("/exec/schedule/window", test_schedule_window);
+    g_test_add_func("/exec/schedule/colours", test_schedule_colours);
     return g_test_run();
 }

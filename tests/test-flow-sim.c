@@ -1472,7 +1472,7 @@ test_window_one_message(void)
     assert_time(r1->total_s, 2 * chunk_s + 4 * US + (double)(2u << 20) / NV_BW);
 }
 
-/* Key order (phase, slot, message, chunk): chunk k of every message of a rank before
+/* Key order (phase, slot, colour, message, chunk): chunk k of every message of a rank before
  * chunk k + 1 of any. Window 1 on GPU 0: m0 (2 chunks) to GPU 1, m1 (1 chunk) to GPU 2
  * run m0.0, m1.0, m0.1: m1 ends after two chunk times, m0 after three. */
 static void
@@ -1575,6 +1575,28 @@ test_window_stream(void)
     assert_time(u->message_end_s[1], arrive_s + 10 * US);
 }
 
+/* Operations of a slot go by message colour (base/edge-colour.h), as exec/schedule.h
+ * orders them: a 2 × 2 all-to-all in plan order 0→2, 0→3, 1→2, 1→3 has colours 0, 1, 1, 0,
+ * so with a window of 1 it takes two chunk times (0→2 with 1→3, then 0→3 with 1→2); in
+ * message order GPU 1's first send (to 2) would wait for 0→2 and 1→3 go last: three. */
+static void
+test_window_colours(void)
+{
+    g_autoptr(RsTopology) topo = load(flat_yaml);
+    const guint64 c = 4u << 20;
+    const Msg m[] = {{0, 2, c, 0, NODEPS}, {0, 3, c, 0, NODEPS}, {1, 2, c, 0, NODEPS},
+                     {1, 3, c, 0, NODEPS}};
+    RsFlowSimOptions opt;
+    window_options(&opt, 1);
+    g_autoptr(RsFlowSimResult) r = simulate(topo, m, 4, &opt);
+    const double chunk_s = 4 * US + (double)c / NV_BW;
+    assert_time(r->message_end_s[0], chunk_s);
+    assert_time(r->message_end_s[3], chunk_s);
+    assert_time(r->message_end_s[1], 2 * chunk_s);
+    assert_time(r->message_end_s[2], 2 * chunk_s);
+    assert_time(r->total_s, 2 * chunk_s);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1628,6 +1650,7 @@ main(int argc, char **argv)
     g_test_add_func("/flow-sim/window/both-ends", test_window_both_ends);
     g_test_add_func("/flow-sim/window/relay", test_window_relay);
     g_test_add_func("/flow-sim/window/stream", test_window_stream);
+    g_test_add_func("/flow-sim/window/colours", test_window_colours);
     g_test_add_func("/flow-sim/rounds/relay", test_rounds_relay);
     g_test_add_func("/flow-sim/rounds/queue-on-stream", test_rounds_queue_on_stream);
     g_test_add_func("/flow-sim/exact-matches-global", test_exact_matches_global);
