@@ -7,10 +7,16 @@
  * one rank, nor two entering one rank, share it: each colour class is a set of messages in
  * which every rank sends at most once and receives at most once (a partial permutation),
  * so ranks that walk their messages by colour walk them in step. König's theorem (1916)
- * says Δ colours suffice for a bipartite multigraph of largest degree Δ; first fit, used
- * here, gives each message in input order the smallest colour free at both its ends and
- * needs at most 2Δ − 1 (a message meets at most Δ − 1 others at each end), in O(n × Δ / 64)
- * time with one bit per colour and rank side.
+ * says Δ colours suffice for a bipartite multigraph of largest degree Δ, and its proof is
+ * the algorithm used here: each message in input order takes a colour a free at its
+ * sender; if a is taken at its receiver, which has some b free, the path from the receiver
+ * whose edges alternate a, b, a, ... has its two colours swapped (it cannot reach the
+ * sender), which frees a there (e.g. Schrijver, "Combinatorial Optimization", 2003,
+ * Thm 20.1). Δ colours exactly: for a complete bipartite pattern every rank has one
+ * message of every colour, as in NCCL's p2p schedule (src/init.cc, comm->p2pSchedule:
+ * round r sends to rank + delta, receives from rank − delta). First fit, tried before,
+ * needs up to 2Δ − 1 colours and left the ranks out of step (docs/DESIGN.md). O(n × (Δ +
+ * path length)) time, at worst O(n × ranks); memory 2 × ranks × Δ words per group.
  */
 #pragma once
 
@@ -19,21 +25,21 @@
 G_BEGIN_DECLS
 
 /**
- * rs_edge_colour_first_fit:
+ * rs_edge_colour_bipartite:
  * @src: (array length=n): per message, its sender, below @n_vertices
  * @dst: (array length=n): per message, its receiver, below @n_vertices
  * @group: (array length=n): per message, its group (a phase); colours restart in each
  *   group, and messages of different groups never conflict
  * @n: messages
  * @n_vertices: ranks (one more than the largest rank named)
- * @colour_out: (array length=n) (out caller-allocates): per message, its colour from 0;
- *   0 for a message with @src == @dst, which takes no colour
+ * @colour_out: (array length=n) (out caller-allocates): per message, its colour, below the
+ *   group's largest degree Δ (sends of one rank or receives of one rank); 0 for a message
+ *   with @src == @dst, which takes no colour
  *
- * First-fit proper edge colouring, messages of a group taken in input order (see the top
- * of the file). Deterministic. Memory: O(n_vertices + colours × ranks / 64 words) at most
- * per group.
+ * König's alternating-path edge colouring (see the top of the file), messages of a group in
+ * input order. Deterministic.
  */
-void rs_edge_colour_first_fit(const guint32 *src, const guint32 *dst, const guint32 *group,
+void rs_edge_colour_bipartite(const guint32 *src, const guint32 *dst, const guint32 *group,
                               guint n, guint n_vertices, guint32 *colour_out);
 
 G_END_DECLS

@@ -14,7 +14,7 @@ typedef struct {
     guint first_chunk; /* into chunk_slot / chunk_first_dep */
     guint64 slot;      /* local messages: their slot */
     gboolean is_local;
-    guint32 colour; /* network messages: rs_edge_colour_first_fit() over their phase */
+    guint32 colour; /* network messages: rs_edge_colour_bipartite() over their phase */
 } MsgSched;
 
 struct _RsSchedule {
@@ -256,7 +256,7 @@ colour_messages(RsSchedule *s)
         phase[m] = msg->phase;
         n_gpus = MAX(n_gpus, MAX(msg->src, msg->dst) + 1);
     }
-    rs_edge_colour_first_fit(src, dst, phase, n, n_gpus, colour);
+    rs_edge_colour_bipartite(src, dst, phase, n, n_gpus, colour);
     for (guint m = 0; m < n; m++)
         s->msgs[m].colour = colour[m];
 }

@@ -27,8 +27,8 @@
  * order): with a window of 2, a rank sending a 3-chunk message posts chunks 0 and 1, and
  * chunk 2 when one of them has completed. The operation with the smallest unfinished key can
  * always complete (its dependencies have smaller keys), so no window, however small,
- * deadlocks. The colour (base/edge-colour.h, first fit over each phase's network messages
- * in plan order) makes the operations ranks post together meet: each colour is a set of
+ * deadlocks. The colour (base/edge-colour.h, König's colouring of each phase's network
+ * messages in plan order) makes the operations ranks post together meet: each colour is a set of
  * messages in which every rank sends at most once and receives at most once. Without it a
  * slot's operations went by message, and the plan orders messages by (src, dst), so every
  * sender walked its receivers from the lowest and every receiver its senders from the
@@ -143,8 +143,8 @@ const RsScheduleDep *rs_schedule_get_chunk_deps(const RsSchedule *schedule, guin
 /**
  * rs_schedule_get_message_colour:
  * @msg: a message index of the plan
- * Returns: its colour: rs_edge_colour_first_fit() over the network messages of its phase in
- *   plan order (base/edge-colour.h); 0 for a local message.
+ * Returns: its colour: rs_edge_colour_bipartite() over the messages of its phase in plan
+ *   order (base/edge-colour.h); 0 for a local message.
  */
 guint32 rs_schedule_get_message_colour(const RsSchedule *schedule, guint32 msg);
 

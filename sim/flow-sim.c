@@ -2777,7 +2777,7 @@ run_window(const RsFlowMessage *msgs, guint n, const guint32 *deps, guint n_deps
     g_autofree guint32 *order = g_new(guint32, MAX(n_ops, 1));
     for (guint64 c = 0; c < n_ops; c++)
         order[c] = (guint32)c;
-    /* Colours as exec/schedule.c gives them: first fit over each phase, in message order. */
+    /* Colours as exec/schedule.c gives them: per phase, in message order. */
     g_autofree guint32 *colour = g_new(guint32, MAX(n, 1));
     {
         g_autofree guint32 *src = g_new(guint32, MAX(n, 1)), *dst = g_new(guint32, MAX(n, 1));
@@ -2787,7 +2787,7 @@ run_window(const RsFlowMessage *msgs, guint n, const guint32 *deps, guint n_deps
             dst[m] = msgs[m].dst;
             phase[m] = msgs[m].phase;
         }
-        rs_edge_colour_first_fit(src, dst, phase, n, rs_topology_get_n_gpus(topo), colour);
+        rs_edge_colour_bipartite(src, dst, phase, n, rs_topology_get_n_gpus(topo), colour);
     }
     WindowKey key = {msgs, first, op_msg, slot, colour};
     g_qsort_with_data(order, (gint)n_ops, sizeof(guint32), compare_window_key, &key);

@@ -25,7 +25,7 @@
  *        operations of chunk_bytes (the last holds the rest; chunk_bytes 0: one operation
  *        per message; no max_chunks_per_message cap), each with the key (phase, slot,
  *        colour, message, chunk): the colour is exec/schedule.h's (base/edge-colour.h,
- *        first fit over each phase's messages in index order); chunk k of a message
+ *        König's colouring of each phase's messages in index order); chunk k of a message
  *        without dependencies has slot k, a chunk's
  *        slot is above its predecessor's and above that of the chunk of each same-phase
  *        dependency holding the last byte it needs (the same fraction of the dependency as

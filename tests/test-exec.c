@@ -678,10 +678,11 @@ test_schedule_relay_unaligned(void)
 }
 
 /* Within a slot the operations go by message colour (base/edge-colour.h), not by message:
- * 2 × 2 all-to-all, messages in plan order 0→2, 0→3, 1→2, 1→3 (colours 0, 1, 1, 0 by first
- * fit), so at colour 0 GPU 0 sends to 2 while GPU 1 sends to 3, and each receiver takes its
- * senders in that order: with a window of 1 no rank waits for a peer busy elsewhere. In
- * message order GPU 1 would first send to 2, which is receiving from 0. */
+ * 2 × 2 all-to-all, messages in plan order 0→2, 0→3, 1→2, 1→3 (colours 1, 0, 0, 1: 1→2
+ * found 0 taken at 2 and swapped the path 0→2, 0→3), so at colour 0 GPU 0 sends to 3 while
+ * GPU 1 sends to 2, and each receiver takes its senders in that order: with a window of 1
+ * no rank waits for a peer busy elsewhere. In message order GPU 1 would first send to 2
+ * while 2 receives from 0. */
 static void
 test_schedule_colours(void)
 {
@@ -690,7 +691,7 @@ test_schedule_colours(void)
     add_tensor(refit, &t);
     g_autoptr(RsPlan) plan = plan_of(refit, RS_STRATEGY_DIRECT);
     g_assert_cmpuint(rs_plan_get_n_messages(plan), ==, 4);
-    const guint32 want_src[] = {0, 0, 1, 1}, want_dst[] = {2, 3, 2, 3}, colours[] = {0, 1, 1, 0};
+    const guint32 want_src[] = {0, 0, 1, 1}, want_dst[] = {2, 3, 2, 3}, colours[] = {1, 0, 0, 1};
     g_autoptr(GError) error = NULL;
     g_autoptr(RsSchedule) s = rs_schedule_new(plan, 1 << 20, NULL, &error);
     g_assert_no_error(error);
@@ -700,9 +701,9 @@ test_schedule_colours(void)
         g_assert_cmpuint(msg->dst, ==, want_dst[m]);
         g_assert_cmpuint(rs_schedule_get_message_colour(s, m), ==, colours[m]);
     }
-    const RsScheduleOp gpu1[] = {{0, 0, 3, 0, TRUE, 0}, {0, 0, 2, 0, TRUE, 1}};
-    const RsScheduleOp gpu2[] = {{0, 0, 0, 0, FALSE, 0}, {0, 0, 2, 0, FALSE, 1}};
-    const RsScheduleOp gpu3[] = {{0, 0, 3, 0, FALSE, 0}, {0, 0, 1, 0, FALSE, 1}};
+    const RsScheduleOp gpu1[] = {{0, 0, 2, 0, TRUE, 0}, {0, 0, 3, 0, TRUE, 1}};
+    const RsScheduleOp gpu2[] = {{0, 0, 2, 0, FALSE, 0}, {0, 0, 0, 0, FALSE, 1}};
+    const RsScheduleOp gpu3[] = {{0, 0, 1, 0, FALSE, 0}, {0, 0, 3, 0, FALSE, 1}};
     assert_rank_ops(s, 1, gpu1, 2);
     assert_rank_ops(s, 2, gpu2, 2);
     assert_rank_ops(s, 3, gpu3, 2);

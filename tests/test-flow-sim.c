@@ -1494,8 +1494,9 @@ test_window_key_order(void)
 }
 
 /* An operation moves once both its ranks posted it. GPU 1 receives m0 from GPU 0 and m1
- * from GPU 2 (key order m0, m1): with a window of 1, GPU 2's send waits for GPU 1 to post
- * m1, after m0 arrived; with 2 both share GPU 1's ingress at once. */
+ * from GPU 2, colours 1 and 0 (m1 found colour 0 taken at GPU 1 and swapped m0 to 1), so
+ * key order m1, m0: with a window of 1, GPU 0's send waits for GPU 1 to post m0, after m1
+ * arrived; with 2 both share GPU 1's ingress at once. */
 static void
 test_window_both_ends(void)
 {
@@ -1506,8 +1507,8 @@ test_window_both_ends(void)
     RsFlowSimOptions opt;
     window_options(&opt, 1);
     g_autoptr(RsFlowSimResult) r1 = simulate(topo, m, 2, &opt);
-    assert_time(r1->message_end_s[0], chunk_s);
-    assert_time(r1->message_start_s[1], chunk_s);
+    assert_time(r1->message_end_s[1], chunk_s);
+    assert_time(r1->message_start_s[0], chunk_s);
     assert_time(r1->total_s, 2 * chunk_s);
     window_options(&opt, 2);
     g_autoptr(RsFlowSimResult) r2 = simulate(topo, m, 2, &opt);
@@ -1576,8 +1577,8 @@ test_window_stream(void)
 }
 
 /* Operations of a slot go by message colour (base/edge-colour.h), as exec/schedule.h
- * orders them: a 2 × 2 all-to-all in plan order 0→2, 0→3, 1→2, 1→3 has colours 0, 1, 1, 0,
- * so with a window of 1 it takes two chunk times (0→2 with 1→3, then 0→3 with 1→2); in
+ * orders them: a 2 × 2 all-to-all in plan order 0→2, 0→3, 1→2, 1→3 has colours 1, 0, 0, 1,
+ * so with a window of 1 it takes two chunk times (0→3 with 1→2, then 0→2 with 1→3); in
  * message order GPU 1's first send (to 2) would wait for 0→2 and 1→3 go last: three. */
 static void
 test_window_colours(void)
@@ -1590,10 +1591,10 @@ test_window_colours(void)
     window_options(&opt, 1);
     g_autoptr(RsFlowSimResult) r = simulate(topo, m, 4, &opt);
     const double chunk_s = 4 * US + (double)c / NV_BW;
-    assert_time(r->message_end_s[0], chunk_s);
-    assert_time(r->message_end_s[3], chunk_s);
-    assert_time(r->message_end_s[1], 2 * chunk_s);
-    assert_time(r->message_end_s[2], 2 * chunk_s);
+    assert_time(r->message_end_s[1], chunk_s);
+    assert_time(r->message_end_s[2], chunk_s);
+    assert_time(r->message_end_s[0], 2 * chunk_s);
+    assert_time(r->message_end_s[3], 2 * chunk_s);
     assert_time(r->total_s, 2 * chunk_s);
 }
 
