@@ -347,14 +347,28 @@ simulate_model_line(const RsSimulateReport *r, gboolean any_flow, GString *out)
     rs_flow_sim_options_init(&defaults);
     if (fo == NULL)
         fo = &defaults;
+    char chunk_text[48];
+    if (fo->chunk_bytes % 1048576 == 0)
+        g_snprintf(chunk_text, sizeof chunk_text, "%" G_GUINT64_FORMAT " MiB",
+                   fo->chunk_bytes / 1048576);
+    else if (fo->chunk_bytes % 1024 == 0)
+        g_snprintf(chunk_text, sizeof chunk_text, "%" G_GUINT64_FORMAT " KiB",
+                   fo->chunk_bytes / 1024);
+    else
+        g_snprintf(chunk_text, sizeof chunk_text, "%" G_GUINT64_FORMAT " B", fo->chunk_bytes);
     if (fo->posting == RS_FLOW_SIM_POST_ROUNDS)
         g_string_append(out, "each rank posts its rounds one after another, a relay once what "
                              "it forwards arrived");
+    else if (fo->posting == RS_FLOW_SIM_POST_WINDOW && fo->chunk_bytes > 0)
+        g_string_append_printf(out,
+                               "the executor's schedule: chunk operations of %s in key "
+                               "order, at most %u in flight per rank",
+                               chunk_text,
+                               fo->window > 0 ? fo->window : RS_FLOW_SIM_DEFAULT_WINDOW);
     else if (fo->posting == RS_FLOW_SIM_POST_WINDOW)
         g_string_append_printf(out,
-                               "the executor's schedule: chunk operations of %.3g MiB in key "
+                               "the executor's schedule: one operation per message in key "
                                "order, at most %u in flight per rank",
-                               fo->chunk_bytes / 1048576.0,
                                fo->window > 0 ? fo->window : RS_FLOW_SIM_DEFAULT_WINDOW);
     else if (fo->chunk_bytes > 0)
         g_string_append_printf(out, "relays pipelined%s in chunks of %.3g MiB",
@@ -375,6 +389,21 @@ simulate_model_line(const RsSimulateReport *r, gboolean any_flow, GString *out)
     }
     if (!first)
         g_string_append(out, " (the step NCCL's ring broadcast pipelines in)");
+    /* Under the executor's window, the baseline's and the peers' calls stay whole phases. */
+    first = TRUE;
+    for (guint i = 0; fo->posting == RS_FLOW_SIM_POST_WINDOW && i < r->n_results; i++) {
+        const RsFlowSimResult *f = r->results[i].flow;
+        if (f == NULL || f->posting != RS_FLOW_SIM_POST_PHASES)
+            continue;
+        g_string_append_printf(out, "%s%s", first ? "; whole phases posted at once for " : ", ",
+                               result_name(&r->results[i]));
+        if (f->relays == RS_FLOW_SIM_RELAYS_FLUID)
+            g_string_append_printf(out, " (relays as fluid flows in %.3g KiB steps)",
+                                   f->chunk_bytes / 1024.0);
+        first = FALSE;
+    }
+    if (!first)
+        g_string_append(out, " (their own calls, not reshard run's schedule)");
     if (copies)
         g_string_append(out, "; the topology's copy rates are not simulated");
     g_string_append_printf(out, "); first-order: busiest link%s + per-message latency of "

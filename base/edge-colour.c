@@ -82,6 +82,7 @@ rs_edge_colour_bipartite(const guint32 *src, const guint32 *dst, const guint32 *
                          guint n_vertices, guint32 *colour_out)
 {
     g_return_if_fail(n == 0 || (src != NULL && dst != NULL && group != NULL && colour_out));
+    g_return_if_fail(n <= G_MAXINT && n_vertices <= G_MAXUINT32 / 2);
     for (guint m = 0; m < n; m++)
         g_return_if_fail(src[m] < n_vertices && dst[m] < n_vertices);
     g_autofree guint32 *order = g_new(guint32, MAX(n, 1));

@@ -451,6 +451,12 @@ compare_with_flow(const char *cmd, const Work *w, const RsPlan *plan, const RsEx
     if (flow == NULL)
         return rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
     g_autoptr(RsTrace) predicted = rs_flow_sim_result_to_trace(flow, w->topology, NULL);
+    if (format == RS_FORMAT_TABLE)
+        printf("\npredicted  flow model, %s\n",
+               fo.posting == RS_FLOW_SIM_POST_WINDOW
+                   ? "the executor's schedule (its chunks in key order, --window in flight per "
+                     "rank)"
+                   : "whole phases posted at once, relays chunked (--compare-posting phases)");
     g_autoptr(RsCompare) c = rs_compare_new(predicted, res->trace, &error);
     if (c == NULL)
         return rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
@@ -488,6 +494,11 @@ run(int argc, char **argv)
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     if (!rs_scenario_args_check_no_memory(&sargs, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    if (opt_compare_posting != NULL && !opt_compare) {
+        g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--compare-posting applies to --compare: give both");
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    }
     if (opt_compare_posting != NULL && strcmp(opt_compare_posting, "window") != 0 &&
         strcmp(opt_compare_posting, "phases") != 0) {
         g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,

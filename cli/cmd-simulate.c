@@ -135,7 +135,7 @@ static GOptionEntry entries[] = {
      "its own flow; the default) or fluid (one flow per message that follows what it "
      "forwards once caught up); or window (the schedule `reshard run` executes: every "
      "message cut into --chunk-size operations, each rank posting them in key order, at "
-     "most 8 in flight, a send once what it forwards arrived); or rounds (every rank posts "
+     "most --window (8) in flight, a send once what it forwards arrived); or rounds (every rank posts "
      "the plan's rounds one after another, a relay once what it forwards arrived: an "
      "executor that waits for each group; faster to simulate, an upper figure). Without it "
      "(and --chunk-size), nccl-broadcast and checkpoint-engine, whose rings NCCL pipelines "

@@ -24,6 +24,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 /* clang-format off */
 G_DEFINE_QUARK(rs-flow-sim-error-quark, rs_flow_sim_error)
@@ -59,6 +60,8 @@ enum { TIMER_OVERHEAD_DONE, TIMER_ACTIVATE, TIMER_POST_DONE, TIMER_LOCAL_DONE, T
 #define FLUID_REL_TOLERANCE 1e-9
 /* A link loaded below (1 − this) of its capacity has slack for fluid_passive(). */
 #define FLUID_PASSIVE_SLACK 1e-6
+/* Window posting: peak memory per chunk operation, bytes (run_window()). */
+#define WINDOW_BYTES_PER_OP 176.0
 
 typedef struct {
     double t;
@@ -143,9 +146,22 @@ typedef struct {
     guint32 link;
 } LinkKey;
 
+/* RS_FLOW_SIM_POST_WINDOW: the simulated messages are the chunk operations of the input's
+ * messages (groups); run_window() fills this. */
+typedef struct {
+    guint n_groups;
+    const guint32 *op_group; /* [ops]: its message */
+    const guint32 *op_chunk; /* [ops]: its chunk of that message */
+    const guint64 *first;    /* [n_groups + 1]: a group's chunks are first[g] .. first[g + 1] */
+    const guint32 *group_op; /* [ops]: the operation of chunk first[g] + k */
+} WindowGroups;
+
 typedef struct {
     const RsTopology *topo;
     RsFlowSimOptions opt;
+    const WindowGroups *wg; /* window only */
+    guint32 *prefix;        /* window: [n_groups]: the chunks of a message arrived in a row
+                             * from its first (the executor's prefix_chunks) */
     RsFlowSimResult *res;
     guint n;
     const RsFlowMessage *msgs;
@@ -769,6 +785,17 @@ static gboolean
 all_deps_done(Sim *sim, guint32 m)
 {
     const RsFlowMessage *msg = &sim->msgs[m];
+    if (sim->window) {
+        /* Chunk j of a message counts once chunks 0 .. j all arrived: the executor checks
+         * the arrived prefix (exec/executor.c, prefix_chunks), and chunks of one message
+         * may arrive out of order (the last is shorter). */
+        for (guint i = 0; i < msg->n_deps; i++) {
+            guint32 d = sim->deps[msg->first_dep + i];
+            if (sim->prefix[sim->wg->op_group[d]] <= sim->wg->op_chunk[d])
+                return FALSE;
+        }
+        return TRUE;
+    }
     for (guint i = 0; i < msg->n_deps; i++)
         if (sim->state[sim->deps[msg->first_dep + i]] != ST_DONE)
             return FALSE;
@@ -862,9 +889,23 @@ finish(Sim *sim, guint32 m)
     } else {
         complete(sim, m);
     }
-    notify_dependents(sim, m);
-    if (sim->window)
-        window_deps_done(sim, m);
+    if (!sim->window) {
+        notify_dependents(sim, m);
+        return;
+    }
+    /* The operations this arrival completes a prefix through wake their dependents. */
+    const WindowGroups *wg = sim->wg;
+    guint32 g = wg->op_group[m];
+    guint64 n_chunks = wg->first[g + 1] - wg->first[g];
+    guint32 from = sim->prefix[g];
+    while (sim->prefix[g] < n_chunks &&
+           sim->state[wg->group_op[wg->first[g] + sim->prefix[g]]] == ST_DONE)
+        sim->prefix[g]++;
+    for (guint32 k = from; k < sim->prefix[g]; k++) {
+        guint32 c = wg->group_op[wg->first[g] + k];
+        notify_dependents(sim, c);
+        window_deps_done(sim, c);
+    }
 }
 
 static void
@@ -2177,6 +2218,7 @@ validate(const RsFlowMessage *msgs, guint n, const guint32 *deps, guint n_deps,
 static void
 sim_clear(Sim *sim)
 {
+    g_free(sim->prefix);
     g_free(sim->dependents_first);
     g_free(sim->dependents);
     g_free(sim->state);
@@ -2557,7 +2599,8 @@ report_progress(Sim *sim, gboolean finished)
 /* Runs messages already validated. */
 static RsFlowSimResult *
 run_core(const RsFlowMessage *messages, guint n_messages, const guint32 *deps, guint n_deps,
-         const RsTopology *topo, const RsFlowSimOptions *options, GError **error)
+         const RsTopology *topo, const RsFlowSimOptions *options, const WindowGroups *wg,
+         GError **error)
 {
     RsFlowSimResult *res = g_new0(RsFlowSimResult, 1);
     res->n_messages = n_messages;
@@ -2576,6 +2619,9 @@ run_core(const RsFlowMessage *messages, guint n_messages, const guint32 *deps, g
         sim.opt = *options;
     else
         rs_flow_sim_options_init(&sim.opt);
+    sim.wg = wg;
+    if (wg != NULL)
+        sim.prefix = g_new0(guint32, MAX(wg->n_groups, 1));
     res->chunk_bytes = sim.opt.chunk_bytes;
     res->relays = sim.opt.relays;
     res->posting = sim.opt.posting;
@@ -2710,12 +2756,25 @@ run_window(const RsFlowMessage *msgs, guint n, const guint32 *deps, guint n_deps
         first[m + 1] = first[m] + (cut ? (size + chunk - 1) / chunk : 1);
     }
     guint64 n_ops = first[n];
-    if (n_ops >= G_MAXUINT32) {
+    if (n_ops > G_MAXINT) {
         g_set_error(error, RS_FLOW_SIM_ERROR, RS_FLOW_SIM_ERROR_FAILED,
                     "%" G_GUINT64_FORMAT " chunk operations of %" G_GUINT64_FORMAT
-                    " bytes are more than the simulator indexes (2^32 - 1): give a larger "
+                    " bytes are more than the simulator indexes (2^31 - 1): give a larger "
                     "chunk",
                     n_ops, chunk);
+        return NULL;
+    }
+    /* About WINDOW_BYTES_PER_OP each (measured 164 to 175 B: the default scenario's direct
+     * plan, 2.5 × 10^6 operations, peaks 0.41 GB above the same plan posted whole): refuse
+     * what this machine cannot hold rather than abort in an allocation. */
+    long pages = sysconf(_SC_PHYS_PAGES), page_bytes = sysconf(_SC_PAGESIZE);
+    double need_bytes = (double)n_ops * WINDOW_BYTES_PER_OP;
+    if (pages > 0 && page_bytes > 0 && need_bytes > (double)pages * (double)page_bytes) {
+        g_set_error(error, RS_FLOW_SIM_ERROR, RS_FLOW_SIM_ERROR_FAILED,
+                    "%" G_GUINT64_FORMAT " chunk operations of %" G_GUINT64_FORMAT
+                    " bytes need about %.1f GB, more than this machine's %.1f GB: give a "
+                    "larger chunk",
+                    n_ops, chunk, need_bytes / 1e9, (double)pages * (double)page_bytes / 1e9);
         return NULL;
     }
     /* Slots in topological order of the same-phase dependencies (validate() excluded
@@ -2801,6 +2860,7 @@ run_window(const RsFlowMessage *msgs, guint n, const guint32 *deps, guint n_deps
     g_autofree double *pre = options->message_pre_s ? g_new(double, MAX(n_ops, 1)) : NULL;
     g_autofree double *post = options->message_post_s ? g_new(double, MAX(n_ops, 1)) : NULL;
     g_autofree guint32 *op_owner = g_new(guint32, MAX(n_ops, 1));
+    g_autofree guint32 *op_chunk = g_new(guint32, MAX(n_ops, 1));
     for (guint64 i = 0; i < n_ops; i++) {
         guint32 c = order[i], m = op_msg[c];
         guint64 k = c - first[m], nc = first[m + 1] - first[m];
@@ -2823,15 +2883,16 @@ run_window(const RsFlowMessage *msgs, guint n, const guint32 *deps, guint n_deps
         if (post)
             post[i] = options->message_post_s[m] * share;
         op_owner[i] = m;
+        op_chunk[i] = (guint32)k;
     }
     g_clear_pointer(&order, g_free);
-    g_clear_pointer(&pos, g_free);
     g_clear_pointer(&op_msg, g_free);
+    WindowGroups wg = {n, op_owner, op_chunk, first, pos};
     RsFlowSimOptions opt = *options;
     opt.message_pre_s = pre;
     opt.message_post_s = post;
     RsFlowSimResult *res = run_core(ops, (guint)n_ops, (const guint32 *)op_deps->data,
-                                    op_deps->len, topo, &opt, error);
+                                    op_deps->len, topo, &opt, &wg, error);
     if (res == NULL)
         return NULL;
     /* Fold: a message starts with its first operation and arrives with its last. */
@@ -2885,12 +2946,14 @@ rs_flow_sim_run_messages(const RsFlowMessage *messages, guint n_messages, const 
         return NULL;
     if (options != NULL && options->posting == RS_FLOW_SIM_POST_WINDOW)
         return run_window(messages, n_messages, deps, n_deps, topo, options, error);
-    return run_core(messages, n_messages, deps, n_deps, topo, options, error);
+    return run_core(messages, n_messages, deps, n_deps, topo, options, NULL, error);
 }
 
 RsFlowSimPosting
 rs_flow_sim_get_plan_posting(const RsPlan *plan, const RsFlowSimOptions *options)
 {
+    if (options == NULL)
+        return RS_FLOW_SIM_POST_PHASES; /* the default */
     RsStrategyKind kind = rs_strategy_get_kind(rs_plan_get_strategy(plan));
     if (options->plan_relays && options->posting == RS_FLOW_SIM_POST_WINDOW &&
         (rs_plan_get_relay_chunk_bytes(plan) > 0 ||

@@ -23,24 +23,35 @@
  *      RS_FLOW_SIM_POST_WINDOW: the executor's own schedule (exec/schedule.h,
  *        exec/executor.c rank_execute()). Every network message is cut into chunk
  *        operations of chunk_bytes (the last holds the rest; chunk_bytes 0: one operation
- *        per message; no max_chunks_per_message cap), each with the key (phase, slot,
+ *        per message; no max_chunks_per_message cap; more operations than this machine's
+ *        memory holds at about 176 B each are refused), each with the key (phase, slot,
  *        colour, message, chunk): the colour is exec/schedule.h's (base/edge-colour.h,
- *        König's colouring of each phase's messages in index order); chunk k of a message
- *        without dependencies has slot k, a chunk's
- *        slot is above its predecessor's and above that of the chunk of each same-phase
+ *        König's colouring of each phase's messages in index order, the same inputs, so the
+ *        same colours); chunk k of a message without dependencies has slot k, a chunk's slot
+ *        is above its predecessor's and above that of the chunk of each same-phase
  *        dependency holding the last byte it needs (the same fraction of the dependency as
- *        the chunk ends at, rounded up; a last chunk needs the dependency whole). Every
- *        rank posts its operations, sends and receives, in increasing key while fewer than
- *        `window` are in flight, and stops at a send whose bytes have not all arrived
- *        (send_ready()). An operation is a message of its own: once both its ranks posted
- *        it, it pays the software overhead and its route latency, then takes its max-min
- *        share; it frees a place at both ranks when it arrived (after its share of the
- *        message's post time). Local copies stay outside the window and run once what
- *        they copy arrived. A message starts with its first operation and arrives with its
- *        last. Which messages move at once thus depends on the plan's message order, as on
- *        the machine: a rank whose first `window` operations wait for ranks busy with
- *        others idles. Events: two per operation, not per message; the flows per link are
- *        at most window × the ranks behind it.
+ *        the chunk ends at, rounded up; a last chunk needs the dependency whole). For plans
+ *        without relays these are exec/schedule.h's slots; for relays they are not always:
+ *        the executor cuts dependencies per transfer by byte range and makes a hop that
+ *        does not forward its box as it arrived ("unaligned") wait for the whole
+ *        transfer, which needs the plan's boxes (the refit), not its messages; a review
+ *        found different slots on a small hierarchical plan (docs/DESIGN.md). A chunk
+ *        counts as arrived for what depends on it once every chunk of its message up to it
+ *        arrived (the executor's arrived prefix). Every rank posts its operations, sends
+ *        and receives, in increasing key while fewer than `window` are in flight, and
+ *        stops at a send whose bytes have not all arrived (send_ready()). An operation is
+ *        a message of its own: once both its ranks posted it, it pays the software
+ *        overhead and its route latency, then takes its max-min share; it frees a place at
+ *        both ranks when it arrived. Packs (message_pre_s) and unpacks (message_post_s)
+ *        are split over a message's operations by bytes and queue on the rank's stream: a
+ *        sender packs an operation when it posts it, a receiver unpacks after what is
+ *        queued. Local copies stay outside the window and run once what they copy
+ *        arrived, not on the stream; a zero-byte network message is one operation (the
+ *        executor sends none). A message starts with its first operation and arrives with
+ *        its last. Which messages move at once thus depends on the plan's message order,
+ *        as on the machine: a rank whose first `window` operations wait for ranks busy
+ *        with others idles. Events: two per operation, not per message; the flows per
+ *        link are at most window × the ranks behind it.
  *  - A posted message first pays the per-message software overhead. Its first chunk then
  *    waits for its dependencies (below), pays the route latency (links crossed plus switches,
  *    rs_topology_get_route_latency_s()) and only then takes bandwidth.
@@ -356,7 +367,7 @@ RsFlowSimResult *rs_flow_sim_run(const RsPlan *plan, const RsTopology *topo,
 /**
  * rs_flow_sim_get_plan_posting:
  * @plan: a plan
- * @options: the options rs_flow_sim_run() would get
+ * @options: (nullable): the options rs_flow_sim_run() would get (NULL: the defaults)
  *
  * The posting rs_flow_sim_run() runs @plan with: with plan_relays, a plan exec/ does not
  * run as its own (a baseline or a peer's algorithm, RsStrategyKind: their calls are the

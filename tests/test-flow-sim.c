@@ -1598,6 +1598,29 @@ test_window_colours(void)
     assert_time(r->total_s, 2 * chunk_s);
 }
 
+/* A dependency counts once every chunk up to the one needed arrived, as the executor's
+ * arrived prefix (prefix_chunks): message 0 (0 → 1, two chunks and one byte) sends its three
+ * chunks at once, and the one-byte chunk arrives first; the local copy 1 → 1 and a relay
+ * 1 → 3 of 1000 bytes, which both need message 0 whole, wait for its last full chunk. */
+static void
+test_window_prefix(void)
+{
+    g_autoptr(RsTopology) topo = load(flat_yaml);
+    const guint64 size = (8u << 20) + 1;
+    const Msg m[] = {{0, 1, size, 0, NODEPS}, {1, 1, size, 0, {0, -1}},
+                     {1, 3, size, 0, {1, -1}}, {1, 2, 1000, 0, {0, -1}}};
+    RsFlowSimOptions opt;
+    window_options(&opt, 8);
+    g_autoptr(RsFlowSimResult) r = simulate(topo, m, 4, &opt);
+    const double whole_s = 4 * US + (double)size / NV_BW;
+    assert_time(r->message_end_s[0], whole_s);
+    assert_time(r->message_end_s[1], whole_s);
+    g_assert_cmpfloat(r->message_start_s[2], >=, whole_s);
+    /* (messages 2 and 3 share GPU 1's NVLink egress from then on) */
+    assert_time(r->message_end_s[2], whole_s + 4 * US + (double)(size + 1000) / NV_BW);
+    g_assert_cmpfloat(r->message_start_s[3], >=, whole_s);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1652,6 +1675,7 @@ main(int argc, char **argv)
     g_test_add_func("/flow-sim/window/relay", test_window_relay);
     g_test_add_func("/flow-sim/window/stream", test_window_stream);
     g_test_add_func("/flow-sim/window/colours", test_window_colours);
+    g_test_add_func("/flow-sim/window/prefix", test_window_prefix);
     g_test_add_func("/flow-sim/rounds/relay", test_rounds_relay);
     g_test_add_func("/flow-sim/rounds/queue-on-stream", test_rounds_queue_on_stream);
     g_test_add_func("/flow-sim/exact-matches-global", test_exact_matches_global);
