@@ -2135,6 +2135,45 @@ compare_by_phase(gconstpointer a, gconstpointer b, gpointer user_data)
     return x < y ? -1 : x > y;
 }
 
+/* Kahn's algorithm over the same-phase dependencies (those on earlier phases are met when
+ * a phase starts): writes the messages in a topological order to @order ([n]) and returns
+ * how many it placed, n when they form no cycle. O(n + dependencies). */
+static guint
+same_phase_order(const RsFlowMessage *msgs, guint n, const guint32 *deps, guint32 *order)
+{
+    g_autofree guint *indegree = g_new0(guint, MAX(n, 1));
+    g_autofree guint *first = g_new0(guint, n + 1);
+    for (guint m = 0; m < n; m++)
+        for (guint i = 0; i < msgs[m].n_deps; i++) {
+            guint32 d = deps[msgs[m].first_dep + i];
+            if (msgs[d].phase == msgs[m].phase) {
+                indegree[m]++;
+                first[d + 1]++;
+            }
+        }
+    for (guint m = 0; m < n; m++)
+        first[m + 1] += first[m];
+    g_autofree guint32 *out = g_new(guint32, first[n] + 1);
+    g_autofree guint *fill = g_memdup2(first, sizeof(guint) * (n + 1));
+    for (guint m = 0; m < n; m++)
+        for (guint i = 0; i < msgs[m].n_deps; i++) {
+            guint32 d = deps[msgs[m].first_dep + i];
+            if (msgs[d].phase == msgs[m].phase)
+                out[fill[d]++] = m;
+        }
+    guint head = 0, tail = 0;
+    for (guint m = 0; m < n; m++)
+        if (indegree[m] == 0)
+            order[tail++] = m;
+    while (head < tail) {
+        guint32 d = order[head++];
+        for (guint i = first[d]; i < first[d + 1]; i++)
+            if (--indegree[out[i]] == 0)
+                order[tail++] = out[i];
+    }
+    return tail;
+}
+
 static gboolean
 validate(const RsFlowMessage *msgs, guint n, const guint32 *deps, guint n_deps,
          const RsTopology *topo, gboolean rounds, GError **error)
@@ -2172,41 +2211,15 @@ validate(const RsFlowMessage *msgs, guint n, const guint32 *deps, guint n_deps,
             }
         }
     }
-    /* Same-phase dependencies must not form a cycle (Kahn's algorithm). */
-    g_autofree guint *indegree = g_new0(guint, n);
-    g_autofree guint *first = g_new0(guint, n + 1);
-    for (guint m = 0; m < n; m++)
-        for (guint i = 0; i < msgs[m].n_deps; i++) {
-            guint32 d = deps[msgs[m].first_dep + i];
-            if (msgs[d].phase == msgs[m].phase) {
-                indegree[m]++;
-                first[d + 1]++;
-            }
-        }
-    for (guint m = 0; m < n; m++)
-        first[m + 1] += first[m];
-    g_autofree guint32 *out = g_new(guint32, first[n] + 1);
-    g_autofree guint *fill = g_memdup2(first, sizeof(guint) * (n + 1));
-    for (guint m = 0; m < n; m++)
-        for (guint i = 0; i < msgs[m].n_deps; i++) {
-            guint32 d = deps[msgs[m].first_dep + i];
-            if (msgs[d].phase == msgs[m].phase)
-                out[fill[d]++] = m;
-        }
-    g_autofree guint32 *queue = g_new(guint32, n + 1);
-    guint head = 0, tail = 0;
-    for (guint m = 0; m < n; m++)
-        if (indegree[m] == 0)
-            queue[tail++] = m;
-    while (head < tail) {
-        guint32 d = queue[head++];
-        for (guint i = first[d]; i < first[d + 1]; i++)
-            if (--indegree[out[i]] == 0)
-                queue[tail++] = out[i];
-    }
-    if (tail < n) {
+    /* Same-phase dependencies must not form a cycle. */
+    g_autofree guint32 *order = g_new(guint32, n + 1);
+    guint n_placed = same_phase_order(msgs, n, deps, order);
+    if (n_placed < n) {
+        g_autofree gboolean *placed = g_new0(gboolean, n);
+        for (guint i = 0; i < n_placed; i++)
+            placed[order[i]] = TRUE;
         guint32 stuck = 0;
-        while (indegree[stuck] == 0)
+        while (placed[stuck])
             stuck++;
         g_set_error(error, RS_FLOW_SIM_ERROR, RS_FLOW_SIM_ERROR_DEPENDENCY,
                     "message %u is part of a dependency cycle", stuck);
@@ -2779,40 +2792,15 @@ run_window(const RsFlowMessage *msgs, guint n, const guint32 *deps, guint n_deps
     }
     /* Slots in topological order of the same-phase dependencies (validate() excluded
      * cycles): chunk k of a message sits above chunk k − 1 and above every chunk it needs. */
-    g_autofree guint *indegree = g_new0(guint, MAX(n, 1));
-    g_autofree guint *out_first = g_new0(guint, n + 1);
-    for (guint m = 0; m < n; m++)
-        for (guint i = 0; i < msgs[m].n_deps; i++) {
-            guint32 d = deps[msgs[m].first_dep + i];
-            if (msgs[d].phase == msgs[m].phase) {
-                indegree[m]++;
-                out_first[d + 1]++;
-            }
-        }
-    for (guint m = 0; m < n; m++)
-        out_first[m + 1] += out_first[m];
-    g_autofree guint32 *out = g_new(guint32, out_first[n] + 1);
-    {
-        g_autofree guint *fill = g_memdup2(out_first, sizeof(guint) * (n + 1));
-        for (guint m = 0; m < n; m++)
-            for (guint i = 0; i < msgs[m].n_deps; i++) {
-                guint32 d = deps[msgs[m].first_dep + i];
-                if (msgs[d].phase == msgs[m].phase)
-                    out[fill[d]++] = m;
-            }
-    }
+    g_autofree guint32 *topo_order = g_new(guint32, n + 1);
+    same_phase_order(msgs, n, deps, topo_order);
     g_autofree guint32 *op_msg = g_new(guint32, MAX(n_ops, 1));
     g_autofree guint64 *slot = g_new0(guint64, MAX(n_ops, 1));
     for (guint m = 0; m < n; m++)
         for (guint64 c = first[m]; c < first[m + 1]; c++)
             op_msg[c] = m;
-    g_autofree guint32 *queue = g_new(guint32, n + 1);
-    guint head = 0, tail = 0;
-    for (guint m = 0; m < n; m++)
-        if (indegree[m] == 0)
-            queue[tail++] = m;
-    while (head < tail) {
-        guint32 m = queue[head++];
+    for (guint t = 0; t < n; t++) {
+        guint32 m = topo_order[t];
         for (guint64 k = 0; k < first[m + 1] - first[m]; k++) {
             guint64 sl = k == 0 ? 0 : slot[first[m] + k - 1] + 1;
             for (guint i = 0; i < msgs[m].n_deps; i++) {
@@ -2824,14 +2812,8 @@ run_window(const RsFlowMessage *msgs, guint n, const guint32 *deps, guint n_deps
             }
             slot[first[m] + k] = sl;
         }
-        for (guint i = out_first[m]; i < out_first[m + 1]; i++)
-            if (--indegree[out[i]] == 0)
-                queue[tail++] = out[i];
     }
-    g_clear_pointer(&queue, g_free);
-    g_clear_pointer(&out, g_free);
-    g_clear_pointer(&out_first, g_free);
-    g_clear_pointer(&indegree, g_free);
+    g_clear_pointer(&topo_order, g_free);
     /* Key order, and each operation's place in it. */
     g_autofree guint32 *order = g_new(guint32, MAX(n_ops, 1));
     for (guint64 c = 0; c < n_ops; c++)
