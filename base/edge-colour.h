@@ -37,7 +37,10 @@ G_BEGIN_DECLS
  *   with @src == @dst, which takes no colour
  *
  * König's alternating-path edge colouring (see the top of the file), messages of a group in
- * input order. Deterministic.
+ * input order. Deterministic. Errors: none at run time; a rank at or above @n_vertices, or
+ * @n above G_MAXINT, is a programmer error (g_return_if_fail: a critical warning, and
+ * @colour_out is left unwritten). Memory: 2 × @n_vertices × Δ words for the largest group,
+ * freed before it returns.
  */
 void rs_edge_colour_bipartite(const guint32 *src, const guint32 *dst, const guint32 *group,
                               guint n, guint n_vertices, guint32 *colour_out);

@@ -228,7 +228,6 @@ typedef struct {
     /* window (RS_FLOW_SIM_POST_WINDOW): the messages are chunk operations, numbered in key
      * order; rank_msgs lists each rank's network ones, rank_next its next to post */
     gboolean window;
-    guint window_ops;         /* operations per rank in flight, at most */
     guint *rank_outstanding; /* [n_gpus]: its operations posted and not yet arrived */
     double *stream_free_s;   /* [n_gpus]: when its stream ends the packs and unpacks queued */
     double *ready_s;         /* [n]: when the sender's pack of this operation ends */
@@ -1329,8 +1328,8 @@ rounds_message_done(Sim *sim, guint32 m)
 /* --- window ---
  * The messages are the plan's chunk operations (run_window() cuts them), numbered in the
  * executor's key order (phase, slot, colour, message, chunk). A rank posts its network
- * operations in that order while fewer than window_ops are in flight; a send only once what it
- * forwards arrived (exec/executor.c rank_execute(): the executor's send_ready() holds
+ * operations in that order while fewer than opt.window are in flight; a send only once
+ * what it forwards arrived (exec/executor.c rank_execute(): the executor's send_ready() holds
  * the rank's posting there). An operation takes bandwidth once both its ranks posted it;
  * its arrival frees a place at both. Local copies are not in the window: they run once
  * their dependencies arrived. */
@@ -1356,7 +1355,7 @@ window_advance(Sim *sim, guint32 rank)
 {
     guint end = sim->rank_first[rank + 1];
     guint32 phase = sim->res->phase_ids[sim->cur_phase];
-    while (sim->rank_outstanding[rank] < sim->window_ops && sim->rank_next[rank] < end) {
+    while (sim->rank_outstanding[rank] < sim->opt.window && sim->rank_next[rank] < end) {
         guint32 c = sim->rank_msgs[sim->rank_next[rank]];
         const RsFlowMessage *msg = &sim->msgs[c];
         if (msg->phase != phase || (msg->src == rank && !all_deps_done(sim, c)))
@@ -2326,7 +2325,8 @@ setup_chunks(Sim *sim, RsFlowSimResult *res)
     for (guint m = 0; m < n; m++) {
         guint64 size = msgs[m].size_bytes;
         gboolean pipelined =
-            !sim->rounds && !sim->window && msgs[m].src != msgs[m].dst && size > 0 && sim->opt.chunk_bytes > 0 &&
+            !sim->rounds && !sim->window && msgs[m].src != msgs[m].dst && size > 0 &&
+            sim->opt.chunk_bytes > 0 &&
             (msgs[m].n_deps > 0 || sim->dependents_first[m + 1] > sim->dependents_first[m]);
 
         guint64 c = MAX(size, 1);
@@ -2426,38 +2426,56 @@ compare_by_round(gconstpointer a, gconstpointer b, gpointer user_data)
     return x < y ? -1 : x > y;
 }
 
-/* Stage 5, rounds: every rank's messages by (phase, round, index), and the rounds. */
+/* Every rank's messages in index order, CSR (rank_first, rank_msgs; rank_next at each
+ * rank's first): a message under its sender and its receiver; a local copy under its rank
+ * once when @with_locals, else not at all. */
 static void
-setup_rounds(Sim *sim, RsFlowSimResult *res)
+setup_rank_lists(Sim *sim, gboolean with_locals)
 {
     guint n = sim->n;
     const RsFlowMessage *msgs = sim->msgs;
     sim->n_gpus = rs_topology_get_n_gpus(sim->topo);
     sim->rank_first = g_new0(guint, sim->n_gpus + 1);
     for (guint m = 0; m < n; m++) {
+        if (msgs[m].dst == msgs[m].src) {
+            sim->rank_first[msgs[m].src + 1] += with_locals;
+            continue;
+        }
         sim->rank_first[msgs[m].src + 1]++;
-        if (msgs[m].dst != msgs[m].src)
-            sim->rank_first[msgs[m].dst + 1]++;
+        sim->rank_first[msgs[m].dst + 1]++;
     }
     for (guint g = 0; g < sim->n_gpus; g++)
         sim->rank_first[g + 1] += sim->rank_first[g];
     sim->rank_msgs = g_new(guint32, sim->rank_first[sim->n_gpus] + 1);
     g_autofree guint *fill = g_memdup2(sim->rank_first, sizeof(guint) * (sim->n_gpus + 1));
     for (guint32 m = 0; m < n; m++) {
+        if (msgs[m].dst == msgs[m].src) {
+            if (with_locals)
+                sim->rank_msgs[fill[msgs[m].src]++] = m;
+            continue;
+        }
         sim->rank_msgs[fill[msgs[m].src]++] = m;
-        if (msgs[m].dst != msgs[m].src)
-            sim->rank_msgs[fill[msgs[m].dst]++] = m;
+        sim->rank_msgs[fill[msgs[m].dst]++] = m;
     }
+    sim->rank_next = g_memdup2(sim->rank_first, sizeof(guint) * (sim->n_gpus + 1));
+    sim->ends_posted = g_new0(guint8, MAX(n, 1));
+}
+
+/* Stage 5, rounds: every rank's messages by (phase, round, index), and the rounds. */
+static void
+setup_rounds(Sim *sim, RsFlowSimResult *res)
+{
+    guint n = sim->n;
+    const RsFlowMessage *msgs = sim->msgs;
+    setup_rank_lists(sim, TRUE);
     for (guint g = 0; g < sim->n_gpus; g++) {
         guint k = sim->rank_first[g + 1] - sim->rank_first[g];
         if (k > 1)
             g_qsort_with_data(&sim->rank_msgs[sim->rank_first[g]], (gint)k, sizeof(guint32),
                               compare_by_round, (gpointer)msgs);
     }
-    sim->rank_next = g_memdup2(sim->rank_first, sizeof(guint) * (sim->n_gpus + 1));
     sim->rank_pending = g_new0(guint, sim->n_gpus + 1);
     sim->rank_waiting = g_new0(guint8, sim->n_gpus + 1);
-    sim->ends_posted = g_new0(guint8, MAX(n, 1));
     /* Distinct (phase, round) pairs, in phase order. */
     g_autofree guint32 *order = g_memdup2(sim->phase_order, sizeof(guint32) * (n + 1));
     g_qsort_with_data(order, (gint)n, sizeof(guint32), compare_by_round, (gpointer)msgs);
@@ -2472,30 +2490,10 @@ setup_rounds(Sim *sim, RsFlowSimResult *res)
 static void
 setup_window(Sim *sim)
 {
-    guint n = sim->n;
-    const RsFlowMessage *msgs = sim->msgs;
-    sim->n_gpus = rs_topology_get_n_gpus(sim->topo);
-    sim->rank_first = g_new0(guint, sim->n_gpus + 1);
-    for (guint m = 0; m < n; m++)
-        if (msgs[m].dst != msgs[m].src) {
-            sim->rank_first[msgs[m].src + 1]++;
-            sim->rank_first[msgs[m].dst + 1]++;
-        }
-    for (guint g = 0; g < sim->n_gpus; g++)
-        sim->rank_first[g + 1] += sim->rank_first[g];
-    sim->rank_msgs = g_new(guint32, sim->rank_first[sim->n_gpus] + 1);
-    g_autofree guint *fill = g_memdup2(sim->rank_first, sizeof(guint) * (sim->n_gpus + 1));
-    for (guint32 m = 0; m < n; m++)
-        if (msgs[m].dst != msgs[m].src) {
-            sim->rank_msgs[fill[msgs[m].src]++] = m;
-            sim->rank_msgs[fill[msgs[m].dst]++] = m;
-        }
-    sim->rank_next = g_memdup2(sim->rank_first, sizeof(guint) * (sim->n_gpus + 1));
+    setup_rank_lists(sim, FALSE);
     sim->rank_outstanding = g_new0(guint, sim->n_gpus + 1);
     sim->stream_free_s = g_new0(double, sim->n_gpus + 1);
-    sim->ready_s = g_new0(double, MAX(n, 1));
-    sim->ends_posted = g_new0(guint8, MAX(n, 1));
-    sim->window_ops = sim->opt.window > 0 ? sim->opt.window : RS_FLOW_SIM_DEFAULT_WINDOW;
+    sim->ready_s = g_new0(double, MAX(sim->n, 1));
 }
 
 static void
@@ -2609,6 +2607,21 @@ report_progress(Sim *sim, gboolean finished)
     sim->opt.progress(&p, sim->opt.progress_data);
 }
 
+/* @res holds copies of @msgs and @deps (replacing what it held). */
+static void
+result_set_messages(RsFlowSimResult *res, const RsFlowMessage *msgs, guint n,
+                    const guint32 *deps, guint n_deps)
+{
+    g_free(res->messages);
+    g_free(res->deps);
+    res->n_messages = n;
+    res->messages = g_memdup2(msgs, sizeof(RsFlowMessage) * MAX(n, 1));
+    res->deps = g_new0(guint32, MAX(n_deps, 1));
+    if (n_deps > 0)
+        memcpy(res->deps, deps, sizeof(guint32) * n_deps);
+    res->n_deps = n_deps;
+}
+
 /* Runs messages already validated. */
 static RsFlowSimResult *
 run_core(const RsFlowMessage *messages, guint n_messages, const guint32 *deps, guint n_deps,
@@ -2616,12 +2629,7 @@ run_core(const RsFlowMessage *messages, guint n_messages, const guint32 *deps, g
          GError **error)
 {
     RsFlowSimResult *res = g_new0(RsFlowSimResult, 1);
-    res->n_messages = n_messages;
-    res->messages = g_memdup2(messages, sizeof(RsFlowMessage) * MAX(n_messages, 1));
-    res->deps = g_new0(guint32, MAX(n_deps, 1));
-    if (n_deps > 0)
-        memcpy(res->deps, deps, sizeof(guint32) * n_deps);
-    res->n_deps = n_deps;
+    result_set_messages(res, messages, n_messages, deps, n_deps);
     res->message_start_s = g_new0(double, MAX(n_messages, 1));
     res->message_end_s = g_new0(double, MAX(n_messages, 1));
 
@@ -2635,12 +2643,12 @@ run_core(const RsFlowMessage *messages, guint n_messages, const guint32 *deps, g
     sim.wg = wg;
     if (wg != NULL)
         sim.prefix = g_new0(guint32, MAX(wg->n_groups, 1));
+    if (sim.opt.window == 0)
+        sim.opt.window = RS_FLOW_SIM_DEFAULT_WINDOW;
     res->chunk_bytes = sim.opt.chunk_bytes;
     res->relays = sim.opt.relays;
     res->posting = sim.opt.posting;
-    res->window = sim.opt.posting == RS_FLOW_SIM_POST_WINDOW
-                      ? (sim.opt.window > 0 ? sim.opt.window : RS_FLOW_SIM_DEFAULT_WINDOW)
-                      : 0;
+    res->window = sim.opt.posting == RS_FLOW_SIM_POST_WINDOW ? sim.opt.window : 0;
     sim_setup(&sim, res);
     sim.start_us = g_get_monotonic_time();
     sim.next_progress_us = sim.start_us;
@@ -2903,16 +2911,9 @@ run_window(const RsFlowMessage *msgs, guint n, const guint32 *deps, guint n_deps
     }
     g_free(res->message_start_s);
     g_free(res->message_end_s);
-    g_free(res->messages);
-    g_free(res->deps);
     res->message_start_s = start;
     res->message_end_s = end;
-    res->n_messages = n;
-    res->messages = g_memdup2(msgs, sizeof(RsFlowMessage) * MAX(n, 1));
-    res->deps = g_new0(guint32, MAX(n_deps, 1));
-    if (n_deps > 0)
-        memcpy(res->deps, deps, sizeof(guint32) * n_deps);
-    res->n_deps = n_deps;
+    result_set_messages(res, msgs, n, deps, n_deps);
     return res;
 }
 

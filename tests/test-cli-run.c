@@ -427,7 +427,8 @@ typedef struct {
     guint mpi_np;    /* 0: host transport */
     int exit_code;
     const char *fragment;
-    const char *or_fragment; /* another way to name the same rank, or NULL */
+    const char *or_fragment; /* another way to name the same rank, or another rank the fault
+                              * stops as well, or NULL */
     const char *chunk_size;  /* --chunk-size, or NULL for the default */
 } FaultCase;
 
@@ -436,10 +437,15 @@ static const FaultCase fault_cases[] = {
      "rank 2 (GPU 2): message 0 (0 -> 2, 3072 bytes, phase 0) chunk 0 of 1 did "
      "not complete within 1 s",
      NULL, NULL},
+    /* GPU 0 posts message 1 before message 0 (their colours, exec/schedule.h) and holds
+     * its later posts while message 1 is delayed, so GPU 2's receive of message 0 times out
+     * too: whichever receiver's timeout fires first names the job's end. */
     {"delay:1:10", 0, 1,
      "rank 3 (GPU 3): message 1 (0 -> 3, 3072 bytes, phase 0) chunk 0 of 1 "
      "did not complete within 1 s",
-     NULL, NULL},
+     "rank 2 (GPU 2): message 0 (0 -> 2, 3072 bytes, phase 0) chunk 0 of 1 "
+     "did not complete within 1 s",
+     NULL},
     {"duplicate:0", 0, 1,
      "rank 2: 1 message from rank 0 arrived that no receive took (the "
      "first: tag 0, 3072 bytes): a duplicated or stray message",
