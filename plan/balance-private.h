@@ -63,6 +63,11 @@ typedef struct {
     gboolean entry_needs; /* the entry needs the atom itself */
     double cost;
     guint affinity;
+    /* hierarchical, a source replica or an exit sending (not a domain relay): the busy
+     * time of the NIC egress its route leaves through, after adding the unit, and the
+     * unit's own share of it, seconds; both 0 for a route crossing no NIC or otherwise */
+    double nic_egress_s;
+    double unit_nic_s;
 } RsBalanceChoice;
 
 typedef struct {
@@ -114,7 +119,10 @@ RsBalanceChoice rs_balance_choice_none(void);
 RsBalanceChoice rs_balance_make_choice(const RsBalance *p, guint32 sender, guint32 via, gint relay,
                                        guint32 entry, gboolean needs, double load);
 
-/* Is @a better than @b: lower cost (relative 1e-9 ties), then affinity, entry, sender. */
+/* Is @a better than @b: lower cost (relative 1e-9 ties), then affinity; then, where both
+ * carry a NIC egress load (nic_egress_s, hierarchical only), the one whose NIC would still
+ * be below the other's before the unit (lower by more than the unit's own busy time);
+ * then lower entry, then lower sender. */
 gboolean rs_balance_choice_better(const RsBalanceChoice *a, const RsBalanceChoice *b);
 
 /* Appends every pattern's transfers to @b, once per member tensor. */

@@ -308,17 +308,36 @@ rs_balance_affinity(const RsTopology *topo, guint32 sender, guint32 receiver)
 RsBalanceChoice
 rs_balance_choice_none(void)
 {
-    RsBalanceChoice c = {0, G_MAXUINT32, -1, 0, TRUE, INFINITY, 3};
+    RsBalanceChoice c = {0, G_MAXUINT32, -1, 0, TRUE, INFINITY, 3, 0, 0};
     return c;
+}
+
+/* The NIC egress link the route @src → @dst leaves through (the sender's own NIC, or under
+ * PXN the one of the GPU on the receiver's rail), or G_MAXUINT32 when it crosses no NIC. */
+static guint32
+route_nic_egress(const RsLinkLoads *l, guint32 src, guint32 dst)
+{
+    guint32 route[RS_TOPOLOGY_MAX_ROUTE];
+    guint n = rs_topology_route(l->topo, src, dst, route);
+    for (guint k = 0; k < n; k++)
+        if (rs_topology_get_link(l->topo, route[k])->kind == RS_LINK_NIC_EGRESS)
+            return route[k];
+    return G_MAXUINT32;
 }
 
 RsBalanceChoice
 rs_balance_make_choice(const RsBalance *p, guint32 sender, guint32 via, gint relay, guint32 entry,
                        gboolean needs, double load)
 {
-    RsBalanceChoice c = {sender, via, relay, entry, needs, 0, 0};
+    RsBalanceChoice c = {sender, via, relay, entry, needs, 0, 0, 0, 0};
     c.affinity = rs_balance_affinity(p->options->topology, sender, entry);
     c.cost = rs_balance_choice_cost(p, &c, load);
+    /* (An exit's first hop, via → sender, stays in the domain: no NIC.) */
+    guint32 nic = route_nic_egress(&p->loads, sender, entry);
+    if (p->strategy == RS_STRATEGY_HIERARCHICAL && relay < 0 && nic != G_MAXUINT32) {
+        c.unit_nic_s = load * p->loads.inv_cap[nic];
+        c.nic_egress_s = p->loads.busy_s[nic] + c.unit_nic_s;
+    }
     return c;
 }
 
@@ -332,6 +351,19 @@ rs_balance_choice_better(const RsBalanceChoice *a, const RsBalanceChoice *b)
         return FALSE;
     if (a->affinity != b->affinity)
         return a->affinity < b->affinity;
+    /* Where another link binds both routes (a busy entry's NIC ingress), the tie went to
+     * the lowest sender, and the first source replicas' NICs filled up to that link's load
+     * while others idled: under max-min sharing their flows then lag and end last
+     * (kimi-k3-gb300's hierarchical plan: the binding NIC idle the last 15% of the refit).
+     * Least-loaded first instead (Graham's list scheduling), within one unit: closer
+     * loads stay ties, so a pair's pieces keep travelling together (spreading every unit
+     * made more and smaller messages: qwen3-30b-colocated 0.0887 -> 0.0911 s). */
+    if (a->unit_nic_s > 0 && b->unit_nic_s > 0) {
+        if (a->nic_egress_s < (b->nic_egress_s - b->unit_nic_s) * (1 - 1e-9))
+            return TRUE;
+        if (b->nic_egress_s < (a->nic_egress_s - a->unit_nic_s) * (1 - 1e-9))
+            return FALSE;
+    }
     if (a->entry != b->entry)
         return a->entry < b->entry;
     return a->sender < b->sender;

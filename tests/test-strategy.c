@@ -87,6 +87,45 @@ test_hierarchical_closed_form(void)
     g_assert_cmpuint(network_bytes(na, topo), ==, 12 * 64 + 12 * 32);
 }
 
+/* hierarchical: where the entry's NIC ingress binds every candidate route, the tie between
+ * two equally placed source replicas goes to the less loaded NIC egress (within one unit),
+ * not always to the lower rank. Eight tensors of 4 shards each, replicated on domains 0
+ * and 1 (shard s on GPUs s and 4 + s, rail s), all needed by domain 2: shard s enters at
+ * GPU 8 + s (same rail), whose ingress carries every unit of it, so both replicas' routes
+ * cost the same. Lowest rank first sent all 8 from domain 0 (GPU s's NIC as loaded as the
+ * ingress: under max-min sharing such NICs end last, kimi-k3-gb300); least-loaded within one
+ * unit sends 5 from domain 0 and 3 from domain 1: the 2nd unit ties (1 against 1 before
+ * it), the 3rd goes to domain 1 (1 after it against 2), and so on alternately. */
+static void
+test_hierarchical_nic_egress_ties(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTopology) topo = load_topology();
+    const gint64 shape[] = {64, 16};
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    for (guint t = 0; t < 8; t++) {
+        /* Own layouts per tensor: each is its own pattern, so its own 4 units. */
+        g_autoptr(RsLayout) src = test_dtensor(2, shape, "2,4", "0-7", "R,S(0)");
+        g_autoptr(RsLayout) dst = test_dtensor(2, shape, "4", "8-11", "R");
+        g_autofree char *name = g_strdup_printf("x%u", t);
+        g_assert_true(rs_refit_add_tensor(refit, name, RS_DTYPE_F32, src, dst, &error));
+    }
+    g_autoptr(RsPlan) plan = build(refit, RS_STRATEGY_HIERARCHICAL, topo, FALSE, 1 << 20, 64);
+    const guint64 shard_bytes = 16 * 16 * 4;
+    guint64 from_domain[2] = {0};
+    for (guint i = 0; i < rs_plan_get_n_transfers(plan); i++) {
+        const RsTransfer *tr = rs_plan_get_transfer(plan, i);
+        guint ds = rs_topology_get_nvlink_domain(topo, tr->src);
+        if (ds == rs_topology_get_nvlink_domain(topo, tr->dst))
+            continue; /* the NVLink forwarding inside domain 2 */
+        g_assert_cmpuint(ds, <, 2);
+        g_assert_cmpuint(tr->dst, ==, 8 + tr->src % 4); /* the entry on the shard's rail */
+        from_domain[ds] += tr->size_bytes;
+    }
+    g_assert_cmpuint(from_domain[0], ==, 5 * 4 * shard_bytes);
+    g_assert_cmpuint(from_domain[1], ==, 3 * 4 * shard_bytes);
+}
+
 /* node-aware prefers a replica in the destination's NVLink domain; otherwise it spreads
  * bytes evenly over the replicas. */
 static void
@@ -709,6 +748,7 @@ main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/strategy/hierarchical/closed-form", test_hierarchical_closed_form);
     g_test_add_func("/strategy/node-aware/choices", test_node_aware_choices);
+    g_test_add_func("/strategy/hierarchical/nic-egress-ties", test_hierarchical_nic_egress_ties);
     g_test_add_func("/strategy/auto/ties-parallel", test_auto_ties_parallel);
     g_test_add_func("/strategy/auto/error-parallel", test_auto_error_parallel);
     g_test_add_func("/strategy/node-aware/striping", test_striping);
