@@ -6,7 +6,9 @@
  * one of its possible senders to one of its possible receivers; the greedy rule picks the
  * pair whose route's busiest link would be least loaded after adding the unit (the
  * classic least-loaded / LPT heuristic for makespan on parallel links), with ties broken
- * towards the same NVLink domain, then the same rail, then lower ranks. Units are decided
+ * towards the same NVLink domain, then the same rail, then (hierarchical, not for domain
+ * relays) the less loaded NIC egress by more than the unit, then lower ranks
+ * (rs_balance_choice_better()). Units are decided
  * largest first, over all tensors of the refit, so replicas and NICs are balanced by bytes
  * across the whole refit rather than tensor by tensor.
  *
@@ -356,8 +358,8 @@ rs_balance_choice_better(const RsBalanceChoice *a, const RsBalanceChoice *b)
      * while others idled: under max-min sharing their flows then lag and end last
      * (kimi-k3-gb300's hierarchical plan: the binding NIC idle the last 15% of the refit).
      * Least-loaded first instead (Graham's list scheduling), within one unit: closer
-     * loads stay ties, so a pair's pieces keep travelling together (spreading every unit
-     * made more and smaller messages: qwen3-30b-colocated 0.0887 -> 0.0911 s). */
+     * loads stay ties, so a pair's pieces keep travelling together (compared strictly,
+     * more and smaller messages: qwen3-30b-colocated 0.0887 -> 0.0902 s). */
     if (a->unit_nic_s > 0 && b->unit_nic_s > 0) {
         if (a->nic_egress_s < (b->nic_egress_s - b->unit_nic_s) * (1 - 1e-9))
             return TRUE;
