@@ -71,10 +71,12 @@ const RsAutoCandidate *rs_auto_get_candidates(guint *n_out);
  * @user_data: passed to @evaluate
  * @n_threads: how many candidates are planned and evaluated at once (0 or 1: one at a
  *   time, in order, on the calling thread; one plan in memory besides the best); each
- *   more thread holds one more plan and its evaluation's memory
+ *   more thread holds one more plan and its evaluation's memory. With several threads
+ *   the candidates with pipelined relays (domain relays, nccl-broadcast,
+ *   checkpoint-engine), whose simulation takes longest, start first
  * @result: (out caller-allocates): every candidate's predicted time and the choice
  * @error: the first planning or evaluation error (the first in candidate order when
- *   several threads fail)
+ *   several threads fail; after a failure the candidates not yet started are not run)
  *
  * Builds and evaluates each candidate.
  * The choice is the fastest candidate with in_auto set (the fastest of all when none is);

@@ -694,6 +694,66 @@ test_auto_error_parallel(void)
     }
 }
 
+/* The order in which candidates reach the cost model (evaluate_record()). */
+typedef struct {
+    GMutex lock;
+    guint order[RS_AUTO_MAX_CANDIDATES];
+    guint n;
+} EvaluateOrder;
+
+static gboolean
+evaluate_record(const RsPlan *plan, const RsAutoCandidate *candidate, guint index,
+                gpointer user_data, double *predicted_s, GError **error)
+{
+    EvaluateOrder *eo = user_data;
+    g_mutex_lock(&eo->lock);
+    eo->order[eo->n++] = index;
+    g_mutex_unlock(&eo->lock);
+    *predicted_s = 1.0 + index;
+    return TRUE;
+}
+
+/* With two threads the two candidates whose relays pipeline (nccl-broadcast, 0, and
+ * hierarchical with domain relays, 4) start first, so each holds a thread and the others
+ * wait for one of them to end: they are the first two to reach the cost model. Results
+ * keep the order tried and the choice. One thread keeps the order tried. */
+static void
+test_auto_slow_first(void)
+{
+    g_autoptr(RsTopology) topo = load_topology();
+    g_autoptr(RsRefit) refit = make_replicated_refit();
+    RsPlanOptions o;
+    rs_plan_options_init(&o, topo);
+    guint n_all;
+    const RsAutoCandidate *all = rs_auto_get_candidates(&n_all);
+    g_assert_cmpstr(all[0].label, ==, "nccl-broadcast");
+    g_assert_cmpstr(all[4].label, ==, "hierarchical+relays");
+    for (guint threads = 1; threads <= 2; threads++) {
+        EvaluateOrder eo;
+        memset(&eo, 0, sizeof eo);
+        g_mutex_init(&eo.lock);
+        g_autoptr(GError) error = NULL;
+        RsAutoResult result;
+        g_autoptr(RsPlan) plan =
+            rs_auto_build_plan(refit, &o, all, 5, evaluate_record, &eo, threads, &result, &error);
+        g_assert_no_error(error);
+        g_assert_nonnull(plan);
+        g_assert_cmpuint(eo.n, ==, 5);
+        if (threads == 1) {
+            for (guint i = 0; i < 5; i++)
+                g_assert_cmpuint(eo.order[i], ==, i);
+        } else {
+            g_assert_cmpuint(MIN(eo.order[0], eo.order[1]), ==, 0);
+            g_assert_cmpuint(MAX(eo.order[0], eo.order[1]), ==, 4);
+        }
+        g_assert_cmpuint(result.n_candidates, ==, 5);
+        for (guint i = 0; i < 5; i++)
+            g_assert_cmpfloat(result.predicted_s[i], ==, 1.0 + i);
+        g_assert_cmpuint(result.chosen, ==, 0);
+        g_mutex_clear(&eo.lock);
+    }
+}
+
 /* Two tensors naming one destination buffer whose boxes overlap in it: each plan is
  * right, the fused buffer is not. --check (the evaluator's check) must say so, with its
  * own error code; without the check the candidates evaluate. */
@@ -751,6 +811,7 @@ main(int argc, char **argv)
     g_test_add_func("/strategy/hierarchical/nic-egress-ties", test_hierarchical_nic_egress_ties);
     g_test_add_func("/strategy/auto/ties-parallel", test_auto_ties_parallel);
     g_test_add_func("/strategy/auto/error-parallel", test_auto_error_parallel);
+    g_test_add_func("/strategy/auto/slow-first", test_auto_slow_first);
     g_test_add_func("/strategy/node-aware/striping", test_striping);
     g_test_add_func("/strategy/cases/C12-many-pieces", test_c12_many_pieces);
     g_test_add_func("/strategy/cases/C13-bounded-staging", test_c13_bounded_staging);
