@@ -42,9 +42,10 @@ typedef struct {
     RsPlanEvaluateFunc evaluate;
     gpointer user_data;
     Outcome *outcomes;
-    GMutex lock;       /* guards best and failed */
-    gint best;         /* the index tried of the fastest in_auto candidate so far, or -1 */
-    gboolean failed;   /* a candidate failed: the ones not started yet are not */
+    GMutex lock;         /* guards best and first_failed */
+    gint best;           /* the index tried of the fastest in_auto candidate so far, or -1 */
+    guint first_failed;  /* the lowest index tried that failed so far, or n_tried: the later
+                          * ones not started yet are not run, the earlier ones still are */
 } Shared;
 
 /* Does candidate @c (time @t_s) beat the best so far: faster, or as fast and earlier? */
@@ -93,22 +94,26 @@ run_candidate(Shared *sh, guint c)
     g_mutex_unlock(&sh->lock);
 }
 
-/* Candidate GPOINTER_TO_UINT(@data) - 1, unless one failed already (a pool thread's task,
- * and each step of the loop on the calling thread). */
+/* Candidate GPOINTER_TO_UINT(@data) - 1, unless an earlier one in the order tried failed
+ * already (a pool thread's task, and each step of the loop on the calling thread). The
+ * candidates before the lowest failed one always run, whatever order the threads take
+ * them in, so the error reported (the first in the order tried) is the one a single
+ * thread reports: with the slow ones started first, a later candidate may fail before an
+ * earlier one has started. */
 static void
 run_task(gpointer data, gpointer user_data)
 {
     Shared *sh = user_data;
     guint c = GPOINTER_TO_UINT(data) - 1;
     g_mutex_lock(&sh->lock);
-    gboolean failed = sh->failed;
+    gboolean skip = c > sh->first_failed;
     g_mutex_unlock(&sh->lock);
-    if (failed)
+    if (skip)
         return;
     run_candidate(sh, c);
     if (sh->outcomes[c].error != NULL) {
         g_mutex_lock(&sh->lock);
-        sh->failed = TRUE;
+        sh->first_failed = MIN(sh->first_failed, c);
         g_mutex_unlock(&sh->lock);
     }
 }
@@ -142,7 +147,7 @@ rs_auto_build_plan(const RsRefit *refit, const RsPlanOptions *options,
     result->n_skipped = 0;
     Outcome outcomes[RS_AUTO_MAX_CANDIDATES];
     memset(outcomes, 0, sizeof outcomes);
-    Shared sh = {refit, options, tried, FALSE, evaluate, user_data, outcomes, {0}, -1, FALSE};
+    Shared sh = {refit, options, tried, FALSE, evaluate, user_data, outcomes, {0}, -1, n_tried};
     for (guint c = 0; c < n_tried; c++)
         sh.any_in_auto = sh.any_in_auto || tried[c].in_auto;
     g_mutex_init(&sh.lock);

@@ -75,8 +75,9 @@ const RsAutoCandidate *rs_auto_get_candidates(guint *n_out);
  *   the candidates with pipelined relays (domain relays, nccl-broadcast,
  *   checkpoint-engine), whose simulation takes longest, start first
  * @result: (out caller-allocates): every candidate's predicted time and the choice
- * @error: the first planning or evaluation error (the first in candidate order when
- *   several threads fail; after a failure the candidates not yet started are not run)
+ * @error: the first planning or evaluation error in candidate order, whatever
+ *   @n_threads (the candidates before a failed one are still run, so the error is the one
+ *   a single thread reports; the later ones not yet started are not run)
  *
  * Builds and evaluates each candidate.
  * The choice is the fastest candidate with in_auto set (the fastest of all when none is);

@@ -697,8 +697,10 @@ test_auto_error_parallel(void)
 /* The order in which candidates reach the cost model (evaluate_record()). */
 typedef struct {
     GMutex lock;
+    GCond recorded;
     guint order[RS_AUTO_MAX_CANDIDATES];
     guint n;
+    gboolean hold_first; /* candidate 0 waits until candidate 4 has reached the cost model */
 } EvaluateOrder;
 
 static gboolean
@@ -708,15 +710,33 @@ evaluate_record(const RsPlan *plan, const RsAutoCandidate *candidate, guint inde
     EvaluateOrder *eo = user_data;
     g_mutex_lock(&eo->lock);
     eo->order[eo->n++] = index;
+    g_cond_broadcast(&eo->recorded);
+    gboolean seen_4 = FALSE;
+    if (eo->hold_first && index == 0) {
+        /* Bounded, so that a pool that never starts candidate 4 fails rather than hangs. */
+        gint64 end_us = g_get_monotonic_time() + 30 * G_TIME_SPAN_SECOND;
+        for (;;) {
+            for (guint i = 0; i < eo->n; i++)
+                seen_4 = seen_4 || eo->order[i] == 4;
+            if (seen_4 || !g_cond_wait_until(&eo->recorded, &eo->lock, end_us))
+                break;
+        }
+    }
     g_mutex_unlock(&eo->lock);
+    if (eo->hold_first && index == 0 && !seen_4) {
+        g_set_error(error, RS_EVALUATE_ERROR, RS_EVALUATE_ERROR_FAILED,
+                    "candidate 4 did not start while candidate 0 ran");
+        return FALSE;
+    }
     *predicted_s = 1.0 + index;
     return TRUE;
 }
 
 /* With two threads the two candidates whose relays pipeline (nccl-broadcast, 0, and
- * hierarchical with domain relays, 4) start first, so each holds a thread and the others
- * wait for one of them to end: they are the first two to reach the cost model. Results
- * keep the order tried and the choice. One thread keeps the order tried. */
+ * hierarchical with domain relays, 4) start first. Candidate 0 holds its thread until
+ * candidate 4 has reached the cost model, so the other thread must take 4 next: in the
+ * order tried it would take 1. Results keep the order tried and the choice. One thread
+ * keeps the order tried. */
 static void
 test_auto_slow_first(void)
 {
@@ -732,6 +752,8 @@ test_auto_slow_first(void)
         EvaluateOrder eo;
         memset(&eo, 0, sizeof eo);
         g_mutex_init(&eo.lock);
+        g_cond_init(&eo.recorded);
+        eo.hold_first = threads == 2;
         g_autoptr(GError) error = NULL;
         RsAutoResult result;
         g_autoptr(RsPlan) plan =
@@ -750,7 +772,46 @@ test_auto_slow_first(void)
         for (guint i = 0; i < 5; i++)
             g_assert_cmpfloat(result.predicted_s[i], ==, 1.0 + i);
         g_assert_cmpuint(result.chosen, ==, 0);
+        g_cond_clear(&eo.recorded);
         g_mutex_clear(&eo.lock);
+    }
+}
+
+/* Candidate 4 fails at once, candidate 1 after candidate 0 has had its time. */
+static gboolean
+evaluate_fail_4_then_1(const RsPlan *plan, const RsAutoCandidate *candidate, guint index,
+                       gpointer user_data, double *predicted_s, GError **error)
+{
+    if (index == 0)
+        g_usleep(G_USEC_PER_SEC / 5);
+    if (index == 1 || index == 4) {
+        g_set_error(error, RS_EVALUATE_ERROR, RS_EVALUATE_ERROR_FAILED, "candidate %u failed",
+                    index);
+        return FALSE;
+    }
+    *predicted_s = 1.0;
+    return TRUE;
+}
+
+/* With two threads candidate 4 (slow first) fails while candidate 1 has not started: the
+ * error is still candidate 1's, the first in the order tried, as with one thread. */
+static void
+test_auto_error_slow_first(void)
+{
+    g_autoptr(RsTopology) topo = load_topology();
+    g_autoptr(RsRefit) refit = make_replicated_refit();
+    RsPlanOptions o;
+    rs_plan_options_init(&o, topo);
+    guint n_all;
+    const RsAutoCandidate *all = rs_auto_get_candidates(&n_all);
+    for (guint threads = 1; threads <= 2; threads++) {
+        g_autoptr(GError) error = NULL;
+        RsAutoResult result;
+        g_autoptr(RsPlan) plan = rs_auto_build_plan(refit, &o, all, 5, evaluate_fail_4_then_1,
+                                                    NULL, threads, &result, &error);
+        g_assert_null(plan);
+        g_assert_error(error, RS_EVALUATE_ERROR, RS_EVALUATE_ERROR_FAILED);
+        g_assert_cmpstr(error->message, ==, "candidate 1 failed");
     }
 }
 
@@ -812,6 +873,7 @@ main(int argc, char **argv)
     g_test_add_func("/strategy/auto/ties-parallel", test_auto_ties_parallel);
     g_test_add_func("/strategy/auto/error-parallel", test_auto_error_parallel);
     g_test_add_func("/strategy/auto/slow-first", test_auto_slow_first);
+    g_test_add_func("/strategy/auto/error-slow-first", test_auto_error_slow_first);
     g_test_add_func("/strategy/node-aware/striping", test_striping);
     g_test_add_func("/strategy/cases/C12-many-pieces", test_c12_many_pieces);
     g_test_add_func("/strategy/cases/C13-bounded-staging", test_c13_bounded_staging);
