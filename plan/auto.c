@@ -122,8 +122,10 @@ run_task(gpointer data, gpointer user_data)
  * relays, NCCL's rings) cost the flow model an event per chunk or per rate change of every
  * hop: on the default scenario hierarchical with domain relays took 646 s and
  * nccl-broadcast 191 s, the three others 17 to 21 s each (README, "How long the default
- * takes"). Started first, they run beside the quick ones instead of after them (longest
- * processing time first, Graham 1969). */
+ * takes"). checkpoint-engine's buckets pipeline their H2D copies and broadcasts the same
+ * way; it is here by that reasoning, its own simulation time not measured (it is not in
+ * auto's choice, only shown beside it). Started first, they run beside the quick ones
+ * instead of after them (longest processing time first, Graham 1969). */
 static gboolean
 slow_first(const RsAutoCandidate *c)
 {

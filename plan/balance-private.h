@@ -122,7 +122,12 @@ RsBalanceChoice rs_balance_make_choice(const RsBalance *p, guint32 sender, guint
 /* Is @a better than @b: lower cost (relative 1e-9 ties), then affinity; then, where both
  * carry a NIC egress load (nic_egress_s, hierarchical only), the one whose NIC would still
  * be below the other's before the unit (lower by more than the unit's own busy time);
- * then lower entry, then lower sender. */
+ * then lower entry, then lower sender. Not a strict weak ordering: ties within one unit
+ * do not chain (a ~ b and b ~ c with c clearly below a), and a choice without NIC load
+ * skips that step, so the best of a set depends on the order it is scanned in. Each
+ * caller scans in one fixed order (hierarchical.c: per entry, its holders, exits, then
+ * relays, as built; node-aware.c: its senders), so plans are deterministic; they are not
+ * independent of that order. */
 gboolean rs_balance_choice_better(const RsBalanceChoice *a, const RsBalanceChoice *b);
 
 /* Appends every pattern's transfers to @b, once per member tensor. */

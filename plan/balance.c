@@ -334,11 +334,14 @@ rs_balance_make_choice(const RsBalance *p, guint32 sender, guint32 via, gint rel
     RsBalanceChoice c = {sender, via, relay, entry, needs, 0, 0, 0, 0};
     c.affinity = rs_balance_affinity(p->options->topology, sender, entry);
     c.cost = rs_balance_choice_cost(p, &c, load);
-    /* (An exit's first hop, via → sender, stays in the domain: no NIC.) */
-    guint32 nic = route_nic_egress(&p->loads, sender, entry);
-    if (p->strategy == RS_STRATEGY_HIERARCHICAL && relay < 0 && nic != G_MAXUINT32) {
-        c.unit_nic_s = load * p->loads.inv_cap[nic];
-        c.nic_egress_s = p->loads.busy_s[nic] + c.unit_nic_s;
+    /* (An exit's first hop, via → sender, stays in the domain: no NIC.) Other strategies
+     * and relay candidates compute no route here: they skip the rule. */
+    if (p->strategy == RS_STRATEGY_HIERARCHICAL && relay < 0) {
+        guint32 nic = route_nic_egress(&p->loads, sender, entry);
+        if (nic != G_MAXUINT32) {
+            c.unit_nic_s = load * p->loads.inv_cap[nic];
+            c.nic_egress_s = p->loads.busy_s[nic] + c.unit_nic_s;
+        }
     }
     return c;
 }
