@@ -139,7 +139,8 @@ rs_evaluator_evaluate(const RsPlan *plan, const RsAutoCandidate *candidate, guin
                 return FALSE;
             flow_options.message_pre_s = gpu->pre_s;
             flow_options.message_post_s = gpu->post_s;
-            /* Posting whole phases, the rounds' fixed costs queue on each rank's stream;
+            /* Posting whole phases, the packs and the rounds' fixed costs queue on each
+             * rank's stream;
              * posting rounds, the flow model charges them per round itself; in the
              * executor's window, each message's own packs and unpacks, which the flow model
              * queues on its ranks' streams chunk by chunk. */
@@ -155,7 +156,14 @@ rs_evaluator_evaluate(const RsPlan *plan, const RsAutoCandidate *candidate, guin
                 flow_options.message_pre_s = own_pre_s;
                 flow_options.message_post_s = own_post_s;
             } else if (posting == RS_FLOW_SIM_POST_PHASES) {
-                rs_gpu_cost_queue_rounds(plan, gpu);
+                /* Our executor's plans: the window's limit, packs chunk by chunk; the
+                 * peers' calls pack each round's buckets before the call. */
+                RsStrategy st = rs_plan_get_strategy(plan);
+                if (st == RS_STRATEGY_DIRECT || st == RS_STRATEGY_NODE_AWARE ||
+                    st == RS_STRATEGY_HIERARCHICAL)
+                    rs_gpu_cost_queue_chunks(plan, flow_options.chunk_bytes, gpu);
+                else
+                    rs_gpu_cost_queue_rounds(plan, gpu);
             } else {
                 flow_options.round_fixed_s = gpu->round_fixed_s;
             }

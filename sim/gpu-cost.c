@@ -244,6 +244,37 @@ rs_gpu_cost_queue_rounds(const RsPlan *plan, RsGpuCostTimes *times)
     }
 }
 
+void
+rs_gpu_cost_queue_chunks(const RsPlan *plan, guint64 chunk_bytes, RsGpuCostTimes *times)
+{
+    g_return_if_fail(times->n_messages == rs_plan_get_n_messages(plan));
+    /* (phase, rank) → the rank's stream: the first-chunk packs and round costs queued so
+     * far in the phase, and the last round whose fixed cost it has paid (+1; 0: none). */
+    g_auto(RankTable) stream = {0};
+    g_auto(RankTable) rounds_paid = {0};
+    rank_table_init(&stream, plan);
+    rank_table_init(&rounds_paid, plan);
+    for (guint m = 0; m < times->n_messages; m++) {
+        const RsMessage *msg = rs_plan_get_message(plan, m);
+        if (msg->src == msg->dst)
+            continue; /* local copies keep their own time */
+        double share = chunk_bytes > 0 && msg->size_bytes > chunk_bytes
+                           ? (double)chunk_bytes / (double)msg->size_bytes
+                           : 1.0;
+        double *queued = slot(&stream, msg->phase, msg->src);
+        double *paid = slot(&rounds_paid, msg->phase, msg->src);
+        /* Plan order (phase, round, src, dst, …): a rank's sends come round by round, and
+         * each round it sends in costs its launch and synchronisation once. */
+        if (*paid != msg->round + 1.0) {
+            *queued += times->round_fixed_s;
+            *paid = msg->round + 1.0;
+        }
+        *queued += share * (times->pre_copy_s[m] + times->pre_fixed_s[m]);
+        times->pre_s[m] = *queued;
+        times->post_s[m] = share * (times->post_copy_s[m] + times->post_fixed_s[m]);
+    }
+}
+
 RsGpuCostTimes *
 rs_gpu_cost_compute(const RsPlan *plan, const RsRefit *refit, const RsTopology *topo,
                     GError **error)

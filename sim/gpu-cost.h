@@ -88,6 +88,40 @@ RsGpuCostTimes *rs_gpu_cost_compute(const RsPlan *plan, const RsRefit *refit,
  */
 void rs_gpu_cost_queue_rounds(const RsPlan *plan, RsGpuCostTimes *times);
 
+/**
+ * rs_gpu_cost_queue_chunks:
+ * @plan: the plan @times were computed for (rs_gpu_cost_compute()); one our executor runs
+ *   (direct, node-aware, hierarchical: round sync RS_ROUND_SYNC_GROUP)
+ * @chunk_bytes: the executor's chunk, bytes (RsFlowSimOptions.chunk_bytes; 0: a message is
+ *   one chunk)
+ * @times: (inout): its times; pre_s and post_s of network messages are rewritten
+ *
+ * For RS_FLOW_SIM_POST_PHASES, the limit of RS_FLOW_SIM_POST_WINDOW as the window grows:
+ * exec/executor.c packs each chunk operation when it posts it and unpacks each as it
+ * arrives (move_chunk()), so with a window that never binds every operation of a phase is
+ * posted at once and a rank's stream packs them in key order, the first chunk of every
+ * message (slot 0) before any second chunk. A network message's first byte then waits
+ * for the first-chunk packs of the rank's messages up to it in the phase, its own
+ * included, plus one round_fixed_s per round the rank sends in up to its own (the group
+ * launches and synchronisations; the window model does not charge them), and its arrival
+ * for the unpack of its last chunk only:
+ *   pre_s[m] = Σ_{m' ≤ m, src(m') = src(m), phase(m') = phase(m)} s(m') · (pre_copy_s[m'] +
+ *              pre_fixed_s[m']) + round_fixed_s · |{rounds ≤ round(m) where src(m) sends}|,
+ *   post_s[m] = s(m) · (post_copy_s[m] + post_fixed_s[m]),
+ *   s(m) = min(1, chunk_bytes / size_bytes(m)).
+ * Messages go in plan order (phase, round, src, dst, …); exec/schedule.c orders a slot by
+ * colour, which permutes a rank's first chunks: a message's pre_s may differ by the other
+ * first-chunk packs of its rank, at most (its messages in the phase) × one chunk's pack.
+ * Assumes the stream keeps ahead of the links for the later chunks (a rank's packs and
+ * unpacks at the copy rate take less time than its links: H100 1,247 GB/s against
+ * 369 GB/s of NVLink each way, GB200 2,980 against 774 GB/s). Replaces the round queue
+ * of rs_gpu_cost_queue_rounds() for our plans: that one charges a round's every pack
+ * before its first send and a message's whole unpack after its last byte, which is
+ * neither the window's limit nor what exec/ runs. Local copies keep their own time.
+ * O(n_messages).
+ */
+void rs_gpu_cost_queue_chunks(const RsPlan *plan, guint64 chunk_bytes, RsGpuCostTimes *times);
+
 void rs_gpu_cost_times_free(RsGpuCostTimes *times);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(RsGpuCostTimes, rs_gpu_cost_times_free)
 

@@ -242,7 +242,7 @@ test_small_times_digits(void)
                            "--train-gpus, --infer, --infer-gpus from the command line)");
     /* Flow time as the executor runs the plan (its 2 rounds are not waited for: 0.171 s
      * with --relays rounds), then the bound. */
-    assert_contains(r.out, "0.0866   0.0423");
+    assert_contains(r.out, "0.0846   0.0423");
     run_result_clear(&r);
     /* The per-strategy lines too (they printed "load 0.000 s", "busy 0.000 s"). */
     const char *flow[] = {"simulate", "--model", "llama-3.1-8b", "--nodes", "2", "--train",
@@ -252,7 +252,7 @@ test_small_times_digits(void)
     r = run_reshard(flow);
     g_assert_cmpint(r.exit_code, ==, 0);
     assert_contains(r.out, "direct: bottleneck gpu0.nic-egress, 0.00 GB, load 1.8e-05 s = 31% of "
-                           "the time; last GPU 4 at 5.88e-05 s\n");
+                           "the time; last GPU 5 at 5.88e-05 s\n");
     run_result_clear(&r);
     const char *busy[] = {"simulate", "--model", "llama-3.1-8b", "--nodes", "2", "--train",
                           "megatron:tp=2,pp=2", "--train-gpus", "0-7", "--infer", "vllm:tp=4",

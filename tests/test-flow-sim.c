@@ -862,6 +862,55 @@ test_rounds_queue_on_stream(void)
     assert_time(t->pre_s[2], 36 * US);
 }
 
+/* Our plans posted whole phases pack chunk by chunk (rs_gpu_cost_queue_chunks, the
+ * window's limit): with 1 MB chunks a 4 MB message's first byte waits for a quarter of its
+ * pack after the first quarters of GPU 0's messages before it, plus 10 us per round GPU 0
+ * sends in; its arrival for a quarter of its unpack. Packs of 1, 2, 3 us, unpacks of 4, 8,
+ * 12 us: one message per round 10.25, 20.75, 31.5 us (the round queue: 11, 23, 36 us);
+ * one round 10.25, 10.75, 11.5 us; chunk 0 (a message is one chunk) the round queue's
+ * 11, 23, 36 us and whole unpacks. */
+static void
+test_chunks_queue_on_stream(void)
+{
+    const struct {
+        guint max_ops;
+        guint64 chunk_bytes;
+        double pre_us[3], post_us[3];
+    } cases[] = {
+        {1, 1000000, {10.25, 20.75, 31.5}, {1, 2, 3}},
+        {3, 1000000, {10.25, 10.75, 11.5}, {1, 2, 3}},
+        {1, 0, {11, 23, 36}, {4, 8, 12}},
+    };
+    for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+        g_autoptr(RsRefit) refit = NULL;
+        g_autoptr(RsPlan) plan = three_row_plan(cases[c].max_ops, &refit);
+        guint n = rs_plan_get_n_messages(plan);
+        g_assert_cmpuint(n, ==, 3);
+        g_autoptr(RsGpuCostTimes) t = g_new0(RsGpuCostTimes, 1);
+        t->n_messages = n;
+        t->pre_copy_s = g_new0(double, n);
+        t->pre_fixed_s = g_new0(double, n);
+        t->post_copy_s = g_new0(double, n);
+        t->post_fixed_s = g_new0(double, n);
+        t->pre_s = g_new0(double, n);
+        t->post_s = g_new0(double, n);
+        t->round_fixed_s = 10 * US;
+        for (guint m = 0; m < n; m++) {
+            const RsMessage *msg = rs_plan_get_message(plan, m);
+            g_assert_cmpuint(msg->src, ==, 0);
+            g_assert_cmpuint(msg->size_bytes, ==, 4000000);
+            g_assert_cmpuint(msg->round, ==, cases[c].max_ops == 1 ? m : 0);
+            t->pre_copy_s[m] = (m + 1) * US;
+            t->post_copy_s[m] = 4 * (m + 1) * US;
+        }
+        rs_gpu_cost_queue_chunks(plan, cases[c].chunk_bytes, t);
+        for (guint m = 0; m < n; m++) {
+            assert_time(t->pre_s[m], cases[c].pre_us[m] * US);
+            assert_time(t->post_s[m], cases[c].post_us[m] * US);
+        }
+    }
+}
+
 /* A rank with 3 × max-ops messages takes 3 rounds: with --max-ops-per-group 1, GPU 0 posts
  * one message per round, each once the one before arrived (plus round_fixed_s per round),
  * so the trace shows three start times, each the end of the round before; with 3 per
@@ -1678,6 +1727,7 @@ main(int argc, char **argv)
     g_test_add_func("/flow-sim/window/prefix", test_window_prefix);
     g_test_add_func("/flow-sim/rounds/relay", test_rounds_relay);
     g_test_add_func("/flow-sim/rounds/queue-on-stream", test_rounds_queue_on_stream);
+    g_test_add_func("/flow-sim/rounds/chunks-queue-on-stream", test_chunks_queue_on_stream);
     g_test_add_func("/flow-sim/exact-matches-global", test_exact_matches_global);
     g_test_add_func("/flow-sim/max-events", test_max_events);
     g_test_add_func("/flow-sim/phases", test_phases);
