@@ -193,8 +193,9 @@ typedef enum {
      * a relay forwarded chunk by chunk as soon as its bytes arrived, never a wait for a
      * round), and how the peers run one call (a phase of their plans: m2n's ncclReshard,
      * an NCCL broadcast of one bucket) whose chains pipeline inside the call. A rank's
-     * per-round fixed costs then queue on its stream: sim/gpu-cost.h
-     * rs_gpu_cost_queue_rounds(). */
+     * packs and per-round fixed costs then queue on its stream: for our plans chunk by
+     * chunk (sim/gpu-cost.h rs_gpu_cost_queue_chunks(), the window's limit), for the
+     * peers' calls each round's packs before it (rs_gpu_cost_queue_rounds()). */
     RS_FLOW_SIM_POST_PHASES,
     RS_FLOW_SIM_POST_ROUNDS, /* every rank posts the plan's rounds one after another, each
                               * once every message of its previous round arrived (after

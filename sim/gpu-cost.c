@@ -256,11 +256,16 @@ rs_gpu_cost_queue_chunks(const RsPlan *plan, guint64 chunk_bytes, RsGpuCostTimes
     rank_table_init(&rounds_paid, plan);
     for (guint m = 0; m < times->n_messages; m++) {
         const RsMessage *msg = rs_plan_get_message(plan, m);
-        if (msg->src == msg->dst)
-            continue; /* local copies keep their own time */
-        double share = chunk_bytes > 0 && msg->size_bytes > chunk_bytes
-                           ? (double)chunk_bytes / (double)msg->size_bytes
-                           : 1.0;
+        if (msg->src == msg->dst || msg->size_bytes == 0)
+            continue; /* local copies keep their own time; exec/ posts nothing for 0 bytes */
+        /* The first chunk's share of the pack, the last (shorter) chunk's of the unpack. */
+        gboolean chunked = chunk_bytes > 0 && msg->size_bytes > chunk_bytes;
+        double size = (double)msg->size_bytes;
+        double share = chunked ? (double)chunk_bytes / size : 1.0;
+        guint64 last_bytes = chunked ? msg->size_bytes - (msg->size_bytes - 1) / chunk_bytes *
+                                                             chunk_bytes
+                                     : msg->size_bytes;
+        double last_share = (double)last_bytes / size;
         double *queued = slot(&stream, msg->phase, msg->src);
         double *paid = slot(&rounds_paid, msg->phase, msg->src);
         /* Plan order (phase, round, src, dst, …): a rank's sends come round by round, and
@@ -271,7 +276,7 @@ rs_gpu_cost_queue_chunks(const RsPlan *plan, guint64 chunk_bytes, RsGpuCostTimes
         }
         *queued += share * (times->pre_copy_s[m] + times->pre_fixed_s[m]);
         times->pre_s[m] = *queued;
-        times->post_s[m] = share * (times->post_copy_s[m] + times->post_fixed_s[m]);
+        times->post_s[m] = last_share * (times->post_copy_s[m] + times->post_fixed_s[m]);
     }
 }
 

@@ -77,8 +77,10 @@ RsGpuCostTimes *rs_gpu_cost_compute(const RsPlan *plan, const RsRefit *refit,
  * @plan: the plan @times were computed for (rs_gpu_cost_compute())
  * @times: (inout): its times; pre_s is rewritten
  *
- * For a flow model that posts whole phases (RS_FLOW_SIM_POST_PHASES, the default), where no
- * rank waits for a round: a rank's stream still runs its rounds' launches, packs and
+ * For a flow model that posts whole phases (RS_FLOW_SIM_POST_PHASES, the default), for the
+ * peers' plans (a call packs its buckets before it runs; our plans use
+ * rs_gpu_cost_queue_chunks()), where no rank waits for a round: a rank's stream still
+ * runs its rounds' launches, packs and
  * synchronisations one after another (exec/executor.c posts its window in the plan's key
  * order on one stream), so a network message of round r in phase p waits, on each of its
  * two ranks, for Σ over that rank's rounds r' ≤ r of phase p of (its packs in r' +
@@ -90,34 +92,42 @@ void rs_gpu_cost_queue_rounds(const RsPlan *plan, RsGpuCostTimes *times);
 
 /**
  * rs_gpu_cost_queue_chunks:
- * @plan: the plan @times were computed for (rs_gpu_cost_compute()); one our executor runs
- *   (direct, node-aware, hierarchical: round sync RS_ROUND_SYNC_GROUP)
+ * @plan: the plan @times were computed for (rs_gpu_cost_compute()); one exec/ runs (ours
+ *   and the strawman: RS_STRATEGY_KIND_OURS, RS_STRATEGY_KIND_STRAWMAN)
  * @chunk_bytes: the executor's chunk, bytes (RsFlowSimOptions.chunk_bytes; 0: a message is
- *   one chunk)
+ *   one chunk, which `reshard run` does not accept)
  * @times: (inout): its times; pre_s and post_s of network messages are rewritten
  *
- * For RS_FLOW_SIM_POST_PHASES, the limit of RS_FLOW_SIM_POST_WINDOW as the window grows:
- * exec/executor.c packs each chunk operation when it posts it and unpacks each as it
- * arrives (move_chunk()), so with a window that never binds every operation of a phase is
- * posted at once and a rank's stream packs them in key order, the first chunk of every
- * message (slot 0) before any second chunk. A network message's first byte then waits
- * for the first-chunk packs of the rank's messages up to it in the phase, its own
- * included, plus one round_fixed_s per round the rank sends in up to its own (the group
- * launches and synchronisations; the window model does not charge them), and its arrival
- * for the unpack of its last chunk only:
+ * For RS_FLOW_SIM_POST_PHASES: the sender's side of RS_FLOW_SIM_POST_WINDOW as the window
+ * grows, an executor that packs each chunk operation when it posts it (exec/executor.c
+ * post_op, move_chunk) on a stream that runs beside its transfers. The rank's stream packs
+ * in key order, the first chunk of a message without dependencies (slot 0) before any
+ * second chunk, so a network message's first byte waits for the first-chunk packs of its
+ * rank's messages of the phase up to it, its own included, plus one round_fixed_s per
+ * round of the phase the rank sends in up to its own; its arrival waits for the unpack
+ * of its last chunk only:
  *   pre_s[m] = Σ_{m' ≤ m, src(m') = src(m), phase(m') = phase(m)} s(m') · (pre_copy_s[m'] +
- *              pre_fixed_s[m']) + round_fixed_s · |{rounds ≤ round(m) where src(m) sends}|,
- *   post_s[m] = s(m) · (post_copy_s[m] + post_fixed_s[m]),
- *   s(m) = min(1, chunk_bytes / size_bytes(m)).
- * Messages go in plan order (phase, round, src, dst, …); exec/schedule.c orders a slot by
- * colour, which permutes a rank's first chunks: a message's pre_s may differ by the other
- * first-chunk packs of its rank, at most (its messages in the phase) × one chunk's pack.
- * Assumes the stream keeps ahead of the links for the later chunks (a rank's packs and
- * unpacks at the copy rate take less time than its links: H100 1,247 GB/s against
- * 369 GB/s of NVLink each way, GB200 2,980 against 774 GB/s). Replaces the round queue
- * of rs_gpu_cost_queue_rounds() for our plans: that one charges a round's every pack
- * before its first send and a message's whole unpack after its last byte, which is
- * neither the window's limit nor what exec/ runs. Local copies keep their own time.
+ *              pre_fixed_s[m']) + round_fixed_s · |{rounds r ≤ round(m) of phase(m) in
+ *              which src(m) sends}|,
+ *   post_s[m] = l(m) · (post_copy_s[m] + post_fixed_s[m]),
+ *   s(m) = chunk_bytes / size(m) and l(m) = (size(m) − (⌈size(m) / chunk_bytes⌉ − 1) ·
+ *   chunk_bytes) / size(m) when size(m) > chunk_bytes > 0, else 1 (s: the first chunk's
+ *   share, l: the last chunk's). Zero-byte messages (exec/ posts none) and local copies
+ *   keep their times.
+ * Approximations, each stated: messages go in plan order (phase, round, src, dst, …)
+ * where exec/schedule.c orders a slot by colour (a message's pre_s may differ by the
+ * rank's other first-chunk packs); a relay's pack counts from the phase's start, beside
+ * the wait for what it forwards; unpacks do not queue on the receiver's stream (the window
+ * model queues them: at most one chunk's unpack per message arriving at once); the later
+ * chunks' packs keep ahead of the links (measured: the busiest rank's packs and unpacks
+ * took 0.020–0.029 s of 0.082–0.157 s, docs/DESIGN.md "Packs chunk by chunk"); the
+ * round costs stand for exec/'s group launches and synchronisations, which follow its
+ * progress calls, not the plan's rounds. Not what exec/ does on a GPU today: the NCCL
+ * transport runs each progress call's operations as one group on the same stream as the
+ * packs (exec/transport-nccl.c flush_group) and unpacks once the group ended
+ * (poll_groups), so there packs and transfers do not overlap; cuda-local queues a receive
+ * copy behind the receiver's packs. This is the figure of an executor that packs on a
+ * stream of its own, as whole phases are the figure of one whose window never binds.
  * O(n_messages).
  */
 void rs_gpu_cost_queue_chunks(const RsPlan *plan, guint64 chunk_bytes, RsGpuCostTimes *times);

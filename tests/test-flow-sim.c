@@ -868,7 +868,8 @@ test_rounds_queue_on_stream(void)
  * sends in; its arrival for a quarter of its unpack. Packs of 1, 2, 3 us, unpacks of 4, 8,
  * 12 us: one message per round 10.25, 20.75, 31.5 us (the round queue: 11, 23, 36 us);
  * one round 10.25, 10.75, 11.5 us; chunk 0 (a message is one chunk) the round queue's
- * 11, 23, 36 us and whole unpacks. */
+ * 11, 23, 36 us and whole unpacks; 1.5 MB chunks (the last 1 MB) 10.375, 21.125,
+ * 32.25 us and a quarter of each unpack. */
 static void
 test_chunks_queue_on_stream(void)
 {
@@ -880,6 +881,8 @@ test_chunks_queue_on_stream(void)
         {1, 1000000, {10.25, 20.75, 31.5}, {1, 2, 3}},
         {3, 1000000, {10.25, 10.75, 11.5}, {1, 2, 3}},
         {1, 0, {11, 23, 36}, {4, 8, 12}},
+        /* 1.5 MB chunks: first 0.375 of the pack, last chunk 1 MB, 0.25 of the unpack. */
+        {1, 1500000, {10.375, 21.125, 32.25}, {1, 2, 3}},
     };
     for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
         g_autoptr(RsRefit) refit = NULL;
