@@ -49,7 +49,9 @@ typedef struct {
      * copies: a network message's first byte waits for every pack (copies and launches)
      * of its round on its sender and on its receiver (both launch the round's group after
      * their packs), its arrival for the receiver's unpacks of the round up to its own (in
-     * the plan's message order); a local copy, its own pre + post. */
+     * the plan's message order); a local copy, its own pre + post. Posting whole phases,
+     * rs_gpu_cost_queue_rounds() (the peers) or rs_gpu_cost_queue_chunks() (the plans
+     * exec/ runs) rewrites them. */
     double *pre_s;  /* [n_messages] */
     double *post_s; /* [n_messages] */
     double round_fixed_s; /* per round and rank: launch + synchronisation, seconds */
@@ -86,7 +88,7 @@ RsGpuCostTimes *rs_gpu_cost_compute(const RsPlan *plan, const RsRefit *refit,
  * two ranks, for Σ over that rank's rounds r' ≤ r of phase p of (its packs in r' +
  * round_fixed_s), and pre_s becomes the larger of the two sums. Local copies keep their
  * own time. With RS_FLOW_SIM_POST_ROUNDS the flow model applies round_fixed_s itself and
- * this must not be called. O(n_messages) expected (a hash table of (round, rank)).
+ * this must not be called. O(n_messages) (per-rank sorted tables of (round, rank)).
  */
 void rs_gpu_cost_queue_rounds(const RsPlan *plan, RsGpuCostTimes *times);
 
