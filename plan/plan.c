@@ -257,6 +257,13 @@ rs_strategy_get_kind(RsStrategy strategy)
     return strategy_info[strategy].kind;
 }
 
+gboolean
+rs_strategy_runs_in_executor(RsStrategy strategy)
+{
+    RsStrategyKind kind = rs_strategy_get_kind(strategy);
+    return kind == RS_STRATEGY_KIND_OURS || kind == RS_STRATEGY_KIND_STRAWMAN;
+}
+
 const char *
 rs_strategy_get_description(RsStrategy strategy)
 {

@@ -349,6 +349,13 @@ const char *rs_strategy_get_name(RsStrategy strategy);
 /** rs_strategy_get_kind: Returns: whose algorithm @strategy is. */
 RsStrategyKind rs_strategy_get_kind(RsStrategy strategy);
 
+/**
+ * rs_strategy_runs_in_executor:
+ * Returns: TRUE when exec/ runs @strategy's plans chunk by chunk as planned (ours and the
+ *   strawman), FALSE for a peer's algorithm, which the flow model runs as its own calls.
+ */
+gboolean rs_strategy_runs_in_executor(RsStrategy strategy);
+
 /** rs_strategy_get_description: Returns: (transfer none): one line on what @strategy does. */
 const char *rs_strategy_get_description(RsStrategy strategy);
 

@@ -156,11 +156,9 @@ rs_evaluator_evaluate(const RsPlan *plan, const RsAutoCandidate *candidate, guin
                 flow_options.message_pre_s = own_pre_s;
                 flow_options.message_post_s = own_post_s;
             } else if (posting == RS_FLOW_SIM_POST_PHASES) {
-                /* The plans exec/ runs (ours and the strawman, as
-                 * rs_flow_sim_get_plan_posting() tells them): the window's limit, packs
-                 * chunk by chunk; the peers' calls pack each round's buckets first. */
-                RsStrategyKind kind = rs_strategy_get_kind(rs_plan_get_strategy(plan));
-                if (kind == RS_STRATEGY_KIND_OURS || kind == RS_STRATEGY_KIND_STRAWMAN)
+                /* The plans exec/ runs: packs chunk by chunk (the window's limit); the
+                 * peers' calls pack each round's buckets first. */
+                if (rs_strategy_runs_in_executor(rs_plan_get_strategy(plan)))
                     rs_gpu_cost_queue_chunks(plan, flow_options.chunk_bytes, gpu);
                 else
                     rs_gpu_cost_queue_rounds(plan, gpu);

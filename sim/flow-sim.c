@@ -2937,10 +2937,9 @@ rs_flow_sim_get_plan_posting(const RsPlan *plan, const RsFlowSimOptions *options
 {
     if (options == NULL)
         return RS_FLOW_SIM_POST_PHASES; /* the default */
-    RsStrategyKind kind = rs_strategy_get_kind(rs_plan_get_strategy(plan));
     if (options->plan_relays && options->posting == RS_FLOW_SIM_POST_WINDOW &&
         (rs_plan_get_relay_chunk_bytes(plan) > 0 ||
-         (kind != RS_STRATEGY_KIND_OURS && kind != RS_STRATEGY_KIND_STRAWMAN)))
+         !rs_strategy_runs_in_executor(rs_plan_get_strategy(plan))))
         return RS_FLOW_SIM_POST_PHASES;
     return options->posting;
 }

@@ -249,11 +249,13 @@ rs_gpu_cost_queue_chunks(const RsPlan *plan, guint64 chunk_bytes, RsGpuCostTimes
 {
     g_return_if_fail(times->n_messages == rs_plan_get_n_messages(plan));
     /* (phase, rank) → the rank's stream: the first-chunk packs and round costs queued so
-     * far in the phase, and the last round whose fixed cost it has paid (+1; 0: none). */
+     * far in the phase. */
     g_auto(RankTable) stream = {0};
-    g_auto(RankTable) rounds_paid = {0};
     rank_table_init(&stream, plan);
-    rank_table_init(&rounds_paid, plan);
+    /* Plan order (phase, round, src, dst, …): a rank's sends of one round are contiguous,
+     * so a round starts for it where (round, src) changes; each costs its launch and
+     * synchronisation once. */
+    guint32 counted_round = G_MAXUINT32, counted_src = G_MAXUINT32;
     for (guint m = 0; m < times->n_messages; m++) {
         const RsMessage *msg = rs_plan_get_message(plan, m);
         if (msg->src == msg->dst || msg->size_bytes == 0)
@@ -267,12 +269,10 @@ rs_gpu_cost_queue_chunks(const RsPlan *plan, guint64 chunk_bytes, RsGpuCostTimes
                                      : msg->size_bytes;
         double last_share = (double)last_bytes / size;
         double *queued = slot(&stream, msg->phase, msg->src);
-        double *paid = slot(&rounds_paid, msg->phase, msg->src);
-        /* Plan order (phase, round, src, dst, …): a rank's sends come round by round, and
-         * each round it sends in costs its launch and synchronisation once. */
-        if (*paid != msg->round + 1.0) {
+        if (msg->round != counted_round || msg->src != counted_src) {
             *queued += times->round_fixed_s;
-            *paid = msg->round + 1.0;
+            counted_round = msg->round;
+            counted_src = msg->src;
         }
         *queued += share * (times->pre_copy_s[m] + times->pre_fixed_s[m]);
         times->pre_s[m] = *queued;
