@@ -13,7 +13,9 @@
  * Sends and receives are queued when posted and handed to NCCL at the next progress call as
  * one ncclGroupStart … ncclGroupEnd of ncclSend/ncclRecv on the rank's stream: the
  * executor posts its window of chunk operations (in the plan's rounds and global key order,
- * schedule.h) and then progresses, so each group is one round of the rank. Groups on a
+ * schedule.h) and then progresses, so each group holds what the rank posted since its last
+ * progress call (at most its window): groups follow progress calls, not the plan's rounds
+ * (sim/gpu-cost.c's round queue takes one group per round, an approximation). Groups on a
  * stream run one after another and each group holds a contiguous run of the rank's keys, so
  * the operation with the smallest unfinished key always sits in a running group at both
  * ends and completes: no deadlock for any window. A CUDA event recorded after each group

@@ -139,8 +139,9 @@ typedef enum {
 } RsPackMethod;
 
 /* How the ranks of a round wait for each other: RS_ROUND_SYNC_GROUP, each rank its own
- * group call and the completion of its own operations (exec/transport-nccl.c, one
- * ncclGroupStart/End per round, an event per group); RS_ROUND_SYNC_WORLD_BARRIER, every
+ * group call and the completion of its own operations (exec/transport-nccl.c: one
+ * ncclGroupStart/End per progress call of the executor, an event per group; the flow
+ * model's round queue counts one per round); RS_ROUND_SYNC_WORLD_BARRIER, every
  * rank waits for the whole world at the end of each round (one call per tensor with a
  * synchronising API, as NCCL M2N). */
 typedef enum {

@@ -174,8 +174,10 @@ has_slot(const RankTable *t, guint32 key, guint32 rank)
 
 /* The flow model's pre and post times in the order the executor runs the copies on a
  * rank's stream (exec/executor.c post_op packs each send of the rank's window when it
- * posts it; exec/transport-nccl.c then hands the round to NCCL as one group on the same
- * stream, and unpacks follow the group): a network message's first byte waits for every
+ * posts it; exec/transport-nccl.c then hands what was posted since the last progress call
+ * to NCCL as one group on the same stream, and unpacks follow the group; this queue takes
+ * one group per plan round, an approximation: exec/'s groups follow its progress calls and
+ * its window, not the rounds): a network message's first byte waits for every
  * pack of its round on both of its ranks (both must have launched the group), and its
  * unpack for the unpacks of the receiver's earlier messages of the round. Local copies
  * keep their own time. */
