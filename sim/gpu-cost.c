@@ -283,20 +283,28 @@ rs_gpu_cost_queue_chunks(const RsPlan *plan, guint64 chunk_bytes, RsGpuCostTimes
 }
 
 RsGpuCostTimes *
+rs_gpu_cost_times_new(guint n_messages)
+{
+    guint n = MAX(n_messages, 1);
+    RsGpuCostTimes *t = g_new0(RsGpuCostTimes, 1);
+    t->n_messages = n_messages;
+    t->pre_copy_s = g_new0(double, n);
+    t->pre_fixed_s = g_new0(double, n);
+    t->post_copy_s = g_new0(double, n);
+    t->post_fixed_s = g_new0(double, n);
+    t->pre_s = g_new0(double, n);
+    t->post_s = g_new0(double, n);
+    return t;
+}
+
+RsGpuCostTimes *
 rs_gpu_cost_compute(const RsPlan *plan, const RsRefit *refit, const RsTopology *topo,
                     GError **error)
 {
     const RsGpuCosts *c = rs_topology_get_gpu_costs(topo);
     RsPackMethod method = rs_plan_get_pack_method(plan);
     guint n = rs_plan_get_n_messages(plan);
-    g_autoptr(RsGpuCostTimes) out = g_new0(RsGpuCostTimes, 1);
-    out->n_messages = n;
-    out->pre_copy_s = g_new0(double, MAX(n, 1));
-    out->pre_fixed_s = g_new0(double, MAX(n, 1));
-    out->post_copy_s = g_new0(double, MAX(n, 1));
-    out->post_fixed_s = g_new0(double, MAX(n, 1));
-    out->pre_s = g_new0(double, MAX(n, 1));
-    out->post_s = g_new0(double, MAX(n, 1));
+    g_autoptr(RsGpuCostTimes) out = rs_gpu_cost_times_new(n);
     if (!rs_gpu_cost_has_costs(topo) || method == RS_PACK_NONE)
         return g_steal_pointer(&out);
     out->round_fixed_s = c->kernel_launch_s + c->stream_sync_s;

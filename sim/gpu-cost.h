@@ -58,6 +58,19 @@ typedef struct {
 } RsGpuCostTimes;
 
 /**
+ * rs_gpu_cost_times_new:
+ * @n_messages: entries of each per-message array (0 allowed)
+ *
+ * Times of @n_messages messages, every entry and round_fixed_s 0 s: GPU-side costs none
+ * (what rs_gpu_cost_compute() returns for a topology without costs), for callers that fill
+ * them themselves (tests, a trace's own figures).
+ *
+ * Returns: (transfer full): the times, free with rs_gpu_cost_times_free(). Aborts when
+ *   memory runs out (g_new0).
+ */
+RsGpuCostTimes *rs_gpu_cost_times_new(guint n_messages);
+
+/**
  * rs_gpu_cost_compute:
  * @plan: a plan of @refit
  * @refit: the tensors and layouts @plan moves (which memory runs each piece is)

@@ -831,21 +831,6 @@ three_row_plan(guint max_ops, RsRefit **refit_out)
     return plan;
 }
 
-/* GPU-cost times of @n messages, all zero (free with rs_gpu_cost_times_free()). */
-static RsGpuCostTimes *
-zero_times(guint n)
-{
-    RsGpuCostTimes *t = g_new0(RsGpuCostTimes, 1);
-    t->n_messages = n;
-    t->pre_copy_s = g_new0(double, n);
-    t->pre_fixed_s = g_new0(double, n);
-    t->post_copy_s = g_new0(double, n);
-    t->post_fixed_s = g_new0(double, n);
-    t->pre_s = g_new0(double, n);
-    t->post_s = g_new0(double, n);
-    return t;
-}
-
 /* Posting whole phases, a rank's rounds still queue their packs and fixed costs on its
  * stream (rs_gpu_cost_queue_rounds): GPU 0 sends one message per round (max-ops 1) with
  * packs of 1, 2 and 3 us and 10 us of launch + sync per round, so its messages wait 11, 23
@@ -857,7 +842,7 @@ test_rounds_queue_on_stream(void)
     g_autoptr(RsPlan) plan = three_row_plan(1, &refit);
     guint n = rs_plan_get_n_messages(plan);
     g_assert_cmpuint(n, ==, 3);
-    g_autoptr(RsGpuCostTimes) t = zero_times(n);
+    g_autoptr(RsGpuCostTimes) t = rs_gpu_cost_times_new(n);
     t->round_fixed_s = 10 * US;
     for (guint m = 0; m < n; m++) {
         g_assert_cmpuint(rs_plan_get_message(plan, m)->src, ==, 0);
@@ -897,7 +882,7 @@ test_chunks_queue_on_stream(void)
         g_autoptr(RsPlan) plan = three_row_plan(cases[c].max_ops, &refit);
         guint n = rs_plan_get_n_messages(plan);
         g_assert_cmpuint(n, ==, 3);
-        g_autoptr(RsGpuCostTimes) t = zero_times(n);
+        g_autoptr(RsGpuCostTimes) t = rs_gpu_cost_times_new(n);
         t->round_fixed_s = 10 * US;
         for (guint m = 0; m < n; m++) {
             const RsMessage *msg = rs_plan_get_message(plan, m);
