@@ -49,6 +49,13 @@ split_number_unit(const char *text, double *value_out, const char **unit_out, GE
     const char *p = text;
     while (g_ascii_isspace(*p))
         p++;
+    /* g_ascii_strtod() also reads C's hexadecimal floats ("0x10" is 16): a typo here. */
+    const char *digits = p + (*p == '+' || *p == '-');
+    if (digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
+        g_set_error(error, RS_UNITS_ERROR, RS_UNITS_ERROR_SYNTAX,
+                    "\"%s\": a decimal number is expected, not hexadecimal", text);
+        return FALSE;
+    }
     char *end = NULL;
     double value = g_ascii_strtod(p, &end);
     if (end == p) {
@@ -167,11 +174,21 @@ rs_units_parse_size(const char *text, guint64 *size_bytes_out, GError **error)
     g_return_val_if_fail(text != NULL && size_bytes_out != NULL, FALSE);
     double v;
     if (!parse_with_table(text, "size", size_units, G_N_ELEMENTS(size_units), ambiguous_size,
-                          G_N_ELEMENTS(ambiguous_size), "use B, KiB, MiB, GB or GiB for bytes", &v, error))
+                          G_N_ELEMENTS(ambiguous_size),
+                          "use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB for bytes", &v, error))
         return FALSE;
-    if (v < 0 || v >= 9.2e18) {
+    if (v < 0) {
         g_set_error(error, RS_UNITS_ERROR, RS_UNITS_ERROR_RANGE,
-                    "size \"%s\": must be between 0 and 2^63 bytes", text);
+                    "size \"%s\": must not be negative", text);
+        return FALSE;
+    }
+    /* The number is read as a double, whose whole numbers are exact below 2^53 (2^53 + 1
+     * already reads as 2^53, so 2^53 itself is refused). */
+    if (v > RS_UNITS_MAX_SIZE_BYTES) {
+        g_set_error(error, RS_UNITS_ERROR, RS_UNITS_ERROR_RANGE,
+                    "size \"%s\": above the largest accepted, 2^53 - 1 bytes "
+                    "(9007199254740991 B, 8 PiB), up to which every whole number of bytes "
+                    "is read exactly", text);
         return FALSE;
     }
     /* A part of a byte is a typo ("1.5 B", "0.1 KiB"), not something to round away; above

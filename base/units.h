@@ -26,10 +26,13 @@ typedef enum {
  * an attack, refused with the limit named. Bandwidth: 1 kB/s (below any link a refit runs
  * over) to 1 PB/s (above the 130 TB/s of a whole NVL72 NVLink switch system, NVIDIA GB200
  * NVL72 datasheet, let alone one link). Duration: at most 10^6 s (11.6 days; latencies,
- * overheads, timeouts and targets are micro- to kiloseconds). */
+ * overheads, timeouts and targets are micro- to kiloseconds). Size: at most 2^53 - 1 bytes
+ * (8 PiB: a double's whole numbers are exact below 2^53; GPU memories, buckets and chunks
+ * are gigabytes). */
 #define RS_UNITS_MIN_BANDWIDTH_BYTES_PER_S 1e3
 #define RS_UNITS_MAX_BANDWIDTH_BYTES_PER_S 1e15
 #define RS_UNITS_MAX_DURATION_S 1e6
+#define RS_UNITS_MAX_SIZE_BYTES 9007199254740991.0 /* 2^53 - 1 */
 
 /**
  * rs_units_parse_bandwidth:
@@ -64,8 +67,12 @@ gboolean rs_units_parse_duration(const char *text, double *duration_s_out, GErro
  * @text: e.g. "80 GiB", "512 MiB", "1.5 GB", "4096 B"
  * @size_bytes_out: (out): bytes (a size that is not a whole number of bytes, "1.5 B" or
  *   "0.1 KiB", is RS_UNITS_ERROR_RANGE)
- * @error: as rs_units_parse_bandwidth(); "Gb" is ambiguous; values over 2^63 are
- *   RS_UNITS_ERROR_RANGE
+ * @error: as rs_units_parse_bandwidth(); "Gb" is ambiguous; negative values and values
+ *   over RS_UNITS_MAX_SIZE_BYTES (2^53 - 1: the number is read as a double, exact for whole
+ *   numbers below 2^53) are RS_UNITS_ERROR_RANGE; a hexadecimal number ("0x10 MiB", which
+ *   g_ascii_strtod() would read) is RS_UNITS_ERROR_SYNTAX, for every quantity
+ *
+ * Accepted units: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB.
  *
  * Returns: TRUE on success.
  */

@@ -46,6 +46,20 @@ static const UnitCase size_cases[] = {
     {"1.5 B", 0, RS_UNITS_ERROR_RANGE},
     {"0.1 KiB", 0, RS_UNITS_ERROR_RANGE},
     {"0.5 KiB", 512, -1},
+    /* Every unit the hint names; the largest exact size and the first above it. */
+    {"3 KB", 3e3, -1},
+    {"3 MB", 3e6, -1},
+    {"3 TB", 3e12, -1},
+    {"3 TiB", 3.0 * 1099511627776.0, -1},
+    {"9007199254740991 B", 9007199254740991.0, -1},
+    {"9007199254740992 B", 0, RS_UNITS_ERROR_RANGE},
+    {"9007199254740993 B", 0, RS_UNITS_ERROR_RANGE}, /* (a double reads it as 2^53) */
+    {"8 PiB", 0, RS_UNITS_ERROR_UNKNOWN},
+    {"9223372036854775807 B", 0, RS_UNITS_ERROR_RANGE},
+    {"-1 B", 0, RS_UNITS_ERROR_RANGE},
+    /* C's hexadecimal floats, which g_ascii_strtod() reads, are a typo here. */
+    {"0x10 MiB", 0, RS_UNITS_ERROR_SYNTAX},
+    {"-0X1 B", 0, RS_UNITS_ERROR_SYNTAX},
 };
 
 static void
@@ -103,6 +117,17 @@ test_ambiguous_message(void)
     g_autoptr(GError) error = NULL;
     g_assert_false(rs_units_parse_bandwidth("450 Gb/s", &v, &error));
     g_assert_nonnull(strstr(error->message, "use Gbit/s or GB/s"));
+}
+
+/* The hint lists every size unit accepted (it named five of nine). */
+static void
+test_size_hint_message(void)
+{
+    guint64 v;
+    g_autoptr(GError) error = NULL;
+    g_assert_false(rs_units_parse_size("3 EiB", &v, &error));
+    g_assert_error(error, RS_UNITS_ERROR, RS_UNITS_ERROR_UNKNOWN);
+    g_assert_nonnull(strstr(error->message, "B, KB, MB, GB, TB, KiB, MiB, GiB or TiB"));
 }
 
 /* The dtypes other tools name (PyTorch, safetensors): unsigned and complex, with sizes. */
@@ -209,6 +234,7 @@ main(int argc, char **argv)
         g_test_add_data_func(path, &size_cases[i], test_size);
     }
     g_test_add_func("/units/bandwidth/ambiguous-message", test_ambiguous_message);
+    g_test_add_func("/units/size/hint-message", test_size_hint_message);
     g_test_add_func("/units/dtype/spellings", test_dtype_spellings);
     g_test_add_func("/units/text/escape", test_text_escape);
     g_test_add_func("/units/text/find-bad", test_text_find_bad);
