@@ -60,6 +60,8 @@ static char *opt_threads; /* an integer, as text (rs_cli_parse_int) */
 /* `reshard report`: the document's path (NULL: reshard simulate prints its report). */
 static const char *report_output;
 
+#define FORMAT_HELP_SIMULATE "table, csv or json (default table)"
+
 static GOptionEntry entries[] = {
     {"dtype", 0, 0, G_OPTION_ARG_STRING, &opt_dtype, "dtype of the weights moved (bf16, f32, ...)",
      "DTYPE"},
@@ -69,8 +71,7 @@ static GOptionEntry entries[] = {
      "Every strategy side by side, the peers' too (m2n, m2n-direct, checkpoint-engine, "
      "rdma-p2p; same as --strategy all); without it, ours, nccl-broadcast and auto",
      NULL},
-    {"format", 'f', 0, G_OPTION_ARG_STRING, &opt_format, "table, csv or json (default table)",
-     "FORMAT"},
+    {"format", 'f', 0, G_OPTION_ARG_STRING, &opt_format, FORMAT_HELP_SIMULATE, "FORMAT"},
     {"check", 0, 0, G_OPTION_ARG_NONE, &opt_check,
      "Verify every plan with the invariant checker and the fused buffers (exit 3 when wrong)",
      NULL},
@@ -149,10 +150,14 @@ static GOptionEntry entries[] = {
 
 /* The options of simulate (and report) under @parameter_string, the usage line's tail. */
 static GOptionContext *
-make_context_for(const char *parameter_string)
+make_context_for(const char *parameter_string, const char *format_help)
 {
     rs_cli_set_strategy_help(entries, TRUE,
                              "default: ours, nccl-broadcast and auto; list: what each is");
+    /* report takes the same entries but writes html or md. */
+    for (GOptionEntry *e = entries; e->long_name != NULL; e++)
+        if (strcmp(e->long_name, "format") == 0)
+            e->description = format_help;
     GOptionContext *context = g_option_context_new(parameter_string);
     g_option_context_set_summary(
         context, "Plans the refit of a scenario (model, topology, training and inference\n"
@@ -182,7 +187,7 @@ make_context_for(const char *parameter_string)
 static GOptionContext *
 make_context(void)
 {
-    return make_context_for("- simulate a refit with each strategy");
+    return make_context_for("- simulate a refit with each strategy", FORMAT_HELP_SIMULATE);
 }
 
 static gboolean
@@ -1176,7 +1181,7 @@ run(int argc, char **argv)
 GOptionContext *
 rs_cli_simulate_make_context(const char *parameter_string)
 {
-    return make_context_for(parameter_string);
+    return make_context_for(parameter_string, "html or md (default html)");
 }
 
 int

@@ -2218,6 +2218,29 @@ test_help_usage_lines(void)
     run_result_clear(&list);
 }
 
+/* `reshard report --help` names the formats report writes (it showed simulate's "table,
+ * csv or json", each of which report refuses), and simulate keeps its own. */
+static void
+test_help_report_format(void)
+{
+    const char *help_args[] = {"report", "--help", NULL};
+    RunResult r = run_reshard(help_args);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    g_assert_nonnull(strstr(r.out, "--format=FORMAT             html or md (default html)\n"));
+    g_assert_null(strstr(r.out, "table, csv or json"));
+    run_result_clear(&r);
+    const char *refused_args[] = {"report", "--format", "table", NULL};
+    r = run_reshard(refused_args);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    g_assert_nonnull(strstr(r.err, "a report is html (default) or md"));
+    run_result_clear(&r);
+    const char *simulate_args[] = {"simulate", "--help", NULL};
+    r = run_reshard(simulate_args);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    g_assert_nonnull(strstr(r.out, "--format=FORMAT             table, csv or json (default table)"));
+    run_result_clear(&r);
+}
+
 /* Files that are not text are named as such at their first bad byte (a binary YAML read
  * as "empty document", invalid UTF-8 without its place), and names from input reach the
  * terminal with their control bytes spelled out (an ESC in a tensor name, a YAML escape
@@ -2445,6 +2468,7 @@ main(int argc, char **argv)
     g_test_add_data_func("/cli/output-is-shard/index", NULL, test_output_is_shard);
     g_test_add_data_func("/cli/output-is-shard/model-yaml", "yaml", test_output_is_shard);
     g_test_add_func("/cli/help/usage-lines", test_help_usage_lines);
+    g_test_add_func("/cli/help/report-format", test_help_report_format);
     g_test_add_func("/cli/plan/transfer-kind", test_plan_transfer_kind);
     for (guint i = 0; i < G_N_ELEMENTS(not_text_cases); i++) {
         g_autofree char *name = g_strdup_printf("/cli/not-text/%u", i);
