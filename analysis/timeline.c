@@ -248,9 +248,5 @@ gboolean
 rs_timeline_write_file(const RsTrace *trace, const char *path, GError **error)
 {
     g_autofree char *text = rs_timeline_to_json(trace);
-    if (!rs_output_write_file(path, text, -1, error)) {
-        g_prefix_error(error, "%s: ", path);
-        return FALSE;
-    }
-    return TRUE;
+    return rs_output_write_file(path, text, -1, error); /* (its message names the path) */
 }

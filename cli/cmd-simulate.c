@@ -195,11 +195,7 @@ write_text(const char *path, const char *text, GError **error)
 {
     /* rs_output_write_file: a temporary file renamed over the path, nothing half-written; a
      * device or FIFO (/dev/null) is written into, never replaced. */
-    if (!rs_output_write_file(path, text, -1, error)) {
-        g_prefix_error(error, "%s: ", path);
-        return FALSE;
-    }
-    return TRUE;
+    return rs_output_write_file(path, text, -1, error); /* (its message names the path) */
 }
 
 /* FILE.csv → FILE-LABEL.csv when several strategies write one file each. */
@@ -788,8 +784,10 @@ on_candidate(RsEvaluateStage stage, const RsPlan *plan, const RsEvaluation *e,
                          o->scenario_name, label, error);
 }
 
-/* Exit codes of the errors planning and evaluating can end with: a check that failed
- * (--check's fused buffers or invariant checker, or a plan the checker found wrong) is 3;
+/* Exit codes of the errors planning, evaluating and writing the outputs can end with: a
+ * check that failed (--check's fused buffers or invariant checker, or a plan the checker
+ * found wrong) is 3; an output that could not be written (no space, an I/O error: the paths
+ * were checked before the work began, rs_cli_begin_output()) is a failure while running, 1;
  * anything else, a rank outside the topology included, is bad input. */
 static int
 exit_code_for(const GError *error)
@@ -801,9 +799,11 @@ exit_code_for(const GError *error)
     } codes[] = {
         {rs_evaluate_error_quark, RS_EVALUATE_ERROR_CHECK, RS_EXIT_CHECK},
         {rs_plan_error_quark, RS_PLAN_ERROR_INVALID, RS_EXIT_CHECK},
+        {rs_trace_error_quark, RS_TRACE_ERROR_IO, RS_EXIT_RUNTIME},
+        {g_file_error_quark, -1, RS_EXIT_RUNTIME}, /* -1: every code of the domain */
     };
     for (guint i = 0; i < G_N_ELEMENTS(codes); i++)
-        if (g_error_matches(error, codes[i].domain(), codes[i].code))
+        if (error->domain == codes[i].domain() && (codes[i].code < 0 || error->code == codes[i].code))
             return codes[i].exit_code;
     return RS_EXIT_USAGE;
 }
@@ -874,7 +874,7 @@ write_document(const RsSimulateReport *report, GError **error)
     if (!rs_cli_begin_output("--output", report_output, error))
         return FALSE;
     if (!rs_output_write_file(report_output, doc->str, (gssize)doc->len, error)) {
-        g_prefix_error(error, "--output %s: ", report_output);
+        g_prefix_error(error, "--output: "); /* (the message names the path) */
         return FALSE;
     }
     rs_cli_progress("wrote %s", report_output);

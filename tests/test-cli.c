@@ -2408,6 +2408,28 @@ test_stdout_write_error(void)
     assert_contains(err, "writing the results to standard output failed: No space left on device");
 }
 
+/* An output file that cannot be written (/dev/full: no space) is a failure while running,
+ * exit 1, its path named once (--link-stats said "/dev/full: /dev/full: write failed";
+ * --trace ended with exit 2, as for bad input). */
+static void
+test_output_write_error(void)
+{
+    if (!g_file_test("/dev/full", G_FILE_TEST_EXISTS)) {
+        g_test_skip("no /dev/full");
+        return;
+    }
+    const char *flags[] = {"--trace", "--link-stats", "--timeline"};
+    for (guint i = 0; i < G_N_ELEMENTS(flags); i++) {
+        const char *args[] = {"simulate", "--scenario", "qwen3-30b-colocated", "--strategy",
+                              "direct", flags[i], "/dev/full", NULL};
+        RunResult r = run_reshard(args);
+        if (r.exit_code != 1 || strstr(r.err, "/dev/full: /dev/full") != NULL)
+            g_error("%s /dev/full: exit %d, stderr:\n%s", flags[i], r.exit_code, r.err);
+        assert_contains(r.err, "reshard simulate: /dev/full: write failed: No space left on device");
+        run_result_clear(&r);
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -2469,6 +2491,7 @@ main(int argc, char **argv)
     g_test_add_data_func("/cli/output-is-shard/model-yaml", "yaml", test_output_is_shard);
     g_test_add_func("/cli/help/usage-lines", test_help_usage_lines);
     g_test_add_func("/cli/help/report-format", test_help_report_format);
+    g_test_add_func("/cli/simulate/output-write-error", test_output_write_error);
     g_test_add_func("/cli/plan/transfer-kind", test_plan_transfer_kind);
     for (guint i = 0; i < G_N_ELEMENTS(not_text_cases); i++) {
         g_autofree char *name = g_strdup_printf("/cli/not-text/%u", i);
