@@ -312,9 +312,18 @@ rs_refit_format_wire_dtypes(const RsRefit *refit)
         return g_strdup(rs_dtype_get_name(order[0]));
     g_qsort_with_data(order, (gint)n, sizeof order[0], compare_dtype_bytes, bytes);
     GString *out = g_string_new(NULL);
-    for (guint k = 0; k < n; k++)
-        g_string_append_printf(out, "%s%s %.2f GB", k ? " + " : "", rs_dtype_get_name(order[k]),
-                               bytes[order[k]] / 1e9);
+    for (guint k = 0; k < n; k++) {
+        /* A small part in the unit that shows it (DeepSeek-V3's f32 router biases read
+         * "f32 0.00 GB"): GB from 0.01 GB, MB from 0.01 MB, else bytes. */
+        double b = (double)bytes[order[k]];
+        g_string_append_printf(out, "%s%s ", k ? " + " : "", rs_dtype_get_name(order[k]));
+        if (b >= 1e7)
+            g_string_append_printf(out, "%.2f GB", b / 1e9);
+        else if (b >= 1e4)
+            g_string_append_printf(out, "%.2f MB", b / 1e6);
+        else
+            g_string_append_printf(out, "%.0f B", b);
+    }
     return g_string_free(out, FALSE);
 }
 

@@ -156,7 +156,9 @@ guint64 rs_refit_get_size_bytes(const RsRefit *refit);
  * The dtypes the refit moves: the dtype name when every tensor has one wire dtype
  * ("bf16"), else each dtype with its share of rs_refit_get_size_bytes, largest first, in GB
  * of 10^9 bytes ("fp8-e4m3 1023.89 GB + bf16 5.03 GB + f32 0.25 GB": FP8 weights with
- * their block scales). An empty refit gives "no tensors".
+ * their block scales), a share under 0.01 GB in MB of 10^6 bytes and one under 0.01 MB in
+ * bytes ("bf16 1342.05 GB + f32 0.06 MB": DeepSeek-V3's router biases), so that no share
+ * reads 0.00. An empty refit gives "no tensors".
  * Returns: (transfer full): a string to g_free.
  */
 char *rs_refit_format_wire_dtypes(const RsRefit *refit);

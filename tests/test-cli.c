@@ -308,6 +308,14 @@ test_wire_dtypes_header(void)
     g_assert_cmpint(r.exit_code, ==, 0);
     assert_contains(r.out, "1029.17 GB as fp8-e4m3 1023.89 GB + bf16 5.03 GB + f32 0.25 GB");
     run_result_clear(&r);
+    /* A share too small for GB in a unit that shows it: DeepSeek-V3's f32 router biases,
+     * 2 layers x 256 experts x 4 B, read "f32 0.00 GB". */
+    const char *small_args[] = {"simulate", "--layers", "3-4", "--strategy", "direct",
+                                "--network", "bottleneck", "-q", NULL};
+    r = run_reshard(small_args);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "46.03 GB as bf16 46.03 GB + f32 2048 B, 34 tensors");
+    run_result_clear(&r);
 }
 
 /* FSDP2 rows finer than FP8's 128 x 128 blocks (dp=16 over k_proj's 512 rows: 32 a rank):
