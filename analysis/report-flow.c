@@ -122,8 +122,9 @@ replay_text(const char *name, const RsTopology *topo, const RsFlowSimResult *f,
     guint32 last = last_gpu(f, &finish_s);
     g_autofree char *summary = rs_topology_format_summary(topo);
     g_string_append_printf(
-        out, "messages   %s: %u messages (%u over links), %u phase%s, %.4g GB moved\n", name,
-        f->n_messages, f->n_network_messages, f->n_phases, f->n_phases == 1 ? "" : "s",
+        out, "messages   %s: %u message%s (%u over links), %u phase%s, %.4g GB moved\n", name,
+        f->n_messages, f->n_messages == 1 ? "" : "s", f->n_network_messages, f->n_phases,
+        f->n_phases == 1 ? "" : "s",
         f->bytes_moved / 1e9);
     g_string_append_printf(out, "topology   %s\n", summary);
     g_string_append_printf(out, "time       %.6g s (flow-level)\n", f->total_s);

@@ -106,6 +106,7 @@ static GOptionEntry entries[] = {
      "PREFIX"},
     {"messages", 0, 0, G_OPTION_ARG_FILENAME, &opt_messages,
      "Simulate this message list (CSV: src,dst,bytes[,phase][,depends_on]) on --topology "
+     "(without it, the topology and node count of --scenario or of the default scenario) "
      "instead of planning a scenario",
      "FILE.csv"},
     {"link-stats", 0, 0, G_OPTION_ARG_FILENAME, &opt_link_stats,
@@ -589,8 +590,11 @@ run_messages(const char *cmd, const RsFlowSimOptions *fopt, gboolean use_flow, R
     rs_cli_note_input(opt_messages);
     if (trace == NULL || !check_candidate_outputs(NULL, 1, FALSE, use_flow, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    rs_cli_progress("simulating %u messages of %s on %s ...", rs_trace_get_n_rows(trace),
-                    opt_messages, rs_topology_get_name(topo));
+    rs_cli_progress("simulating %u message%s of %s on %s%s%s%s ...", rs_trace_get_n_rows(trace),
+                    rs_trace_get_n_rows(trace) == 1 ? "" : "s", opt_messages,
+                    rs_topology_get_name(topo), sargs.topology ? "" : " (the topology of scenario ",
+                    sargs.topology ? "" : sargs.scenario ? sargs.scenario : DEFAULT_SCENARIO,
+                    sargs.topology ? "" : "; --topology to choose)");
     g_autoptr(RsFlowSimResult) flow = rs_flow_sim_run_trace(trace, topo, fopt, &error);
     if (flow == NULL) {
         /* Row errors already start with "FILE:LINE: message ID". */

@@ -2416,6 +2416,23 @@ test_stdout_write_error(void)
     assert_contains(err, "writing the results to standard output failed: No space left on device");
 }
 
+/* --messages without --topology runs on the scenario's topology and says so (it named the
+ * topology only, so that the help's "on --topology" read as if one were required); one
+ * message is "1 message". */
+static void
+test_messages_default_topology(void)
+{
+    g_autofree char *csv = write_temp("one.csv", "src,dst,bytes\n0,8,1000000\n");
+    const char *args[] = {"simulate", "--messages", csv, NULL};
+    RunResult r = run_reshard(args);
+    assert_exit_code(&r, 0);
+    assert_contains(r.err, "simulating 1 message of ");
+    assert_contains(r.err, " on dgx-h100 (the topology of scenario deepseek-v3-h100; --topology "
+                           "to choose) ...");
+    assert_contains(r.out, ": 1 message (1 over links), 1 phase, 0.001 GB moved");
+    run_result_clear(&r);
+}
+
 /* An output file that cannot be written (/dev/full: no space) is a failure while running,
  * exit 1, its path named once (--link-stats said "/dev/full: /dev/full: write failed";
  * --trace ended with exit 2, as for bad input). */
@@ -2500,6 +2517,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/help/usage-lines", test_help_usage_lines);
     g_test_add_func("/cli/help/report-format", test_help_report_format);
     g_test_add_func("/cli/simulate/output-write-error", test_output_write_error);
+    g_test_add_func("/cli/simulate/messages-default-topology", test_messages_default_topology);
     g_test_add_func("/cli/plan/transfer-kind", test_plan_transfer_kind);
     for (guint i = 0; i < G_N_ELEMENTS(not_text_cases); i++) {
         g_autofree char *name = g_strdup_printf("/cli/not-text/%u", i);
