@@ -285,24 +285,58 @@ link_capacity(const RsTopology *topo, guint32 link)
     return rs_link_get_capacity_bytes_per_s(rs_topology_get_link(topo, link));
 }
 
-/* The capacity of @gpu's way to the fabric: the smaller of its NIC and PCIe links. */
+/* The capacity of @gpu's way to the fabric: the smaller of its NIC and PCIe links;
+ * *@pcie_below_nic is set when PCIe's is the smaller (it is left alone otherwise). */
 static double
-nic_path_capacity(const RsTopology *topo, guint32 gpu, gboolean ingress)
+nic_path_capacity(const RsTopology *topo, guint32 gpu, gboolean ingress,
+                  gboolean *pcie_below_nic)
 {
     RsLinkKind nic = ingress ? RS_LINK_NIC_INGRESS : RS_LINK_NIC_EGRESS;
     RsLinkKind pcie = ingress ? RS_LINK_PCIE_INGRESS : RS_LINK_PCIE_EGRESS;
-    return MIN(link_capacity(topo, rs_topology_get_gpu_link(topo, gpu, nic)),
-               link_capacity(topo, rs_topology_get_gpu_link(topo, gpu, pcie)));
+    double nic_bw = link_capacity(topo, rs_topology_get_gpu_link(topo, gpu, nic));
+    double pcie_bw = link_capacity(topo, rs_topology_get_gpu_link(topo, gpu, pcie));
+    if (pcie_bw < nic_bw)
+        *pcie_below_nic = TRUE;
+    return MIN(nic_bw, pcie_bw);
 }
 
-/* The capacity of the cut around set @s of @kind, in one direction. */
+static double cut_capacity_pcie(const RsTopology *topo, guint kind, guint s, guint size,
+                                guint32 first, guint32 end, gboolean ingress,
+                                gboolean *pcie_out);
+
+/* The capacity of the cut around set @s of @kind, in one direction, and *@links_out, the
+ * links that make it (RsLowerBound.cut_links). */
 static double
-cut_capacity(const RsTopology *topo, guint kind, guint s, gboolean ingress)
+cut_capacity(const RsTopology *topo, guint kind, guint s, gboolean ingress,
+             RsCutLinks *links_out)
 {
     guint size = set_size(topo, kind);
     guint32 first = s * size, end = MIN((s + 1) * size, rs_topology_get_n_gpus(topo));
+    gboolean pcie = FALSE;
+    double c = cut_capacity_pcie(topo, kind, s, size, first, end, ingress, &pcie);
+    *links_out = pcie ? RS_CUT_LINKS_PCIE : RS_CUT_LINKS_NIC;
+    if (kind == SET_UNIT) {
+        double leaves = 0.0;
+        for (guint r = 0; r < rs_topology_get_n_rails(topo); r++)
+            leaves += link_capacity(
+                topo, rs_topology_get_leaf_link(topo, s, r,
+                                                ingress ? RS_LINK_LEAF_DOWNLINK
+                                                        : RS_LINK_LEAF_UPLINK));
+        if (leaves < c) {
+            *links_out = RS_CUT_LINKS_LEAF;
+            return leaves;
+        }
+    }
+    return c;
+}
+
+/* cut_capacity() without the leaves: the GPUs' own ways out (a GPU cut: NVLink too). */
+static double
+cut_capacity_pcie(const RsTopology *topo, guint kind, guint s, guint size, guint32 first,
+                  guint32 end, gboolean ingress, gboolean *pcie_out)
+{
     if (kind == SET_GPU) {
-        double c = nic_path_capacity(topo, first, ingress);
+        double c = nic_path_capacity(topo, first, ingress, pcie_out);
         /* A GPU alone in its domain has no NVLink peer. */
         if (rs_topology_get_gpus_per_nvlink_domain(topo) > 1)
             c += link_capacity(topo, rs_topology_get_gpu_link(topo, first,
@@ -314,15 +348,8 @@ cut_capacity(const RsTopology *topo, guint kind, guint s, gboolean ingress)
     /* GPUs outside the job carry nothing: their NICs are not part of the cut. */
     for (guint32 g = first; g < end; g++)
         if (rs_topology_gpu_in_job(topo, g))
-            nics += nic_path_capacity(topo, g, ingress);
-    if (kind == SET_DOMAIN)
-        return nics;
-    double leaves = 0.0;
-    for (guint r = 0; r < rs_topology_get_n_rails(topo); r++)
-        leaves += link_capacity(
-            topo, rs_topology_get_leaf_link(topo, s, r,
-                                            ingress ? RS_LINK_LEAF_DOWNLINK : RS_LINK_LEAF_UPLINK));
-    return MIN(nics, leaves);
+            nics += nic_path_capacity(topo, g, ingress, pcie_out);
+    return nics;
 }
 
 /* Bytes that must enter and leave each set of each kind, summed over the tensors. */
@@ -378,7 +405,8 @@ evaluate_cuts(const RsTopology *topo, const SetBytes *sb, RsLowerBound *out)
         for (guint32 s = 0; s < sb->n_sets[cuts[c].set]; s++) {
             if (bytes[s] <= 0)
                 continue;
-            double capacity = cut_capacity(topo, cuts[c].set, s, cuts[c].ingress);
+            RsCutLinks links;
+            double capacity = cut_capacity(topo, cuts[c].set, s, cuts[c].ingress, &links);
             double t_s = bytes[s] / capacity;
             if (t_s > out->kind_s[cuts[c].kind]) {
                 out->kind_s[cuts[c].kind] = t_s;
@@ -390,6 +418,7 @@ evaluate_cuts(const RsTopology *topo, const SetBytes *sb, RsLowerBound *out)
                 out->where = s;
                 out->cut_bytes = (guint64)(bytes[s] + 0.5);
                 out->cut_capacity_bytes_per_s = capacity;
+                out->cut_links = links;
             }
         }
     }
@@ -439,30 +468,34 @@ rs_cut_kind_get_name(RsCutKind kind)
 char *
 rs_lower_bound_format_cut(const RsLowerBound *bound)
 {
+    /* What the cut is made of: its GPUs' NICs, or their PCIe links where those are the
+     * smaller (a NIC faster than its PCIe link), or a scalable unit's leaf links. */
+    gboolean in = bound->kind == RS_CUT_GPU_INGRESS || bound->kind == RS_CUT_DOMAIN_INGRESS ||
+                  bound->kind == RS_CUT_UNIT_INGRESS;
+    gboolean pcie = bound->cut_links == RS_CUT_LINKS_PCIE;
+    const char *dir = in ? "ingress" : "egress";
     const char *set = NULL, *side = NULL;
     switch (bound->kind) {
     case RS_CUT_NONE:
     case RS_CUT_KIND_N:
         return g_strdup("nothing crosses any cut");
     case RS_CUT_GPU_INGRESS:
-        set = "GPU", side = "ingress (NVLink + NIC)";
-        break;
     case RS_CUT_GPU_EGRESS:
-        set = "GPU", side = "egress (NVLink + NIC)";
+        set = "GPU", side = pcie ? "(NVLink + PCIe, below its NIC)" : "(NVLink + NIC)";
         break;
     case RS_CUT_DOMAIN_INGRESS:
-        set = "NVLink domain", side = "ingress (its NICs)";
-        break;
     case RS_CUT_DOMAIN_EGRESS:
-        set = "NVLink domain", side = "egress (its NICs)";
+        set = "NVLink domain",
+        side = pcie ? "(its GPUs' PCIe links, below their NICs)" : "(its NICs)";
         break;
     case RS_CUT_UNIT_INGRESS:
-        set = "scalable unit", side = "ingress (leaf downlinks)";
-        break;
     case RS_CUT_UNIT_EGRESS:
-        set = "scalable unit", side = "egress (leaf uplinks)";
+        set = "scalable unit";
+        side = bound->cut_links == RS_CUT_LINKS_LEAF ? (in ? "(leaf downlinks)" : "(leaf uplinks)")
+               : pcie ? "(its GPUs' PCIe links, below their NICs and its leaf links)"
+                      : "(its NICs, below its leaf links)";
         break;
     }
-    return g_strdup_printf("%s %u %s: %.4g GB over %.4g GB/s", set, bound->where, side,
+    return g_strdup_printf("%s %u %s %s: %.4g GB over %.4g GB/s", set, bound->where, dir, side,
                            bound->cut_bytes / 1e9, bound->cut_capacity_bytes_per_s / 1e9);
 }

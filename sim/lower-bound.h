@@ -42,12 +42,21 @@ typedef enum {
     RS_CUT_KIND_N
 } RsCutKind;
 
+/* The links a binding cut's capacity is made of. */
+typedef enum {
+    RS_CUT_LINKS_NIC,  /* its GPUs' NICs (a GPU cut: with its NVLink) */
+    RS_CUT_LINKS_PCIE, /* some GPU's PCIe link between it and its NIC, below the NIC (a NIC
+                        * faster than PCIe: dgx-h100 with --nic-bw 800Gbit/s) */
+    RS_CUT_LINKS_LEAF, /* a scalable unit's leaf links, below its GPUs' NICs */
+} RsCutLinks;
+
 typedef struct {
     double time_s;                /* the bound, seconds */
     RsCutKind kind;               /* which cut binds */
     guint32 where;                /* the GPU, NVLink domain or scalable unit of that cut */
     guint64 cut_bytes;            /* bytes that must cross it */
     double cut_capacity_bytes_per_s;
+    RsCutLinks cut_links;         /* what that capacity is made of */
     double gpu_ingress_s;         /* = kind_s[RS_CUT_GPU_INGRESS] */
     double domain_ingress_s;      /* = kind_s[RS_CUT_DOMAIN_INGRESS] */
     double kind_s[RS_CUT_KIND_N]; /* the best bound of each kind, seconds */

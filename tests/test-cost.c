@@ -321,6 +321,34 @@ test_lower_bound(void)
     g_assert_cmpfloat(b.kind_s[RS_CUT_UNIT_INGRESS], ==, 0.0);
     g_autofree char *cut = rs_lower_bound_format_cut(&b);
     g_assert_cmpstr(cut, ==, "NVLink domain 1 ingress (its NICs): 0.016 GB over 10 GB/s");
+    g_assert_cmpint(b.cut_links, ==, RS_CUT_LINKS_NIC);
+}
+
+/* A NIC faster than the PCIe link to it: the cut's capacity is PCIe's, and its name says
+ * so (it said "(its NICs)" over 2 x 4 GB/s of PCIe, as the NICs' links are dominated). */
+static void
+test_lower_bound_pcie_below_nic(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTopology) topo = rs_topology_load_string(
+        "name: two-node-pcie\nnodes: 2\ngpus_per_node: 2\ngpu: {model: test GPU, memory: 1 GiB}\n"
+        "nvlink: {bandwidth: 100 GB/s, efficiency: 1.0, latency: 1 us}\n"
+        "nic: {bandwidth: 80 Gbit/s, efficiency: 0.5, latency: 10 us}\n"
+        "pcie: {bandwidth: 8 GB/s, efficiency: 0.5, latency: 0 us}\n"
+        "software: {message_overhead: 2 us}\n",
+        "two-node-pcie.yaml", NULL, &error);
+    g_assert_no_error(error);
+    g_autoptr(RsRefit) refit = make_refit();
+    RsLowerBound b;
+    g_assert_true(rs_lower_bound_compute(refit, topo, &b, &error));
+    /* Domain 1 takes 16 MB over 2 PCIe links of 4 GB/s (below the NICs' 5): 2 ms. */
+    g_assert_cmpint(b.kind, ==, RS_CUT_DOMAIN_INGRESS);
+    g_assert_cmpfloat_with_epsilon(b.time_s, 16e6 / 8e9, 1e-12);
+    g_assert_cmpint(b.cut_links, ==, RS_CUT_LINKS_PCIE);
+    g_autofree char *cut = rs_lower_bound_format_cut(&b);
+    g_assert_cmpstr(cut, ==,
+                    "NVLink domain 1 ingress (its GPUs' PCIe links, below their NICs): 0.016 GB "
+                    "over 8 GB/s");
 }
 
 /* Which replica sends is the planner's choice: a box also held outside a set never counts
@@ -538,6 +566,7 @@ main(int argc, char **argv)
     g_test_add_func("/cost/estimate/copies-every-strategy", test_estimate_copies_strategies);
     g_test_add_func("/cost/lower-bound/two-node", test_lower_bound);
     g_test_add_func("/cost/lower-bound/replicas", test_lower_bound_replicas);
+    g_test_add_func("/cost/lower-bound/pcie-below-nic", test_lower_bound_pcie_below_nic);
     g_test_add_func("/cost/lower-bound/below-estimates", test_bound_below_estimates);
     g_test_add_func("/cost/rank-outside-topology", test_rank_outside_topology);
     g_test_add_func("/cost/lower-bound/rank-outside-topology", test_bound_rank_outside_topology);
