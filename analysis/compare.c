@@ -80,6 +80,19 @@ rs_compare_new(const RsTrace *predicted, const RsTrace *measured, GError **error
             c->n_measured_only++;
             continue;
         }
+        if (p->src != m->src || p->dst != m->dst || p->size_bytes != m->size_bytes) {
+            g_autofree char *pl = p->line ? g_strdup_printf(" (line %u)", p->line) : g_strdup("");
+            g_autofree char *ml = m->line ? g_strdup_printf(" (line %u)", m->line) : g_strdup("");
+            g_set_error(error, RS_COMPARE_ERROR, RS_COMPARE_ERROR_MISMATCH,
+                        "message %u is %u -> %u, %" G_GUINT64_FORMAT " B in %s%s but "
+                        "%u -> %u, %" G_GUINT64_FORMAT " B in %s%s: the traces are of "
+                        "different plans (simulate and run the same scenario, strategy and "
+                        "planner flags)",
+                        m->message, p->src, p->dst, p->size_bytes, c->predicted_name, pl,
+                        m->src, m->dst, m->size_bytes, c->measured_name, ml);
+            rs_compare_free(c);
+            return NULL;
+        }
         g_hash_table_add(matched, GUINT_TO_POINTER(m->message + 1));
         RsCompareMessage cm = {0};
         cm.message = m->message;

@@ -28,6 +28,8 @@ GQuark rs_compare_error_quark(void);
 
 typedef enum {
     RS_COMPARE_ERROR_NO_MATCH, /* no message id is in both traces with both times */
+    RS_COMPARE_ERROR_MISMATCH, /* a message id names other ranks or bytes in each trace: the
+                                * traces are of different plans */
 } RsCompareError;
 
 /* One matched message. */
@@ -45,7 +47,11 @@ typedef struct _RsCompare RsCompare;
 
 /**
  * rs_compare_new:
- * @error: RS_COMPARE_ERROR_NO_MATCH naming both traces
+ * @error: RS_COMPARE_ERROR_NO_MATCH naming both traces; RS_COMPARE_ERROR_MISMATCH when
+ *   the first message id (in @measured's order) whose source, destination or bytes differ
+ *   between the two, named with both traces' lines (they then describe different plans:
+ *   another scenario, strategy or planner flag; matching them by id would compare unrelated
+ *   messages)
  * Returns: (transfer full): the comparison, or NULL.
  */
 RsCompare *rs_compare_new(const RsTrace *predicted, const RsTrace *measured, GError **error);

@@ -147,6 +147,40 @@ test_run_compare(void)
     run_result_clear(&r);
 }
 
+/* A message id that names other ranks or bytes in each trace: traces of different plans
+ * (a qwen3 simulation against a DeepSeek-V3 run matched 8 ids and printed their errors). */
+static void
+test_mismatch(void)
+{
+    const struct {
+        guint32 src, dst;
+        guint64 bytes;
+    } measured[] = {{0, 2, 2097152}, {3, 2, 2097152}, {0, 1, 2097152}, {0, 2, 2097151}};
+    for (guint i = 0; i < G_N_ELEMENTS(measured); i++) {
+        g_autoptr(RsTrace) p = rs_trace_new();
+        g_autoptr(RsTrace) m = rs_trace_new();
+        rs_trace_add(p, 0, 0, 1, 1000, 0, 0, 1, "", NULL, 0);
+        rs_trace_add(p, 1, 0, 2, 2097152, 0, 0, 1.5, "", NULL, 0);
+        rs_trace_add(m, 0, 0, 1, 1000, 0, 0, 2, "", NULL, 0);
+        rs_trace_add(m, 1, measured[i].src, measured[i].dst, measured[i].bytes, 0, 0, 1, "",
+                     NULL, 0);
+        g_autoptr(GError) error = NULL;
+        g_autoptr(RsCompare) c = rs_compare_new(p, m, &error);
+        if (i == 0) {
+            g_assert_no_error(error);
+            g_assert_nonnull(c);
+            continue;
+        }
+        g_assert_null(c);
+        g_assert_error(error, RS_COMPARE_ERROR, RS_COMPARE_ERROR_MISMATCH);
+        g_autofree char *want = g_strdup_printf(
+            "message 1 is 0 -> 2, 2097152 B in the simulation but %u -> %u, %" G_GUINT64_FORMAT
+            " B in the run: the traces are of different plans",
+            measured[i].src, measured[i].dst, measured[i].bytes);
+        g_assert_true(g_str_has_prefix(error->message, want));
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -154,6 +188,7 @@ main(int argc, char **argv)
     g_test_add_func("/compare/groups", test_groups);
     g_test_add_func("/compare/percentile", test_percentile);
     g_test_add_func("/compare/no-match", test_no_match);
+    g_test_add_func("/compare/mismatch", test_mismatch);
     g_test_add_func("/compare/cli", test_cli);
     g_test_add_func("/compare/run", test_run_compare);
     return g_test_run();
