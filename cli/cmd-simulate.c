@@ -169,7 +169,11 @@ make_context_for(const char *parameter_string, const char *format_help)
                  "Flags override the scenario's parts. With --messages, simulates an explicit\n"
                  "message list on a topology instead.");
     g_option_context_set_description(
-        context, "Examples:\n"
+        context, "The scenario's parts (--scenario, --model, --topology, --train, --infer,\n"
+                 "their GPUs, dtypes and layers) are under --help-scenario, the fabric's\n"
+                 "overrides (--nodes, --nic-bw, ...) under --help-topology, -q and -v under\n"
+                 "--help-common; --help-all (or reshard help simulate) shows every option.\n\n"
+                 "Examples:\n"
                  "  reshard simulate\n"
                  "  reshard simulate --scenario deepseek-v3-gb200 --all-strategies\n"
                  "  reshard simulate --infer vllm:tp=16 --strategy auto --format json\n"
