@@ -37,7 +37,7 @@ void
 rs_cli_add_common_options(GOptionContext *context)
 {
     GOptionGroup *group =
-        g_option_group_new("common", "Common options", "Show common options", NULL, NULL);
+        g_option_group_new("common", "Common options:", "Show common options", NULL, NULL);
     g_option_group_add_entries(group, common_entries);
     g_option_context_add_group(context, group);
 }

@@ -31,7 +31,7 @@ static GOptionEntry entries[] = {
 GOptionGroup *
 rs_topology_args_group_new(void)
 {
-    GOptionGroup *group = g_option_group_new("topology", "Topology overrides",
+    GOptionGroup *group = g_option_group_new("topology", "Topology overrides:",
                                              "Show the topology override options", NULL, NULL);
     g_option_group_add_entries(group, entries);
     return group;
