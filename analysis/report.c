@@ -560,6 +560,11 @@ add_strategy_plan(RsTable *t, const RsStrategyResult *s)
 {
     if (s->label != NULL && strcmp(s->label, "auto") == 0 && s->note != NULL)
         rs_table_take_text(t, SM_LABEL, g_strdup_printf("auto: %s", s->note));
+    else if (s->note != NULL && strcmp(s->note, "domain relays") == 0)
+        /* The table's row says which plan it shows, as auto's candidate label does (the
+         * auto line's "hierarchical" is the plan without relays); CSV and JSON keep the
+         * strategy's name and its variant column. */
+        rs_table_take_text(t, SM_LABEL, g_strdup_printf("%s+relays", result_name(s)));
     else
         rs_table_set_text(t, SM_LABEL, result_name(s));
     rs_table_set_text(t, SM_NAME, result_name(s));

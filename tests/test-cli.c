@@ -2416,6 +2416,34 @@ test_stdout_write_error(void)
     assert_contains(err, "writing the results to standard output failed: No space left on device");
 }
 
+/* The table's hierarchical row says which of its plans it shows: "hierarchical+relays"
+ * when domain relays won (it read "hierarchical" while the auto line's "hierarchical" is
+ * the plan without relays); CSV keeps the strategy's name; without relays, "hierarchical". */
+static void
+test_hierarchical_row_label(void)
+{
+    const char *relays_args[] = {"simulate", "--layers", "3-5", "--network", "bottleneck",
+                                 "--strategy", "hierarchical", "-q", NULL};
+    RunResult r = run_reshard(relays_args);
+    assert_exit_code(&r, 0);
+    assert_contains(r.out, "\nhierarchical+relays     710.0      155.2       554.8 ");
+    assert_contains(r.out, "hierarchical: domains relay to each other");
+    run_result_clear(&r);
+    const char *csv_args[] = {"simulate", "--layers", "3-5", "--network", "bottleneck",
+                              "--strategy", "hierarchical", "-q", "--format", "csv", NULL};
+    r = run_reshard(csv_args);
+    assert_exit_code(&r, 0);
+    assert_contains(r.out, "\nhierarchical,709973901312,");
+    run_result_clear(&r);
+    const char *off_args[] = {"simulate", "--layers", "3-5", "--network", "bottleneck",
+                              "--strategy", "hierarchical", "--domain-relays", "off", "-q", NULL};
+    r = run_reshard(off_args);
+    assert_exit_code(&r, 0);
+    assert_contains(r.out, "\nhierarchical     580.8       26.0       554.8 ");
+    g_assert_null(strstr(r.out, "+relays"));
+    run_result_clear(&r);
+}
+
 /* --messages without --topology runs on the scenario's topology and says so (it named the
  * topology only, so that the help's "on --topology" read as if one were required); one
  * message is "1 message". */
@@ -2518,6 +2546,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/help/report-format", test_help_report_format);
     g_test_add_func("/cli/simulate/output-write-error", test_output_write_error);
     g_test_add_func("/cli/simulate/messages-default-topology", test_messages_default_topology);
+    g_test_add_func("/cli/simulate/hierarchical-row-label", test_hierarchical_row_label);
     g_test_add_func("/cli/plan/transfer-kind", test_plan_transfer_kind);
     for (guint i = 0; i < G_N_ELEMENTS(not_text_cases); i++) {
         g_autofree char *name = g_strdup_printf("/cli/not-text/%u", i);
