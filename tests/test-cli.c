@@ -2394,15 +2394,23 @@ test_tiny_staging(void)
     run_result_clear(&r);
 }
 
+/* Is there a /dev/full (writes fail with "no space")? Skips the test when not. */
+static gboolean
+have_dev_full(void)
+{
+    if (g_file_test("/dev/full", G_FILE_TEST_EXISTS))
+        return TRUE;
+    g_test_skip("no /dev/full");
+    return FALSE;
+}
+
 /* Results that cannot be written to standard output (/dev/full: no space) end with exit 1
  * and a message on stderr, never exit 0 with the results lost. */
 static void
 test_stdout_write_error(void)
 {
-    if (!g_file_test("/dev/full", G_FILE_TEST_EXISTS)) {
-        g_test_skip("no /dev/full");
+    if (!have_dev_full())
         return;
-    }
     g_autoptr(GError) error = NULL;
     g_autoptr(GSubprocessLauncher) l = g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDERR_PIPE);
     g_subprocess_launcher_set_stdout_file_path(l, "/dev/full");
@@ -2467,10 +2475,8 @@ test_messages_default_topology(void)
 static void
 test_output_write_error(void)
 {
-    if (!g_file_test("/dev/full", G_FILE_TEST_EXISTS)) {
-        g_test_skip("no /dev/full");
+    if (!have_dev_full())
         return;
-    }
     const char *flags[] = {"--trace", "--link-stats", "--timeline"};
     for (guint i = 0; i < G_N_ELEMENTS(flags); i++) {
         const char *args[] = {"simulate", "--scenario", "qwen3-30b-colocated", "--strategy",
