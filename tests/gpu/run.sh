@@ -69,7 +69,7 @@ save "$json" run-cuda-local.json
 
 step "reshard run --transport nccl (one GPU: a one-rank refit)"
 timeout 60 "$build/cli/reshard" run --transport nccl --shape 4096x4096 --src-mesh 1 \
-  --dst-mesh 1 --timeout 30 >/dev/null
+  --src-placements 'R' --dst-mesh 1 --dst-placements 'R' --timeout 30 >/dev/null
 record "reshard run nccl (1 rank)" "$?"
 
 step "benchmark"
