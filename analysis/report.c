@@ -975,14 +975,15 @@ static void
 run_header(const RsRunReport *r, GString *out)
 {
     g_string_append_printf(out, "work       %s\n", r->work);
-    g_string_append_printf(out, "plan       %s: %u transfers, %u network messages, %.4f GB moved, "
+    g_string_append_printf(out, "plan       %s: %u transfer%s, %u network message%s, %.4f GB moved, "
                                 "%.4f GB local copies\n",
-                           r->strategy, r->n_transfers, r->n_network_messages,
+                           r->strategy, r->n_transfers, r->n_transfers == 1 ? "" : "s",
+                           r->n_network_messages, r->n_network_messages == 1 ? "" : "s",
                            r->bytes_moved / 1e9, r->local_bytes / 1e9);
-    g_string_append_printf(out, "executor   %s transport, %u ranks, chunks of %" G_GUINT64_FORMAT
+    g_string_append_printf(out, "executor   %s transport, %u rank%s, chunks of %" G_GUINT64_FORMAT
                                 " bytes, %u in flight per rank, %.3f GB of buffers\n",
-                           r->transport, r->n_ranks, r->chunk_bytes, r->window,
-                           r->buffer_bytes / 1e9);
+                           r->transport, r->n_ranks, r->n_ranks == 1 ? "" : "s", r->chunk_bytes,
+                           r->window, r->buffer_bytes / 1e9);
     g_string_append_c(out, '\n');
 }
 

@@ -560,8 +560,9 @@ run(int argc, char **argv)
         work_clear(&w);
         return root ? rs_cli_fail(cmd, error, RS_EXIT_USAGE) : RS_EXIT_USAGE;
     }
-    rs_cli_progress("running %u transfers (%.3f GB between ranks) on the %s transport ...",
-                    rs_plan_get_n_transfers(plan), rs_plan_get_bytes_moved(plan) / 1e9,
+    guint n_transfers = rs_plan_get_n_transfers(plan);
+    rs_cli_progress("running %u transfer%s (%.3f GB between ranks) on the %s transport ...",
+                    n_transfers, n_transfers == 1 ? "" : "s", rs_plan_get_bytes_moved(plan) / 1e9,
                     rs_transport_get_name(transport));
     RsExecResult res;
     if (!rs_exec_run(transport, plan, w.refit, &opts, &res, &error)) {

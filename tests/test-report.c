@@ -291,6 +291,22 @@ render_run(gboolean predicted, RsFormat format)
     return g_string_free(out, FALSE);
 }
 
+/* One rank, one transfer, no network message: the header's counts in the singular. */
+static void
+test_run_header_singular(void)
+{
+    rs_report_set_command_line(0, NULL);
+    RsRunReport r = run_report(FALSE);
+    r.n_ranks = 1;
+    r.n_transfers = 1;
+    r.n_network_messages = 1;
+    GString *out = g_string_new(NULL);
+    rs_report_run(&r, RS_FORMAT_TABLE, out);
+    g_autofree char *text = g_string_free(out, FALSE);
+    g_assert_nonnull(strstr(text, "plan       direct: 1 transfer, 1 network message, "));
+    g_assert_nonnull(strstr(text, "executor   host transport, 1 rank, chunks of "));
+}
+
 static void
 test_run_text(void)
 {
@@ -428,6 +444,7 @@ main(int argc, char **argv)
     g_test_add_func("/report/provenance/array", test_provenance_array);
     g_test_add_func("/report/json/non-finite", test_json_non_finite);
     g_test_add_func("/report/run/text", test_run_text);
+    g_test_add_func("/report/run/header-singular", test_run_header_singular);
     g_test_add_func("/report/run/csv", test_run_csv);
     g_test_add_func("/report/run/json", test_run_json);
     g_test_add_func("/report/run/unpredicted", test_run_unpredicted);
