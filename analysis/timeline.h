@@ -31,8 +31,9 @@ char *rs_timeline_to_json(const RsTrace *trace);
 
 /**
  * rs_timeline_write_file:
- * @path: written whole or not at all (g_file_set_contents)
- * @error: G_FILE_ERROR prefixed with @path
+ * @path: the output (rs_output_write_file(): a regular file is replaced whole or left as
+ *   it was; a device or FIFO is written into)
+ * @error: G_FILE_ERROR of rs_output_write_file(), whose message names @path
  * Returns: TRUE on success.
  */
 gboolean rs_timeline_write_file(const RsTrace *trace, const char *path, GError **error);

@@ -35,6 +35,23 @@ write_all(int fd, const char *path, const char *data, gsize len, GError **error)
     return TRUE;
 }
 
+/* rs_output_write_file() of @target, the file the symbolic link @link names; an error
+ * names both, as "LINK (-> TARGET): ...", so the user sees the path they gave. */
+static gboolean
+write_target(const char *link, const char *target, const char *data, gssize len, GError **error)
+{
+    g_autoptr(GError) local = NULL;
+    if (rs_output_write_file(target, data, len, &local))
+        return TRUE;
+    const char *msg = local->message;
+    gsize n = strlen(target);
+    if (strncmp(msg, target, n) == 0 && msg[n] == ':')
+        g_set_error(error, local->domain, local->code, "%s (-> %s)%s", link, target, msg + n);
+    else
+        g_set_error(error, local->domain, local->code, "%s (-> %s): %s", link, target, msg);
+    return FALSE;
+}
+
 gboolean
 rs_output_write_file(const char *path, const char *data, gssize len, GError **error)
 {
@@ -45,7 +62,7 @@ rs_output_write_file(const char *path, const char *data, gssize len, GError **er
         /* Follow the link (all of its chain) and write the file it names. */
         char resolved[PATH_MAX];
         if (realpath(path, resolved) != NULL)
-            return rs_output_write_file(resolved, data, len, error);
+            return write_target(path, resolved, data, len, error);
         if (errno != ENOENT)
             return fail_errno(error, path, "cannot follow the symbolic link", errno);
         /* A dangling link: create the file it points at, relative to the link's folder. */
@@ -58,7 +75,7 @@ rs_output_write_file(const char *path, const char *data, gssize len, GError **er
             g_path_is_absolute(target) ? g_strdup(target) : g_build_filename(dir, target, NULL);
         if (lstat(full, &st) == 0 && S_ISLNK(st.st_mode))
             return fail_errno(error, path, "cannot follow the symbolic link", ELOOP);
-        return rs_output_write_file(full, data, len, error);
+        return write_target(path, full, data, len, error);
     }
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
         int fd = open(path, O_WRONLY | O_CLOEXEC);

@@ -19,8 +19,9 @@ G_BEGIN_DECLS
  * @path: the output path
  * @data: (array length=len): the bytes to write
  * @len: their number, or -1 when @data is a NUL-terminated string
- * @error: G_FILE_ERROR naming @path and the system's reason (no space, a broken pipe, a
- *   folder that does not exist, a symbolic link loop)
+ * @error: G_FILE_ERROR naming @path (through a symbolic link, "PATH (-> TARGET): …") and
+ *   the system's reason (no space, a broken pipe, a folder that does not exist, a symbolic
+ *   link loop)
  *
  * Writes @data to @path as described above. On failure a regular file at @path is left as
  * it was; a device or FIFO may have received part of the bytes.

@@ -4,6 +4,7 @@
  * than guessed: a factor-8 error in a link bandwidth silently ruins every prediction. */
 #include "base/units.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -187,18 +188,22 @@ rs_units_parse_size(const char *text, guint64 *size_bytes_out, GError **error)
     if (v > RS_UNITS_MAX_SIZE_BYTES) {
         g_set_error(error, RS_UNITS_ERROR, RS_UNITS_ERROR_RANGE,
                     "size \"%s\": above the largest accepted, 2^53 - 1 bytes "
-                    "(9007199254740991 B, 8 PiB), up to which every whole number of bytes "
-                    "is read exactly", text);
+                    "(9007199254740991 B, just under 8192 TiB), up to which every whole "
+                    "number of bytes is read exactly", text);
         return FALSE;
     }
-    /* A part of a byte is a typo ("1.5 B", "0.1 KiB"), not something to round away; above
-     * 2^53 doubles hold no fractions. */
-    if (v != floor(v)) {
+    /* A part of a byte is a typo ("1.5 B", "0.1 KiB"), not something to round away. But
+     * number × factor is rounded to a double: "4.1 GB" reads as 4099999999.9999995, a
+     * whole number off by far less than the product's own rounding error (a few units in
+     * the last place of v), which is taken as that whole number. A fraction below that
+     * error cannot be told from rounding: from 2^52 up a double holds no half byte. */
+    double whole = nearbyint(v);
+    if (fabs(v - whole) > 8 * DBL_EPSILON * MAX(v, 1.0)) {
         g_set_error(error, RS_UNITS_ERROR, RS_UNITS_ERROR_RANGE,
-                    "size \"%s\": %.10g bytes is not a whole number of bytes", text, v);
+                    "size \"%s\": %.15g bytes is not a whole number of bytes", text, v);
         return FALSE;
     }
-    *size_bytes_out = (guint64)v;
+    *size_bytes_out = (guint64)whole;
     return TRUE;
 }
 

@@ -460,7 +460,7 @@ write_results(const char *cmd, const RsCalibration *cal, const char *transport_n
         rs_calibration_to_topology(cal, opt_name ? opt_name : "host-calibrated", command);
     g_autoptr(RsTopology) check = rs_topology_load_string(yaml, opt_output, NULL, &error);
     if (check == NULL || !rs_output_write_file(opt_output, yaml, -1, &error)) {
-        g_prefix_error(&error, "--output %s: ", opt_output);
+        g_prefix_error(&error, "--output: "); /* (the message names the path) */
         return rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
     }
     if (format == RS_FORMAT_TABLE)

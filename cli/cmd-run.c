@@ -593,7 +593,7 @@ run(int argc, char **argv)
                 !rs_cli_begin_output("--trace", meta, &error)) {
                 code = rs_cli_fail(cmd, error, RS_EXIT_USAGE);
             } else if (!rs_trace_write_file(res.trace, opt_trace, &error)) {
-                g_prefix_error(&error, "--trace %s: ", opt_trace);
+                g_prefix_error(&error, "--trace: "); /* (the message names the path) */
                 code = rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
             }
         }

@@ -810,6 +810,8 @@ exit_code_for(const GError *error)
         {rs_trace_error_quark, RS_TRACE_ERROR_IO, RS_EXIT_RUNTIME},
         {g_file_error_quark, -1, RS_EXIT_RUNTIME}, /* -1: every code of the domain */
     };
+    if (error == NULL) /* (a g_return_val_if_fail() without an error: a bug, not input) */
+        return RS_EXIT_RUNTIME;
     for (guint i = 0; i < G_N_ELEMENTS(codes); i++)
         if (error->domain == codes[i].domain() && (codes[i].code < 0 || error->code == codes[i].code))
             return codes[i].exit_code;

@@ -46,7 +46,8 @@ int
 rs_cli_fail(const char *command, const GError *error, int code)
 {
     /* Names from input are in the message: nothing of it may act on the terminal. */
-    rs_cli_printerr("reshard %s: %s\n", command, error->message);
+    rs_cli_printerr("reshard %s: %s\n", command,
+                    error != NULL ? error->message : "internal error (no message; a bug)");
     return code;
 }
 

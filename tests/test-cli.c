@@ -2469,6 +2469,37 @@ test_messages_default_topology(void)
     run_result_clear(&r);
 }
 
+/* A scalable unit's leaf downlinks as the binding cut (tests/data/small-fabric.yaml: two
+ * units of 8 GPUs, 40 GB/s into each unit): all of Llama-3.1-8B's 16,060,522,496 bf16
+ * bytes enter unit 1, where inference runs; named in the table and in JSON. */
+static void
+test_bound_leaf_cut(void)
+{
+    g_autofree char *topo = data_path("small-fabric.yaml");
+    const char *args[] = {"simulate", "--topology", topo, "--model", "llama-3.1-8b", "--train",
+                          "megatron:tp=2,pp=4", "--train-gpus", "0-7", "--infer", "vllm:tp=8",
+                          "--infer-gpus", "8-15", "--strategy", "direct", "-q", NULL};
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "binding cut: scalable unit 1 ingress (leaf downlinks): 16.06 GB over "
+                           "40 GB/s");
+    run_result_clear(&r);
+    const char *json_args[] = {"simulate", "--topology", topo, "--model", "llama-3.1-8b",
+                               "--train", "megatron:tp=2,pp=4", "--train-gpus", "0-7", "--infer",
+                               "vllm:tp=8", "--infer-gpus", "8-15", "--strategy", "direct",
+                               "--format", "json", "-q", NULL};
+    r = run_reshard(json_args);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    JsonObject *root = parse_json(parser, r.out);
+    JsonObject *cut = json_object_get_object_member(root, "binding_cut");
+    g_assert_nonnull(cut);
+    g_assert_cmpstr(json_object_get_string_member(cut, "kind"), ==, "scalable-unit-ingress");
+    g_assert_cmpstr(json_object_get_string_member(cut, "links"), ==, "leaf");
+    g_assert_cmpint(json_object_get_int_member(cut, "bytes"), ==, 16060522496);
+    run_result_clear(&r);
+}
+
 /* An output file that cannot be written (/dev/full: no space) is a failure while running,
  * exit 1, its path named once (--link-stats said "/dev/full: /dev/full: write failed";
  * --trace ended with exit 2, as for bad input). */
@@ -2485,6 +2516,28 @@ test_output_write_error(void)
         if (r.exit_code != 1 || strstr(r.err, "/dev/full: /dev/full") != NULL)
             g_error("%s /dev/full: exit %d, stderr:\n%s", flags[i], r.exit_code, r.err);
         assert_contains(r.err, "reshard simulate: /dev/full: write failed: No space left on device");
+        run_result_clear(&r);
+    }
+    /* The same on the other commands' output files and on simulate's --messages path
+     * (reshard run said "--trace /dev/full: /dev/full: write failed", calibrate likewise). */
+    g_autofree char *messages = write_temp("m.csv", "message,src,dst,bytes,phase,depends_on\n"
+                                                    "1,0,2,1000000,0,\n");
+    g_autofree char *topo = data_path("two-node.yaml");
+    const char *run_args[] = {"run", "--shape", "64x64", "--src-mesh", "2", "--src-placements",
+                              "S(0)", "--dst-mesh", "2", "--dst-placements", "S(1)",
+                              "--trace", "/dev/full", NULL};
+    const char *calibrate_args[] = {"calibrate", "--ranks", "2", "--sizes", "4KiB", "--runs",
+                                    "1", "--copy-runs", "4KiB", "--copy-bytes", "64KiB",
+                                    "--output", "/dev/full", NULL};
+    const char *messages_args[] = {"simulate", "--messages", messages, "--topology", topo,
+                                   "--link-stats", "/dev/full", "-q", NULL};
+    const char *const *others[] = {run_args, calibrate_args, messages_args};
+    for (guint i = 0; i < G_N_ELEMENTS(others); i++) {
+        RunResult r = run_reshard(others[i]);
+        if (r.exit_code != 1 || strstr(r.err, "/dev/full: /dev/full") != NULL ||
+            strstr(r.err, "/dev/full: write failed: No space left on device") == NULL)
+            g_error("reshard %s ... /dev/full: exit %d, stderr:\n%s", others[i][0], r.exit_code,
+                    r.err);
         run_result_clear(&r);
     }
 }
@@ -2551,6 +2604,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/help/usage-lines", test_help_usage_lines);
     g_test_add_func("/cli/help/report-format", test_help_report_format);
     g_test_add_func("/cli/simulate/output-write-error", test_output_write_error);
+    g_test_add_func("/cli/simulate/bound-leaf-cut", test_bound_leaf_cut);
     g_test_add_func("/cli/simulate/messages-default-topology", test_messages_default_topology);
     g_test_add_func("/cli/simulate/hierarchical-row-label", test_hierarchical_row_label);
     g_test_add_func("/cli/plan/transfer-kind", test_plan_transfer_kind);

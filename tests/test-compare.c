@@ -121,6 +121,26 @@ test_cli(void)
     g_assert_cmpint(r.exit_code, ==, 2);
     assert_contains(r.err, "MEASURED: ");
     run_result_clear(&r);
+    /* Traces of different plans (message 1 goes elsewhere in the run): refused, exit 2. */
+    g_autoptr(RsTrace) other = rs_trace_new();
+    rs_trace_add(other, 0, 0, 1, 1000, 0, 0, 2, "", NULL, 0);
+    rs_trace_add(other, 1, 3, 2, 2097152, 0, 0, 1, "", NULL, 0);
+    g_autoptr(RsTrace) pred = rs_trace_new();
+    rs_trace_add(pred, 0, 0, 1, 1000, 0, 0, 1, "", NULL, 0);
+    rs_trace_add(pred, 1, 0, 2, 2097152, 0, 0, 1.5, "", NULL, 0);
+    g_autofree char *otext = rs_trace_to_string(other);
+    g_autofree char *qtext = rs_trace_to_string(pred);
+    g_autofree char *opath = write_temp("other.csv", otext);
+    g_autofree char *qpath = write_temp("pred.csv", qtext);
+    const char *mismatch[] = {"compare", qpath, opath, NULL};
+    r = run_reshard(mismatch);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    /* The command names the files and lines (the library, simulation and run). */
+    assert_contains(r.err, "reshard compare: message 1 is 0 -> 2, 2097152 B in ");
+    assert_contains(r.err, "pred.csv (line 3) but 3 -> 2, 2097152 B in ");
+    assert_contains(r.err, "other.csv (line 3): the traces are of different plans");
+    g_assert_cmpstr(r.out, ==, "");
+    run_result_clear(&r);
 }
 
 /* reshard run --compare: the run's messages against the flow simulation of its plan. */

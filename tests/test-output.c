@@ -115,6 +115,19 @@ test_dev_full(void)
     g_assert_nonnull(strstr(error->message, "/dev/full: write failed"));
     g_assert_cmpint(stat("/dev/full", &st), ==, 0);
     g_assert_true(S_ISCHR(st.st_mode));
+    /* Through a symbolic link: the error names the path given, then the file it names. */
+    g_clear_error(&error);
+    g_autofree char *dir2 = make_dir();
+    g_autofree char *link = g_build_filename(dir2, "out.csv", NULL);
+    g_assert_cmpint(symlink("/dev/full", link), ==, 0);
+    g_assert_false(rs_output_write_file(link, "no room\n", -1, &error));
+    g_assert_error(error, G_FILE_ERROR, G_FILE_ERROR_NOSPC);
+    g_autofree char *want = g_strdup_printf("%s (-> /dev/full): write failed: ", link);
+    g_assert_true(g_str_has_prefix(error->message, want));
+    g_assert_cmpint(lstat(link, &st), ==, 0);
+    g_assert_true(S_ISLNK(st.st_mode));
+    g_unlink(link);
+    g_rmdir(dir2);
 }
 
 int

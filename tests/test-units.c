@@ -46,6 +46,13 @@ static const UnitCase size_cases[] = {
     {"1.5 B", 0, RS_UNITS_ERROR_RANGE},
     {"0.1 KiB", 0, RS_UNITS_ERROR_RANGE},
     {"0.5 KiB", 512, -1},
+    /* Decimal sizes whose product with the unit is not exact in a double: 4.1 × 1e9 is
+     * 4099999999.9999995, 1.07 × 1e9 is 1070000000.0000001; both are whole byte counts. */
+    {"4.1 GB", 4100000000.0, -1},
+    {"1.07GB", 1070000000.0, -1},
+    {"0.3 MB", 300000.0, -1},
+    {"2.51 TB", 2510000000000.0, -1},
+    {"4100000000.5 B", 0, RS_UNITS_ERROR_RANGE},
     /* Every unit the hint names; the largest exact size and the first above it. */
     {"3 KB", 3e3, -1},
     {"3 MB", 3e6, -1},
