@@ -7,7 +7,9 @@
  * strategy, plan on the calibrated topology, run the refit (validated) several times and
  * print the median measured time next to the first-order prediction of the same plan
  * (rs_cost_estimate_full: links, copies by run length, fixed costs), with the relative
- * error; the summary gives the median |error| and the cases within 20%. Also prints single-thread memcpy
+ * error, and beside it the prediction of the same points fitted without the chunk term
+ * (exec/calibrate.h: overhead per message and bandwidth only), the model before it; the
+ * summary gives the median |error| and the cases within 20% of both. Also prints single-thread memcpy
  * bandwidth and one large message through the executor, measured in the same run, and
  * their ratio. Prints ratios and figures; it asserts nothing about speed (exit 3 only when
  * a validation fails). Run it on a quiet machine: other processes on the cores change
@@ -113,6 +115,8 @@ typedef struct {
     char *dir; /* temporary folder holding host.yaml */
     GString *table;
     GArray *errors, *fine_errors; /* double: (predicted - measured) / measured */
+    GArray *errors_2term;         /* the same with the two-term fit (no chunk overhead) */
+    RsTopology *topo_2term;       /* that fit's topology, for the current layout */
     double memcpy_bw, large_bw;
     guint64 large_bytes;
     int exit_code;
@@ -137,12 +141,25 @@ calibrate_layout(Bench *b, guint li, const char *topo_path)
         b->large_bw = cal.large_bytes_per_s;
         b->large_bytes = cal.reference_bytes;
     }
-    printf("calibration, %u ranks: K=%u overhead %.2f us, bandwidth %.3f GB/s per rank, "
-           "fit error RMS %.1f%% max %.1f%%\n",
-           lay->n_ranks, cal.concurrency, cal.overhead_s * 1e6, cal.bw_bytes_per_s / 1e9,
-           100 * cal.rms_error, 100 * cal.max_error);
+    printf("calibration, %u ranks: K=%u overhead %.2f us, %.2f us per chunk of %" G_GUINT64_FORMAT
+           " B, bandwidth %.3f GB/s per rank, fit error RMS %.1f%% max %.1f%%\n",
+           lay->n_ranks, cal.concurrency, cal.overhead_s * 1e6, cal.chunk_overhead_s * 1e6,
+           cal.chunk_bytes, cal.bw_bytes_per_s / 1e9, 100 * cal.rms_error, 100 * cal.max_error);
     g_autofree char *yaml = rs_calibration_to_topology(&cal, "bench-host", "bench-exec");
     if (!g_file_set_contents(topo_path, yaml, -1, &error))
+        die("topology", error);
+    /* The same points fitted without the chunk term: the model before it, compared in the
+     * same run. */
+    cal.without_chunk_term = TRUE;
+    rs_calibration_fit(&cal);
+    printf("  two-term fit (no chunk term): overhead %.2f us, bandwidth %.3f GB/s per rank, "
+           "fit error RMS %.1f%% max %.1f%%\n",
+           cal.overhead_s * 1e6, cal.bw_bytes_per_s / 1e9, 100 * cal.rms_error,
+           100 * cal.max_error);
+    g_autofree char *yaml2 = rs_calibration_to_topology(&cal, "bench-host-2term", "bench-exec");
+    g_clear_pointer(&b->topo_2term, rs_topology_free);
+    b->topo_2term = rs_topology_load_string(yaml2, "bench-host-2term", NULL, &error);
+    if (b->topo_2term == NULL)
         die("topology", error);
     rs_calibration_clear(&cal);
 }
@@ -186,7 +203,8 @@ run_case(Bench *b, const BenchModel *bm, const BenchLayout *lay, const RsScenari
     if (plan == NULL)
         die("plan", error);
     RsCostEstimate cost;
-    if (!rs_cost_estimate_full(plan, build->refit, build->topology, &cost, &error))
+    if (!rs_cost_estimate_chunked(plan, build->refit, build->topology,
+                                  RS_EXEC_DEFAULT_CHUNK_BYTES, &cost, &error))
         die("prediction", error);
     fprintf(stderr, "running %s, %s, %s ...\n", bm->label, lay->label,
             rs_strategy_get_name(strategy));
@@ -204,11 +222,20 @@ run_case(Bench *b, const BenchModel *bm, const BenchLayout *lay, const RsScenari
                         : 0;
     double err = (cost.predicted_s - median) / median;
     g_array_append_val(fine ? b->fine_errors : b->errors, err);
+    RsCostEstimate cost2;
+    if (!rs_cost_estimate_chunked(plan, build->refit, b->topo_2term, RS_EXEC_DEFAULT_CHUNK_BYTES,
+                                  &cost2, &error))
+        die("prediction", error);
+    double err2 = (cost2.predicted_s - median) / median;
+    if (!fine)
+        g_array_append_val(b->errors_2term, err2);
     g_string_append_printf(b->table,
-                           "%-36s  %-20s  %-16s  %8.3f  %8.3f  %11.4f  %11.4f  %+7.1f%%%s\n",
+                           "%-36s  %-20s  %-16s  %8.3f  %8.3f  %11.4f  %11.4f  %+7.1f%%  %11.4f  "
+                           "%+7.1f%%%s\n",
                            bm->label, lay->label, rs_strategy_get_name(strategy),
                            res.bytes_moved / 1e9, res.local_bytes / 1e9, median,
-                           cost.predicted_s, 100 * err, fine ? "  (fine rows)" : "");
+                           cost.predicted_s, 100 * err, cost2.predicted_s, 100 * err2,
+                           fine ? "  (fine rows)" : "");
     rs_exec_result_clear(&res);
 }
 
@@ -219,6 +246,7 @@ print_results(const Bench *b)
     printf("\n%s\n", b->table->str);
     print_error_summary("prediction error (error = (predicted - measured) / measured)",
                         b->errors);
+    print_error_summary("the same, two-term fit (no chunk term)", b->errors_2term);
     if (b->fine_errors->len > 0)
         print_error_summary("fine-row cases (64- and 96-byte rows)", b->fine_errors);
     printf("large messages: one %.0f MiB message rank 0 -> 1 %.3f GB/s; single-thread memcpy "
@@ -259,9 +287,10 @@ main(int argc, char **argv)
     g_autoptr(GArray) errors = b.errors = g_array_new(FALSE, FALSE, sizeof(double));
     g_autoptr(GArray) fine_errors = b.fine_errors = g_array_new(FALSE, FALSE, sizeof(double));
     g_autoptr(GString) table = b.table = g_string_new(NULL);
-    g_string_append_printf(table, "%-36s  %-20s  %-16s  %8s  %8s  %11s  %11s  %8s\n", "model",
-                           "layout", "strategy", "GB moved", "GB local", "measured s",
-                           "predicted s", "error");
+    g_autoptr(GArray) errors_2term = b.errors_2term = g_array_new(FALSE, FALSE, sizeof(double));
+    g_string_append_printf(table, "%-36s  %-20s  %-16s  %8s  %8s  %11s  %11s  %8s  %11s  %8s\n",
+                           "model", "layout", "strategy", "GB moved", "GB local", "measured s",
+                           "predicted s", "error", "2-term s", "error");
     guint n_models = opt_quick ? 1u : G_N_ELEMENTS(models);
     guint n_fine = opt_fine ? G_N_ELEMENTS(fine_models) : 0u;
     for (guint li = 0; li < G_N_ELEMENTS(layouts); li++) {
@@ -276,6 +305,7 @@ main(int argc, char **argv)
         }
     }
     print_results(&b);
+    g_clear_pointer(&b.topo_2term, rs_topology_free);
     g_unlink(topo_path);
     g_rmdir(dir);
     return b.exit_code;

@@ -183,19 +183,22 @@ print_table(const RsCalibration *cal, const char *transport, GString *out)
                                p->size_bytes, p->measured_s, p->fitted_s,
                                100 * (p->fitted_s - p->measured_s) / p->measured_s);
     }
-    g_string_append_printf(out, "\n%4s  %14s  %15s  %9s  %9s\n", "K", "overhead us",
-                           "bandwidth GB/s", "RMS error", "max error");
+    g_string_append_printf(out, "\n%4s  %14s  %17s  %15s  %9s  %9s\n", "K", "overhead us",
+                           "chunk overhead us", "bandwidth GB/s", "RMS error", "max error");
     for (guint f = 0; f < cal->fits->len; f++) {
         const RsCalibrateFit *fit = &g_array_index(cal->fits, RsCalibrateFit, f);
-        g_string_append_printf(out, "%4u  %14.3f  %15.3f  %8.1f%%  %8.1f%%%s\n", fit->receivers,
-                               fit->overhead_s * 1e6, fit->bw_bytes_per_s / 1e9,
+        g_string_append_printf(out, "%4u  %14.3f  %17.3f  %15.3f  %8.1f%%  %8.1f%%%s\n",
+                               fit->receivers, fit->overhead_s * 1e6,
+                               fit->chunk_overhead_s * 1e6, fit->bw_bytes_per_s / 1e9,
                                100 * fit->rms_error, 100 * fit->max_error,
                                fit->receivers == cal->concurrency ? "  <- topology" : "");
     }
     print_copy_table(cal, out);
     g_string_append_printf(out, "\nfit        K=%u: overhead %.3f us per message sent or received, "
-                                "bandwidth %.3f GB/s per rank and direction\n",
-                           cal->concurrency, cal->overhead_s * 1e6, cal->bw_bytes_per_s / 1e9);
+                                "%.3f us per chunk of %" G_GUINT64_FORMAT " B, bandwidth %.3f "
+                                "GB/s per rank and direction\n",
+                           cal->concurrency, cal->overhead_s * 1e6, cal->chunk_overhead_s * 1e6,
+                           cal->chunk_bytes, cal->bw_bytes_per_s / 1e9);
     g_string_append_printf(out, "reference  %s %.3f GB/s; one %.0f MiB "
                                 "message rank 0 -> 1 %.3f GB/s = %.0f%% of memcpy\n",
                            cal->device_memcpy ? "device-to-device cudaMemcpy"
@@ -220,6 +223,10 @@ print_json(const RsCalibration *cal, const char *transport, GString *out)
     json_builder_add_int_value(b, cal->concurrency);
     json_builder_set_member_name(b, "overhead_s");
     json_builder_add_double_value(b, cal->overhead_s);
+    json_builder_set_member_name(b, "chunk_overhead_s");
+    json_builder_add_double_value(b, cal->chunk_overhead_s);
+    json_builder_set_member_name(b, "chunk_bytes");
+    json_builder_add_int_value(b, (gint64)cal->chunk_bytes);
     json_builder_set_member_name(b, "bw_bytes_per_s");
     json_builder_add_double_value(b, cal->bw_bytes_per_s);
     json_builder_set_member_name(b, "rms_error");
@@ -261,6 +268,8 @@ print_json(const RsCalibration *cal, const char *transport, GString *out)
         json_builder_add_int_value(b, fit->receivers);
         json_builder_set_member_name(b, "overhead_s");
         json_builder_add_double_value(b, fit->overhead_s);
+        json_builder_set_member_name(b, "chunk_overhead_s");
+        json_builder_add_double_value(b, fit->chunk_overhead_s);
         json_builder_set_member_name(b, "bw_bytes_per_s");
         json_builder_add_double_value(b, fit->bw_bytes_per_s);
         json_builder_set_member_name(b, "rms_error");

@@ -188,51 +188,151 @@ rs_calibrate_point_get_messages(const RsCalibratePoint *p)
     return p->receivers == 1 || p->own_senders ? p->peers : 2 * p->peers;
 }
 
-/* Fits the points of concurrency @k; fills @fit and their fitted_s. */
+guint64
+rs_calibrate_point_get_chunks(const RsCalibratePoint *p, guint64 chunk_bytes)
+{
+    guint64 c = chunk_bytes ? chunk_bytes : RS_EXEC_DEFAULT_CHUNK_BYTES;
+    guint64 per_message = p->size_bytes == 0 ? 0 : (p->size_bytes + c - 1) / c;
+    return (guint64)rs_calibrate_point_get_messages(p) * per_message;
+}
+
+/* The features of point @p: messages, chunk operations and bytes per rank. */
+static void
+point_features(const RsCalibratePoint *p, guint64 chunk_bytes, double x[3])
+{
+    x[0] = rs_calibrate_point_get_messages(p);
+    x[1] = (double)rs_calibrate_point_get_chunks(p, chunk_bytes);
+    x[2] = (double)p->peers * (double)p->size_bytes;
+}
+
+/* Solves the n × n system @a·x = @b (n <= 3) by Gaussian elimination with partial
+ * pivoting; FALSE when it is singular (a pivot below 1e-12 of the largest entry). */
+static gboolean
+solve_small(guint n, double a[3][3], double b[3], double x[3])
+{
+    double scale = 0;
+    for (guint i = 0; i < n; i++)
+        for (guint j = 0; j < n; j++)
+            scale = MAX(scale, fabs(a[i][j]));
+    if (!(scale > 0))
+        return FALSE;
+    for (guint col = 0; col < n; col++) {
+        guint piv = col;
+        for (guint r = col + 1; r < n; r++)
+            if (fabs(a[r][col]) > fabs(a[piv][col]))
+                piv = r;
+        if (fabs(a[piv][col]) <= 1e-12 * scale)
+            return FALSE;
+        for (guint j = 0; j < n; j++) {
+            double t = a[col][j];
+            a[col][j] = a[piv][j];
+            a[piv][j] = t;
+        }
+        double t = b[col];
+        b[col] = b[piv];
+        b[piv] = t;
+        for (guint r = col + 1; r < n; r++) {
+            double f = a[r][col] / a[col][col];
+            for (guint j = col; j < n; j++)
+                a[r][j] -= f * a[col][j];
+            b[r] -= f * b[col];
+        }
+    }
+    for (gint r = (gint)n - 1; r >= 0; r--) {
+        double v = b[r];
+        for (guint j = (guint)r + 1; j < n; j++)
+            v -= a[r][j] * x[j];
+        x[r] = v / a[r][r];
+    }
+    return TRUE;
+}
+
+/* Fits the points of concurrency @k; fills @fit and their fitted_s. Non-negative least
+ * squares over the three terms by enumerating their subsets (rs_calibration_fit()). */
 static void
 fit_one(RsCalibration *cal, guint k, RsCalibrateFit *fit)
 {
-    /* Features: m = messages per rank, l = bytes on the busiest link (P·S). */
-    double smm = 0, sml = 0, sll = 0, smt = 0, slt = 0;
+    /* Weighted normal equations over all three features: G = Σ w x xᵀ, h = Σ w x t, and
+     * Σ w t² for the error, w = 1/t². */
+    double g[3][3] = {{0}}, h[3] = {0}, tt = 0;
     for (guint i = 0; i < cal->points->len; i++) {
         const RsCalibratePoint *p = &g_array_index(cal->points, RsCalibratePoint, i);
         if (p->receivers != k || p->measured_s <= 0)
             continue;
-        double m = rs_calibrate_point_get_messages(p);
-        double l = (double)p->peers * (double)p->size_bytes;
+        double x[3];
+        point_features(p, cal->chunk_bytes, x);
         double w = 1.0 / (p->measured_s * p->measured_s);
-        smm += w * m * m;
-        sml += w * m * l;
-        sll += w * l * l;
-        smt += w * m * p->measured_s;
-        slt += w * l * p->measured_s;
+        for (guint a = 0; a < 3; a++) {
+            for (guint b = 0; b < 3; b++)
+                g[a][b] += w * x[a] * x[b];
+            h[a] += w * x[a] * p->measured_s;
+        }
+        tt += w * p->measured_s * p->measured_s;
     }
-    double det = smm * sll - sml * sml;
-    double a = 0, b = 0; /* overhead, seconds per byte */
-    if (det > 0) {
-        a = (smt * sll - slt * sml) / det;
-        b = (slt * smm - smt * sml) / det;
-    }
-    if (det <= 0 || a < 0) {
-        a = 0;
-        b = sll > 0 ? slt / sll : 0;
-    }
-    if (b <= 0) {
-        b = 0;
-        a = smm > 0 ? smt / smm : 0;
+    /* Subsets in the order ties prefer: fewer terms first; the per-message term before the
+     * per-chunk one. Bit 0: overhead, 1: chunk overhead, 2: seconds per byte. */
+    static const guint subsets[] = {1, 4, 2, 5, 6, 3, 7};
+    double best[3] = {0}, best_err = INFINITY;
+    for (guint si = 0; si < G_N_ELEMENTS(subsets); si++) {
+        if (cal->without_chunk_term && (subsets[si] & 2u))
+            continue;
+        guint idx[3], n = 0;
+        for (guint f = 0; f < 3; f++)
+            if (subsets[si] & (1u << f))
+                idx[n++] = f;
+        /* Each feature scaled to a unit diagonal: messages (~1), chunks and bytes (~10^7)
+         * differ by orders of magnitude, which would read as singular. */
+        double a[3][3], b[3], x[3], d[3];
+        gboolean empty = FALSE;
+        for (guint r = 0; r < n; r++) {
+            d[r] = sqrt(g[idx[r]][idx[r]]);
+            empty = empty || !(d[r] > 0);
+        }
+        if (empty)
+            continue;
+        for (guint r = 0; r < n; r++) {
+            for (guint c = 0; c < n; c++)
+                a[r][c] = g[idx[r]][idx[c]] / (d[r] * d[c]);
+            b[r] = h[idx[r]] / d[r];
+        }
+        if (!solve_small(n, a, b, x))
+            continue;
+        for (guint r = 0; r < n; r++)
+            x[r] /= d[r];
+        gboolean feasible = TRUE;
+        for (guint r = 0; r < n; r++)
+            feasible = feasible && x[r] >= 0;
+        if (!feasible)
+            continue;
+        double coef[3] = {0};
+        for (guint r = 0; r < n; r++)
+            coef[idx[r]] = x[r];
+        /* Weighted squared error Σ w (t − coef·x)² = tt − 2 coef·h + coefᵀ G coef. */
+        double err = tt;
+        for (guint a2 = 0; a2 < 3; a2++) {
+            err -= 2 * coef[a2] * h[a2];
+            for (guint b2 = 0; b2 < 3; b2++)
+                err += coef[a2] * g[a2][b2] * coef[b2];
+        }
+        if (err < best_err - 1e-12 * MAX(tt, 1e-300)) {
+            best_err = err;
+            memcpy(best, coef, sizeof best);
+        }
     }
     memset(fit, 0, sizeof *fit);
     fit->receivers = k;
-    fit->overhead_s = a;
-    fit->bw_bytes_per_s = b > 0 ? 1.0 / b : INFINITY;
+    fit->overhead_s = best[0];
+    fit->chunk_overhead_s = best[1];
+    fit->bw_bytes_per_s = best[2] > 0 ? 1.0 / best[2] : INFINITY;
     double sum2 = 0;
     guint n = 0;
     for (guint i = 0; i < cal->points->len; i++) {
         RsCalibratePoint *p = &g_array_index(cal->points, RsCalibratePoint, i);
         if (p->receivers != k)
             continue;
-        p->fitted_s = a * rs_calibrate_point_get_messages(p) +
-                      b * (double)p->peers * (double)p->size_bytes;
+        double x[3];
+        point_features(p, cal->chunk_bytes, x);
+        p->fitted_s = best[0] * x[0] + best[1] * x[1] + best[2] * x[2];
         if (p->measured_s <= 0)
             continue;
         double e = (p->fitted_s - p->measured_s) / p->measured_s;
@@ -274,6 +374,7 @@ rs_calibration_fit(RsCalibration *cal)
     if (best != NULL) {
         cal->concurrency = best->receivers;
         cal->overhead_s = best->overhead_s;
+        cal->chunk_overhead_s = best->chunk_overhead_s;
         cal->bw_bytes_per_s = best->bw_bytes_per_s;
         cal->rms_error = best->rms_error;
         cal->max_error = best->max_error;
@@ -431,6 +532,8 @@ rs_calibrate_run(RsTransport *transport, const RsCalibrateOptions *options, RsCa
     if (!calibrate_shift_points(transport, options, sizes, n_sizes, n_runs, out, error))
         return FALSE;
     out->concurrency = options->concurrency ? options->concurrency : options->n_ranks;
+    out->chunk_bytes =
+        options->exec.chunk_bytes ? options->exec.chunk_bytes : RS_EXEC_DEFAULT_CHUNK_BYTES;
     rs_calibration_fit(out);
     return calibrate_copy_sweep(transport, options, n_runs, out, error) &&
            calibrate_references(transport, options, n_runs, out, error);
@@ -462,15 +565,17 @@ rs_calibration_to_topology(const RsCalibration *cal, const char *name, const cha
     g_string_append_printf(
         s,
         "# Fit of the first-order cost model (sim/cost.h) to executor runs of shifted Shard(0)\n"
-        "# reshards: time = overhead x messages per rank + bytes per rank / bandwidth, per\n"
-        "# number of ranks receiving at once (K):\n");
+        "# reshards: time = overhead x messages per rank + chunk overhead x chunks of %" G_GUINT64_FORMAT " B\n"
+        "# per rank + bytes per rank / bandwidth, per number of ranks receiving at once (K):\n",
+        cal->chunk_bytes);
     for (guint f = 0; f < cal->fits->len; f++) {
         const RsCalibrateFit *fit = &g_array_index(cal->fits, RsCalibrateFit, f);
         g_string_append_printf(s,
-                               "#   K=%-3u overhead %8.3f us  bandwidth %8.3f GB/s  error RMS "
-                               "%5.1f%% max %5.1f%%%s\n",
-                               fit->receivers, fit->overhead_s * 1e6, fit->bw_bytes_per_s / 1e9,
-                               100 * fit->rms_error, 100 * fit->max_error,
+                               "#   K=%-3u overhead %8.3f us  chunk %8.3f us  bandwidth %8.3f GB/s  "
+                               "error RMS %5.1f%% max %5.1f%%%s\n",
+                               fit->receivers, fit->overhead_s * 1e6, fit->chunk_overhead_s * 1e6,
+                               fit->bw_bytes_per_s / 1e9, 100 * fit->rms_error,
+                               100 * fit->max_error,
                                fit->receivers == cal->concurrency ? "  <- written below" : "");
     }
     g_string_append_printf(
@@ -506,6 +611,15 @@ rs_calibration_to_topology(const RsCalibration *cal, const char *name, const cha
                            "  message_overhead: %s us  # measured: fitted per message sent or "
                            "received\n",
                            overhead_text);
+    if (cal->chunk_overhead_s > 0) {
+        char chunk_text[64];
+        g_ascii_formatd(chunk_text, sizeof chunk_text, "%.6g", cal->chunk_overhead_s * 1e6);
+        g_string_append_printf(s,
+                               "  chunk_overhead: %s us  # measured: fitted per chunk operation "
+                               "sent or received\n"
+                               "  chunk_size: %" G_GUINT64_FORMAT " B  # the chunk of those runs\n",
+                               chunk_text, cal->chunk_bytes);
+    }
     if (cal->copy_rates != NULL && cal->copy_rates->len > 0) {
         g_string_append_printf(s,
                                "copy:  # measured: bytes copied into shards per second when the "

@@ -10,13 +10,21 @@
  * each other (rank i to i+1 … i+P mod K), as when they share the ranks. The sweep covers
  * S, P and K. For such a plan the model predicts
  *
- *     t = overhead · m + (P·S) / bandwidth,   m = messages per rank (P, or 2P when the
- *                                                 receivers also send)
+ *     t = overhead · m + chunk_overhead · c + (P·S) / bandwidth,
+ *         m = messages per rank (P, or 2P when the receivers also send),
+ *         c = chunk operations per rank, m · ⌈S / chunk⌉ (exec/executor.c cuts every
+ *             message into transport calls of the run's chunk, default 4 MiB)
  *
  * and a weighted least-squares fit of the median measured times (weights 1/t², so relative
- * errors count equally at every size) gives, per concurrency K, the per-message overhead
- * and the per-rank link bandwidth; the fit error says how well the model describes the
- * machine. Where ranks share cores (threads of the host transport on a small machine) the
+ * errors count equally at every size) gives, per concurrency K, the per-message overhead,
+ * the per-chunk overhead and the per-rank link bandwidth; the fit error says how well the
+ * model describes the machine. The chunk term is what the first GPU run showed missing:
+ * on cuda-local every chunk is a pack launch, an event, a copy and an unpack, and with
+ * only (overhead, bandwidth) the fit left an RMS error of 31.5% and folded the chunks'
+ * cost into a bandwidth of 78 GB/s on a GPU that copies at 1,765 GB/s (README, "Measured
+ * on one H200"). The two overheads are told apart only by messages of more than one
+ * chunk: with every size at most the chunk, c = m and the fit keeps the per-message
+ * overhead alone. Where ranks share cores (threads of the host transport on a small machine) the
  * bandwidth falls as K grows, which a per-link model cannot express by itself: the topology
  * file is written with the fit at one concurrency, chosen to match how many ranks receive
  * at once in the refits to be predicted (all of them when training and inference share the
@@ -58,13 +66,16 @@ typedef struct {
     guint peers;        /* P */
     guint64 size_bytes; /* S */
     double measured_s;  /* median of the runs */
-    double fitted_s;    /* overhead · m + P·S / bandwidth, with the fit of its K */
+    double fitted_s;    /* overhead · m + chunk_overhead · c + P·S / bandwidth, with the fit
+                         * of its K */
 } RsCalibratePoint;
 
 /* The fit at one concurrency. */
 typedef struct {
     guint receivers;       /* K */
     double overhead_s;     /* per message sent or received, seconds */
+    double chunk_overhead_s; /* per chunk operation sent or received, seconds (0 when the
+                              * sweep has no message of several chunks) */
     double bw_bytes_per_s; /* per rank and direction */
     double rms_error;      /* relative, over the points of this K */
     double max_error;      /* largest |fitted − measured| / measured */
@@ -75,7 +86,11 @@ typedef struct {
     GArray *points;            /* RsCalibratePoint */
     GArray *fits;              /* RsCalibrateFit, by increasing K */
     guint concurrency;         /* the K written to the topology */
+    guint64 chunk_bytes;       /* the executor's chunk of the runs (c counts these) */
+    gboolean without_chunk_term; /* rs_calibration_fit() keeps chunk_overhead at 0 (the
+                                  * two-term model, for comparison: bench-exec) */
     double overhead_s;         /* that fit's figures */
+    double chunk_overhead_s;
     double bw_bytes_per_s;
     double rms_error;
     double max_error;
@@ -116,14 +131,22 @@ void rs_calibration_clear(RsCalibration *calibration);
  *   fitted_s and the errors are computed
  *
  * Per K, weighted linear least squares (weights 1/measured²) of t = overhead·m +
- * P·S/bandwidth, both parameters kept >= 0 (a negative one is fixed at 0 and the other
- * refitted). The fit of the chosen concurrency (or the nearest measured K) is copied into
- * overhead_s, bw_bytes_per_s and the errors.
+ * chunk_overhead·c + P·S/bandwidth with every parameter >= 0: the least-squares solution
+ * over each subset of the three terms (the others fixed at 0) is computed, and the one of
+ * smallest weighted error among those with no negative parameter kept (for three terms
+ * this is the non-negative least-squares optimum); ties keep fewer terms, and the
+ * per-message term before the per-chunk one. c counts chunks of calibration->chunk_bytes
+ * (0: RS_EXEC_DEFAULT_CHUNK_BYTES). The fit of the chosen concurrency (or the nearest
+ * measured K) is copied into overhead_s, chunk_overhead_s, bw_bytes_per_s and the errors.
  */
 void rs_calibration_fit(RsCalibration *calibration);
 
 /** rs_calibrate_point_get_messages: Returns: m, the messages per rank of @point. */
 guint rs_calibrate_point_get_messages(const RsCalibratePoint *point);
+
+/** rs_calibrate_point_get_chunks: Returns: c, the chunk operations per rank of @point in
+ * chunks of @chunk_bytes (0: RS_EXEC_DEFAULT_CHUNK_BYTES): m · ⌈S / chunk⌉. */
+guint64 rs_calibrate_point_get_chunks(const RsCalibratePoint *point, guint64 chunk_bytes);
 
 /**
  * rs_calibration_to_topology:
@@ -133,7 +156,8 @@ guint rs_calibrate_point_get_messages(const RsCalibratePoint *point);
  * Returns: (transfer full): topology YAML for this machine: one node of n_ranks "GPUs" in
  * one NVLink domain, NVLink and NIC at the bandwidth fitted at the chosen concurrency
  * (efficiency 1, latency 0: the fit already is the achievable figure),
- * software.message_overhead the fitted overhead, copy.runs the copy sweep (the rates
+ * software.message_overhead the fitted overhead (and, when the fit has one,
+ * software.chunk_overhead with the chunk_size it counts), copy.runs the copy sweep (the rates
  * rs_cost_estimate_full charges copies at); comments give every concurrency's fit, the fit
  * error and the references.
  */

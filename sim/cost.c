@@ -83,6 +83,8 @@ typedef struct {
     RsGpuCostTimes *gpu;       /* (nullable) GPU-side costs: a refit and GPU costs */
     double *rank_gpu_copy_s;   /* [n_gpus] this phase, with GPU costs */
     guint32 *rank_last_round;  /* [n_gpus] the last round a rank took part in, + 1 */
+    double chunk_overhead_s;   /* per chunk operation (software.chunk_overhead) */
+    guint64 chunk_bytes;       /* the executor's chunk; 0: the topology's chunk_size */
 } Estimate;
 
 static void
@@ -168,6 +170,10 @@ add_message(Estimate *e, const RsMessage *msg, RsCostEstimate *out, GError **err
     else
         out->bytes_network += msg->size_bytes;
     double latency_s = rs_topology_get_message_latency_s(topo, msg->src, msg->dst);
+    /* The executor's cost per chunk operation, on both ranks (each posts every chunk). */
+    if (e->chunk_overhead_s > 0)
+        latency_s += e->chunk_overhead_s *
+                     (double)rs_topology_count_chunks(topo, msg->size_bytes, e->chunk_bytes);
     e->rank_latency_s[msg->src] += latency_s;
     e->rank_latency_s[msg->dst] += latency_s;
     return TRUE;
@@ -259,8 +265,8 @@ busiest_gpus(const Estimate *e, RsCostEstimate *out)
 }
 
 static gboolean
-estimate(const RsPlan *plan, const RsRefit *refit, const RsTopology *topo, RsCostEstimate *out,
-         GError **error)
+estimate(const RsPlan *plan, const RsRefit *refit, const RsTopology *topo, guint64 chunk_bytes,
+         RsCostEstimate *out, GError **error)
 {
     memset(out, 0, sizeof *out);
     out->n_phases = rs_plan_get_n_phases(plan);
@@ -269,6 +275,8 @@ estimate(const RsPlan *plan, const RsRefit *refit, const RsTopology *topo, RsCos
     out->n_messages = rs_plan_get_n_network_messages(plan);
     Estimate e;
     estimate_init(&e, plan, refit, topo);
+    e.chunk_overhead_s = rs_topology_get_chunk_overhead_s(topo, NULL);
+    e.chunk_bytes = chunk_bytes;
     gboolean ok = TRUE;
     if (refit != NULL && rs_gpu_cost_has_costs(topo)) {
         for (guint32 m = 0; m < rs_plan_get_n_messages(plan); m++) {
@@ -317,12 +325,19 @@ gboolean
 rs_cost_estimate(const RsPlan *plan, const RsTopology *topo, RsCostEstimate *out,
                  GError **error)
 {
-    return estimate(plan, NULL, topo, out, error);
+    return estimate(plan, NULL, topo, 0, out, error);
 }
 
 gboolean
 rs_cost_estimate_full(const RsPlan *plan, const RsRefit *refit, const RsTopology *topo,
                       RsCostEstimate *out, GError **error)
 {
-    return estimate(plan, refit, topo, out, error);
+    return estimate(plan, refit, topo, 0, out, error);
+}
+
+gboolean
+rs_cost_estimate_chunked(const RsPlan *plan, const RsRefit *refit, const RsTopology *topo,
+                         guint64 chunk_bytes, RsCostEstimate *out, GError **error)
+{
+    return estimate(plan, refit, topo, chunk_bytes, out, error);
 }

@@ -6,7 +6,8 @@
  * as long as its busiest link (or, with a topology's copy section, its copies when they
  * take longer: rs_cost_estimate_full) plus the fixed per-message costs of its busiest rank
  * (the sum, over the messages the rank sends or receives, of software overhead plus route
- * latency: ranks post their messages one after another). Phases add up. Relays are taken
+ * latency, plus, where the topology gives one, the executor's cost per chunk operation
+ * times the message's chunks: ranks post their messages one after another). Phases add up. Relays are taken
  * as perfectly pipelined. This is the classic bottleneck (alpha-beta) estimate; the
  * flow-level simulator refines it.
  */
@@ -111,5 +112,21 @@ gboolean rs_cost_estimate(const RsPlan *plan, const RsTopology *topo, RsCostEsti
  */
 gboolean rs_cost_estimate_full(const RsPlan *plan, const RsRefit *refit, const RsTopology *topo,
                                RsCostEstimate *out, GError **error);
+
+/**
+ * rs_cost_estimate_chunked:
+ * @chunk_bytes: the executor's chunk (reshard run's --chunk-size), bytes; 0: the
+ *   topology's software.chunk_size
+ *
+ * rs_cost_estimate_full() with each message's chunk operations counted in chunks of
+ * @chunk_bytes: a message of S bytes between two ranks adds chunk_overhead × ⌈S / chunk⌉
+ * (rs_topology_get_chunk_overhead_s()) to the fixed costs of both. Equal to
+ * rs_cost_estimate_full() on a topology without a chunk overhead.
+ *
+ * Returns: TRUE on success.
+ */
+gboolean rs_cost_estimate_chunked(const RsPlan *plan, const RsRefit *refit,
+                                  const RsTopology *topo, guint64 chunk_bytes,
+                                  RsCostEstimate *out, GError **error);
 
 G_END_DECLS

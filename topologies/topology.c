@@ -41,6 +41,8 @@ struct _RsTopology {
     double oversubscription;
     double switch_latency_s;
     double message_overhead_s;
+    double chunk_overhead_s;  /* per chunk operation of chunk_size_bytes; 0: none */
+    guint64 chunk_size_bytes; /* 0 when chunk_overhead_s is 0 */
     GArray *copy_runs; /* RsCopyRate by increasing run_bytes; NULL without a copy section */
     RsGpuCosts gpu_costs;
     guint8 *job; /* [n_gpus] 1: in the job; NULL: every GPU */
@@ -235,6 +237,8 @@ typedef struct {
     gint64 nodes_per_domain;
     gint64 su_nodes; /* 0: one scalable unit of every node */
     double message_overhead_s;
+    double chunk_overhead_s;
+    guint64 chunk_size_bytes;
     double oversubscription;
     double switch_latency_s;
     double uplink_efficiency; /* < 0: the NIC's efficiency */
@@ -367,17 +371,36 @@ read_fabric(RsYaml *yaml, yaml_node_t *root, TopologyFile *f, GError **error)
            rs_yaml_read_bool(yaml, fabric, "fabric", "pxn", FALSE, &f->pxn, error);
 }
 
-/* software {message_overhead}. */
+/* software {message_overhead, chunk_overhead, chunk_size}: chunk_overhead needs the
+ * chunk_size it was measured at. */
 static gboolean
 read_software(RsYaml *yaml, yaml_node_t *root, TopologyFile *f, GError **error)
 {
-    static const char *const software_keys[] = {"message_overhead", NULL};
+    static const char *const software_keys[] = {"message_overhead", "chunk_overhead",
+                                                "chunk_size", NULL};
     yaml_node_t *software = rs_yaml_lookup(yaml, root, "software");
     if (software == NULL)
         return TRUE;
-    return rs_yaml_check_keys(yaml, software, "software", software_keys, error) &&
-           rs_yaml_read_duration(yaml, software, "software", "message_overhead", FALSE,
-                                 &f->message_overhead_s, error);
+    if (!rs_yaml_check_keys(yaml, software, "software", software_keys, error) ||
+        !rs_yaml_read_duration(yaml, software, "software", "message_overhead", FALSE,
+                               &f->message_overhead_s, error) ||
+        !rs_yaml_read_duration(yaml, software, "software", "chunk_overhead", FALSE,
+                               &f->chunk_overhead_s, error) ||
+        !rs_yaml_read_size(yaml, software, "software", "chunk_size", FALSE,
+                           &f->chunk_size_bytes, error))
+        return FALSE;
+    if (f->chunk_overhead_s > 0 && f->chunk_size_bytes == 0) {
+        yaml_node_t *at = rs_yaml_lookup(yaml, software, "chunk_size");
+        rs_yaml_set_error(yaml, at != NULL ? at : software, "software", "chunk_size", error,
+                          at != NULL ? RS_YAML_ERROR_VALUE : RS_YAML_ERROR_MISSING,
+                          at != NULL ? "must be positive when chunk_overhead is given"
+                                     : "required with chunk_overhead (the chunk it was "
+                                       "measured at)");
+        return FALSE;
+    }
+    if (f->chunk_overhead_s == 0)
+        f->chunk_size_bytes = 0;
+    return TRUE;
 }
 
 /* The command line's overrides of nodes, NIC bandwidth, oversubscription and PXN. */
@@ -451,6 +474,8 @@ topology_new_from_file(const TopologyFile *f, GArray *copy_runs)
     topo->oversubscription = f->oversubscription;
     topo->switch_latency_s = f->switch_latency_s;
     topo->message_overhead_s = f->message_overhead_s;
+    topo->chunk_overhead_s = f->chunk_overhead_s;
+    topo->chunk_size_bytes = f->chunk_size_bytes;
     topo->copy_runs = copy_runs;
     topo->gpu_costs = f->gpu_costs;
     topo->has_pcie = f->has_pcie;
@@ -727,6 +752,23 @@ double
 rs_topology_get_message_overhead_s(const RsTopology *topo)
 {
     return topo->message_overhead_s;
+}
+
+double
+rs_topology_get_chunk_overhead_s(const RsTopology *topo, guint64 *chunk_size_bytes_out)
+{
+    if (chunk_size_bytes_out != NULL)
+        *chunk_size_bytes_out = topo->chunk_size_bytes;
+    return topo->chunk_overhead_s;
+}
+
+guint64
+rs_topology_count_chunks(const RsTopology *topo, guint64 size_bytes, guint64 chunk_bytes)
+{
+    guint64 c = chunk_bytes > 0 ? chunk_bytes : topo->chunk_size_bytes;
+    if (c == 0 || size_bytes == 0)
+        return size_bytes > 0;
+    return size_bytes / c + (size_bytes % c != 0);
 }
 
 void

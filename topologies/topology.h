@@ -181,7 +181,10 @@ const RsGpuCosts *rs_topology_get_gpu_costs(const RsTopology *topo);
  * (default 0)} (pcie optional: without it the NIC is taken as attached to the GPU
  * directly), fabric {scalable_unit_nodes (default: all nodes), oversubscription (a number
  * >= 1 or "N:1", default 1), switch_latency (per leaf or spine crossed, default 0),
- * uplink_efficiency (default: the NIC's), pxn (default false)}, software {message_overhead},
+ * uplink_efficiency (default: the NIC's), pxn (default false)}, software {message_overhead,
+ * chunk_overhead (a duration, default 0) and chunk_size (the size it was measured at,
+ * required with a positive chunk_overhead): the executor's fixed cost per chunk operation,
+ * which reshard calibrate fits},
  * copy {runs: a list, by strictly increasing bytes, of {bytes, read_one_rank, read_node,
  * write_one_rank, write_node, and optionally local_read_one_rank, local_read_node,
  * local_write_one_rank, local_write_node (an entry without one takes its own message
@@ -252,6 +255,30 @@ gboolean rs_topology_gpu_in_job(const RsTopology *topo, guint32 gpu);
 gboolean rs_topology_has_job(const RsTopology *topo);
 /** rs_topology_get_message_overhead_s: Returns: software cost per message, seconds. */
 double rs_topology_get_message_overhead_s(const RsTopology *topo);
+
+/**
+ * rs_topology_get_chunk_overhead_s:
+ * @chunk_size_bytes_out: (out) (optional): the chunk it was measured at, bytes (0 when none)
+ *
+ * The executor's fixed cost per chunk operation (software.chunk_overhead): a message of S
+ * bytes is cut into ⌈S / chunk⌉ transport calls (exec/executor.c), each paying it on the
+ * sending and on the receiving rank, beside the message's own overhead. Written by
+ * reshard calibrate (exec/calibrate.h); 0 on the shipped fabrics, whose message overhead
+ * stands for the whole software cost.
+ *
+ * Returns: seconds per chunk operation, 0 when the topology gives none.
+ */
+double rs_topology_get_chunk_overhead_s(const RsTopology *topo, guint64 *chunk_size_bytes_out);
+
+/**
+ * rs_topology_count_chunks:
+ * @size_bytes: a message's size, bytes
+ * @chunk_bytes: the executor's chunk, bytes; 0: the topology's chunk_size
+ *
+ * Returns: ⌈@size_bytes / chunk⌉, the chunk operations of the message (1 for any positive
+ *   size when no chunk is known, 0 for an empty message).
+ */
+guint64 rs_topology_count_chunks(const RsTopology *topo, guint64 size_bytes, guint64 chunk_bytes);
 
 /**
  * rs_topology_get_copy_rates:
