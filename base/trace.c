@@ -352,6 +352,10 @@ read_row_times(const TraceReader *rd, const char *const *v, guint line, double *
             return parse_error(error, rd->name, line, column_names[COL_START + k], t,
                                "is not a number of seconds");
     }
+    /* A message cannot end before it starts (a measured trace once gave -20 us). */
+    if (isfinite(times[0]) && isfinite(times[1]) && times[1] < times[0])
+        return parse_error(error, rd->name, line, column_names[COL_START + 1],
+                           v[COL_START + 1], "is before start_s");
     return TRUE;
 }
 
@@ -399,13 +403,24 @@ read_row(TraceReader *rd, char **fields, guint n, guint line, GError **error)
     return TRUE;
 }
 
-/* Every dependency names a message of the file. */
+/* Every message is given once (a row per message: matching and dependencies go by id),
+ * and every dependency names a message of the file. */
 static gboolean
 check_dependencies(const RsTrace *trace, const char *name, GError **error)
 {
     g_autoptr(GHashTable) ids = g_hash_table_new(g_direct_hash, g_direct_equal);
-    for (guint i = 0; i < rs_trace_get_n_rows(trace); i++)
-        g_hash_table_add(ids, GUINT_TO_POINTER(rs_trace_get_row(trace, i)->message + 1));
+    for (guint i = 0; i < rs_trace_get_n_rows(trace); i++) {
+        const RsTraceRow *r = rs_trace_get_row(trace, i);
+        gpointer first = g_hash_table_lookup(ids, GUINT_TO_POINTER(r->message + 1));
+        if (first != NULL) {
+            g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_PARSE,
+                        "%s:%u: message %u is given twice (first at line %u); a trace has one "
+                        "row per message",
+                        name, r->line, r->message, GPOINTER_TO_UINT(first));
+            return FALSE;
+        }
+        g_hash_table_insert(ids, GUINT_TO_POINTER(r->message + 1), GUINT_TO_POINTER(r->line));
+    }
     for (guint i = 0; i < rs_trace_get_n_rows(trace); i++) {
         const RsTraceRow *r = rs_trace_get_row(trace, i);
         for (guint k = 0; k < r->depends_on->len; k++) {

@@ -67,9 +67,9 @@ static GOptionEntry entries[] = {
     {"window", 0, 0, G_OPTION_ARG_STRING, &opt_window, "Chunks in flight per rank (default 8)",
      "N"},
     {"queue-depth", 0, 0, G_OPTION_ARG_STRING, &opt_queue_depth,
-     "host: messages queued per rank pair (default 8)", "N"},
+     "host: messages queued per rank pair (default 8, at most 1024)", "N"},
     {"eager-size", 0, 0, G_OPTION_ARG_STRING, &opt_eager_size,
-     "host: largest message copied at once, e.g. 16KiB (default)", "SIZE"},
+     "host: largest message copied at once, e.g. 16KiB (default), at most 1MiB", "SIZE"},
     {"timeout", 0, 0, G_OPTION_ARG_DOUBLE, &opt_timeout,
      "Fail when a rank makes no progress for S seconds, naming the rank; nccl aborts its "
      "communicators (default: wait)",
@@ -209,7 +209,8 @@ parse_options(RsExecOptions *opts, RsTransportConfig *tconfig, RsStrategy *strat
     gint64 runs = 0, window = 0, queue_depth = 0;
     if (!rs_cli_parse_int("--runs", opt_runs, 1, G_MAXINT32, &runs, error) ||
         !rs_cli_parse_int("--window", opt_window, 1, G_MAXINT32, &window, error) ||
-        !rs_cli_parse_int("--queue-depth", opt_queue_depth, 1, G_MAXINT32, &queue_depth, error))
+        !rs_cli_parse_int("--queue-depth", opt_queue_depth, 1, RS_TRANSPORT_MAX_QUEUE_DEPTH,
+                          &queue_depth, error))
         return FALSE;
     /* NaN compares false with everything: it would never fire, the wait it guards would
      * hang; infinity is the default (0, wait) spelled another way. */
@@ -238,6 +239,12 @@ parse_options(RsExecOptions *opts, RsTransportConfig *tconfig, RsStrategy *strat
         guint64 eager;
         if (!parse_size("--eager-size", opt_eager_size, &eager, error))
             return FALSE;
+        if (eager > RS_TRANSPORT_MAX_EAGER_BYTES) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "--eager-size: %s is above the largest, 1 MiB (messages above it go "
+                        "by rendezvous anyway)", opt_eager_size);
+            return FALSE;
+        }
         tconfig->eager_bytes = (gsize)MAX(eager, 1);
     }
     if (opt_corrupt != NULL) {
@@ -284,6 +291,25 @@ work_clear(Work *w)
     rs_refit_free(w->own_refit);
     rs_topology_free(w->own_topology);
     g_free(w->work);
+}
+
+/* The executor moves whole bytes per element: MXFP4's half-byte values (two per byte) are
+ * planned and simulated, not run. FALSE, naming the tensor, when one has them. */
+static gboolean
+check_whole_byte_elements(const Work *w, GError **error)
+{
+    for (guint i = 0; i < rs_refit_get_n_tensors(w->refit); i++) {
+        const RsRefitTensor *t = rs_refit_get_tensor(w->refit, i);
+        if (rs_refit_tensor_get_elem_bytes(t) == 0) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "\"%s\" is %s on the wire: the executor moves whole-byte elements, "
+                        "and MXFP4's half-byte values are planned and simulated (reshard plan, "
+                        "simulate), not run; choose another --dtype (or --infer-dtype)",
+                        t->name, rs_dtype_get_name(t->dtype));
+            return FALSE;
+        }
+    }
+    return TRUE;
 }
 
 static gboolean
@@ -535,7 +561,8 @@ run(int argc, char **argv)
 
     Work w;
     /* The trace may not replace an input (the scenario, model or topology just read). */
-    if (!load_work(&w, &error) || !rs_cli_check_not_input("--trace", opt_trace, &error)) {
+    if (!load_work(&w, &error) || !rs_cli_check_not_input("--trace", opt_trace, &error) ||
+        !check_whole_byte_elements(&w, &error)) {
         work_clear(&w);
         return root ? rs_cli_fail(cmd, error, RS_EXIT_USAGE) : RS_EXIT_USAGE;
     }
@@ -555,7 +582,9 @@ run(int argc, char **argv)
     }
     RsCostEstimate cost = {0};
     if (w.topology != NULL &&
-        !rs_cost_estimate_full(plan, w.refit, w.topology, &cost, &error)) {
+        !rs_cost_estimate_chunked(plan, w.refit, w.topology,
+                                  opts.chunk_bytes ? opts.chunk_bytes : RS_EXEC_DEFAULT_CHUNK_BYTES,
+                                  &cost, &error)) {
         g_prefix_error(&error, "prediction: ");
         work_clear(&w);
         return root ? rs_cli_fail(cmd, error, RS_EXIT_USAGE) : RS_EXIT_USAGE;

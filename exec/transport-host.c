@@ -39,6 +39,7 @@ typedef struct {
 typedef struct {
     Entry *ring;    /* queue_depth entries */
     guint8 *slots;  /* queue_depth × eager_bytes, allocated at the first eager message */
+    gboolean no_slots; /* that allocation failed: every message goes by rendezvous */
     guint head;
     guint count;
 } Channel;
@@ -190,6 +191,11 @@ try_place(HostEndpoint *self, RsTransportRequest *req)
         g_mutex_unlock(&to->lock);
         return FALSE;
     }
+    if (eager && ch->slots == NULL && !ch->no_slots) {
+        ch->slots = g_try_malloc((gsize)w->depth * w->eager_bytes);
+        ch->no_slots = ch->slots == NULL;
+    }
+    eager = eager && !ch->no_slots;
     guint pos = (ch->head + ch->count) % w->depth;
     Entry *e = &ch->ring[pos];
     e->tag = req->tag;
@@ -197,8 +203,6 @@ try_place(HostEndpoint *self, RsTransportRequest *req)
     guint n_iov;
     const RsIovec *iov = get_iov(req, &n_iov);
     if (eager) {
-        if (ch->slots == NULL)
-            ch->slots = g_malloc((gsize)w->depth * w->eager_bytes);
         e->slot.base = ch->slots + (gsize)pos * w->eager_bytes;
         e->slot.len = req->size_bytes;
         iov_copy(&e->slot, 1, iov, n_iov);

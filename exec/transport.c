@@ -55,6 +55,14 @@ rs_transport_open(const char *name, const RsTransportConfig *config, GError **er
         c.eager_bytes = RS_TRANSPORT_DEFAULT_EAGER_BYTES;
     if (c.queue_depth == 0)
         c.queue_depth = RS_TRANSPORT_DEFAULT_QUEUE_DEPTH;
+    if (c.eager_bytes > RS_TRANSPORT_MAX_EAGER_BYTES || c.queue_depth > RS_TRANSPORT_MAX_QUEUE_DEPTH) {
+        g_set_error(error, RS_TRANSPORT_ERROR, RS_TRANSPORT_ERROR_INVALID,
+                    "%s above its largest, %s", c.eager_bytes > RS_TRANSPORT_MAX_EAGER_BYTES
+                                                    ? "eager size"
+                                                    : "queue depth",
+                    c.eager_bytes > RS_TRANSPORT_MAX_EAGER_BYTES ? "1 MiB" : "1024 messages");
+        return NULL;
+    }
     RsTransport *t = klass->open(&c, error);
     if (t == NULL)
         return NULL;

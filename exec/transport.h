@@ -44,6 +44,7 @@ typedef enum {
     RS_TRANSPORT_ERROR_TIMEOUT,     /* an operation did not complete within the deadline */
     RS_TRANSPORT_ERROR_ABORTED,     /* another rank failed and the world was aborted */
     RS_TRANSPORT_ERROR_FAILED,      /* a backend call failed (the backend's message) */
+    RS_TRANSPORT_ERROR_INVALID,     /* a setting out of range (RsTransportConfig) */
 } RsTransportError;
 
 typedef struct _RsTransport RsTransport;
@@ -53,10 +54,12 @@ typedef struct _RsEndpoint RsEndpoint;
 typedef struct {
     /* Host: messages up to this size are copied into the queue slot at once (eager) and the
      * send completes; larger ones wait in the queue until the receiver copies them straight
-     * from the sender's buffer (rendezvous, one copy). Default 16 KiB. */
+     * from the sender's buffer (rendezvous, one copy). Default 16 KiB, at most
+     * RS_TRANSPORT_MAX_EAGER_BYTES. When a channel's slots cannot be allocated its messages
+     * all go by rendezvous. */
     gsize eager_bytes;
     /* Host: messages one sender may have queued to one receiver before further sends wait
-     * in the sender (the bounded queue). Default 8. */
+     * in the sender (the bounded queue). Default 8, at most RS_TRANSPORT_MAX_QUEUE_DEPTH. */
     guint queue_depth;
     /* > 0: seconds a blocking wait may see no progress before it fails with
      * RS_TRANSPORT_ERROR_TIMEOUT naming the rank; 0 waits for ever. Finite, >= 0.
@@ -70,6 +73,11 @@ typedef struct {
 
 #define RS_TRANSPORT_DEFAULT_EAGER_BYTES ((gsize)16 << 10)
 #define RS_TRANSPORT_DEFAULT_QUEUE_DEPTH 8
+/* The largest settings accepted: each receiver holds queue_depth × eager_bytes of slots per
+ * sender it hears from (1 GiB at both limits); eager copying pays off for small messages
+ * only (MPI libraries switch to rendezvous at 4 to 64 KiB). */
+#define RS_TRANSPORT_MAX_EAGER_BYTES ((gsize)1 << 20)
+#define RS_TRANSPORT_MAX_QUEUE_DEPTH 1024
 
 /* One contiguous run of bytes of a scatter-gather operation. */
 typedef struct {

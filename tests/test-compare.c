@@ -121,6 +121,18 @@ test_cli(void)
     g_assert_cmpint(r.exit_code, ==, 2);
     assert_contains(r.err, "MEASURED: ");
     run_result_clear(&r);
+    /* --plot may not replace an input: p.dat is the prediction (it was overwritten with
+     * the plot's data, exit 0). */
+    g_autofree char *dat = write_temp("p.dat", ptext);
+    g_autofree char *prefix = g_strndup(dat, strlen(dat) - strlen(".dat"));
+    const char *plot_over_input[] = {"compare", dat, mpath, "--plot", prefix, NULL};
+    r = run_reshard(plot_over_input);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "is an input of this command");
+    g_autofree char *after = NULL;
+    g_assert_true(g_file_get_contents(dat, &after, NULL, NULL));
+    g_assert_cmpstr(after, ==, ptext);
+    run_result_clear(&r);
     /* Traces of different plans (message 1 goes elsewhere in the run): refused, exit 2. */
     g_autoptr(RsTrace) other = rs_trace_new();
     rs_trace_add(other, 0, 0, 1, 1000, 0, 0, 2, "", NULL, 0);

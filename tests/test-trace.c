@@ -88,6 +88,12 @@ static const BadCase bad_cases[] = {
     {"src,dst,bytes,phase\n0,1,5,4294967296\n", "m.csv:2: column phase: \"4294967296\""},
     {"src,dst,bytes,end_s\n0,1,5,soon\n", "m.csv:2: column end_s: \"soon\" is not a number"},
     {"src,dst,bytes,depends_on\n0,1,5,0;x\n", "m.csv:2: column depends_on: \"x\" is not a"},
+    /* A message ending before it starts; one message given twice (compare matched neither
+     * correctly: "measured s -2e-05", counts that did not add up). */
+    {"src,dst,bytes,start_s,end_s\n0,1,5,3e-5,1e-5\n",
+     "m.csv:2: column end_s: \"1e-5\" is before start_s"},
+    {"message,src,dst,bytes\n4,0,1,5\n5,0,1,5\n4,1,0,5\n",
+     "m.csv:4: message 4 is given twice (first at line 2)"},
 };
 
 static void
