@@ -22,11 +22,16 @@ struct _RsCompare {
     GArray *phase_span; /* double pairs: predicted, measured */
 };
 
+/* The class of a message's route: "local" for a copy within a GPU, "unknown" when a message
+ * between two GPUs has no route (a trace of reshard run: the executor does not know the
+ * fabric's links). */
 static const char *
-route_link_class(const char *route)
+route_link_class(const char *route, guint32 src, guint32 dst)
 {
-    if (route == NULL || *route == '\0')
+    if (src == dst)
         return "local";
+    if (route == NULL || *route == '\0')
+        return "unknown";
     gboolean nvlink = FALSE, pcie = FALSE;
     g_auto(GStrv) links = g_strsplit(route, ";", -1);
     for (guint i = 0; links[i] != NULL; i++) {
@@ -37,6 +42,18 @@ route_link_class(const char *route)
         nvlink |= strcmp(c, "nvlink") == 0;
     }
     return pcie ? "pcie" : nvlink ? "nvlink" : "local";
+}
+
+/* TRUE when some row of @t has both times. */
+static gboolean
+trace_has_times(const RsTrace *t)
+{
+    for (guint i = 0; i < rs_trace_get_n_rows(t); i++) {
+        const RsTraceRow *r = rs_trace_get_row(t, i);
+        if (isfinite(r->start_s) && isfinite(r->end_s))
+            return TRUE;
+    }
+    return FALSE;
 }
 
 static gboolean
@@ -100,7 +117,7 @@ rs_compare_new(const RsTrace *predicted, const RsTrace *measured, GError **error
         cm.dst = m->dst;
         cm.phase = m->phase;
         cm.size_bytes = m->size_bytes;
-        cm.link_class = route_link_class(p->route);
+        cm.link_class = route_link_class(p->route, p->src, p->dst);
         cm.predicted_s = p->end_s - p->start_s;
         cm.measured_s = m->end_s - m->start_s;
         cm.error = cm.measured_s > 0 ? (cm.predicted_s - cm.measured_s) / cm.measured_s : 0;
@@ -124,9 +141,20 @@ rs_compare_new(const RsTrace *predicted, const RsTrace *measured, GError **error
     }
     c->n_predicted_only = g_hash_table_size(pred) - g_hash_table_size(matched);
     if (c->messages->len == 0) {
-        g_set_error(error, RS_COMPARE_ERROR, RS_COMPARE_ERROR_NO_MATCH,
-                    "no message id of %s with start and end times is in %s", c->measured_name,
-                    c->predicted_name);
+        /* Say why: a side without any time (no start_s/end_s columns, or empty ones), or
+         * ids that do not meet. */
+        const RsTrace *untimed = !trace_has_times(measured)    ? measured
+                                 : !trace_has_times(predicted) ? predicted
+                                                               : NULL;
+        if (untimed != NULL)
+            g_set_error(error, RS_COMPARE_ERROR, RS_COMPARE_ERROR_NO_MATCH,
+                        "%s has no message with both start_s and end_s (the columns are "
+                        "missing or empty): nothing to compare",
+                        untimed == measured ? c->measured_name : c->predicted_name);
+        else
+            g_set_error(error, RS_COMPARE_ERROR, RS_COMPARE_ERROR_NO_MATCH,
+                        "no message id of %s with start and end times is in %s",
+                        c->measured_name, c->predicted_name);
         rs_compare_free(c);
         return NULL;
     }
@@ -267,7 +295,7 @@ rs_compare_groups_table(const RsCompare *c)
     }
     for (guint k = 0; k < G_N_ELEMENTS(size_bounds); k++)
         add_group(t, c, "size", size_names[k], in_size, &k, 0, 0, FALSE);
-    static const char *const links[] = {"network", "pcie", "nvlink", "local"};
+    static const char *const links[] = {"network", "pcie", "nvlink", "local", "unknown"};
     for (guint k = 0; k < G_N_ELEMENTS(links); k++)
         add_group(t, c, "link", links[k], in_link, links[k], 0, 0, FALSE);
     return t;
@@ -354,10 +382,11 @@ rs_compare_report(const RsCompare *c, RsFormat format, GString *out)
         return;
     }
     g_string_append_printf(out,
-                           "compare    predicted %s against measured %s: %u messages matched "
+                           "compare    predicted %s against measured %s: %u message%s matched "
                            "by id, %u only predicted, %u only measured; error = (predicted - "
                            "measured) / measured\n\n",
                            c->predicted_name, c->measured_name, c->messages->len,
+                           c->messages->len == 1 ? "" : "s",
                            c->n_predicted_only, c->n_measured_only);
     rs_table_append_text(groups, out);
     g_string_append_printf(out, "\nthe %u messages with the largest |error|:\n",

@@ -7,7 +7,8 @@
  * - size class: messages by bytes, < 64 KiB, 64 KiB–1 MiB, 1–16 MiB, 16–256 MiB, ≥ 256 MiB
  *   (powers of 16 of the 64 KiB that NCCL's protocols switch around), their summed times;
  * - link class: by the widest class on the predicted route (network: a NIC or the spine;
- *   pcie; nvlink; local: no route), their summed times.
+ *   pcie; nvlink; local: a copy within one GPU; unknown: a message between two GPUs
+ *   without a route, as in a trace of reshard run), their summed times.
  * Every group states predicted and measured seconds, the relative error of the group
  * (predicted − measured) / measured, and the median and 90th percentile of its messages'
  * |relative errors| (nearest-rank percentile: the value at rank ceil(0.9 n)). The

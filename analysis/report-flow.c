@@ -386,7 +386,8 @@ topology_gpus_line(const RsTopology *topo, GString *out)
         g_string_append_printf(out, ", %" G_GUINT64_FORMAT " GiB each", memory >> 30);
     else if (memory > 0)
         g_string_append_printf(out, ", %.4g GB each", memory / 1e9);
-    g_string_append_printf(out, ", on %u nodes of %u\n", rs_topology_get_n_nodes(topo),
+    guint n_nodes = rs_topology_get_n_nodes(topo);
+    g_string_append_printf(out, ", on %u node%s of %u\n", n_nodes, n_nodes == 1 ? "" : "s",
                            rs_topology_get_gpus_per_node(topo));
 }
 

@@ -140,8 +140,9 @@ rs_report_plan(const RsPlanReport *r, RsFormat format, GString *out)
         rs_report_json_append_full(b, FALSE, out);
     } else {
         g_string_append(out, r->header ? r->header : "");
-        g_string_append_printf(out, "strategy  %s: %u transfers listed, %u phase(s)\n", strategy,
-                               rs_table_get_n_rows(t), rs_plan_get_n_phases(r->plan));
+        guint n_rows = rs_table_get_n_rows(t), n_phases = rs_plan_get_n_phases(r->plan);
+        g_string_append_printf(out, "strategy  %s: %u transfer%s listed, %u phase%s\n", strategy,
+                               n_rows, n_rows == 1 ? "" : "s", n_phases, n_phases == 1 ? "" : "s");
         g_string_append_printf(out,
                                "moved     %" G_GUINT64_FORMAT " bytes between ranks, "
                                "%" G_GUINT64_FORMAT " bytes of local copies\n\n",

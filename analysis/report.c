@@ -1078,9 +1078,10 @@ run_counters(const RsRunReport *r, GString *out)
                                     " elements correct\n",
                                r->n_checked_elems);
     else
-        g_string_append_printf(out, "validation FAILED: %" G_GUINT64_FORMAT " elements differ; "
+        g_string_append_printf(out, "validation FAILED: %" G_GUINT64_FORMAT " element%s; "
                                     "first: %s\n",
-                               r->n_bad_elems, r->first_bad ? r->first_bad : "");
+                               r->n_bad_elems, r->n_bad_elems == 1 ? " differs" : "s differ",
+                               r->first_bad ? r->first_bad : "");
 }
 
 /* The last lines: what the prediction is and its parts. */

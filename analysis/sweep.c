@@ -59,6 +59,7 @@ yaml_list(RsYaml *y, yaml_node_t *root, const char *key)
     if (n == NULL)
         return NULL;
     GPtrArray *items = g_ptr_array_new();
+    g_ptr_array_add(items, n); /* [0]: the key's node, for messages; the items follow */
     if (n->type == YAML_SEQUENCE_NODE) {
         for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
              it++)
@@ -67,6 +68,17 @@ yaml_list(RsYaml *y, yaml_node_t *root, const char *key)
         g_ptr_array_add(items, n);
     }
     return items;
+}
+
+/* An axis given as an empty list ("tp: []") would fall back to the scenario's value. */
+static gboolean
+yaml_nonempty(RsYaml *y, const GPtrArray *items, const char *key, GError **error)
+{
+    if (items->len > 1)
+        return TRUE;
+    rs_yaml_set_error(y, items->pdata[0], NULL, key, error, RS_YAML_ERROR_VALUE,
+                      "an empty list; give its values or leave the key out");
+    return FALSE;
 }
 
 static gboolean
@@ -87,8 +99,10 @@ yaml_ints(RsYaml *y, yaml_node_t *root, const char *key, GArray *out, GError **e
     g_autoptr(GPtrArray) items = yaml_list(y, root, key);
     if (items == NULL)
         return TRUE;
+    if (!yaml_nonempty(y, items, key, error))
+        return FALSE;
     g_array_set_size(out, 0);
-    for (guint i = 0; i < items->len; i++) {
+    for (guint i = 1; i < items->len; i++) {
         const char *text;
         if (!yaml_scalar(y, items->pdata[i], key, &text, error))
             return FALSE;
@@ -109,8 +123,10 @@ yaml_strings(RsYaml *y, yaml_node_t *root, const char *key, GPtrArray *out, GErr
     g_autoptr(GPtrArray) items = yaml_list(y, root, key);
     if (items == NULL)
         return TRUE;
+    if (!yaml_nonempty(y, items, key, error))
+        return FALSE;
     g_ptr_array_set_size(out, 0);
-    for (guint i = 0; i < items->len; i++) {
+    for (guint i = 1; i < items->len; i++) {
         const char *text;
         if (!yaml_scalar(y, items->pdata[i], key, &text, error))
             return FALSE;
@@ -140,9 +156,11 @@ rs_sweep_grid_load_file(const char *path, RsSweepGrid *grid, GError **error)
         !yaml_strings(y, root, "strategy", grid->strategies, error))
         return FALSE;
     g_autoptr(GPtrArray) ep = yaml_list(y, root, "ep");
+    if (ep != NULL && !yaml_nonempty(y, ep, "ep", error))
+        return FALSE;
     if (ep != NULL) {
         g_array_set_size(grid->ep, 0);
-        for (guint i = 0; i < ep->len; i++) {
+        for (guint i = 1; i < ep->len; i++) {
             const char *text;
             if (!yaml_scalar(y, ep->pdata[i], "ep", &text, error))
                 return FALSE;
@@ -156,9 +174,11 @@ rs_sweep_grid_load_file(const char *path, RsSweepGrid *grid, GError **error)
         }
     }
     g_autoptr(GPtrArray) bw = yaml_list(y, root, "nic_bw");
+    if (bw != NULL && !yaml_nonempty(y, bw, "nic_bw", error))
+        return FALSE;
     if (bw != NULL) {
         g_array_set_size(grid->nic_bw, 0);
-        for (guint i = 0; i < bw->len; i++) {
+        for (guint i = 1; i < bw->len; i++) {
             const char *text;
             if (!yaml_scalar(y, bw->pdata[i], "nic_bw", &text, error))
                 return FALSE;

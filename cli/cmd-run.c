@@ -443,9 +443,10 @@ report(const Work *w, const RsPlan *plan, const RsExecResult *res, const RsCostE
     fputs(out->str, stdout);
     fflush(stdout);
     if (res->n_bad_elems > 0) {
-        rs_cli_printerr("reshard run: validation failed: %" G_GUINT64_FORMAT " elements differ; "
+        rs_cli_printerr("reshard run: validation failed: %" G_GUINT64_FORMAT " element%s; "
                         "first: %s\n",
-                        res->n_bad_elems, first_bad);
+                        res->n_bad_elems, res->n_bad_elems == 1 ? " differs" : "s differ",
+                        first_bad);
         return RS_EXIT_CHECK;
     }
     return RS_EXIT_OK;
@@ -605,7 +606,13 @@ run(int argc, char **argv)
                    ? RS_EXIT_USAGE
                    : RS_EXIT_RUNTIME;
         if (g_error_matches(error, RS_EXEC_ERROR, RS_EXEC_ERROR_MEMORY))
-            rs_cli_append_hint(error, "run a scaled model (--scale) or fewer layers (--layers)");
+            rs_cli_append_hint(error, single_tensor_given()
+                                          ? "give a smaller --chunk-size or --window (pack "
+                                            "buffers: window x chunk per rank), or a smaller "
+                                            "--shape"
+                                          : "run a scaled model (--scale) or fewer layers "
+                                            "(--layers), or give a smaller --chunk-size or "
+                                            "--window");
         if (root || !everywhere)
             rs_cli_fail(cmd, error, code);
         if (!everywhere && rs_transport_get_world_size(transport) > 0)

@@ -112,6 +112,11 @@ parse_ints(const char *flag, const char *text, GArray *out, GError **error)
         return TRUE;
     g_array_set_size(out, 0);
     g_auto(GStrv) items = g_strsplit(text, ",", -1);
+    if (items[0] == NULL) { /* "": an empty axis, which would fall back to the scenario's */
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "%s \"\": an empty list; give its values, like %s 4,8", flag, flag);
+        return FALSE;
+    }
     for (guint i = 0; items[i] != NULL; i++) {
         gint64 v;
         if (!rs_cli_parse_int(flag, g_strstrip(items[i]), 1, G_MAXINT32, &v, error))
@@ -144,6 +149,11 @@ parse_grid(RsSweepGrid *g, GError **error)
     if (opt_ep != NULL) {
         g_array_set_size(g->ep, 0);
         g_auto(GStrv) items = g_strsplit(opt_ep, ",", -1);
+        if (items[0] == NULL) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "--ep \"\": an empty list; give on, off or on,off");
+            return FALSE;
+        }
         for (guint i = 0; items[i] != NULL; i++) {
             const char *v = g_strstrip(items[i]);
             gboolean on = strcmp(v, "on") == 0 || strcmp(v, "true") == 0;
@@ -315,7 +325,8 @@ sweep(const char *cmd, const Settings *set, guint rank, guint n_ranks)
         if (rank == 0) {
             g_autofree char *over =
                 n_ranks > 1 ? g_strdup_printf(" over %u MPI ranks", n_ranks) : g_strdup("");
-            rs_cli_progress("sweeping %u points of %s%s ...", n_points, base->name, over);
+            rs_cli_progress("sweeping %u point%s of %s%s ...", n_points, n_points == 1 ? "" : "s",
+                            base->name, over);
         }
         if (!rs_sweep_run(points, &o, results, &error)) {
             fail_code = RS_EXIT_RUNTIME;

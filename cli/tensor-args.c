@@ -95,6 +95,12 @@ rs_tensor_args_parse_shape(const char *text, gint64 *shape, guint *n_dims_out, G
         }
         shape[n++] = (gint64)v;
     }
+    if (n == 0) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--shape \"%s\": empty; expected 1 to %d sizes like 200x200", text,
+                    RS_MAX_DIMS);
+        return FALSE;
+    }
     /* The layout refuses more than 2^62 elements too, but under the name of the flag it
      * is building (--placements): check here so the message names --shape. */
     guint64 n_elems = 1;

@@ -216,7 +216,9 @@ megatron_resolve(RsConvention *conv, RsResolver *r, GError **error)
         g_string_append_printf(r->summary, "stage %u: GPUs %s, layers %s%s%s\n", s, ranks,
                                mg.pipe.layer_text[s]->len ? mg.pipe.layer_text[s]->str : "none",
                                s == 0 ? " + embedding" : "",
-                               s + 1 == (guint)mg.pp ? " + final norm, head, MTP" : "");
+                               s + 1 != (guint)mg.pp  ? ""
+                               : rs_model_has_mtp(r->model) ? " + final norm, head, MTP"
+                                                            : " + final norm, head");
     }
     if (ok)
         g_string_append_printf(r->summary,

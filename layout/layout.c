@@ -344,8 +344,8 @@ check_splits(guint n_dims, const gint64 *shape, const RsMesh *mesh, const RsSpli
     guint n_mesh_dims = rs_mesh_get_n_dims(mesh);
     if (n_splits != n_mesh_dims) {
         g_set_error(error, RS_LAYOUT_ERROR, RS_LAYOUT_ERROR_INVALID,
-                    "%u placements for a %u-dim mesh: give one placement per mesh dim", n_splits,
-                    n_mesh_dims);
+                    "%u placement%s for a %u-dim mesh: give one placement per mesh dim", n_splits,
+                    n_splits == 1 ? "" : "s", n_mesh_dims);
         return FALSE;
     }
     gboolean split_before[RS_MAX_DIMS] = {FALSE};

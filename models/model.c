@@ -270,6 +270,12 @@ rs_model_get_n_experts_per_token(const RsModel *model)
     return model->n_experts_per_token;
 }
 
+gboolean
+rs_model_has_mtp(const RsModel *model)
+{
+    return model->has_mtp;
+}
+
 void
 rs_model_note_mtp(RsModel *model)
 {

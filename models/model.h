@@ -233,6 +233,9 @@ gboolean rs_model_get_tie_embeddings(const RsModel *model);
 gint rs_model_find_fuse_sibling(const RsModel *model, guint index, guint segment);
 
 guint rs_model_get_n_tensors(const RsModel *model);
+/** rs_model_has_mtp: Returns: TRUE when the model's tensors include a multi-token-prediction
+ * layer's (generated with --mtp from a config that has some, or imported). */
+gboolean rs_model_has_mtp(const RsModel *model);
 /** rs_model_get_tensor: Returns: (transfer none): tensor @index, alive as @model. */
 const RsTensorSpec *rs_model_get_tensor(const RsModel *model, guint index);
 /** rs_model_find_tensor: Returns: the index of the tensor named @name, or -1. O(1). */

@@ -128,7 +128,7 @@ test_run_corrupt(void)
                           "-q", NULL};
     RunResult r = run_reshard_mpi(args, 0);
     g_assert_cmpint(r.exit_code, ==, 3);
-    assert_contains(r.err, "validation failed: 1 elements differ");
+    assert_contains(r.err, "validation failed: 1 element differs");
     assert_contains(r.err, "rank 1, global index [1, 5] (flat 13)");
     assert_contains(r.out, "validation FAILED");
     run_result_clear(&r);
@@ -243,7 +243,7 @@ static const BadCase bad_cases[] = {
     /* The default scenario is far too big for one machine: refused before allocating. */
     {{"run", NULL}, "more than the"},
     {{"simulate", "--layers", "3-x", NULL}, "--layers: layers \"3-x\""},
-    {{"calibrate", "--ranks", "1", NULL}, "--ranks 1: need at least 2"},
+    {{"calibrate", "--ranks", "1", NULL}, "--ranks 1: must be at least 2"},
     {{"calibrate", "--sizes", "4KiB,0B", NULL}, "--sizes: 0B is outside"},
     {{"calibrate", "--copy-runs", "64B,32B", NULL},
      "--copy-runs: run lengths must increase (32 B after 64 B)"},
@@ -374,7 +374,7 @@ test_mpi_errors(void)
                              "--corrupt-byte", "0:5", "-q", NULL};
     RunResult r = run_reshard_mpi(corrupt, 4);
     g_assert_cmpint(r.exit_code, ==, 3);
-    assert_contains(r.err, "validation failed: 1 elements differ");
+    assert_contains(r.err, "validation failed: 1 element differs");
     run_result_clear(&r);
     /* The plan needs 4 ranks; mpirun started 3: refused once, by rank 0. */
     const char *wrong[] = {"run", "--transport", "mpi", "--shape", "8x8", "--src-mesh", "2",

@@ -852,6 +852,36 @@ static const CliCase cli_cases[] = {
      NULL,
      2,
      {"--compare-posting applies to --compare: give both", NULL}},
+    /* Empty sweep axes fell back to the scenario's value, exit 0; --shape "" blamed the
+     * placements; --name "a: b" made a topology its own check refused after measuring. */
+    {{"sweep", "--scenario", "qwen3-30b-colocated", "--tp", "", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--tp \"\": an empty list; give its values, like --tp 4,8", NULL}},
+    {{"sweep", "--scenario", "qwen3-30b-colocated", "--sweep", "@", NULL},
+     "sweep.yaml",
+     "pp: [1]\ntp: []\n",
+     2,
+     {"sweep.yaml:2:5: tp: an empty list; give its values or leave the key out", NULL}},
+    {{"layout", "--shape", "", "--mesh", "2", "--placements", "S(0)", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--shape \"\": empty; expected 1 to 6 sizes like 200x200", NULL}},
+    {{"calibrate", "--name", "a: b", "--ranks", "2", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--name \"a: b\": a topology name is letters, digits and . _ + -", NULL}},
+    /* Buffers past the machine's memory for one tensor: the hint named --scale and
+     * --layers, which a single tensor has not. */
+    {{"run", "--shape", "64x64", "--src-mesh", "2", "--src-placements", "S(0)", "--dst-mesh",
+      "2", "--dst-placements", "S(1)", "--window", "10000000", NULL},
+     NULL,
+     NULL,
+     2,
+     {"give a smaller --chunk-size or --window", NULL}},
     /* Host transport settings past their limits aborted on allocation (8 GiB × depth of
      * eager slots per channel; a ring of 2^31 entries); MXFP4 failed to allocate a 0-byte
      * buffer and advised --scale. */
@@ -1016,7 +1046,7 @@ static const CliCase cli_cases[] = {
      NULL,
      2,
      {"--queue-depth 0: must be an integer from 1 to 1024", NULL}},
-    {{"calibrate", "--ranks", "0", NULL}, NULL, NULL, 2, {"--ranks 0: must be at least 1", NULL}},
+    {{"calibrate", "--ranks", "0", NULL}, NULL, NULL, 2, {"--ranks 0: must be at least 2", NULL}},
     {{"calibrate", "--concurrency", "0", NULL},
      NULL,
      NULL,
@@ -1232,7 +1262,7 @@ static const CliCase cli_cases[] = {
      NULL,
      NULL,
      2,
-     {"--ranks 4294967298: must be an integer from 1 to 2147483647", NULL}},
+     {"--ranks 4294967298: must be an integer from 2 to 2147483647", NULL}},
     {{"simulate", "--scenario", "@", "--strategy", "direct", NULL},
      "big.yaml",
      "model: llama-3.1-8b\ntopology: dgx-h100\nnodes: 2\ntrain:\n"
@@ -2490,6 +2520,53 @@ test_messages_default_topology(void)
     run_result_clear(&r);
 }
 
+/* Counts of one in the singular ("1 transfers listed, 1 phase(s)", "1 placements for a
+ * 2-dim mesh", "on 1 nodes of 2"). */
+static void
+test_singular_counts(void)
+{
+    const char *plan[] = {"plan", "--shape", "8x4", "--src-mesh", "1", "--src-placements", "R",
+                          "--dst-mesh", "1", "--dst-placements", "R", NULL};
+    RunResult r = run_reshard(plan);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "strategy  direct: 1 transfer listed, 1 phase\n");
+    run_result_clear(&r);
+    const char *layout[] = {"layout", "--shape", "8x4", "--mesh", "2x2", "--placements", "S(0)",
+                            NULL};
+    r = run_reshard(layout);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "1 placement for a 2-dim mesh");
+    run_result_clear(&r);
+    g_autofree char *topo = write_temp("one.yaml", "name: one\nnodes: 1\ngpus_per_node: 2\n"
+                                                   "gpu: {model: g, memory: 1 GiB}\n"
+                                                   "nvlink: {bandwidth: 1 GB/s}\n"
+                                                   "nic: {bandwidth: 1 GB/s}\n");
+    const char *show[] = {"topology", "show", topo, NULL};
+    r = run_reshard(show);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "GPUs       2 g, 1 GiB each, on 1 node of 2\n");
+    run_result_clear(&r);
+}
+
+/* The last pipeline stage names MTP only for a model that has MTP layers (Qwen3-30B-A3B has
+ * none; it read "+ final norm, head, MTP"). */
+static void
+test_last_stage_mtp(void)
+{
+    const char *qwen[] = {"simulate", "--scenario", "qwen3-30b-colocated", "--network",
+                          "bottleneck", NULL};
+    RunResult r = run_reshard(qwen);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "layers 24-47 + final norm, head\n");
+    run_result_clear(&r);
+    const char *dsv3[] = {"simulate", "--scenario", "deepseek-v3-h100", "--mtp", "--network",
+                          "bottleneck", "--strategy", "direct", NULL};
+    r = run_reshard(dsv3);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "layers 57-60 + final norm, head, MTP\n");
+    run_result_clear(&r);
+}
+
 /* A scalable unit's leaf downlinks as the binding cut (tests/data/small-fabric.yaml: two
  * units of 8 GPUs, 40 GB/s into each unit): all of Llama-3.1-8B's 16,060,522,496 bf16
  * bytes enter unit 1, where inference runs; named in the table and in JSON. */
@@ -2626,6 +2703,8 @@ main(int argc, char **argv)
     g_test_add_func("/cli/help/report-format", test_help_report_format);
     g_test_add_func("/cli/simulate/output-write-error", test_output_write_error);
     g_test_add_func("/cli/simulate/bound-leaf-cut", test_bound_leaf_cut);
+    g_test_add_func("/cli/singular-counts", test_singular_counts);
+    g_test_add_func("/cli/simulate/last-stage-mtp", test_last_stage_mtp);
     g_test_add_func("/cli/simulate/messages-default-topology", test_messages_default_topology);
     g_test_add_func("/cli/simulate/hierarchical-row-label", test_hierarchical_row_label);
     g_test_add_func("/cli/plan/transfer-kind", test_plan_transfer_kind);

@@ -87,6 +87,17 @@ test_no_match(void)
     g_autoptr(RsCompare) c = rs_compare_new(p, m, &error);
     g_assert_null(c);
     g_assert_error(error, RS_COMPARE_ERROR, RS_COMPARE_ERROR_NO_MATCH);
+    g_assert_nonnull(strstr(error->message, "no message id of"));
+    /* A measured trace without times (no start_s/end_s columns): said so, not "no id". */
+    g_clear_error(&error);
+    g_autoptr(RsTrace) untimed = rs_trace_read_string("message,src,dst,bytes\n0,0,1,10\n",
+                                                      "bad2.csv", &error);
+    g_assert_no_error(error);
+    g_autoptr(RsCompare) c2 = rs_compare_new(p, untimed, &error);
+    g_assert_null(c2);
+    g_assert_error(error, RS_COMPARE_ERROR, RS_COMPARE_ERROR_NO_MATCH);
+    g_assert_nonnull(strstr(error->message, "bad2.csv has no message with both start_s and "
+                                            "end_s (the columns are missing or empty)"));
 }
 
 static void
@@ -213,6 +224,27 @@ test_mismatch(void)
     }
 }
 
+/* A message between two GPUs without a route (traces of reshard run carry none) is of
+ * link class "unknown", not "local" (a copy within one GPU). */
+static void
+test_link_unknown(void)
+{
+    g_autoptr(RsTrace) p = rs_trace_new();
+    g_autoptr(RsTrace) m = rs_trace_new();
+    rs_trace_add(p, 0, 0, 2, 1000, 0, 0, 1, "", NULL, 0);
+    rs_trace_add(p, 1, 3, 3, 1000, 0, 0, 1, "", NULL, 0);
+    rs_trace_add(m, 0, 0, 2, 1000, 0, 0, 2, "", NULL, 0);
+    rs_trace_add(m, 1, 3, 3, 1000, 0, 0, 2, "", NULL, 0);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsCompare) c = rs_compare_new(p, m, &error);
+    g_assert_no_error(error);
+    guint n;
+    const RsCompareMessage *msgs = rs_compare_get_messages(c, &n);
+    g_assert_cmpuint(n, ==, 2);
+    for (guint i = 0; i < n; i++)
+        g_assert_cmpstr(msgs[i].link_class, ==, msgs[i].src == msgs[i].dst ? "local" : "unknown");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -221,6 +253,7 @@ main(int argc, char **argv)
     g_test_add_func("/compare/percentile", test_percentile);
     g_test_add_func("/compare/no-match", test_no_match);
     g_test_add_func("/compare/mismatch", test_mismatch);
+    g_test_add_func("/compare/link-unknown", test_link_unknown);
     g_test_add_func("/compare/cli", test_cli);
     g_test_add_func("/compare/run", test_run_compare);
     return g_test_run();
