@@ -281,6 +281,24 @@ rs_sweep_result_clear(RsSweepResult *r)
 }
 
 /* Applies the point's layout sizes to @conv. */
+/* "tp=3 pp=1 ep=on": the layout sizes point @pt sets. Returns: (transfer full). */
+static char *
+pt_axes_text(const RsSweepPoint *pt)
+{
+    GString *s = g_string_new(NULL);
+    if (pt->tp > 0)
+        g_string_append_printf(s, " tp=%" G_GINT64_FORMAT, (gint64)pt->tp);
+    if (pt->pp > 0)
+        g_string_append_printf(s, " pp=%" G_GINT64_FORMAT, (gint64)pt->pp);
+    if (pt->dp > 0)
+        g_string_append_printf(s, " dp=%" G_GINT64_FORMAT, (gint64)pt->dp);
+    if (pt->ep >= 0)
+        g_string_append_printf(s, " ep=%s", pt->ep ? "on" : "off");
+    if (s->len > 0)
+        g_string_erase(s, 0, 1);
+    return g_string_free(s, FALSE);
+}
+
 static gboolean
 apply_layout(const RsSweepPoint *pt, RsConvention *conv, GError **error)
 {
@@ -407,6 +425,13 @@ rs_sweep_run_point(const RsSweepPoint *pt, const RsSweepOptions *o, RsSweepResul
         return FALSE;
     g_autoptr(GError) local = NULL;
     RsConvention *conv = s->infer;
+    /* A layout the point sets is the sweep's, not the scenario file's: errors about it say
+     * so instead of naming the file's infer line. */
+    if (pt->tp > 0 || pt->pp > 0 || pt->dp > 0 || pt->ep >= 0) {
+        g_autofree char *axes = pt_axes_text(pt);
+        g_autofree char *where = g_strdup_printf("sweep point %s", axes);
+        rs_scenario_set_where(&s->infer_where, where);
+    }
     gboolean ok = apply_layout(pt, conv, &local);
     guint64 n_infer = ok ? rs_convention_get_world_size(conv) : 0;
     ok = ok && place_gpus(s, (guint)n_infer, &local);
@@ -725,7 +750,8 @@ rs_sweep_table_new(const RsSweepPoint *points, const RsSweepResult *results, GAr
         rs_table_set_uint(t, SW_GPUS, r->n_infer_gpus);
         rs_table_set_uint(t, SW_NODES, r->n_nodes);
         rs_table_set_text(t, SW_TOPOLOGY, r->topology_name);
-        rs_table_set_double(t, SW_NIC_BW, r->nic_bw_bytes_per_s);
+        if (r->nic_bw_bytes_per_s > 0) /* (unknown for a point that failed before) */
+            rs_table_set_double(t, SW_NIC_BW, r->nic_bw_bytes_per_s);
         rs_table_set_text(t, SW_STRATEGY, p->strategy);
         if (r->ok) {
             rs_table_set_text(t, SW_DTYPE, r->dtype);
@@ -817,9 +843,9 @@ rs_sweep_report(const RsSweepPoint *points, const RsSweepResult *results, guint 
         n_fit += usable(&results[i]);
     }
     g_string_append_printf(out,
-                           "sweep      %u points: %u planned, %u fit in GPU memory (memory: "
+                           "sweep      %u point%s: %u planned, %u fit in GPU memory (memory: "
                            "weights + staging + reserve on the busiest GPU of each side)\n\n",
-                           n, n_ok, n_fit);
+                           n, n == 1 ? "" : "s", n_ok, n_fit);
     rs_table_append_text(t, out);
     if (target_s > 0) {
         g_autofree char *title = NULL;

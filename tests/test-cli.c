@@ -2567,6 +2567,23 @@ test_last_stage_mtp(void)
     run_result_clear(&r);
 }
 
+/* A layout the sweep sets is blamed on the sweep point, not on the scenario file's infer
+ * line it never came from; the failed point's NIC bandwidth is left blank, not 0.0. */
+static void
+test_sweep_point_blame(void)
+{
+    const char *args[] = {"sweep", "--scenario", "qwen3-30b-colocated", "--tp", "3", "--network",
+                          "bottleneck", NULL};
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "(point 0: sweep point tp=3: infer: vllm tp=3 dp=16: tp=3 and the 32 "
+                           "attention heads");
+    g_assert_null(strstr(r.err, "qwen3-30b-colocated.yaml:"));
+    assert_contains(r.out, "sweep      1 point: 0 planned");
+    g_assert_null(strstr(r.out, "0.0"));
+    run_result_clear(&r);
+}
+
 /* A scalable unit's leaf downlinks as the binding cut (tests/data/small-fabric.yaml: two
  * units of 8 GPUs, 40 GB/s into each unit): all of Llama-3.1-8B's 16,060,522,496 bf16
  * bytes enter unit 1, where inference runs; named in the table and in JSON. */
@@ -2704,6 +2721,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/simulate/output-write-error", test_output_write_error);
     g_test_add_func("/cli/simulate/bound-leaf-cut", test_bound_leaf_cut);
     g_test_add_func("/cli/singular-counts", test_singular_counts);
+    g_test_add_func("/cli/sweep/point-blame", test_sweep_point_blame);
     g_test_add_func("/cli/simulate/last-stage-mtp", test_last_stage_mtp);
     g_test_add_func("/cli/simulate/messages-default-topology", test_messages_default_topology);
     g_test_add_func("/cli/simulate/hierarchical-row-label", test_hierarchical_row_label);
