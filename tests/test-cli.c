@@ -2582,6 +2582,18 @@ test_sweep_point_blame(void)
     assert_contains(r.out, "sweep      1 point: 0 planned");
     g_assert_null(strstr(r.out, "0.0"));
     run_result_clear(&r);
+    /* --plot may not replace an input: the sweep file grid.dat (it was not noted). */
+    g_autofree char *grid = write_temp("grid.dat", "tp: [4]\n");
+    g_autofree char *prefix = g_strndup(grid, strlen(grid) - strlen(".dat"));
+    const char *plot[] = {"sweep", "--scenario", "qwen3-30b-colocated", "--sweep", grid,
+                          "--plot", prefix, "--network", "bottleneck", NULL};
+    r = run_reshard(plot);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "is an input of this command");
+    g_autofree char *after = NULL;
+    g_assert_true(g_file_get_contents(grid, &after, NULL, NULL));
+    g_assert_cmpstr(after, ==, "tp: [4]\n");
+    run_result_clear(&r);
 }
 
 /* A scalable unit's leaf downlinks as the binding cut (tests/data/small-fabric.yaml: two
