@@ -70,22 +70,8 @@ run(int argc, char **argv)
     /* The plot's four files (rs_plot_render()) may not replace either trace. */
     rs_cli_note_input(argv[1]);
     rs_cli_note_input(argv[2]);
-    if (opt_plot != NULL) {
-        static const char *const exts[] = {".dat", ".gp", ".png", ".svg"};
-        char *paths[G_N_ELEMENTS(exts)];
-        const char *options[G_N_ELEMENTS(exts)];
-        for (guint i = 0; i < G_N_ELEMENTS(exts); i++) {
-            paths[i] = g_strconcat(opt_plot, exts[i], NULL);
-            options[i] = "--plot";
-        }
-        gboolean ok = rs_cli_check_output("--plot", paths[2], &error) &&
-                      rs_cli_check_output_set(options, (const char *const *)paths,
-                                              G_N_ELEMENTS(exts), &error);
-        for (guint i = 0; i < G_N_ELEMENTS(exts); i++)
-            g_free(paths[i]);
-        if (!ok)
-            return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    }
+    if (opt_plot != NULL && !rs_cli_check_plot_outputs("--plot", opt_plot, &error))
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     g_autoptr(RsTrace) predicted = read_trace("PREDICTED", argv[1], &error);
     if (predicted == NULL)
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);

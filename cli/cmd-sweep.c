@@ -105,27 +105,6 @@ make_context(void)
     return context;
 }
 
-/* The plot's four files (rs_plot_render(): PREFIX.dat, .gp, .png, .svg): their folder is
- * writable, none is a folder, and none is an input noted so far (an output never replaces
- * an input). */
-static gboolean
-check_plot_files(GError **error)
-{
-    static const char *const exts[] = {".dat", ".gp", ".png", ".svg"};
-    char *paths[G_N_ELEMENTS(exts)];
-    const char *options[G_N_ELEMENTS(exts)];
-    for (guint i = 0; i < G_N_ELEMENTS(exts); i++) {
-        paths[i] = g_strconcat(opt_plot, exts[i], NULL);
-        options[i] = "--plot";
-    }
-    gboolean ok = rs_cli_check_output("--plot", paths[2], error) &&
-                  rs_cli_check_output_set(options, (const char *const *)paths, G_N_ELEMENTS(exts),
-                                          error);
-    for (guint i = 0; i < G_N_ELEMENTS(exts); i++)
-        g_free(paths[i]);
-    return ok;
-}
-
 static gboolean
 parse_ints(const char *flag, const char *text, GArray *out, GError **error)
 {
@@ -300,7 +279,7 @@ parse_settings(Settings *set, GError **error)
     if (!rs_scenario_args_get_memory_options(&sargs, 0, &set->memory, error))
         return FALSE;
     rs_cli_note_input(opt_sweep_file);
-    if (opt_plot != NULL && !check_plot_files(error))
+    if (opt_plot != NULL && !rs_cli_check_plot_outputs("--plot", opt_plot, error))
         return FALSE;
     return TRUE;
 }
@@ -370,7 +349,7 @@ sweep(const char *cmd, const Settings *set, guint rank, guint n_ranks)
         g_autoptr(GString) out = g_string_new(NULL);
         rs_sweep_report(pts, results, n_points, set->target_s, set->select, set->format, out);
         /* The points read their scenarios, models and topologies since the first check. */
-        if (opt_plot != NULL && !check_plot_files(&error)) {
+        if (opt_plot != NULL && !rs_cli_check_plot_outputs("--plot", opt_plot, &error)) {
             code = rs_cli_fail(cmd, error, RS_EXIT_USAGE);
         } else if (opt_plot != NULL &&
                    !rs_plot_sweep(pts, results, n_points, opt_plot, &error)) {

@@ -219,3 +219,21 @@ rs_cli_remove_created_outputs(void)
         g_unlink(g_ptr_array_index(created, i));
     g_ptr_array_set_size(created, 0);
 }
+
+gboolean
+rs_cli_check_plot_outputs(const char *option, const char *prefix, GError **error)
+{
+    static const char *const exts[] = {".dat", ".gp", ".png", ".svg"};
+    char *paths[G_N_ELEMENTS(exts)];
+    const char *options[G_N_ELEMENTS(exts)];
+    for (guint i = 0; i < G_N_ELEMENTS(exts); i++) {
+        paths[i] = g_strconcat(prefix, exts[i], NULL);
+        options[i] = option;
+    }
+    gboolean ok = rs_cli_check_output(option, paths[2], error) &&
+                  rs_cli_check_output_set(options, (const char *const *)paths, G_N_ELEMENTS(exts),
+                                          error);
+    for (guint i = 0; i < G_N_ELEMENTS(exts); i++)
+        g_free(paths[i]);
+    return ok;
+}

@@ -30,6 +30,12 @@ gboolean rs_cli_check_distinct_outputs(const char *option_a, const char *path_a,
 gboolean rs_cli_check_output_set(const char *const *options, const char *const *paths, guint n,
                                  GError **error);
 
+/* The four files of one plot, PREFIX.dat, .gp, .png and .svg (rs_plot_render()): their
+ * folder exists and is writable (rs_cli_check_output()), none is a folder, two of them or
+ * one and an input noted so far are not one file (rs_cli_check_output_set()). @option
+ * names the flag in messages ("--plot"). */
+gboolean rs_cli_check_plot_outputs(const char *option, const char *prefix, GError **error);
+
 /* Notes that the command reads @path (NULL is ignored): an output may not name it. The
  * file is identified by device and inode (when it exists) and by its absolute path. One
  * command runs per process, so the list is the process's. */
