@@ -415,9 +415,17 @@ topology_header(const RsTopology *topo, GString *out)
                            rs_topology_get_scalable_unit_nodes(topo), n_units * n_rails,
                            rs_topology_get_oversubscription(topo),
                            rs_topology_has_pxn(topo) ? "on" : "off");
+    guint64 chunk_size = 0;
+    double chunk_overhead_s = rs_topology_get_chunk_overhead_s(topo, &chunk_size);
+    g_autofree char *chunk_text =
+        chunk_overhead_s > 0
+            ? g_strdup_printf(", %.3g us per chunk of %" G_GUINT64_FORMAT " B (measured chunk "
+                              "size)",
+                              chunk_overhead_s * 1e6, chunk_size)
+            : g_strdup("");
     g_string_append_printf(
-        out, "latency    message overhead %.3g us; %.3g us per leaf or spine crossed\n",
-        rs_topology_get_message_overhead_s(topo) * 1e6,
+        out, "latency    message overhead %.3g us%s; %.3g us per leaf or spine crossed\n",
+        rs_topology_get_message_overhead_s(topo) * 1e6, chunk_text,
         rs_topology_get_switch_latency_s(topo) * 1e6);
     guint n_copy;
     const RsCopyRate *copy = rs_topology_get_copy_rates(topo, &n_copy);
@@ -575,6 +583,9 @@ json_topology_members(JsonBuilder *b, const RsTopology *topo)
     JSON_BOOL(b, "pcie", rs_topology_has_pcie(topo));
     JSON_DOUBLE(b, "switch_latency_s", rs_topology_get_switch_latency_s(topo));
     JSON_DOUBLE(b, "message_overhead_s", rs_topology_get_message_overhead_s(topo));
+    guint64 chunk_size = 0;
+    JSON_DOUBLE(b, "chunk_overhead_s", rs_topology_get_chunk_overhead_s(topo, &chunk_size));
+    JSON_INT(b, "chunk_size_bytes", (gint64)chunk_size);
 }
 
 void

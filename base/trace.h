@@ -3,9 +3,10 @@
  *
  * CSV, one row per message, with a header row naming the columns:
  *   message,src,dst,bytes,phase,start_s,end_s,route,depends_on
- * message: index of the message in its plan; src, dst: global ranks (GPUs); bytes: payload;
+ * message: index of the message in its plan (each message one row: a second row of the same
+ * index is refused); src, dst: global ranks (GPUs); bytes: payload;
  * phase: plan phase; start_s, end_s: when it started and finished, seconds from the start
- * of the refit (empty when unknown); route: names of the links crossed, ';'-separated
+ * of the refit (empty when unknown; an end before its start is refused); route: names of the links crossed, ';'-separated
  * (empty for a local copy or when unknown); depends_on: message indices it waits for,
  * ';'-separated. Lines starting with '#' before the header are metadata "# key: value"
  * (source: simulated|measured, strategy, scenario, …).

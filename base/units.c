@@ -4,7 +4,6 @@
  * than guessed: a factor-8 error in a link bandwidth silently ruins every prediction. */
 #include "base/units.h"
 
-#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -194,11 +193,13 @@ rs_units_parse_size(const char *text, guint64 *size_bytes_out, GError **error)
     }
     /* A part of a byte is a typo ("1.5 B", "0.1 KiB"), not something to round away. But
      * number × factor is rounded to a double: "4.1 GB" reads as 4099999999.9999995, a
-     * whole number off by far less than the product's own rounding error (a few units in
-     * the last place of v), which is taken as that whole number. A fraction below that
-     * error cannot be told from rounding: from 2^52 up a double holds no half byte. */
+     * whole number off by no more than the reading's and the product's rounding (under two
+     * units in the last place of v), which is taken as that whole number. */
     double whole = nearbyint(v);
-    if (fabs(v - whole) > 8 * DBL_EPSILON * MAX(v, 1.0)) {
+    /* Two units in the last place of v (at most a quarter byte, so that from 2^51 up, where
+     * a half byte is one unit, only whole numbers pass). */
+    double tolerance = MIN(2 * (nextafter(v, INFINITY) - v), 0.25);
+    if (fabs(v - whole) > tolerance) {
         g_set_error(error, RS_UNITS_ERROR, RS_UNITS_ERROR_RANGE,
                     "size \"%s\": %.15g bytes is not a whole number of bytes", text, v);
         return FALSE;

@@ -166,6 +166,11 @@ parse_grid(RsSweepGrid *g, GError **error)
         }
     }
     parse_strings(opt_topologies, g->topologies);
+    /* The topology axis's files are inputs too (the points swap them in after their
+     * scenario's inputs were noted); shipped names are not files. */
+    for (guint i = 0; i < g->topologies->len; i++)
+        if (g_file_test(g->topologies->pdata[i], G_FILE_TEST_IS_REGULAR))
+            rs_cli_note_input(g->topologies->pdata[i]);
     parse_strings(opt_infer_dtypes, g->infer_dtypes);
     parse_strings(opt_strategies, g->strategies);
     if (opt_nic_bw != NULL) {

@@ -29,7 +29,9 @@ typedef struct {
     ino_t ino;
 } Input;
 
-static GArray *inputs; /* Input, owned */
+static GArray *inputs; /* Input, owned; guarded by the lock below: a sweep's points note
+                        * their inputs from its worker threads */
+G_LOCK_DEFINE_STATIC(inputs);
 
 static void
 input_clear(gpointer p)
@@ -42,10 +44,6 @@ rs_cli_note_input(const char *path)
 {
     if (path == NULL)
         return;
-    if (inputs == NULL) {
-        inputs = g_array_new(FALSE, TRUE, sizeof(Input));
-        g_array_set_clear_func(inputs, input_clear);
-    }
     Input in = {g_canonicalize_filename(path, NULL), FALSE, 0, 0};
     GStatBuf st;
     if (g_stat(path, &st) == 0) {
@@ -53,7 +51,13 @@ rs_cli_note_input(const char *path)
         in.dev = st.st_dev;
         in.ino = st.st_ino;
     }
+    G_LOCK(inputs);
+    if (inputs == NULL) {
+        inputs = g_array_new(FALSE, TRUE, sizeof(Input));
+        g_array_set_clear_func(inputs, input_clear);
+    }
     g_array_append_val(inputs, in);
+    G_UNLOCK(inputs);
 }
 
 /* The input @path would replace: the same file (device and inode) or, for a file not
@@ -61,18 +65,21 @@ rs_cli_note_input(const char *path)
 static const char *
 input_at(const char *path)
 {
-    if (inputs == NULL || path == NULL)
+    if (path == NULL)
         return NULL;
     GStatBuf st;
     gboolean exists = g_stat(path, &st) == 0;
     g_autofree char *abs = g_canonicalize_filename(path, NULL);
-    for (guint i = 0; i < inputs->len; i++) {
+    const char *found = NULL; /* (an Input's path lives as long as the process) */
+    G_LOCK(inputs);
+    for (guint i = 0; inputs != NULL && found == NULL && i < inputs->len; i++) {
         const Input *in = &g_array_index(inputs, Input, i);
         if ((exists && in->has_inode && in->dev == st.st_dev && in->ino == st.st_ino) ||
             strcmp(in->path, abs) == 0)
-            return in->path;
+            found = in->path;
     }
-    return NULL;
+    G_UNLOCK(inputs);
+    return found;
 }
 
 gboolean

@@ -567,7 +567,7 @@ rs_calibration_to_topology(const RsCalibration *cal, const char *name, const cha
         "# Fit of the first-order cost model (sim/cost.h) to executor runs of shifted Shard(0)\n"
         "# reshards: time = overhead x messages per rank + chunk overhead x chunks of %" G_GUINT64_FORMAT " B\n"
         "# per rank + bytes per rank / bandwidth, per number of ranks receiving at once (K):\n",
-        cal->chunk_bytes);
+        cal->chunk_bytes ? cal->chunk_bytes : RS_EXEC_DEFAULT_CHUNK_BYTES);
     for (guint f = 0; f < cal->fits->len; f++) {
         const RsCalibrateFit *fit = &g_array_index(cal->fits, RsCalibrateFit, f);
         g_string_append_printf(s,
@@ -618,7 +618,8 @@ rs_calibration_to_topology(const RsCalibration *cal, const char *name, const cha
                                "  chunk_overhead: %s us  # measured: fitted per chunk operation "
                                "sent or received\n"
                                "  chunk_size: %" G_GUINT64_FORMAT " B  # the chunk of those runs\n",
-                               chunk_text, cal->chunk_bytes);
+                               chunk_text,
+                               cal->chunk_bytes ? cal->chunk_bytes : RS_EXEC_DEFAULT_CHUNK_BYTES);
     }
     if (cal->copy_rates != NULL && cal->copy_rates->len > 0) {
         g_string_append_printf(s,

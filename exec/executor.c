@@ -1733,6 +1733,12 @@ rs_exec_run(RsTransport *transport, const RsPlan *plan, const RsRefit *refit,
         for (guint m = 0; m < rs_plan_get_n_messages(plan); m++) {
             const RsMessage *msg = rs_plan_get_message(plan, m);
             double start = rows[2 * m], end = rows[2 * m + 1];
+            /* The start is the sender's host clock at post, the end the receiver's (on GPUs
+             * a CUDA event put on the host clock through a reference event): clocks a few
+             * microseconds apart can put an end before its start, which no trace may hold
+             * (base/trace.h). Such a message took no measurable time. */
+            if (isfinite(start) && isfinite(end) && end < start)
+                end = start;
             const guint *deps = rs_plan_get_message_deps(plan, msg);
             g_autofree guint32 *deps32 = g_new(guint32, MAX(msg->n_deps, 1));
             for (guint i = 0; i < msg->n_deps; i++)

@@ -1268,6 +1268,13 @@ post_message(Sim *sim, guint32 m)
     if (deps_ready(sim, m, 0))
         sim->res->message_start_s[m] = sim->now;
     double overhead_s = rs_topology_get_message_overhead_s(sim->topo);
+    /* A calibrated executor's cost per chunk operation (software.chunk_overhead), as the
+     * first-order model charges it: before the message's bytes, like its own overhead. */
+    double chunk_overhead_s = rs_topology_get_chunk_overhead_s(sim->topo, NULL);
+    if (chunk_overhead_s > 0)
+        overhead_s += chunk_overhead_s * (double)rs_topology_count_chunks(
+                                             sim->topo, sim->msgs[m].size_bytes,
+                                             sim->opt.chunk_bytes);
     timer_push(sim,
                sim->window ? MAX(sim->now, sim->ready_s[m]) + overhead_s
                            : sim->now + overhead_s + pre_s(sim, m),

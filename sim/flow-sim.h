@@ -52,7 +52,9 @@
  *        as on the machine: a rank whose first `window` operations wait for ranks busy
  *        with others idles. Events: two per operation, not per message; the flows per
  *        link are at most window × the ranks behind it.
- *  - A posted message first pays the per-message software overhead. Its first chunk then
+ *  - A posted message first pays the per-message software overhead (and, on a calibrated
+ *    topology, its chunk operations' overhead, rs_topology_get_chunk_overhead_s(), counted
+ *    in chunks of chunk_bytes, else the topology's chunk_size). Its first chunk then
  *    waits for its dependencies (below), pays the route latency (links crossed plus switches,
  *    rs_topology_get_route_latency_s()) and only then takes bandwidth.
  *  - A message that takes bandwidth is a flow on its route (rs_topology_route()). Rates are

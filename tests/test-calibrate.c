@@ -5,6 +5,7 @@
 #include "layout/refit.h"
 #include "plan/plan.h"
 #include "sim/cost.h"
+#include "sim/flow-sim.h"
 
 #include <math.h>
 #include <string.h>
@@ -92,6 +93,23 @@ test_fit_single_chunk(void)
     rs_calibration_clear(&cal);
 }
 
+/* without_chunk_term: the two-term fit of the same points (bench-exec's comparison):
+ * chunk overhead 0, and an overhead and bandwidth that absorb it. */
+static void
+test_fit_without_chunk_term(void)
+{
+    RsCalibration cal = synthetic(17e-6, 25e-6, 1.7e12, 4 << 20);
+    cal.without_chunk_term = TRUE;
+    rs_calibration_fit(&cal);
+    g_assert_cmpfloat(cal.chunk_overhead_s, ==, 0.0);
+    g_assert_cmpfloat(cal.overhead_s, >, 17e-6);
+    g_assert_cmpfloat(cal.rms_error, >, 0.01); /* the model lacks the chunk term */
+    cal.without_chunk_term = FALSE;
+    rs_calibration_fit(&cal);
+    g_assert_cmpfloat_with_epsilon(cal.chunk_overhead_s, 25e-6, 1e-12);
+    rs_calibration_clear(&cal);
+}
+
 /* A term that would come out negative is held at 0 (times that fall with size, as noise
  * can make them): no parameter is ever negative. */
 static void
@@ -151,6 +169,14 @@ test_topology_and_cost(void)
     /* Chunks of 1 MiB: 10 operations. */
     g_assert_true(rs_cost_estimate_chunked(plan, NULL, topo, 1 << 20, &est, &error));
     g_assert_cmpfloat_with_epsilon(est.latency_s, 5e-6 + 10 * 7e-6, 1e-15);
+    /* The flow model charges the same before the bytes: 5 us + 3 × 7 us, then 10 MiB at
+     * 1 GB/s (no latency on this topology). */
+    RsFlowSimOptions fo;
+    rs_flow_sim_options_init(&fo);
+    fo.chunk_bytes = 4 << 20;
+    g_autoptr(RsFlowSimResult) flow = rs_flow_sim_run(plan, topo, &fo, &error);
+    g_assert_no_error(error);
+    g_assert_cmpfloat_with_epsilon(flow->total_s, 26e-6 + link_s, 1e-12);
     rs_calibration_clear(&cal);
 }
 
@@ -192,6 +218,7 @@ main(int argc, char **argv)
     g_test_add_func("/calibrate/fit/no-chunk-cost", test_fit_no_chunk_cost);
     g_test_add_func("/calibrate/fit/single-chunk", test_fit_single_chunk);
     g_test_add_func("/calibrate/fit/nonnegative", test_fit_nonnegative);
+    g_test_add_func("/calibrate/fit/without-chunk-term", test_fit_without_chunk_term);
     g_test_add_func("/calibrate/topology-and-cost", test_topology_and_cost);
     g_test_add_func("/calibrate/topology-chunk-size-required", test_topology_chunk_size_required);
     return g_test_run();

@@ -271,6 +271,28 @@ test_registry(void)
     g_assert_cmpstr(rs_transport_get_name(t), ==, "host");
 }
 
+/* Settings past the limits are refused when the transport opens (an 8 GiB eager size or a
+ * queue of 2^31 messages aborted on allocation); the limits themselves open. */
+static void
+test_config_limits(void)
+{
+    const RsTransportConfig bad[] = {{.eager_bytes = RS_TRANSPORT_MAX_EAGER_BYTES + 1},
+                                     {.queue_depth = RS_TRANSPORT_MAX_QUEUE_DEPTH + 1}};
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autoptr(GError) error = NULL;
+        RsTransport *t = rs_transport_open("host", &bad[i], &error);
+        g_assert_null(t);
+        g_assert_error(error, RS_TRANSPORT_ERROR, RS_TRANSPORT_ERROR_INVALID);
+        g_assert_nonnull(strstr(error->message, i == 0 ? "eager size" : "queue depth"));
+    }
+    RsTransportConfig top = {.eager_bytes = RS_TRANSPORT_MAX_EAGER_BYTES,
+                             .queue_depth = RS_TRANSPORT_MAX_QUEUE_DEPTH};
+    g_autoptr(GError) error = NULL;
+    RsTransport *t = rs_transport_open("host", &top, &error);
+    g_assert_no_error(error);
+    rs_transport_close(t);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -281,6 +303,7 @@ main(int argc, char **argv)
     g_test_add_func("/transport/host/mismatch-is-an-error", test_mismatch);
     g_test_add_func("/transport/host/abort-reports-the-cause", test_abort);
     g_test_add_func("/transport/host/collectives", test_collectives);
+    g_test_add_func("/transport/host/config-limits", test_config_limits);
     g_test_add_func("/transport/host/no-lost-wakeup", test_no_lost_wakeup);
     g_test_add_func("/transport/registry", test_registry);
     return g_test_run();

@@ -53,6 +53,11 @@ static const UnitCase size_cases[] = {
     {"0.3 MB", 300000.0, -1},
     {"2.51 TB", 2510000000000.0, -1},
     {"4100000000.5 B", 0, RS_UNITS_ERROR_RANGE},
+    /* Half a byte stays a fraction where a double still holds it: 2^48 + 0.5 and 2^51 +
+     * 0.5 (a tolerance of 8 ulps took the first as whole). */
+    {"281474976710656.5 B", 0, RS_UNITS_ERROR_RANGE},
+    {"2251799813685248.5 B", 0, RS_UNITS_ERROR_RANGE},
+    {"281474976710656 B", 281474976710656.0, -1},
     /* Every unit the hint names; the largest exact size and the first above it. */
     {"3 KB", 3e3, -1},
     {"3 MB", 3e6, -1},

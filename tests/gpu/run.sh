@@ -39,12 +39,18 @@ save() { if [ -n "$out" ]; then cp "$1" "$out/$2"; fi; }
 if command -v nvidia-smi >/dev/null; then nvidia-smi -L; fi
 bundle=${BUNDLE:-}
 if [ -n "$bundle" ]; then
-  bundle=$(cd "$bundle" && pwd)
+  bundle=$(cd "$bundle" 2>/dev/null && pwd) || { echo "run.sh: BUNDLE=$BUNDLE: no such folder" >&2; exit 2; }
   bin=$bundle/bin
+  for p in reshard test-gpu test-cli-gpu bench-gpu; do
+    if [ ! -x "$bin/$p" ]; then
+      echo "run.sh: $bin/$p is missing: make the bundle with tests/gpu/bundle.sh" >&2
+      exit 2
+    fi
+  done
   nccl=$(ls /usr/local/cuda/lib64/libnccl.so.2 /usr/local/cuda/lib/libnccl.so.2 2>/dev/null | head -n 1)
   if [ -z "$nccl" ]; then nccl=$(find /usr /opt -name libnccl.so.2 2>/dev/null | head -n 1); fi
   export LD_LIBRARY_PATH=$bundle/lib${nccl:+:$(dirname "$nccl")}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-  if ldd "$bin/reshard" "$bin/test-gpu" | grep "not found" >&2; then
+  if ldd "$bin/reshard" "$bin/test-gpu" "$bin/test-cli-gpu" "$bin/bench-gpu" | grep "not found" >&2; then
     echo "run.sh: the bundle's programs miss the libraries above" >&2
     exit 2
   fi
