@@ -329,9 +329,17 @@ read_row_integers(const TraceReader *rd, const char *const *v, guint line, guint
             continue;
         if (c == COL_PHASE && (v[c] == NULL || *v[c] == '\0'))
             continue;
-        if (!parse_u64(v[c], max[c], &out[c]))
-            return parse_error(error, rd->name, line, column_names[c], v[c],
-                               "is not a non-negative integer");
+        if (!parse_u64(v[c], max[c], &out[c])) {
+            /* All digits: a number, too large for the column (bytes: 2^63 - 1; the others
+             * 2^32 - 1). */
+            gboolean digits = *v[c] != '\0';
+            for (const char *p = v[c]; digits && *p; p++)
+                digits = g_ascii_isdigit(*p);
+            g_autofree char *what =
+                digits ? g_strdup_printf("is above the largest, %" G_GUINT64_FORMAT, max[c])
+                       : g_strdup("is not a non-negative integer");
+            return parse_error(error, rd->name, line, column_names[c], v[c], what);
+        }
     }
     return TRUE;
 }

@@ -85,7 +85,11 @@ static const BadCase bad_cases[] = {
     {"", "no header row"},
     {"src,dst,bytes,src\n", "m.csv:1: column \"src\" appears twice"},
     {"message,src,dst,bytes\n,0,1,5\n", "m.csv:2: column message: \"\" is not a non-negative"},
-    {"src,dst,bytes,phase\n0,1,5,4294967296\n", "m.csv:2: column phase: \"4294967296\""},
+    {"src,dst,bytes,phase\n0,1,5,4294967296\n",
+     "m.csv:2: column phase: \"4294967296\" is above the largest, 4294967295"},
+    {"src,dst,bytes\n0,1,99999999999999999999999\n",
+     "m.csv:2: column bytes: \"99999999999999999999999\" is above the largest, "
+     "9223372036854775807"},
     {"src,dst,bytes,end_s\n0,1,5,soon\n", "m.csv:2: column end_s: \"soon\" is not a number"},
     {"src,dst,bytes,depends_on\n0,1,5,0;x\n", "m.csv:2: column depends_on: \"x\" is not a"},
     /* A message ending before it starts; one message given twice (compare matched neither
