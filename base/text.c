@@ -89,3 +89,32 @@ rs_text_escape(const char *text)
     }
     return g_string_free(out, FALSE);
 }
+
+gboolean
+rs_json_check_depth(const char *text, gsize len, const char *name, const char *kind,
+                    GQuark domain, gint code, GError **error)
+{
+    guint depth = 0, line = 1;
+    gsize line_start = 0;
+    for (gsize i = 0; i < len; i++) {
+        char c = text[i];
+        if (c == '\n') {
+            line++;
+            line_start = i + 1;
+        } else if (c == '"') {
+            for (i++; i < len && text[i] != '"'; i++)
+                if (text[i] == '\\')
+                    i++;
+        } else if (c == '[' || c == '{') {
+            if (++depth > RS_JSON_MAX_DEPTH) {
+                g_set_error(error, domain, code, "%s:%u:%" G_GSIZE_FORMAT ": the %s nests "
+                            "deeper than %d levels", name, line, i - line_start + 1, kind,
+                            RS_JSON_MAX_DEPTH);
+                return FALSE;
+            }
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            depth--;
+        }
+    }
+    return TRUE;
+}

@@ -40,6 +40,25 @@ gboolean rs_text_find_bad(const char *text, gsize len, gsize *offset, guint *lin
 gboolean rs_text_check(const char *text, gsize len, const char *name, const char *kind,
                        GQuark domain, gint code, GError **error);
 
+/* Deepest nesting of JSON arrays and objects rs_json_check_depth() accepts: a
+ * config.json or a safetensors header is a few levels deep. */
+#define RS_JSON_MAX_DEPTH 64
+
+/**
+ * rs_json_check_depth:
+ * @text: (array length=len): JSON text (strings with their escapes skipped)
+ * @name: the file, for the message
+ * @kind: what the file is ("config.json", "safetensors header")
+ * @domain, @code: the error to set
+ *
+ * Before a JSON parser sees @text: fails with "NAME:LINE:COL: the KIND nests deeper than
+ * 64 levels" where arrays and objects go deeper than RS_JSON_MAX_DEPTH (json-glib's parser
+ * recurses per level: 100,000 levels overflowed the stack, SIGSEGV). O(len).
+ * Returns: TRUE when the nesting is within the limit.
+ */
+gboolean rs_json_check_depth(const char *text, gsize len, const char *name, const char *kind,
+                             GQuark domain, gint code, GError **error);
+
 /**
  * rs_text_escape:
  * @text: (nullable): a NUL-terminated string, any bytes

@@ -20,6 +20,94 @@ struct _RsYaml {
     yaml_document_t document;
 };
 
+/* Deepest nesting accepted: every file reshard reads is a few levels deep (a model's
+ * rope_scaling, a topology's copy runs); a file nested 100,000 deep overflowed the stack of
+ * the readers that walk it and took time quadratic in its depth. */
+#define RS_YAML_MAX_DEPTH 64
+
+/* The node of @doc at @index (1-based, as libyaml numbers them). */
+static yaml_node_t *
+node_at(yaml_document_t *doc, int index)
+{
+    return doc->nodes.start + index - 1;
+}
+
+/* The @k-th child of @node (mapping: keys and values in turn), or 0 past the last. */
+static int
+child_at(const yaml_node_t *node, gsize k)
+{
+    if (node->type == YAML_SEQUENCE_NODE) {
+        gsize n = (gsize)(node->data.sequence.items.top - node->data.sequence.items.start);
+        return k < n ? node->data.sequence.items.start[k] : 0;
+    }
+    if (node->type == YAML_MAPPING_NODE) {
+        gsize n = (gsize)(node->data.mapping.pairs.top - node->data.mapping.pairs.start);
+        if (k >= 2 * n)
+            return 0;
+        const yaml_node_pair_t *p = &node->data.mapping.pairs.start[k / 2];
+        return k % 2 == 0 ? p->key : p->value;
+    }
+    return 0;
+}
+
+/* Fails, naming the node where it happens, when @doc nests deeper than RS_YAML_MAX_DEPTH
+ * (an alias counts as the nesting of the node it names) or an alias names a node that
+ * contains it. Iterative, each node's depth below it computed once (aliases share nodes). */
+static gboolean
+check_depth(yaml_document_t *doc, const char *name, GError **error)
+{
+    gsize n = (gsize)(doc->nodes.top - doc->nodes.start);
+    if (n == 0)
+        return TRUE;
+    g_autofree guint8 *state = g_new0(guint8, n + 1); /* 0 new, 1 on the stack, 2 done */
+    g_autofree guint *below = g_new0(guint, n + 1);   /* levels below a done node */
+    typedef struct {
+        int node;
+        gsize next;
+    } Frame;
+    g_autoptr(GArray) stack = g_array_new(FALSE, FALSE, sizeof(Frame));
+    Frame root = {1, 0};
+    g_array_append_val(stack, root);
+    state[1] = 1;
+    while (stack->len > 0) {
+        Frame *f = &g_array_index(stack, Frame, stack->len - 1);
+        yaml_node_t *node = node_at(doc, f->node);
+        int c = child_at(node, f->next);
+        if (c == 0) {
+            guint deepest = 0;
+            for (gsize k = 0; (c = child_at(node, k)) != 0; k++)
+                deepest = MAX(deepest, below[c] + 1);
+            below[f->node] = deepest;
+            state[f->node] = 2;
+            g_array_set_size(stack, stack->len - 1);
+            continue;
+        }
+        f->next++;
+        /* The child sits at depth stack->len (the root at 0); a done one (an alias to a
+         * node seen before) reaches below[c] levels further down. */
+        if (state[c] == 2 && stack->len + below[c] < RS_YAML_MAX_DEPTH)
+            continue;
+        yaml_node_t *child = node_at(doc, c);
+        if (state[c] == 1) {
+            g_set_error(error, RS_YAML_ERROR, RS_YAML_ERROR_SYNTAX,
+                        "%s:%zu:%zu: an alias names a node that contains it", name,
+                        child->start_mark.line + 1, child->start_mark.column + 1);
+            return FALSE;
+        }
+        if (state[c] == 2 || stack->len >= RS_YAML_MAX_DEPTH) {
+            g_set_error(error, RS_YAML_ERROR, RS_YAML_ERROR_SYNTAX,
+                        "%s:%zu:%zu: nested deeper than %d levels", name,
+                        child->start_mark.line + 1, child->start_mark.column + 1,
+                        RS_YAML_MAX_DEPTH);
+            return FALSE;
+        }
+        state[c] = 1;
+        Frame next = {c, 0};
+        g_array_append_val(stack, next);
+    }
+    return TRUE;
+}
+
 static RsYaml *
 load_from_parser(yaml_parser_t *parser, const char *name, GError **error)
 {
@@ -39,7 +127,101 @@ load_from_parser(yaml_parser_t *parser, const char *name, GError **error)
         rs_yaml_free(yaml);
         return NULL;
     }
+    if (!check_depth(&yaml->document, name, error)) {
+        rs_yaml_free(yaml);
+        return NULL;
+    }
     return yaml;
+}
+
+/* Before libyaml sees @text: fails when flow collections ('[', '{' outside quotes and
+ * comments) or block indentation (levels of strictly increasing indentation, outside flow
+ * collections) go deeper than RS_YAML_MAX_DEPTH, naming the line and column. libyaml takes
+ * time quadratic in the depth (a 200 KB file of nested '[' took 23 s); check_depth() then
+ * checks the document itself. Unbalanced brackets in plain scalars ("a[") count as
+ * openers: more than RS_YAML_MAX_DEPTH of them on one path is refused too. */
+static gboolean
+check_text_depth(const char *text, const char *name, GError **error)
+{
+    guint flow = 0, line = 1;
+    guint indents[RS_YAML_MAX_DEPTH];
+    guint n_indents = 0;
+    gboolean line_start = TRUE;
+    for (const char *p = text; *p; p++) {
+        if (line_start && flow == 0) {
+            const char *q = p;
+            while (*q == ' ')
+                q++;
+            guint indent = (guint)(q - p);
+            if (*q != '\n' && *q != '\r' && *q != '#' && *q != '\0') {
+                while (n_indents > 0 && indents[n_indents - 1] > indent)
+                    n_indents--;
+                if (n_indents == 0 || indents[n_indents - 1] < indent) {
+                    if (n_indents == RS_YAML_MAX_DEPTH) { /* (the root's level is 0) */
+                        g_set_error(error, RS_YAML_ERROR, RS_YAML_ERROR_SYNTAX,
+                                    "%s:%u:%u: nested deeper than %d levels", name, line,
+                                    indent + 1, RS_YAML_MAX_DEPTH);
+                        return FALSE;
+                    }
+                    indents[n_indents++] = indent;
+                }
+            }
+        }
+        line_start = FALSE;
+        /* Quotes open a scalar and '#' a comment only where a token can start (YAML 1.2
+         * §6.6, §7.3): "Qwen's" and "a#b" are plain text. */
+        gboolean token_start = p == text || strchr(" \t\n[{,:-", p[-1]) != NULL;
+        if ((*p == '"' || *p == '\'' || *p == '#') && !token_start)
+            continue;
+        switch (*p) {
+        case '\n':
+            line++;
+            line_start = TRUE;
+            break;
+        case '#': /* a comment to the end of the line */
+            while (p[1] != '\0' && p[1] != '\n')
+                p++;
+            break;
+        case '"':
+            for (p++; *p && *p != '"'; p++) {
+                if (*p == '\\' && p[1] != '\0')
+                    p++;
+                line += *p == '\n';
+            }
+            if (*p == '\0')
+                return TRUE; /* unterminated: libyaml says where */
+            break;
+        case '\'':
+            for (p++; *p && !(*p == '\'' && p[1] != '\''); p++) {
+                if (*p == '\'' && p[1] == '\'')
+                    p++;
+                line += *p == '\n';
+            }
+            if (*p == '\0')
+                return TRUE;
+            break;
+        case '[':
+        case '{':
+            if (++flow > RS_YAML_MAX_DEPTH) {
+                const char *bol = p;
+                while (bol > text && bol[-1] != '\n')
+                    bol--;
+                g_set_error(error, RS_YAML_ERROR, RS_YAML_ERROR_SYNTAX,
+                            "%s:%u:%u: nested deeper than %d levels", name, line,
+                            (guint)(p - bol) + 1, RS_YAML_MAX_DEPTH);
+                return FALSE;
+            }
+            break;
+        case ']':
+        case '}':
+            if (flow > 0)
+                flow--;
+            break;
+        default:
+            break;
+        }
+    }
+    return TRUE;
 }
 
 RsYaml *
@@ -53,7 +235,8 @@ rs_yaml_load_string(const char *text, const char *name, GError **error)
         return NULL;
     }
     if (!rs_text_check(text, strlen(text), name, "YAML file", RS_YAML_ERROR, RS_YAML_ERROR_SYNTAX,
-                       error)) {
+                       error) ||
+        !check_text_depth(text, name, error)) {
         yaml_parser_delete(&parser);
         return NULL;
     }

@@ -669,7 +669,9 @@ rs_model_config_load_json(RsModelConfig *config, const char *path, GError **erro
         return FALSE;
     }
     if (!rs_text_check(text, len, path, "config.json", RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
-                       error))
+                       error) ||
+        !rs_json_check_depth(text, len, path, "config.json", RS_MODEL_ERROR,
+                             RS_MODEL_ERROR_CONFIG, error))
         return FALSE;
     g_autoptr(JsonParser) parser = json_parser_new();
     if (!json_parser_load_from_data(parser, text, (gssize)len, &local)) {

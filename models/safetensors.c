@@ -395,6 +395,9 @@ parse_header_json(const char *path, const char *text, guint64 header_bytes, GErr
                       bad_byte, bad_utf8 ? "valid UTF-8" : "text (a control character)");
         return NULL;
     }
+    if (!rs_json_check_depth(text, header_bytes, path, "JSON header", RS_SAFETENSORS_ERROR,
+                             RS_SAFETENSORS_ERROR_MALFORMED, error))
+        return NULL;
     g_autoptr(JsonParser) parser = json_parser_new();
     g_autoptr(GError) json_error = NULL;
     if (!json_parser_load_from_data(parser, text, (gssize)header_bytes, &json_error)) {
@@ -520,8 +523,10 @@ parse_index(const char *path, JsonObject **map_out, GError **error)
     g_autofree char *text = NULL;
     gsize len = 0;
     if (g_file_get_contents(path, &text, &len, NULL) &&
-        !rs_text_check(text, len, path, "safetensors index", RS_SAFETENSORS_ERROR,
-                       RS_SAFETENSORS_ERROR_MALFORMED, error))
+        (!rs_text_check(text, len, path, "safetensors index", RS_SAFETENSORS_ERROR,
+                        RS_SAFETENSORS_ERROR_MALFORMED, error) ||
+         !rs_json_check_depth(text, len, path, "safetensors index", RS_SAFETENSORS_ERROR,
+                              RS_SAFETENSORS_ERROR_MALFORMED, error)))
         return NULL;
     if (!json_parser_load_from_file(parser, path, &local)) {
         gint code = g_error_matches(local, G_FILE_ERROR, G_FILE_ERROR_NOENT) ||

@@ -882,6 +882,23 @@ static const CliCase cli_cases[] = {
      NULL,
      2,
      {"give a smaller --chunk-size or --window", NULL}},
+    /* Nesting past 64 levels: 100,000 levels overflowed the stack (SIGSEGV) in the model
+     * readers and json-glib, and libyaml took time quadratic in the depth. */
+    {{"models", "--model", "@", NULL},
+     "deep.yaml",
+     "name: x\nfamily: llama\nrope_scaling: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n",
+     2,
+     {"deep.yaml:3:", "nested deeper than 64 levels", NULL}},
+    {{"models", "--model", "@", NULL},
+     "deep-block.yaml",
+     "name: x\na0:\n a1:\n  a2:\n   a3:\n    a4:\n     a5:\n      a6:\n       a7:\n        a8:\n         a9:\n          a10:\n           a11:\n            a12:\n             a13:\n              a14:\n               a15:\n                a16:\n                 a17:\n                  a18:\n                   a19:\n                    a20:\n                     a21:\n                      a22:\n                       a23:\n                        a24:\n                         a25:\n                          a26:\n                           a27:\n                            a28:\n                             a29:\n                              a30:\n                               a31:\n                                a32:\n                                 a33:\n                                  a34:\n                                   a35:\n                                    a36:\n                                     a37:\n                                      a38:\n                                       a39:\n                                        a40:\n                                         a41:\n                                          a42:\n                                           a43:\n                                            a44:\n                                             a45:\n                                              a46:\n                                               a47:\n                                                a48:\n                                                 a49:\n                                                  a50:\n                                                   a51:\n                                                    a52:\n                                                     a53:\n                                                      a54:\n                                                       a55:\n                                                        a56:\n                                                         a57:\n                                                          a58:\n                                                           a59:\n                                                            a60:\n                                                             a61:\n                                                              a62:\n                                                               a63:\n                                                                a64:\n                                                                 a65:\n                                                                  a66:\n                                                                   a67:\n                                                                    a68:\n                                                                     a69:\n",
+     2,
+     {"deep-block.yaml:66:", "nested deeper than 64 levels", NULL}},
+    {{"models", "--model", "@", NULL},
+     "config.json",
+     "{\"model_type\": \"llama\", \"hidden_size\": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
+     2,
+     {"config.json:1:", "the config.json nests deeper than 64 levels", NULL}},
     /* Host transport settings past their limits aborted on allocation (8 GiB × depth of
      * eager slots per channel; a ring of 2^31 entries); MXFP4 failed to allocate a 0-byte
      * buffer and advised --scale. */

@@ -208,6 +208,15 @@ static const MalformedCase malformed[] = {
      0,
      RS_SAFETENSORS_ERROR_MALFORMED,
      {"byte offset 28:", NULL}},
+    /* Nested past the limit: json-glib's recursive parser overflowed the stack at 100,000
+     * levels (SIGSEGV); refused before it runs. */
+    {"nested too deep",
+     NULL,
+     0,
+     "{\"t\": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
+     0,
+     RS_SAFETENSORS_ERROR_MALFORMED,
+     {"the JSON header nests deeper than 64 levels", NULL}},
     {"root not an object",
      NULL,
      0,
