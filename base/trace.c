@@ -263,6 +263,7 @@ typedef struct {
     gint col_index[N_COLS]; /* the field of each column, -1 when the header lacks it */
     guint n_fields;         /* fields per row, as many as the header has */
     gboolean have_header;
+    guint64 total_bytes;    /* of the rows so far: at most 2^63 - 1, as one row's */
 } TraceReader;
 
 /* A '#' line: "# key: value" metadata before the header; other comments are skipped. */
@@ -404,6 +405,16 @@ read_row(TraceReader *rd, char **fields, guint n, guint line, GError **error)
         !read_row_times(rd, v, line, times, error) ||
         !read_row_depends(rd, v[COL_DEPENDS], line, deps, error))
         return FALSE;
+    /* Totals (bytes moved, per link) are summed in 64 bits: three rows of 2^63 - 1 bytes
+     * printed 9.2e9 GB moved. */
+    if (ints[COL_BYTES] > (guint64)G_MAXINT64 - rd->total_bytes) {
+        g_set_error(error, RS_TRACE_ERROR, RS_TRACE_ERROR_PARSE,
+                    "%s:%u: the messages' bytes add up to more than 2^63 - 1 "
+                    "(9223372036854775807) with this row's %" G_GUINT64_FORMAT,
+                    rd->name, line, ints[COL_BYTES]);
+        return FALSE;
+    }
+    rd->total_bytes += ints[COL_BYTES];
     rs_trace_add(rd->trace, (guint32)ints[COL_MESSAGE], (guint32)ints[COL_SRC],
                  (guint32)ints[COL_DST], ints[COL_BYTES], (guint32)ints[COL_PHASE], times[0],
                  times[1], v[COL_ROUTE], (const guint32 *)deps->data, deps->len)
@@ -450,9 +461,15 @@ read_text(const char *text, gsize len, const char *name, GError **error)
 {
     if (!check_text(text, len, name, error))
         return NULL;
+    /* A UTF-8 byte-order mark (spreadsheets write one) is not part of the first column's
+     * name: it read as an unknown column "\ufeffsrc" that prints as "src". */
+    if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0) {
+        text += 3;
+        len -= 3;
+    }
     g_autoptr(RsTrace) trace = rs_trace_new();
     trace->name = g_strdup(name);
-    TraceReader rd = {trace, name, {0}, 0, FALSE};
+    TraceReader rd = {trace, name, {0}, 0, FALSE, 0};
     for (guint c = 0; c < N_COLS; c++)
         rd.col_index[c] = -1;
     g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
@@ -512,7 +529,9 @@ rs_trace_read_file(const char *path, GError **error)
      * "# key: value" lines were read above). */
     g_autofree char *meta_path = rs_trace_get_meta_path(path);
     g_autoptr(GKeyFile) kf = g_key_file_new();
-    if (g_key_file_load_from_file(kf, meta_path, G_KEY_FILE_NONE, NULL)) {
+    /* Only a regular file: a FIFO of that name would block the read for ever. */
+    if (g_file_test(meta_path, G_FILE_TEST_IS_REGULAR) &&
+        g_key_file_load_from_file(kf, meta_path, G_KEY_FILE_NONE, NULL)) {
         g_auto(GStrv) keys = g_key_file_get_keys(kf, META_GROUP, NULL, NULL);
         for (guint i = 0; keys != NULL && keys[i] != NULL; i++) {
             g_autofree char *v = g_key_file_get_string(kf, META_GROUP, keys[i], NULL);

@@ -1,5 +1,6 @@
 /* main.c — the reshard command: dispatches to subcommands. */
 #include "cli/cli.h"
+#include "cli/outputs.h"
 
 #include "rs-config.h"
 #include "plan/plan.h"
@@ -246,7 +247,11 @@ run_command(int argc, char **argv);
 int
 main(int argc, char **argv)
 {
-    return finish_stdout(run_command(argc, argv));
+    rs_cli_remove_outputs_on_signal();
+    int code = run_command(argc, argv);
+    if (code == 0)
+        rs_cli_keep_outputs();
+    return finish_stdout(code);
 }
 
 static int

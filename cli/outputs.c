@@ -12,12 +12,50 @@
 #include "cli/outputs.h"
 
 #include <glib/gstdio.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 static GPtrArray *created; /* char*, owned: files this process created */
+
+/* The same paths for the signal handler, which may only read memory and call unlink():
+ * a fixed array filled before its count grows. */
+#define MAX_SIGNAL_PATHS 256
+static char *signal_paths[MAX_SIGNAL_PATHS];
+static volatile sig_atomic_t n_signal_paths;
+
+static void
+on_fatal_signal(int sig)
+{
+    for (sig_atomic_t i = 0; i < n_signal_paths; i++)
+        unlink(signal_paths[i]);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void
+rs_cli_remove_outputs_on_signal(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    for (guint i = 0; i < G_N_ELEMENTS(sigs); i++) {
+        struct sigaction old;
+        /* A signal the caller ignores (nohup) stays ignored. */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
+    }
+}
+
+void
+rs_cli_keep_outputs(void)
+{
+    n_signal_paths = 0;
+}
 
 /* A file the command read: its path as given and, when it could be stat'ed, its device and
  * inode, so that a second name of the file (a hard link, a symbolic link, "./x") is found
@@ -214,6 +252,12 @@ rs_cli_begin_output(const char *option, const char *path, GError **error)
     if (created == NULL)
         created = g_ptr_array_new_with_free_func(g_free);
     g_ptr_array_add(created, g_strdup(path));
+    sig_atomic_t n = n_signal_paths;
+    if (n < MAX_SIGNAL_PATHS) {
+        g_free(signal_paths[n]);
+        signal_paths[n] = g_strdup(path);
+        n_signal_paths = n + 1;
+    }
     return TRUE;
 }
 
@@ -222,6 +266,7 @@ rs_cli_remove_created_outputs(void)
 {
     if (created == NULL)
         return;
+    n_signal_paths = 0;
     for (guint i = 0; i < created->len; i++)
         g_unlink(g_ptr_array_index(created, i));
     g_ptr_array_set_size(created, 0);

@@ -51,6 +51,15 @@ gboolean rs_cli_check_not_input(const char *option, const char *path, GError **e
  * list rs_cli_remove_created_outputs() removes. */
 gboolean rs_cli_begin_output(const char *option, const char *path, GError **error);
 
+/* From now on SIGINT, SIGTERM and SIGHUP (unless ignored) remove the files noted by
+ * rs_cli_begin_output() that the command created, then end the process by the signal (exit
+ * status 128 + its number): an interrupted command leaves none of its outputs, as a failed
+ * one. */
+void rs_cli_remove_outputs_on_signal(void);
+
+/* The command succeeded: a signal from now on leaves its outputs. */
+void rs_cli_keep_outputs(void);
+
 /* Removes every file noted by rs_cli_begin_output() that the command created (on failure,
  * so that a failed command leaves none of its outputs behind) and empties the list. */
 void rs_cli_remove_created_outputs(void);

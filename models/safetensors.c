@@ -347,6 +347,12 @@ read_header_text(const char *path, guint64 *file_bytes_out, guint64 *header_byte
                     g_strerror(errno));
         return NULL;
     }
+    /* A FIFO (or device) named by an index would block the read for ever. */
+    if (!S_ISREG(st.st_mode)) {
+        g_set_error(error, RS_SAFETENSORS_ERROR, RS_SAFETENSORS_ERROR_IO,
+                    "%s: is not a regular file", path);
+        return NULL;
+    }
     FILE *f = g_fopen(path, "rb");
     if (f == NULL) {
         g_set_error(error, RS_SAFETENSORS_ERROR, RS_SAFETENSORS_ERROR_IO, "%s: %s", path,

@@ -3,7 +3,9 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "test-util.h"
@@ -2613,6 +2615,64 @@ test_sweep_point_blame(void)
     run_result_clear(&r);
 }
 
+/* Files named indirectly that are FIFOs are not read (the read blocked for ever): a
+ * messages file's .meta sidecar is skipped, an index's shard refused. */
+static void
+test_indirect_fifos(void)
+{
+    g_autofree char *dir = make_temp_dir();
+    g_autofree char *messages = g_build_filename(dir, "m.csv", NULL);
+    g_autofree char *meta = g_build_filename(dir, "m.csv.meta", NULL);
+    g_assert_true(g_file_set_contents(messages, "src,dst,bytes\n0,1,5\n", -1, NULL));
+    g_assert_cmpint(mkfifo(meta, 0600), ==, 0);
+    const char *sim[] = {"simulate", "--messages", messages, "--topology", "dgx-h100", NULL};
+    RunResult r = run_reshard(sim);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    run_result_clear(&r);
+    g_autofree char *shard = g_build_filename(dir, "a.safetensors", NULL);
+    g_autofree char *index = g_build_filename(dir, "model.safetensors.index.json", NULL);
+    g_assert_cmpint(mkfifo(shard, 0600), ==, 0);
+    g_assert_true(
+        g_file_set_contents(index, "{\"weight_map\": {\"w\": \"a.safetensors\"}}", -1, NULL));
+    const char *models[] = {"models", "--model", index, NULL};
+    r = run_reshard(models);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "a.safetensors: is not a regular file");
+    run_result_clear(&r);
+    g_unlink(meta);
+    g_unlink(shard);
+}
+
+/* An interrupted command leaves none of its outputs (a SIGINT while the timeline was
+ * written left the finished trace behind). Made deterministic with a FIFO: the trace is
+ * written first, then opening the timeline, a FIFO without a reader, blocks; SIGINT then. */
+static void
+test_interrupt_removes_outputs(void)
+{
+    g_autofree char *dir = make_temp_dir();
+    g_autofree char *trace = g_build_filename(dir, "t.csv", NULL);
+    g_autofree char *fifo = g_build_filename(dir, "timeline.json", NULL);
+    g_assert_cmpint(mkfifo(fifo, 0600), ==, 0);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GSubprocess) p = g_subprocess_new(
+        G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+        g_getenv("RESHARD_BIN"), "simulate", "--scenario", "qwen3-30b-colocated", "--strategy",
+        "direct", "--trace", trace, "--timeline", fifo, "-q", NULL);
+    g_assert_no_error(error);
+    for (guint i = 0; i < 600 && !g_file_test(trace, G_FILE_TEST_EXISTS); i++)
+        g_usleep(100000);
+    g_assert_true(g_file_test(trace, G_FILE_TEST_EXISTS));
+    g_usleep(200000); /* (the trace's sidecar, then the blocking open) */
+    g_subprocess_send_signal(p, SIGINT);
+    g_assert_true(g_subprocess_wait(p, NULL, &error));
+    g_assert_true(g_subprocess_get_if_signaled(p));
+    g_assert_cmpint(g_subprocess_get_term_sig(p), ==, SIGINT);
+    g_assert_false(g_file_test(trace, G_FILE_TEST_EXISTS));
+    g_autofree char *meta = g_strconcat(trace, ".meta", NULL);
+    g_assert_false(g_file_test(meta, G_FILE_TEST_EXISTS));
+    g_unlink(fifo);
+}
+
 /* A scalable unit's leaf downlinks as the binding cut (tests/data/small-fabric.yaml: two
  * units of 8 GPUs, 40 GB/s into each unit): all of Llama-3.1-8B's 16,060,522,496 bf16
  * bytes enter unit 1, where inference runs; named in the table and in JSON. */
@@ -2750,6 +2810,8 @@ main(int argc, char **argv)
     g_test_add_func("/cli/simulate/output-write-error", test_output_write_error);
     g_test_add_func("/cli/simulate/bound-leaf-cut", test_bound_leaf_cut);
     g_test_add_func("/cli/singular-counts", test_singular_counts);
+    g_test_add_func("/cli/indirect-fifos", test_indirect_fifos);
+    g_test_add_func("/cli/interrupt-removes-outputs", test_interrupt_removes_outputs);
     g_test_add_func("/cli/sweep/point-blame", test_sweep_point_blame);
     g_test_add_func("/cli/simulate/last-stage-mtp", test_last_stage_mtp);
     g_test_add_func("/cli/simulate/messages-default-topology", test_messages_default_topology);

@@ -87,6 +87,8 @@ static const BadCase bad_cases[] = {
     {"message,src,dst,bytes\n,0,1,5\n", "m.csv:2: column message: \"\" is not a non-negative"},
     {"src,dst,bytes,phase\n0,1,5,4294967296\n",
      "m.csv:2: column phase: \"4294967296\" is above the largest, 4294967295"},
+    {"src,dst,bytes\n0,8,9223372036854775807\n0,9,9223372036854775807\n",
+     "m.csv:3: the messages' bytes add up to more than 2^63 - 1"},
     {"src,dst,bytes\n0,1,99999999999999999999999\n",
      "m.csv:2: column bytes: \"99999999999999999999999\" is above the largest, "
      "9223372036854775807"},
@@ -99,6 +101,17 @@ static const BadCase bad_cases[] = {
     {"message,src,dst,bytes\n4,0,1,5\n5,0,1,5\n4,1,0,5\n",
      "m.csv:4: message 4 is given twice (first at line 2)"},
 };
+
+/* A UTF-8 byte-order mark before the header is skipped. */
+static void
+test_bom(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTrace) t = rs_trace_read_string("\xef\xbb\xbfsrc,dst,bytes\n0,1,5\n", "m.csv", &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(rs_trace_get_n_rows(t), ==, 1);
+    g_assert_cmpuint(rs_trace_get_row(t, 0)->size_bytes, ==, 5);
+}
 
 static void
 test_bad(gconstpointer data)
@@ -119,6 +132,7 @@ main(int argc, char **argv)
     g_test_add_func("/trace/roundtrip", test_roundtrip);
     g_test_add_func("/trace/minimal-columns", test_minimal_columns);
     g_test_add_func("/trace/optional-fields", test_optional_fields);
+    g_test_add_func("/trace/bom", test_bom);
     for (guint i = 0; i < G_N_ELEMENTS(bad_cases); i++) {
         g_autofree char *path = g_strdup_printf("/trace/bad/%u", i);
         g_test_add_data_func(path, &bad_cases[i], test_bad);
