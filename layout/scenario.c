@@ -380,8 +380,23 @@ rs_scenario_build(RsScenario *s, RsScenarioBuild *out, GError **error)
 {
     memset(out, 0, sizeof *out);
     if (s->model == NULL || s->topology == NULL || s->train == NULL || s->infer == NULL) {
+        /* Name what is missing, and the file that lacks it. */
+        g_autoptr(GString) missing = g_string_new(NULL);
+        const struct {
+            gboolean absent;
+            const char *key;
+        } parts[] = {{s->model == NULL, "model"},
+                     {s->topology == NULL, "topology"},
+                     {s->train == NULL, "train"},
+                     {s->infer == NULL, "infer"}};
+        for (guint i = 0; i < G_N_ELEMENTS(parts); i++)
+            if (parts[i].absent)
+                g_string_append_printf(missing, "%s%s", missing->len ? ", " : "", parts[i].key);
         g_set_error(error, RS_SCENARIO_ERROR, RS_SCENARIO_ERROR_INVALID,
-                    "a scenario needs a model, a topology, a training and an inference layout");
+                    "%s%sa scenario needs a model, a topology, a training and an inference "
+                    "layout; missing: %s (keys of the file, or --model, --topology, --train, "
+                    "--infer)",
+                    s->path ? s->path : "", s->path ? ": " : "", missing->str);
         return FALSE;
     }
     g_autoptr(RsModel) model = load_model(s, error);

@@ -901,6 +901,13 @@ static const CliCase cli_cases[] = {
      "{\"model_type\": \"llama\", \"hidden_size\": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
      2,
      {"config.json:1:", "the config.json nests deeper than 64 levels", NULL}},
+    /* A scenario file without layouts: the file and the missing keys named (it named
+     * neither). */
+    {{"simulate", "--scenario", "@", "--network", "bottleneck", NULL},
+     "nolayout.yaml",
+     "name: x\nmodel: qwen3-30b-a3b\ntopology: dgx-h100\n",
+     2,
+     {"nolayout.yaml: a scenario needs a model", "missing: train, infer", NULL}},
     /* Host transport settings past their limits aborted on allocation (8 GiB × depth of
      * eager slots per channel; a ring of 2^31 entries); MXFP4 failed to allocate a 0-byte
      * buffer and advised --scale. */
