@@ -281,24 +281,6 @@ rs_sweep_result_clear(RsSweepResult *r)
 }
 
 /* Applies the point's layout sizes to @conv. */
-/* "tp=3 pp=1 ep=on": the layout sizes point @pt sets. Returns: (transfer full). */
-static char *
-pt_axes_text(const RsSweepPoint *pt)
-{
-    GString *s = g_string_new(NULL);
-    if (pt->tp > 0)
-        g_string_append_printf(s, " tp=%" G_GINT64_FORMAT, (gint64)pt->tp);
-    if (pt->pp > 0)
-        g_string_append_printf(s, " pp=%" G_GINT64_FORMAT, (gint64)pt->pp);
-    if (pt->dp > 0)
-        g_string_append_printf(s, " dp=%" G_GINT64_FORMAT, (gint64)pt->dp);
-    if (pt->ep >= 0)
-        g_string_append_printf(s, " ep=%s", pt->ep ? "on" : "off");
-    if (s->len > 0)
-        g_string_erase(s, 0, 1);
-    return g_string_free(s, FALSE);
-}
-
 static gboolean
 apply_layout(const RsSweepPoint *pt, RsConvention *conv, GError **error)
 {
@@ -426,12 +408,9 @@ rs_sweep_run_point(const RsSweepPoint *pt, const RsSweepOptions *o, RsSweepResul
     g_autoptr(GError) local = NULL;
     RsConvention *conv = s->infer;
     /* A layout the point sets is the sweep's, not the scenario file's: errors about it say
-     * so instead of naming the file's infer line. */
-    if (pt->tp > 0 || pt->pp > 0 || pt->dp > 0 || pt->ep >= 0) {
-        g_autofree char *axes = pt_axes_text(pt);
-        g_autofree char *where = g_strdup_printf("sweep point %s", axes);
-        rs_scenario_set_where(&s->infer_where, where);
-    }
+     * so instead of naming the file's infer line (the message spells the layout out). */
+    if (pt->tp > 0 || pt->pp > 0 || pt->dp > 0 || pt->ep >= 0)
+        rs_scenario_set_where(&s->infer_where, "sweep point");
     gboolean ok = apply_layout(pt, conv, &local);
     guint64 n_infer = ok ? rs_convention_get_world_size(conv) : 0;
     ok = ok && place_gpus(s, (guint)n_infer, &local);

@@ -90,7 +90,9 @@ run(int argc, char **argv)
             p[i] = m[i].predicted_s;
             q[i] = m[i].measured_s;
         }
-        if (!rs_plot_compare(p, q, n, opt_plot, &error))
+        if (!rs_cli_begin_plot_outputs("--plot", opt_plot, &error))
+            return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+        if (!rs_plot_compare(p, q, n, opt_plot, &error)) /* (it removes its files) */
             return rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
     }
     g_autoptr(GString) out = g_string_new(NULL);

@@ -293,25 +293,6 @@ work_clear(Work *w)
     g_free(w->work);
 }
 
-/* The executor moves whole bytes per element: MXFP4's half-byte values (two per byte) are
- * planned and simulated, not run. FALSE, naming the tensor, when one has them. */
-static gboolean
-check_whole_byte_elements(const Work *w, GError **error)
-{
-    for (guint i = 0; i < rs_refit_get_n_tensors(w->refit); i++) {
-        const RsRefitTensor *t = rs_refit_get_tensor(w->refit, i);
-        if (rs_refit_tensor_get_elem_bytes(t) == 0) {
-            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "\"%s\" is %s on the wire: the executor moves whole-byte elements, "
-                        "and MXFP4's half-byte values are planned and simulated (reshard plan, "
-                        "simulate), not run; choose another --dtype (or --infer-dtype)",
-                        t->name, rs_dtype_get_name(t->dtype));
-            return FALSE;
-        }
-    }
-    return TRUE;
-}
-
 static gboolean
 load_work(Work *w, GError **error)
 {
@@ -562,8 +543,7 @@ run(int argc, char **argv)
 
     Work w;
     /* The trace may not replace an input (the scenario, model or topology just read). */
-    if (!load_work(&w, &error) || !rs_cli_check_not_input("--trace", opt_trace, &error) ||
-        !check_whole_byte_elements(&w, &error)) {
+    if (!load_work(&w, &error) || !rs_cli_check_not_input("--trace", opt_trace, &error)) {
         work_clear(&w);
         return root ? rs_cli_fail(cmd, error, RS_EXIT_USAGE) : RS_EXIT_USAGE;
     }

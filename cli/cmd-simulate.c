@@ -248,11 +248,11 @@ collect_outputs(const RsAutoCandidate *tried, guint n_tried, gboolean several,
     if (opt_plot == NULL)
         return;
     static const char *const plots[] = {"strategies", "timeline", "links", "traffic"};
-    static const char *const exts[] = {".dat", ".gp", ".png", ".svg"};
     for (guint p = 0; p < (use_flow ? G_N_ELEMENTS(plots) : 1u); p++)
-        for (guint e = 0; e < G_N_ELEMENTS(exts); e++) {
+        for (guint e = 0; e < RS_CLI_N_PLOT_FILES; e++) {
             g_ptr_array_add(options, "--plot");
-            g_ptr_array_add(paths, g_strconcat(opt_plot, "-", plots[p], exts[e], NULL));
+            g_ptr_array_add(paths,
+                            g_strconcat(opt_plot, "-", plots[p], rs_cli_plot_exts[e], NULL));
         }
 }
 
@@ -942,13 +942,9 @@ static char *
 plot_prefix(const char *name, GError **error)
 {
     char *prefix = g_strdup_printf("%s-%s", opt_plot, name);
-    static const char *const exts[] = {".dat", ".gp", ".png", ".svg"};
-    for (guint e = 0; e < G_N_ELEMENTS(exts); e++) {
-        g_autofree char *path = g_strconcat(prefix, exts[e], NULL);
-        if (!rs_cli_begin_output("--plot", path, error)) {
-            g_free(prefix);
-            return NULL;
-        }
+    if (!rs_cli_begin_plot_outputs("--plot", prefix, error)) {
+        g_free(prefix);
+        return NULL;
     }
     return prefix;
 }

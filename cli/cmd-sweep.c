@@ -354,7 +354,7 @@ sweep(const char *cmd, const Settings *set, guint rank, guint n_ranks)
         g_autoptr(GString) out = g_string_new(NULL);
         rs_sweep_report(pts, results, n_points, set->target_s, set->select, set->format, out);
         /* The points read their scenarios, models and topologies since the first check. */
-        if (opt_plot != NULL && !rs_cli_check_plot_outputs("--plot", opt_plot, &error)) {
+        if (opt_plot != NULL && !rs_cli_begin_plot_outputs("--plot", opt_plot, &error)) {
             code = rs_cli_fail(cmd, error, RS_EXIT_USAGE);
         } else if (opt_plot != NULL &&
                    !rs_plot_sweep(pts, results, n_points, opt_plot, &error)) {

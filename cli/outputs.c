@@ -272,20 +272,32 @@ rs_cli_remove_created_outputs(void)
     g_ptr_array_set_size(created, 0);
 }
 
+const char *const rs_cli_plot_exts[RS_CLI_N_PLOT_FILES] = {".dat", ".gp", ".png", ".svg"};
+
 gboolean
 rs_cli_check_plot_outputs(const char *option, const char *prefix, GError **error)
 {
-    static const char *const exts[] = {".dat", ".gp", ".png", ".svg"};
-    char *paths[G_N_ELEMENTS(exts)];
-    const char *options[G_N_ELEMENTS(exts)];
-    for (guint i = 0; i < G_N_ELEMENTS(exts); i++) {
-        paths[i] = g_strconcat(prefix, exts[i], NULL);
+    char *paths[RS_CLI_N_PLOT_FILES];
+    const char *options[RS_CLI_N_PLOT_FILES];
+    for (guint i = 0; i < RS_CLI_N_PLOT_FILES; i++) {
+        paths[i] = g_strconcat(prefix, rs_cli_plot_exts[i], NULL);
         options[i] = option;
     }
     gboolean ok = rs_cli_check_output(option, paths[2], error) &&
-                  rs_cli_check_output_set(options, (const char *const *)paths, G_N_ELEMENTS(exts),
-                                          error);
-    for (guint i = 0; i < G_N_ELEMENTS(exts); i++)
+                  rs_cli_check_output_set(options, (const char *const *)paths,
+                                          RS_CLI_N_PLOT_FILES, error);
+    for (guint i = 0; i < RS_CLI_N_PLOT_FILES; i++)
         g_free(paths[i]);
     return ok;
+}
+
+gboolean
+rs_cli_begin_plot_outputs(const char *option, const char *prefix, GError **error)
+{
+    for (guint i = 0; i < RS_CLI_N_PLOT_FILES; i++) {
+        g_autofree char *path = g_strconcat(prefix, rs_cli_plot_exts[i], NULL);
+        if (!rs_cli_begin_output(option, path, error))
+            return FALSE;
+    }
+    return TRUE;
 }

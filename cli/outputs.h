@@ -36,6 +36,15 @@ gboolean rs_cli_check_output_set(const char *const *options, const char *const *
  * names the flag in messages ("--plot"). */
 gboolean rs_cli_check_plot_outputs(const char *option, const char *prefix, GError **error);
 
+/* The endings of one plot's files after its prefix, as rs_plot_render() writes them. */
+#define RS_CLI_N_PLOT_FILES 4
+extern const char *const rs_cli_plot_exts[RS_CLI_N_PLOT_FILES];
+
+/* rs_cli_begin_output() for each of the four files of the plot @prefix, just before it is
+ * drawn: none may be an input, and those not there yet are removed if the command fails or
+ * is interrupted. */
+gboolean rs_cli_begin_plot_outputs(const char *option, const char *prefix, GError **error);
+
 /* Notes that the command reads @path (NULL is ignored): an output may not name it. The
  * file is identified by device and inode (when it exists) and by its absolute path. One
  * command runs per process, so the list is the process's. */

@@ -158,7 +158,8 @@ typedef struct {
  * @result: (out caller-allocates): filled in the process hosting rank 0; the other processes
  *   get n_ranks, n_runs, validated and n_bad_elems only. Clear with rs_exec_result_clear().
  * @error: RS_EXEC_ERROR_INVALID (an option out of range, --corrupt-byte naming a local or
- *   missing message or a byte beyond it, a transfer whose source does not hold its box),
+ *   missing message or a byte beyond it, a transfer whose source does not hold its box, a
+ *   tensor of half-byte MXFP4 elements),
  *   RS_EXEC_ERROR_MEMORY (the buffers would exceed the limit; the message gives both
  *   figures), RS_EXEC_ERROR_STALLED, RS_TRANSPORT_ERROR_* from the transport (a failed or
  *   mismatched transfer, a timeout naming the message and chunk)

@@ -231,6 +231,9 @@ typedef struct {
     guint *rank_outstanding; /* [n_gpus]: its operations posted and not yet arrived */
     double *stream_free_s;   /* [n_gpus]: when its stream ends the packs and unpacks queued */
     double *ready_s;         /* [n]: when the sender's pack of this operation ends */
+    /* the topology's software costs, read once */
+    double message_overhead_s;
+    double chunk_overhead_s; /* per chunk operation (software.chunk_overhead); 0: none */
     /* progress */
     guint64 bytes_done;
     gint64 start_us, next_progress_us;
@@ -1267,14 +1270,13 @@ post_message(Sim *sim, guint32 m)
     sim->state[m] = ST_OVERHEAD;
     if (deps_ready(sim, m, 0))
         sim->res->message_start_s[m] = sim->now;
-    double overhead_s = rs_topology_get_message_overhead_s(sim->topo);
+    double overhead_s = sim->message_overhead_s;
     /* A calibrated executor's cost per chunk operation (software.chunk_overhead), as the
      * first-order model charges it: before the message's bytes, like its own overhead. */
-    double chunk_overhead_s = rs_topology_get_chunk_overhead_s(sim->topo, NULL);
-    if (chunk_overhead_s > 0)
-        overhead_s += chunk_overhead_s * (double)rs_topology_count_chunks(
-                                             sim->topo, sim->msgs[m].size_bytes,
-                                             sim->opt.chunk_bytes);
+    if (sim->chunk_overhead_s > 0)
+        overhead_s += sim->chunk_overhead_s * (double)rs_topology_count_chunks(
+                                                  sim->topo, sim->msgs[m].size_bytes,
+                                                  sim->opt.chunk_bytes);
     timer_push(sim,
                sim->window ? MAX(sim->now, sim->ready_s[m]) + overhead_s
                            : sim->now + overhead_s + pre_s(sim, m),
@@ -2643,6 +2645,8 @@ run_core(const RsFlowMessage *messages, guint n_messages, const guint32 *deps, g
     Sim sim;
     memset(&sim, 0, sizeof sim);
     sim.topo = topo;
+    sim.message_overhead_s = rs_topology_get_message_overhead_s(topo);
+    sim.chunk_overhead_s = rs_topology_get_chunk_overhead_s(topo, NULL);
     if (options != NULL)
         sim.opt = *options;
     else

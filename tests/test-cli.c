@@ -2602,7 +2602,7 @@ test_sweep_point_blame(void)
                           "bottleneck", NULL};
     RunResult r = run_reshard(args);
     g_assert_cmpint(r.exit_code, ==, 2);
-    assert_contains(r.err, "(point 0: sweep point tp=3: infer: vllm tp=3 dp=16: tp=3 and the 32 "
+    assert_contains(r.err, "(point 0: sweep point: infer: vllm tp=3 dp=16: tp=3 and the 32 "
                            "attention heads");
     g_assert_null(strstr(r.err, "qwen3-30b-colocated.yaml:"));
     assert_contains(r.out, "sweep      1 point: 0 planned");
