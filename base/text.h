@@ -40,24 +40,81 @@ gboolean rs_text_find_bad(const char *text, gsize len, gsize *offset, guint *lin
 gboolean rs_text_check(const char *text, gsize len, const char *name, const char *kind,
                        GQuark domain, gint code, GError **error);
 
-/* Deepest nesting of JSON arrays and objects rs_json_check_depth() accepts: a
- * config.json or a safetensors header is a few levels deep. */
+/* Deepest nesting of JSON arrays and objects rs_json_scan() accepts: a config.json or a
+ * safetensors header is a few levels deep. */
 #define RS_JSON_MAX_DEPTH 64
 
+typedef enum {
+    RS_JSON_SCAN_OK,
+    RS_JSON_SCAN_DEPTH,     /* arrays and objects nest deeper than RS_JSON_MAX_DEPTH */
+    RS_JSON_SCAN_INTEGER,   /* an integer outside [-2^63, 2^63 - 1] */
+    RS_JSON_SCAN_NUMBER,    /* a number with a fraction or exponent beyond a double */
+    RS_JSON_SCAN_DUPLICATE, /* a key given twice in one object */
+} RsJsonScanProblem;
+
+/* What rs_json_scan() found: the problem, where (the byte offset, 0-based, and line and
+ * column, 1-based, columns in characters), the key path of the value or key concerned
+ * ("a", "a.b", "a.2.c"; "" for the top), the number's text, and for a duplicate where the
+ * key came first. rs_json_scan_result_clear() frees the strings. */
+typedef struct {
+    RsJsonScanProblem problem;
+    gsize offset;
+    guint line, column;
+    char *path;  /* (nullable) */
+    char *token; /* (nullable): the number's text */
+    guint first_line, first_column;
+} RsJsonScanResult;
+
+/* Called by rs_json_scan() for every key: its path (borrowed for the call), its opening
+ * quote's line and column (1-based) and byte offset. */
+typedef void (*RsJsonKeyFunc)(const char *path, guint line, guint column, gsize offset,
+                              gpointer user_data);
+
 /**
- * rs_json_check_depth:
- * @text: (array length=len): JSON text (strings with their escapes skipped)
+ * rs_json_scan:
+ * @text: (array length=len): JSON text; strings are skipped with their escapes, key
+ *   identity is their text as written
+ * @on_key: (nullable) (scope call): called for every key, in order
+ * @result: (out caller-allocates): the first problem found; clear it with
+ *   rs_json_scan_result_clear() whatever the return
+ *
+ * One pass over @text before a JSON parser sees it, for what json-glib (1.6) accepts
+ * silently or cannot survive: nesting deeper than RS_JSON_MAX_DEPTH (its parser recurses
+ * per level: 100,000 levels overflowed the stack, SIGSEGV), integers outside 64 bits (its
+ * scanner wraps them: 99999999999999999999 reads as -1, -18446744073709551617 as 1),
+ * numbers beyond a double (they read as infinity) and a key given twice in one object (it
+ * keeps the last). Does not validate the grammar (the parser does). O(len).
+ * Returns: TRUE when none of those problems was found.
+ */
+gboolean rs_json_scan(const char *text, gsize len, RsJsonKeyFunc on_key, gpointer user_data,
+                      RsJsonScanResult *result);
+
+/* Frees @result's strings (it can be scanned into again). */
+void rs_json_scan_result_clear(RsJsonScanResult *result);
+
+/**
+ * rs_json_scan_describe:
+ * @result: a problem rs_json_scan() found
+ * @kind: what the file is ("config.json", "JSON header"), for the nesting message
+ *
+ * Returns: (transfer full): the problem in words, without its place: "the KIND nests
+ *   deeper than 64 levels", "PATH: the integer N is outside the 64-bit range a JSON reader
+ *   keeps (-2^63 to 2^63 - 1)", "PATH: the number X is beyond the range of a double",
+ *   "PATH: field given twice (first at line L, column C)".
+ */
+char *rs_json_scan_describe(const RsJsonScanResult *result, const char *kind);
+
+/**
+ * rs_json_check:
  * @name: the file, for the message
- * @kind: what the file is ("config.json", "safetensors header")
+ * @kind: what the file is ("config.json", "safetensors index")
  * @domain, @code: the error to set
  *
- * Before a JSON parser sees @text: fails with "NAME:LINE:COL: the KIND nests deeper than
- * 64 levels" where arrays and objects go deeper than RS_JSON_MAX_DEPTH (json-glib's parser
- * recurses per level: 100,000 levels overflowed the stack, SIGSEGV). O(len).
- * Returns: TRUE when the nesting is within the limit.
+ * rs_json_scan() without a key callback; fails with "NAME:LINE:COL: " and
+ * rs_json_scan_describe()'s words. Returns: TRUE when no problem was found.
  */
-gboolean rs_json_check_depth(const char *text, gsize len, const char *name, const char *kind,
-                             GQuark domain, gint code, GError **error);
+gboolean rs_json_check(const char *text, gsize len, const char *name, const char *kind,
+                       GQuark domain, gint code, GError **error);
 
 /**
  * rs_text_escape:

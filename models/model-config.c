@@ -501,96 +501,13 @@ rs_model_config_load_yaml(RsModelConfig *config, const char *path, GError **erro
 
 /* --- config.json --- */
 
-/* Records "line:col" (1-based) of every key path of a JSON text: "a", "a.b", "a.2.c". */
-static GHashTable *
-json_key_positions(const char *text, char **dup_key_out, char **dup_pos_out)
+/* rs_json_scan()'s key callback: records "line:col" of every key path ("a", "a.b",
+ * "a.2.c") in the GHashTable @user_data. */
+static void
+record_key_position(const char *path, guint line, guint column, gsize offset, gpointer user_data)
 {
-    GHashTable *pos = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-    /* One frame per open container: its path, whether it is an object, the array index,
-     * and whether the next string in an object is a key. */
-    typedef struct {
-        char *path;
-        gboolean object;
-        guint index;
-        gboolean expect_key;
-    } Frame;
-    GArray *stack = g_array_new(FALSE, FALSE, sizeof(Frame));
-    guint line = 1, col = 1;
-    char *pending_key = NULL; /* path of the key whose value comes next */
-    for (const char *p = text; *p != '\0';) {
-        char ch = *p;
-        Frame *top = stack->len ? &g_array_index(stack, Frame, stack->len - 1) : NULL;
-        if (ch == '"') {
-            guint start_line = line, start_col = col;
-            GString *s = g_string_new(NULL);
-            p++;
-            col++;
-            while (*p != '\0' && *p != '"') {
-                if (*p == '\\' && p[1] != '\0') {
-                    g_string_append_c(s, p[1]);
-                    p += 2;
-                    col += 2;
-                    continue;
-                }
-                g_string_append_c(s, *p);
-                p++;
-                col++;
-            }
-            if (*p == '"') {
-                p++;
-                col++;
-            }
-            if (top != NULL && top->object && top->expect_key) {
-                char *path =
-                    *top->path ? g_strdup_printf("%s.%s", top->path, s->str) : g_strdup(s->str);
-                /* json-glib keeps the last of a key given twice: the scanner sees both. */
-                if (*dup_key_out == NULL && g_hash_table_contains(pos, path)) {
-                    *dup_key_out = g_strdup(path);
-                    *dup_pos_out = g_strdup_printf("%u:%u", start_line, start_col);
-                }
-                g_hash_table_replace(pos, g_strdup(path),
-                                     g_strdup_printf("%u:%u", start_line, start_col));
-                g_free(pending_key);
-                pending_key = path;
-                top->expect_key = FALSE;
-            }
-            g_string_free(s, TRUE);
-            continue;
-        }
-        if (ch == '{' || ch == '[') {
-            Frame f = {NULL, ch == '{', 0, ch == '{'};
-            if (top == NULL)
-                f.path = g_strdup("");
-            else if (top->object)
-                f.path = g_strdup(pending_key ? pending_key : top->path);
-            else
-                f.path = *top->path ? g_strdup_printf("%s.%u", top->path, top->index)
-                                    : g_strdup_printf("%u", top->index);
-            g_array_append_val(stack, f);
-        } else if (ch == '}' || ch == ']') {
-            if (top != NULL) {
-                g_free(top->path);
-                g_array_set_size(stack, stack->len - 1);
-            }
-        } else if (ch == ',' && top != NULL) {
-            if (top->object)
-                top->expect_key = TRUE;
-            else
-                top->index++;
-        }
-        if (ch == '\n') {
-            line++;
-            col = 1;
-        } else {
-            col++;
-        }
-        p++;
-    }
-    for (guint i = 0; i < stack->len; i++)
-        g_free(g_array_index(stack, Frame, i).path);
-    g_array_free(stack, TRUE);
-    g_free(pending_key);
-    return pos;
+    (void)offset;
+    g_hash_table_replace(user_data, g_strdup(path), g_strdup_printf("%u:%u", line, column));
 }
 
 typedef struct {
@@ -669,10 +586,20 @@ rs_model_config_load_json(RsModelConfig *config, const char *path, GError **erro
         return FALSE;
     }
     if (!rs_text_check(text, len, path, "config.json", RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
-                       error) ||
-        !rs_json_check_depth(text, len, path, "config.json", RS_MODEL_ERROR,
-                             RS_MODEL_ERROR_CONFIG, error))
+                       error))
         return FALSE;
+    /* Nesting, numbers past 64 bits and keys given twice, which json-glib would crash on,
+     * wrap or keep the last of; and every key's position, which json-glib keeps none of. */
+    g_autoptr(GHashTable) positions = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    RsJsonScanResult scan;
+    if (!rs_json_scan(text, len, record_key_position, positions, &scan)) {
+        g_autofree char *what = rs_json_scan_describe(&scan, "config.json");
+        g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG, "%s:%u:%u: %s", path,
+                    scan.line, scan.column, what);
+        rs_json_scan_result_clear(&scan);
+        return FALSE;
+    }
+    rs_json_scan_result_clear(&scan);
     g_autoptr(JsonParser) parser = json_parser_new();
     if (!json_parser_load_from_data(parser, text, (gssize)len, &local)) {
         /* "<data>:LINE:COL: Parse error: …" → "path:LINE:COL: …" */
@@ -686,13 +613,6 @@ rs_model_config_load_json(RsModelConfig *config, const char *path, GError **erro
     if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root)) {
         g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
                     "%s:1:1: a config.json must be an object of fields", path);
-        return FALSE;
-    }
-    g_autofree char *dup_key = NULL, *dup_pos = NULL;
-    g_autoptr(GHashTable) positions = json_key_positions(text, &dup_key, &dup_pos);
-    if (dup_key != NULL) {
-        g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG, "%s:%s: %s: field given twice",
-                    path, dup_pos, dup_key);
         return FALSE;
     }
     JsonFlatten f = {config, path, positions};

@@ -401,9 +401,14 @@ parse_header_json(const char *path, const char *text, guint64 header_bytes, GErr
                       bad_byte, bad_utf8 ? "valid UTF-8" : "text (a control character)");
         return NULL;
     }
-    if (!rs_json_check_depth(text, header_bytes, path, "JSON header", RS_SAFETENSORS_ERROR,
-                             RS_SAFETENSORS_ERROR_MALFORMED, error))
+    RsJsonScanResult scan;
+    if (!rs_json_scan(text, header_bytes, NULL, NULL, &scan)) {
+        g_autofree char *what = rs_json_scan_describe(&scan, "JSON header");
+        set_malformed(error, path, 8 + scan.offset, "%s", what);
+        rs_json_scan_result_clear(&scan);
         return NULL;
+    }
+    rs_json_scan_result_clear(&scan);
     g_autoptr(JsonParser) parser = json_parser_new();
     g_autoptr(GError) json_error = NULL;
     if (!json_parser_load_from_data(parser, text, (gssize)header_bytes, &json_error)) {
@@ -531,8 +536,8 @@ parse_index(const char *path, JsonObject **map_out, GError **error)
     if (g_file_get_contents(path, &text, &len, NULL) &&
         (!rs_text_check(text, len, path, "safetensors index", RS_SAFETENSORS_ERROR,
                         RS_SAFETENSORS_ERROR_MALFORMED, error) ||
-         !rs_json_check_depth(text, len, path, "safetensors index", RS_SAFETENSORS_ERROR,
-                              RS_SAFETENSORS_ERROR_MALFORMED, error)))
+         !rs_json_check(text, len, path, "safetensors index", RS_SAFETENSORS_ERROR,
+                        RS_SAFETENSORS_ERROR_MALFORMED, error)))
         return NULL;
     if (!json_parser_load_from_file(parser, path, &local)) {
         gint code = g_error_matches(local, G_FILE_ERROR, G_FILE_ERROR_NOENT) ||

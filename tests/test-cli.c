@@ -901,6 +901,27 @@ static const CliCase cli_cases[] = {
      "{\"model_type\": \"llama\", \"hidden_size\": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
      2,
      {"config.json:1:", "the config.json nests deeper than 64 levels", NULL}},
+    /* json-glib's scanner wraps integers past 64 bits (-18446744073709551617 read as 1: a
+     * one-layer model, exit 0), reads 1e400 as infinity and keeps the last of a key given
+     * twice: each refused where it stands. */
+    {{"models", "--model", "@", NULL},
+     "config.json",
+     "{\"model_type\": \"llama\",\n \"num_hidden_layers\": -18446744073709551617}",
+     2,
+     {"config.json:2:23: num_hidden_layers: the integer -18446744073709551617 is outside the "
+      "64-bit range a JSON reader keeps (-2^63 to 2^63 - 1)",
+      NULL}},
+    {{"models", "--model", "@", NULL},
+     "config.json",
+     "{\"model_type\": \"llama\", \"rope_scaling\": {\"factor\": 1e400}}",
+     2,
+     {"config.json:1:52: rope_scaling.factor: the number 1e400 is beyond the range of a double",
+      NULL}},
+    {{"models", "--model", "@", NULL},
+     "config.json",
+     "{\"model_type\": \"llama\", \"hidden_size\": 4096,\n \"hidden_size\": 8192}",
+     2,
+     {"config.json:2:2: hidden_size: field given twice (first at line 1, column 25)", NULL}},
     /* A scenario file without layouts: the file and the missing keys named (it named
      * neither). */
     {{"simulate", "--scenario", "@", "--network", "bottleneck", NULL},

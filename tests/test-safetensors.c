@@ -217,6 +217,27 @@ static const MalformedCase malformed[] = {
      0,
      RS_SAFETENSORS_ERROR_MALFORMED,
      {"the JSON header nests deeper than 64 levels", NULL}},
+    /* json-glib keeps the last of a key given twice: the first tensor's bytes were then
+     * reported as a hole. Byte 8 + 62: the second "t". */
+    {"tensor given twice",
+     NULL,
+     0,
+     "{\"t\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [0, 4]}, "
+     "\"t\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [4, 8]}}",
+     8,
+     RS_SAFETENSORS_ERROR_MALFORMED,
+     {"byte offset 70: t: field given twice (first at line 1, column 2)", NULL}},
+    /* json-glib's scanner wraps integers past 64 bits: 2^64 + 4 read as 4, a valid end.
+     * Byte 8 + 57: the number. */
+    {"offset past 64 bits",
+     NULL,
+     0,
+     "{\"t\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [0, 18446744073709551620]}}",
+     4,
+     RS_SAFETENSORS_ERROR_MALFORMED,
+     {"byte offset 65: t.data_offsets.1: the integer 18446744073709551620 is outside the "
+      "64-bit range",
+      NULL}},
     {"root not an object",
      NULL,
      0,
