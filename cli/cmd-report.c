@@ -7,7 +7,7 @@ static char *opt_output;
 
 static GOptionEntry entries[] = {
     {"output", 'o', 0, G_OPTION_ARG_FILENAME, &opt_output,
-     "The document to write (default report.html; report.md with --format md)", "FILE"},
+     "The document to write (default report.html; report.md with --format md; - for standard output)", "FILE"},
     {NULL},
 };
 

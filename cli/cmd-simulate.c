@@ -31,6 +31,7 @@
 #include <glib/gstdio.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -244,7 +245,9 @@ collect_outputs(const RsAutoCandidate *tried, guint n_tried, gboolean several,
                                             : NULL);
     }
     g_ptr_array_add(options, "--output");
-    g_ptr_array_add(paths, g_strdup(report_output));
+    g_ptr_array_add(paths, report_output != NULL && strcmp(report_output, "-") != 0
+                               ? g_strdup(report_output)
+                               : NULL);
     if (opt_plot == NULL)
         return;
     static const char *const plots[] = {"strategies", "timeline", "links", "traffic"};
@@ -881,6 +884,17 @@ write_document(const RsSimulateReport *report, GError **error)
     g_autoptr(GString) doc = g_string_new(NULL);
     rs_report_document(report, (const RsReportPlot *)plots->data, plots->len, markdown, doc);
     g_array_unref(plots);
+    if (strcmp(report_output, "-") == 0) {
+        /* "-": the document on standard output (progress goes to stderr). */
+        if (fwrite(doc->str, 1, doc->len, stdout) != doc->len || fflush(stdout) != 0) {
+            int e = errno;
+            g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e),
+                        "--output -: writing the report to standard output: %s",
+                        g_strerror(e));
+            return FALSE;
+        }
+        return TRUE;
+    }
     if (!rs_cli_begin_output("--output", report_output, error))
         return FALSE;
     if (!rs_output_write_file(report_output, doc->str, (gssize)doc->len, error)) {
@@ -1023,7 +1037,8 @@ parse_settings(Settings *set, GError **error)
                         opt_messages ? "--messages" : "--plot");
             return FALSE;
         }
-        if (!rs_cli_check_output("--output", report_output, error) ||
+        if ((strcmp(report_output, "-") != 0 &&
+             !rs_cli_check_output("--output", report_output, error)) ||
             !parse_flow_options(&set->flow_options, &set->use_flow, error))
             return FALSE;
     } else if (!rs_cli_parse_format(opt_format, &set->format, error) ||

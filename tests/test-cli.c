@@ -2347,6 +2347,21 @@ test_help_report_format(void)
     run_result_clear(&r);
 }
 
+/* `report -o -` writes the document on standard output; it wrote a file named "-". */
+static void
+test_report_stdout(void)
+{
+    g_assert_false(g_file_test("-", G_FILE_TEST_EXISTS));
+    const char *args[] = {"report", "--scenario", "qwen3-30b-colocated", "--network",
+                          "bottleneck", "--format", "md", "-o", "-", NULL};
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    g_assert_true(g_str_has_prefix(r.out, "# reshard report: qwen3-30b-colocated"));
+    g_assert_nonnull(strstr(r.out, "\n## Scenario and layouts\n"));
+    g_assert_false(g_file_test("-", G_FILE_TEST_EXISTS));
+    run_result_clear(&r);
+}
+
 /* Files that are not text are named as such at their first bad byte (a binary YAML read
  * as "empty document", invalid UTF-8 without its place), and names from input reach the
  * terminal with their control bytes spelled out (an ESC in a tensor name, a YAML escape
@@ -2807,6 +2822,7 @@ main(int argc, char **argv)
         g_autofree char *path = g_strdup_printf("/cli/errors/%u", i);
         g_test_add_data_func(path, &cli_cases[i], test_cli_case);
     }
+    g_test_add_func("/cli/report/stdout", test_report_stdout);
     g_test_add_func("/cli/help", test_help);
     g_test_add_func("/cli/help/builtins", test_help_builtins);
     g_test_add_func("/cli/help/strategies", test_help_strategies);

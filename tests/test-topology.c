@@ -277,10 +277,10 @@ static const ErrorCase error_cases[] = {
     {"name: t\nnodes: two\ngpus_per_node: 2\n", "t.yaml:2:8: nodes: \"two\": expected an integer"},
     {HEAD "nvlink: {bandwidth: 100 GB/s\n", "t.yaml:5:1"},
     {"name: t\nnodes: 3\ngpus_per_node: 4\nnodes_per_nvlink_domain: 2\n" TAIL,
-     "nodes_per_nvlink_domain=2 does not divide 3 nodes"},
+     "t.yaml:4:26: nodes_per_nvlink_domain=2 does not divide 3 nodes (nodes, line 2)"},
     {"name: t\nnodes: 8\ngpus_per_node: 4\nnodes_per_nvlink_domain: 4\n" TAIL
      "fabric:\n  scalable_unit_nodes: 6\n",
-     "does not divide fabric.scalable_unit_nodes=6"},
+     "t.yaml:10:24: nodes_per_nvlink_domain=4 does not divide fabric.scalable_unit_nodes=6"},
     /* The default staging is 1/16 of GPU memory: a tiny one would cut the weights into
      * billions of buckets; 0 used to be taken as "not given". */
     {HEAD TAIL "gpu:\n  memory: 1 KiB\n", "t.yaml:9:11: gpu.memory: must be at least 16 MiB"},
@@ -372,7 +372,7 @@ static const OverrideErrorCase override_errors[] = {
     {{.oversubscription = 1e300}, "oversubscription override must be from 1 to 64, not 1e+300"},
     {{.nic_bw_bytes_per_s = -1}, "NIC bandwidth override -1 B/s: outside 1 kB/s .. 1 PB/s"},
     {{.nic_bw_bytes_per_s = 1e300}, "NIC bandwidth override 1e+300 B/s: outside 1 kB/s .. 1 PB/s"},
-    {{.n_nodes = 3}, "nodes_per_nvlink_domain=18 does not divide 3 nodes"},
+    {{.n_nodes = 3}, "gb200-nvl72.yaml:13:26: nodes_per_nvlink_domain=18 does not divide 3 nodes (--nodes)"},
 };
 
 static void

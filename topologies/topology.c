@@ -431,29 +431,58 @@ apply_overrides(TopologyFile *f, const RsTopologyOverrides *overrides, const cha
     return TRUE;
 }
 
-/* NVLink domains must tile the nodes and the scalable units; at most 2^24 GPUs. Sets an
- * unset scalable unit size to every node. */
-static gboolean
-check_sizes(TopologyFile *f, const char *path, GError **error)
+/* "PATH:LINE:COL: " of @key's value in @map (of @yaml), or "PATH: " when it is absent.
+ * Returns: (transfer full). */
+static char *
+value_where(RsYaml *yaml, yaml_node_t *map, const char *key, const char *path)
 {
+    yaml_node_t *node = map != NULL ? rs_yaml_lookup(yaml, map, key) : NULL;
+    if (node == NULL)
+        return g_strdup_printf("%s: ", path);
+    return g_strdup_printf("%s:%zu:%zu: ", path, node->start_mark.line + 1,
+                           node->start_mark.column + 1);
+}
+
+/* NVLink domains must tile the nodes and the scalable units; at most 2^24 GPUs. Sets an
+ * unset scalable unit size to every node. Errors name the line of nodes_per_nvlink_domain
+ * (the default 1 divides everything) and where the other count came from. */
+static gboolean
+check_sizes(TopologyFile *f, RsYaml *yaml, yaml_node_t *root,
+            const RsTopologyOverrides *overrides, const char *path, GError **error)
+{
+    yaml_node_t *fabric = rs_yaml_lookup(yaml, root, "fabric");
     if (f->su_nodes == 0)
         f->su_nodes = f->n_nodes;
-    if (f->n_nodes % f->nodes_per_domain != 0)
-        return invalid(error, path,
-                       "nodes_per_nvlink_domain=%" G_GINT64_FORMAT
-                       " does not divide %" G_GINT64_FORMAT " nodes",
-                       f->nodes_per_domain, f->n_nodes);
-    if (f->su_nodes % f->nodes_per_domain != 0)
-        return invalid(error, path,
-                       "nodes_per_nvlink_domain=%" G_GINT64_FORMAT
-                       " does not divide fabric.scalable_unit_nodes=%" G_GINT64_FORMAT
-                       " (an NVLink domain must sit in one scalable unit)",
-                       f->nodes_per_domain, f->su_nodes);
-    if ((guint64)f->n_nodes * (guint64)f->gpus_per_node > RS_MAX_RANKS)
-        return invalid(error, path,
-                       "%" G_GINT64_FORMAT " nodes of %" G_GINT64_FORMAT
-                       " GPUs is above the limit of %u GPUs (RS_MAX_RANKS)",
-                       f->n_nodes, f->gpus_per_node, RS_MAX_RANKS);
+    if (f->n_nodes % f->nodes_per_domain != 0) {
+        g_autofree char *where = value_where(yaml, root, "nodes_per_nvlink_domain", path);
+        yaml_node_t *nodes = rs_yaml_lookup(yaml, root, "nodes");
+        g_autofree char *from =
+            overrides != NULL && overrides->n_nodes != 0
+                ? g_strdup("--nodes")
+                : g_strdup_printf("nodes, line %zu", nodes ? nodes->start_mark.line + 1 : 0);
+        g_set_error(error, RS_TOPOLOGY_ERROR, RS_TOPOLOGY_ERROR_INVALID,
+                    "%snodes_per_nvlink_domain=%" G_GINT64_FORMAT
+                    " does not divide %" G_GINT64_FORMAT " nodes (%s)",
+                    where, f->nodes_per_domain, f->n_nodes, from);
+        return FALSE;
+    }
+    if (f->su_nodes % f->nodes_per_domain != 0) {
+        g_autofree char *where = value_where(yaml, fabric, "scalable_unit_nodes", path);
+        g_set_error(error, RS_TOPOLOGY_ERROR, RS_TOPOLOGY_ERROR_INVALID,
+                    "%snodes_per_nvlink_domain=%" G_GINT64_FORMAT
+                    " does not divide fabric.scalable_unit_nodes=%" G_GINT64_FORMAT
+                    " (an NVLink domain must sit in one scalable unit)",
+                    where, f->nodes_per_domain, f->su_nodes);
+        return FALSE;
+    }
+    if ((guint64)f->n_nodes * (guint64)f->gpus_per_node > RS_MAX_RANKS) {
+        g_autofree char *where = value_where(yaml, root, "gpus_per_node", path);
+        g_set_error(error, RS_TOPOLOGY_ERROR, RS_TOPOLOGY_ERROR_INVALID,
+                    "%s%" G_GINT64_FORMAT " nodes of %" G_GINT64_FORMAT
+                    " GPUs is above the limit of %u GPUs (RS_MAX_RANKS)",
+                    where, f->n_nodes, f->gpus_per_node, RS_MAX_RANKS);
+        return FALSE;
+    }
     return TRUE;
 }
 
@@ -507,7 +536,7 @@ topology_from_yaml(RsYaml *yaml, const RsTopologyOverrides *overrides, GError **
         !read_link_classes(yaml, root, &f, error) || !read_fabric(yaml, root, &f, error) ||
         !read_software(yaml, root, &f, error) || !read_copy(yaml, root, &copy_runs, error))
         return NULL;
-    if (!apply_overrides(&f, overrides, path, error) || !check_sizes(&f, path, error))
+    if (!apply_overrides(&f, overrides, path, error) || !check_sizes(&f, yaml, root, overrides, path, error))
         return NULL;
     return topology_new_from_file(&f, g_steal_pointer(&copy_runs));
 }
