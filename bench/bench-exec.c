@@ -150,15 +150,13 @@ calibrate_layout(Bench *b, guint li, const char *topo_path)
         die("topology", error);
     /* The same points fitted without the chunk term: the model before it, compared in the
      * same run. */
-    cal.without_chunk_term = TRUE;
-    rs_calibration_fit(&cal);
+    rs_calibration_fit_terms(&cal, FALSE);
     printf("  two-term fit (no chunk term): overhead %.2f us, bandwidth %.3f GB/s per rank, "
            "fit error RMS %.1f%% max %.1f%%\n",
            cal.overhead_s * 1e6, cal.bw_bytes_per_s / 1e9, 100 * cal.rms_error,
            100 * cal.max_error);
-    g_autofree char *yaml2 = rs_calibration_to_topology(&cal, "bench-host-2term", "bench-exec");
     g_clear_pointer(&b->topo_2term, rs_topology_free);
-    b->topo_2term = rs_topology_load_string(yaml2, "bench-host-2term", NULL, &error);
+    b->topo_2term = rs_calibration_load_topology(&cal, "bench-host-2term", "bench-exec", &error);
     if (b->topo_2term == NULL)
         die("topology", error);
     rs_calibration_clear(&cal);

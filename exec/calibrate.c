@@ -250,7 +250,7 @@ solve_small(guint n, double a[3][3], double b[3], double x[3])
 /* Fits the points of concurrency @k; fills @fit and their fitted_s. Non-negative least
  * squares over the three terms by enumerating their subsets (rs_calibration_fit()). */
 static void
-fit_one(RsCalibration *cal, guint k, RsCalibrateFit *fit)
+fit_one(RsCalibration *cal, guint k, gboolean with_chunk_term, RsCalibrateFit *fit)
 {
     /* Weighted normal equations over all three features: G = Σ w x xᵀ, h = Σ w x t, and
      * Σ w t² for the error, w = 1/t². */
@@ -274,7 +274,7 @@ fit_one(RsCalibration *cal, guint k, RsCalibrateFit *fit)
     static const guint subsets[] = {1, 4, 2, 5, 6, 3, 7};
     double best[3] = {0}, best_err = INFINITY;
     for (guint si = 0; si < G_N_ELEMENTS(subsets); si++) {
-        if (cal->without_chunk_term && (subsets[si] & 2u))
+        if (!with_chunk_term && (subsets[si] & 2u))
             continue;
         guint idx[3], n = 0;
         for (guint f = 0; f < 3; f++)
@@ -346,6 +346,12 @@ fit_one(RsCalibration *cal, guint k, RsCalibrateFit *fit)
 void
 rs_calibration_fit(RsCalibration *cal)
 {
+    rs_calibration_fit_terms(cal, TRUE);
+}
+
+void
+rs_calibration_fit_terms(RsCalibration *cal, gboolean with_chunk_term)
+{
     if (cal->fits == NULL)
         cal->fits = g_array_new(FALSE, TRUE, sizeof(RsCalibrateFit));
     g_array_set_size(cal->fits, 0);
@@ -357,7 +363,7 @@ rs_calibration_fit(RsCalibration *cal)
         if (seen)
             continue;
         RsCalibrateFit fit;
-        fit_one(cal, k, &fit);
+        fit_one(cal, k, with_chunk_term, &fit);
         guint at = 0;
         while (at < cal->fits->len && g_array_index(cal->fits, RsCalibrateFit, at).receivers < k)
             at++;
@@ -651,4 +657,12 @@ rs_calibration_to_topology(const RsCalibration *cal, const char *name, const cha
         }
     }
     return g_string_free(s, FALSE);
+}
+
+RsTopology *
+rs_calibration_load_topology(const RsCalibration *cal, const char *name, const char *command,
+                             GError **error)
+{
+    g_autofree char *yaml = rs_calibration_to_topology(cal, name, command);
+    return rs_topology_load_string(yaml, name, NULL, error);
 }

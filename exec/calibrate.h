@@ -87,8 +87,6 @@ typedef struct {
     GArray *fits;              /* RsCalibrateFit, by increasing K */
     guint concurrency;         /* the K written to the topology */
     guint64 chunk_bytes;       /* the executor's chunk of the runs (c counts these) */
-    gboolean without_chunk_term; /* rs_calibration_fit() keeps chunk_overhead at 0 (the
-                                  * two-term model, for comparison: bench-exec) */
     double overhead_s;         /* that fit's figures */
     double chunk_overhead_s;
     double bw_bytes_per_s;
@@ -141,6 +139,16 @@ void rs_calibration_clear(RsCalibration *calibration);
  */
 void rs_calibration_fit(RsCalibration *calibration);
 
+/**
+ * rs_calibration_fit_terms:
+ * @with_chunk_term: FALSE: the two-term model t = overhead·m + P·S/bandwidth (the
+ *   per-chunk term held at 0), the model before the chunk term, to compare with it
+ *
+ * rs_calibration_fit() with the chunk term or without it; rs_calibration_fit() is
+ * rs_calibration_fit_terms(@calibration, TRUE).
+ */
+void rs_calibration_fit_terms(RsCalibration *calibration, gboolean with_chunk_term);
+
 /** rs_calibrate_point_get_messages: Returns: m, the messages per rank of @point. */
 guint rs_calibrate_point_get_messages(const RsCalibratePoint *point);
 
@@ -163,6 +171,17 @@ guint64 rs_calibrate_point_get_chunks(const RsCalibratePoint *point, guint64 chu
  */
 char *rs_calibration_to_topology(const RsCalibration *calibration, const char *name,
                                  const char *command);
+
+/**
+ * rs_calibration_load_topology:
+ * @name, @command: as rs_calibration_to_topology()
+ * @error: an error of rs_topology_load_string() (none is expected: the YAML is ours)
+ *
+ * rs_calibration_to_topology() read back as a topology: what a benchmark predicts with
+ * in the same run that measured it. Returns: (transfer full) (nullable): the topology.
+ */
+RsTopology *rs_calibration_load_topology(const RsCalibration *calibration, const char *name,
+                                         const char *command, GError **error);
 
 /**
  * rs_measure_memcpy_bytes_per_s:

@@ -93,20 +93,28 @@ test_fit_single_chunk(void)
     rs_calibration_clear(&cal);
 }
 
-/* without_chunk_term: the two-term fit of the same points (bench-exec's comparison):
+/* rs_calibration_fit_terms(…, FALSE): the two-term fit of the same points (bench-exec's comparison):
  * chunk overhead 0, and an overhead and bandwidth that absorb it. */
 static void
 test_fit_without_chunk_term(void)
 {
     RsCalibration cal = synthetic(17e-6, 25e-6, 1.7e12, 4 << 20);
-    cal.without_chunk_term = TRUE;
-    rs_calibration_fit(&cal);
+    rs_calibration_fit_terms(&cal, FALSE);
     g_assert_cmpfloat(cal.chunk_overhead_s, ==, 0.0);
     g_assert_cmpfloat(cal.overhead_s, >, 17e-6);
     g_assert_cmpfloat(cal.rms_error, >, 0.01); /* the model lacks the chunk term */
-    cal.without_chunk_term = FALSE;
-    rs_calibration_fit(&cal);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTopology) two_term = rs_calibration_load_topology(&cal, "t2", NULL, &error);
+    g_assert_no_error(error);
+    g_assert_cmpfloat(rs_topology_get_chunk_overhead_s(two_term, NULL), ==, 0.0);
+    rs_calibration_fit_terms(&cal, TRUE);
     g_assert_cmpfloat_with_epsilon(cal.chunk_overhead_s, 25e-6, 1e-12);
+    g_autoptr(RsTopology) three_term = rs_calibration_load_topology(&cal, "t3", NULL, &error);
+    g_assert_no_error(error);
+    guint64 chunk = 0;
+    g_assert_cmpfloat_with_epsilon(rs_topology_get_chunk_overhead_s(three_term, &chunk), 25e-6,
+                                   1e-12);
+    g_assert_cmpuint(chunk, ==, 4 << 20);
     rs_calibration_clear(&cal);
 }
 

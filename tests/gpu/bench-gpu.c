@@ -229,19 +229,15 @@ bench_refits(RsCalibration *cal_out, int *exit_code)
         die("calibration", error);
     /* The same points without the chunk term first (the model before it), then the fit
      * kept: both predict every refit below. */
-    cal_out->without_chunk_term = TRUE;
-    rs_calibration_fit(cal_out);
-    g_autofree char *yaml2 = rs_calibration_to_topology(cal_out, "bench-cuda-local-2term",
-                                                        "bench-gpu");
+    rs_calibration_fit_terms(cal_out, FALSE);
     printf("two-term fit of cuda-local (no chunk term): overhead %.2f us per message, %.1f GB/s "
            "per rank, fit error RMS %.1f%% max %.1f%%\n",
            cal_out->overhead_s * 1e6, cal_out->bw_bytes_per_s / 1e9, 100 * cal_out->rms_error,
            100 * cal_out->max_error);
     g_autoptr(RsTopology) topo_2term =
-        rs_topology_load_string(yaml2, "bench-cuda-local-2term", NULL, &error);
+        rs_calibration_load_topology(cal_out, "bench-cuda-local-2term", "bench-gpu", &error);
     if (topo_2term == NULL)
         die("topology", error);
-    cal_out->without_chunk_term = FALSE;
     rs_calibration_fit(cal_out);
     printf("calibration of cuda-local, %d ranks: overhead %.2f us per message, %.2f us per "
            "chunk of %" G_GUINT64_FORMAT " B, %.1f GB/s per rank, fit error RMS %.1f%% max "
