@@ -131,6 +131,27 @@ load_from_parser(yaml_parser_t *parser, const char *name, GError **error)
         rs_yaml_free(yaml);
         return NULL;
     }
+    /* One document per file: libyaml stops after the first, so a second one (after "---",
+     * or anything after "...") was ignored, and with it whatever it said. */
+    yaml_document_t next;
+    if (!yaml_parser_load(parser, &next)) {
+        g_set_error(error, RS_YAML_ERROR, RS_YAML_ERROR_SYNTAX, "%s:%zu:%zu: %s%s%s", name,
+                    parser->problem_mark.line + 1, parser->problem_mark.column + 1,
+                    parser->problem ? parser->problem : "malformed YAML",
+                    parser->context ? " " : "", parser->context ? parser->context : "");
+        rs_yaml_free(yaml);
+        return NULL;
+    }
+    yaml_node_t *next_root = yaml_document_get_root_node(&next);
+    if (next_root != NULL) {
+        g_set_error(error, RS_YAML_ERROR, RS_YAML_ERROR_SYNTAX,
+                    "%s:%zu:%zu: a second YAML document; a file holds one", name,
+                    next.start_mark.line + 1, next.start_mark.column + 1);
+        yaml_document_delete(&next);
+        rs_yaml_free(yaml);
+        return NULL;
+    }
+    yaml_document_delete(&next);
     return yaml;
 }
 

@@ -922,6 +922,18 @@ static const CliCase cli_cases[] = {
      "{\"model_type\": \"llama\", \"hidden_size\": 4096,\n \"hidden_size\": 8192}",
      2,
      {"config.json:2:2: hidden_size: field given twice (first at line 1, column 25)", NULL}},
+    /* A second YAML document (after "---", or anything after "...") was ignored, and what
+     * it said with it; one document per file. */
+    {{"simulate", "--scenario", "@", "--network", "bottleneck", NULL},
+     "two.yaml",
+     "name: x\nmodel: qwen3-30b-a3b\ntopology: dgx-h100\n---\nnodes: 7\n",
+     2,
+     {"two.yaml:4:1: a second YAML document; a file holds one", NULL}},
+    {{"models", "--model", "@", NULL},
+     "end.yaml",
+     "name: x\nfamily: llama\n...\ngarbage: [\n",
+     2,
+     {"end.yaml:4:1: did not find expected <document start>", NULL}},
     /* A scenario file without layouts: the file and the missing keys named (it named
      * neither). */
     {{"simulate", "--scenario", "@", "--network", "bottleneck", NULL},
