@@ -16,6 +16,7 @@ struct _RsCompare {
     char *predicted_name, *measured_name;
     GArray *messages; /* RsCompareMessage, by id */
     guint n_predicted_only, n_measured_only;
+    guint n_zero_measured; /* matched messages measured in 0 s: no relative error */
     double predicted_span_s, measured_span_s;
     /* Per phase: the span of each side. */
     GArray *phases;     /* guint32, increasing */
@@ -97,16 +98,17 @@ rs_compare_new(const RsTrace *predicted, const RsTrace *measured, GError **error
             c->n_measured_only++;
             continue;
         }
-        if (p->src != m->src || p->dst != m->dst || p->size_bytes != m->size_bytes) {
+        if (p->src != m->src || p->dst != m->dst || p->size_bytes != m->size_bytes ||
+            p->phase != m->phase) {
             g_autofree char *pl = p->line ? g_strdup_printf(" (line %u)", p->line) : g_strdup("");
             g_autofree char *ml = m->line ? g_strdup_printf(" (line %u)", m->line) : g_strdup("");
             g_set_error(error, RS_COMPARE_ERROR, RS_COMPARE_ERROR_MISMATCH,
-                        "message %u is %u -> %u, %" G_GUINT64_FORMAT " B in %s%s but "
-                        "%u -> %u, %" G_GUINT64_FORMAT " B in %s%s: the traces are of "
+                        "message %u is %u -> %u, %" G_GUINT64_FORMAT " B, phase %u in %s%s but "
+                        "%u -> %u, %" G_GUINT64_FORMAT " B, phase %u in %s%s: the traces are of "
                         "different plans (simulate and run the same scenario, strategy and "
                         "planner flags)",
-                        m->message, p->src, p->dst, p->size_bytes, c->predicted_name, pl,
-                        m->src, m->dst, m->size_bytes, c->measured_name, ml);
+                        m->message, p->src, p->dst, p->size_bytes, p->phase, c->predicted_name,
+                        pl, m->src, m->dst, m->size_bytes, m->phase, c->measured_name, ml);
             rs_compare_free(c);
             return NULL;
         }
@@ -120,7 +122,12 @@ rs_compare_new(const RsTrace *predicted, const RsTrace *measured, GError **error
         cm.link_class = route_link_class(p->route, p->src, p->dst);
         cm.predicted_s = p->end_s - p->start_s;
         cm.measured_s = m->end_s - m->start_s;
-        cm.error = cm.measured_s > 0 ? (cm.predicted_s - cm.measured_s) / cm.measured_s : 0;
+        if (cm.measured_s > 0) {
+            cm.error = (cm.predicted_s - cm.measured_s) / cm.measured_s;
+        } else {
+            cm.error = NAN; /* (p − 0) / 0: no relative error; left out of the statistics */
+            c->n_zero_measured++;
+        }
         g_array_append_val(c->messages, cm);
         double *sp = g_hash_table_lookup(spans, GUINT_TO_POINTER(m->phase + 1));
         if (sp == NULL) {
@@ -230,16 +237,20 @@ add_group(RsTable *t, const RsCompare *c, const char *kind, const char *group, M
 {
     g_autoptr(GArray) errs = g_array_new(FALSE, FALSE, sizeof(double));
     double pred = 0, meas = 0;
+    guint n = 0;
     for (guint i = 0; i < c->messages->len; i++) {
         const RsCompareMessage *m = &g_array_index(c->messages, RsCompareMessage, i);
         if (keep != NULL && !keep(m, key))
             continue;
-        double e = fabs(m->error);
-        g_array_append_val(errs, e);
+        n++;
         pred += m->predicted_s;
         meas += m->measured_s;
+        if (isnan(m->error))
+            continue;
+        double e = fabs(m->error);
+        g_array_append_val(errs, e);
     }
-    if (errs->len == 0)
+    if (n == 0)
         return;
     if (use_span) {
         pred = span_pred;
@@ -248,13 +259,22 @@ add_group(RsTable *t, const RsCompare *c, const char *kind, const char *group, M
     rs_table_add_row(t);
     rs_table_set_text(t, CG_KIND, kind);
     rs_table_set_text(t, CG_GROUP, group);
-    rs_table_set_uint(t, CG_MESSAGES, errs->len);
+    rs_table_set_uint(t, CG_MESSAGES, n);
     rs_table_set_double(t, CG_PRED, pred);
     rs_table_set_double(t, CG_MEAS, meas);
-    rs_table_set_double(t, CG_ERROR, meas > 0 ? (pred - meas) / meas : 0);
+    /* A group measured in 0 s has no relative error: the cell stays empty ("-", null). */
+    if (meas > 0)
+        rs_table_set_double(t, CG_ERROR, (pred - meas) / meas);
+    else
+        rs_table_set_null(t, CG_ERROR);
     double *v = (double *)errs->data;
-    rs_table_set_double(t, CG_MEDIAN, rs_compare_percentile(v, errs->len, 0.5));
-    rs_table_set_double(t, CG_P90, rs_compare_percentile(v, errs->len, 0.9));
+    if (errs->len > 0) {
+        rs_table_set_double(t, CG_MEDIAN, rs_compare_percentile(v, errs->len, 0.5));
+        rs_table_set_double(t, CG_P90, rs_compare_percentile(v, errs->len, 0.9));
+    } else {
+        rs_table_set_null(t, CG_MEDIAN);
+        rs_table_set_null(t, CG_P90);
+    }
 }
 
 static gboolean
@@ -319,7 +339,8 @@ static gint
 by_abs_error_desc(gconstpointer a, gconstpointer b)
 {
     const RsCompareMessage *x = *(RsCompareMessage *const *)a, *y = *(RsCompareMessage *const *)b;
-    double ex = fabs(x->error), ey = fabs(y->error);
+    /* A message without an error (measured in 0 s) sorts last. */
+    double ex = isnan(x->error) ? -1 : fabs(x->error), ey = isnan(y->error) ? -1 : fabs(y->error);
     if (ex != ey)
         return ex > ey ? -1 : 1;
     return x->message < y->message ? -1 : x->message > y->message;
@@ -344,7 +365,10 @@ rs_compare_worst_table(const RsCompare *c, guint n)
         rs_table_set_text(t, CW_LINK, m->link_class);
         rs_table_set_double(t, CW_PRED, m->predicted_s);
         rs_table_set_double(t, CW_MEAS, m->measured_s);
-        rs_table_set_double(t, CW_ERROR, m->error);
+        if (isnan(m->error))
+            rs_table_set_null(t, CW_ERROR);
+        else
+            rs_table_set_double(t, CW_ERROR, m->error);
     }
     return t;
 }
@@ -373,6 +397,8 @@ rs_compare_report(const RsCompare *c, RsFormat format, GString *out)
         json_builder_add_int_value(b, c->n_predicted_only);
         json_builder_set_member_name(b, "measured_only");
         json_builder_add_int_value(b, c->n_measured_only);
+        json_builder_set_member_name(b, "measured_zero");
+        json_builder_add_int_value(b, c->n_zero_measured);
         json_builder_set_member_name(b, "groups");
         rs_table_add_json_array(groups, b);
         json_builder_set_member_name(b, "worst");
@@ -384,10 +410,16 @@ rs_compare_report(const RsCompare *c, RsFormat format, GString *out)
     g_string_append_printf(out,
                            "compare    predicted %s against measured %s: %u message%s matched "
                            "by id, %u only predicted, %u only measured; error = (predicted - "
-                           "measured) / measured\n\n",
+                           "measured) / measured\n",
                            c->predicted_name, c->measured_name, c->messages->len,
                            c->messages->len == 1 ? "" : "s",
                            c->n_predicted_only, c->n_measured_only);
+    if (c->n_zero_measured > 0)
+        g_string_append_printf(out,
+                               "           %u matched message%s measured in 0 s (end_s = "
+                               "start_s): no relative error, left out of the |error| columns\n",
+                               c->n_zero_measured, c->n_zero_measured == 1 ? "" : "s");
+    g_string_append_c(out, '\n');
     rs_table_append_text(groups, out);
     g_string_append_printf(out, "\nthe %u messages with the largest |error|:\n",
                            MIN(N_WORST, c->messages->len));

@@ -41,7 +41,8 @@ typedef struct {
     const char *link_class; /* (transfer none) a static string */
     double predicted_s;     /* its time in the predicted trace, seconds */
     double measured_s;
-    double error; /* (predicted − measured) / measured; 0 when measured is 0 */
+    double error; /* (predicted − measured) / measured; NAN when measured is 0 (no relative
+                   * error exists: it is left out of every |error| statistic) */
 } RsCompareMessage;
 
 typedef struct _RsCompare RsCompare;
@@ -49,7 +50,8 @@ typedef struct _RsCompare RsCompare;
 /**
  * rs_compare_new:
  * @error: RS_COMPARE_ERROR_NO_MATCH naming both traces; RS_COMPARE_ERROR_MISMATCH when
- *   the first message id (in @measured's order) whose source, destination or bytes differ
+ *   the first message id (in @measured's order) whose source, destination, bytes or phase
+ *   differ
  *   between the two, named with both traces' lines (they then describe different plans:
  *   another scenario, strategy or planner flag; matching them by id would compare unrelated
  *   messages)

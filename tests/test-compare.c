@@ -6,6 +6,7 @@
 
 #include "tests/test-util.h"
 
+#include <math.h>
 #include <string.h>
 
 /* m0: NVLink, 1,000 B, phase 0: predicted 1 s, measured 2 s (-50%);
@@ -159,8 +160,8 @@ test_cli(void)
     r = run_reshard(mismatch);
     g_assert_cmpint(r.exit_code, ==, 2);
     /* The command names the files and lines (the library, simulation and run). */
-    assert_contains(r.err, "reshard compare: message 1 is 0 -> 2, 2097152 B in ");
-    assert_contains(r.err, "pred.csv (line 3) but 3 -> 2, 2097152 B in ");
+    assert_contains(r.err, "reshard compare: message 1 is 0 -> 2, 2097152 B, phase 0 in ");
+    assert_contains(r.err, "pred.csv (line 3) but 3 -> 2, 2097152 B, phase 0 in ");
     assert_contains(r.err, "other.csv (line 3): the traces are of different plans");
     g_assert_cmpstr(r.out, ==, "");
     run_result_clear(&r);
@@ -195,18 +196,22 @@ test_run_compare(void)
 static void
 test_mismatch(void)
 {
+    /* The first matches; then another source, destination, size, phase (a phase was not
+     * compared: the measured phase's row showed the other plan's prediction). */
     const struct {
         guint32 src, dst;
         guint64 bytes;
-    } measured[] = {{0, 2, 2097152}, {3, 2, 2097152}, {0, 1, 2097152}, {0, 2, 2097151}};
+        guint32 phase;
+    } measured[] = {{0, 2, 2097152, 0}, {3, 2, 2097152, 0}, {0, 1, 2097152, 0},
+                    {0, 2, 2097151, 0}, {0, 2, 2097152, 3}};
     for (guint i = 0; i < G_N_ELEMENTS(measured); i++) {
         g_autoptr(RsTrace) p = rs_trace_new();
         g_autoptr(RsTrace) m = rs_trace_new();
         rs_trace_add(p, 0, 0, 1, 1000, 0, 0, 1, "", NULL, 0);
         rs_trace_add(p, 1, 0, 2, 2097152, 0, 0, 1.5, "", NULL, 0);
         rs_trace_add(m, 0, 0, 1, 1000, 0, 0, 2, "", NULL, 0);
-        rs_trace_add(m, 1, measured[i].src, measured[i].dst, measured[i].bytes, 0, 0, 1, "",
-                     NULL, 0);
+        rs_trace_add(m, 1, measured[i].src, measured[i].dst, measured[i].bytes,
+                     measured[i].phase, 0, 1, "", NULL, 0);
         g_autoptr(GError) error = NULL;
         g_autoptr(RsCompare) c = rs_compare_new(p, m, &error);
         if (i == 0) {
@@ -217,11 +222,58 @@ test_mismatch(void)
         g_assert_null(c);
         g_assert_error(error, RS_COMPARE_ERROR, RS_COMPARE_ERROR_MISMATCH);
         g_autofree char *want = g_strdup_printf(
-            "message 1 is 0 -> 2, 2097152 B in the simulation but %u -> %u, %" G_GUINT64_FORMAT
-            " B in the run: the traces are of different plans",
-            measured[i].src, measured[i].dst, measured[i].bytes);
+            "message 1 is 0 -> 2, 2097152 B, phase 0 in the simulation but %u -> %u, "
+            "%" G_GUINT64_FORMAT " B, phase %u in the run: the traces are of different plans",
+            measured[i].src, measured[i].dst, measured[i].bytes, measured[i].phase);
         g_assert_true(g_str_has_prefix(error->message, want));
     }
+}
+
+/* A message measured in 0 s has no relative error: it was reported as 0.0% (every row of
+ * a trace of zero times said 0.0%). Its error is NAN, left out of |error|; a group measured
+ * in 0 s shows no error (null). */
+static void
+test_zero_measured(void)
+{
+    g_autoptr(RsTrace) p = rs_trace_new();
+    g_autoptr(RsTrace) m = rs_trace_new();
+    rs_trace_add(p, 0, 0, 1, 1000, 0, 0, 1.5, "", NULL, 0);
+    rs_trace_add(p, 1, 0, 2, 1000, 1, 0, 3.0, "", NULL, 0);
+    rs_trace_add(m, 0, 0, 1, 1000, 0, 0, 1.0, "", NULL, 0);
+    rs_trace_add(m, 1, 0, 2, 1000, 1, 2.0, 2.0, "", NULL, 0);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsCompare) c = rs_compare_new(p, m, &error);
+    g_assert_no_error(error);
+    guint n;
+    const RsCompareMessage *msgs = rs_compare_get_messages(c, &n);
+    g_assert_cmpuint(n, ==, 2);
+    g_assert_cmpfloat(msgs[0].error, ==, 0.5);
+    g_assert_true(isnan(msgs[1].error));
+    g_autoptr(GString) out = g_string_new(NULL);
+    rs_compare_report(c, RS_FORMAT_JSON, out);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    g_assert_true(json_parser_load_from_data(parser, out->str, -1, NULL));
+    JsonObject *root = json_node_get_object(json_parser_get_root(parser));
+    g_assert_cmpint(json_object_get_int_member(root, "measured_zero"), ==, 1);
+    JsonArray *groups = json_object_get_array_member(root, "groups");
+    guint seen = 0;
+    for (guint i = 0; i < json_array_get_length(groups); i++) {
+        JsonObject *g = json_array_get_object_element(groups, i);
+        const char *kind = json_object_get_string_member(g, "group_kind");
+        const char *name = json_object_get_string_member(g, "group");
+        if (strcmp(kind, "phase") == 0 && strcmp(name, "1") == 0) {
+            g_assert_true(json_node_is_null(json_object_get_member(g, "error")));
+            g_assert_true(json_node_is_null(json_object_get_member(g, "median_abs_error")));
+            seen++;
+        }
+        if (strcmp(kind, "total") == 0) {
+            /* Spans: predicted 3 s, measured 2 s; the median |error| is message 0's alone. */
+            g_assert_cmpfloat(json_object_get_double_member(g, "error"), ==, 0.5);
+            g_assert_cmpfloat(json_object_get_double_member(g, "median_abs_error"), ==, 0.5);
+            seen++;
+        }
+    }
+    g_assert_cmpuint(seen, ==, 2);
 }
 
 /* A message between two GPUs without a route (traces of reshard run carry none) is of
@@ -254,6 +306,7 @@ main(int argc, char **argv)
     g_test_add_func("/compare/no-match", test_no_match);
     g_test_add_func("/compare/mismatch", test_mismatch);
     g_test_add_func("/compare/link-unknown", test_link_unknown);
+    g_test_add_func("/compare/zero-measured", test_zero_measured);
     g_test_add_func("/compare/cli", test_cli);
     g_test_add_func("/compare/run", test_run_compare);
     return g_test_run();
