@@ -9,6 +9,7 @@
 #include "base/units.h"
 #include "base/yaml-reader.h"
 #include "plan/policy.h"
+#include "topologies/topology.h"
 #include "sim/evaluate.h"
 #include "sim/lower-bound.h"
 
@@ -93,6 +94,46 @@ yaml_scalar(RsYaml *y, yaml_node_t *n, const char *key, const char **text, GErro
     return TRUE;
 }
 
+gboolean
+rs_sweep_check_axis_value(const char *key, const char *value, GError **error)
+{
+    if (strcmp(key, "topology") == 0) {
+        g_autofree char *path = rs_data_find("topologies", value, error);
+        return path != NULL && rs_topology_check_file(path, error);
+    }
+    if (strcmp(key, "infer_dtype") == 0) {
+        RsDtype d;
+        return rs_dtype_parse(value, &d, error);
+    }
+    if (strcmp(key, "strategy") == 0) {
+        RsStrategy st;
+        g_autoptr(GError) local = NULL;
+        if (strcmp(value, "auto") == 0 || rs_strategy_parse(value, &st, &local))
+            return TRUE;
+        g_set_error(error, RS_SWEEP_ERROR, RS_SWEEP_ERROR_INVALID, "%s or auto", local->message);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* A value given twice in one axis would sweep the same points twice. Fails naming item @i
+ * of @items, the value and where it came first. */
+static gboolean
+yaml_unique(RsYaml *y, const GPtrArray *items, guint i, const char *key, GError **error)
+{
+    const char *text = rs_yaml_scalar_value(items->pdata[i]);
+    for (guint j = 1; j < i; j++) {
+        const yaml_node_t *first = items->pdata[j];
+        if (strcmp(rs_yaml_scalar_value(first), text) == 0) {
+            rs_yaml_set_error(y, items->pdata[i], NULL, key, error, RS_YAML_ERROR_VALUE,
+                              "\"%s\" given twice (first at line %zu, column %zu)", text,
+                              first->start_mark.line + 1, first->start_mark.column + 1);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
 static gboolean
 yaml_ints(RsYaml *y, yaml_node_t *root, const char *key, GArray *out, GError **error)
 {
@@ -112,6 +153,15 @@ yaml_ints(RsYaml *y, yaml_node_t *root, const char *key, GArray *out, GError **e
                               "\"%s\": expected a positive integer", text);
             return FALSE;
         }
+        for (guint j = 0; j < out->len; j++)
+            if (g_array_index(out, gint64, j) == v) {
+                const yaml_node_t *first = items->pdata[j + 1];
+                rs_yaml_set_error(y, items->pdata[i], NULL, key, error, RS_YAML_ERROR_VALUE,
+                                  "%" G_GINT64_FORMAT " given twice (first at line %zu, "
+                                  "column %zu)",
+                                  v, first->start_mark.line + 1, first->start_mark.column + 1);
+                return FALSE;
+            }
         g_array_append_val(out, v);
     }
     return TRUE;
@@ -128,8 +178,15 @@ yaml_strings(RsYaml *y, yaml_node_t *root, const char *key, GPtrArray *out, GErr
     g_ptr_array_set_size(out, 0);
     for (guint i = 1; i < items->len; i++) {
         const char *text;
-        if (!yaml_scalar(y, items->pdata[i], key, &text, error))
+        if (!yaml_scalar(y, items->pdata[i], key, &text, error) ||
+            !yaml_unique(y, items, i, key, error))
             return FALSE;
+        g_autoptr(GError) local = NULL;
+        if (!rs_sweep_check_axis_value(key, text, &local)) {
+            rs_yaml_set_error(y, items->pdata[i], NULL, key, error, RS_YAML_ERROR_VALUE, "%s",
+                              local->message);
+            return FALSE;
+        }
         g_ptr_array_add(out, g_strdup(text));
     }
     return TRUE;
@@ -162,7 +219,8 @@ rs_sweep_grid_load_file(const char *path, RsSweepGrid *grid, GError **error)
         g_array_set_size(grid->ep, 0);
         for (guint i = 1; i < ep->len; i++) {
             const char *text;
-            if (!yaml_scalar(y, ep->pdata[i], "ep", &text, error))
+            if (!yaml_scalar(y, ep->pdata[i], "ep", &text, error) ||
+                !yaml_unique(y, ep, i, "ep", error))
                 return FALSE;
             gboolean on = strcmp(text, "true") == 0 || strcmp(text, "on") == 0;
             if (!on && strcmp(text, "false") != 0 && strcmp(text, "off") != 0) {
@@ -180,7 +238,8 @@ rs_sweep_grid_load_file(const char *path, RsSweepGrid *grid, GError **error)
         g_array_set_size(grid->nic_bw, 0);
         for (guint i = 1; i < bw->len; i++) {
             const char *text;
-            if (!yaml_scalar(y, bw->pdata[i], "nic_bw", &text, error))
+            if (!yaml_scalar(y, bw->pdata[i], "nic_bw", &text, error) ||
+                !yaml_unique(y, bw, i, "nic_bw", error))
                 return FALSE;
             double v;
             g_autoptr(GError) local = NULL;

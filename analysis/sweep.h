@@ -60,10 +60,24 @@ void rs_sweep_grid_clear(RsSweepGrid *grid);
  *   tp, pp, dp, gpus (integers), ep (booleans), topology (names), nic_bw (bandwidths with
  *   their unit: "400 Gbit/s"), infer_dtype (names), strategy (names)
  * @grid: (inout): the file's axes replace the grid's
- * @error: RS_YAML_ERROR naming path:line:col and the field
+ * @error: RS_YAML_ERROR naming path:line:col and the field: a value of the wrong type, a
+ *   value rs_sweep_check_axis_value() refuses, a value given twice in one axis
  * Returns: TRUE on success.
  */
 gboolean rs_sweep_grid_load_file(const char *path, RsSweepGrid *grid, GError **error);
+
+/**
+ * rs_sweep_check_axis_value:
+ * @key: "topology", "infer_dtype" or "strategy" (any other key: nothing to check)
+ * @value: one value of that axis
+ * @error: the problem, without its place: a topology neither shipped nor a file, or a file
+ *   whose fields are wrong (rs_topology_check_file(): its own path:line:col), an unknown
+ *   dtype, an unknown strategy
+ *
+ * Checks what can be checked of an axis value before any point runs (a bad one used to fail
+ * only its own points, the sweep exiting 0). Returns: TRUE when valid.
+ */
+gboolean rs_sweep_check_axis_value(const char *key, const char *value, GError **error);
 
 /* One point of the grid. */
 typedef struct {

@@ -121,20 +121,51 @@ parse_ints(const char *flag, const char *text, GArray *out, GError **error)
         gint64 v;
         if (!rs_cli_parse_int(flag, g_strstrip(items[i]), 1, G_MAXINT32, &v, error))
             return FALSE;
+        for (guint j = 0; j < out->len; j++)
+            if (g_array_index(out, gint64, j) == v) {
+                g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                            "%s: %" G_GINT64_FORMAT " given twice (it would sweep the same "
+                            "points twice)",
+                            flag, v);
+                return FALSE;
+            }
         g_array_append_val(out, v);
     }
     return TRUE;
 }
 
-static void
-parse_strings(const char *text, GPtrArray *out)
+/* A list flag of axis @key (rs_sweep_check_axis_value()): every value checked, none twice. */
+static gboolean
+parse_strings(const char *flag, const char *key, const char *text, GPtrArray *out,
+              GError **error)
 {
     if (text == NULL)
-        return;
+        return TRUE;
     g_ptr_array_set_size(out, 0);
     g_auto(GStrv) items = g_strsplit(text, ",", -1);
-    for (guint i = 0; items[i] != NULL; i++)
-        g_ptr_array_add(out, g_strdup(g_strstrip(items[i])));
+    if (items[0] == NULL) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "%s \"\": an empty list; give its values", flag);
+        return FALSE;
+    }
+    for (guint i = 0; items[i] != NULL; i++) {
+        const char *v = g_strstrip(items[i]);
+        g_autoptr(GError) local = NULL;
+        if (!rs_sweep_check_axis_value(key, v, &local)) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s: %s", flag,
+                        local->message);
+            return FALSE;
+        }
+        for (guint j = 0; j < out->len; j++)
+            if (strcmp(out->pdata[j], v) == 0) {
+                g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                            "%s: \"%s\" given twice (it would sweep the same points twice)",
+                            flag, v);
+                return FALSE;
+            }
+        g_ptr_array_add(out, g_strdup(v));
+    }
+    return TRUE;
 }
 
 static gboolean
@@ -165,14 +196,17 @@ parse_grid(RsSweepGrid *g, GError **error)
             g_array_append_val(g->ep, on);
         }
     }
-    parse_strings(opt_topologies, g->topologies);
+    if (!parse_strings("--topologies", "topology", opt_topologies, g->topologies, error))
+        return FALSE;
     /* The topology axis's files are inputs too (the points swap them in after their
      * scenario's inputs were noted); shipped names are not files. */
     for (guint i = 0; i < g->topologies->len; i++)
         if (g_file_test(g->topologies->pdata[i], G_FILE_TEST_IS_REGULAR))
             rs_cli_note_input(g->topologies->pdata[i]);
-    parse_strings(opt_infer_dtypes, g->infer_dtypes);
-    parse_strings(opt_strategies, g->strategies);
+    if (!parse_strings("--infer-dtypes", "infer_dtype", opt_infer_dtypes, g->infer_dtypes,
+                       error) ||
+        !parse_strings("--strategies", "strategy", opt_strategies, g->strategies, error))
+        return FALSE;
     if (opt_nic_bw != NULL) {
         g_array_set_size(g->nic_bw, 0);
         g_auto(GStrv) items = g_strsplit(opt_nic_bw, ",", -1);
@@ -187,17 +221,7 @@ parse_grid(RsSweepGrid *g, GError **error)
             g_array_append_val(g->nic_bw, bw);
         }
     }
-    /* Strategy names are checked now, not at the first point. */
-    for (guint i = 0; i < g->strategies->len; i++) {
-        RsStrategy s;
-        const char *name = g->strategies->pdata[i];
-        if (strcmp(name, "auto") != 0 && !rs_strategy_parse(name, &s, NULL)) {
-            g_autofree char *names = rs_cli_strategy_names(FALSE, ", ");
-            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "--strategies: unknown strategy \"%s\" (known: %s, auto)", name, names);
-            return FALSE;
-        }
-    }
+    /* Topology, dtype and strategy names were checked as they were read (file or flag). */
     return TRUE;
 }
 

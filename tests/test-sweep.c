@@ -527,6 +527,13 @@ test_cli_sweep_errors(void)
         {{"sweep", "--scenario", "qwen3-30b-colocated", "--tp", "64", "--gpus", "64", NULL},
          "none of the 1 points could be planned (point 0: "},
         {{"sweep", "--strategies", "fast", NULL}, "--strategies: unknown strategy \"fast\""},
+        /* A bad dtype or topology failed only its points (exit 1, or 0 beside good ones);
+         * a value given twice swept the same points twice. */
+        {{"sweep", "--infer-dtypes", "bf16,bf17", NULL}, "--infer-dtypes: unknown dtype \"bf17\""},
+        {{"sweep", "--topologies", "dgx-h100,nowhere", NULL},
+         "--topologies: unknown topology \"nowhere\""},
+        {{"sweep", "--tp", "4,4", NULL}, "--tp: 4 given twice"},
+        {{"sweep", "--strategies", "auto,direct,auto", NULL}, "--strategies: \"auto\" given twice"},
         {{"sweep", "--tp", "64", "--gpus", "100", NULL}, "the grid has no point"},
         {{"sweep", "--select", "under-target", NULL}, "--select under-target needs --target"},
         {{"sweep", "--infer-gpus", "0-7", NULL}, "--infer-gpus does not apply to a sweep"},

@@ -514,31 +514,54 @@ topology_new_from_file(const TopologyFile *f, GArray *copy_runs)
     return topo;
 }
 
-static RsTopology *
-topology_from_yaml(RsYaml *yaml, const RsTopologyOverrides *overrides, GError **error)
+/* Reads and checks every field of @yaml into @f (defaults first) and *@copy_runs; the
+ * node counts' consistency, which overrides can change, is checked later (check_sizes()).
+ * Sets *@root_out to the root mapping. */
+static gboolean
+read_topology_fields(RsYaml *yaml, TopologyFile *f, GArray **copy_runs, yaml_node_t **root_out,
+                     GError **error)
 {
     static const char *const root_keys[] = {
         "name",     "description", "nodes", "gpus_per_node", "nodes_per_nvlink_domain",
         "gpu",      "nvlink",      "pcie",  "nic",           "fabric",
         "software", "copy",        NULL};
-    const char *path = rs_yaml_get_path(yaml);
     yaml_node_t *root = rs_yaml_get_root_mapping(yaml, error);
     if (root == NULL || !rs_yaml_check_keys(yaml, root, NULL, root_keys, error))
-        return NULL;
-    TopologyFile f = {0};
-    f.gpu_model = "GPU";
-    f.description = "";
-    f.nodes_per_domain = 1;
-    f.oversubscription = 1.0;
-    f.uplink_efficiency = -1.0;
+        return FALSE;
+    *root_out = root;
+    memset(f, 0, sizeof *f);
+    f->gpu_model = "GPU";
+    f->description = "";
+    f->nodes_per_domain = 1;
+    f->oversubscription = 1.0;
+    f->uplink_efficiency = -1.0;
+    return read_root_scalars(yaml, root, f, error) && read_gpu(yaml, root, f, error) &&
+           read_link_classes(yaml, root, f, error) && read_fabric(yaml, root, f, error) &&
+           read_software(yaml, root, f, error) && read_copy(yaml, root, copy_runs, error);
+}
+
+static RsTopology *
+topology_from_yaml(RsYaml *yaml, const RsTopologyOverrides *overrides, GError **error)
+{
+    const char *path = rs_yaml_get_path(yaml);
+    TopologyFile f;
+    yaml_node_t *root = NULL;
     g_autoptr(GArray) copy_runs = NULL;
-    if (!read_root_scalars(yaml, root, &f, error) || !read_gpu(yaml, root, &f, error) ||
-        !read_link_classes(yaml, root, &f, error) || !read_fabric(yaml, root, &f, error) ||
-        !read_software(yaml, root, &f, error) || !read_copy(yaml, root, &copy_runs, error))
-        return NULL;
-    if (!apply_overrides(&f, overrides, path, error) || !check_sizes(&f, yaml, root, overrides, path, error))
+    if (!read_topology_fields(yaml, &f, &copy_runs, &root, error) ||
+        !apply_overrides(&f, overrides, path, error) ||
+        !check_sizes(&f, yaml, root, overrides, path, error))
         return NULL;
     return topology_new_from_file(&f, g_steal_pointer(&copy_runs));
+}
+
+gboolean
+rs_topology_check_file(const char *path, GError **error)
+{
+    g_autoptr(RsYaml) yaml = rs_yaml_load_file(path, error);
+    TopologyFile f;
+    yaml_node_t *root = NULL;
+    g_autoptr(GArray) copy_runs = NULL;
+    return yaml != NULL && read_topology_fields(yaml, &f, &copy_runs, &root, error);
 }
 
 static RsLink

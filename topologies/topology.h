@@ -196,6 +196,19 @@ const RsGpuCosts *rs_topology_get_gpu_costs(const RsTopology *topo);
 RsTopology *rs_topology_load_file(const char *path, const RsTopologyOverrides *overrides,
                                   GError **error);
 
+/**
+ * rs_topology_check_file:
+ * @path: a topology YAML file
+ * @error: the errors rs_topology_load_file() gives for the file's fields (syntax, unknown
+ *   or missing fields, values, units)
+ *
+ * Checks a topology file before it is used with overrides that can change its node count
+ * (a sweep's points): every field as rs_topology_load_file() reads it, but not whether
+ * the node counts tile (nodes_per_nvlink_domain, scalable units, RS_MAX_RANKS), which
+ * depend on the overrides. Returns: TRUE when the fields are valid.
+ */
+gboolean rs_topology_check_file(const char *path, GError **error);
+
 /** rs_topology_load_string: as rs_topology_load_file() from text; @name is used in messages. */
 RsTopology *rs_topology_load_string(const char *text, const char *name,
                                     const RsTopologyOverrides *overrides, GError **error);
