@@ -20,6 +20,11 @@ enum {
     RS_EXIT_CHECK = 3,   /* a check failed: validation or threshold */
 };
 
+/* The most measured runs `reshard run --runs` and `reshard calibrate --runs` take: a median
+ * of 10,000 runs is as good as it gets; 10^9 runs of even a tiny reshard ran for days with
+ * no output. */
+#define RS_CLI_MAX_RUNS 10000
+
 typedef struct {
     const char *name;
     const char *summary;

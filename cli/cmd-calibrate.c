@@ -40,7 +40,7 @@ static GOptionEntry entries[] = {
      "Ranks to calibrate for (host default 8; mpi: the process count)", "N"},
     {"sizes", 0, 0, G_OPTION_ARG_STRING, &opt_sizes,
      "Message sizes of the sweep (default 4KiB,64KiB,4MiB,32MiB)", "LIST"},
-    {"runs", 'r', 0, G_OPTION_ARG_STRING, &opt_runs, "Runs per point, median taken (default 5)",
+    {"runs", 'r', 0, G_OPTION_ARG_STRING, &opt_runs, "Runs per point, median taken (default 5, at most 10000)",
      "N"},
     {"chunk-size", 0, 0, G_OPTION_ARG_STRING, &opt_chunk_size,
      "Bytes per transport call, as reshard run (default 4MiB)", "SIZE"},
@@ -350,7 +350,7 @@ parse_numbers(RsCalibrateOptions *opts, gint64 *ranks, GError **error)
      * error, not that default. */
     gint64 runs = 0, window = 0, concurrency = 0, copy_stride = 0;
     if (!rs_cli_parse_int("--ranks", opt_ranks, 2, G_MAXINT32, ranks, error) ||
-        !rs_cli_parse_int("--runs", opt_runs, 1, G_MAXINT32, &runs, error) ||
+        !rs_cli_parse_int("--runs", opt_runs, 1, RS_CLI_MAX_RUNS, &runs, error) ||
         !rs_cli_parse_int("--window", opt_window, 1, G_MAXINT32, &window, error) ||
         !rs_cli_parse_int("--concurrency", opt_concurrency, 1, G_MAXINT32, &concurrency, error) ||
         !rs_cli_parse_int("--copy-stride", opt_copy_stride, 1, 1024, &copy_stride, error))

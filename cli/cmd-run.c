@@ -60,7 +60,7 @@ static GOptionEntry entries[] = {
      "NAME"},
     {"runs", 'r', 0, G_OPTION_ARG_STRING, &opt_runs,
      "Measured runs; the median is reported "
-     "(default 1)",
+     "(default 1, at most 10000)",
      "N"},
     {"chunk-size", 0, 0, G_OPTION_ARG_STRING, &opt_chunk_size,
      "Bytes per transport call (bucket), e.g. 4MiB (default), at most 1GiB", "SIZE"},
@@ -207,7 +207,7 @@ parse_options(RsExecOptions *opts, RsTransportConfig *tconfig, RsStrategy *strat
     /* 0 stands for "the default" in the option structs; a 0 given on the command line is an
      * error, not that default. */
     gint64 runs = 0, window = 0, queue_depth = 0;
-    if (!rs_cli_parse_int("--runs", opt_runs, 1, G_MAXINT32, &runs, error) ||
+    if (!rs_cli_parse_int("--runs", opt_runs, 1, RS_CLI_MAX_RUNS, &runs, error) ||
         !rs_cli_parse_int("--window", opt_window, 1, G_MAXINT32, &window, error) ||
         !rs_cli_parse_int("--queue-depth", opt_queue_depth, 1, RS_TRANSPORT_MAX_QUEUE_DEPTH,
                           &queue_depth, error))

@@ -895,6 +895,13 @@ static const CliCase cli_cases[] = {
      {"--topologies: ", "zero.yaml:5:14: nvlink.bandwidth: bandwidth \"0 GB/s\": must be greater "
       "than zero",
       NULL}},
+    /* --runs had no bound: 10^9 runs of a tiny reshard ran on with no output. */
+    {{"run", "--shape", "8x8", "--src-mesh", "2", "--src-placements", "S(0)", "--dst-mesh", "2",
+      "--dst-placements", "S(1)", "--runs", "1000000000", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--runs 1000000000: must be an integer from 1 to 10000", NULL}},
     {{"layout", "--shape", "", "--mesh", "2", "--placements", "S(0)", NULL},
      NULL,
      NULL,
