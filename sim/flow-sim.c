@@ -3047,6 +3047,16 @@ rs_flow_sim_run_trace(const RsTrace *trace, const RsTopology *topo, const RsFlow
                 return NULL;
             }
             guint32 d = GPOINTER_TO_UINT(found) - 1;
+            /* Named here by id and row (validate() would name row indices, no line). */
+            const RsTraceRow *dr = rs_trace_get_row(trace, d);
+            if (dr->phase > r->phase) {
+                g_autofree char *where = rs_trace_format_row_where(trace, r);
+                g_set_error(error, RS_FLOW_SIM_ERROR, RS_FLOW_SIM_ERROR_DEPENDENCY,
+                            "%s: depends on message %u, which belongs to a later phase (%u, "
+                            "this message %u): phases run one after another",
+                            where, id, dr->phase, r->phase);
+                return NULL;
+            }
             g_array_append_val(deps, d);
         }
     }

@@ -1053,6 +1053,15 @@ static const CliCase cli_cases[] = {
      "src,dst,bytes\n0,256,100\n",
      2,
      {"m.csv:2: message 0: rank 256 is not a GPU of topology dgx-h100 (256 GPUs)", NULL}},
+    /* A dependency on a later phase named row indexes ("message 1 depends on message 0")
+     * and no line. */
+    {{"simulate", "--messages", "@", "--topology", "dgx-h100", NULL},
+     "m.csv",
+     "message,src,dst,bytes,phase,depends_on\n10,0,1,100,1,\n20,1,2,100,0,10\n",
+     2,
+     {"m.csv:3: message 20: depends on message 10, which belongs to a later phase (1, this "
+      "message 0)",
+      NULL}},
     /* Row errors name the file's line and its own message ids, not internal indexes. */
     {{"simulate", "--messages", "@", "--topology", "dgx-h100", NULL},
      "m.csv",
