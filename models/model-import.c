@@ -484,10 +484,11 @@ read_counts(RsModel *m, const char *path, RsModelConfig *config, HeadCounts *hea
 }
 
 /* Sets m->n_layers to @n_layers or, when no config says (0), to one past the highest
- * decoder layer index seen; fails when the model's layer range runs past it. */
+ * decoder layer index seen; fails for a checkpoint without tensors and when the model's
+ * layer range runs past it; warns (in @config) of decoder layers without tensors. */
 static gboolean
 set_layer_count(RsModel *m, GPtrArray *tensors, gint64 n_layers, const char *path,
-                GError **error)
+                RsModelConfig *config, GError **error)
 {
     if (n_layers == 0) {
         for (guint i = 0; i < tensors->len; i++) {
@@ -498,6 +499,45 @@ set_layer_count(RsModel *m, GPtrArray *tensors, gint64 n_layers, const char *pat
                 n_layers = MAX(n_layers, (gint64)layer + 1);
         }
     }
+    if (tensors->len == 0) {
+        g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
+                    "%s: the checkpoint holds no tensors", path);
+        return FALSE;
+    }
+    /* Decoder layers without tensors: the checkpoint is refit as it is (a layer subset is
+     * a checkpoint of what it holds), but the user is told, since a shard read alone
+     * instead of its index looks the same (layers 0 and 5 only were read as 6 layers in
+     * silence). */
+    g_autofree gboolean *seen = g_new0(gboolean, MAX(n_layers, 1));
+    for (guint i = 0; i < tensors->len; i++) {
+        RsSafetensorsTensor *t = g_ptr_array_index(tensors, i);
+        gboolean mtp;
+        gint layer = tensor_layer(t->name, (guint)n_layers, &mtp);
+        if (!mtp && layer >= 0 && layer < n_layers)
+            seen[layer] = TRUE;
+    }
+    g_autoptr(GString) missing = g_string_new(NULL);
+    gint64 n_missing = 0;
+    for (gint64 l = 0; l < n_layers; l++) {
+        if (seen[l])
+            continue;
+        gint64 last = l;
+        while (last + 1 < n_layers && !seen[last + 1])
+            last++;
+        g_string_append_printf(missing, "%s%" G_GINT64_FORMAT, missing->len ? ", " : "", l);
+        if (last > l)
+            g_string_append_printf(missing, "-%" G_GINT64_FORMAT, last);
+        n_missing += last - l + 1;
+        l = last;
+    }
+    if (n_missing > 0)
+        rs_model_config_warn(config, "num_hidden_layers",
+                             "%" G_GINT64_FORMAT " of the %" G_GINT64_FORMAT " decoder layers "
+                             "have no tensors in %s (layer%s %s): only what the checkpoint "
+                             "holds is refit (a shard read alone? give its "
+                             "model.safetensors.index.json)",
+                             n_missing, n_layers, path, n_missing == 1 ? "" : "s",
+                             missing->str);
     m->n_layers = (guint)n_layers;
     if (m->has_layer_range && m->last_layer >= (gint)m->n_layers) {
         g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_LAYER_RANGE,
@@ -672,7 +712,7 @@ rs_model_import_safetensors(RsModel *m, const char *path, RsModelConfig *config,
     HeadCounts heads;
     gint64 n_layers;
     if (!read_counts(m, path, config, &heads, &n_layers, error) ||
-        !set_layer_count(m, tensors, n_layers, path, error))
+        !set_layer_count(m, tensors, n_layers, path, config, error))
         return FALSE;
     g_autoptr(GPtrArray) user_rules = parse_user_rules(config, error);
     if (user_rules == NULL)

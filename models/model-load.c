@@ -462,6 +462,8 @@ read_identity(RsModel *model, RsModelConfig *config, const RsModelOptions *optio
     return TRUE;
 }
 
+static void take_warnings(RsModel *model, RsModelConfig *config);
+
 /* A model YAML that points at a checkpoint: tensors from the headers, roles from its
  * `roles:` rules first. A relative @checkpoint is relative to the YAML file @path. */
 static gboolean
@@ -474,9 +476,11 @@ import_checkpoint_yaml(RsModel *model, RsModelConfig *config, const char *path,
                                 ? g_strdup(checkpoint)
                                 : g_build_filename(dir, checkpoint, NULL);
     model->family = g_strdup(family ? family : "checkpoint");
-    return rs_model_import_safetensors(model, ckpt, config, options, error) &&
-           rs_model_config_check_consumed(config, error) &&
-           check_sizes(model, NULL, ckpt, error);
+    if (!rs_model_import_safetensors(model, ckpt, config, options, error) ||
+        !rs_model_config_check_consumed(config, error) || !check_sizes(model, NULL, ckpt, error))
+        return FALSE;
+    take_warnings(model, config);
+    return TRUE;
 }
 
 typedef struct {
@@ -611,6 +615,7 @@ load_checkpoint(const char *path, const RsModelOptions *options, GError **error)
     if (!rs_model_import_safetensors(model, path, config, options, error) ||
         !check_sizes(model, NULL, path, error))
         return NULL;
+    take_warnings(model, config); /* (they were dropped: a checkpoint's warnings never showed) */
     return g_steal_pointer(&model);
 }
 

@@ -1936,7 +1936,8 @@ test_model_imports(void)
     g_string_append_c(header, '}');
     write_safetensors_file(ckpt, header->str, offset);
     g_string_free(header, TRUE);
-    /* The config says 2 layers, the checkpoint holds 1: fine for a refit of what it holds. */
+    /* The config says 2 layers, the checkpoint holds 1: fine for a refit of what it holds,
+     * with a warning. */
     const char *simulate[] = {"simulate", "--model", ckpt, "--nodes", "2", "--train",
                               "megatron:tp=2", "--train-gpus", "0-1", "--infer", "vllm:tp=4",
                               "--infer-gpus", "8-11", "--check", "--format", "json", "-q", NULL};
@@ -1945,6 +1946,23 @@ test_model_imports(void)
         g_error("simulate failed: %s", r.err);
     /* One layer: 2 × 100·64 + 64 + 36,992. */
     assert_contains(r.out, "\"params\" : 49856");
+    run_result_clear(&r);
+    /* ... and says so: the layer without tensors was silent (a shard read alone looks the
+     * same). */
+    const char *listed[] = {"models", "--model", ckpt, NULL};
+    r = run_reshard(listed);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.err, "num_hidden_layers: 1 of the 2 decoder layers have no tensors in ");
+    assert_contains(r.err, "model.safetensors (layer 1): only what the checkpoint holds is refit");
+    run_result_clear(&r);
+
+    /* A checkpoint without tensors: 0 layers, 0 parameters, exit 0, before. */
+    g_autofree char *empty = g_build_filename(dir, "empty.safetensors", NULL);
+    write_safetensors_file(empty, "{\"__metadata__\": {\"format\": \"pt\"}}", 0);
+    const char *empty_args[] = {"models", "--model", empty, NULL};
+    r = run_reshard(empty_args);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "empty.safetensors: the checkpoint holds no tensors");
     run_result_clear(&r);
 
     /* A truncated header: exit 2 with the byte offset. */
