@@ -154,7 +154,9 @@ rs_scenario_load_file(const char *path, GError **error)
     const char *name = NULL, *model = NULL, *dtype = NULL, *topology = NULL, *infer_dtype = NULL;
     const char *layers = NULL;
     gint64 nodes = 0, scale = 0, gpus_per_domain = 0;
+    const char *description = NULL; /* read to check it is text: it is not kept */
     if (!rs_yaml_read_string(yaml, root, NULL, "name", FALSE, &name, error) ||
+        !rs_yaml_read_string(yaml, root, NULL, "description", FALSE, &description, error) ||
         !rs_yaml_read_string(yaml, root, NULL, "model", TRUE, &model, error) ||
         !rs_yaml_read_string(yaml, root, NULL, "dtype", FALSE, &dtype, error) ||
         !rs_yaml_read_string(yaml, root, NULL, "infer_dtype", FALSE, &infer_dtype, error) ||

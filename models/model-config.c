@@ -212,7 +212,10 @@ config_find(RsModelConfig *config, const char *key, gboolean required, ConfigEnt
     if (e == NULL || e->value == NULL) {
         *entry_out = NULL;
         if (required) {
-            rs_model_config_set_error(config, key, error, "required field is missing");
+            /* Present without a value ("name:", null) is not missing: say which. */
+            rs_model_config_set_error(config, key, error,
+                                      e == NULL ? "required field is missing"
+                                                : "required field has no value (empty or null)");
             return FALSE;
         }
         return TRUE;

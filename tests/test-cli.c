@@ -895,6 +895,18 @@ static const CliCase cli_cases[] = {
      {"--topologies: ", "zero.yaml:5:14: nvlink.bandwidth: bandwidth \"0 GB/s\": must be greater "
       "than zero",
       NULL}},
+    /* A scenario's description must be text (a list was accepted); a required model field
+     * present without a value is said so, not "missing". */
+    {{"simulate", "--scenario", "@", "--network", "bottleneck", NULL},
+     "desc.yaml",
+     "name: x\ndescription: [1, 2]\nmodel: qwen3-30b-a3b\ntopology: dgx-h100\n",
+     2,
+     {"desc.yaml:2:14: description: expected a single value", NULL}},
+    {{"models", "--model", "@", NULL},
+     "noname.yaml",
+     "name:\nfamily: llama\n",
+     2,
+     {"noname.yaml:1:6: name: required field has no value (empty or null)", NULL}},
     /* --runs had no bound: 10^9 runs of a tiny reshard ran on with no output. */
     {{"run", "--shape", "8x8", "--src-mesh", "2", "--src-placements", "S(0)", "--dst-mesh", "2",
       "--dst-placements", "S(1)", "--runs", "1000000000", NULL},
