@@ -709,9 +709,10 @@ json_simulate_bound(JsonBuilder *b, const RsSimulateReport *r)
     JSON_INT(b, "where", r->bound.where);
     JSON_INT(b, "bytes", r->bound.cut_bytes);
     JSON_DOUBLE(b, "capacity_bytes_per_s", r->bound.cut_capacity_bytes_per_s);
-    JSON_STRING(b, "links", r->bound.cut_links == RS_CUT_LINKS_PCIE   ? "pcie"
-                            : r->bound.cut_links == RS_CUT_LINKS_LEAF ? "leaf"
-                                                                      : "nic");
+    JSON_STRING(b, "links", r->bound.cut_links == RS_CUT_LINKS_PCIE     ? "pcie"
+                            : r->bound.cut_links == RS_CUT_LINKS_LEAF   ? "leaf"
+                            : r->bound.cut_links == RS_CUT_LINKS_NVLINK ? "nvlink"
+                                                                        : "nic");
     json_builder_end_object(b);
     json_builder_set_member_name(b, "cuts_s");
     json_builder_begin_object(b);

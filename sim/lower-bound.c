@@ -302,19 +302,20 @@ nic_path_capacity(const RsTopology *topo, guint32 gpu, gboolean ingress,
 
 static double cut_capacity_pcie(const RsTopology *topo, guint kind, guint s, guint size,
                                 guint32 first, guint32 end, gboolean ingress,
-                                gboolean *pcie_out);
+                                gboolean nic_usable, gboolean *pcie_out);
 
 /* The capacity of the cut around set @s of @kind, in one direction, and *@links_out, the
- * links that make it (RsLowerBound.cut_links). */
+ * links that make it (RsLowerBound.cut_links). @nic_usable: for a GPU cut, whether its NIC
+ * path can carry anything (some GPU of the job lies outside its NVLink domain). */
 static double
-cut_capacity(const RsTopology *topo, guint kind, guint s, gboolean ingress,
+cut_capacity(const RsTopology *topo, guint kind, guint s, gboolean ingress, gboolean nic_usable,
              RsCutLinks *links_out)
 {
     guint size = set_size(topo, kind);
     guint32 first = s * size, end = MIN((s + 1) * size, rs_topology_get_n_gpus(topo));
     gboolean pcie = FALSE;
-    double c = cut_capacity_pcie(topo, kind, s, size, first, end, ingress, &pcie);
-    *links_out = pcie ? RS_CUT_LINKS_PCIE : RS_CUT_LINKS_NIC;
+    double c = cut_capacity_pcie(topo, kind, s, size, first, end, ingress, nic_usable, &pcie);
+    *links_out = !nic_usable ? RS_CUT_LINKS_NVLINK : pcie ? RS_CUT_LINKS_PCIE : RS_CUT_LINKS_NIC;
     if (kind == SET_UNIT) {
         double leaves = 0.0;
         for (guint r = 0; r < rs_topology_get_n_rails(topo); r++)
@@ -333,10 +334,14 @@ cut_capacity(const RsTopology *topo, guint kind, guint s, gboolean ingress,
 /* cut_capacity() without the leaves: the GPUs' own ways out (a GPU cut: NVLink too). */
 static double
 cut_capacity_pcie(const RsTopology *topo, guint kind, guint s, guint size, guint32 first,
-                  guint32 end, gboolean ingress, gboolean *pcie_out)
+                  guint32 end, gboolean ingress, gboolean nic_usable, gboolean *pcie_out)
 {
     if (kind == SET_GPU) {
-        double c = nic_path_capacity(topo, first, ingress, pcie_out);
+        /* Traffic between GPUs of one NVLink domain takes NVLink (rs_topology_route()), so
+         * a GPU's NIC carries only what comes from or goes to a GPU outside its domain; with
+         * none in the job (a colocated job on one domain, or the other nodes idle), only
+         * NVLink crosses the cut (the NIC counted there made the bound 11% loose). */
+        double c = nic_usable ? nic_path_capacity(topo, first, ingress, pcie_out) : 0.0;
         /* A GPU alone in its domain has no NVLink peer. */
         if (rs_topology_get_gpus_per_nvlink_domain(topo) > 1)
             c += link_capacity(topo, rs_topology_get_gpu_link(topo, first,
@@ -390,6 +395,17 @@ accumulate_needs(const RsRefit *refit, const RsTopology *topo, SetBytes *sb, GEr
 static void
 evaluate_cuts(const RsTopology *topo, const SetBytes *sb, RsLowerBound *out)
 {
+    /* Per NVLink domain: whether some GPU of the job lies outside it (a GPU cut's NIC). */
+    guint domain_size = set_size(topo, SET_DOMAIN);
+    guint n_gpus = rs_topology_get_n_gpus(topo);
+    guint n_domains = (n_gpus + domain_size - 1) / domain_size;
+    g_autofree guint *job_in_domain = g_new0(guint, MAX(n_domains, 1));
+    guint n_job = 0;
+    for (guint32 g = 0; g < n_gpus; g++)
+        if (rs_topology_gpu_in_job(topo, g)) {
+            job_in_domain[g / domain_size]++;
+            n_job++;
+        }
     static const struct {
         RsCutKind kind;
         guint set;
@@ -406,7 +422,10 @@ evaluate_cuts(const RsTopology *topo, const SetBytes *sb, RsLowerBound *out)
             if (bytes[s] <= 0)
                 continue;
             RsCutLinks links;
-            double capacity = cut_capacity(topo, cuts[c].set, s, cuts[c].ingress, &links);
+            gboolean nic_usable =
+                cuts[c].set != SET_GPU || n_job > job_in_domain[s / domain_size];
+            double capacity =
+                cut_capacity(topo, cuts[c].set, s, cuts[c].ingress, nic_usable, &links);
             double t_s = bytes[s] / capacity;
             if (t_s > out->kind_s[cuts[c].kind]) {
                 out->kind_s[cuts[c].kind] = t_s;
@@ -481,7 +500,11 @@ rs_lower_bound_format_cut(const RsLowerBound *bound)
         return g_strdup("nothing crosses any cut");
     case RS_CUT_GPU_INGRESS:
     case RS_CUT_GPU_EGRESS:
-        set = "GPU", side = pcie ? "(NVLink + PCIe, below its NIC)" : "(NVLink + NIC)";
+        set = "GPU";
+        side = bound->cut_links == RS_CUT_LINKS_NVLINK
+                   ? "(NVLink: no GPU of the job outside its NVLink domain)"
+               : pcie ? "(NVLink + PCIe, below its NIC)"
+                      : "(NVLink + NIC)";
         break;
     case RS_CUT_DOMAIN_INGRESS:
     case RS_CUT_DOMAIN_EGRESS:

@@ -4,7 +4,9 @@
  * set's boundary divided by the capacity of the links crossing it (a cut bound; Ford &
  * Fulkerson's max-flow min-cut argument applied per cut). Sets and their cut links:
  *  - each GPU: ingress = NVLink ingress (when its NVLink domain has other GPUs) + the
- *    smaller of its NIC and PCIe ingress; egress likewise;
+ *    smaller of its NIC and PCIe ingress, the latter only when some GPU of the job
+ *    (rs_topology_gpu_in_job()) lies outside its NVLink domain (traffic inside a domain
+ *    takes NVLink, rs_topology_route()); egress likewise;
  *  - each NVLink domain: the NIC path (smaller of NIC and PCIe) of every GPU in it;
  *  - each scalable unit (when there are several): the smaller of its leaves' downlinks
  *    (uplinks) and its GPUs' NIC paths.
@@ -48,6 +50,8 @@ typedef enum {
     RS_CUT_LINKS_PCIE, /* some GPU's PCIe link between it and its NIC, below the NIC (a NIC
                         * faster than PCIe: dgx-h100 with --nic-bw 800Gbit/s) */
     RS_CUT_LINKS_LEAF, /* a scalable unit's leaf links, below its GPUs' NICs */
+    RS_CUT_LINKS_NVLINK, /* a GPU cut's NVLink alone: no GPU of the job outside its NVLink
+                          * domain, so its NIC carries nothing */
 } RsCutLinks;
 
 typedef struct {

@@ -324,6 +324,44 @@ test_lower_bound(void)
     g_assert_cmpint(b.cut_links, ==, RS_CUT_LINKS_NIC);
 }
 
+/* A job on one NVLink domain (the other node idle): a GPU's NIC carries nothing (traffic
+ * inside a domain takes NVLink), so its cut is NVLink's alone. The bound counted the NIC
+ * too, 11% loose on a colocated one-node refit. With the other node in the job, the NIC
+ * counts again (a relay there could feed it). */
+static void
+test_lower_bound_one_domain_job(void)
+{
+    g_autoptr(RsTopology) topo = load_two_node();
+    g_autoptr(GError) error = NULL;
+    const gint64 shape[] = {4, 1000000};
+    const guint32 src_rank = 0;
+    g_autoptr(RsLayout) src = rs_layout_new_replicated(2, shape, &src_rank, 1);
+    g_autoptr(RsMesh) mesh = rs_mesh_parse("2", "0,1", &error);
+    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0, 0};
+    g_autoptr(RsLayout) dst = rs_layout_new_dtensor(2, shape, mesh, &s0, 1, &error);
+    g_assert_no_error(error);
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_F32, src, dst, &error));
+    const guint32 job[] = {0, 1};
+    rs_topology_set_job_gpus(topo, job, G_N_ELEMENTS(job));
+    RsLowerBound b;
+    g_assert_true(rs_lower_bound_compute(refit, topo, &b, &error));
+    /* GPU 1 needs rows 2-3, 8 MB, over NVLink's 100 GB/s alone; GPU 0 sends them. */
+    g_assert_cmpint(b.kind, ==, RS_CUT_GPU_INGRESS);
+    g_assert_cmpuint(b.where, ==, 1);
+    g_assert_cmpfloat_with_epsilon(b.time_s, 8e6 / 100e9, 1e-15);
+    g_assert_cmpint(b.cut_links, ==, RS_CUT_LINKS_NVLINK);
+    g_autofree char *cut = rs_lower_bound_format_cut(&b);
+    g_assert_cmpstr(cut, ==,
+                    "GPU 1 ingress (NVLink: no GPU of the job outside its NVLink domain): "
+                    "0.008 GB over 100 GB/s");
+    /* Every GPU in the job: NVLink + NIC, 105 GB/s. */
+    rs_topology_set_job_gpus(topo, NULL, 0);
+    g_assert_true(rs_lower_bound_compute(refit, topo, &b, &error));
+    g_assert_cmpfloat_with_epsilon(b.time_s, 8e6 / 105e9, 1e-15);
+    g_assert_cmpint(b.cut_links, ==, RS_CUT_LINKS_NIC);
+}
+
 /* A NIC faster than the PCIe link to it: the cut's capacity is PCIe's, and its name says
  * so (it said "(its NICs)" over 2 x 4 GB/s of PCIe, as the NICs' links are dominated). */
 static void
@@ -566,6 +604,7 @@ main(int argc, char **argv)
     g_test_add_func("/cost/estimate/copies-every-strategy", test_estimate_copies_strategies);
     g_test_add_func("/cost/lower-bound/two-node", test_lower_bound);
     g_test_add_func("/cost/lower-bound/replicas", test_lower_bound_replicas);
+    g_test_add_func("/cost/lower-bound/one-domain-job", test_lower_bound_one_domain_job);
     g_test_add_func("/cost/lower-bound/pcie-below-nic", test_lower_bound_pcie_below_nic);
     g_test_add_func("/cost/lower-bound/below-estimates", test_bound_below_estimates);
     g_test_add_func("/cost/rank-outside-topology", test_rank_outside_topology);
