@@ -317,6 +317,22 @@ parse_sweeps(RsCalibrateOptions *opts, GArray *sizes, GArray *copy_runs, GError 
 {
     if (opt_sizes != NULL && !parse_sizes(opt_sizes, sizes, error))
         return FALSE;
+    /* The bandwidth is the slope of time over size: one size (or one size twice) fits a
+     * per-message cost alone, and the bandwidth came out infinite (written as 1 PB/s). */
+    guint distinct = 0;
+    for (guint i = 0; i < sizes->len; i++) {
+        gboolean seen = FALSE;
+        for (guint j = 0; j < i; j++)
+            seen = seen || g_array_index(sizes, guint64, j) == g_array_index(sizes, guint64, i);
+        distinct += !seen;
+    }
+    if (opt_sizes != NULL && distinct < 2) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--sizes %s: give at least two different message sizes (the bandwidth is "
+                    "the slope of time over size)",
+                    opt_sizes);
+        return FALSE;
+    }
     if (opt_copy_runs != NULL && !parse_copy_runs(opt_copy_runs, copy_runs, error))
         return FALSE;
     guint64 copy_bytes = 0;
@@ -484,6 +500,16 @@ write_results(const char *cmd, const RsCalibration *cal, const char *transport_n
     fputs(out->str, stdout);
     if (opt_output == NULL)
         return RS_EXIT_OK;
+    /* A fit whose times did not grow with size (noise, or sizes too close) has no bandwidth
+     * term: its topology would claim links without a limit. */
+    if (!(cal->bw_bytes_per_s > 0) || !isfinite(cal->bw_bytes_per_s)) {
+        g_set_error(&error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID,
+                    "--output %s: not written: the fit at K=%u found no bandwidth (the "
+                    "measured times did not grow with the message size); measure sizes "
+                    "further apart or more --runs",
+                    opt_output, cal->concurrency);
+        return rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
+    }
     g_autofree char *yaml =
         rs_calibration_to_topology(cal, opt_name ? opt_name : "host-calibrated", command);
     g_autoptr(RsTopology) check = rs_topology_load_string(yaml, opt_output, NULL, &error);

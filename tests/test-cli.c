@@ -907,6 +907,17 @@ static const CliCase cli_cases[] = {
      "name:\nfamily: llama\n",
      2,
      {"noname.yaml:1:6: name: required field has no value (empty or null)", NULL}},
+    /* One message size fits no bandwidth: it came out infinite and was written as 1 PB/s. */
+    {{"calibrate", "--ranks", "2", "--sizes", "64KiB", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--sizes 64KiB: give at least two different message sizes", NULL}},
+    {{"calibrate", "--ranks", "2", "--sizes", "4KiB,4KiB", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--sizes 4KiB,4KiB: give at least two different message sizes", NULL}},
     /* --runs had no bound: 10^9 runs of a tiny reshard ran on with no output. */
     {{"run", "--shape", "8x8", "--src-mesh", "2", "--src-placements", "S(0)", "--dst-mesh", "2",
       "--dst-placements", "S(1)", "--runs", "1000000000", NULL},
