@@ -120,6 +120,22 @@ test_run_topology_keeps_its_nodes(void)
 }
 
 /* A flipped byte: exit 3, the first bad element named with its global index. */
+/* A conversion at the source is not executed: the run says so (with --dtype f32
+ * --dst-dtype bf16 it read as a bf16 run, silently). */
+static void
+test_run_conversion_said(void)
+{
+    const char *args[] = {"run", "--shape", "64x64", "--src-mesh", "2", "--src-placements", "S(0)",
+                          "--dst-mesh", "2", "--dst-placements", "S(1)", "--dst-ranks", "2-3",
+                          "--dtype", "f32", "--dst-dtype", "bf16", NULL};
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    g_assert_nonnull(strstr(r.err, "warning: 1 tensor converted at the source (first: "
+                                   "\"tensor\", f32 -> bf16): the run moves and validates the "
+                                   "bf16 bytes on the wire"));
+    run_result_clear(&r);
+}
+
 static void
 test_run_corrupt(void)
 {
@@ -520,6 +536,7 @@ main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     /* Open MPI in containers: no ptrace-based single copy between processes. */
     g_setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", FALSE);
+    g_test_add_func("/cli-run/conversion-said", test_run_conversion_said);
     g_test_add_func("/cli-run/predicted-and-trace", test_run_predicted);
     g_test_add_func("/cli-run/plans-on-topology", test_run_plans_on_topology);
     g_test_add_func("/cli-run/topology-keeps-its-nodes", test_run_topology_keeps_its_nodes);
