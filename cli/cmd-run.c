@@ -573,6 +573,13 @@ run(int argc, char **argv)
         work_clear(&w);
         return root ? rs_cli_fail(cmd, error, RS_EXIT_USAGE) : RS_EXIT_USAGE;
     }
+    /* Before the run, not after it (it ran and printed its report first). */
+    if (opt_compare && w.topology == NULL) {
+        g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--compare needs a topology to simulate on (--topology)");
+        work_clear(&w);
+        return root ? rs_cli_fail(cmd, error, RS_EXIT_USAGE) : RS_EXIT_USAGE;
+    }
     rs_cli_progress("planning %s ...", rs_strategy_get_name(strategy));
     /* Planned on the topology of the prediction, as reshard simulate plans: node-aware and
      * hierarchical follow its NVLink domains and NICs, buckets its GPU memory. */

@@ -326,8 +326,9 @@ context_check_fault(const ExecContext *ctx, GError **error)
                     "fault on rank %u: the plan has ranks 0-%u", o->fault_rank, ctx->n_ranks - 1);
         return FALSE;
     }
+    /* A delay ends by itself; the others (a drop, a stop) only through the timeout. */
     if (o->fault != RS_EXEC_FAULT_KILL && o->fault != RS_EXEC_FAULT_DUPLICATE &&
-        o->timeout_s <= 0) {
+        o->fault != RS_EXEC_FAULT_DELAY && o->timeout_s <= 0) {
         g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID,
                     "this injected fault is caught by the timeout: give one (it would wait for "
                     "ever)");

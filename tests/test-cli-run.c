@@ -136,6 +136,19 @@ test_run_conversion_said(void)
     run_result_clear(&r);
 }
 
+/* A delay ends by itself: it was refused without --timeout ("it would wait for ever"). */
+static void
+test_run_delay_without_timeout(void)
+{
+    const char *args[] = {"run", "--shape", "64x64", "--src-mesh", "2", "--src-placements", "S(0)",
+                          "--dst-mesh", "2", "--dst-placements", "S(1)", "--dst-ranks", "2-3",
+                          "--fault", "delay:0:0.05", NULL};
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    g_assert_nonnull(strstr(r.out, "4096 elements correct"));
+    run_result_clear(&r);
+}
+
 static void
 test_run_corrupt(void)
 {
@@ -536,6 +549,7 @@ main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     /* Open MPI in containers: no ptrace-based single copy between processes. */
     g_setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", FALSE);
+    g_test_add_func("/cli-run/delay-without-timeout", test_run_delay_without_timeout);
     g_test_add_func("/cli-run/conversion-said", test_run_conversion_said);
     g_test_add_func("/cli-run/predicted-and-trace", test_run_predicted);
     g_test_add_func("/cli-run/plans-on-topology", test_run_plans_on_topology);

@@ -918,6 +918,13 @@ static const CliCase cli_cases[] = {
      NULL,
      2,
      {"--sizes 4KiB,4KiB: give at least two different message sizes", NULL}},
+    /* --compare without a topology was refused only after the whole run and its report. */
+    {{"run", "--shape", "64x64", "--src-mesh", "2", "--src-placements", "S(0)", "--dst-mesh", "2",
+      "--dst-placements", "S(1)", "--dst-ranks", "2-3", "--compare", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--compare needs a topology to simulate on (--topology)", NULL}},
     /* --runs had no bound: 10^9 runs of a tiny reshard ran on with no output. */
     {{"run", "--shape", "8x8", "--src-mesh", "2", "--src-placements", "S(0)", "--dst-mesh", "2",
       "--dst-placements", "S(1)", "--runs", "1000000000", NULL},
