@@ -150,6 +150,14 @@ rs_cli_check_output(const char *option, const char *path, GError **error)
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s: empty path", option);
         return FALSE;
     }
+    /* "-" reads as standard output, which only report -o takes: it made a file named "-". */
+    if (strcmp(path, "-") == 0) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "%s -: this output is a file, not standard output; give a file name "
+                    "(./- for a file named -)",
+                    option);
+        return FALSE;
+    }
     if (problem != NULL) {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s %s: folder %s %s",
                     option, path, dir, problem);

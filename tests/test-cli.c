@@ -925,6 +925,13 @@ static const CliCase cli_cases[] = {
      NULL,
      2,
      {"--compare needs a topology to simulate on (--topology)", NULL}},
+    /* "-" as a file output made a file named "-" (only report -o takes standard output). */
+    {{"run", "--shape", "64x64", "--src-mesh", "2", "--src-placements", "S(0)", "--dst-mesh", "2",
+      "--dst-placements", "S(1)", "--trace", "-", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--trace -: this output is a file, not standard output", NULL}},
     /* --runs had no bound: 10^9 runs of a tiny reshard ran on with no output. */
     {{"run", "--shape", "8x8", "--src-mesh", "2", "--src-placements", "S(0)", "--dst-mesh", "2",
       "--dst-placements", "S(1)", "--runs", "1000000000", NULL},
