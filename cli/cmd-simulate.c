@@ -419,6 +419,18 @@ parse_flow_options(RsFlowSimOptions *opt, gboolean *use_flow, GError **error)
             return FALSE;
         }
     }
+    /* The flow model's options do nothing under the first-order one: refused, as --trace
+     * is (they were ignored, the output byte for byte the same). */
+    const char *flow_only = opt_rates        ? "--rates"
+                            : opt_relays     ? "--relays"
+                            : opt_window     ? "--window"
+                            : opt_chunk_size ? "--chunk-size"
+                                             : NULL;
+    if (!*use_flow && flow_only != NULL) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "%s applies to the flow model, not --network bottleneck", flow_only);
+        return FALSE;
+    }
     if (opt_rates != NULL) {
         if (strcmp(opt_rates, "global") == 0) {
             opt->rates = RS_FLOW_SIM_RATES_GLOBAL;

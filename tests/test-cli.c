@@ -932,6 +932,17 @@ static const CliCase cli_cases[] = {
      NULL,
      2,
      {"--trace -: this output is a file, not standard output", NULL}},
+    /* Flow-model options under the first-order model were ignored, the output unchanged. */
+    {{"simulate", "--network", "bottleneck", "--relays", "window", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--relays applies to the flow model, not --network bottleneck", NULL}},
+    {{"simulate", "--network", "bottleneck", "--chunk-size", "1MiB", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--chunk-size applies to the flow model, not --network bottleneck", NULL}},
     /* --runs had no bound: 10^9 runs of a tiny reshard ran on with no output. */
     {{"run", "--shape", "8x8", "--src-mesh", "2", "--src-placements", "S(0)", "--dst-mesh", "2",
       "--dst-placements", "S(1)", "--runs", "1000000000", NULL},
@@ -2885,7 +2896,7 @@ test_output_write_error(void)
     const char *run_args[] = {"run", "--shape", "64x64", "--src-mesh", "2", "--src-placements",
                               "S(0)", "--dst-mesh", "2", "--dst-placements", "S(1)",
                               "--trace", "/dev/full", NULL};
-    const char *calibrate_args[] = {"calibrate", "--ranks", "2", "--sizes", "4KiB", "--runs",
+    const char *calibrate_args[] = {"calibrate", "--ranks", "2", "--sizes", "4KiB,64KiB", "--runs",
                                     "1", "--copy-runs", "4KiB", "--copy-bytes", "64KiB",
                                     "--output", "/dev/full", NULL};
     const char *messages_args[] = {"simulate", "--messages", messages, "--topology", topo,
