@@ -3,6 +3,8 @@
  * replayed in another simulator. */
 #include "cli/cli.h"
 
+#include <json-glib/json-glib.h>
+
 #include "analysis/report.h"
 #include "cli/topology-args.h"
 #include "base/data.h"
@@ -63,7 +65,24 @@ run(int argc, char **argv)
     if (!rs_cli_parse_format(opt_format, &format, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     if (argc == 2 && strcmp(argv[1], "list") == 0) {
+        /* In the format asked for (it printed plain names under csv and json). */
         g_auto(GStrv) names = rs_data_list("topologies");
+        if (format == RS_FORMAT_JSON) {
+            g_autoptr(JsonBuilder) b = json_builder_new();
+            json_builder_begin_array(b);
+            for (guint i = 0; names[i] != NULL; i++)
+                json_builder_add_string_value(b, names[i]);
+            json_builder_end_array(b);
+            g_autoptr(JsonGenerator) gen = json_generator_new();
+            g_autoptr(JsonNode) root = json_builder_get_root(b);
+            json_generator_set_root(gen, root);
+            json_generator_set_pretty(gen, TRUE);
+            g_autofree char *text = json_generator_to_data(gen, NULL);
+            printf("%s\n", text);
+            return RS_EXIT_OK;
+        }
+        if (format == RS_FORMAT_CSV)
+            printf("name\n");
         for (guint i = 0; names[i] != NULL; i++)
             printf("%s\n", names[i]);
         return RS_EXIT_OK;

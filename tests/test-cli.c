@@ -2470,6 +2470,26 @@ test_help_report_format(void)
     run_result_clear(&r);
 }
 
+/* `topology list` in the format asked for (plain names under csv and json before). */
+static void
+test_topology_list_formats(void)
+{
+    const char *json_args[] = {"topology", "list", "--format", "json", NULL};
+    RunResult r = run_reshard(json_args);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    g_assert_true(json_parser_load_from_data(parser, r.out, -1, NULL));
+    JsonArray *names = json_node_get_array(json_parser_get_root(parser));
+    g_assert_cmpuint(json_array_get_length(names), >=, 4);
+    g_assert_cmpstr(json_array_get_string_element(names, 1), ==, "dgx-h100");
+    run_result_clear(&r);
+    const char *csv_args[] = {"topology", "list", "--format", "csv", NULL};
+    r = run_reshard(csv_args);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    g_assert_true(g_str_has_prefix(r.out, "name\ndgx-b200\ndgx-h100\n"));
+    run_result_clear(&r);
+}
+
 /* `report -o -` writes the document on standard output; it wrote a file named "-". */
 static void
 test_report_stdout(void)
@@ -2946,6 +2966,7 @@ main(int argc, char **argv)
         g_test_add_data_func(path, &cli_cases[i], test_cli_case);
     }
     g_test_add_func("/cli/report/stdout", test_report_stdout);
+    g_test_add_func("/cli/topology/list-formats", test_topology_list_formats);
     g_test_add_func("/cli/help", test_help);
     g_test_add_func("/cli/help/builtins", test_help_builtins);
     g_test_add_func("/cli/help/strategies", test_help_strategies);
