@@ -2916,7 +2916,7 @@ test_output_write_error(void)
     const char *run_args[] = {"run", "--shape", "64x64", "--src-mesh", "2", "--src-placements",
                               "S(0)", "--dst-mesh", "2", "--dst-placements", "S(1)",
                               "--trace", "/dev/full", NULL};
-    const char *calibrate_args[] = {"calibrate", "--ranks", "2", "--sizes", "4KiB,64KiB", "--runs",
+    const char *calibrate_args[] = {"calibrate", "--ranks", "2", "--sizes", "4KiB,16MiB", "--runs",
                                     "1", "--copy-runs", "4KiB", "--copy-bytes", "64KiB",
                                     "--output", "/dev/full", NULL};
     const char *messages_args[] = {"simulate", "--messages", messages, "--topology", topo,
