@@ -307,7 +307,7 @@ static void
 test_calibrate(void)
 {
     g_autofree char *path = g_build_filename(g_get_tmp_dir(), "rs-cli-calibrated.yaml", NULL);
-    const char *args[] = {"calibrate", "--ranks", "3", "--sizes", "4KiB,256KiB", "--runs", "1",
+    const char *args[] = {"calibrate", "--ranks", "3", "--sizes", "4KiB,16MiB", "--runs", "1",
                           "--copy-runs", "64B,4KiB", "--copy-bytes", "256KiB",
                           "--output", path, "-q", NULL};
     RunResult r = run_reshard_mpi(args, 0);
