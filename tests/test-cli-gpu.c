@@ -51,9 +51,10 @@ static void
 test_calibrate(gconstpointer data)
 {
     const char *transport = data;
+    /* Two sizes: one fits no bandwidth and is refused. */
     const char *args[] = {"calibrate", "--transport", transport, "--ranks", "2", "--sizes",
-                          "4KiB", "--runs", "1", "--copy-runs", "64B", "--copy-bytes", "64KiB",
-                          "--format", "json", NULL};
+                          "4KiB,1MiB", "--runs", "1", "--copy-runs", "64B", "--copy-bytes",
+                          "64KiB", "--format", "json", NULL};
     RunResult r = run_reshard(args);
     check_exit(&r, transport);
     run_result_clear(&r);
