@@ -454,6 +454,21 @@ lheap_push(GArray *heap, double share, guint32 link)
     h[i] = k;
 }
 
+/* Moves @moving down from slot @i of the @n keys of @h to where it belongs (the smaller
+ * child picked without a branch on which it is: half of those were mispredicted). */
+static inline void
+lheap_sift_down(LinkKey *h, guint n, guint i, LinkKey moving)
+{
+    for (guint l = 2 * i + 1; l < n; l = 2 * i + 1) {
+        guint m = l + (guint)(l + 1 < n && key_less(&h[l + 1], &h[l]));
+        if (!key_less(&h[m], &moving))
+            break;
+        h[i] = h[m];
+        i = m;
+    }
+    h[i] = moving;
+}
+
 static LinkKey
 lheap_pop(GArray *heap)
 {
@@ -462,39 +477,18 @@ lheap_pop(GArray *heap)
     guint n = heap->len - 1;
     LinkKey moving = h[n];
     g_array_set_size(heap, n);
-    h = (LinkKey *)heap->data;
-    guint i = 0;
-    /* The smaller child without a branch on which it is (half of those mispredicted). */
-    for (guint l = 1; l < n; l = 2 * i + 1) {
-        guint m = l + (guint)(l + 1 < n && key_less(&h[l + 1], &h[l]));
-        if (!key_less(&h[m], &moving))
-            break;
-        h[i] = h[m];
-        i = m;
-    }
     if (n > 0)
-        h[i] = moving;
+        lheap_sift_down((LinkKey *)heap->data, n, 0, moving);
     return top;
 }
 
-/* Makes @heap's @len keys a heap in O(len) (Floyd's bottom-up construction). */
+/* Makes @heap's keys a heap in O(len) (Floyd's bottom-up construction). */
 static void
 lheap_build(GArray *heap)
 {
     LinkKey *h = (LinkKey *)heap->data;
-    guint n = heap->len;
-    for (guint k = n / 2; k-- > 0;) {
-        LinkKey moving = h[k];
-        guint i = k;
-        for (guint l = 2 * i + 1; l < n; l = 2 * i + 1) {
-            guint m = l + (guint)(l + 1 < n && key_less(&h[l + 1], &h[l]));
-            if (!key_less(&h[m], &moving))
-                break;
-            h[i] = h[m];
-            i = m;
-        }
-        h[i] = moving;
-    }
+    for (guint k = heap->len / 2; k-- > 0;)
+        lheap_sift_down(h, heap->len, k, h[k]);
 }
 
 /* --- timeline --- */
