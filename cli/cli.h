@@ -75,9 +75,17 @@ void rs_cli_progress(const char *format, ...) G_GNUC_PRINTF(1, 2);
  * written through rs_text_escape(), so no byte of it acts on the terminal. */
 void rs_cli_printerr(const char *format, ...) G_GNUC_PRINTF(1, 2);
 
+/* Refuses an option given twice in @argv[1 .. @argc - 1] (GOption would keep the last value
+ * silently, and no option of reshard takes several): a long option by its name (before
+ * any "="), a short one by its letter; the words after "--" are not options. The two
+ * spellings of one option (-f and --format) are not matched. @error:
+ * G_OPTION_ERROR_BAD_VALUE naming the option. */
+gboolean rs_cli_check_repeated_options(int argc, char **argv, GError **error);
+
 /* Parses @argv with the options of @make_context (a command's context, freed before
  * returning); refuses positional arguments; on failure prints the error and the usage
- * line and sets *@exit_code to RS_EXIT_USAGE. Returns TRUE when the command should go on. */
+ * line and sets *@exit_code to RS_EXIT_USAGE; an option given twice is refused
+ * (rs_cli_check_repeated_options()). Returns TRUE when the command should go on. */
 gboolean rs_cli_parse(const char *command, GOptionContext *(*make_context)(void), int *argc,
                       char ***argv, int *exit_code);
 

@@ -57,7 +57,8 @@ run(int argc, char **argv)
     const char *cmd = "compare";
     g_autoptr(GError) error = NULL;
     GOptionContext *context = make_context();
-    gboolean parsed = g_option_context_parse(context, &argc, &argv, &error);
+    gboolean parsed = rs_cli_check_repeated_options(argc, argv, &error) &&
+                      g_option_context_parse(context, &argc, &argv, &error);
     g_option_context_free(context);
     if (!parsed || argc != 3) {
         rs_cli_printerr("reshard compare: %s\nTry 'reshard help compare'.\n",

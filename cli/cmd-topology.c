@@ -53,7 +53,8 @@ run(int argc, char **argv)
     /* The action and the name are positional: let GOption keep them. */
     g_option_context_set_strict_posix(context, FALSE);
     g_autoptr(GError) error = NULL;
-    gboolean ok = g_option_context_parse(context, &argc, &argv, &error);
+    gboolean ok = rs_cli_check_repeated_options(argc, argv, &error) &&
+                  g_option_context_parse(context, &argc, &argv, &error);
     g_option_context_free(context);
     if (!ok) {
         rs_cli_printerr("reshard %s: %s\nTry 'reshard help %s'.\n", cmd, error->message, cmd);

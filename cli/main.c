@@ -181,10 +181,45 @@ rs_cli_printerr(const char *format, ...)
 }
 
 gboolean
+rs_cli_check_repeated_options(int argc, char **argv, GError **error)
+{
+    g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0)
+            break;
+        g_autofree char *name = NULL;
+        if (g_str_has_prefix(a, "--") && a[2] != '\0') {
+            const char *eq = strchr(a, '=');
+            name = eq != NULL ? g_strndup(a, (gsize)(eq - a)) : g_strdup(a);
+        } else if (a[0] == '-' && g_ascii_isalpha(a[1])) {
+            name = g_strndup(a, 2);
+        } else {
+            continue;
+        }
+        if (g_hash_table_contains(seen, name)) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "%s given twice: give it once (a repeated option would keep only its "
+                        "last value)",
+                        name);
+            return FALSE;
+        }
+        g_hash_table_add(seen, g_steal_pointer(&name));
+    }
+    return TRUE;
+}
+
+gboolean
 rs_cli_parse(const char *command, GOptionContext *(*make_context)(void), int *argc,
              char ***argv, int *exit_code)
 {
     g_autoptr(GError) error = NULL;
+    if (!rs_cli_check_repeated_options(*argc, *argv, &error)) {
+        rs_cli_printerr("reshard %s: %s\nTry 'reshard help %s'.\n", command, error->message,
+                        command);
+        *exit_code = RS_EXIT_USAGE;
+        return FALSE;
+    }
     GOptionContext *context = make_context();
     gboolean parsed = g_option_context_parse(context, argc, argv, &error);
     g_option_context_free(context);
