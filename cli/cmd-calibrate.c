@@ -448,6 +448,13 @@ set_ranks(const char *cmd, RsTransport *transport, gint64 ranks, RsCalibrateOpti
     gboolean root = rs_transport_is_root(transport);
     guint world = rs_transport_get_world_size(transport);
     opts->n_ranks = ranks > 0 ? (guint)ranks : (world ? world : DEFAULT_RANKS);
+    if (world == 1) {
+        /* One mpi process: started without mpirun (a singleton) or with -n 1. */
+        g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--transport mpi: 1 mpi process; start it with mpirun -n N, N at least 2 "
+                    "(one process per rank)");
+        return root ? rs_cli_fail(cmd, error, RS_EXIT_USAGE) : RS_EXIT_USAGE;
+    }
     if (opts->n_ranks < 2 || (world != 0 && opts->n_ranks != world)) {
         g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                     "--ranks %u: need at least 2%s", opts->n_ranks,

@@ -444,6 +444,28 @@ test_mpi_calibrate(void)
     run_result_clear(&r);
 }
 
+/* calibrate --transport mpi started without mpirun (one mpi process) says to start it
+ * under mpirun, with exit 2 (it said "--ranks 1: need at least 2", a flag never given);
+ * under mpirun -n 1 the same. */
+static void
+test_mpi_calibrate_one_process(void)
+{
+    if (!have_mpirun())
+        return;
+    const char *args[] = {"calibrate", "--transport", "mpi", "--sizes", "4KiB,1MiB", "-q", NULL};
+    const char *expected = "--transport mpi: 1 mpi process; start it with mpirun -n N, N at "
+                           "least 2 (one process per rank)";
+    RunResult r = run_reshard(args);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    g_assert_nonnull(strstr(r.err, expected));
+    g_assert_cmpstr(r.out, ==, "");
+    run_result_clear(&r);
+    r = run_reshard_mpi(args, 1);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    g_assert_nonnull(strstr(r.err, expected));
+    run_result_clear(&r);
+}
+
 /* Injected faults: each is caught by the check it exists for, the job ends with exit 1 and
  * the message names the rank or message within twice the timeout (host threads: drop,
  * delay — a 10 s delay ends the job in the timeout's 1 s, as the delayed sender sees the
@@ -566,6 +588,7 @@ main(int argc, char **argv)
     g_test_add_data_func("/cli-run/mpi/gather-broadcast", "gather-broadcast", test_mpi_run);
     g_test_add_func("/cli-run/mpi/errors", test_mpi_errors);
     g_test_add_func("/cli-run/mpi/calibrate", test_mpi_calibrate);
+    g_test_add_func("/cli-run/mpi/calibrate-one-process", test_mpi_calibrate_one_process);
     for (guint i = 0; i < G_N_ELEMENTS(fault_cases); i++) {
         g_autofree char *path = g_strdup_printf(
             "/cli-run/fault/%s/%s", fault_cases[i].mpi_np ? "mpi" : "host", fault_cases[i].fault);
