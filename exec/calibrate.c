@@ -407,8 +407,10 @@ calibrate_check_options(const RsCalibrateOptions *options, const guint64 *sizes,
     return TRUE;
 }
 
-/* Stage: the shift points. Concurrency K: 1, then doubling up to every rank; P = 1 and,
- * where K allows, 2; every size at each. Appends to out->points. */
+/* Stage: the shift points. Concurrency K: 1, then doubling up to every rank, and the
+ * concurrency to write (options->concurrency) where that is none of them (it was fitted at
+ * the nearest measured K, silently); P = 1 and, where K allows, 2; every size at each.
+ * Appends to out->points. */
 static gboolean
 calibrate_shift_points(RsTransport *transport, const RsCalibrateOptions *options,
                        const guint64 *sizes, guint n_sizes, guint n_runs, RsCalibration *out,
@@ -419,6 +421,13 @@ calibrate_shift_points(RsTransport *transport, const RsCalibrateOptions *options
     for (guint k = 1; k < n; k *= 2)
         g_array_append_val(ks, k);
     g_array_append_val(ks, n);
+    guint chosen = options->concurrency;
+    if (chosen > 0 && chosen < n && (chosen & (chosen - 1)) != 0) {
+        guint at = 0;
+        while (g_array_index(ks, guint, at) < chosen)
+            at++;
+        g_array_insert_val(ks, at, chosen);
+    }
     for (guint ki = 0; ki < ks->len; ki++) {
         guint k = g_array_index(ks, guint, ki);
         gboolean own = k > 1 && 2 * k <= n;

@@ -352,6 +352,38 @@ test_calibrate(void)
     run_result_clear(&r);
 }
 
+/* --concurrency K that is not a power of two is measured and written as asked: K = 3 on 4
+ * ranks was fitted at the nearest measured K (2 or 4) and the json said 2 or 4. The fits
+ * are K = 1, 2, 3, 4, each with its points. */
+static void
+test_calibrate_concurrency(void)
+{
+    const char *args[] = {"calibrate", "--ranks", "4", "-k", "3", "--sizes", "4KiB,16MiB",
+                          "--runs", "1", "--copy-runs", "64B", "--copy-bytes", "64KiB",
+                          "--format", "json", "-q", NULL};
+    RunResult r = run_reshard(args);
+    if (r.exit_code != 0)
+        g_error("exit %d: %s", r.exit_code, r.err);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    JsonObject *o = parse_json(parser, r.out);
+    g_assert_cmpint(json_object_get_int_member(o, "ranks"), ==, 4);
+    g_assert_cmpint(json_object_get_int_member(o, "concurrency"), ==, 3);
+    JsonArray *fits = json_object_get_array_member(o, "fits");
+    g_assert_cmpuint(json_array_get_length(fits), ==, 4);
+    for (guint i = 0; i < 4; i++)
+        g_assert_cmpint(
+            json_object_get_int_member(json_array_get_object_element(fits, i), "receivers"), ==,
+            i + 1);
+    guint at_3 = 0;
+    JsonArray *points = json_object_get_array_member(o, "points");
+    for (guint i = 0; i < json_array_get_length(points); i++)
+        at_3 += json_object_get_int_member(json_array_get_object_element(points, i),
+                                           "receivers") == 3;
+    /* K = 3 ranks sending to each other: P = 1 and 2, at both sizes. */
+    g_assert_cmpuint(at_3, ==, 4);
+    run_result_clear(&r);
+}
+
 /* --- mpi: 4 processes, one per rank --- */
 
 static gboolean
@@ -587,6 +619,7 @@ main(int argc, char **argv)
     g_test_add_data_func("/cli-run/mpi/direct", "direct", test_mpi_run);
     g_test_add_data_func("/cli-run/mpi/gather-broadcast", "gather-broadcast", test_mpi_run);
     g_test_add_func("/cli-run/mpi/errors", test_mpi_errors);
+    g_test_add_func("/cli-run/calibrate/concurrency", test_calibrate_concurrency);
     g_test_add_func("/cli-run/mpi/calibrate", test_mpi_calibrate);
     g_test_add_func("/cli-run/mpi/calibrate-one-process", test_mpi_calibrate_one_process);
     for (guint i = 0; i < G_N_ELEMENTS(fault_cases); i++) {
