@@ -275,6 +275,21 @@ run(int argc, char **argv)
                     "single-tensor flags (--shape, --mesh, --placements), not both");
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     }
+    /* The model flags mean nothing to a single tensor: refused, not ignored. */
+    const char *model_only = opt_model != NULL   ? NULL
+                             : opt_tensor != NULL ? "--tensor"
+                             : opt_gpus != NULL   ? "--gpus"
+                             : opt_mtp            ? "--mtp"
+                             : opt_train != NULL  ? "--train"
+                             : opt_infer != NULL  ? "--infer"
+                                                  : NULL;
+    if (model_only != NULL) {
+        g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "%s applies to a model tensor: give it with --model (and --train or "
+                    "--infer), or leave it out with the single-tensor flags",
+                    model_only);
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    }
     return opt_model != NULL ? run_model(cmd, format) : run_single(cmd, format);
 }
 
