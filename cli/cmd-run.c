@@ -621,7 +621,8 @@ run(int argc, char **argv)
         if (g_error_matches(error, RS_EXEC_ERROR, RS_EXEC_ERROR_MEMORY))
             rs_cli_append_hint(error, single_tensor_given()
                                           ? "give a smaller --chunk-size or --window (pack "
-                                            "buffers: window x chunk per rank), or a smaller "
+                                            "buffers per rank: window x the chunk, or x the "
+                                            "largest message when smaller), or a smaller "
                                             "--shape"
                                           : "run a scaled model (--scale) or fewer layers "
                                             "(--layers), or give a smaller --chunk-size or "

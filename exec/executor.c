@@ -824,12 +824,30 @@ send_ready(Rank *r, const Op *op)
  * chunk; before allocating one, idle buffers are freed (largest first) until the rank's
  * pack memory, in use and idle, stays within window × chunk. */
 static guint64
-bounce_capacity(const Rank *r, guint64 size)
+pack_capacity(guint64 size, guint64 chunk)
 {
     guint64 capacity = 4096;
-    while (capacity < size && capacity < r->ctx->chunk)
+    while (capacity < size && capacity < chunk)
         capacity <<= 1;
-    return MAX(MIN(capacity, r->ctx->chunk), size);
+    return MAX(MIN(capacity, chunk), size);
+}
+
+static guint64
+bounce_capacity(const Rank *r, guint64 size)
+{
+    return pack_capacity(size, r->ctx->chunk);
+}
+
+/* The largest pack buffer one chunk operation of @plan takes at chunk @chunk bytes: its
+ * largest message's chunk, rounded as bounce_capacity() rounds (so a plan of 16 KiB
+ * messages counts 16 KiB per operation in flight, not the chunk). */
+static guint64
+plan_pack_bytes_per_op(const RsPlan *plan, guint64 chunk)
+{
+    guint64 largest = 0;
+    for (guint i = 0; i < rs_plan_get_n_transfers(plan); i++)
+        largest = MAX(largest, MIN(rs_plan_get_transfer(plan, i)->size_bytes, chunk));
+    return largest == 0 ? 0 : pack_capacity(largest, chunk);
 }
 
 static void
@@ -1693,7 +1711,8 @@ rs_exec_run(RsTransport *transport, const RsPlan *plan, const RsRefit *refit,
         /* All ranks live in this process: their buffers must fit in its memory (device
          * transports keep them in GPU memory, whose allocation reports its own limit). */
         guint64 need = rs_exec_get_buffer_bytes(plan, refit) +
-                       (guint64)ctx.n_ranks * ctx.opts.window * ctx.chunk;
+                       (guint64)ctx.n_ranks * ctx.opts.window *
+                           plan_pack_bytes_per_op(plan, ctx.chunk);
         guint64 limit = ctx.opts.memory_limit_bytes;
         if (limit == 0)
             limit = physical_memory_bytes() / 10 * 9;

@@ -438,6 +438,18 @@ test_bad_options(void)
     g_assert_nonnull(strstr(error->message, "more than the 0.00 GB this machine allows"));
     g_assert_cmpuint(rs_exec_get_buffer_bytes(plan, refit), ==, 2 * 128 + 2 * 128);
     g_clear_error(&error);
+    /* The pack buffers count what one operation of this plan packs (its messages of at
+     * most 128 bytes take a 4 KiB buffer), not the chunk: 512 bytes of shards + 2 ranks ×
+     * window 8 × 4 KiB, at a 1 GiB chunk too (that counted 2 × 8 × 1 GiB and was refused). */
+    guint64 need = 512 + 2 * 8 * 4096;
+    RsExecOptions exact = {.chunk_bytes = G_GUINT64_CONSTANT(1) << 30, .memory_limit_bytes = need};
+    g_assert_true(rs_exec_run(tr, plan, refit, &exact, &res, &error));
+    g_assert_no_error(error);
+    rs_exec_result_clear(&res);
+    exact.memory_limit_bytes = need - 1;
+    g_assert_false(rs_exec_run(tr, plan, refit, &exact, &res, &error));
+    g_assert_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_MEMORY);
+    g_clear_error(&error);
     /* A transfer whose source does not hold its box is refused with its name, not run. */
     guint net = G_MAXUINT;
     for (guint k = 0; k < rs_plan_get_n_transfers(plan); k++)
