@@ -19,6 +19,7 @@
  * keyed by fair share (keys only grow, so a stale key is re-pushed when popped) makes it
  * O(F·R·log L). */
 #include "sim/flow-sim.h"
+#include "sim/gpu-cost.h"
 
 #include "base/edge-colour.h"
 
@@ -3089,7 +3090,24 @@ rs_flow_sim_run_trace(const RsTrace *trace, const RsTopology *topo, const RsFlow
                     "%s: is part of, or waits on, a dependency cycle", where);
         return NULL;
     }
-    return rs_flow_sim_run_messages(msgs, n, (const guint32 *)deps->data, deps->len, topo, options,
+    /* GPU-side costs: a row has bytes but no layout, so a network message is read and
+     * written in place (one contiguous run each side, as NCCL reads it) and a local copy is
+     * one contiguous copy (rs_gpu_cost_contiguous_local_copy_s()); it cost 0 s before. */
+    RsFlowSimOptions opt;
+    if (options != NULL)
+        opt = *options;
+    else
+        rs_flow_sim_options_init(&opt);
+    g_autofree double *pre = NULL;
+    if (opt.message_pre_s == NULL && rs_gpu_cost_has_costs(topo)) {
+        pre = g_new0(double, MAX(n, 1));
+        for (guint i = 0; i < n; i++)
+            if (msgs[i].src == msgs[i].dst)
+                pre[i] = rs_gpu_cost_contiguous_local_copy_s(rs_topology_get_gpu_costs(topo),
+                                                             msgs[i].size_bytes);
+        opt.message_pre_s = pre;
+    }
+    return rs_flow_sim_run_messages(msgs, n, (const guint32 *)deps->data, deps->len, topo, &opt,
                                     error);
 }
 

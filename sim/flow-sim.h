@@ -386,7 +386,9 @@ RsFlowSimPosting rs_flow_sim_get_plan_posting(const RsPlan *plan, const RsFlowSi
  *   other tools' traffic
  *
  * As rs_flow_sim_run_messages(); message i of the result is row i of @trace. Times and
- * routes in @trace are ignored. @error: also RS_FLOW_SIM_ERROR_DEPENDENCY for a message id
+ * routes in @trace are ignored. Without @options->message_pre_s, on a topology with GPU
+ * costs, a local copy row costs one contiguous copy (rs_gpu_cost_contiguous_local_copy_s());
+ * network rows are read in place (no pack). @error: also RS_FLOW_SIM_ERROR_DEPENDENCY for a message id
  * given twice.
  * Returns: (transfer full): the result, or NULL on error.
  */

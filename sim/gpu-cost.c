@@ -72,6 +72,15 @@ side_cost(const RsRefit *refit, const RsTransfer *tr, const RsGpuCosts *c, RsPac
     return TRUE;
 }
 
+double
+rs_gpu_cost_contiguous_local_copy_s(const RsGpuCosts *costs, guint64 bytes)
+{
+    if (bytes == 0)
+        return 0.0;
+    return costs->kernel_launch_s + ((double)bytes + 2.0 * costs->strided_row_penalty) *
+                                        s_per_byte(costs->kernel_copy_bytes_per_s);
+}
+
 /* The dissemination barrier of @topo's GPUs: ceil(log2 P) rounds of its slowest message. */
 static double
 barrier_s(const RsTopology *topo)

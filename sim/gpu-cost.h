@@ -151,6 +151,21 @@ void rs_gpu_cost_times_free(RsGpuCostTimes *times);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(RsGpuCostTimes, rs_gpu_cost_times_free)
 
 /**
+ * rs_gpu_cost_contiguous_local_copy_s:
+ * @costs: a topology's GPU costs (rs_topology_get_gpu_costs())
+ * @bytes: the copy's size, bytes
+ *
+ * The time of a local copy of @bytes from one contiguous run to another, as
+ * rs_gpu_cost_compute() charges a local copy under RS_PACK_KERNEL: one copy_kernel launch
+ * (kernel_launch_s) plus (bytes + 2 × strided_row_penalty) / kernel_copy_bytes_per_s, a run
+ * on each side. For messages that state bytes but no layout (`simulate --messages`).
+ *
+ * Returns: seconds; 0 for 0 bytes, and the launch alone where the topology gives no
+ *   kernel copy rate.
+ */
+double rs_gpu_cost_contiguous_local_copy_s(const RsGpuCosts *costs, guint64 bytes);
+
+/**
  * rs_gpu_cost_has_costs:
  * Returns: TRUE when @topo gives any GPU cost (else every time above is 0).
  */

@@ -611,6 +611,44 @@ test_messages(void)
     run_result_clear(&r);
 }
 
+/* --messages on a topology with GPU costs: a local copy row (bytes, no layout) costs one
+ * contiguous copy kernel, 1 us launch + (10^9 B + 2 × 32 B penalty) / 1000 GB/s =
+ * 1.001000000064 ms, where it cost 0 s; a network row is read in place (no pack): 0 → 2
+ * of 1 MB over the NICs at 5 GB/s, 2 us overhead + 2 × 10 us latency + 0.2 ms. */
+static void
+test_messages_local_copy_cost(void)
+{
+    g_autofree char *dir = make_temp_dir();
+    g_autofree char *in = g_build_filename(dir, "m.csv", NULL);
+    g_autofree char *topo = g_build_filename(dir, "gpu-costs.yaml", NULL);
+    g_assert_true(g_file_set_contents(in,
+                                      "message,src,dst,bytes,phase,depends_on\n"
+                                      "1,0,0,1000000000,0,\n"
+                                      "2,0,2,1000000,1,\n",
+                                      -1, NULL));
+    g_assert_true(g_file_set_contents(
+        topo,
+        "name: gpu-costs\nnodes: 2\ngpus_per_node: 2\n"
+        "gpu:\n  model: test GPU\n  memory: 1 GiB\n  kernel_copy_bandwidth: 1000 GB/s\n"
+        "  kernel_launch: 1 us\n  strided_row_penalty: 32 B\n"
+        "nvlink:\n  bandwidth: 100 GB/s\n  efficiency: 1.0\n  latency: 1 us\n"
+        "nic:\n  bandwidth: 80 Gbit/s\n  efficiency: 0.5\n  latency: 10 us\n"
+        "software:\n  message_overhead: 2 us\n",
+        -1, NULL));
+    const char *args[] = {"simulate", "--messages", in,       "--topology", topo,
+                          "--format", "json",       "-q",     NULL};
+    RunResult r = run_reshard(args);
+    if (r.exit_code != 0)
+        g_error("exit %d: %s", r.exit_code, r.err);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    JsonObject *root = parse_json(parser, r.out);
+    double copy_s = 1e-6 + (1e9 + 2 * 32) / 1e12;
+    double send_s = 2e-6 + 2 * 10e-6 + 1e6 / 5e9;
+    g_assert_cmpfloat_with_epsilon(json_object_get_double_member(root, "predicted_s"),
+                                   copy_s + send_s, 1e-12);
+    run_result_clear(&r);
+}
+
 /* With several strategies, --trace and --link-stats write one file per strategy. */
 static void
 test_simulate_trace_files(void)
@@ -2999,6 +3037,7 @@ main(int argc, char **argv)
     }
     g_test_add_func("/cli/simulate/bottleneck-json", test_bottleneck_json);
     g_test_add_func("/cli/simulate/messages", test_messages);
+    g_test_add_func("/cli/simulate/messages-local-copy-cost", test_messages_local_copy_cost);
     g_test_add_func("/cli/simulate/trace-files", test_simulate_trace_files);
     g_test_add_func("/cli/topology/show", test_topology_show);
     for (guint i = 0; i < G_N_ELEMENTS(cli_cases); i++) {
