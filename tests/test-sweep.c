@@ -515,6 +515,32 @@ test_cli_sweep_infeasible(void)
     run_result_clear(&r);
 }
 
+/* A scenario whose inference layout gives no dp: every sweep point keeps the scenario's
+ * inference GPUs where tp x pp divides them (the point that changes nothing is the
+ * scenario; it took dp = 1, 4 of the 8 GPUs), and only a tp that does not divide them
+ * grows the count. */
+static void
+test_cli_sweep_scenario_dp(void)
+{
+    g_autofree char *path = write_temp("l8.yaml", "name: l8\n"
+                                                  "model: llama-3.1-8b\n"
+                                                  "dtype: bf16\n"
+                                                  "topology: dgx-h100\n"
+                                                  "nodes: 2\n"
+                                                  "train: {convention: megatron, gpus: 0-7, tp: 2, "
+                                                  "pp: 2}\n"
+                                                  "infer: {convention: vllm, gpus: 8-15, tp: 4}\n");
+    const char *args[] = {"sweep", "--scenario", path, "--tp", "2,4,16", "--network",
+                          "bottleneck", "--format", "csv", "-q", NULL};
+    RunResult r = run_reshard(args);
+    assert_exit_code(&r, 0);
+    /* point, layout, tp, pp, dp (the axes'), ep, inference GPUs, nodes, topology */
+    assert_contains(r.out, "\n0,vllm tp=2 dp=4,2,,,,8,2,dgx-h100,");
+    assert_contains(r.out, "\n1,vllm tp=4 dp=2,4,,,,8,2,dgx-h100,");
+    assert_contains(r.out, "\n2,vllm tp=16 dp=1,16,,,,16,3,dgx-h100,");
+    run_result_clear(&r);
+}
+
 static void
 test_cli_sweep_errors(void)
 {
@@ -567,6 +593,7 @@ main(int argc, char **argv)
     g_test_add_func("/sweep/cli/infeasible", test_cli_sweep_infeasible);
     g_test_add_func("/sweep/cli/no-bar-off-tty", test_cli_sweep_no_bar_off_tty);
     g_test_add_func("/sweep/cli/errors", test_cli_sweep_errors);
+    g_test_add_func("/sweep/cli/scenario-dp", test_cli_sweep_scenario_dp);
     g_test_add_func("/sweep/cli/mpi-rank-fails", test_cli_sweep_mpi_rank_fails);
     return g_test_run();
 }
