@@ -210,16 +210,31 @@ rs_refit_new_from_model_full(const RsModel *model, GPtrArray *src_layouts, GPtrA
     g_return_val_if_fail(src_buffers == NULL || src_buffers->len == n, NULL);
     g_return_val_if_fail(dst_buffers == NULL || dst_buffers->len == n, NULL);
     g_autoptr(RsRefit) refit = rs_refit_new();
+    guint n_applied = 0;
     for (guint i = 0; i < n; i++) {
         const RsTensorSpec *spec = rs_model_get_tensor(model, i);
         RsRefitEntry entry = {spec->name, spec->dtype, spec->dtype,
                               src_buffers ? g_ptr_array_index(src_buffers, i) : NULL,
                               dst_buffers ? g_ptr_array_index(dst_buffers, i) : NULL};
-        if (dtypes != NULL && dtypes->has_dst_dtype && dtype_applies(dtypes, spec))
+        if (dtypes != NULL && dtypes->has_dst_dtype && dtype_applies(dtypes, spec)) {
             entry.dst_dtype = dtypes->dst_dtype;
+            n_applied++;
+        }
         if (!rs_refit_add_converted(refit, &entry, g_ptr_array_index(src_layouts, i),
                                     g_ptr_array_index(dst_layouts, i), error))
             return NULL;
+    }
+    if (dtypes != NULL && dtypes->has_dst_dtype && n > 0 && n_applied == 0) {
+        /* A quantised format that applies to none of the tensors (MXFP4 on a dense model)
+         * would serve the model as stored under the format's name. */
+        g_set_error(error, RS_REFIT_ERROR, RS_REFIT_ERROR_CONVERT,
+                    "%s applies to %s, and %s has none: it would be served as stored (%s)",
+                    rs_dtype_get_name(dtypes->dst_dtype),
+                    dtypes->dst_dtype == RS_DTYPE_MXFP4
+                        ? "routed expert weights only (as gpt-oss and Kimi-K3 store them)"
+                        : "linear weights of 2 or more dims only",
+                    rs_model_get_name(model), rs_dtype_get_name(rs_model_get_dtype(model)));
+        return NULL;
     }
     return g_steal_pointer(&refit);
 }

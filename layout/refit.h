@@ -134,7 +134,9 @@ typedef struct {
  * @src_buffers, @dst_buffers: (element-type utf8) (nullable): each tensor's local buffer
  *   name on that side (NULL entries or arrays: its own)
  * @dtypes: (nullable): destination dtypes; NULL keeps the model's
- * @error: as rs_refit_add_converted()
+ * @error: as rs_refit_add_converted(); also RS_REFIT_ERROR_CONVERT when @dtypes names a
+ *   format that applies to none of @model's tensors (MXFP4 on a model without routed
+ *   experts)
  *
  * Returns: (transfer full): the refit, or NULL.
  */

@@ -892,6 +892,16 @@ static const CliCase cli_cases[] = {
      NULL,
      2,
      {"--compare-posting applies to --compare: give both", NULL}},
+    /* MXFP4 applies to routed experts only: on a dense model it converted nothing and the
+     * refit was priced in bf16 under mxfp4's name, exit 0. */
+    {{"simulate", "--model", "llama-3.1-8b", "--infer-dtype", "mxfp4", "--network",
+      "bottleneck", NULL},
+     NULL,
+     NULL,
+     2,
+     {"mxfp4 applies to routed expert weights only (as gpt-oss and Kimi-K3 store them), and "
+      "Llama-3.1-8B has none: it would be served as stored (bf16)",
+      NULL}},
     /* Empty sweep axes fell back to the scenario's value, exit 0; --shape "" blamed the
      * placements; --name "a: b" made a topology its own check refused after measuring. */
     {{"sweep", "--scenario", "qwen3-30b-colocated", "--tp", "", NULL},
