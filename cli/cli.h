@@ -107,8 +107,9 @@ gboolean rs_cli_parse_format(const char *text, RsFormat *format, GError **error)
 char *rs_cli_strategy_names(gboolean with_auto_all, const char *last_sep);
 
 /* Prints every strategy on stdout: its name, whose it is (ours, baseline, peer,
- * strawman), what it does in one line and where its rules come from (`--strategy list`). */
-void rs_cli_print_strategies(void);
+ * strawman), what it does in one line and where its rules come from (`--strategy list`),
+ * in @format (RS_FORMAT_CSV, RS_FORMAT_JSON: one row per strategy, auto's source null). */
+void rs_cli_print_strategies(RsFormat format);
 
 /* Sets the description of the "strategy" entry of @entries (NULL-terminated) to the
  * strategy names and @default_text, built once per process (the text lives as long as the

@@ -96,6 +96,12 @@ run(int argc, char **argv)
     if (!rs_cli_parse_format(opt_format, &format, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     if (opt_rules) {
+        if (format != RS_FORMAT_TABLE) {
+            /* The rules are prose (patterns and the roles they give, with their sources). */
+            g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "--rules prints text: --format %s does not apply to it", opt_format);
+            return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+        }
         fputs(rs_model_role_rules_describe(), stdout);
         return RS_EXIT_OK;
     }

@@ -1175,7 +1175,10 @@ run_parsed(const char *cmd)
     if (!check_strategy_pair(&error)) /* before list, which would ignore --all-strategies */
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     if (opt_strategy != NULL && strcmp(opt_strategy, "list") == 0) {
-        rs_cli_print_strategies();
+        RsFormat format;
+        if (!rs_cli_parse_format(opt_format, &format, &error))
+            return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+        rs_cli_print_strategies(format);
         return RS_EXIT_OK;
     }
     Settings set;

@@ -1,6 +1,7 @@
 /* main.c — the reshard command: dispatches to subcommands. */
 #include "cli/cli.h"
 #include "cli/outputs.h"
+#include "analysis/table.h"
 
 #include "rs-config.h"
 #include "plan/plan.h"
@@ -120,7 +121,7 @@ rs_cli_strategy_names(gboolean with_auto_all, const char *last_sep)
 }
 
 void
-rs_cli_print_strategies(void)
+rs_cli_print_strategies(RsFormat format)
 {
     static const char *const kinds[] = {
         [RS_STRATEGY_KIND_OURS] = "ours",
@@ -130,16 +131,43 @@ rs_cli_print_strategies(void)
     };
     static const RsStrategyKind order[] = {RS_STRATEGY_KIND_OURS, RS_STRATEGY_KIND_BASELINE,
                                            RS_STRATEGY_KIND_PEER, RS_STRATEGY_KIND_STRAWMAN};
+    static const char auto_text[] =
+        "plans every one of ours and nccl-broadcast, keeps the fastest and says why";
+    static const RsColumn columns[] = {
+        {"strategy", NULL, RS_COLUMN_TEXT, 0, 0},
+        {"kind", NULL, RS_COLUMN_TEXT, 0, 0},
+        {"description", NULL, RS_COLUMN_TEXT, 0, 0},
+        {"source", NULL, RS_COLUMN_TEXT, 0, 0},
+    };
+    g_autoptr(RsTable) table = rs_table_new("strategies", columns, G_N_ELEMENTS(columns));
     for (guint k = 0; k < G_N_ELEMENTS(order); k++)
         for (guint s = 0; s < RS_STRATEGY_N; s++) {
             if (rs_strategy_get_kind((RsStrategy)s) != order[k])
                 continue;
-            g_print("%-18s %-9s %s\n%-28s source: %s\n", rs_strategy_get_name((RsStrategy)s),
-                    kinds[order[k]], rs_strategy_get_description((RsStrategy)s), "",
-                    rs_strategy_get_source((RsStrategy)s));
+            if (format == RS_FORMAT_TABLE) {
+                g_print("%-18s %-9s %s\n%-28s source: %s\n", rs_strategy_get_name((RsStrategy)s),
+                        kinds[order[k]], rs_strategy_get_description((RsStrategy)s), "",
+                        rs_strategy_get_source((RsStrategy)s));
+                continue;
+            }
+            rs_table_add_row(table);
+            rs_table_set_text(table, 0, rs_strategy_get_name((RsStrategy)s));
+            rs_table_set_text(table, 1, kinds[order[k]]);
+            rs_table_set_text(table, 2, rs_strategy_get_description((RsStrategy)s));
+            rs_table_set_text(table, 3, rs_strategy_get_source((RsStrategy)s));
         }
-    g_print("%-18s %-9s %s\n", "auto", "ours",
-            "plans every one of ours and nccl-broadcast, keeps the fastest and says why");
+    if (format == RS_FORMAT_TABLE) {
+        g_print("%-18s %-9s %s\n", "auto", "ours", auto_text);
+        return;
+    }
+    rs_table_add_row(table);
+    rs_table_set_text(table, 0, "auto");
+    rs_table_set_text(table, 1, "ours");
+    rs_table_set_text(table, 2, auto_text);
+    rs_table_set_null(table, 3);
+    g_autoptr(GString) out = g_string_new(NULL);
+    rs_table_append(table, format, out);
+    fputs(out->str, stdout);
 }
 
 void

@@ -301,6 +301,36 @@ test_scenario_build_errors_where(void)
 
 /* The header names the dtypes moved: FP8 weights with their bf16 remainder and f32 block
  * scales, not "bf16". */
+/* --strategy list in JSON and CSV (it printed its text whatever --format said): one row per
+ * strategy, auto last with no source. */
+static void
+test_strategy_list_formats(void)
+{
+    const char *json_args[] = {"simulate", "--strategy", "list", "--format", "json", NULL};
+    RunResult r = run_reshard(json_args);
+    assert_exit_code(&r, 0);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    JsonObject *root = parse_json(parser, r.out);
+    JsonArray *rows = json_object_get_array_member(root, "strategies");
+    guint n = json_array_get_length(rows);
+    g_assert_cmpuint(n, ==, 10); /* the nine of --help's --strategy, and auto */
+    JsonObject *first = json_array_get_object_element(rows, 0);
+    g_assert_cmpstr(json_object_get_string_member(first, "strategy"), ==, "direct");
+    g_assert_cmpstr(json_object_get_string_member(first, "kind"), ==, "ours");
+    g_assert_cmpstr(json_object_get_string_member(first, "source"), ==, "reshard plan/direct.c");
+    JsonObject *last = json_array_get_object_element(rows, n - 1);
+    g_assert_cmpstr(json_object_get_string_member(last, "strategy"), ==, "auto");
+    g_assert_true(json_object_get_null_member(last, "source"));
+    run_result_clear(&r);
+    const char *csv_args[] = {"simulate", "--strategy", "list", "--format", "csv", NULL};
+    r = run_reshard(csv_args);
+    assert_exit_code(&r, 0);
+    g_assert_true(g_str_has_prefix(r.out, "strategy,kind,description,source\ndirect,ours,"));
+    g_auto(GStrv) lines = g_strsplit(r.out, "\n", -1);
+    g_assert_cmpuint(g_strv_length(lines), ==, 12); /* header, 10 rows, "" */
+    run_result_clear(&r);
+}
+
 static void
 test_wire_dtypes_header(void)
 {
@@ -892,6 +922,12 @@ static const CliCase cli_cases[] = {
      NULL,
      2,
      {"--compare-posting applies to --compare: give both", NULL}},
+    /* --format json printed the text rules, exit 0. */
+    {{"models", "--rules", "--format", "json", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--rules prints text: --format json does not apply to it", NULL}},
     /* MXFP4 applies to routed experts only: on a dense model it converted nothing and the
      * refit was priced in bf16 under mxfp4's name, exit 0. */
     {{"simulate", "--model", "llama-3.1-8b", "--infer-dtype", "mxfp4", "--network",
@@ -3029,6 +3065,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/simulate/default-flow-json", test_default_flow_json);
     g_test_add_func("/cli/simulate/relay-steps", test_relay_steps);
     g_test_add_func("/cli/simulate/wire-dtypes-header", test_wire_dtypes_header);
+    g_test_add_func("/cli/simulate/strategy-list-formats", test_strategy_list_formats);
     g_test_add_func("/cli/simulate/fsdp2-fp8-plans", test_fsdp2_fp8_plans);
     g_test_add_func("/cli/simulate/gpus-per-domain", test_gpus_per_domain);
     g_test_add_func("/cli/simulate/layer-range-named", test_layer_range_named);
