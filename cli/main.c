@@ -343,8 +343,10 @@ run_command(int argc, char **argv)
                             argv[3]);
             return RS_EXIT_USAGE;
         }
-        /* help and version are listed under Commands too, so they have help of their own. */
-        if (strcmp(argv[2], "help") == 0) {
+        /* help and version are listed under Commands too, so they have help of their own
+         * (and --help, as every command: reshard help --help). */
+        if (strcmp(argv[2], "help") == 0 || strcmp(argv[2], "--help") == 0 ||
+            strcmp(argv[2], "-h") == 0) {
             print_usage(stdout);
             return RS_EXIT_OK;
         }
@@ -367,6 +369,10 @@ run_command(int argc, char **argv)
         return RS_EXIT_OK;
     }
     if (strcmp(name, "version") == 0 || strcmp(name, "--version") == 0) {
+        if (argc == 3 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
+            printf("Usage:\n  reshard version\n\nPrints the version of reshard.\n");
+            return RS_EXIT_OK;
+        }
         if (argc > 2) {
             rs_cli_printerr("reshard version: unexpected argument \"%s\"\nTry 'reshard help "
                             "version'.\n",

@@ -1746,6 +1746,17 @@ test_help_builtins(void)
     g_assert_cmpint(r.exit_code, ==, 0);
     assert_contains(r.out, "reshard version");
     run_result_clear(&r);
+    /* COMMAND --help works for these two as for every command (both exited 2). */
+    const char *args3[] = {"version", "--help", NULL};
+    r = run_reshard(args3);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "Usage:\n  reshard version\n");
+    run_result_clear(&r);
+    const char *args4[] = {"help", "--help", NULL};
+    r = run_reshard(args4);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "Usage: reshard COMMAND");
+    run_result_clear(&r);
 }
 
 static void
