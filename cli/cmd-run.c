@@ -309,6 +309,8 @@ load_work(Work *w, GError **error)
         if (w->own_refit == NULL)
             return FALSE;
         w->refit = w->own_refit;
+        if (!rs_exec_check_refit(w->refit, error))
+            return FALSE;
         const RsRefitTensor *t = rs_refit_get_tensor(w->refit, 0);
         g_autofree char *src = rs_layout_format(t->src);
         g_autofree char *dst = rs_layout_format(t->dst);
@@ -333,6 +335,8 @@ load_work(Work *w, GError **error)
     rs_cli_print_model_warnings("run", w->build.model);
     w->refit = w->build.refit;
     w->topology = w->build.topology;
+    if (!rs_exec_check_refit(w->refit, error))
+        return FALSE;
     warn_conversions(w->refit);
     g_autofree char *variant = rs_model_format_variant(w->build.model);
     g_autofree char *train = rs_convention_format(scenario->train);

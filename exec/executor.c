@@ -193,21 +193,29 @@ context_set_options(ExecContext *ctx, const RsExecOptions *opts, GError **error)
  * order; and every tensor of whole-byte elements: MXFP4's half-byte values (two per byte)
  * are planned and simulated, not run (the buffers, packs and validation address bytes per
  * element; it failed to allocate a 0-byte buffer). */
-static gboolean
-context_map_ranks(ExecContext *ctx, GError **error)
+gboolean
+rs_exec_check_refit(const RsRefit *refit, GError **error)
 {
-    const RsRefit *refit = ctx->refit;
     for (guint i = 0; i < rs_refit_get_n_tensors(refit); i++) {
         const RsRefitTensor *t = rs_refit_get_tensor(refit, i);
         if (rs_refit_tensor_get_elem_bytes(t) == 0) {
             g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID,
                         "\"%s\" is %s on the wire: the executor moves whole-byte elements, "
                         "and MXFP4's half-byte values are planned and simulated (reshard plan, "
-                        "simulate), not run; choose another --dtype (or --infer-dtype)",
+                        "simulate), not run; choose another --dtype, --dst-dtype or --infer-dtype",
                         t->name, rs_dtype_get_name(t->dtype));
             return FALSE;
         }
     }
+    return TRUE;
+}
+
+static gboolean
+context_map_ranks(ExecContext *ctx, GError **error)
+{
+    const RsRefit *refit = ctx->refit;
+    if (!rs_exec_check_refit(refit, error))
+        return FALSE;
     g_autoptr(GHashTable) seen = g_hash_table_new(g_direct_hash, g_direct_equal);
     g_autoptr(GArray) gpus = g_array_new(FALSE, FALSE, sizeof(guint32));
     for (guint i = 0; i < rs_refit_get_n_tensors(refit); i++) {

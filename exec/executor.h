@@ -149,6 +149,18 @@ typedef struct {
 } RsExecResult;
 
 /**
+ * rs_exec_check_refit:
+ * @refit: tensors and layouts
+ * @error: RS_EXEC_ERROR_INVALID naming the first tensor of half-byte MXFP4 elements on the
+ *   wire (the executor's buffers, packs and validation address whole bytes per element;
+ *   MXFP4 refits are planned and simulated, not run)
+ *
+ * What rs_exec_run() refuses of @refit itself, for a caller to check before it plans.
+ * Returns: TRUE when the executor can run @refit.
+ */
+gboolean rs_exec_check_refit(const RsRefit *refit, GError **error);
+
+/**
  * rs_exec_run:
  * @transport: an open transport; with `mpi` every process of the job calls this
  * @plan: the plan, built from @refit

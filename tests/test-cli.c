@@ -1732,6 +1732,24 @@ test_help_strategies(void)
     }
 }
 
+/* run refuses an MXFP4 refit before it plans or starts (it printed "planning direct" and
+ * "running 2 transfers" first). */
+static void
+test_run_mxfp4_refused_first(void)
+{
+    const char *args[] = {"run", "--shape", "7x64", "--src-mesh", "1", "--src-placements", "R",
+                          "--src-ranks", "0", "--dst-mesh", "1", "--dst-placements", "R",
+                          "--dst-ranks", "1", "--dst-dtype", "mxfp4", NULL};
+    RunResult r = run_reshard(args);
+    assert_exit_code(&r, 2);
+    assert_contains(r.err, "\"tensor\" is mxfp4 on the wire: the executor moves whole-byte "
+                           "elements");
+    g_assert_null(strstr(r.err, "planning"));
+    g_assert_null(strstr(r.err, "running"));
+    g_assert_cmpstr(r.out, ==, "");
+    run_result_clear(&r);
+}
+
 /* Every name under Commands in the usage has help: help and version included. */
 static void
 test_help_builtins(void)
@@ -3077,6 +3095,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/simulate/relay-steps", test_relay_steps);
     g_test_add_func("/cli/simulate/wire-dtypes-header", test_wire_dtypes_header);
     g_test_add_func("/cli/simulate/strategy-list-formats", test_strategy_list_formats);
+    g_test_add_func("/cli/run/mxfp4-refused-first", test_run_mxfp4_refused_first);
     g_test_add_func("/cli/simulate/fsdp2-fp8-plans", test_fsdp2_fp8_plans);
     g_test_add_func("/cli/simulate/gpus-per-domain", test_gpus_per_domain);
     g_test_add_func("/cli/simulate/layer-range-named", test_layer_range_named);
