@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 
 #include "base/data.h"
+#include "base/mesh.h"
 #include "base/units.h"
 
 #include <math.h>
@@ -50,7 +51,9 @@ rs_topology_args_get(RsTopologyOverrides *ov, GError **error)
     *ov = (RsTopologyOverrides){0};
     /* n_nodes 0 keeps the topology's (or the scenario's) count; --nodes 0 is an error. */
     gint64 nodes = 0;
-    if (!rs_cli_parse_int("--nodes", opt_nodes, 1, 1 << 20, &nodes, error))
+    /* At most one node per GPU of RS_MAX_RANKS; the topology then checks nodes × its GPUs
+     * per node against it (naming --nodes). */
+    if (!rs_cli_parse_int("--nodes", opt_nodes, 1, RS_MAX_RANKS, &nodes, error))
         return FALSE;
     ov->n_nodes = (guint)nodes;
     if (opt_nic_bw != NULL) {

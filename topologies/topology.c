@@ -476,11 +476,17 @@ check_sizes(TopologyFile *f, RsYaml *yaml, yaml_node_t *root,
         return FALSE;
     }
     if ((guint64)f->n_nodes * (guint64)f->gpus_per_node > RS_MAX_RANKS) {
-        g_autofree char *where = value_where(yaml, root, "gpus_per_node", path);
+        /* The node count that makes it too many: --nodes when it overrides the file's
+         * (the file's own line was blamed), else the file's nodes. */
+        gboolean from_option = overrides != NULL && overrides->n_nodes != 0;
+        g_autofree char *where =
+            from_option ? g_strdup("--nodes: ") : value_where(yaml, root, "nodes", path);
         g_set_error(error, RS_TOPOLOGY_ERROR, RS_TOPOLOGY_ERROR_INVALID,
                     "%s%" G_GINT64_FORMAT " nodes of %" G_GINT64_FORMAT
-                    " GPUs is above the limit of %u GPUs (RS_MAX_RANKS)",
-                    where, f->n_nodes, f->gpus_per_node, RS_MAX_RANKS);
+                    " GPUs is above the limit of %u GPUs (RS_MAX_RANKS): at most %" G_GINT64_FORMAT
+                    " nodes",
+                    where, f->n_nodes, f->gpus_per_node, RS_MAX_RANKS,
+                    (gint64)(RS_MAX_RANKS / (guint64)f->gpus_per_node));
         return FALSE;
     }
     return TRUE;
