@@ -265,12 +265,10 @@ parse_settings(Settings *set, GError **error)
         set->select = (RsSweepSelect)i;
     }
     if (opt_target != NULL) {
+        /* With its unit, as every duration (a bare 1 read as 1 s; 1 could as well mean
+         * 1 ms). */
         g_autoptr(GError) local = NULL;
-        gchar *end = NULL;
-        double v = g_ascii_strtod(opt_target, &end);
-        if (end != opt_target && *end == '\0')
-            set->target_s = v;
-        else if (!rs_units_parse_duration(opt_target, &set->target_s, &local)) {
+        if (!rs_units_parse_duration(opt_target, &set->target_s, &local)) {
             g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--target: %s",
                         local->message);
             return FALSE;

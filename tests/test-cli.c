@@ -928,6 +928,12 @@ static const CliCase cli_cases[] = {
      NULL,
      2,
      {"--rules prints text: --format json does not apply to it", NULL}},
+    /* A bare number was read as seconds; every other duration needs its unit. */
+    {{"sweep", "--scenario", "qwen3-30b-colocated", "--tp", "4", "--target", "1", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--target: duration \"1\": missing unit (use s, ms, us or ns)", NULL}},
     /* MXFP4 applies to routed experts only: on a dense model it converted nothing and the
      * refit was priced in bf16 under mxfp4's name, exit 0. */
     {{"simulate", "--model", "llama-3.1-8b", "--infer-dtype", "mxfp4", "--network",

@@ -482,7 +482,7 @@ static void
 test_cli_sweep_infeasible(void)
 {
     const char *args[] = {"sweep",  "--tp",     "8,32", "--gpus", "256", "--strategies",
-                          "direct", "--target", "10",   "-q",     NULL};
+                          "direct", "--target", "10s",  "-q",     NULL};
     RunResult r = run_reshard(args);
     assert_exit_code(&r, 0);
     assert_contains(r.out, "sweep      2 points: 2 planned, 1 fit in GPU memory");
