@@ -286,13 +286,27 @@ context_check_corrupt(const ExecContext *ctx, GError **error)
         return TRUE;
     guint n_messages = rs_plan_get_n_messages(ctx->plan);
     guint32 m = ctx->opts.corrupt_message;
-    if (m >= n_messages ||
-        rs_plan_get_message(ctx->plan, m)->src == rs_plan_get_message(ctx->plan, m)->dst ||
-        ctx->opts.corrupt_byte >= rs_plan_get_message(ctx->plan, m)->size_bytes) {
+    /* Say which part is wrong: the message, or the byte (the message's size given). */
+    if (m >= n_messages) {
         g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID,
                     "corrupt byte %" G_GUINT64_FORMAT " of message %u: the plan has %u "
-                    "messages; pick a network message (src != dst) and a byte below its size",
-                    ctx->opts.corrupt_byte, m, n_messages);
+                    "messages (0-%u); pick a network message (src != dst)",
+                    ctx->opts.corrupt_byte, m, n_messages, n_messages - 1);
+        return FALSE;
+    }
+    const RsMessage *msg = rs_plan_get_message(ctx->plan, m);
+    if (msg->src == msg->dst) {
+        g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID,
+                    "corrupt byte %" G_GUINT64_FORMAT " of message %u: it is a local copy on "
+                    "rank %u; pick a network message (src != dst)",
+                    ctx->opts.corrupt_byte, m, msg->src);
+        return FALSE;
+    }
+    if (ctx->opts.corrupt_byte >= msg->size_bytes) {
+        g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID,
+                    "corrupt byte %" G_GUINT64_FORMAT " of message %u: it has %" G_GUINT64_FORMAT
+                    " bytes; pick a byte below that",
+                    ctx->opts.corrupt_byte, m, msg->size_bytes);
         return FALSE;
     }
     return TRUE;
