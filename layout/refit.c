@@ -110,12 +110,54 @@ covers_tensor(const RsLayout *layout)
     return missing->len == 0;
 }
 
+/* The kinds of values a dtype holds: a conversion keeps the kind (a cast between floating
+ * formats, the quantised ones included, or between complex ones); integers keep their
+ * dtype. */
+typedef enum { VALUE_FLOAT, VALUE_COMPLEX, VALUE_INTEGER } ValueKind;
+
+static ValueKind
+value_kind(RsDtype dtype)
+{
+    switch (dtype) {
+    case RS_DTYPE_F64:
+    case RS_DTYPE_F32:
+    case RS_DTYPE_BF16:
+    case RS_DTYPE_F16:
+    case RS_DTYPE_FP8_E4M3:
+    case RS_DTYPE_FP8_E5M2:
+    case RS_DTYPE_MXFP4:
+        return VALUE_FLOAT;
+    case RS_DTYPE_C64:
+    case RS_DTYPE_C128:
+        return VALUE_COMPLEX;
+    default:
+        return VALUE_INTEGER;
+    }
+}
+
 gboolean
 rs_refit_add_converted(RsRefit *refit, const RsRefitEntry *entry, RsLayout *src, RsLayout *dst,
                        GError **error)
 {
     if (!same_shape(entry->name, src, dst, error))
         return FALSE;
+    if (entry->src_dtype != entry->dst_dtype &&
+        (value_kind(entry->src_dtype) != value_kind(entry->dst_dtype) ||
+         value_kind(entry->src_dtype) == VALUE_INTEGER)) {
+        static const char *const kinds[] = {"floating-point", "complex", "integer"};
+        g_autofree char *why =
+            value_kind(entry->src_dtype) == value_kind(entry->dst_dtype)
+                ? g_strdup("an integer tensor keeps its dtype")
+                : g_strdup_printf("it would lose its values (%s to %s)",
+                                  kinds[value_kind(entry->src_dtype)],
+                                  kinds[value_kind(entry->dst_dtype)]);
+        g_set_error(error, RS_REFIT_ERROR, RS_REFIT_ERROR_CONVERT,
+                    "%s: %s to %s: %s; a tensor converts between floating-point formats (f64, "
+                    "f32, bf16, f16, fp8, mxfp4) or between complex ones",
+                    entry->name, rs_dtype_get_name(entry->src_dtype),
+                    rs_dtype_get_name(entry->dst_dtype), why);
+        return FALSE;
+    }
     guint n_dims = rs_layout_get_n_dims(src);
     gboolean fp8 = entry->dst_dtype == RS_DTYPE_FP8_E4M3;
     gboolean mxfp4 = entry->dst_dtype == RS_DTYPE_MXFP4;
@@ -190,6 +232,10 @@ dtype_applies(const RsRefitDtypes *dtypes, const RsTensorSpec *spec)
                       spec->role == RS_ROLE_EXPERT_GATE_UP_FUSED;
     gboolean linear = expert || spec->role == RS_ROLE_COLUMN_PARALLEL ||
                       spec->role == RS_ROLE_ROW_PARALLEL || spec->role == RS_ROLE_REPLICATED;
+    /* Only a tensor of the same kind of values converts (integer buffers keep theirs). */
+    if (value_kind(spec->dtype) != value_kind(dtypes->dst_dtype) ||
+        value_kind(spec->dtype) == VALUE_INTEGER)
+        return FALSE;
     switch (dtypes->dst_dtype) {
     case RS_DTYPE_FP8_E4M3:
         return linear && spec->n_dims >= 2;

@@ -79,7 +79,9 @@ typedef struct {
  * @src, @dst: (transfer none): the layouts, of one global shape
  * @error: RS_REFIT_ERROR_MISMATCH (shapes differ), RS_REFIT_ERROR_CONVERT (FP8 block
  *   scales for a tensor of fewer than 2 dims; a destination box not aligned to the
- *   blocks, naming the rank and the box)
+ *   blocks, naming the rank and the box; a conversion that is not between floating-point
+ *   formats (MXFP4 and FP8 included) or between complex ones: complex to real, float to
+ *   integer, or any integer dtype to another)
  *
  * Adds the tensor, converted at the source from src_dtype to dst_dtype. When the
  * destination format is block-scaled and the source is not already in it, a second
@@ -122,8 +124,9 @@ typedef struct {
     /* Applied to layer weights as inference engines quantise them: FP8 to every linear
      * (column, row, replicated roles and experts) of 2 or more dims, as DeepSeek-V3's
      * checkpoint does; MXFP4 to routed experts only (gpt-oss, Kimi-K3); any other dtype to
-     * every tensor. Embeddings, heads, norms and routers keep the model's dtype under the
-     * quantised formats. */
+     * every tensor of its kind of values (a float dtype to the floating-point tensors;
+     * integer tensors keep theirs). Embeddings, heads, norms and routers keep the model's
+     * dtype under the quantised formats. */
     RsDtype dst_dtype;
 } RsRefitDtypes;
 

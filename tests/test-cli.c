@@ -928,6 +928,31 @@ static const CliCase cli_cases[] = {
      NULL,
      2,
      {"--rules prints text: --format json does not apply to it", NULL}},
+    /* Conversions that lose the values (complex to real, float to integer) were planned and
+     * run without a word. */
+    {{"plan", "--shape", "8x8", "--src-mesh", "2", "--src-placements", "S(0)", "--dst-mesh", "2",
+      "--dst-placements", "S(1)", "--dtype", "c64", "--dst-dtype", "f32", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--dst-dtype f32: tensor: c64 to f32: it would lose its values (complex to "
+      "floating-point); a tensor converts between floating-point formats (f64, f32, bf16, f16, "
+      "fp8, mxfp4) or between complex ones",
+      NULL}},
+    {{"run", "--shape", "8x8", "--src-mesh", "2", "--src-placements", "S(0)", "--dst-mesh", "2",
+      "--dst-placements", "S(1)", "--dtype", "bf16", "--dst-dtype", "i8", NULL},
+     NULL,
+     NULL,
+     2,
+     {"tensor: bf16 to i8: it would lose its values (floating-point to integer)", NULL}},
+    {{"plan", "--shape", "8x8", "--src-mesh", "2", "--src-placements", "S(0)", "--dst-mesh", "2",
+      "--dst-placements", "S(1)", "--dtype", "i32", "--dst-dtype", "i64", NULL},
+     NULL,
+     NULL,
+     2,
+     {"tensor: i32 to i64: an integer tensor keeps its dtype; a tensor converts between "
+      "floating-point formats",
+      NULL}},
     /* A bare number was read as seconds; every other duration needs its unit. */
     {{"sweep", "--scenario", "qwen3-30b-colocated", "--tp", "4", "--target", "1", NULL},
      NULL,
