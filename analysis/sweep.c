@@ -478,8 +478,15 @@ rs_sweep_run_point(const RsSweepPoint *pt, const RsSweepOptions *o, RsSweepResul
     guint n_scenario_infer = s->infer_gpus->len;
     if (ok && rs_convention_get(conv, "dp") == 0 && n_scenario_infer > 0) {
         guint64 per = rs_convention_get_world_size(conv);
-        if (per > 0 && n_scenario_infer % per == 0 && n_scenario_infer / per > 1)
-            ok = rs_convention_set(conv, "dp", (gint64)(n_scenario_infer / per), &local);
+        if (per > 0 && n_scenario_infer % per == 0 && n_scenario_infer / per > 1) {
+            /* Only where dp multiplies the ranks (not sglang's dp-attention, whose dp groups
+             * share tp's ranks). */
+            g_autoptr(RsConvention) trial = rs_convention_dup(conv);
+            gint64 dp = (gint64)(n_scenario_infer / per);
+            if (rs_convention_set(trial, "dp", dp, NULL) &&
+                rs_convention_get_world_size(trial) == n_scenario_infer)
+                ok = rs_convention_set(conv, "dp", dp, &local);
+        }
     }
     guint64 n_infer = ok ? rs_convention_get_world_size(conv) : 0;
     ok = ok && place_gpus(s, (guint)n_infer, &local);

@@ -539,6 +539,23 @@ test_cli_sweep_scenario_dp(void)
     assert_contains(r.out, "\n1,vllm tp=4 dp=2,4,,,,8,2,dgx-h100,");
     assert_contains(r.out, "\n2,vllm tp=16 dp=1,16,,,,16,3,dgx-h100,");
     run_result_clear(&r);
+    /* sglang's dp-attention groups share tp's ranks: dp does not multiply them, so no dp is
+     * derived (dp=2 would have changed the layout's meaning, not its GPUs). */
+    g_autofree char *sg = write_temp("sg.yaml", "name: sg\n"
+                                                "model: qwen3-30b-a3b\n"
+                                                "dtype: bf16\n"
+                                                "topology: dgx-h100\n"
+                                                "nodes: 4\n"
+                                                "train: {convention: megatron, gpus: 0-15, tp: 2, "
+                                                "pp: 2, ep: 4}\n"
+                                                "infer: {convention: sglang, gpus: 16-31, tp: 8, "
+                                                "dp-attention: true}\n");
+    const char *sg_args[] = {"sweep", "--scenario", sg, "--network", "bottleneck", "--format",
+                             "csv", "-q", NULL};
+    r = run_reshard(sg_args);
+    assert_exit_code(&r, 0);
+    assert_contains(r.out, "\n0,sglang tp=8 dp=1 dp-attention,,,,,8,");
+    run_result_clear(&r);
 }
 
 static void
