@@ -7,6 +7,7 @@
 #include <gio/gio.h>
 #include <glib/gstdio.h>
 #include <math.h>
+#include <signal.h>
 #include <string.h>
 
 /* clang-format off */
@@ -92,9 +93,33 @@ rs_plot_render(const char *prefix, const char *data, const char *script, guint w
         return FALSE;
     }
     g_autofree char *err_text = NULL;
-    gboolean ok = g_subprocess_communicate_utf8(proc, text, NULL, NULL, &err_text, error);
+    /* A gnuplot that ends before it read the script closes the pipe: the write then fails
+     * (EPIPE) instead of killing the process with SIGPIPE (exit 141, no message, the .dat
+     * and .gp left behind). */
+    struct sigaction ignore, old_pipe;
+    memset(&ignore, 0, sizeof ignore);
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    gboolean restore = sigaction(SIGPIPE, &ignore, &old_pipe) == 0;
+    g_autoptr(GError) local = NULL;
+    gboolean ok = g_subprocess_communicate_utf8(proc, text, NULL, NULL, &err_text, &local);
+    if (restore)
+        sigaction(SIGPIPE, &old_pipe, NULL);
+    if (!ok && g_error_matches(local, G_IO_ERROR, G_IO_ERROR_BROKEN_PIPE)) {
+        g_subprocess_wait(proc, NULL, NULL);
+        g_set_error(error, RS_PLOT_ERROR, RS_PLOT_ERROR_FAILED,
+                    "gnuplot (%s) ended before it read the script for %s (%s %d)", gnuplot, gp,
+                    g_subprocess_get_if_exited(proc) ? "exit status" : "signal",
+                    g_subprocess_get_if_exited(proc) ? g_subprocess_get_exit_status(proc)
+                                                     : g_subprocess_get_term_sig(proc));
+    } else if (!ok) {
+        g_propagate_error(error, g_steal_pointer(&local));
+    }
     if (ok && !(g_subprocess_get_if_exited(proc) && g_subprocess_get_exit_status(proc) == 0)) {
-        g_set_error(error, RS_PLOT_ERROR, RS_PLOT_ERROR_FAILED, "gnuplot failed on %s: %s", gp,
+        g_set_error(error, RS_PLOT_ERROR, RS_PLOT_ERROR_FAILED, "gnuplot failed on %s (%s %d): %s",
+                    gp, g_subprocess_get_if_exited(proc) ? "exit status" : "signal",
+                    g_subprocess_get_if_exited(proc) ? g_subprocess_get_exit_status(proc)
+                                                     : g_subprocess_get_term_sig(proc),
                     err_text ? g_strstrip(err_text) : "");
         ok = FALSE;
     }

@@ -258,6 +258,38 @@ test_cli_simulate_plot_failure(void)
     run_result_clear(&r);
 }
 
+/* A gnuplot that ends without reading its script (/bin/true) closed the pipe: SIGPIPE
+ * killed the command (exit 141, no message, the .dat and .gp left). Now exit 1 saying so,
+ * and nothing left; a failing one names its exit status. */
+static void
+test_cli_plot_gnuplot_ends_early(void)
+{
+    const char *const fakes[] = {"/bin/true", "/bin/false"};
+    /* /bin/true ends before or after the script fits in the pipe: either is said. */
+    const char *const expected[] = {"ended before it read the script for |wrote no image for ",
+                                    "(exit status 1)"};
+    for (guint i = 0; i < G_N_ELEMENTS(fakes); i++) {
+        g_autofree char *dir = make_temp_dir();
+        g_autofree char *prefix = g_build_filename(dir, "p", NULL);
+        g_autofree char *env0 = g_strdup_printf("RESHARD_GNUPLOT=%s", fakes[i]);
+        const char *env[] = {env0, NULL};
+        const char *args[] = {"simulate", "--scenario", "qwen3-30b-colocated", "--network",
+                              "bottleneck", "--plot", prefix, "-q", NULL};
+        RunResult r = run_reshard_env(args, env);
+        g_assert_cmpint(r.exit_code, ==, 1);
+        g_auto(GStrv) either = g_strsplit(expected[i], "|", -1);
+        gboolean said = FALSE;
+        for (guint k = 0; either[k] != NULL; k++)
+            said |= strstr(r.err, either[k]) != NULL;
+        if (!said)
+            g_error("stderr \"%s\" says none of \"%s\"", r.err, expected[i]);
+        g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+        g_assert_nonnull(d);
+        g_assert_null(g_dir_read_name(d));
+        run_result_clear(&r);
+    }
+}
+
 /* reshard report: one HTML file with its plots inlined, nothing fetched; and Markdown. */
 static void
 test_cli_report(void)
@@ -479,6 +511,7 @@ main(int argc, char **argv)
     g_test_add_func("/plot/no-gnuplot", test_no_gnuplot);
     g_test_add_func("/plot/cli-simulate", test_cli_simulate);
     g_test_add_func("/plot/cli-simulate-failure", test_cli_simulate_plot_failure);
+    g_test_add_func("/plot/cli-gnuplot-ends-early", test_cli_plot_gnuplot_ends_early);
     g_test_add_func("/plot/cli-report", test_cli_report);
     g_test_add_func("/plot/slow/chromium", test_slow_chromium);
     return g_test_run();
