@@ -243,15 +243,17 @@ rs_plot_timeline(const RsTrace *trace, const char *prefix, GError **error)
 
 typedef struct {
     guint32 link;
-    guint64 bytes;
+    double load_s; /* bytes / capacity */
 } LinkLoad;
 
+/* Most loaded first: the time its bytes take at its capacity (by bytes, NVLink links
+ * carrying more at half their rate hid the NIC that bound the whole run). */
 static gint
-by_bytes_desc(gconstpointer a, gconstpointer b)
+by_load_desc(gconstpointer a, gconstpointer b)
 {
     const LinkLoad *x = a, *y = b;
-    if (x->bytes != y->bytes)
-        return x->bytes > y->bytes ? -1 : 1;
+    if (x->load_s != y->load_s)
+        return x->load_s > y->load_s ? -1 : 1;
     return x->link < y->link ? -1 : x->link > y->link;
 }
 
@@ -271,12 +273,13 @@ rs_plot_links(const RsFlowSimResult *flow, const RsTopology *topo, guint max_lin
     g_autoptr(GArray) loads = g_array_new(FALSE, FALSE, sizeof(LinkLoad));
     for (guint32 l = 0; l < flow->n_links; l++)
         if (flow->link_bytes[l] > 0) {
-            LinkLoad ll = {l, flow->link_bytes[l]};
+            double cap = rs_link_get_capacity_bytes_per_s(rs_topology_get_link(topo, l));
+            LinkLoad ll = {l, cap > 0 ? (double)flow->link_bytes[l] / cap : INFINITY};
             g_array_append_val(loads, ll);
         }
     if (loads->len == 0)
         return empty_error("no link carried bytes", error);
-    g_array_sort(loads, by_bytes_desc);
+    g_array_sort(loads, by_load_desc);
     g_array_set_size(loads, MIN(loads->len, MAX(max_links, 1)));
     g_array_sort(loads, by_link);
     g_autoptr(GString) data = g_string_new("# time_s row utilisation link\n");
@@ -310,7 +313,10 @@ rs_plot_links(const RsFlowSimResult *flow, const RsTopology *topo, guint max_lin
         "set xrange [0:%.9g]\n"
         "plot %s using 1:2:3 with image\n",
         loads->len, loads->len <= 48 ? ytics->str : "set ylabel \"link (by id)\"\n", loads->len - 1,
-        flow->n_buckets * flow->bucket_s, d);
+        /* The run, not the buckets' span (the last buckets can lie past its end). */
+        flow->total_s > 0 ? MIN(flow->total_s, flow->n_buckets * flow->bucket_s)
+                          : flow->n_buckets * flow->bucket_s,
+        d);
     return rs_plot_render(prefix, data->str, script, RS_PLOT_WIDTH, RS_PLOT_HEIGHT, error);
 }
 

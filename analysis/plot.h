@@ -79,7 +79,9 @@ gboolean rs_plot_timeline(const RsTrace *trace, const char *prefix, GError **err
 /**
  * rs_plot_links:
  * @flow: a simulation with a timeline (n_buckets > 0)
- * @max_links: rows: the links with the most bytes, at most this many (in link id order)
+ * @max_links: rows: the most loaded links (bytes / capacity: the seconds their bytes take
+ *   at full rate), at most this many (in link id order); the x axis spans the run
+ *   (total_s)
  */
 gboolean rs_plot_links(const RsFlowSimResult *flow, const RsTopology *topo, guint max_links,
                        const char *prefix, GError **error);

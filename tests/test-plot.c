@@ -126,6 +126,27 @@ test_links(void)
     g_assert_true(rs_plot_links(flow, topo, 40, prefix, &error));
     g_assert_no_error(error);
     g_assert_cmpuint(check_outputs(prefix), ==, MIN(n_loaded, 40) * flow->n_buckets);
+    /* The rows are the most loaded links (bytes / capacity), not those with the most bytes:
+     * GPU 0 sends 40 MB over NVLink (0.4 ms at 100 GB/s) and 10 MB over its NIC, so the NIC
+     * binds although the NVLink carries more (ranked by bytes, the plot of the default
+     * showed only NVLink links and hid the NIC that bound the run). */
+    g_autoptr(RsTrace) mixed = rs_trace_new();
+    rs_trace_add(mixed, 0, 0, 1, 40000000, 0, 0, 0, "", NULL, 0);
+    rs_trace_add(mixed, 1, 0, 2, 10000000, 0, 0, 0, "", NULL, 0);
+    g_autoptr(RsFlowSimResult) mf = rs_flow_sim_run_trace(mixed, topo, &o, &error);
+    g_assert_no_error(error);
+    g_autofree char *one = g_build_filename(dir, "one", NULL);
+    g_assert_true(rs_plot_links(mf, topo, 1, one, &error));
+    g_assert_no_error(error);
+    g_autofree char *dat = g_strconcat(one, ".dat", NULL);
+    g_autofree char *text = read_file(dat);
+    assert_contains(text, " gpu0.nic-egress\n");
+    g_assert_null(strstr(text, "nvlink"));
+    /* The x axis ends at the run's end, not at the last bucket's. */
+    g_autofree char *gp = g_strconcat(one, ".gp", NULL);
+    g_autofree char *script = read_file(gp);
+    g_autofree char *xrange = g_strdup_printf("set xrange [0:%.9g]\n", mf->total_s);
+    assert_contains(script, xrange);
 }
 
 static void
