@@ -1,8 +1,9 @@
 /* hierarchical.c — the hierarchical strategy: per destination NVLink domain, the pieces
  * its ranks need from one source group are refined into atoms (disjoint boxes, each with
  * the set of ranks needing all of it). An atom crosses the fabric once: sender and leader
- * (the entry, one of the ranks needing it or a GPU of the domain whose NIC receives
- * least) are chosen together to balance link loads (balance.c); the leader forwards it
+ * (the entry, one of the ranks needing it or, for a sender in another domain, a GPU of
+ * the domain whose NIC receives least) are chosen together to balance link loads
+ * (balance.c); the leader forwards it
  * over NVLink along a binary tree to the other ranks that need it, bucket by bucket, so
  * the forwarding is pipelined. With domain relays, ranks that already hold an atom may
  * serve the identical atom to another domain (depth-limited). */
@@ -225,14 +226,25 @@ decision_clear(Decision *d)
     g_array_unref(d->exit_of);
 }
 
-/* Stage 2, for one entry: every replica, exit and relay as its sender. */
+/* Is @a in the NVLink domain of @b? */
+static gboolean
+same_domain(const RsBalance *p, guint32 a, guint32 b)
+{
+    const RsTopology *topo = p->options->topology;
+    return rs_topology_get_nvlink_domain(topo, a) == rs_topology_get_nvlink_domain(topo, b);
+}
+
+/* Stage 2, for one entry: every replica, exit and relay as its sender. An entry that does
+ * not need the atom spreads a domain's NIC ingress; a sender in the entry's own domain
+ * crosses no NIC, so it only adds an NVLink hop there (one domain holding both sides
+ * moved 1.25 times direct's bytes), and an exit in the entry's domain likewise. */
 static void
 choose_sender(const RsBalance *p, const Decision *d, guint32 entry, gboolean needs,
               RsBalanceChoice *best)
 {
     for (guint k = 0; k < d->group->n_holders; k++) {
         /* A holder staging its own copy would only add a hop. */
-        if (d->holders[k] == entry && !needs)
+        if ((d->holders[k] == entry || same_domain(p, d->holders[k], entry)) && !needs)
             continue;
         RsBalanceChoice c =
             rs_balance_make_choice(p, d->holders[k], G_MAXUINT32, -1, entry, needs, d->load);
@@ -242,7 +254,7 @@ choose_sender(const RsBalance *p, const Decision *d, guint32 entry, gboolean nee
     for (guint x = 0; x < d->exits->len; x++) {
         guint32 exit = g_array_index(d->exits, guint32, x);
         guint32 via = g_array_index(d->exit_of, guint32, x);
-        if (exit == via || exit == entry)
+        if (exit == via || exit == entry || same_domain(p, exit, entry))
             continue;
         RsBalanceChoice c = rs_balance_make_choice(p, exit, via, -1, entry, needs, d->load);
         if (rs_balance_choice_better(&c, best))
@@ -250,7 +262,8 @@ choose_sender(const RsBalance *p, const Decision *d, guint32 entry, gboolean nee
     }
     for (guint r = 0; d->relays != NULL && r < d->relays->len; r++) {
         const RelaySource *rs = &g_array_index(d->relays, RelaySource, r);
-        if (rs->depth >= MAX_RELAY_DEPTH || rs->rank == entry)
+        if (rs->depth >= MAX_RELAY_DEPTH || rs->rank == entry ||
+            (!needs && same_domain(p, rs->rank, entry)))
             continue;
         RsBalanceChoice c =
             rs_balance_make_choice(p, rs->rank, G_MAXUINT32, (gint)r, entry, needs, d->load);

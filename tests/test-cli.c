@@ -1771,6 +1771,34 @@ test_help_strategies(void)
     }
 }
 
+/* Inside one NVLink domain hierarchical sends each box straight to the rank needing it: it
+ * staged rank 1's rows [4:8, 0:2] at rank 0 (a GPU of the sender's own domain that needs
+ * none of it) and forwarded them to rank 2, 160 bytes against direct's 128. */
+static void
+test_hierarchical_one_domain(void)
+{
+    const char *args[] = {"plan",       "--shape",      "8x4",        "--src-mesh",
+                          "2",          "--src-placements", "S(0)",   "--dst-mesh",
+                          "2",          "--dst-placements", "S(1)",   "--dst-ranks",
+                          "2-3",        "--strategy",   "hierarchical", "--format",
+                          "json",       NULL};
+    RunResult r = run_reshard(args);
+    assert_exit_code(&r, 0);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    JsonObject *root = parse_json(parser, r.out);
+    g_assert_cmpint(json_object_get_int_member(root, "bytes_moved"), ==, 128);
+    JsonArray *transfers = json_object_get_array_member(root, "transfers");
+    g_assert_cmpuint(json_array_get_length(transfers), ==, 4);
+    for (guint i = 0; i < 4; i++) {
+        JsonObject *t = json_array_get_object_element(transfers, i);
+        /* sources 0 and 1 send, destinations 2 and 3 receive: no rank forwards */
+        g_assert_cmpint(json_object_get_int_member(t, "src"), <=, 1);
+        g_assert_cmpint(json_object_get_int_member(t, "dst"), >=, 2);
+        g_assert_cmpint(json_object_get_int_member(t, "bytes"), ==, 32);
+    }
+    run_result_clear(&r);
+}
+
 /* run refuses an MXFP4 refit before it plans or starts (it printed "planning direct" and
  * "running 2 transfers" first). */
 static void
@@ -3135,6 +3163,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/simulate/wire-dtypes-header", test_wire_dtypes_header);
     g_test_add_func("/cli/simulate/strategy-list-formats", test_strategy_list_formats);
     g_test_add_func("/cli/run/mxfp4-refused-first", test_run_mxfp4_refused_first);
+    g_test_add_func("/cli/plan/hierarchical-one-domain", test_hierarchical_one_domain);
     g_test_add_func("/cli/simulate/fsdp2-fp8-plans", test_fsdp2_fp8_plans);
     g_test_add_func("/cli/simulate/gpus-per-domain", test_gpus_per_domain);
     g_test_add_func("/cli/simulate/layer-range-named", test_layer_range_named);
