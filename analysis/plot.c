@@ -56,6 +56,15 @@ find_gnuplot(GError **error)
     return path;
 }
 
+/* How a finished @proc ended: "exit status N" or "signal N". Returns: (transfer full). */
+static char *
+describe_end(GSubprocess *proc)
+{
+    return g_subprocess_get_if_exited(proc)
+               ? g_strdup_printf("exit status %d", g_subprocess_get_exit_status(proc))
+               : g_strdup_printf("signal %d", g_subprocess_get_term_sig(proc));
+}
+
 gboolean
 rs_plot_render(const char *prefix, const char *data, const char *script, guint width, guint height,
                GError **error)
@@ -107,20 +116,16 @@ rs_plot_render(const char *prefix, const char *data, const char *script, guint w
         sigaction(SIGPIPE, &old_pipe, NULL);
     if (!ok && g_error_matches(local, G_IO_ERROR, G_IO_ERROR_BROKEN_PIPE)) {
         g_subprocess_wait(proc, NULL, NULL);
+        g_autofree char *how = describe_end(proc);
         g_set_error(error, RS_PLOT_ERROR, RS_PLOT_ERROR_FAILED,
-                    "gnuplot (%s) ended before it read the script for %s (%s %d)", gnuplot, gp,
-                    g_subprocess_get_if_exited(proc) ? "exit status" : "signal",
-                    g_subprocess_get_if_exited(proc) ? g_subprocess_get_exit_status(proc)
-                                                     : g_subprocess_get_term_sig(proc));
+                    "gnuplot (%s) ended before it read the script for %s (%s)", gnuplot, gp, how);
     } else if (!ok) {
         g_propagate_error(error, g_steal_pointer(&local));
     }
     if (ok && !(g_subprocess_get_if_exited(proc) && g_subprocess_get_exit_status(proc) == 0)) {
-        g_set_error(error, RS_PLOT_ERROR, RS_PLOT_ERROR_FAILED, "gnuplot failed on %s (%s %d): %s",
-                    gp, g_subprocess_get_if_exited(proc) ? "exit status" : "signal",
-                    g_subprocess_get_if_exited(proc) ? g_subprocess_get_exit_status(proc)
-                                                     : g_subprocess_get_term_sig(proc),
-                    err_text ? g_strstrip(err_text) : "");
+        g_autofree char *how = describe_end(proc);
+        g_set_error(error, RS_PLOT_ERROR, RS_PLOT_ERROR_FAILED, "gnuplot failed on %s (%s): %s",
+                    gp, how, err_text ? g_strstrip(err_text) : "");
         ok = FALSE;
     }
     if (ok && (!g_file_test(png, G_FILE_TEST_EXISTS) || !g_file_test(svg, G_FILE_TEST_EXISTS))) {

@@ -471,24 +471,16 @@ rs_sweep_run_point(const RsSweepPoint *pt, const RsSweepOptions *o, RsSweepResul
     if (pt->tp > 0 || pt->pp > 0 || pt->dp > 0 || pt->ep >= 0)
         rs_scenario_set_where(&s->infer_where, "sweep point");
     gboolean ok = apply_layout(pt, conv, &local);
-    /* A data-parallel size that neither the point nor the scenario sets comes from the
-     * scenario's inference GPUs, as rs_scenario_build() derives it (a point that changes
-     * nothing is the scenario itself; it took dp = 1, half the GPUs of a scenario of 8 at
-     * tp=4). A tp × pp that does not divide them keeps dp = 1. */
-    guint n_scenario_infer = s->infer_gpus->len;
-    if (ok && rs_convention_get(conv, "dp") == 0 && n_scenario_infer > 0) {
-        guint64 per = rs_convention_get_world_size(conv);
-        if (per > 0 && n_scenario_infer % per == 0 && n_scenario_infer / per > 1) {
-            /* Only where dp multiplies the ranks (not sglang's dp-attention, whose dp groups
-             * share tp's ranks). */
-            g_autoptr(RsConvention) trial = rs_convention_dup(conv);
-            gint64 dp = (gint64)(n_scenario_infer / per);
-            if (rs_convention_set(trial, "dp", dp, NULL) &&
-                rs_convention_get_world_size(trial) == n_scenario_infer)
-                ok = rs_convention_set(conv, "dp", dp, &local);
-        }
-    }
     guint64 n_infer = ok ? rs_convention_get_world_size(conv) : 0;
+    /* A data-parallel size that neither the point nor the scenario sets: the point keeps
+     * the scenario's inference GPUs where the layout's other sizes divide them, and the
+     * convention derives dp from them as for the scenario itself (rs_scenario_build(); a
+     * point that changes nothing took dp = 1, half the GPUs of a tp=4 scenario on 8). A
+     * layout they do not divide keeps dp = 1. */
+    guint n_scenario_infer = s->infer_gpus->len;
+    if (ok && rs_convention_get(conv, "dp") == 0 && n_infer > 0 &&
+        n_scenario_infer % n_infer == 0)
+        n_infer = n_scenario_infer;
     ok = ok && place_gpus(s, (guint)n_infer, &local);
     r->n_infer_gpus = (guint)n_infer;
     r->n_train_gpus = s->train_gpus->len;

@@ -11,18 +11,25 @@ G_DEFINE_QUARK(rs-dtype-error-quark, rs_dtype_error)
 typedef struct {
     const char *name;
     guint bits;
+    RsDtypeKind kind;
 } DtypeInfo;
 
+#define F RS_DTYPE_KIND_FLOAT
+#define C RS_DTYPE_KIND_COMPLEX
+#define I RS_DTYPE_KIND_INTEGER
 static const DtypeInfo dtype_info[RS_DTYPE_N] = {
-    [RS_DTYPE_F64] = {"f64", 64},     [RS_DTYPE_F32] = {"f32", 32},
-    [RS_DTYPE_BF16] = {"bf16", 16},   [RS_DTYPE_F16] = {"f16", 16},
-    [RS_DTYPE_FP8_E4M3] = {"fp8-e4m3", 8}, [RS_DTYPE_FP8_E5M2] = {"fp8-e5m2", 8},
-    [RS_DTYPE_I64] = {"i64", 64},     [RS_DTYPE_I32] = {"i32", 32},
-    [RS_DTYPE_I8] = {"i8", 8},        [RS_DTYPE_U8] = {"u8", 8},
-    [RS_DTYPE_MXFP4] = {"mxfp4", 4},
-    [RS_DTYPE_U32] = {"u32", 32},     [RS_DTYPE_U64] = {"u64", 64},
-    [RS_DTYPE_C64] = {"c64", 64},     [RS_DTYPE_C128] = {"c128", 128},
+    [RS_DTYPE_F64] = {"f64", 64, F},     [RS_DTYPE_F32] = {"f32", 32, F},
+    [RS_DTYPE_BF16] = {"bf16", 16, F},   [RS_DTYPE_F16] = {"f16", 16, F},
+    [RS_DTYPE_FP8_E4M3] = {"fp8-e4m3", 8, F}, [RS_DTYPE_FP8_E5M2] = {"fp8-e5m2", 8, F},
+    [RS_DTYPE_I64] = {"i64", 64, I},     [RS_DTYPE_I32] = {"i32", 32, I},
+    [RS_DTYPE_I8] = {"i8", 8, I},        [RS_DTYPE_U8] = {"u8", 8, I},
+    [RS_DTYPE_MXFP4] = {"mxfp4", 4, F},
+    [RS_DTYPE_U32] = {"u32", 32, I},     [RS_DTYPE_U64] = {"u64", 64, I},
+    [RS_DTYPE_C64] = {"c64", 64, C},     [RS_DTYPE_C128] = {"c128", 128, C},
 };
+#undef F
+#undef C
+#undef I
 
 typedef struct {
     const char *alias;
@@ -47,6 +54,25 @@ static const DtypeAlias dtype_aliases[] = {
     {"complex64", RS_DTYPE_C64},     {"cfloat", RS_DTYPE_C64},
     {"complex128", RS_DTYPE_C128},   {"cdouble", RS_DTYPE_C128},
 };
+
+RsDtypeKind
+rs_dtype_get_kind(RsDtype dtype)
+{
+    g_return_val_if_fail(dtype < RS_DTYPE_N, RS_DTYPE_KIND_INTEGER);
+    return dtype_info[dtype].kind;
+}
+
+const char *
+rs_dtype_get_kind_name(RsDtypeKind kind)
+{
+    static const char *const names[] = {
+        [RS_DTYPE_KIND_FLOAT] = "floating-point",
+        [RS_DTYPE_KIND_COMPLEX] = "complex",
+        [RS_DTYPE_KIND_INTEGER] = "integer",
+    };
+    g_return_val_if_fail(kind <= RS_DTYPE_KIND_INTEGER, "?");
+    return names[kind];
+}
 
 guint
 rs_dtype_get_bits(RsDtype dtype)

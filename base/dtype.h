@@ -35,6 +35,27 @@ typedef enum {
     RS_DTYPE_ERROR_UNKNOWN, /* the name is not a known dtype */
 } RsDtypeError;
 
+/* The kind of values a dtype holds; a conversion between dtypes keeps it (layout/refit.h). */
+typedef enum {
+    RS_DTYPE_KIND_FLOAT,   /* f64, f32, bf16, f16, fp8, mxfp4 */
+    RS_DTYPE_KIND_COMPLEX, /* c64, c128 */
+    RS_DTYPE_KIND_INTEGER, /* signed and unsigned integers */
+} RsDtypeKind;
+
+/**
+ * rs_dtype_get_kind:
+ * @dtype: a valid dtype
+ *
+ * Returns: whether @dtype holds floating-point, complex or integer values.
+ */
+RsDtypeKind rs_dtype_get_kind(RsDtype dtype);
+
+/**
+ * rs_dtype_get_kind_name:
+ * Returns: (transfer none): "floating-point", "complex" or "integer", a static string.
+ */
+const char *rs_dtype_get_kind_name(RsDtypeKind kind);
+
 /**
  * rs_dtype_get_bits:
  * @dtype: a valid dtype

@@ -120,6 +120,25 @@ rs_cli_strategy_names(gboolean with_auto_all, const char *last_sep)
     return g_string_free(text, FALSE);
 }
 
+/* One strategy row in both forms: @text the listing, @table the CSV/JSON rows (@source
+ * NULL: none). */
+static void
+add_strategy_row(GString *text, RsTable *table, const char *name, const char *kind,
+                 const char *description, const char *source)
+{
+    g_string_append_printf(text, "%-18s %-9s %s\n", name, kind, description);
+    if (source != NULL)
+        g_string_append_printf(text, "%-28s source: %s\n", "", source);
+    rs_table_add_row(table);
+    rs_table_set_text(table, 0, name);
+    rs_table_set_text(table, 1, kind);
+    rs_table_set_text(table, 2, description);
+    if (source != NULL)
+        rs_table_set_text(table, 3, source);
+    else
+        rs_table_set_null(table, 3);
+}
+
 void
 rs_cli_print_strategies(RsFormat format)
 {
@@ -131,8 +150,6 @@ rs_cli_print_strategies(RsFormat format)
     };
     static const RsStrategyKind order[] = {RS_STRATEGY_KIND_OURS, RS_STRATEGY_KIND_BASELINE,
                                            RS_STRATEGY_KIND_PEER, RS_STRATEGY_KIND_STRAWMAN};
-    static const char auto_text[] =
-        "plans every one of ours and nccl-broadcast, keeps the fastest and says why";
     static const RsColumn columns[] = {
         {"strategy", NULL, RS_COLUMN_TEXT, 0, 0},
         {"kind", NULL, RS_COLUMN_TEXT, 0, 0},
@@ -140,34 +157,21 @@ rs_cli_print_strategies(RsFormat format)
         {"source", NULL, RS_COLUMN_TEXT, 0, 0},
     };
     g_autoptr(RsTable) table = rs_table_new("strategies", columns, G_N_ELEMENTS(columns));
+    g_autoptr(GString) text = g_string_new(NULL);
     for (guint k = 0; k < G_N_ELEMENTS(order); k++)
-        for (guint s = 0; s < RS_STRATEGY_N; s++) {
-            if (rs_strategy_get_kind((RsStrategy)s) != order[k])
-                continue;
-            if (format == RS_FORMAT_TABLE) {
-                g_print("%-18s %-9s %s\n%-28s source: %s\n", rs_strategy_get_name((RsStrategy)s),
-                        kinds[order[k]], rs_strategy_get_description((RsStrategy)s), "",
-                        rs_strategy_get_source((RsStrategy)s));
-                continue;
-            }
-            rs_table_add_row(table);
-            rs_table_set_text(table, 0, rs_strategy_get_name((RsStrategy)s));
-            rs_table_set_text(table, 1, kinds[order[k]]);
-            rs_table_set_text(table, 2, rs_strategy_get_description((RsStrategy)s));
-            rs_table_set_text(table, 3, rs_strategy_get_source((RsStrategy)s));
-        }
-    if (format == RS_FORMAT_TABLE) {
-        g_print("%-18s %-9s %s\n", "auto", "ours", auto_text);
-        return;
+        for (guint s = 0; s < RS_STRATEGY_N; s++)
+            if (rs_strategy_get_kind((RsStrategy)s) == order[k])
+                add_strategy_row(text, table, rs_strategy_get_name((RsStrategy)s),
+                                 kinds[order[k]], rs_strategy_get_description((RsStrategy)s),
+                                 rs_strategy_get_source((RsStrategy)s));
+    add_strategy_row(text, table, "auto", "ours",
+                     "plans every one of ours and nccl-broadcast, keeps the fastest and says why",
+                     NULL);
+    if (format != RS_FORMAT_TABLE) {
+        g_string_truncate(text, 0);
+        rs_table_append(table, format, text);
     }
-    rs_table_add_row(table);
-    rs_table_set_text(table, 0, "auto");
-    rs_table_set_text(table, 1, "ours");
-    rs_table_set_text(table, 2, auto_text);
-    rs_table_set_null(table, 3);
-    g_autoptr(GString) out = g_string_new(NULL);
-    rs_table_append(table, format, out);
-    fputs(out->str, stdout);
+    fputs(text->str, stdout);
 }
 
 void
@@ -304,6 +308,14 @@ finish_stdout(int code)
     return code == RS_EXIT_OK ? RS_EXIT_RUNTIME : code;
 }
 
+/* reshard version's help (reshard help version, reshard version --help). */
+static int
+print_version_usage(void)
+{
+    printf("Usage:\n  reshard version\n\nPrints the version of reshard.\n");
+    return RS_EXIT_OK;
+}
+
 static int
 run_command(int argc, char **argv);
 
@@ -350,10 +362,8 @@ run_command(int argc, char **argv)
             print_usage(stdout);
             return RS_EXIT_OK;
         }
-        if (strcmp(argv[2], "version") == 0) {
-            printf("Usage:\n  reshard version\n\nPrints the version of reshard.\n");
-            return RS_EXIT_OK;
-        }
+        if (strcmp(argv[2], "version") == 0)
+            return print_version_usage();
         const RsCommand *cmd = find_command(argv[2]);
         if (cmd == NULL) {
             rs_cli_printerr("reshard help: unknown command \"%s\"\n", argv[2]);
@@ -369,10 +379,8 @@ run_command(int argc, char **argv)
         return RS_EXIT_OK;
     }
     if (strcmp(name, "version") == 0 || strcmp(name, "--version") == 0) {
-        if (argc == 3 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
-            printf("Usage:\n  reshard version\n\nPrints the version of reshard.\n");
-            return RS_EXIT_OK;
-        }
+        if (argc == 3 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0))
+            return print_version_usage();
         if (argc > 2) {
             rs_cli_printerr("reshard version: unexpected argument \"%s\"\nTry 'reshard help "
                             "version'.\n",

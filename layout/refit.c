@@ -110,47 +110,21 @@ covers_tensor(const RsLayout *layout)
     return missing->len == 0;
 }
 
-/* The kinds of values a dtype holds: a conversion keeps the kind (a cast between floating
- * formats, the quantised ones included, or between complex ones); integers keep their
- * dtype. */
-typedef enum { VALUE_FLOAT, VALUE_COMPLEX, VALUE_INTEGER } ValueKind;
-
-static ValueKind
-value_kind(RsDtype dtype)
-{
-    switch (dtype) {
-    case RS_DTYPE_F64:
-    case RS_DTYPE_F32:
-    case RS_DTYPE_BF16:
-    case RS_DTYPE_F16:
-    case RS_DTYPE_FP8_E4M3:
-    case RS_DTYPE_FP8_E5M2:
-    case RS_DTYPE_MXFP4:
-        return VALUE_FLOAT;
-    case RS_DTYPE_C64:
-    case RS_DTYPE_C128:
-        return VALUE_COMPLEX;
-    default:
-        return VALUE_INTEGER;
-    }
-}
-
 gboolean
 rs_refit_add_converted(RsRefit *refit, const RsRefitEntry *entry, RsLayout *src, RsLayout *dst,
                        GError **error)
 {
     if (!same_shape(entry->name, src, dst, error))
         return FALSE;
+    RsDtypeKind src_kind = rs_dtype_get_kind(entry->src_dtype);
+    RsDtypeKind dst_kind = rs_dtype_get_kind(entry->dst_dtype);
     if (entry->src_dtype != entry->dst_dtype &&
-        (value_kind(entry->src_dtype) != value_kind(entry->dst_dtype) ||
-         value_kind(entry->src_dtype) == VALUE_INTEGER)) {
-        static const char *const kinds[] = {"floating-point", "complex", "integer"};
+        (src_kind != dst_kind || src_kind == RS_DTYPE_KIND_INTEGER)) {
         g_autofree char *why =
-            value_kind(entry->src_dtype) == value_kind(entry->dst_dtype)
-                ? g_strdup("an integer tensor keeps its dtype")
-                : g_strdup_printf("it would lose its values (%s to %s)",
-                                  kinds[value_kind(entry->src_dtype)],
-                                  kinds[value_kind(entry->dst_dtype)]);
+            src_kind == dst_kind ? g_strdup("an integer tensor keeps its dtype")
+                                 : g_strdup_printf("it would lose its values (%s to %s)",
+                                                   rs_dtype_get_kind_name(src_kind),
+                                                   rs_dtype_get_kind_name(dst_kind));
         g_set_error(error, RS_REFIT_ERROR, RS_REFIT_ERROR_CONVERT,
                     "%s: %s to %s: %s; a tensor converts between floating-point formats (f64, "
                     "f32, bf16, f16, fp8, mxfp4) or between complex ones",
@@ -233,8 +207,8 @@ dtype_applies(const RsRefitDtypes *dtypes, const RsTensorSpec *spec)
     gboolean linear = expert || spec->role == RS_ROLE_COLUMN_PARALLEL ||
                       spec->role == RS_ROLE_ROW_PARALLEL || spec->role == RS_ROLE_REPLICATED;
     /* Only a tensor of the same kind of values converts (integer buffers keep theirs). */
-    if (value_kind(spec->dtype) != value_kind(dtypes->dst_dtype) ||
-        value_kind(spec->dtype) == VALUE_INTEGER)
+    RsDtypeKind kind = rs_dtype_get_kind(spec->dtype);
+    if (kind != rs_dtype_get_kind(dtypes->dst_dtype) || kind == RS_DTYPE_KIND_INTEGER)
         return FALSE;
     switch (dtypes->dst_dtype) {
     case RS_DTYPE_FP8_E4M3:

@@ -539,8 +539,9 @@ test_cli_sweep_scenario_dp(void)
     assert_contains(r.out, "\n1,vllm tp=4 dp=2,4,,,,8,2,dgx-h100,");
     assert_contains(r.out, "\n2,vllm tp=16 dp=1,16,,,,16,3,dgx-h100,");
     run_result_clear(&r);
-    /* sglang's dp-attention groups share tp's ranks: dp does not multiply them, so no dp is
-     * derived (dp=2 would have changed the layout's meaning, not its GPUs). */
+    /* sglang's dp-attention groups share tp's ranks: 16 GPUs at tp=8 are refused as
+     * simulate refuses them (the convention derives dp; a dp=2 set by the sweep would have
+     * changed the layout's meaning, and dp=1 on 8 GPUs swept a layout the scenario is not). */
     g_autofree char *sg = write_temp("sg.yaml", "name: sg\n"
                                                 "model: qwen3-30b-a3b\n"
                                                 "dtype: bf16\n"
@@ -553,8 +554,9 @@ test_cli_sweep_scenario_dp(void)
     const char *sg_args[] = {"sweep", "--scenario", sg, "--network", "bottleneck", "--format",
                              "csv", "-q", NULL};
     r = run_reshard(sg_args);
-    assert_exit_code(&r, 0);
-    assert_contains(r.out, "\n0,sglang tp=8 dp=1 dp-attention,,,,,8,");
+    assert_exit_code(&r, 2);
+    assert_contains(r.err, "sg.yaml:7:8: infer: sglang tp=8 dp=1 dp-attention: tp (dp-attention "
+                           "shares its ranks) = 8 ranks, but 16 GPUs are given");
     run_result_clear(&r);
 }
 
