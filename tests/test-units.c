@@ -229,6 +229,29 @@ test_text_find_bad(void)
     }
 }
 
+/* The kind of values of every dtype: what a conversion keeps (layout/refit.c). */
+static void
+test_dtype_kinds(void)
+{
+    const struct {
+        RsDtype dtype;
+        RsDtypeKind kind;
+    } cases[] = {
+        {RS_DTYPE_F64, RS_DTYPE_KIND_FLOAT},      {RS_DTYPE_F32, RS_DTYPE_KIND_FLOAT},
+        {RS_DTYPE_BF16, RS_DTYPE_KIND_FLOAT},     {RS_DTYPE_F16, RS_DTYPE_KIND_FLOAT},
+        {RS_DTYPE_FP8_E4M3, RS_DTYPE_KIND_FLOAT}, {RS_DTYPE_FP8_E5M2, RS_DTYPE_KIND_FLOAT},
+        {RS_DTYPE_MXFP4, RS_DTYPE_KIND_FLOAT},    {RS_DTYPE_C64, RS_DTYPE_KIND_COMPLEX},
+        {RS_DTYPE_C128, RS_DTYPE_KIND_COMPLEX},   {RS_DTYPE_I64, RS_DTYPE_KIND_INTEGER},
+        {RS_DTYPE_I32, RS_DTYPE_KIND_INTEGER},    {RS_DTYPE_I8, RS_DTYPE_KIND_INTEGER},
+        {RS_DTYPE_U8, RS_DTYPE_KIND_INTEGER},     {RS_DTYPE_U32, RS_DTYPE_KIND_INTEGER},
+        {RS_DTYPE_U64, RS_DTYPE_KIND_INTEGER},
+    };
+    g_assert_cmpuint(G_N_ELEMENTS(cases), ==, RS_DTYPE_N);
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++)
+        g_assert_cmpint(rs_dtype_get_kind(cases[i].dtype), ==, cases[i].kind);
+    g_assert_cmpstr(rs_dtype_get_kind_name(RS_DTYPE_KIND_COMPLEX), ==, "complex");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -248,6 +271,7 @@ main(int argc, char **argv)
     g_test_add_func("/units/bandwidth/ambiguous-message", test_ambiguous_message);
     g_test_add_func("/units/size/hint-message", test_size_hint_message);
     g_test_add_func("/units/dtype/spellings", test_dtype_spellings);
+    g_test_add_func("/units/dtype/kinds", test_dtype_kinds);
     g_test_add_func("/units/text/escape", test_text_escape);
     g_test_add_func("/units/text/find-bad", test_text_find_bad);
     return g_test_run();
