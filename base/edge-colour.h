@@ -16,7 +16,9 @@
  * message of every colour, as in NCCL's p2p schedule (src/init.cc, comm->p2pSchedule:
  * round r sends to rank + delta, receives from rank − delta). First fit, tried before,
  * needs up to 2Δ − 1 colours and left the ranks out of step (docs/DESIGN.md). O(n × (Δ +
- * path length)) time, at worst O(n × ranks); memory 2 × ranks × Δ words per group.
+ * path length)) time, at worst O(n × ranks); memory at most 8 × n words per group plus 12
+ * per rank: a rank side whose degree d is at least Δ / 4 keeps a row of Δ <= 4d entries, a
+ * smaller one a list of its d (colour, edge) pairs.
  */
 #pragma once
 
@@ -39,8 +41,8 @@ G_BEGIN_DECLS
  * König's alternating-path edge colouring (see the top of the file), messages of a group in
  * input order. Deterministic. Errors: none at run time; a rank at or above @n_vertices, or
  * @n above G_MAXINT, is a programmer error (g_return_if_fail: a critical warning, and
- * @colour_out is left unwritten). Memory: 2 × @n_vertices × Δ words for the largest group,
- * freed before it returns.
+ * @colour_out is left unwritten). Memory: at most 8 × @n + 12 × @n_vertices words for the
+ * largest group (above), freed before it returns.
  */
 void rs_edge_colour_bipartite(const guint32 *src, const guint32 *dst, const guint32 *group,
                               guint n, guint n_vertices, guint32 *colour_out);

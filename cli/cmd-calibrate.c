@@ -8,6 +8,7 @@
 #include "analysis/report.h"
 #include "exec/calibrate.h"
 #include "topologies/topology.h"
+#include "base/mesh.h"
 #include "base/units.h"
 
 #include <json-glib/json-glib.h>
@@ -365,10 +366,10 @@ parse_numbers(RsCalibrateOptions *opts, gint64 *ranks, GError **error)
     /* 0 stands for "the default" in RsCalibrateOptions; a 0 on the command line is an
      * error, not that default. */
     gint64 runs = 0, window = 0, concurrency = 0, copy_stride = 0;
-    if (!rs_cli_parse_int("--ranks", opt_ranks, 2, G_MAXINT32, ranks, error) ||
+    if (!rs_cli_parse_int("--ranks", opt_ranks, 2, RS_MAX_RANKS, ranks, error) ||
         !rs_cli_parse_int("--runs", opt_runs, 1, RS_CLI_MAX_RUNS, &runs, error) ||
         !rs_cli_parse_int("--window", opt_window, 1, G_MAXINT32, &window, error) ||
-        !rs_cli_parse_int("--concurrency", opt_concurrency, 1, G_MAXINT32, &concurrency, error) ||
+        !rs_cli_parse_int("--concurrency", opt_concurrency, 1, RS_MAX_RANKS, &concurrency, error) ||
         !rs_cli_parse_int("--copy-stride", opt_copy_stride, 1, 1024, &copy_stride, error))
         return FALSE;
     if (opt_timeout < 0) {

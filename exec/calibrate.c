@@ -6,6 +6,7 @@
 
 #include "exec/transport-private.h"
 
+#include "base/mesh.h"
 #include "base/stats.h"
 
 static const guint64 default_sizes[] = {4 << 10, 64 << 10, 4 << 20, 32 << 20};
@@ -392,9 +393,10 @@ static gboolean
 calibrate_check_options(const RsCalibrateOptions *options, const guint64 *sizes, guint n_sizes,
                         GError **error)
 {
-    if (options->n_ranks < 2) {
+    if (options->n_ranks < 2 || options->n_ranks > RS_MAX_RANKS) {
         g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID,
-                    "calibration needs at least 2 ranks, not %u", options->n_ranks);
+                    "calibration needs 2 to %u ranks (RS_MAX_RANKS), not %u", RS_MAX_RANKS,
+                    options->n_ranks);
         return FALSE;
     }
     for (guint i = 0; i < n_sizes; i++) {

@@ -21,6 +21,7 @@
 
 #include <math.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -1693,6 +1694,32 @@ free_rows(gpointer p)
     g_free(*(double **)p);
 }
 
+static gint
+compare_guint64(gconstpointer a, gconstpointer b)
+{
+    guint64 x = *(const guint64 *)a, y = *(const guint64 *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The ordered pairs (src, dst), src != dst, that @plan's messages join. */
+static guint64
+plan_rank_pairs(const RsPlan *plan)
+{
+    guint n = rs_plan_get_n_messages(plan);
+    g_autofree guint64 *keys = g_new(guint64, MAX(n, 1));
+    guint k = 0;
+    for (guint m = 0; m < n; m++) {
+        const RsMessage *msg = rs_plan_get_message(plan, m);
+        if (msg->src != msg->dst)
+            keys[k++] = (guint64)msg->src << 32 | msg->dst;
+    }
+    qsort(keys, k, sizeof *keys, compare_guint64);
+    guint64 pairs = 0;
+    for (guint i = 0; i < k; i++)
+        pairs += i == 0 || keys[i] != keys[i - 1];
+    return pairs;
+}
+
 static guint64
 physical_memory_bytes(void)
 {
@@ -1730,19 +1757,24 @@ rs_exec_run(RsTransport *transport, const RsPlan *plan, const RsRefit *refit,
     }
     if (rs_transport_get_world_size(transport) == 0 &&
         !rs_transport_has_device_buffers(transport)) {
-        /* All ranks live in this process: their buffers must fit in its memory (device
-         * transports keep them in GPU memory, whose allocation reports its own limit). */
-        guint64 need = rs_exec_get_buffer_bytes(plan, refit) +
-                       (guint64)ctx.n_ranks * ctx.opts.window *
-                           plan_pack_bytes_per_op(plan, ctx.chunk);
+        /* All ranks live in this process: their buffers, and the transport's state for
+         * them (its queues between every pair of ranks), must fit in its memory (device
+         * transports keep buffers in GPU memory, whose allocation reports its own limit). */
+        guint64 buffers = rs_exec_get_buffer_bytes(plan, refit) +
+                          (guint64)ctx.n_ranks * ctx.opts.window *
+                              plan_pack_bytes_per_op(plan, ctx.chunk);
+        guint64 queues =
+            rs_transport_get_launch_bytes(transport, ctx.n_ranks, plan_rank_pairs(plan));
+        guint64 need = buffers > G_MAXUINT64 - queues ? G_MAXUINT64 : buffers + queues;
         guint64 limit = ctx.opts.memory_limit_bytes;
         if (limit == 0)
             limit = physical_memory_bytes() / 10 * 9;
         if (need > limit) {
             g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_MEMORY,
-                        "the %u ranks need %.2f GB of buffers, more than the %.2f GB this "
-                        "machine allows",
-                        ctx.n_ranks, need / 1e9, limit / 1e9);
+                        "the %u ranks need %.2f GB of buffers and %.2f GB of %s transport "
+                        "queues, more than the %.2f GB this machine allows",
+                        ctx.n_ranks, buffers / 1e9, queues / 1e9,
+                        rs_transport_get_name(transport), limit / 1e9);
             exec_context_clear(&ctx);
             return FALSE;
         }

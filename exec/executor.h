@@ -172,8 +172,9 @@ gboolean rs_exec_check_refit(const RsRefit *refit, GError **error);
  * @error: RS_EXEC_ERROR_INVALID (an option out of range, --corrupt-byte naming a local or
  *   missing message or a byte beyond it, a transfer whose source does not hold its box, a
  *   tensor of half-byte MXFP4 elements),
- *   RS_EXEC_ERROR_MEMORY (the buffers would exceed the limit; the message gives both
- *   figures), RS_EXEC_ERROR_STALLED, RS_TRANSPORT_ERROR_* from the transport (a failed or
+ *   RS_EXEC_ERROR_MEMORY (the buffers and the transport's queues for the ranks of this
+ *   process, rs_transport_get_launch_bytes(), would exceed the limit; the message gives
+ *   the figures), RS_EXEC_ERROR_STALLED, RS_TRANSPORT_ERROR_* from the transport (a failed or
  *   mismatched transfer, a timeout naming the message and chunk)
  *
  * A validation failure is not an error: it is reported in @result (n_bad_elems,

@@ -37,7 +37,7 @@ typedef struct {
 } Entry;
 
 typedef struct {
-    Entry *ring;    /* queue_depth entries */
+    Entry *ring;    /* queue_depth entries, allocated at the channel's first message */
     guint8 *slots;  /* queue_depth × eager_bytes, allocated at the first eager message */
     gboolean no_slots; /* that allocation failed: every message goes by rendezvous */
     guint head;
@@ -196,6 +196,8 @@ try_place(HostEndpoint *self, RsTransportRequest *req)
         ch->no_slots = ch->slots == NULL;
     }
     eager = eager && !ch->no_slots;
+    if (ch->ring == NULL)
+        ch->ring = g_new0(Entry, w->depth);
     guint pos = (ch->head + ch->count) % w->depth;
     Entry *e = &ch->ring[pos];
     e->tag = req->tag;
@@ -490,8 +492,6 @@ host_launch(RsTransport *transport, guint n_ranks, RsRankFunc fn, gpointer user_
         g_mutex_init(&ep->lock);
         g_cond_init(&ep->cond);
         ep->in = g_new0(Channel, n_ranks);
-        for (guint s = 0; s < n_ranks; s++)
-            ep->in[s].ring = g_new0(Entry, w.depth);
         ep->pending_sends = g_new0(GQueue, n_ranks);
         ep->posted_recvs = g_new0(GQueue, n_ranks);
     }
@@ -538,7 +538,28 @@ host_launch(RsTransport *transport, guint n_ranks, RsRankFunc fn, gpointer user_
     return TRUE;
 }
 
+/* rs_transport_get_launch_bytes() for host: what host_launch() and try_place() allocate. */
+static guint64
+host_launch_bytes(const RsTransport *transport, guint n_ranks, guint64 n_pairs)
+{
+    guint64 per_pair_all = sizeof(Channel) + 2 * sizeof(GQueue);
+    guint64 per_pair_used = (guint64)transport->config.queue_depth *
+                            (sizeof(Entry) + transport->config.eager_bytes);
+    guint64 per_rank = sizeof(HostEndpoint) + sizeof(GBytes *) + sizeof(GThread *);
+    guint64 n = n_ranks;
+    guint64 all_pairs = n * n, total;
+    if (!g_uint64_checked_mul(&total, all_pairs, per_pair_all))
+        return G_MAXUINT64;
+    guint64 used;
+    if (!g_uint64_checked_mul(&used, MIN(n_pairs, all_pairs), per_pair_used) ||
+        !g_uint64_checked_add(&total, total, used) ||
+        !g_uint64_checked_add(&total, total, n * per_rank))
+        return G_MAXUINT64;
+    return total;
+}
+
 const RsTransportClass rs_transport_host_class = {
+    .launch_bytes = host_launch_bytes,
     .name = "host",
     .description = "ranks are threads of this process; bytes move through bounded queues",
     .available = TRUE,

@@ -39,6 +39,10 @@ typedef struct {
      * (device to device on GPU 0 for the CUDA backends), bytes/s, median of @n_runs; 0 when
      * it cannot be measured. NULL: host memcpy (rs_measure_memcpy_bytes_per_s). */
     double (*measure_copy)(RsTransport *transport, guint64 size_bytes, guint n_runs);
+    /* Optional: the bytes of this process's memory launching @n_ranks ranks takes, with
+     * @n_pairs ordered pairs of ranks that exchange messages (rs_transport_get_launch_bytes());
+     * NULL: 0 (its state does not grow with the ranks hosted here). */
+    guint64 (*launch_bytes)(const RsTransport *transport, guint n_ranks, guint64 n_pairs);
 } RsTransportClass;
 
 struct _RsTransport {

@@ -179,6 +179,14 @@ rs_transport_has_device_buffers(const RsTransport *transport)
     return transport->klass->device_buffers;
 }
 
+guint64
+rs_transport_get_launch_bytes(const RsTransport *transport, guint n_ranks, guint64 n_pairs)
+{
+    if (transport->klass->launch_bytes == NULL)
+        return 0;
+    return transport->klass->launch_bytes(transport, n_ranks, n_pairs);
+}
+
 gboolean
 rs_transport_has_iov(const RsTransport *transport)
 {

@@ -167,6 +167,28 @@ gboolean rs_transport_is_root(const RsTransport *transport);
 void rs_transport_abort(RsTransport *transport, int exit_code);
 
 /**
+ * rs_transport_get_launch_bytes:
+ * @n_ranks: the world size to launch, >= 1
+ * @n_pairs: the ordered pairs (sender, receiver), sender != receiver, that exchange at
+ *   least one message; at most @n_ranks × (@n_ranks − 1)
+ *
+ * The memory the transport's own state takes in this process when it launches @n_ranks
+ * ranks, before any buffer of the caller's: for `host` (every rank a thread here) a
+ * channel and two queues per ordered pair of ranks (sizeof of its structs: 80 bytes on
+ * x86-64, so n_ranks² of them: 2,000 ranks 320 MB, 10,000 ranks 8 GB), and per pair that
+ * exchanges messages a ring of queue_depth entries and its eager slots (queue_depth ×
+ * eager_bytes: 128 KiB at the defaults, taken at its first eager message); the threads'
+ * stacks (virtual memory, touched only as used) are not counted. 0 for transports whose
+ * state does not grow with the ranks of this process (mpi: one rank per process; the
+ * device transports keep their buffers in GPU memory). Callers refuse a launch whose
+ * figure does not fit (exec/executor.c does, with its buffers).
+ *
+ * Returns: bytes, saturating at G_MAXUINT64.
+ */
+guint64 rs_transport_get_launch_bytes(const RsTransport *transport, guint n_ranks,
+                                      guint64 n_pairs);
+
+/**
  * rs_transport_launch:
  * @n_ranks: the world size, >= 1; must equal the world size of a bound transport
  * @fn: the function every rank runs

@@ -293,6 +293,36 @@ test_config_limits(void)
     rs_transport_close(t);
 }
 
+/* rs_transport_get_launch_bytes() for host, from its structs on x86-64 (LP64): a channel
+ * (32 bytes) and two GQueues (24 each) per ordered pair of ranks; per pair that exchanges
+ * messages a ring of queue_depth entries (56 bytes each) and queue_depth eager slots. */
+static void
+test_launch_bytes(void)
+{
+    if (sizeof(gpointer) != 8) {
+        g_test_skip("the figures are those of an LP64 ABI");
+        return;
+    }
+    g_autoptr(GError) error = NULL;
+    RsTransportConfig config = {.eager_bytes = 4096, .queue_depth = 4};
+    g_autoptr(RsTransport) t = rs_transport_open("host", &config, &error);
+    g_assert_no_error(error);
+    guint64 one = rs_transport_get_launch_bytes(t, 1, 0);
+    guint64 two = rs_transport_get_launch_bytes(t, 2, 0);
+    guint64 three = rs_transport_get_launch_bytes(t, 3, 0);
+    /* n² × 80 + n × per_rank: the second difference is 2 × 80. */
+    g_assert_cmpuint(three - 2 * two + one, ==, 160);
+    guint64 per_rank = one - 80;
+    g_assert_cmpuint(rs_transport_get_launch_bytes(t, 2000, 0), ==,
+                     2000ull * 2000 * 80 + 2000 * per_rank);
+    g_assert_cmpuint(rs_transport_get_launch_bytes(t, 3, 5) - three, ==, 5 * 4 * (56 + 4096));
+    /* More pairs than exist count as all of them; the largest world does not overflow. */
+    g_assert_cmpuint(rs_transport_get_launch_bytes(t, 2, G_MAXUINT64), ==,
+                     two + 4 * 4 * (56 + 4096));
+    g_assert_cmpuint(rs_transport_get_launch_bytes(t, 1u << 18, 0), ==,
+                     (1ull << 36) * 80 + (1ull << 18) * per_rank);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -306,5 +336,6 @@ main(int argc, char **argv)
     g_test_add_func("/transport/host/config-limits", test_config_limits);
     g_test_add_func("/transport/host/no-lost-wakeup", test_no_lost_wakeup);
     g_test_add_func("/transport/registry", test_registry);
+    g_test_add_func("/transport/host/launch-bytes", test_launch_bytes);
     return g_test_run();
 }
