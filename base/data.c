@@ -33,14 +33,30 @@ kind_singular(const char *kind)
     return kind;
 }
 
+gboolean
+rs_data_is_path(const char *name_or_path)
+{
+    return strchr(name_or_path, '/') != NULL || g_str_has_suffix(name_or_path, ".yaml") ||
+           g_str_has_suffix(name_or_path, ".yml") || g_str_has_suffix(name_or_path, ".json") ||
+           g_str_has_suffix(name_or_path, ".safetensors");
+}
+
+char *
+rs_data_resolve_beside(const char *name_or_path, const char *beside_file)
+{
+    if (beside_file == NULL || !rs_data_is_path(name_or_path) ||
+        g_path_is_absolute(name_or_path))
+        return g_strdup(name_or_path);
+    g_autofree char *dir = g_path_get_dirname(beside_file);
+    if (strcmp(dir, ".") == 0)
+        return g_strdup(name_or_path);
+    return g_build_filename(dir, name_or_path, NULL);
+}
+
 char *
 rs_data_find(const char *kind, const char *name_or_path, GError **error)
 {
-    gboolean is_path = strchr(name_or_path, '/') != NULL ||
-                       g_str_has_suffix(name_or_path, ".yaml") ||
-                       g_str_has_suffix(name_or_path, ".yml") ||
-                       g_str_has_suffix(name_or_path, ".json") ||
-                       g_str_has_suffix(name_or_path, ".safetensors");
+    gboolean is_path = rs_data_is_path(name_or_path);
     if (is_path) {
         if (g_file_test(name_or_path, G_FILE_TEST_IS_REGULAR))
             return g_strdup(name_or_path);

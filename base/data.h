@@ -29,6 +29,29 @@ typedef enum {
 char *rs_data_find(const char *kind, const char *name_or_path, GError **error);
 
 /**
+ * rs_data_is_path:
+ * @name_or_path: a value naming a shipped file or a file
+ *
+ * Returns: TRUE when rs_data_find() takes @name_or_path as a path (it holds a '/' or ends
+ * in .yaml, .yml, .json or .safetensors), FALSE for a shipped name.
+ */
+gboolean rs_data_is_path(const char *name_or_path);
+
+/**
+ * rs_data_resolve_beside:
+ * @name_or_path: a file's value for another file: a shipped name or a path
+ * @beside_file: (nullable): the file that holds the value (a scenario YAML)
+ *
+ * A relative path in a file is relative to that file's folder, as a model YAML's
+ * `safetensors:` key is (models/model-load.c): a scenario in sub/ whose `model: m.yaml`
+ * means sub/m.yaml, whatever the current folder. Shipped names, absolute paths and a NULL
+ * @beside_file are returned as they are.
+ *
+ * Returns: (transfer full): the path to look up with rs_data_find().
+ */
+char *rs_data_resolve_beside(const char *name_or_path, const char *beside_file);
+
+/**
  * rs_data_list:
  * @kind: as rs_data_find()
  *

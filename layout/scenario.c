@@ -185,8 +185,9 @@ rs_scenario_load_file(const char *path, GError **error)
         s->last_layer = range.last_layer;
     }
     s->name = g_strdup(name ? name : path);
-    s->model = g_strdup(model);
-    s->topology = g_strdup(topology);
+    /* Paths in the file are relative to its folder (rs_data_resolve_beside()). */
+    s->model = model ? rs_data_resolve_beside(model, path) : NULL;
+    s->topology = topology ? rs_data_resolve_beside(topology, path) : NULL;
     s->n_nodes = (guint)nodes;
     if (dtype != NULL) {
         g_autoptr(GError) local = NULL;

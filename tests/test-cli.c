@@ -3171,11 +3171,48 @@ test_output_write_error(void)
     }
 }
 
+/* A scenario's relative `model:` and `topology:` paths are relative to its own folder (as a
+ * model YAML's `safetensors:` is): they were looked up from the current folder, so a
+ * scenario in sub/ read the current folder's m.yaml, another model, without a word, or
+ * "not found" from anywhere else. The model beside the scenario has a name of its own. */
+static void
+test_scenario_relative_paths(void)
+{
+    g_autofree char *dir = make_temp_dir();
+    g_autofree char *sub = g_build_filename(dir, "sub", NULL);
+    g_assert_cmpint(g_mkdir(sub, 0700), ==, 0);
+    const char *src = g_getenv("G_TEST_SRCDIR");
+    g_autofree char *shipped_model = g_build_filename(src, "..", "models", "llama-3.1-8b.yaml", NULL);
+    g_autofree char *shipped_topo = g_build_filename(src, "..", "topologies", "dgx-h100.yaml", NULL);
+    g_autofree char *model_text = read_file(shipped_model);
+    g_autofree char *topo_text = read_file(shipped_topo);
+    g_autoptr(GString) renamed = g_string_new(model_text);
+    g_assert_cmpuint(g_string_replace(renamed, "name: Llama-3.1-8B\n", "name: BesideLlama\n", 1), ==, 1);
+    g_autofree char *model = g_build_filename(sub, "m.yaml", NULL);
+    g_autofree char *topo = g_build_filename(sub, "t.yaml", NULL);
+    g_autofree char *scenario = g_build_filename(sub, "rel.yaml", NULL);
+    g_assert_true(g_file_set_contents(model, renamed->str, -1, NULL));
+    g_assert_true(g_file_set_contents(topo, topo_text, -1, NULL));
+    g_assert_true(g_file_set_contents(scenario,
+                                      "model: m.yaml\n"
+                                      "topology: t.yaml\n"
+                                      "nodes: 2\n"
+                                      "train: {convention: megatron, gpus: 0-7, tp: 8}\n"
+                                      "infer: {convention: vllm, gpus: 8-15, tp: 8}\n",
+                                      -1, NULL));
+    const char *args[] = {"simulate", "--scenario", scenario, "--network", "bottleneck", "-q", NULL};
+    RunResult r = run_reshard(args);
+    assert_exit_code(&r, 0);
+    assert_contains(r.out, "BesideLlama");
+    run_result_clear(&r);
+}
+
 int
 main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/cli/simulate/default-json", test_default_json);
+    g_test_add_func("/cli/simulate/scenario-relative-paths", test_scenario_relative_paths);
     g_test_add_func("/cli/simulate/threads-same-output", test_threads_same_output);
     g_test_add_func("/cli/simulate/default-flow-json", test_default_flow_json);
     g_test_add_func("/cli/simulate/relay-steps", test_relay_steps);
