@@ -145,6 +145,7 @@ apply_flags(RsScenario *s, const RsScenarioArgs *args, const char *dtype, GError
     if (args->stored)
         s->stored = TRUE;
     if (args->infer_dtype != NULL) {
+        rs_scenario_set_where(&s->infer_dtype_where, "--infer-dtype");
         if (!rs_dtype_parse(args->infer_dtype, &s->infer_dtype, error)) {
             g_prefix_error(error, "--infer-dtype: ");
             return FALSE;

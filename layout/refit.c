@@ -230,9 +230,12 @@ rs_refit_new_from_model_full(const RsModel *model, GPtrArray *src_layouts, GPtrA
     g_return_val_if_fail(src_buffers == NULL || src_buffers->len == n, NULL);
     g_return_val_if_fail(dst_buffers == NULL || dst_buffers->len == n, NULL);
     g_autoptr(RsRefit) refit = rs_refit_new();
-    guint n_applied = 0;
+    guint n_applied = 0, n_same_kind = 0;
     for (guint i = 0; i < n; i++) {
         const RsTensorSpec *spec = rs_model_get_tensor(model, i);
+        if (dtypes != NULL && dtypes->has_dst_dtype &&
+            rs_dtype_get_kind(spec->dtype) == rs_dtype_get_kind(dtypes->dst_dtype))
+            n_same_kind++;
         RsRefitEntry entry = {spec->name, spec->dtype, spec->dtype,
                               src_buffers ? g_ptr_array_index(src_buffers, i) : NULL,
                               dst_buffers ? g_ptr_array_index(dst_buffers, i) : NULL};
@@ -243,6 +246,21 @@ rs_refit_new_from_model_full(const RsModel *model, GPtrArray *src_layouts, GPtrA
         if (!rs_refit_add_converted(refit, &entry, g_ptr_array_index(src_layouts, i),
                                     g_ptr_array_index(dst_layouts, i), error))
             return NULL;
+    }
+    RsDtypeKind dst_kind =
+        dtypes != NULL && dtypes->has_dst_dtype ? rs_dtype_get_kind(dtypes->dst_dtype) : 0;
+    if (dtypes != NULL && dtypes->has_dst_dtype && n > 0 && n_applied == 0 &&
+        (dst_kind == RS_DTYPE_KIND_INTEGER || n_same_kind == 0)) {
+        /* Another kind of values (i8 or c64 for floating-point weights): the weights would
+         * lose their values, as rs_refit_add_converted() says for one tensor. */
+        RsDtypeKind model_kind = rs_dtype_get_kind(rs_model_get_dtype(model));
+        g_set_error(error, RS_REFIT_ERROR, RS_REFIT_ERROR_CONVERT,
+                    "%s is %s: %s's %s weights would lose their values (%s to %s), and "
+                    "the inference dtype converts only tensors of a floating-point dtype",
+                    rs_dtype_get_name(dtypes->dst_dtype), rs_dtype_get_kind_name(dst_kind),
+                    rs_model_get_name(model), rs_dtype_get_kind_name(model_kind),
+                    rs_dtype_get_kind_name(model_kind), rs_dtype_get_kind_name(dst_kind));
+        return NULL;
     }
     if (dtypes != NULL && dtypes->has_dst_dtype && n > 0 && n_applied == 0) {
         /* A quantised format that applies to none of the tensors (MXFP4 on a dense model)

@@ -35,6 +35,7 @@ rs_scenario_free(RsScenario *scenario)
     g_free(scenario->infer_gpus_where);
     g_free(scenario->layers_where);
     g_free(scenario->gpus_per_domain_where);
+    g_free(scenario->infer_dtype_where);
     rs_convention_free(scenario->train);
     rs_convention_free(scenario->infer);
     if (scenario->train_gpus)
@@ -214,6 +215,12 @@ rs_scenario_load_file(const char *path, GError **error)
     set_where_node(&s->topology_where, path, rs_yaml_lookup(yaml, root, "topology"));
     set_where_node(&s->nodes_where, path, rs_yaml_lookup(yaml, root, "nodes"));
     set_where_node(&s->layers_where, path, rs_yaml_lookup(yaml, root, "layers"));
+    set_where_node(&s->infer_dtype_where, path, rs_yaml_lookup(yaml, root, "infer_dtype"));
+    if (s->infer_dtype_where != NULL) {
+        char *named = g_strconcat(s->infer_dtype_where, ": infer_dtype", NULL);
+        g_free(s->infer_dtype_where);
+        s->infer_dtype_where = named;
+    }
     set_where_node(&s->gpus_per_domain_where, path, rs_yaml_lookup(yaml, root, "gpus_per_domain"));
     yaml_node_t *train = rs_yaml_lookup(yaml, root, "train");
     yaml_node_t *infer = rs_yaml_lookup(yaml, root, "infer");
@@ -449,8 +456,13 @@ rs_scenario_build(RsScenario *s, RsScenarioBuild *out, GError **error)
     g_autofree char *infer_summary = g_steal_pointer(&dst.summary);
     rs_convention_result_clear(&src);
     rs_convention_result_clear(&dst);
-    if (refit == NULL)
+    if (refit == NULL) {
+        /* A dtype that converts nothing is the dtype's fault: name where it was given. */
+        if (error != NULL && *error != NULL &&
+            g_error_matches(*error, RS_REFIT_ERROR, RS_REFIT_ERROR_CONVERT))
+            prefix_where(error, s->infer_dtype_where);
         return FALSE;
+    }
     out->model = g_steal_pointer(&model);
     out->topology = g_steal_pointer(&topo);
     out->refit = refit;

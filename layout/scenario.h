@@ -71,7 +71,7 @@ typedef struct {
      * of its field in the file, or the flag that overrode it ("--train"); NULL: unknown. */
     char *model_where, *topology_where, *nodes_where;
     char *train_where, *infer_where, *train_gpus_where, *infer_gpus_where;
-    char *layers_where, *gpus_per_domain_where;
+    char *layers_where, *gpus_per_domain_where, *infer_dtype_where;
 } RsScenario;
 
 /* Sets *@where (one of the RsScenario *_where fields) to a copy of @text. */

@@ -969,6 +969,26 @@ static const CliCase cli_cases[] = {
      {"mxfp4 applies to routed expert weights only (as gpt-oss and Kimi-K3 store them), and "
       "Llama-3.1-8B has none: it would be served as stored (bf16)",
       NULL}},
+    /* An integer or complex inference dtype was refused as if it were a coverage problem
+     * ("applies to linear weights of 2 or more dims only, and ... has none"), and a
+     * scenario file's infer_dtype was not named. */
+    {{"simulate", "--scenario", "qwen3-30b-colocated", "--infer-dtype", "i8", "--network",
+      "bottleneck", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--infer-dtype: i8 is integer: Qwen3-30B-A3B's floating-point weights would lose their "
+      "values (floating-point to integer)",
+      NULL}},
+    {{"simulate", "--scenario", "@", "--network", "bottleneck", NULL},
+     "s.yaml",
+     "model: qwen3-30b-a3b\ntopology: dgx-h100\nnodes: 2\ninfer_dtype: c64\n"
+     "train: {convention: megatron, gpus: 0-7, tp: 4}\n"
+     "infer: {convention: vllm, gpus: 8-15, tp: 4}\n",
+     2,
+     {"s.yaml:4:14: infer_dtype: c64 is complex: Qwen3-30B-A3B's floating-point weights would "
+      "lose their values (floating-point to complex)",
+      NULL}},
     /* Empty sweep axes fell back to the scenario's value, exit 0; --shape "" blamed the
      * placements; --name "a: b" made a topology its own check refused after measuring. */
     {{"sweep", "--scenario", "qwen3-30b-colocated", "--tp", "", NULL},
@@ -1313,7 +1333,7 @@ static const CliCase cli_cases[] = {
      NULL,
      2,
      {"--queue-depth 0: must be an integer from 1 to 1024", NULL}},
-    {{"calibrate", "--ranks", "0", NULL}, NULL, NULL, 2, {"--ranks 0: must be at least 2", NULL}},
+    {{"calibrate", "--ranks", "0", NULL}, NULL, NULL, 2, {"--ranks 0: must be an integer from 2 to 262144", NULL}},
     /* Above RS_MAX_RANKS the mesh could not be built: an assertion, then SIGSEGV. */
     {{"calibrate", "--ranks", "262145", NULL},
      NULL,
@@ -1332,12 +1352,12 @@ static const CliCase cli_cases[] = {
      NULL,
      NULL,
      2,
-     {"the 60001 ranks need 0.00 GB of buffers and 288.01 GB of host transport queues", NULL}},
+     {"the 60001 ranks need 1.97 GB of buffers and 295.91 GB of host transport queues", NULL}},
     {{"calibrate", "--concurrency", "0", NULL},
      NULL,
      NULL,
      2,
-     {"--concurrency 0: must be at least 1", NULL}},
+     {"--concurrency 0: must be an integer from 1 to 262144", NULL}},
     {{"calibrate", "--runs", "0", NULL}, NULL, NULL, 2, {"--runs 0: must be an integer from 1 to 10000", NULL}},
     {{"calibrate", "--window", "0", NULL}, NULL, NULL, 2, {"--window 0: must be at least 1", NULL}},
     {{"models", "--model", "llama-3.1-8b", "--tensors", "--layer", "99", NULL},
@@ -1588,7 +1608,7 @@ static const CliCase cli_cases[] = {
      NULL,
      NULL,
      2,
-     {"--ranks 4294967298: must be an integer from 2 to 2147483647", NULL}},
+     {"--ranks 4294967298: must be an integer from 2 to 262144", NULL}},
     {{"simulate", "--scenario", "@", "--strategy", "direct", NULL},
      "big.yaml",
      "model: llama-3.1-8b\ntopology: dgx-h100\nnodes: 2\ntrain:\n"
