@@ -17,7 +17,8 @@ static GOptionEntry entries[] = {
     {"format", 'f', 0, G_OPTION_ARG_STRING, &opt_format, "table, csv or json (default table)",
      "FORMAT"},
     {"plot", 0, 0, G_OPTION_ARG_FILENAME, &opt_plot,
-     "Plot predicted against measured message times (PREFIX.png, PREFIX.svg, PREFIX.dat)",
+     "Plot predicted against measured message times (PREFIX.png, PREFIX.svg, and the "
+     "gnuplot data and script PREFIX.dat, PREFIX.gp)",
      "PREFIX"},
     {NULL},
 };

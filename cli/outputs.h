@@ -32,8 +32,9 @@ gboolean rs_cli_check_output_set(const char *const *options, const char *const *
 
 /* The four files of one plot, PREFIX.dat, .gp, .png and .svg (rs_plot_render()): their
  * folder exists and is writable (rs_cli_check_output()), none is a folder, two of them or
- * one and an input noted so far are not one file (rs_cli_check_output_set()). @option
- * names the flag in messages ("--plot"). */
+ * one and an input noted so far are not one file (rs_cli_check_output_set()), and @prefix
+ * names files, not hidden ones in a folder (not "" nor ending in '/'). @option names the
+ * flag in messages ("--plot"). */
 gboolean rs_cli_check_plot_outputs(const char *option, const char *prefix, GError **error);
 
 /* The endings of one plot's files after its prefix, as rs_plot_render() writes them. */

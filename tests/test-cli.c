@@ -989,6 +989,17 @@ static const CliCase cli_cases[] = {
      {"s.yaml:4:14: infer_dtype: c64 is complex: Qwen3-30B-A3B's floating-point weights would "
       "lose their values (floating-point to complex)",
       NULL}},
+    /* An empty --plot prefix (or a folder's) wrote hidden .dat, .gp, .png and .svg. */
+    {{"compare", "pred.csv", "meas.csv", "--plot", "", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--plot \"\": empty prefix (the files would be .png, .svg, ...)", NULL}},
+    {{"sweep", "--scenario", "qwen3-30b-colocated", "--tp", "4", "--plot", "/tmp/", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--plot \"/tmp/\": empty prefix (the files would be /tmp/.png", NULL}},
     /* Empty sweep axes fell back to the scenario's value, exit 0; --shape "" blamed the
      * placements; --name "a: b" made a topology its own check refused after measuring. */
     {{"sweep", "--scenario", "qwen3-30b-colocated", "--tp", "", NULL},
