@@ -62,14 +62,10 @@ rs_topology_args_get(RsTopologyOverrides *ov, GError **error)
             return bad_value(error, "--nic-bw", local->message);
     }
     if (opt_oversubscription != NULL) {
-        char *end = NULL;
-        double v = g_ascii_strtod(opt_oversubscription, &end);
-        if (end != opt_oversubscription && g_str_equal(end, ":1"))
-            end += 2;
-        if (end == opt_oversubscription || *end != '\0' || !isfinite(v) || v < 1.0 ||
-            v > RS_TOPOLOGY_MAX_OVERSUBSCRIPTION) {
-            g_autofree char *m = g_strdup_printf(
-                "\"%s\": expected a ratio from 1 to 64 such as 2 or 2:1", opt_oversubscription);
+        double v = 0;
+        if (!rs_topology_parse_oversubscription(opt_oversubscription, &v)) {
+            g_autofree char *m = g_strdup_printf("\"%s\": %s", opt_oversubscription,
+                                                 RS_TOPOLOGY_OVERSUBSCRIPTION_EXPECTED);
             return bad_value(error, "--oversubscription", m);
         }
         ov->oversubscription = v;

@@ -512,6 +512,29 @@ test_summary(void)
                     "2 scalable units of 4 nodes, oversubscription 2:1");
 }
 
+/* Ratios as fabrics are quoted: "3:2" was refused though the message asked for "a ratio
+ * from 1 to 64" (only N:1 was read). */
+static void
+test_oversubscription_ratios(void)
+{
+    static const struct {
+        const char *text;
+        double value; /* 0: refused */
+    } cases[] = {{"2", 2.0},   {"1.5", 1.5}, {"2:1", 2.0}, {"3:2", 1.5}, {"64:1", 64.0},
+                 {"1", 1.0},   {"2:3", 0},   {"2:0", 0},   {"0:0", 0},   {"65", 0},
+                 {"3:", 0},    {":2", 0},    {"2:1x", 0},  {"nan", 0},   {"-2:-1", 0},
+                 {"1e300", 0}, {"inf:1", 0}, {"", 0}};
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        double v = -1;
+        gboolean ok = rs_topology_parse_oversubscription(cases[i].text, &v);
+        g_assert_cmpint(ok, ==, cases[i].value > 0);
+        if (ok)
+            g_assert_cmpfloat(v, ==, cases[i].value);
+        else
+            g_assert_cmpfloat(v, ==, -1);
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -540,6 +563,7 @@ main(int argc, char **argv)
         g_test_add_data_func(path, &override_errors[i], test_override_error);
     }
     g_test_add_func("/topology/summary", test_summary);
+    g_test_add_func("/topology/oversubscription-ratios", test_oversubscription_ratios);
     g_test_add_func("/topology/copy-rates", test_copy_rates);
     g_test_add_func("/topology/gpu-costs", test_gpu_costs);
     return g_test_run();

@@ -95,21 +95,31 @@ read_oversubscription(RsYaml *yaml, yaml_node_t *fabric, double *out, GError **e
                           "expected a single value");
         return FALSE;
     }
-    char *end = NULL;
-    double value = g_ascii_strtod(text, &end);
-    gboolean ok =
-        end != text && isfinite(value) && value >= 1.0 && value <= RS_TOPOLOGY_MAX_OVERSUBSCRIPTION;
-    if (ok && *end == ':') {
-        /* "N:1": only a ratio to one is a plain oversubscription factor. */
-        const char *denominator = end + 1;
-        double d = g_ascii_strtod(denominator, &end);
-        ok = end != denominator && d == 1.0;
-    }
-    if (!ok || *end != '\0') {
+    if (!rs_topology_parse_oversubscription(text, out)) {
         rs_yaml_set_error(yaml, node, "fabric", "oversubscription", error, RS_YAML_ERROR_VALUE,
-                          "\"%s\": expected a ratio from 1 to 64 such as 1, 2 or \"2:1\"", text);
+                          "\"%s\": %s", text, RS_TOPOLOGY_OVERSUBSCRIPTION_EXPECTED);
         return FALSE;
     }
+    return TRUE;
+}
+
+gboolean
+rs_topology_parse_oversubscription(const char *text, double *out)
+{
+    char *end = NULL;
+    double value = g_ascii_strtod(text, &end);
+    if (end == text || !isfinite(value) || value <= 0)
+        return FALSE;
+    if (*end == ':') {
+        /* "A:B", as fabrics are quoted (2:1, 3:2): the quotient. */
+        const char *denominator = end + 1;
+        double d = g_ascii_strtod(denominator, &end);
+        if (end == denominator || !isfinite(d) || d <= 0)
+            return FALSE;
+        value /= d;
+    }
+    if (*end != '\0' || !(value >= 1.0 && value <= RS_TOPOLOGY_MAX_OVERSUBSCRIPTION))
+        return FALSE;
     *out = value;
     return TRUE;
 }

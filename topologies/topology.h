@@ -68,6 +68,20 @@ typedef enum {
  * training cluster is built with (1:1 to 4:1 in practice). */
 #define RS_TOPOLOGY_MAX_OVERSUBSCRIPTION 64.0
 
+/**
+ * rs_topology_parse_oversubscription:
+ * @text: "2", "1.5", "2:1" or "3:2": a leaf's downlink over its uplink bandwidth
+ * @out: (out): the ratio, from 1 to RS_TOPOLOGY_MAX_OVERSUBSCRIPTION
+ *
+ * Returns: FALSE (and leaves @out) when @text is not a number or a ratio A:B of positive
+ * finite numbers whose quotient lies from 1 to RS_TOPOLOGY_MAX_OVERSUBSCRIPTION.
+ */
+gboolean rs_topology_parse_oversubscription(const char *text, double *out);
+
+/* The wording both readers use for a value rs_topology_parse_oversubscription() refuses. */
+#define RS_TOPOLOGY_OVERSUBSCRIPTION_EXPECTED \
+    "expected a ratio from 1 to 64 such as 2, 1.5, 2:1 or 3:2"
+
 typedef struct {
     RsLinkKind kind;
     double bw_bytes_per_s; /* peak bandwidth of this direction, bytes/s */
