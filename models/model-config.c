@@ -109,6 +109,49 @@ rs_model_config_has(RsModelConfig *config, const char *key)
     return e != NULL && e->value != NULL;
 }
 
+/* Levenshtein distance of @a and @b (insertions, deletions, substitutions), capped at
+ * @cap + 1: enough to tell a misspelt key (distance 1 or 2) from another field. */
+static guint
+edit_distance(const char *a, const char *b, guint cap)
+{
+    gsize n = strlen(a), m = strlen(b);
+    if (n > 128 || m > 128 || (n > m ? n - m : m - n) > cap)
+        return cap + 1;
+    guint row[129];
+    for (gsize j = 0; j <= m; j++)
+        row[j] = (guint)j;
+    for (gsize i = 1; i <= n; i++) {
+        guint diag = row[0], best = (guint)i;
+        row[0] = (guint)i;
+        for (gsize j = 1; j <= m; j++) {
+            guint up = row[j];
+            guint v = MIN(MIN(row[j] + 1, row[j - 1] + 1), diag + (a[i - 1] != b[j - 1]));
+            row[j] = v;
+            diag = up;
+            best = MIN(best, v);
+        }
+        if (best > cap)
+            return cap + 1;
+    }
+    return MIN(row[m], cap + 1);
+}
+
+/* A key of the file that no reader has taken and that is @key misspelt (at most 2 edits),
+ * or NULL: the file's first such key. */
+static ConfigEntry *
+find_misspelling(RsModelConfig *config, const char *key, const char **key_out)
+{
+    for (guint i = 0; i < config->order->len; i++) {
+        const char *other = g_ptr_array_index(config->order, i);
+        ConfigEntry *e = g_hash_table_lookup(config->entries, other);
+        if (!e->consumed && edit_distance(key, other, 2) <= 2) {
+            *key_out = other;
+            return e;
+        }
+    }
+    return NULL;
+}
+
 void
 rs_model_config_set_error(RsModelConfig *config, const char *key, GError **error,
                           const char *format, ...)
@@ -118,6 +161,19 @@ rs_model_config_set_error(RsModelConfig *config, const char *key, GError **error
     g_autofree char *message = g_strdup_vprintf(format, args);
     va_end(args);
     ConfigEntry *e = key ? g_hash_table_lookup(config->entries, key) : NULL;
+    /* A required key the file lacks may stand there misspelt: name it where it stands (the
+     * check for unknown keys comes after the family's reads, too late to name it first). */
+    const char *near_key = NULL;
+    ConfigEntry *near = key != NULL && e == NULL &&
+                                g_str_has_prefix(message, "required field is missing")
+                            ? find_misspelling(config, key, &near_key)
+                            : NULL;
+    if (near != NULL) {
+        g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
+                    "%s: %s: %s; is %s here a typo for it?", near->where, key, message,
+                    near_key);
+        return;
+    }
     g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG, "%s: %s%s%s",
                 e ? e->where : config->source, key ? key : "", key ? ": " : "", message);
 }
@@ -212,7 +268,8 @@ config_find(RsModelConfig *config, const char *key, gboolean required, ConfigEnt
     if (e == NULL || e->value == NULL) {
         *entry_out = NULL;
         if (required) {
-            /* Present without a value ("name:", null) is not missing: say which. */
+            /* Present without a value ("name:", null) is not missing: say which (a key
+             * misspelt is named by rs_model_config_set_error()). */
             rs_model_config_set_error(config, key, error,
                                       e == NULL ? "required field is missing"
                                                 : "required field has no value (empty or null)");

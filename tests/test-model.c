@@ -1091,6 +1091,14 @@ test_config_json_errors(void)
                                            NULL}},
         {"{\"hidden_size\": 8}", RS_MODEL_ERROR_CONFIG,
          {"config.json: model_type: required field is missing", NULL}},
+        /* A misspelt required key was reported as missing, with no line and no word of the
+         * typo (the check for unknown keys comes after the reads). */
+        {"{\"model_type\": \"llama\",\n \"hidden_size\": 4096,\n \"num_hidden_layers\": 2,\n"
+         " \"num_attention_heads\": 32, \"vocab_size\": 100,\n \"intermediate_sise\": 10}",
+         RS_MODEL_ERROR_CONFIG,
+         {"config.json:5:2: intermediate_size: required field is missing; is intermediate_sise "
+          "here a typo for it?",
+          NULL}},
         {"{\"model_type\": \"kimi_k3\", \"text_config\": {\"hidden_size\": 64,\n"
          "  \"num_hidden_layers\": 4, \"num_attention_heads\": 2, \"vocab_size\": 10,\n"
          "  \"moe_intermediate_size\": 8, \"num_experts\": 4, \"num_experts_per_token\": 2,\n"
