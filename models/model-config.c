@@ -484,12 +484,25 @@ rs_model_config_check_consumed(RsModelConfig *config, GError **error)
 
 /* --- a model YAML --- */
 
+/* The most values (mappings, lists and scalars, aliases counted each time they are used) a
+ * model YAML may hold: the shipped ones hold at most a few hundred. */
+#define MODEL_YAML_MAX_VALUES 100000
+
 static gboolean
 yaml_flatten(RsYaml *yaml, RsModelConfig *config, const char *path, const char *key,
-             yaml_node_t *v, GError **error)
+             yaml_node_t *v, guint *budget, GError **error)
 {
     g_autofree char *where =
         g_strdup_printf("%s:%zu:%zu", path, v->start_mark.line + 1, v->start_mark.column + 1);
+    if (*budget == 0) {
+        /* Aliases of aliases expand 10 times per level (a 1 KB file took 5 GB and a minute
+         * before its first key was checked). */
+        g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
+                    "%s: %s: the file expands to more than %u values (aliases of aliases?)",
+                    where, key, MODEL_YAML_MAX_VALUES);
+        return FALSE;
+    }
+    (*budget)--;
     if (v->type == YAML_MAPPING_NODE) {
         if (!rs_yaml_check_unique_keys(yaml, v, key, error))
             return FALSE;
@@ -498,7 +511,7 @@ yaml_flatten(RsYaml *yaml, RsModelConfig *config, const char *path, const char *
             const char *sub = rs_yaml_scalar_value(rs_yaml_node_at(yaml, pair->key));
             g_autofree char *full = g_strdup_printf("%s.%s", key, sub ? sub : "?");
             if (!yaml_flatten(yaml, config, path, full, rs_yaml_node_at(yaml, pair->value),
-                              error))
+                              budget, error))
                 return FALSE;
         }
         return TRUE;
@@ -523,7 +536,8 @@ yaml_flatten(RsYaml *yaml, RsModelConfig *config, const char *path, const char *
         for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
              it++, i++) {
             g_autofree char *full = g_strdup_printf("%s.%u", key, i);
-            if (!yaml_flatten(yaml, config, path, full, rs_yaml_node_at(yaml, *it), error))
+            if (!yaml_flatten(yaml, config, path, full, rs_yaml_node_at(yaml, *it), budget,
+                              error))
                 return FALSE;
         }
         return TRUE;
@@ -544,6 +558,7 @@ rs_model_config_load_yaml(RsModelConfig *config, const char *path, GError **erro
     yaml_node_t *root = rs_yaml_get_root_mapping(yaml, error);
     if (root == NULL || !rs_yaml_check_unique_keys(yaml, root, NULL, error))
         return FALSE;
+    guint budget = MODEL_YAML_MAX_VALUES;
     for (yaml_node_pair_t *pair = root->data.mapping.pairs.start;
          pair < root->data.mapping.pairs.top; pair++) {
         yaml_node_t *k = rs_yaml_node_at(yaml, pair->key);
@@ -553,7 +568,8 @@ rs_model_config_load_yaml(RsModelConfig *config, const char *path, GError **erro
                               "expected a plain key");
             return FALSE;
         }
-        if (!yaml_flatten(yaml, config, path, key, rs_yaml_node_at(yaml, pair->value), error))
+        if (!yaml_flatten(yaml, config, path, key, rs_yaml_node_at(yaml, pair->value), &budget,
+                          error))
             return FALSE;
     }
     return TRUE;

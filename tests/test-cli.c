@@ -989,6 +989,19 @@ static const CliCase cli_cases[] = {
      {"s.yaml:4:14: infer_dtype: c64 is complex: Qwen3-30B-A3B's floating-point weights would "
       "lose their values (floating-point to complex)",
       NULL}},
+    /* Aliases of aliases: a 1 KB model YAML took 5 GB and a minute before its first key
+     * was checked (each level 10 times the last). */
+    {{"models", "--model", "@", NULL},
+     "bomb.yaml",
+     "zz0: &z0 [a, a, a, a, a, a, a, a, a, a]\n"
+     "zz1: &z1 [*z0, *z0, *z0, *z0, *z0, *z0, *z0, *z0, *z0, *z0]\n"
+     "zz2: &z2 [*z1, *z1, *z1, *z1, *z1, *z1, *z1, *z1, *z1, *z1]\n"
+     "zz3: &z3 [*z2, *z2, *z2, *z2, *z2, *z2, *z2, *z2, *z2, *z2]\n"
+     "zz4: &z4 [*z3, *z3, *z3, *z3, *z3, *z3, *z3, *z3, *z3, *z3]\n"
+     "zz5: &z5 [*z4, *z4, *z4, *z4, *z4, *z4, *z4, *z4, *z4, *z4]\n"
+     "zz6: &z6 [*z5, *z5, *z5, *z5, *z5, *z5, *z5, *z5, *z5, *z5]\n",
+     2,
+     {"the file expands to more than 100000 values (aliases of aliases?)", NULL}},
     /* An empty --plot prefix (or a folder's) wrote hidden .dat, .gp, .png and .svg. */
     {{"compare", "pred.csv", "meas.csv", "--plot", "", NULL},
      NULL,
