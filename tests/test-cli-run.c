@@ -279,7 +279,7 @@ static const BadCase bad_cases[] = {
     /* The default scenario is far too big for one machine: refused before allocating. */
     {{"run", NULL}, "more than the"},
     {{"simulate", "--layers", "3-x", NULL}, "--layers: layers \"3-x\""},
-    {{"calibrate", "--ranks", "1", NULL}, "--ranks 1: must be at least 2"},
+    {{"calibrate", "--ranks", "1", NULL}, "--ranks 1: must be an integer from 2 to 262144"},
     {{"calibrate", "--sizes", "4KiB,0B", NULL}, "--sizes: 0B is outside"},
     {{"calibrate", "--copy-runs", "64B,32B", NULL},
      "--copy-runs: run lengths must increase (32 B after 64 B)"},

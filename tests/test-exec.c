@@ -440,8 +440,16 @@ test_bad_options(void)
     g_clear_error(&error);
     /* The pack buffers count what one operation of this plan packs (its messages of at
      * most 128 bytes take a 4 KiB buffer), not the chunk: 512 bytes of shards + 2 ranks ×
-     * window 8 × 4 KiB, at a 1 GiB chunk too (that counted 2 × 8 × 1 GiB and was refused). */
-    guint64 need = 512 + 2 * 8 * 4096;
+     * window 8 × 4 KiB, at a 1 GiB chunk too (that counted 2 × 8 × 1 GiB and was refused),
+     * + the host transport's queues for 2 ranks whose messages go both ways (2 pairs). */
+    gboolean pair[2][2] = {{FALSE}};
+    for (guint m = 0; m < rs_plan_get_n_messages(plan); m++) {
+        const RsMessage *msg = rs_plan_get_message(plan, m);
+        if (msg->src != msg->dst)
+            pair[msg->src][msg->dst] = TRUE;
+    }
+    g_assert_true(pair[0][1] && pair[1][0]);
+    guint64 need = 512 + 2 * 8 * 4096 + rs_transport_get_launch_bytes(tr, 2, 2);
     RsExecOptions exact = {.chunk_bytes = G_GUINT64_CONSTANT(1) << 30, .memory_limit_bytes = need};
     g_assert_true(rs_exec_run(tr, plan, refit, &exact, &res, &error));
     g_assert_no_error(error);
