@@ -9,6 +9,7 @@
  * side, resolved by rs_scenario_build_side() (layout/scenario.h), the same code that
  * loads the model and resolves each side for simulate, plan and run. */
 #include "cli/cli.h"
+#include "cli/topology-args.h"
 
 #include "analysis/report.h"
 #include "cli/model-args.h"
@@ -211,6 +212,7 @@ run_model(const char *cmd, RsFormat format)
     if (!rs_scenario_build_side(scenario, side, &build, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     rs_cli_print_model_warnings(cmd, build.model);
+    rs_cli_print_topology_warnings(build.topology);
     const RsModel *model = build.model;
     const RsConvention *conv = opt_train ? scenario->train : scenario->infer;
     GArray *gpus = opt_train ? scenario->train_gpus : scenario->infer_gpus;

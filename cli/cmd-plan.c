@@ -127,6 +127,7 @@ load_model_work(Work *w, GError **error)
     if (scenario == NULL || !rs_scenario_build(scenario, &w->build, error))
         return FALSE;
     rs_cli_print_model_warnings("plan", w->build.model);
+    rs_cli_print_topology_warnings(w->build.topology);
     w->refit = w->build.refit;
     w->topology = w->build.topology;
     g_autofree char *train = rs_convention_format(scenario->train);

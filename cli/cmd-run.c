@@ -333,6 +333,7 @@ load_work(Work *w, GError **error)
     if (scenario == NULL || !rs_scenario_build(scenario, &w->build, error))
         return FALSE;
     rs_cli_print_model_warnings("run", w->build.model);
+    rs_cli_print_topology_warnings(w->build.topology);
     w->refit = w->build.refit;
     w->topology = w->build.topology;
     if (!rs_exec_check_refit(w->refit, error))

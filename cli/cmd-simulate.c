@@ -573,7 +573,9 @@ load_messages_topology(GError **error)
     if (tpath == NULL)
         return NULL;
     rs_cli_note_input(tpath);
-    return rs_topology_load_file(tpath, &ov, error);
+    RsTopology *topo = rs_topology_load_file(tpath, &ov, error);
+    rs_cli_print_topology_warnings(topo);
+    return topo;
 }
 
 /* The message list of --messages, at least one row. */
@@ -1157,6 +1159,7 @@ run_scenario(const char *cmd, const Settings *set)
     if (!rs_scenario_build(scenario, &build, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     rs_cli_print_model_warnings(cmd, build.model);
+    rs_cli_print_topology_warnings(build.topology);
     RsPlanOptions plan_options;
     int code;
     if (!parse_plan_options(&plan_options, build.topology, &req.relays, &error))

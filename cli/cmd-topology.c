@@ -103,6 +103,7 @@ run(int argc, char **argv)
     g_autoptr(RsTopology) topo = rs_topology_load_file(path, &ov, &error);
     if (topo == NULL)
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    rs_cli_print_topology_warnings(topo);
     g_autoptr(GString) out = g_string_new(NULL);
     rs_report_topology(topo, opt_links, format, out);
     fputs(out->str, stdout);

@@ -78,6 +78,14 @@ rs_topology_args_get(RsTopologyOverrides *ov, GError **error)
     return TRUE;
 }
 
+void
+rs_cli_print_topology_warnings(const RsTopology *topo)
+{
+    for (guint i = 0; topo != NULL && i < rs_topology_get_n_warnings(topo); i++)
+        rs_cli_printerr("%s: warning: %s\n", g_get_prgname() ? g_get_prgname() : "reshard",
+                        rs_topology_get_warning(topo, i));
+}
+
 RsTopology *
 rs_topology_args_load(const char *name, GError **error)
 {
@@ -88,5 +96,7 @@ rs_topology_args_load(const char *name, GError **error)
     if (!rs_topology_args_get(&ov, error))
         return NULL;
     rs_cli_note_input(path);
-    return rs_topology_load_file(path, &ov, error);
+    RsTopology *topo = rs_topology_load_file(path, &ov, error);
+    rs_cli_print_topology_warnings(topo);
+    return topo;
 }

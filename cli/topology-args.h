@@ -29,6 +29,16 @@ GOptionGroup *rs_topology_args_group_new(void);
 gboolean rs_topology_args_get(RsTopologyOverrides *ov, GError **error);
 
 /**
+ * rs_cli_print_topology_warnings:
+ * @topo: (nullable): a loaded topology
+ *
+ * Prints the defaults its file's loading took (rs_topology_get_warning()) on stderr,
+ * "reshard CMD: warning: …" (the program name g_get_prgname() holds), one a line: a
+ * default is said, never silent, as for a model's (rs_cli_print_model_warnings()).
+ */
+void rs_cli_print_topology_warnings(const RsTopology *topo);
+
+/**
  * rs_topology_args_load:
  * @name: a shipped topology name or a path
  * @error: RS_DATA_ERROR (not found), RS_YAML_ERROR (a bad file), or the errors of

@@ -6,6 +6,7 @@
  * switch 0.25 us, oversubscription 2:1 (uplinks 4 × 10 / 2 = 20 GB/s), overhead 1 us.
  * tests/data/two-node.yaml: the foundation's format (no pcie, no fabric sections). */
 #include "topologies/topology.h"
+#include "base/data.h"
 
 #include <glib/gstdio.h>
 #include <math.h>
@@ -512,6 +513,53 @@ test_summary(void)
                     "2 scalable units of 4 nodes, oversubscription 2:1");
 }
 
+/* Defaults for keys a file omits were taken silently (efficiency 1.0, latency 0 us, PXN
+ * off, no per-message cost): each is now a warning naming the key and the value taken;
+ * the fabric's only when nodes of several NVLink domains use it. */
+static void
+test_default_warnings(void)
+{
+    const char *base = "name: w\nnodes: 2\ngpus_per_node: 2\n"
+                       "nvlink: {bandwidth: 100 GB/s}\n"
+                       "nic: {bandwidth: 10 GB/s, efficiency: 0.5, latency: 1 us}\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsTopology) t = rs_topology_load_string(base, "w.yaml", NULL, &error);
+    g_assert_no_error(error);
+    const char *want[] = {
+        "w.yaml: nvlink.efficiency not given: taking 1.0 (the full nominal bandwidth)",
+        "w.yaml: nvlink.latency not given: taking 0 us",
+        "w.yaml: software.message_overhead not given: taking 0 us (no cost per message)",
+        "w.yaml: fabric not given: taking one scalable unit of every node, oversubscription "
+        "1:1, switch latency 0 us, PXN off"};
+    g_assert_cmpuint(rs_topology_get_n_warnings(t), ==, G_N_ELEMENTS(want));
+    for (guint i = 0; i < G_N_ELEMENTS(want); i++)
+        g_assert_cmpstr(rs_topology_get_warning(t, i), ==, want[i]);
+    /* One NVLink domain: the fabric carries nothing, so its defaults are not said. */
+    RsTopologyOverrides one = {.n_nodes = 1};
+    g_autoptr(RsTopology) single = rs_topology_load_string(base, "w.yaml", &one, &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(rs_topology_get_n_warnings(single), ==, 3);
+    /* A fabric section without switch_latency and pxn names each. */
+    g_autofree char *partial = g_strconcat(base, "fabric: {oversubscription: 2}\n"
+                                                 "software: {message_overhead: 1 us}\n", NULL);
+    g_autoptr(RsTopology) p = rs_topology_load_string(partial, "w.yaml", NULL, &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(rs_topology_get_n_warnings(p), ==, 4);
+    g_assert_cmpstr(rs_topology_get_warning(p, 2), ==,
+                    "w.yaml: fabric.switch_latency not given: taking 0 us");
+    g_assert_cmpstr(rs_topology_get_warning(p, 3), ==,
+                    "w.yaml: fabric.pxn not given: taking false (no PXN)");
+    /* The shipped topologies state every one. */
+    const char *shipped[] = {"dgx-h100", "dgx-b200", "gb200-nvl72", "gb300-nvl72"};
+    for (guint i = 0; i < G_N_ELEMENTS(shipped); i++) {
+        g_autofree char *path = rs_data_find("topologies", shipped[i], &error);
+        g_assert_no_error(error);
+        g_autoptr(RsTopology) s = rs_topology_load_file(path, NULL, &error);
+        g_assert_no_error(error);
+        g_assert_cmpuint(rs_topology_get_n_warnings(s), ==, 0);
+    }
+}
+
 /* Ratios as fabrics are quoted: "3:2" was refused though the message asked for "a ratio
  * from 1 to 64" (only N:1 was read). */
 static void
@@ -564,6 +612,7 @@ main(int argc, char **argv)
     }
     g_test_add_func("/topology/summary", test_summary);
     g_test_add_func("/topology/oversubscription-ratios", test_oversubscription_ratios);
+    g_test_add_func("/topology/default-warnings", test_default_warnings);
     g_test_add_func("/topology/copy-rates", test_copy_rates);
     g_test_add_func("/topology/gpu-costs", test_gpu_costs);
     return g_test_run();

@@ -54,33 +54,10 @@ struct _RsTopology {
     guint n_links;
     RsLink *links;
     guint8 *dominated;
+    GPtrArray *warnings; /* (element-type utf8): defaults taken for keys the file omits */
 };
 
 /* --- reading --- */
-
-static gboolean
-read_link_class(RsYaml *yaml, yaml_node_t *root, const char *section, gboolean required,
-                LinkClass *link, gboolean *present, GError **error)
-{
-    static const char *const keys[] = {"bandwidth", "efficiency", "latency", NULL};
-    yaml_node_t *map = rs_yaml_lookup(yaml, root, section);
-    *present = map != NULL;
-    if (map == NULL) {
-        if (!required)
-            return TRUE;
-        rs_yaml_set_error(yaml, root, NULL, section, error, RS_YAML_ERROR_MISSING,
-                          "required section is missing");
-        return FALSE;
-    }
-    link->efficiency = 1.0;
-    link->latency_s = 0.0;
-    return rs_yaml_check_keys(yaml, map, section, keys, error) &&
-           rs_yaml_read_bandwidth(yaml, map, section, "bandwidth", TRUE, &link->bw_bytes_per_s,
-                                  error) &&
-           rs_yaml_read_double(yaml, map, section, "efficiency", FALSE, 1e-6, 1.0,
-                               &link->efficiency, error) &&
-           rs_yaml_read_duration(yaml, map, section, "latency", FALSE, &link->latency_s, error);
-}
 
 /* "2", "2.5" or "2:1": leaf downlink over uplink bandwidth, >= 1. */
 static gboolean
@@ -255,7 +232,55 @@ typedef struct {
     gboolean pxn;
     gboolean has_pcie;
     LinkClass nvlink, pcie, nic;
+    gboolean has_fabric, has_switch_latency, has_pxn;
+    const char *path;
+    GPtrArray *warnings; /* (element-type utf8) (owned): defaults taken, one line each */
 } TopologyFile;
+
+/* Notes that @f took a default for @field: "PATH: field not given: taking ...". */
+G_GNUC_PRINTF(3, 4)
+static void
+note_default(TopologyFile *f, const char *field, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    g_autofree char *taking = g_strdup_vprintf(format, args);
+    va_end(args);
+    g_ptr_array_add(f->warnings,
+                    g_strdup_printf("%s: %s not given: taking %s", f->path, field, taking));
+}
+
+static gboolean
+read_link_class(RsYaml *yaml, yaml_node_t *root, const char *section, gboolean required,
+                LinkClass *link, gboolean *present, TopologyFile *f, GError **error)
+{
+    static const char *const keys[] = {"bandwidth", "efficiency", "latency", NULL};
+    yaml_node_t *map = rs_yaml_lookup(yaml, root, section);
+    *present = map != NULL;
+    if (map == NULL) {
+        if (!required)
+            return TRUE;
+        rs_yaml_set_error(yaml, root, NULL, section, error, RS_YAML_ERROR_MISSING,
+                          "required section is missing");
+        return FALSE;
+    }
+    link->efficiency = 1.0;
+    link->latency_s = 0.0;
+    if (!rs_yaml_check_keys(yaml, map, section, keys, error) ||
+        !rs_yaml_read_bandwidth(yaml, map, section, "bandwidth", TRUE, &link->bw_bytes_per_s,
+                                error) ||
+        !rs_yaml_read_double(yaml, map, section, "efficiency", FALSE, 1e-6, 1.0,
+                             &link->efficiency, error) ||
+        !rs_yaml_read_duration(yaml, map, section, "latency", FALSE, &link->latency_s, error))
+        return FALSE;
+    g_autofree char *efficiency = g_strconcat(section, ".efficiency", NULL);
+    g_autofree char *latency = g_strconcat(section, ".latency", NULL);
+    if (rs_yaml_lookup(yaml, map, "efficiency") == NULL)
+        note_default(f, efficiency, "1.0 (the full nominal bandwidth)");
+    if (rs_yaml_lookup(yaml, map, "latency") == NULL)
+        note_default(f, latency, "0 us");
+    return TRUE;
+}
 
 /* name, description, nodes, gpus_per_node and nodes_per_nvlink_domain. */
 static gboolean
@@ -352,9 +377,9 @@ static gboolean
 read_link_classes(RsYaml *yaml, yaml_node_t *root, TopologyFile *f, GError **error)
 {
     gboolean has_nvlink, has_nic;
-    return read_link_class(yaml, root, "nvlink", TRUE, &f->nvlink, &has_nvlink, error) &&
-           read_link_class(yaml, root, "pcie", FALSE, &f->pcie, &f->has_pcie, error) &&
-           read_link_class(yaml, root, "nic", TRUE, &f->nic, &has_nic, error);
+    return read_link_class(yaml, root, "nvlink", TRUE, &f->nvlink, &has_nvlink, f, error) &&
+           read_link_class(yaml, root, "pcie", FALSE, &f->pcie, &f->has_pcie, f, error) &&
+           read_link_class(yaml, root, "nic", TRUE, &f->nic, &has_nic, f, error);
 }
 
 /* fabric {scalable_unit_nodes, oversubscription, switch_latency, uplink_efficiency, pxn}. */
@@ -370,6 +395,9 @@ read_fabric(RsYaml *yaml, yaml_node_t *root, TopologyFile *f, GError **error)
     yaml_node_t *fabric = rs_yaml_lookup(yaml, root, "fabric");
     if (fabric == NULL)
         return TRUE;
+    f->has_fabric = TRUE;
+    f->has_switch_latency = rs_yaml_lookup(yaml, fabric, "switch_latency") != NULL;
+    f->has_pxn = rs_yaml_lookup(yaml, fabric, "pxn") != NULL;
     return rs_yaml_check_keys(yaml, fabric, "fabric", fabric_keys, error) &&
            rs_yaml_read_int64(yaml, fabric, "fabric", "scalable_unit_nodes", FALSE, 1, 1 << 20,
                               &f->su_nodes, error) &&
@@ -389,6 +417,8 @@ read_software(RsYaml *yaml, yaml_node_t *root, TopologyFile *f, GError **error)
     static const char *const software_keys[] = {"message_overhead", "chunk_overhead",
                                                 "chunk_size", NULL};
     yaml_node_t *software = rs_yaml_lookup(yaml, root, "software");
+    if (software == NULL || rs_yaml_lookup(yaml, software, "message_overhead") == NULL)
+        note_default(f, "software.message_overhead", "0 us (no cost per message)");
     if (software == NULL)
         return TRUE;
     if (!rs_yaml_check_keys(yaml, software, "software", software_keys, error) ||
@@ -546,6 +576,8 @@ read_topology_fields(RsYaml *yaml, TopologyFile *f, GArray **copy_runs, yaml_nod
         return FALSE;
     *root_out = root;
     memset(f, 0, sizeof *f);
+    f->path = rs_yaml_get_path(yaml);
+    f->warnings = g_ptr_array_new_with_free_func(g_free);
     f->gpu_model = "GPU";
     f->description = "";
     f->nodes_per_domain = 1;
@@ -563,11 +595,31 @@ topology_from_yaml(RsYaml *yaml, const RsTopologyOverrides *overrides, GError **
     TopologyFile f;
     yaml_node_t *root = NULL;
     g_autoptr(GArray) copy_runs = NULL;
-    if (!read_topology_fields(yaml, &f, &copy_runs, &root, error) ||
-        !apply_overrides(&f, overrides, path, error) ||
-        !check_sizes(&f, yaml, root, overrides, path, error))
+    gboolean ok = read_topology_fields(yaml, &f, &copy_runs, &root, error) &&
+                  apply_overrides(&f, overrides, path, error) &&
+                  check_sizes(&f, yaml, root, overrides, path, error);
+    if (!ok) {
+        if (f.warnings != NULL)
+            g_ptr_array_unref(f.warnings);
         return NULL;
-    return topology_new_from_file(&f, g_steal_pointer(&copy_runs));
+    }
+    /* The fabric's defaults matter once nodes of several NVLink domains talk over it. */
+    gint64 per_domain = MAX(f.nodes_per_domain, 1);
+    if (f.n_nodes > per_domain) {
+        if (!f.has_fabric)
+            note_default(&f, "fabric",
+                         "one scalable unit of every node, oversubscription 1:1, switch "
+                         "latency 0 us, PXN off");
+        else {
+            if (!f.has_switch_latency)
+                note_default(&f, "fabric.switch_latency", "0 us");
+            if (!f.has_pxn)
+                note_default(&f, "fabric.pxn", "false (no PXN)");
+        }
+    }
+    RsTopology *topo = topology_new_from_file(&f, g_steal_pointer(&copy_runs));
+    topo->warnings = f.warnings;
+    return topo;
 }
 
 gboolean
@@ -577,7 +629,11 @@ rs_topology_check_file(const char *path, GError **error)
     TopologyFile f;
     yaml_node_t *root = NULL;
     g_autoptr(GArray) copy_runs = NULL;
-    return yaml != NULL && read_topology_fields(yaml, &f, &copy_runs, &root, error);
+    memset(&f, 0, sizeof f);
+    gboolean ok = yaml != NULL && read_topology_fields(yaml, &f, &copy_runs, &root, error);
+    if (f.warnings != NULL)
+        g_ptr_array_unref(f.warnings);
+    return ok;
 }
 
 static RsLink
@@ -678,6 +734,19 @@ rs_topology_load_string(const char *text, const char *name, const RsTopologyOver
     return yaml ? topology_from_yaml(yaml, overrides, error) : NULL;
 }
 
+guint
+rs_topology_get_n_warnings(const RsTopology *topo)
+{
+    return topo->warnings != NULL ? topo->warnings->len : 0;
+}
+
+const char *
+rs_topology_get_warning(const RsTopology *topo, guint index)
+{
+    g_return_val_if_fail(index < rs_topology_get_n_warnings(topo), NULL);
+    return g_ptr_array_index(topo->warnings, index);
+}
+
 void
 rs_topology_free(RsTopology *topo)
 {
@@ -691,6 +760,8 @@ rs_topology_free(RsTopology *topo)
     g_free(topo->job);
     if (topo->copy_runs != NULL)
         g_array_unref(topo->copy_runs);
+    if (topo->warnings != NULL)
+        g_ptr_array_unref(topo->warnings);
     g_free(topo);
 }
 

@@ -230,6 +230,25 @@ RsTopology *rs_topology_load_string(const char *text, const char *name,
 void rs_topology_free(RsTopology *topo);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(RsTopology, rs_topology_free)
 
+/**
+ * rs_topology_get_n_warnings:
+ *
+ * Returns: how many defaults the file's loading took for keys it omits that change the
+ * figures: a link class's efficiency (1.0) or latency (0 us), software.message_overhead
+ * (0 us), and, when nodes of more than one NVLink domain share the fabric, the fabric
+ * section or its switch_latency (0 us) and pxn (false). The shipped topologies state them
+ * all; a calibrated one (one node) states what it measured.
+ */
+guint rs_topology_get_n_warnings(const RsTopology *topo);
+
+/**
+ * rs_topology_get_warning:
+ * @index: below rs_topology_get_n_warnings()
+ *
+ * Returns: (transfer none): "PATH: nvlink.efficiency not given: taking 1.0 (...)".
+ */
+const char *rs_topology_get_warning(const RsTopology *topo, guint index);
+
 /** rs_topology_get_name: Returns: (transfer none): the topology's name. */
 const char *rs_topology_get_name(const RsTopology *topo);
 /** rs_topology_get_description: Returns: (transfer none): one line, "" when none. */
