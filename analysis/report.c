@@ -669,6 +669,13 @@ static void
 json_simulate_work(JsonBuilder *b, const RsSimulateReport *r)
 {
     JSON_STRING(b, "scenario", r->scenario_name);
+    /* The flags that replaced parts of it, or null: the name alone said the default
+     * scenario for a run whose every part came from the command line. */
+    json_builder_set_member_name(b, "scenario_overrides");
+    if (r->scenario_overrides != NULL)
+        json_builder_add_string_value(b, r->scenario_overrides);
+    else
+        json_builder_add_null_value(b);
     json_builder_set_member_name(b, "model");
     json_builder_begin_object(b);
     JSON_STRING(b, "name", rs_model_get_name(r->model));

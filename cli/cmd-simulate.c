@@ -1106,7 +1106,15 @@ simulate_scenario(const char *cmd, const Settings *set, const RsScenario *scenar
         n_rows += req->row[i];
     if (!check_candidate_outputs(tried, n_tried, n_rows > 1, set->use_flow, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    CandidateOutputs outputs = {build->topology, scenario->name, n_rows > 1, FALSE, 0, 0,
+    /* The traces' metadata names the scenario as the table's header does: with the flags
+     * that replaced parts of it (it said "deepseek-v3-h100" for a run whose model, layouts
+     * and topology all came from the command line). */
+    g_autofree char *overrides = rs_scenario_args_format_overrides(&sargs);
+    g_autofree char *scenario_text =
+        overrides ? g_strdup_printf("%s (with %s from the command line)", scenario->name,
+                                    overrides)
+                  : g_strdup(scenario->name);
+    CandidateOutputs outputs = {build->topology, scenario_text, n_rows > 1, FALSE, 0, 0,
                                 g_get_monotonic_time()};
     RsEvaluatorOptions eo = {build->refit, build->topology,
                              set->use_flow ? &set->flow_options : NULL,

@@ -3215,6 +3215,37 @@ test_output_write_error(void)
     }
 }
 
+/* The records name the scenario with what the command line replaced: the JSON said
+ * "deepseek-v3-h100" and nothing else, and a trace's .meta the same, for runs whose parts
+ * all came from flags. */
+static void
+test_scenario_overrides_recorded(void)
+{
+    g_autofree char *dir = make_temp_dir();
+    g_autofree char *trace = g_build_filename(dir, "tr.csv", NULL);
+    const char *args[] = {"simulate", "--scenario", "qwen3-30b-colocated", "--layers", "3-3",
+                          "--strategy", "direct", "--trace", trace, "--format", "json", "-q",
+                          NULL};
+    RunResult r = run_reshard(args);
+    assert_exit_code(&r, 0);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    JsonObject *root = parse_json(parser, r.out);
+    g_assert_cmpstr(json_object_get_string_member(root, "scenario"), ==, "qwen3-30b-colocated");
+    g_assert_cmpstr(json_object_get_string_member(root, "scenario_overrides"), ==, "--layers");
+    run_result_clear(&r);
+    g_autofree char *meta_path = g_strconcat(trace, ".meta", NULL);
+    g_autofree char *meta = read_file(meta_path);
+    assert_contains(meta, "scenario=qwen3-30b-colocated (with --layers from the command line)\n");
+    const char *plain[] = {"simulate", "--scenario", "qwen3-30b-colocated", "--network",
+                           "bottleneck", "--format", "json", "-q", NULL};
+    r = run_reshard(plain);
+    assert_exit_code(&r, 0);
+    g_autoptr(JsonParser) parser2 = json_parser_new();
+    root = parse_json(parser2, r.out);
+    g_assert_true(json_object_get_null_member(root, "scenario_overrides"));
+    run_result_clear(&r);
+}
+
 /* A scenario's relative `model:` and `topology:` paths are relative to its own folder (as a
  * model YAML's `safetensors:` is): they were looked up from the current folder, so a
  * scenario in sub/ read the current folder's m.yaml, another model, without a word, or
@@ -3257,6 +3288,7 @@ main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/cli/simulate/default-json", test_default_json);
     g_test_add_func("/cli/simulate/scenario-relative-paths", test_scenario_relative_paths);
+    g_test_add_func("/cli/simulate/scenario-overrides-recorded", test_scenario_overrides_recorded);
     g_test_add_func("/cli/simulate/threads-same-output", test_threads_same_output);
     g_test_add_func("/cli/simulate/default-flow-json", test_default_flow_json);
     g_test_add_func("/cli/simulate/relay-steps", test_relay_steps);
