@@ -3,7 +3,10 @@
  * A command checks every output path before it works (a wrong folder is a usage error
  * found in a second, not after minutes of simulation), writes each file atomically
  * (g_file_set_contents: a temporary file renamed over the path), and on failure removes
- * the files it created, so that an error never leaves part of a command's output.
+ * the files it created and puts back the ones it replaced, so that an error never leaves
+ * part of a command's output nor a mix of two runs' files: a file already there is moved
+ * aside (".NAME.reshard-old-PID" in its folder) just before it is first written, put back
+ * on failure or interruption, and removed once the command succeeded.
  *
  * An output never replaces an input: every file a command reads (scenario, model and the
  * config.json beside a checkpoint, topology, messages) is noted with its device and inode,
@@ -19,20 +22,34 @@
 #include <unistd.h>
 
 static GPtrArray *created; /* char*, owned: files this process created */
+static GPtrArray *replaced; /* char*, owned: files moved aside, then their backups, paired */
 
-/* The same paths for the signal handler, which may only read memory and call unlink():
- * a fixed array filled before its count grows. */
+/* The same paths for the signal handler, which may only read memory and call unlink() and
+ * rename(): fixed arrays filled before their counts grow. */
 #define MAX_SIGNAL_PATHS 256
 static char *signal_paths[MAX_SIGNAL_PATHS];
 static volatile sig_atomic_t n_signal_paths;
+static char *signal_backups[2 * MAX_SIGNAL_PATHS]; /* path, backup, path, backup, ... */
+static volatile sig_atomic_t n_signal_backups;
 
 static void
 on_fatal_signal(int sig)
 {
     for (sig_atomic_t i = 0; i < n_signal_paths; i++)
         unlink(signal_paths[i]);
+    for (sig_atomic_t i = 0; i < n_signal_backups; i++)
+        rename(signal_backups[2 * i + 1], signal_backups[2 * i]);
     signal(sig, SIG_DFL);
     raise(sig);
+}
+
+static gboolean
+listed(const GPtrArray *list, guint step, const char *path)
+{
+    for (guint i = 0; list != NULL && i < list->len; i += step)
+        if (strcmp(g_ptr_array_index(list, i), path) == 0)
+            return TRUE;
+    return FALSE;
 }
 
 void
@@ -55,6 +72,11 @@ void
 rs_cli_keep_outputs(void)
 {
     n_signal_paths = 0;
+    n_signal_backups = 0;
+    for (guint i = 0; replaced != NULL && i < replaced->len; i += 2)
+        g_unlink(g_ptr_array_index(replaced, i + 1));
+    if (replaced != NULL)
+        g_ptr_array_set_size(replaced, 0);
 }
 
 /* A file the command read: its path as given and, when it could be stat'ed, its device and
@@ -255,8 +277,34 @@ rs_cli_begin_output(const char *option, const char *path, GError **error)
         return TRUE;
     if (!rs_cli_check_not_input(option, path, error))
         return FALSE;
-    if (g_file_test(path, G_FILE_TEST_EXISTS))
+    if (listed(created, 1, path) || listed(replaced, 2, path))
+        return TRUE; /* this command's own file, written again */
+    GStatBuf st;
+    if (g_lstat(path, &st) == 0) {
+        /* A regular file of an earlier run: moved aside, so that a failure puts it back (a
+         * symbolic link is written through, a device or pipe in place: left as they are). */
+        if (!S_ISREG(st.st_mode))
+            return TRUE;
+        g_autofree char *dir = g_path_get_dirname(path);
+        g_autofree char *base = g_path_get_basename(path);
+        g_autofree char *name = g_strdup_printf(".%s.reshard-old-%d", base, (int)getpid());
+        g_autofree char *backup = g_build_filename(dir, name, NULL);
+        if (g_rename(path, backup) != 0)
+            return TRUE; /* cannot move it: it is replaced as before */
+        if (replaced == NULL)
+            replaced = g_ptr_array_new_with_free_func(g_free);
+        g_ptr_array_add(replaced, g_strdup(path));
+        g_ptr_array_add(replaced, g_strdup(backup));
+        sig_atomic_t nb = n_signal_backups;
+        if (nb < MAX_SIGNAL_PATHS) {
+            g_free(signal_backups[2 * nb]);
+            g_free(signal_backups[2 * nb + 1]);
+            signal_backups[2 * nb] = g_strdup(path);
+            signal_backups[2 * nb + 1] = g_strdup(backup);
+            n_signal_backups = nb + 1;
+        }
         return TRUE;
+    }
     if (created == NULL)
         created = g_ptr_array_new_with_free_func(g_free);
     g_ptr_array_add(created, g_strdup(path));
@@ -272,12 +320,17 @@ rs_cli_begin_output(const char *option, const char *path, GError **error)
 void
 rs_cli_remove_created_outputs(void)
 {
-    if (created == NULL)
-        return;
     n_signal_paths = 0;
-    for (guint i = 0; i < created->len; i++)
+    n_signal_backups = 0;
+    for (guint i = 0; created != NULL && i < created->len; i++)
         g_unlink(g_ptr_array_index(created, i));
-    g_ptr_array_set_size(created, 0);
+    if (created != NULL)
+        g_ptr_array_set_size(created, 0);
+    /* The files of the earlier run come back, over whatever this one wrote there. */
+    for (guint i = 0; replaced != NULL && i < replaced->len; i += 2)
+        g_rename(g_ptr_array_index(replaced, i + 1), g_ptr_array_index(replaced, i));
+    if (replaced != NULL)
+        g_ptr_array_set_size(replaced, 0);
 }
 
 const char *const rs_cli_plot_exts[RS_CLI_N_PLOT_FILES] = {".dat", ".gp", ".png", ".svg"};

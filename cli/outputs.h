@@ -58,20 +58,25 @@ gboolean rs_cli_check_not_input(const char *option, const char *path, GError **e
 
 /* Called just before the command writes @path (NULL passes): checks @path against the
  * inputs (rs_cli_check_not_input()), then, when no file is there yet, adds @path to the
- * list rs_cli_remove_created_outputs() removes. */
+ * list rs_cli_remove_created_outputs() removes; a regular file already there (not one this
+ * command wrote) is moved aside to ".NAME.reshard-old-PID" in its folder, which
+ * rs_cli_remove_created_outputs() (and an interrupting signal) puts back and
+ * rs_cli_keep_outputs() removes. */
 gboolean rs_cli_begin_output(const char *option, const char *path, GError **error);
 
 /* From now on SIGINT, SIGTERM and SIGHUP (unless ignored) remove the files noted by
- * rs_cli_begin_output() that the command created, then end the process by the signal (exit
- * status 128 + its number): an interrupted command leaves none of its outputs, as a failed
- * one. */
+ * rs_cli_begin_output() that the command created and put back those it replaced, then end
+ * the process by the signal (exit status 128 + its number): an interrupted command leaves
+ * none of its outputs, as a failed one. */
 void rs_cli_remove_outputs_on_signal(void);
 
-/* The command succeeded: a signal from now on leaves its outputs. */
+/* The command succeeded: a signal from now on leaves its outputs, and the earlier files its
+ * outputs replaced (moved aside by rs_cli_begin_output()) are removed. */
 void rs_cli_keep_outputs(void);
 
-/* Removes every file noted by rs_cli_begin_output() that the command created (on failure,
- * so that a failed command leaves none of its outputs behind) and empties the list. */
+/* Removes every file noted by rs_cli_begin_output() that the command created and puts back
+ * those it replaced (on failure, so that a failed command leaves none of its outputs
+ * behind and the earlier ones as they were), and empties the lists. */
 void rs_cli_remove_created_outputs(void);
 
 G_END_DECLS

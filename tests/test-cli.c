@@ -3215,6 +3215,49 @@ test_output_write_error(void)
     }
 }
 
+/* A command that fails after writing some outputs leaves the earlier run's files as they
+ * were: the trace it replaced had the failed run's rows while its .meta came and went, a
+ * mix of two runs. The plot fails (a gnuplot that exits 1) after the trace is written. */
+static void
+test_failure_restores_replaced_outputs(void)
+{
+    g_autofree char *dir = make_temp_dir();
+    g_autofree char *trace = g_build_filename(dir, "tr.csv", NULL);
+    g_autofree char *meta = g_build_filename(dir, "tr.csv.meta", NULL);
+    g_autofree char *plot = g_build_filename(dir, "p", NULL);
+    g_assert_true(g_file_set_contents(trace, "OLD\n", -1, NULL));
+    g_assert_true(g_file_set_contents(meta, "OLDMETA\n", -1, NULL));
+    const char *args[] = {"simulate", "--scenario", "qwen3-30b-colocated", "--layers", "3-3",
+                          "--strategy", "direct", "--trace", trace, "--plot", plot, "-q", NULL};
+    const char *env[] = {"RESHARD_GNUPLOT=/bin/false", NULL};
+    RunResult r = run_reshard_env(args, env);
+    assert_exit_code(&r, 1);
+    run_result_clear(&r);
+    g_autofree char *t = read_file(trace);
+    g_autofree char *m = read_file(meta);
+    g_assert_cmpstr(t, ==, "OLD\n");
+    g_assert_cmpstr(m, ==, "OLDMETA\n");
+    /* Nothing else is left in the folder: no plot file, no file moved aside. */
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    guint n = 0;
+    for (const char *name; (name = g_dir_read_name(d)) != NULL; n++)
+        g_assert_true(g_str_equal(name, "tr.csv") || g_str_equal(name, "tr.csv.meta"));
+    g_assert_cmpuint(n, ==, 2);
+    /* On success the new files replace them and the moved-aside ones are gone. */
+    const char *ok_args[] = {"simulate", "--scenario", "qwen3-30b-colocated", "--layers", "3-3",
+                             "--strategy", "direct", "--trace", trace, "-q", NULL};
+    r = run_reshard(ok_args);
+    assert_exit_code(&r, 0);
+    run_result_clear(&r);
+    g_autofree char *t2 = read_file(trace);
+    g_assert_true(g_str_has_prefix(t2, "message,src,dst,bytes,phase,start_s,end_s"));
+    g_autoptr(GDir) d2 = g_dir_open(dir, 0, NULL);
+    n = 0;
+    for (const char *name; (name = g_dir_read_name(d2)) != NULL; n++)
+        g_assert_true(g_str_equal(name, "tr.csv") || g_str_equal(name, "tr.csv.meta"));
+    g_assert_cmpuint(n, ==, 2);
+}
+
 /* The records name the scenario with what the command line replaced: the JSON said
  * "deepseek-v3-h100" and nothing else, and a trace's .meta the same, for runs whose parts
  * all came from flags. */
@@ -3289,6 +3332,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/simulate/default-json", test_default_json);
     g_test_add_func("/cli/simulate/scenario-relative-paths", test_scenario_relative_paths);
     g_test_add_func("/cli/simulate/scenario-overrides-recorded", test_scenario_overrides_recorded);
+    g_test_add_func("/cli/simulate/failure-restores-outputs", test_failure_restores_replaced_outputs);
     g_test_add_func("/cli/simulate/threads-same-output", test_threads_same_output);
     g_test_add_func("/cli/simulate/default-flow-json", test_default_flow_json);
     g_test_add_func("/cli/simulate/relay-steps", test_relay_steps);
