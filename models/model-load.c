@@ -410,12 +410,12 @@ read_identity(RsModel *model, RsModelConfig *config, const RsModelOptions *optio
               const char **family_out, const char **checkpoint_out, GError **error)
 {
     const char *name = NULL, *family = NULL, *dtype_name = "bf16", *checkpoint = NULL;
-    const char *published = NULL, *published_mtp = NULL;
+    const char *published = NULL, *published_mtp = NULL, *torch_dtype = NULL, *dtype = NULL;
     if (!rs_model_config_get_string(config, "name", TRUE, &name, error) ||
         !rs_model_config_get_string(config, "safetensors", FALSE, &checkpoint, error) ||
         !rs_model_config_get_string(config, "family", checkpoint == NULL, &family, error) ||
-        !rs_model_config_get_string(config, "torch_dtype", FALSE, &dtype_name, error) ||
-        !rs_model_config_get_string(config, "dtype", FALSE, &dtype_name, error) ||
+        !rs_model_config_get_string(config, "torch_dtype", FALSE, &torch_dtype, error) ||
+        !rs_model_config_get_string(config, "dtype", FALSE, &dtype, error) ||
         !rs_model_config_get_string(config, "published_params", FALSE, &published, error) ||
         !rs_model_config_get_string(config, "published_params_mtp", FALSE, &published_mtp,
                                     error))
@@ -424,6 +424,17 @@ read_identity(RsModel *model, RsModelConfig *config, const RsModelOptions *optio
     const char *ignored;
     rs_model_config_get_string(config, "published_active_params", FALSE, &ignored, NULL);
     model->name = g_strdup(name);
+    /* Both keys (transformers writes torch_dtype, later versions dtype): they must agree,
+     * or the file says two things (dtype won silently). */
+    RsDtype torch_parsed, dtype_parsed;
+    if (torch_dtype != NULL && dtype != NULL && rs_dtype_parse(torch_dtype, &torch_parsed, NULL) &&
+        rs_dtype_parse(dtype, &dtype_parsed, NULL) && torch_parsed != dtype_parsed) {
+        rs_model_config_set_error(config, "dtype", error,
+                                  "%s contradicts torch_dtype: %s; give one of them", dtype,
+                                  torch_dtype);
+        return FALSE;
+    }
+    dtype_name = dtype ? dtype : torch_dtype ? torch_dtype : dtype_name;
     g_autoptr(GError) dtype_error = NULL;
     if (!rs_dtype_parse(dtype_name, &model->dtype, &dtype_error)) {
         rs_model_config_set_error(config, rs_model_config_has(config, "dtype") ? "dtype"

@@ -1091,6 +1091,11 @@ test_config_json_errors(void)
                                            NULL}},
         {"{\"hidden_size\": 8}", RS_MODEL_ERROR_CONFIG,
          {"config.json: model_type: required field is missing", NULL}},
+        /* torch_dtype and dtype both given and different: dtype won silently. */
+        {"{\"model_type\": \"llama\", \"torch_dtype\": \"float32\",\n \"dtype\": \"bfloat16\"}",
+         RS_MODEL_ERROR_CONFIG,
+         {"config.json:2:2: dtype: bfloat16 contradicts torch_dtype: float32; give one of them",
+          NULL}},
         /* A misspelt required key was reported as missing, with no line and no word of the
          * typo (the check for unknown keys comes after the reads). */
         {"{\"model_type\": \"llama\",\n \"hidden_size\": 4096,\n \"num_hidden_layers\": 2,\n"
