@@ -420,6 +420,17 @@ read_identity(RsModel *model, RsModelConfig *config, const RsModelOptions *optio
         !rs_model_config_get_string(config, "published_params_mtp", FALSE, &published_mtp,
                                     error))
         return FALSE;
+    /* A model_type (informational, as config.json writes it) that names another family
+     * than family: the file says two things (family won silently). */
+    const char *model_type = NULL;
+    rs_model_config_get_string(config, "model_type", FALSE, &model_type, NULL);
+    const char *typed = model_type ? rs_model_family_for_model_type(model_type) : NULL;
+    if (family != NULL && typed != NULL && strcmp(typed, family) != 0) {
+        rs_model_config_set_error(config, "model_type", error,
+                                  "%s is the %s family, but family: %s; give one of them",
+                                  model_type, typed, family);
+        return FALSE;
+    }
     /* Stated for the reader of `reshard models`; not checked. */
     const char *ignored;
     rs_model_config_get_string(config, "published_active_params", FALSE, &ignored, NULL);

@@ -1002,6 +1002,13 @@ static const CliCase cli_cases[] = {
      "zz6: &z6 [*z5, *z5, *z5, *z5, *z5, *z5, *z5, *z5, *z5, *z5]\n",
      2,
      {"the file expands to more than 100000 values (aliases of aliases?)", NULL}},
+    /* A model_type of another family than family: was taken silently (family won). */
+    {{"models", "--model", "@", NULL},
+     "m.yaml",
+     "name: x\nfamily: llama\nmodel_type: qwen3\n",
+     2,
+     {"m.yaml:3:13: model_type: qwen3 is the qwen3 family, but family: llama; give one of them",
+      NULL}},
     /* An empty --plot prefix (or a folder's) wrote hidden .dat, .gp, .png and .svg. */
     {{"compare", "pred.csv", "meas.csv", "--plot", "", NULL},
      NULL,
