@@ -121,6 +121,7 @@ rs_model_role_rules_describe(void)
 /* A user rule from a model YAML: roles: {"GLOB": "ROLE [heads=N|kv_heads=N]"}. */
 typedef struct {
     GPatternSpec *pattern;
+    char *glob;
     gint role;
     guint n_heads;
     gboolean kv;
@@ -131,6 +132,7 @@ user_rule_free(gpointer p)
 {
     UserRule *r = p;
     g_pattern_spec_free(r->pattern);
+    g_free(r->glob);
     g_free(r);
 }
 
@@ -148,6 +150,7 @@ parse_user_rule(const char *glob, const char *value, const char *where, gpointer
     g_auto(GStrv) words = g_strsplit_set(value ? value : "", " \t", -1);
     UserRule *r = g_new0(UserRule, 1);
     r->pattern = g_pattern_spec_new(glob);
+    r->glob = g_strdup(glob);
     RsTensorRole role;
     const char *first = words[0] ? words[0] : "";
     if (strcmp(first, "skip") == 0) {
@@ -726,6 +729,27 @@ rs_model_import_safetensors(RsModel *m, const char *path, RsModelConfig *config,
     compiled_rules_clear(&rules.rules);
     if (!ok)
         return FALSE;
+    /* A rule that no tensor name of the checkpoint matches (nor its experts' stacked
+     * name) does nothing: most likely a typo, said rather than passed over. */
+    for (guint i = 0; i < user_rules->len; i++) {
+        UserRule *u = g_ptr_array_index(user_rules, i);
+        gboolean any = FALSE;
+        for (guint k = 0; !any && k < tensors->len; k++) {
+            const RsSafetensorsTensor *t = g_ptr_array_index(tensors, k);
+            gint64 id;
+            RsTensorFormat format;
+            g_autofree char *group = expert_group_name(t->name, &id);
+            const char *name = group != NULL ? group : t->name; /* as add_tensors() names it */
+            g_autofree char *mapped = rule_name(name, &format);
+            any = g_pattern_spec_match_string(u->pattern, name) ||
+                  g_pattern_spec_match_string(u->pattern, mapped) ||
+                  g_pattern_spec_match_string(u->pattern, t->name);
+        }
+        if (!any) {
+            g_autofree char *key = g_strconcat("roles.", u->glob, NULL);
+            rs_model_config_warn(config, key, "matches no tensor of the checkpoint (a typo?)");
+        }
+    }
     /* A checkpoint YAML may carry the whole config.json; only the keys above are read. */
     rs_model_config_consume_prefix(config, "");
     return TRUE;

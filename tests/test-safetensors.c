@@ -863,6 +863,26 @@ test_yaml_roles(void)
      * down_proj. */
     g_assert_cmpint(rs_model_get_tensor(m, 1)->role, ==, RS_ROLE_ROW_PARALLEL);
     g_assert_cmpint(rs_model_get_tensor(m, 2)->role, ==, RS_ROLE_REPLICATED);
+    for (guint i = 0; i < rs_model_get_n_warnings(m); i++)
+        g_assert_null(strstr(rs_model_get_warning(m, i), "roles."));
+
+    /* A rule that no tensor matches did nothing, silently: a warning names it. */
+    g_assert_true(g_file_set_contents(yaml,
+                                      "name: Mixer\nsafetensors: ckpt/model.safetensors\n"
+                                      "num_hidden_layers: 1\n"
+                                      "roles:\n"
+                                      "  \"*.mixer.in_proj.weight\": column-parallel heads=2\n"
+                                      "  \"*.mixer.dt_scale\": skip\n"
+                                      "  \"*.mlp.down_projj.weight\": replicated\n",
+                                      -1, NULL));
+    g_autoptr(RsModel) typo = rs_model_load_file(yaml, NULL, &error);
+    g_assert_no_error(error);
+    gboolean warned = FALSE;
+    for (guint i = 0; i < rs_model_get_n_warnings(typo); i++)
+        warned |= g_str_has_suffix(rs_model_get_warning(typo, i),
+                                   "m.yaml:7:30: roles.*.mlp.down_projj.weight: matches no "
+                                   "tensor of the checkpoint (a typo?)");
+    g_assert_true(warned);
 
     g_assert_true(g_file_set_contents(yaml,
                                       "name: Mixer\nsafetensors: ckpt/model.safetensors\n"
