@@ -158,12 +158,22 @@ set_from_text(RsConvention *conv, const char *spec, const char *key, const char 
         return unknown_param(conv, key, error);
     switch (conv->klass->params[i].kind) {
     case RS_PARAM_BOOL: {
-        static const char *const on[] = {"on", "true", "yes", "1", NULL};
-        static const char *const off[] = {"off", "false", "no", "0", NULL};
+        static const char *const on[] = {"on", "true", "yes", NULL};
+        static const char *const off[] = {"off", "false", "no", NULL};
         if (text == NULL || g_strv_contains(on, text))
             return rs_convention_set(conv, key, 1, error);
         if (g_strv_contains(off, text))
             return rs_convention_set(conv, key, 0, error);
+        gint64 number;
+        if (g_ascii_string_to_signed(text, 10, G_MININT64, G_MAXINT64, &number, NULL)) {
+            /* ep=1 is a size of 1 (no expert parallelism) in megatron and sglang, and was
+             * "on" here: a number is refused rather than read either way. */
+            g_set_error(error, RS_CONVENTION_ERROR, RS_CONVENTION_ERROR_PARAM,
+                        "\"%s\": %s=%s: %s is a switch, on or off, not a size (give %s or "
+                        "%s=off)",
+                        spec, key, text, key, key, key);
+            return FALSE;
+        }
         g_set_error(error, RS_CONVENTION_ERROR, RS_CONVENTION_ERROR_PARAM,
                     "\"%s\": %s=%s is not on or off", spec, key, text);
         return FALSE;

@@ -1002,6 +1002,14 @@ static const CliCase cli_cases[] = {
      "zz6: &z6 [*z5, *z5, *z5, *z5, *z5, *z5, *z5, *z5, *z5, *z5]\n",
      2,
      {"the file expands to more than 100000 values (aliases of aliases?)", NULL}},
+    /* vLLM's ep is a switch: ep=1 was read as "on", where megatron's and sglang's ep=1 is a
+     * size of one (no expert parallelism). */
+    {{"simulate", "--infer", "vllm:tp=8,ep=1", "--network", "bottleneck", NULL},
+     NULL,
+     NULL,
+     2,
+     {"\"vllm:tp=8,ep=1\": ep=1: ep is a switch, on or off, not a size (give ep or ep=off)",
+      NULL}},
     /* A model_type of another family than family: was taken silently (family won). */
     {{"models", "--model", "@", NULL},
      "m.yaml",
