@@ -401,6 +401,8 @@ point_scenario(const RsSweepPoint *pt, const RsSweepOptions *o, GError **error)
         if (!rs_dtype_parse(pt->infer_dtype, &s->infer_dtype, error))
             return NULL;
         s->has_infer_dtype = TRUE;
+        /* An error of the point's dtype is the sweep's, not the scenario file's line. */
+        rs_scenario_set_where(&s->infer_dtype_where, "the sweep's infer_dtype");
     }
     return g_steal_pointer(&s);
 }

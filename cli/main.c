@@ -323,14 +323,15 @@ int
 main(int argc, char **argv)
 {
     rs_cli_remove_outputs_on_signal();
-    int code = run_command(argc, argv);
+    int code = finish_stdout(run_command(argc, argv));
     /* Success, or a check that failed (its outputs, a trace or a plot, show why): the
-     * outputs stay. Any other failure leaves none and the earlier files as they were. */
+     * outputs stay. Any other failure (standard output's too) leaves none and the earlier
+     * files as they were. */
     if (code == RS_EXIT_OK || code == RS_EXIT_CHECK)
         rs_cli_keep_outputs();
     else
         rs_cli_remove_created_outputs();
-    return finish_stdout(code);
+    return code;
 }
 
 static int

@@ -15,6 +15,7 @@
 #include "cli/outputs.h"
 
 #include <glib/gstdio.h>
+#include <limits.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <stdlib.h>
@@ -55,7 +56,11 @@ listed(const GPtrArray *list, guint step, const char *path)
 void
 rs_cli_remove_outputs_on_signal(void)
 {
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    /* SIGPIPE (a reader of standard output that went away: `| head`), SIGABRT (a failed
+     * assertion) and SIGXFSZ end the command as the others do: without this, files moved
+     * aside by rs_cli_begin_output() would stay hidden. (Not SIGSEGV: the sanitizers'
+     * handlers report it.) */
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGABRT, SIGXFSZ};
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_fatal_signal;
@@ -71,10 +76,12 @@ rs_cli_remove_outputs_on_signal(void)
 void
 rs_cli_keep_outputs(void)
 {
-    n_signal_paths = 0;
-    n_signal_backups = 0;
+    n_signal_paths = 0; /* (the new files stay, whatever comes now) */
     for (guint i = 0; replaced != NULL && i < replaced->len; i += 2)
         g_unlink(g_ptr_array_index(replaced, i + 1));
+    /* After the loop: a signal within it puts back a backup not yet removed (over the new
+     * file); one already removed fails harmlessly. */
+    n_signal_backups = 0;
     if (replaced != NULL)
         g_ptr_array_set_size(replaced, 0);
 }
@@ -270,6 +277,26 @@ rs_cli_check_output_set(const char *const *options, const char *const *paths, gu
     return TRUE;
 }
 
+/* The file a symbolic link @path names, at the end of its chain (it may not exist yet:
+ * a dangling link's target, relative to the link's folder); NULL when @path is no link. */
+static char *
+output_target(const char *path)
+{
+    GStatBuf st;
+    if (g_lstat(path, &st) != 0 || !S_ISLNK(st.st_mode))
+        return NULL;
+    char resolved[PATH_MAX];
+    if (realpath(path, resolved) != NULL)
+        return g_strdup(resolved);
+    g_autofree char *link = g_file_read_link(path, NULL);
+    if (link == NULL)
+        return NULL;
+    if (g_path_is_absolute(link))
+        return g_steal_pointer(&link);
+    g_autofree char *dir = g_path_get_dirname(path);
+    return g_build_filename(dir, link, NULL);
+}
+
 gboolean
 rs_cli_begin_output(const char *option, const char *path, GError **error)
 {
@@ -277,24 +304,25 @@ rs_cli_begin_output(const char *option, const char *path, GError **error)
         return TRUE;
     if (!rs_cli_check_not_input(option, path, error))
         return FALSE;
+    /* A symbolic link is written through (rs_output_write_file()): what is created or
+     * replaced is the file it names. */
+    g_autofree char *target = output_target(path);
+    if (target != NULL)
+        path = target;
     if (listed(created, 1, path) || listed(replaced, 2, path))
         return TRUE; /* this command's own file, written again */
     GStatBuf st;
     if (g_lstat(path, &st) == 0) {
         /* A regular file of an earlier run: moved aside, so that a failure puts it back (a
-         * symbolic link is written through, a device or pipe in place: left as they are). */
+         * device or pipe is written in place: left as it is). */
         if (!S_ISREG(st.st_mode))
             return TRUE;
         g_autofree char *dir = g_path_get_dirname(path);
         g_autofree char *base = g_path_get_basename(path);
         g_autofree char *name = g_strdup_printf(".%s.reshard-old-%d", base, (int)getpid());
         g_autofree char *backup = g_build_filename(dir, name, NULL);
-        if (g_rename(path, backup) != 0)
-            return TRUE; /* cannot move it: it is replaced as before */
-        if (replaced == NULL)
-            replaced = g_ptr_array_new_with_free_func(g_free);
-        g_ptr_array_add(replaced, g_strdup(path));
-        g_ptr_array_add(replaced, g_strdup(backup));
+        /* Known to the signal handler before the move: a signal between the two then
+         * fails to put back what is not there yet, harmlessly, instead of hiding it. */
         sig_atomic_t nb = n_signal_backups;
         if (nb < MAX_SIGNAL_PATHS) {
             g_free(signal_backups[2 * nb]);
@@ -303,6 +331,14 @@ rs_cli_begin_output(const char *option, const char *path, GError **error)
             signal_backups[2 * nb + 1] = g_strdup(backup);
             n_signal_backups = nb + 1;
         }
+        if (g_rename(path, backup) != 0) {
+            n_signal_backups = nb; /* cannot move it: it is replaced as before */
+            return TRUE;
+        }
+        if (replaced == NULL)
+            replaced = g_ptr_array_new_with_free_func(g_free);
+        g_ptr_array_add(replaced, g_strdup(path));
+        g_ptr_array_add(replaced, g_strdup(backup));
         return TRUE;
     }
     if (created == NULL)
@@ -320,15 +356,17 @@ rs_cli_begin_output(const char *option, const char *path, GError **error)
 void
 rs_cli_remove_created_outputs(void)
 {
-    n_signal_paths = 0;
-    n_signal_backups = 0;
+    /* The counts drop after each loop: a signal within one redoes what is left (an unlink
+     * or rename already done fails harmlessly). */
     for (guint i = 0; created != NULL && i < created->len; i++)
         g_unlink(g_ptr_array_index(created, i));
+    n_signal_paths = 0;
     if (created != NULL)
         g_ptr_array_set_size(created, 0);
     /* The files of the earlier run come back, over whatever this one wrote there. */
     for (guint i = 0; replaced != NULL && i < replaced->len; i += 2)
         g_rename(g_ptr_array_index(replaced, i + 1), g_ptr_array_index(replaced, i));
+    n_signal_backups = 0;
     if (replaced != NULL)
         g_ptr_array_set_size(replaced, 0);
 }

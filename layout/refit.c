@@ -254,7 +254,14 @@ rs_refit_new_from_model_full(const RsModel *model, GPtrArray *src_layouts, GPtrA
         /* Another kind of values (i8 or c64 for floating-point weights): the weights would
          * lose their values, as rs_refit_add_converted() says for one tensor. */
         RsDtypeKind model_kind = rs_dtype_get_kind(rs_model_get_dtype(model));
-        g_set_error(error, RS_REFIT_ERROR, RS_REFIT_ERROR_CONVERT,
+        if (model_kind == dst_kind)
+            g_set_error(error, RS_REFIT_ERROR, RS_REFIT_ERROR_CONVERT,
+                        "%s is %s: integer tensors keep their own dtype (another integer "
+                        "dtype would change their values), so it converts none of %s's",
+                        rs_dtype_get_name(dtypes->dst_dtype), rs_dtype_get_kind_name(dst_kind),
+                        rs_model_get_name(model));
+        else
+            g_set_error(error, RS_REFIT_ERROR, RS_REFIT_ERROR_CONVERT,
                     "%s is %s: %s's %s weights would lose their values (%s to %s), and "
                     "the inference dtype converts only tensors of a floating-point dtype",
                     rs_dtype_get_name(dtypes->dst_dtype), rs_dtype_get_kind_name(dst_kind),

@@ -3273,6 +3273,64 @@ test_failure_restores_replaced_outputs(void)
     g_assert_cmpuint(n, ==, 2);
 }
 
+/* The ways out that skipped the put-back (review of the change): a reader of standard
+ * output that went away (SIGPIPE: the files moved aside stayed hidden), a standard output
+ * that failed at the last flush (exit 1, yet the new files kept and the old ones gone),
+ * and an output that is a symbolic link (its target was overwritten and never put back). */
+static void
+test_failure_restores_outputs_other_ways(void)
+{
+    g_autofree char *dir = make_temp_dir();
+    const char *bin = g_getenv("RESHARD_BIN");
+    const char *exts[] = {"dat", "gp", "png", "svg"};
+    const char *ways[] = {"| true", "> /dev/full"};
+    for (guint w = 0; w < G_N_ELEMENTS(ways); w++) {
+        for (guint e = 0; e < G_N_ELEMENTS(exts); e++) {
+            g_autofree char *f = g_strdup_printf("%s/p-strategies.%s", dir, exts[e]);
+            g_assert_true(g_file_set_contents(f, "old\n", -1, NULL));
+        }
+        g_autofree char *cmd = g_strdup_printf(
+            "cd '%s' && '%s' simulate --network bottleneck --layers 2 --format json --plot p -q %s",
+            dir, bin, ways[w]);
+        g_autofree char *out = NULL, *err = NULL;
+        gint status = 0;
+        const char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+        g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out,
+                                   &err, &status, NULL));
+        for (guint e = 0; e < G_N_ELEMENTS(exts); e++) {
+            g_autofree char *f = g_strdup_printf("%s/p-strategies.%s", dir, exts[e]);
+            g_autofree char *text = read_file(f);
+            g_assert_cmpstr(text, ==, "old\n");
+        }
+        g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+        for (const char *name; (name = g_dir_read_name(d)) != NULL;)
+            g_assert_null(strstr(name, "reshard-old"));
+    }
+    /* Through a symbolic link: the file it names comes back. */
+    g_autofree char *target = g_build_filename(dir, "target.csv", NULL);
+    g_autofree char *link = g_build_filename(dir, "link.csv", NULL);
+    g_assert_true(g_file_set_contents(target, "OLDTARGET\n", -1, NULL));
+    g_assert_cmpint(symlink("target.csv", link), ==, 0);
+    g_autofree char *plot = g_build_filename(dir, "q", NULL);
+    const char *args[] = {"simulate", "--scenario", "qwen3-30b-colocated", "--layers", "3-3",
+                          "--strategy", "direct", "--trace", link, "--plot", plot, "-q", NULL};
+    const char *env[] = {"RESHARD_GNUPLOT=/bin/false", NULL};
+    RunResult r = run_reshard_env(args, env);
+    assert_exit_code(&r, 1);
+    run_result_clear(&r);
+    g_autofree char *t = read_file(target);
+    g_assert_cmpstr(t, ==, "OLDTARGET\n");
+    /* A topology whose root has an unknown key freed an uninitialised pointer. */
+    g_autofree char *topo = g_build_filename(dir, "t.yaml", NULL);
+    g_assert_true(g_file_set_contents(topo, "name: t\nbogus_key: 1\n", -1, NULL));
+    const char *show[] = {"topology", "show", topo, NULL};
+    r = run_reshard(show);
+    assert_exit_code(&r, 2);
+    assert_contains(r.err, "bogus_key: unknown field");
+    g_assert_null(strstr(r.err, "CRITICAL"));
+    run_result_clear(&r);
+}
+
 /* The records name the scenario with what the command line replaced: the JSON said
  * "deepseek-v3-h100" and nothing else, and a trace's .meta the same, for runs whose parts
  * all came from flags. */
@@ -3348,6 +3406,8 @@ main(int argc, char **argv)
     g_test_add_func("/cli/simulate/scenario-relative-paths", test_scenario_relative_paths);
     g_test_add_func("/cli/simulate/scenario-overrides-recorded", test_scenario_overrides_recorded);
     g_test_add_func("/cli/simulate/failure-restores-outputs", test_failure_restores_replaced_outputs);
+    g_test_add_func("/cli/simulate/failure-restores-outputs-other-ways",
+                    test_failure_restores_outputs_other_ways);
     g_test_add_func("/cli/simulate/threads-same-output", test_threads_same_output);
     g_test_add_func("/cli/simulate/default-flow-json", test_default_flow_json);
     g_test_add_func("/cli/simulate/relay-steps", test_relay_steps);

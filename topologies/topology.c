@@ -592,7 +592,7 @@ static RsTopology *
 topology_from_yaml(RsYaml *yaml, const RsTopologyOverrides *overrides, GError **error)
 {
     const char *path = rs_yaml_get_path(yaml);
-    TopologyFile f;
+    TopologyFile f = {0}; /* (read_topology_fields() can fail before it clears it) */
     yaml_node_t *root = NULL;
     g_autoptr(GArray) copy_runs = NULL;
     gboolean ok = read_topology_fields(yaml, &f, &copy_runs, &root, error) &&
