@@ -919,6 +919,19 @@ write_document(const RsSimulateReport *report, GError **error)
     return TRUE;
 }
 
+/* The flags that replaced parts of the scenario (rs_scenario_args_format_overrides()) and
+ * simulate's own --dtype, or NULL. */
+static char *
+simulate_overrides(void)
+{
+    char *flags = rs_scenario_args_format_overrides(&sargs);
+    if (opt_dtype == NULL)
+        return flags;
+    char *all = flags ? g_strconcat(flags, ", --dtype", NULL) : g_strdup("--dtype");
+    g_free(flags);
+    return all;
+}
+
 static gboolean
 print_report(const RsScenario *scenario, const RsScenarioBuild *build,
              const RsPlanOptions *plan_options, const RsFlowSimOptions *flow_options,
@@ -926,7 +939,7 @@ print_report(const RsScenario *scenario, const RsScenarioBuild *build,
              const RsMemoryResult *memory, RsFormat format, GError **error)
 {
     g_autoptr(GArray) results = make_results(policy, ev);
-    g_autofree char *overrides = rs_scenario_args_format_overrides(&sargs);
+    g_autofree char *overrides = simulate_overrides();
     g_autofree char *train_desc = rs_convention_format(scenario->train);
     g_autofree char *infer_desc = rs_convention_format(scenario->infer);
     g_autofree char *train_gpus = rs_ranks_format((const guint32 *)scenario->train_gpus->data,
@@ -1109,7 +1122,7 @@ simulate_scenario(const char *cmd, const Settings *set, const RsScenario *scenar
     /* The traces' metadata names the scenario as the table's header does: with the flags
      * that replaced parts of it (it said "deepseek-v3-h100" for a run whose model, layouts
      * and topology all came from the command line). */
-    g_autofree char *overrides = rs_scenario_args_format_overrides(&sargs);
+    g_autofree char *overrides = simulate_overrides();
     g_autofree char *scenario_text =
         overrides ? g_strdup_printf("%s (with %s from the command line)", scenario->name,
                                     overrides)

@@ -376,7 +376,9 @@ const char *const rs_cli_plot_exts[RS_CLI_N_PLOT_FILES] = {".dat", ".gp", ".png"
 gboolean
 rs_cli_check_plot_outputs(const char *option, const char *prefix, GError **error)
 {
-    if (*prefix == '\0' || g_str_has_suffix(prefix, G_DIR_SEPARATOR_S)) {
+    g_autofree char *base = g_path_get_basename(prefix);
+    if (*prefix == '\0' || g_str_has_suffix(prefix, G_DIR_SEPARATOR_S) ||
+        strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
         /* The files would be hidden ones: .dat, .gp, .png, .svg in that folder. */
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                     "%s \"%s\": empty prefix (the files would be %s.png, %s.svg, ...)", option,

@@ -1023,6 +1023,11 @@ static const CliCase cli_cases[] = {
      NULL,
      2,
      {"--plot \"\": empty prefix (the files would be .png, .svg, ...)", NULL}},
+    {{"compare", "pred.csv", "meas.csv", "--plot", ".", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--plot \".\": empty prefix (the files would be ..png", NULL}},
     {{"sweep", "--scenario", "qwen3-30b-colocated", "--tp", "4", "--plot", "/tmp/", NULL},
      NULL,
      NULL,
@@ -3359,6 +3364,15 @@ test_scenario_overrides_recorded(void)
     g_autoptr(JsonParser) parser2 = json_parser_new();
     root = parse_json(parser2, r.out);
     g_assert_true(json_object_get_null_member(root, "scenario_overrides"));
+    run_result_clear(&r);
+    /* simulate's own --dtype counts too (it is not one of the scenario flags). */
+    const char *dtype[] = {"simulate", "--scenario", "qwen3-30b-colocated", "--dtype", "f32",
+                           "--network", "bottleneck", "--format", "json", "-q", NULL};
+    r = run_reshard(dtype);
+    assert_exit_code(&r, 0);
+    g_autoptr(JsonParser) parser3 = json_parser_new();
+    root = parse_json(parser3, r.out);
+    g_assert_cmpstr(json_object_get_string_member(root, "scenario_overrides"), ==, "--dtype");
     run_result_clear(&r);
 }
 
