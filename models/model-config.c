@@ -19,6 +19,10 @@ typedef struct {
     char *where;
     gboolean consumed;
     gboolean is_list; /* given as a list (value: its items joined by ',') */
+    /* What the file gave when it is not a plain number or word: "a string" (JSON "4096", a
+     * quoted YAML scalar) or "a floating-point number" (JSON 4096.0); NULL otherwise. An
+     * integer field refuses both (json-glib's text of 4096.0 is "4096"). */
+    const char *typed_as;
 } ConfigEntry;
 
 struct _RsModelConfig {
@@ -307,6 +311,11 @@ rs_model_config_get_int(RsModelConfig *config, const char *key, gboolean require
         return FALSE;
     if (e == NULL)
         return TRUE;
+    if (e->typed_as != NULL) {
+        rs_model_config_set_error(config, key, error, "expected an integer, got %s (%s)",
+                                  e->typed_as, e->value);
+        return FALSE;
+    }
     gint64 v;
     if (!g_ascii_string_to_signed(e->value, 10, min, max, &v, NULL)) {
         rs_model_config_set_error(config, key, error,
@@ -545,7 +554,10 @@ yaml_flatten(RsYaml *yaml, RsModelConfig *config, const char *path, const char *
     const char *value = rs_yaml_scalar_value(v);
     gboolean is_null = v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
                        (strcmp(value, "null") == 0 || strcmp(value, "~") == 0 || *value == 0);
-    rs_model_config_set(config, key, is_null ? NULL : value, where);
+    ConfigEntry *e = config_set(config, key, is_null ? NULL : value, where);
+    if (v->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+        v->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE)
+        e->typed_as = "a string";
     return TRUE;
 }
 
@@ -648,7 +660,13 @@ json_flatten(JsonFlatten *f, const char *key, const char *json_path, JsonNode *n
         return;
     }
     g_autofree char *text = json_scalar_text(node);
-    rs_model_config_set(f->config, key, text, where);
+    ConfigEntry *e = config_set(f->config, key, text, where);
+    if (JSON_NODE_HOLDS_VALUE(node)) {
+        GType type = json_node_get_value_type(node);
+        e->typed_as = type == G_TYPE_STRING   ? "a string"
+                      : type == G_TYPE_DOUBLE ? "a floating-point number"
+                                              : NULL;
+    }
 }
 
 gboolean

@@ -1091,6 +1091,13 @@ test_config_json_errors(void)
                                            NULL}},
         {"{\"hidden_size\": 8}", RS_MODEL_ERROR_CONFIG,
          {"config.json: model_type: required field is missing", NULL}},
+        /* A string or a floating-point number in an integer field was taken (json-glib
+         * prints 4096.0 as "4096"). */
+        {"{\"model_type\": \"llama\",\n \"hidden_size\": \"4096\"}", RS_MODEL_ERROR_CONFIG,
+         {"config.json:2:2: hidden_size: expected an integer, got a string (4096)", NULL}},
+        {"{\"model_type\": \"llama\",\n \"hidden_size\": 4096.0}", RS_MODEL_ERROR_CONFIG,
+         {"config.json:2:2: hidden_size: expected an integer, got a floating-point number (4096)",
+          NULL}},
         /* torch_dtype and dtype both given and different: dtype won silently. */
         {"{\"model_type\": \"llama\", \"torch_dtype\": \"float32\",\n \"dtype\": \"bfloat16\"}",
          RS_MODEL_ERROR_CONFIG,
