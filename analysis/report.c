@@ -716,9 +716,13 @@ json_simulate_bound(JsonBuilder *b, const RsSimulateReport *r)
     JSON_INT(b, "where", r->bound.where);
     JSON_INT(b, "bytes", r->bound.cut_bytes);
     JSON_DOUBLE(b, "capacity_bytes_per_s", r->bound.cut_capacity_bytes_per_s);
-    JSON_STRING(b, "links", r->bound.cut_links == RS_CUT_LINKS_PCIE     ? "pcie"
+    /* A GPU's cut is its NVLink with its NIC (or the PCIe link below it), as the text
+     * says ("GPU 0 ingress (NVLink + NIC)"): "nic" alone read as the NIC being the limit. */
+    gboolean gpu_cut = r->bound.kind == RS_CUT_GPU_INGRESS || r->bound.kind == RS_CUT_GPU_EGRESS;
+    JSON_STRING(b, "links", r->bound.cut_links == RS_CUT_LINKS_PCIE ? (gpu_cut ? "nvlink+pcie" : "pcie")
                             : r->bound.cut_links == RS_CUT_LINKS_LEAF   ? "leaf"
                             : r->bound.cut_links == RS_CUT_LINKS_NVLINK ? "nvlink"
+                            : gpu_cut                                   ? "nvlink+nic"
                                                                         : "nic");
     json_builder_end_object(b);
     json_builder_set_member_name(b, "cuts_s");

@@ -3336,6 +3336,25 @@ test_failure_restores_outputs_other_ways(void)
     run_result_clear(&r);
 }
 
+/* A GPU cut's links are its NVLink and its NIC (369 + 47.5 GB/s here): the JSON said
+ * "nic", which read as the NIC alone being the limit. */
+static void
+test_binding_cut_gpu_links(void)
+{
+    const char *args[] = {"simulate", "--scenario", "qwen3-30b-colocated", "--layers", "3-3",
+                          "--infer", "vllm:tp=2,dp=16", "--infer-gpus", "0-31", "--network",
+                          "bottleneck", "--format", "json", "-q", NULL};
+    RunResult r = run_reshard(args);
+    assert_exit_code(&r, 0);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    JsonObject *cut = json_object_get_object_member(parse_json(parser, r.out), "binding_cut");
+    g_assert_cmpstr(json_object_get_string_member(cut, "kind"), ==, "gpu-ingress");
+    g_assert_cmpstr(json_object_get_string_member(cut, "links"), ==, "nvlink+nic");
+    g_assert_cmpfloat_with_epsilon(json_object_get_double_member(cut, "capacity_bytes_per_s"),
+                                   450e9 * 0.82 + 50e9 * 0.95, 1.0);
+    run_result_clear(&r);
+}
+
 /* The records name the scenario with what the command line replaced: the JSON said
  * "deepseek-v3-h100" and nothing else, and a trace's .meta the same, for runs whose parts
  * all came from flags. */
@@ -3419,6 +3438,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/simulate/default-json", test_default_json);
     g_test_add_func("/cli/simulate/scenario-relative-paths", test_scenario_relative_paths);
     g_test_add_func("/cli/simulate/scenario-overrides-recorded", test_scenario_overrides_recorded);
+    g_test_add_func("/cli/simulate/binding-cut-gpu-links", test_binding_cut_gpu_links);
     g_test_add_func("/cli/simulate/failure-restores-outputs", test_failure_restores_replaced_outputs);
     g_test_add_func("/cli/simulate/failure-restores-outputs-other-ways",
                     test_failure_restores_outputs_other_ways);
