@@ -213,12 +213,8 @@ megatron_resolve(RsConvention *conv, RsResolver *r, GError **error)
     for (guint s = 0; ok && s < (guint)mg.pp; s++) {
         g_autofree char *ranks =
             rs_ranks_format(r->gpus + (gsize)s * mg.stage_size, (guint)mg.stage_size);
-        g_string_append_printf(r->summary, "stage %u: GPUs %s, layers %s%s%s\n", s, ranks,
-                               mg.pipe.layer_text[s]->len ? mg.pipe.layer_text[s]->str : "none",
-                               s == 0 ? " + embedding" : "",
-                               s + 1 != (guint)mg.pp  ? ""
-                               : rs_model_has_mtp(r->model) ? " + final norm, head, MTP"
-                                                            : " + final norm, head");
+        g_autofree char *held = rs_pipeline_format_stage(&mg.pipe, r->model, s, TRUE);
+        g_string_append_printf(r->summary, "stage %u: GPUs %s, %s\n", s, ranks, held);
     }
     if (ok)
         g_string_append_printf(r->summary,

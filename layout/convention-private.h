@@ -226,4 +226,12 @@ guint rs_pipeline_get_stage(const RsPipeline *p, gint layer);
  * layers to virtual stage v (@n_virtual of them), which runs on stage v mod pp. */
 void rs_pipeline_from_counts(RsPipeline *p, const gint64 *counts, guint n_virtual);
 
+/* What stage @stage of @p holds of @model, for a layout's summary: "layers 3-4" (the
+ * decoder layers @model has tensors of: a model cut to --layers A-B lists those only),
+ * "layers none", then with @extras " + embedding" on the first stage and " + final norm,
+ * head" (", MTP" with MTP layers) on the last when @model has those tensors. Returns:
+ * (transfer full). */
+char *rs_pipeline_format_stage(const RsPipeline *p, const RsModel *model, guint stage,
+                               gboolean extras);
+
 G_END_DECLS

@@ -204,11 +204,11 @@ vllm_resolve(RsConvention *conv, RsResolver *r, GError **error)
     for (gint64 d = 0; ok && d < v.dp; d++) {
         for (gint64 p = 0; p < v.pp; p++) {
             g_autofree char *ranks = rs_ranks_format(r->gpus + (d * v.pp + p) * v.tp, (guint)v.tp);
+            g_autofree char *held = rs_pipeline_format_stage(&v.pipe, r->model, (guint)p, FALSE);
             g_string_append_printf(r->summary,
                                    "replica %" G_GINT64_FORMAT ", stage %" G_GINT64_FORMAT
-                                   ": GPUs %s, tp=%" G_GINT64_FORMAT ", layers %s%s\n",
-                                   d, p, ranks, v.tp,
-                                   v.pipe.layer_text[p]->len ? v.pipe.layer_text[p]->str : "none",
+                                   ": GPUs %s, tp=%" G_GINT64_FORMAT ", %s%s\n",
+                                   d, p, ranks, v.tp, held,
                                    v.ep ? ", experts over ep = dp x tp" : "");
         }
     }

@@ -815,6 +815,44 @@ rs_pipeline_from_counts(RsPipeline *p, const gint64 *counts, guint n_virtual)
     }
 }
 
+char *
+rs_pipeline_format_stage(const RsPipeline *p, const RsModel *model, guint stage,
+                         gboolean extras)
+{
+    g_autofree guint8 *present = g_new0(guint8, MAX(p->n_layers, 1));
+    gboolean embedding = FALSE, head = FALSE;
+    for (guint i = 0; i < rs_model_get_n_tensors(model); i++) {
+        gint layer = rs_model_get_tensor(model, i)->layer;
+        if (layer < 0)
+            embedding = TRUE;
+        else if ((guint)layer >= p->n_layers)
+            head = TRUE;
+        else
+            present[layer] = 1;
+    }
+    GString *s = g_string_new("layers ");
+    gsize start = s->len;
+    for (guint l = 0; l < p->n_layers;) {
+        if (!present[l] || p->stage_of[l] != stage) {
+            l++;
+            continue;
+        }
+        guint end = l;
+        while (end + 1 < p->n_layers && present[end + 1] && p->stage_of[end + 1] == stage)
+            end++;
+        g_string_append_printf(s, "%s%u-%u", s->len > start ? ", " : "", l, end);
+        l = end + 1;
+    }
+    if (s->len == start)
+        g_string_append(s, "none");
+    if (extras && stage == 0 && embedding)
+        g_string_append(s, " + embedding");
+    if (extras && stage + 1 == p->pp && head)
+        g_string_append(s, rs_model_has_mtp(model) ? " + final norm, head, MTP"
+                                                   : " + final norm, head");
+    return g_string_free(s, FALSE);
+}
+
 gboolean
 rs_resolver_check_pp(RsResolver *r, gint64 pp, GError **error)
 {

@@ -3336,6 +3336,30 @@ test_failure_restores_outputs_other_ways(void)
     run_result_clear(&r);
 }
 
+/* Under --layers the header listed each stage's full layer range and its embedding and
+ * head, which the cut model does not have. */
+static void
+test_layers_header(void)
+{
+    const char *args[] = {"simulate", "--scenario", "qwen3-30b-colocated", "--layers", "3-4",
+                          "--network", "bottleneck", "-q", NULL};
+    RunResult r = run_reshard(args);
+    assert_exit_code(&r, 0);
+    assert_contains(r.out, "             stage 0: GPUs 0-31, layers 3-4\n"
+                           "             stage 1: GPUs 32-63, layers none\n");
+    assert_contains(r.out, "replica 0, stage 0: GPUs 0-3, tp=4, layers 3-4\n");
+    g_assert_null(strstr(r.out, "embedding"));
+    g_assert_null(strstr(r.out, "head"));
+    run_result_clear(&r);
+    const char *full[] = {"simulate", "--scenario", "qwen3-30b-colocated", "--network",
+                          "bottleneck", "-q", NULL};
+    r = run_reshard(full);
+    assert_exit_code(&r, 0);
+    assert_contains(r.out, "stage 0: GPUs 0-31, layers 0-23 + embedding\n");
+    assert_contains(r.out, "stage 1: GPUs 32-63, layers 24-47 + final norm, head\n");
+    run_result_clear(&r);
+}
+
 /* A GPU cut's links are its NVLink and its NIC (369 + 47.5 GB/s here): the JSON said
  * "nic", which read as the NIC alone being the limit. */
 static void
@@ -3439,6 +3463,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/simulate/scenario-relative-paths", test_scenario_relative_paths);
     g_test_add_func("/cli/simulate/scenario-overrides-recorded", test_scenario_overrides_recorded);
     g_test_add_func("/cli/simulate/binding-cut-gpu-links", test_binding_cut_gpu_links);
+    g_test_add_func("/cli/simulate/layers-header", test_layers_header);
     g_test_add_func("/cli/simulate/failure-restores-outputs", test_failure_restores_replaced_outputs);
     g_test_add_func("/cli/simulate/failure-restores-outputs-other-ways",
                     test_failure_restores_outputs_other_ways);
