@@ -490,8 +490,16 @@ rs_sweep_run_point(const RsSweepPoint *pt, const RsSweepOptions *o, RsSweepResul
     r->nic_bw_bytes_per_s = pt->nic_bw_bytes_per_s;
     RsScenarioBuild build;
     ok = ok && rs_scenario_build(s, &build, &local);
+    r->infer_ep = -1;
     if (ok) {
         r->infer_layout = rs_convention_format(s->infer);
+        /* (An unset tp or pp is 1 in the inference conventions, vllm and sglang.) */
+        r->infer_tp = MAX(rs_convention_get(s->infer, "tp"), 1);
+        r->infer_pp = MAX(rs_convention_get(s->infer, "pp"), 1);
+        r->infer_dp = rs_convention_get(s->infer, "dp");
+        r->infer_ep = rs_convention_get(s->infer, "ep") >= 1 &&
+                      (strcmp(rs_convention_get_name(s->infer), "vllm") == 0 ||
+                       rs_convention_get(s->infer, "ep") > 1);
         r->topology_name = g_strdup(rs_topology_get_name(build.topology));
         r->dtype = g_strdup(rs_dtype_get_name(
             s->has_infer_dtype ? s->infer_dtype : rs_model_get_dtype(build.model)));
@@ -597,9 +605,9 @@ rs_sweep_run(GArray *points, const RsSweepOptions *o, RsSweepResult *results, GE
 
 /* --- gathering --- */
 
-#define RESULT_VARIANT "(bssuuusdssddtttuubbtttttt)"
+#define RESULT_VARIANT "(bssuuusdssddtttuubbttttttxxxi)"
 /* The same, reading the strings as pointers into the variant (borrowed, then copied). */
-#define RESULT_VARIANT_BORROWED "(b&s&suuu&sd&s&sddtttuubbtttttt)"
+#define RESULT_VARIANT_BORROWED "(b&s&suuu&sd&s&sddtttuubbttttttxxxi)"
 
 static const char *
 nz(const char *s)
@@ -617,7 +625,8 @@ rs_sweep_result_to_variant(const RsSweepResult *r)
         r->n_nodes, nz(r->topology_name), r->nic_bw_bytes_per_s, nz(r->dtype), nz(r->chosen),
         r->time_s, r->bound_s, r->bytes_moved, r->network_bytes, (guint64)r->n_messages, t->max_gpu,
         i->max_gpu, t->feasible, i->feasible, t->weights_bytes, t->total_bytes, i->weights_bytes,
-        i->total_bytes, i->capacity_bytes, ((guint64)t->n_gpus << 32) | i->n_gpus);
+        i->total_bytes, i->capacity_bytes, ((guint64)t->n_gpus << 32) | i->n_gpus, r->infer_tp,
+        r->infer_pp, r->infer_dp, r->infer_ep);
 }
 
 static char *
@@ -637,7 +646,8 @@ rs_sweep_result_from_variant(GVariant *v, RsSweepResult *r)
     g_variant_get(v, RESULT_VARIANT_BORROWED, &r->ok, &error, &layout, &r->n_train_gpus, &r->n_infer_gpus,
                   &r->n_nodes, &topo, &r->nic_bw_bytes_per_s, &dtype, &chosen, &r->time_s,
                   &r->bound_s, &r->bytes_moved, &r->network_bytes, &n_messages, &train_max,
-                  &infer_max, &tf, &inf, &tw, &tt, &iw, &it, &cap, &n_gpus);
+                  &infer_max, &tf, &inf, &tw, &tt, &iw, &it, &cap, &n_gpus, &r->infer_tp,
+                  &r->infer_pp, &r->infer_dp, &r->infer_ep);
     r->error = empty_null(error);
     r->infer_layout = empty_null(layout);
     r->topology_name = empty_null(topo);
@@ -788,14 +798,19 @@ rs_sweep_table_new(const RsSweepPoint *points, const RsSweepResult *results, GAr
         rs_table_add_row(t);
         rs_table_set_uint(t, SW_POINT, p->index);
         rs_table_set_text(t, SW_LAYOUT, r->infer_layout);
-        if (p->tp)
-            rs_table_set_int(t, SW_TP, p->tp);
-        if (p->pp)
-            rs_table_set_int(t, SW_PP, p->pp);
-        if (p->dp)
-            rs_table_set_int(t, SW_DP, p->dp);
-        if (p->ep >= 0)
-            rs_table_set_bool(t, SW_EP, p->ep);
+        /* The point's sizes as resolved: the scenario's own and the derived dp too (they
+         * were empty unless the sweep set them, "every parameter a column"). */
+        gint64 tp = p->tp ? p->tp : r->infer_tp, pp = p->pp ? p->pp : r->infer_pp;
+        gint64 dp = r->infer_dp ? r->infer_dp : p->dp;
+        gint ep = p->ep >= 0 ? p->ep : r->infer_ep;
+        if (tp)
+            rs_table_set_int(t, SW_TP, tp);
+        if (pp)
+            rs_table_set_int(t, SW_PP, pp);
+        if (dp)
+            rs_table_set_int(t, SW_DP, dp);
+        if (ep >= 0)
+            rs_table_set_bool(t, SW_EP, ep);
         rs_table_set_uint(t, SW_GPUS, r->n_infer_gpus);
         rs_table_set_uint(t, SW_NODES, r->n_nodes);
         rs_table_set_text(t, SW_TOPOLOGY, r->topology_name);

@@ -95,6 +95,11 @@ typedef struct {
     gboolean ok; /* FALSE: @error says why (a layout the model does not fit) */
     char *error;
     char *infer_layout; /* the inference convention as resolved ("vllm tp=8 dp=4 …") */
+    /* Its sizes as resolved (dp derived from the GPUs too; tp and pp 1 when unset): 0 when
+     * the point failed before resolving (or, for dp, the convention has none); ep: the
+     * switch (or an ep size > 1) on, -1 unknown. */
+    gint64 infer_tp, infer_pp, infer_dp;
+    gint infer_ep;
     guint n_train_gpus;
     guint n_infer_gpus;
     guint n_nodes;

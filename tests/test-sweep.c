@@ -350,7 +350,11 @@ test_sweep_threads(void)
         one, "point,infer_layout,tp,pp,dp,ep,infer_gpus,nodes,topology,nic_bw_bytes_per_s,"
              "infer_dtype,strategy,chosen,bytes_moved,network_bytes,messages,time_s,bound_s,"
              "efficiency,infer_gpu_bytes,train_gpu_bytes,gpu_memory_bytes,feasible\n0,vllm "
-             "tp=4 dp=4 pp=1,4,1,4,,16,34,dgx-h100,5e+10,bf16,direct,direct,"));
+             "tp=4 dp=4 pp=1,4,1,4,false,16,34,dgx-h100,5e+10,bf16,direct,direct,"));
+    /* The sizes the sweep did not set are the resolved ones (they were empty: ep here, and
+     * dp whenever it was derived from the GPU count). */
+    g_assert_cmpint(r1[2].infer_dp, ==, 16);
+    g_assert_cmpint(r1[2].infer_ep, ==, 0);
     /* Every point bounded: time at or above its bound. */
     for (guint i = 0; i < p1->len; i++)
         g_assert_cmpfloat(r1[i].time_s, >=, r1[i].bound_s);
@@ -534,10 +538,11 @@ test_cli_sweep_scenario_dp(void)
                           "bottleneck", "--format", "csv", "-q", NULL};
     RunResult r = run_reshard(args);
     assert_exit_code(&r, 0);
-    /* point, layout, tp, pp, dp (the axes'), ep, inference GPUs, nodes, topology */
-    assert_contains(r.out, "\n0,vllm tp=2 dp=4,2,,,,8,2,dgx-h100,");
-    assert_contains(r.out, "\n1,vllm tp=4 dp=2,4,,,,8,2,dgx-h100,");
-    assert_contains(r.out, "\n2,vllm tp=16 dp=1,16,,,,16,3,dgx-h100,");
+    /* point, layout, tp, pp, dp (as resolved: derived from the GPUs), ep, inference GPUs,
+     * nodes, topology */
+    assert_contains(r.out, "\n0,vllm tp=2 dp=4,2,1,4,false,8,2,dgx-h100,");
+    assert_contains(r.out, "\n1,vllm tp=4 dp=2,4,1,2,false,8,2,dgx-h100,");
+    assert_contains(r.out, "\n2,vllm tp=16 dp=1,16,1,1,false,16,3,dgx-h100,");
     run_result_clear(&r);
     /* sglang's dp-attention groups share tp's ranks: 16 GPUs at tp=8 are refused as
      * simulate refuses them (the convention derives dp; a dp=2 set by the sweep would have
