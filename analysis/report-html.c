@@ -47,11 +47,8 @@ html_pre(GString *out, const char *text)
 static char *
 document_title(const RsSimulateReport *r)
 {
-    return g_strdup_printf("reshard report: %s%s%s%s, %s", r->scenario_name,
-                           r->scenario_overrides ? " (with " : "",
-                           r->scenario_overrides ? r->scenario_overrides : "",
-                           r->scenario_overrides ? " from the command line)" : "",
-                           rs_model_get_name(r->model));
+    g_autofree char *scenario = rs_report_format_scenario(r->scenario_name, r->scenario_overrides);
+    return g_strdup_printf("reshard report: %s, %s", scenario, rs_model_get_name(r->model));
 }
 
 static void

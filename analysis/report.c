@@ -219,16 +219,21 @@ rs_report_json_append_full(JsonBuilder *b, gboolean pretty, GString *out)
 
 static RsTable *strategy_table(const RsSimulateReport *r);
 
+char *
+rs_report_format_scenario(const char *name, const char *overrides)
+{
+    return overrides ? g_strdup_printf("%s (with %s from the command line)", name, overrides)
+                     : g_strdup(name);
+}
+
 /* The lines above the strategies table: the scenario, model, topology, layouts, planner. */
 static void
 simulate_header(const RsSimulateReport *r, GString *out)
 {
     g_autofree char *params = rs_format_thousands(rs_model_get_n_params(r->model));
     g_autofree char *topo = rs_topology_format_summary(r->topology);
-    g_string_append_printf(out, "scenario   %s%s%s%s\n", r->scenario_name,
-                           r->scenario_overrides ? " (with " : "",
-                           r->scenario_overrides ? r->scenario_overrides : "",
-                           r->scenario_overrides ? " from the command line)" : "");
+    g_autofree char *scenario = rs_report_format_scenario(r->scenario_name, r->scenario_overrides);
+    g_string_append_printf(out, "scenario   %s\n", scenario);
     g_autofree char *variant = rs_model_format_variant(r->model);
     g_autofree char *dtypes = rs_refit_format_wire_dtypes(r->refit);
     g_string_append_printf(out, "model      %s%s%s%s (%s): %s parameters, %.2f GB as %s, %u tensors\n",

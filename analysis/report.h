@@ -51,6 +51,16 @@ typedef enum {
  */
 gboolean rs_format_parse(const char *name, RsFormat *format_out, GError **error);
 
+/**
+ * rs_report_format_scenario:
+ * @name: the scenario's name
+ * @overrides: (nullable): the flags that replaced parts of it ("--model, --layers")
+ *
+ * Returns: (transfer full): "NAME" or "NAME (with FLAGS from the command line)", as the
+ * simulate header, the report's title and a trace's .meta name the work.
+ */
+char *rs_report_format_scenario(const char *name, const char *overrides);
+
 /* One strategy's plan figures and estimate. */
 typedef struct {
     RsStrategy strategy;

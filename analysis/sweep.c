@@ -493,13 +493,14 @@ rs_sweep_run_point(const RsSweepPoint *pt, const RsSweepOptions *o, RsSweepResul
     r->infer_ep = -1;
     if (ok) {
         r->infer_layout = rs_convention_format(s->infer);
-        /* (An unset tp or pp is 1 in the inference conventions, vllm and sglang.) */
-        r->infer_tp = MAX(rs_convention_get(s->infer, "tp"), 1);
-        r->infer_pp = MAX(rs_convention_get(s->infer, "pp"), 1);
-        r->infer_dp = rs_convention_get(s->infer, "dp");
-        r->infer_ep = rs_convention_get(s->infer, "ep") >= 1 &&
-                      (strcmp(rs_convention_get_name(s->infer), "vllm") == 0 ||
-                       rs_convention_get(s->infer, "ep") > 1);
+        /* An unset size the convention has is 1; ep is on when the switch is, or the
+         * size above 1. */
+        const RsConvention *c = s->infer;
+        r->infer_tp = rs_convention_has_param(c, "tp") ? MAX(rs_convention_get(c, "tp"), 1) : 0;
+        r->infer_pp = rs_convention_has_param(c, "pp") ? MAX(rs_convention_get(c, "pp"), 1) : 0;
+        r->infer_dp = rs_convention_get(c, "dp");
+        gint64 ep = rs_convention_get(c, "ep");
+        r->infer_ep = rs_convention_param_is_switch(c, "ep") ? ep != 0 : ep > 1;
         r->topology_name = g_strdup(rs_topology_get_name(build.topology));
         r->dtype = g_strdup(rs_dtype_get_name(
             s->has_infer_dtype ? s->infer_dtype : rs_model_get_dtype(build.model)));
@@ -605,9 +606,25 @@ rs_sweep_run(GArray *points, const RsSweepOptions *o, RsSweepResult *results, GE
 
 /* --- gathering --- */
 
-#define RESULT_VARIANT "(bssuuusdssddtttuubbttttttxxxi)"
-/* The same, reading the strings as pointers into the variant (borrowed, then copied). */
-#define RESULT_VARIANT_BORROWED "(b&s&suuu&sd&s&sddtttuubbttttttxxxi)"
+/* The GVariant type of an RsSweepResult sent between MPI ranks, in the order
+ * rs_sweep_result_to_variant() packs it (GVariant type letters: b boolean, s string, u
+ * uint32, d double, t uint64, x int64, i int32); @S is the letter of its strings: "s" to
+ * build, "&s" to read them as pointers into the variant (borrowed, then copied). */
+#define RESULT_VARIANT_TYPE(S)                                                                \
+    "("                                                                                       \
+    "b" S S     /* ok, error, infer_layout */                                                 \
+    "uuu"       /* n_train_gpus, n_infer_gpus, n_nodes */                                     \
+    S "d"       /* topology_name, nic_bw_bytes_per_s */                                       \
+    S S         /* dtype, chosen */                                                           \
+    "dd"        /* time_s, bound_s */                                                         \
+    "ttt"       /* bytes_moved, network_bytes, n_messages */                                  \
+    "uubb"      /* train and infer max_gpu, train and infer feasible */                       \
+    "tttt"      /* train weights and total, infer weights and total bytes */                  \
+    "tt"        /* infer capacity_bytes, train n_gpus << 32 | infer n_gpus */                 \
+    "xxxi"      /* infer_tp, infer_pp, infer_dp, infer_ep */                                  \
+    ")"
+#define RESULT_VARIANT RESULT_VARIANT_TYPE("s")
+#define RESULT_VARIANT_BORROWED RESULT_VARIANT_TYPE("&s")
 
 static const char *
 nz(const char *s)

@@ -96,8 +96,8 @@ typedef struct {
     char *error;
     char *infer_layout; /* the inference convention as resolved ("vllm tp=8 dp=4 …") */
     /* Its sizes as resolved (dp derived from the GPUs too; tp and pp 1 when unset): 0 when
-     * the point failed before resolving (or, for dp, the convention has none); ep: the
-     * switch (or an ep size > 1) on, -1 unknown. */
+     * the point failed before resolving or the convention has no such size; ep: 1 when the
+     * switch is on (or the ep size above 1), 0 off, -1 unknown. */
     gint64 infer_tp, infer_pp, infer_dp;
     gint infer_ep;
     guint n_train_gpus;

@@ -1123,10 +1123,7 @@ simulate_scenario(const char *cmd, const Settings *set, const RsScenario *scenar
      * that replaced parts of it (it said "deepseek-v3-h100" for a run whose model, layouts
      * and topology all came from the command line). */
     g_autofree char *overrides = simulate_overrides();
-    g_autofree char *scenario_text =
-        overrides ? g_strdup_printf("%s (with %s from the command line)", scenario->name,
-                                    overrides)
-                  : g_strdup(scenario->name);
+    g_autofree char *scenario_text = rs_report_format_scenario(scenario->name, overrides);
     CandidateOutputs outputs = {build->topology, scenario_text, n_rows > 1, FALSE, 0, 0,
                                 g_get_monotonic_time()};
     RsEvaluatorOptions eo = {build->refit, build->topology,

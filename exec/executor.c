@@ -21,7 +21,6 @@
 
 #include <math.h>
 #include <signal.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -1694,30 +1693,21 @@ free_rows(gpointer p)
     g_free(*(double **)p);
 }
 
-static gint
-compare_guint64(gconstpointer a, gconstpointer b)
-{
-    guint64 x = *(const guint64 *)a, y = *(const guint64 *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* The ordered pairs (src, dst), src != dst, that @plan's messages join. */
+/* The ordered pairs (src, dst), src != dst, that @plan's messages join: a set of
+ * (src << 32 | dst) keys (base/hash.h, which mixes both halves). */
 static guint64
 plan_rank_pairs(const RsPlan *plan)
 {
     guint n = rs_plan_get_n_messages(plan);
     g_autofree guint64 *keys = g_new(guint64, MAX(n, 1));
-    guint k = 0;
+    g_autoptr(GHashTable) pairs = g_hash_table_new(rs_hash_u64, rs_hash_u64_equal);
     for (guint m = 0; m < n; m++) {
         const RsMessage *msg = rs_plan_get_message(plan, m);
+        keys[m] = (guint64)msg->src << 32 | msg->dst;
         if (msg->src != msg->dst)
-            keys[k++] = (guint64)msg->src << 32 | msg->dst;
+            g_hash_table_add(pairs, &keys[m]);
     }
-    qsort(keys, k, sizeof *keys, compare_guint64);
-    guint64 pairs = 0;
-    for (guint i = 0; i < k; i++)
-        pairs += i == 0 || keys[i] != keys[i - 1];
-    return pairs;
+    return g_hash_table_size(pairs);
 }
 
 static guint64

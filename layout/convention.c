@@ -291,6 +291,13 @@ rs_convention_param_is_list(const RsConvention *conv, const char *key)
     return i >= 0 && conv->klass->params[i].kind == RS_PARAM_LIST;
 }
 
+gboolean
+rs_convention_param_is_switch(const RsConvention *conv, const char *key)
+{
+    gint i = param_index(conv->klass, key);
+    return i >= 0 && conv->klass->params[i].kind == RS_PARAM_BOOL;
+}
+
 void
 rs_convention_merge(RsConvention **conv, const RsConvention *overrides)
 {

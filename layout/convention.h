@@ -175,6 +175,10 @@ gboolean rs_convention_has_param(const RsConvention *conv, const char *key);
 /** rs_convention_param_is_list: Returns: TRUE when @key is a list parameter. */
 gboolean rs_convention_param_is_list(const RsConvention *conv, const char *key);
 
+/** rs_convention_param_is_switch: Returns: TRUE when @key is a switch (on or off: vllm's
+ * ep), FALSE for a size (megatron's ep) or a key the convention does not have. */
+gboolean rs_convention_param_is_switch(const RsConvention *conv, const char *key);
+
 /**
  * rs_convention_merge:
  * @conv: the convention to update
