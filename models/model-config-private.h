@@ -67,12 +67,16 @@ void rs_model_config_foreach_prefix(RsModelConfig *config, const char *prefix,
                                     void (*func)(const char *subkey, const char *value,
                                                  const char *where, gpointer data),
                                     gpointer data);
-/* Sets an error "where: key: message" (the source name when the key is absent). A message
- * "required field is missing..." for a key the file lacks names, when the file has a key no
- * reader took within 2 edits of it, that key and its place: "m.yaml:8:13: hidden_size:
- * required field is missing; is hiden_size here a typo for it?". */
+/* Sets an error "where: key: message" (the source name when the key is absent). */
 void rs_model_config_set_error(RsModelConfig *config, const char *key, GError **error,
                                const char *format, ...) G_GNUC_PRINTF(4, 5);
+
+/* Sets the error of a required @key the file lacks: "source: key: required field is
+ * missing (@detail)" (@detail nullable), or, when the file has a key no reader took within
+ * 2 edits (Levenshtein) of it, that key at its place: "m.yaml:8:13: hidden_size: required
+ * field is missing; is hiden_size here a typo for it?". */
+void rs_model_config_set_missing(RsModelConfig *config, const char *key, GError **error,
+                                 const char *detail);
 /* Returns: (transfer full) (nullable): the consumed integer keys whose value (or scaled
  * width) equals @value, joined by "/", or NULL when none does; *@where_out (when not NULL)
  * borrows the location of the first such key, valid while @config lives. For messages that

@@ -148,7 +148,7 @@ find_misspelling(RsModelConfig *config, const char *key, const char **key_out)
     for (guint i = 0; i < config->order->len; i++) {
         const char *other = g_ptr_array_index(config->order, i);
         ConfigEntry *e = g_hash_table_lookup(config->entries, other);
-        if (!e->consumed && edit_distance(key, other, 2) <= 2) {
+        if (!e->consumed && strcmp(other, key) != 0 && edit_distance(key, other, 2) <= 2) {
             *key_out = other;
             return e;
         }
@@ -165,21 +165,26 @@ rs_model_config_set_error(RsModelConfig *config, const char *key, GError **error
     g_autofree char *message = g_strdup_vprintf(format, args);
     va_end(args);
     ConfigEntry *e = key ? g_hash_table_lookup(config->entries, key) : NULL;
-    /* A required key the file lacks may stand there misspelt: name it where it stands (the
-     * check for unknown keys comes after the family's reads, too late to name it first). */
-    const char *near_key = NULL;
-    ConfigEntry *near = key != NULL && e == NULL &&
-                                g_str_has_prefix(message, "required field is missing")
-                            ? find_misspelling(config, key, &near_key)
-                            : NULL;
-    if (near != NULL) {
-        g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
-                    "%s: %s: %s; is %s here a typo for it?", near->where, key, message,
-                    near_key);
-        return;
-    }
     g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG, "%s: %s%s%s",
                 e ? e->where : config->source, key ? key : "", key ? ": " : "", message);
+}
+
+void
+rs_model_config_set_missing(RsModelConfig *config, const char *key, GError **error,
+                            const char *detail)
+{
+    g_autofree char *message = g_strdup_printf("required field is missing%s%s%s",
+                                               detail ? " (" : "", detail ? detail : "",
+                                               detail ? ")" : "");
+    /* The key may stand in the file misspelt: name it where it stands (the check for
+     * unknown keys comes after the family's reads, too late to name it first). */
+    const char *near_key = NULL;
+    ConfigEntry *near = find_misspelling(config, key, &near_key);
+    if (near != NULL)
+        g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
+                    "%s: %s: %s; is %s here a typo for it?", near->where, key, message, near_key);
+    else
+        rs_model_config_set_error(config, key, error, "%s", message);
 }
 
 void
@@ -272,11 +277,12 @@ config_find(RsModelConfig *config, const char *key, gboolean required, ConfigEnt
     if (e == NULL || e->value == NULL) {
         *entry_out = NULL;
         if (required) {
-            /* Present without a value ("name:", null) is not missing: say which (a key
-             * misspelt is named by rs_model_config_set_error()). */
-            rs_model_config_set_error(config, key, error,
-                                      e == NULL ? "required field is missing"
-                                                : "required field has no value (empty or null)");
+            /* Present without a value ("name:", null) is not missing: say which. */
+            if (e == NULL)
+                rs_model_config_set_missing(config, key, error, NULL);
+            else
+                rs_model_config_set_error(config, key, error,
+                                          "required field has no value (empty or null)");
             return FALSE;
         }
         return TRUE;

@@ -172,7 +172,7 @@ rs_family_require(RsModelConfig *c, const char *key, const char *why, GError **e
 {
     if (rs_model_config_has(c, key))
         return TRUE;
-    rs_model_config_set_error(c, key, error, "required field is missing (%s)", why);
+    rs_model_config_set_missing(c, key, error, why);
     return FALSE;
 }
 
@@ -435,7 +435,7 @@ generate_dense(RsModel *m, RsModelConfig *c, const RsModelOptions *options, gboo
         !rs_family_read_quant(c, options, &q, error))
         return FALSE;
     if (cc.intermediate == 0) {
-        rs_model_config_set_error(c, "intermediate_size", error, "required field is missing");
+        rs_model_config_set_missing(c, "intermediate_size", error, NULL);
         return FALSE;
     }
     if (!rs_family_check_gqa(c, &cc, error))
@@ -559,7 +559,7 @@ generate_mixtral(RsModel *m, RsModelConfig *c, const RsModelOptions *options, GE
                                  &n_per_token, error))
         return FALSE;
     if (cc.intermediate == 0) {
-        rs_model_config_set_error(c, "intermediate_size", error, "required field is missing");
+        rs_model_config_set_missing(c, "intermediate_size", error, NULL);
         return FALSE;
     }
     if (!rs_family_check_gqa(c, &cc, error))

@@ -37,8 +37,7 @@ rs_family_generate_gpt_oss(RsModel *m, RsModelConfig *c, const RsModelOptions *o
     if (n_per_token == 0)
         n_per_token = n_per_token_alias;
     if (n_per_token == 0) {
-        rs_model_config_set_error(c, "num_experts_per_tok", error,
-                                  "required field is missing (or experts_per_token)");
+        rs_model_config_set_missing(c, "num_experts_per_tok", error, "or experts_per_token");
         return FALSE;
     }
     if (n_per_token_alias != 0 && n_per_token_alias != n_per_token) {
@@ -49,7 +48,7 @@ rs_family_generate_gpt_oss(RsModel *m, RsModelConfig *c, const RsModelOptions *o
         return FALSE;
     }
     if (cc.intermediate == 0) {
-        rs_model_config_set_error(c, "intermediate_size", error, "required field is missing");
+        rs_model_config_set_missing(c, "intermediate_size", error, NULL);
         return FALSE;
     }
     if (!rs_family_check_active_experts(c, "num_experts_per_tok", n_per_token, n_experts, FALSE,

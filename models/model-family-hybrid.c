@@ -214,8 +214,8 @@ read_k3_layer_kinds(RsModelConfig *c, K3Config *k, GError **error)
                                       error))
         return FALSE;
     if (kda == NULL && full == NULL) {
-        rs_model_config_set_error(c, "linear_attn_config.full_attn_layers", error,
-                                  "required field is missing (or linear_attn_config.kda_layers)");
+        rs_model_config_set_missing(c, "linear_attn_config.full_attn_layers", error,
+                                    "or linear_attn_config.kda_layers");
         return FALSE;
     }
     /* 0: unset, 1: KDA, 2: full attention. */

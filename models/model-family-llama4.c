@@ -142,8 +142,7 @@ rs_family_generate_llama4(RsModel *m, RsModelConfig *c, const RsModelOptions *op
         return FALSE;
     /* Llama4TextMoe's experts and shared expert have width intermediate_size. */
     if (k.cc.intermediate == 0) {
-        rs_model_config_set_error(c, "intermediate_size", error,
-                                  "required field is missing (the experts' width)");
+        rs_model_config_set_missing(c, "intermediate_size", error, "the experts' width");
         return FALSE;
     }
     k.moe_intermediate = k.cc.intermediate;
