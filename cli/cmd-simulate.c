@@ -1172,7 +1172,11 @@ run_scenario(const char *cmd, const Settings *set)
         rs_scenario_args_load(&sargs, DEFAULT_SCENARIO, opt_dtype, &error);
     if (scenario == NULL)
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    rs_cli_progress("resolving layouts of %s ...", scenario->name);
+    {
+        g_autofree char *overrides = simulate_overrides();
+        g_autofree char *scenario_text = rs_report_format_scenario(scenario->name, overrides);
+        rs_cli_progress("resolving layouts of %s ...", scenario_text);
+    }
     RsScenarioBuild build;
     if (!rs_scenario_build(scenario, &build, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);

@@ -1818,7 +1818,9 @@ test_locale(void)
     run_result_clear(&r);
 }
 
-/* Progress counts the network messages the tables count, local copies beside them. */
+/* Progress counts the network messages the tables count, local copies beside them, and names
+ * the scenario with the flags that replaced parts of it (it once named the default scenario
+ * alone while resolving a run built from flags). */
 static void
 test_progress_messages(void)
 {
@@ -1829,6 +1831,9 @@ test_progress_messages(void)
     g_assert_cmpint(r.exit_code, ==, 0);
     assert_contains(r.err, "simulating gather-broadcast: 34 network messages (43 with local "
                            "copies)");
+    assert_contains(r.err, "resolving layouts of deepseek-v3-h100 (with --model, --nodes, "
+                           "--train, --train-gpus, --infer, --infer-gpus from the command "
+                           "line) ...");
     run_result_clear(&r);
 }
 
