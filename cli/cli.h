@@ -54,6 +54,9 @@ int rs_cli_simulate_report(const char *output);
 /* Global switches shared by every subcommand. */
 extern gboolean rs_cli_verbose;
 extern gboolean rs_cli_quiet;
+/* This process is a rank other than 0 of a multi-process transport (mpirun): it prints no
+ * progress and no warnings (rs_cli_warn()), which rank 0 prints once for the job. */
+extern gboolean rs_cli_secondary_rank;
 
 /* Adds -v/--verbose and -q/--quiet to @context. */
 void rs_cli_add_common_options(GOptionContext *context);
@@ -70,6 +73,11 @@ void rs_cli_append_hint(GError *error, const char *hint);
 
 /* Progress on stderr unless --quiet. */
 void rs_cli_progress(const char *format, ...) G_GNUC_PRINTF(1, 2);
+
+/* A warning on stderr, "reshard @command: warning: " and the formatted text (escaped as by
+ * rs_cli_printerr()) and a newline; nothing on a secondary rank (rs_cli_secondary_rank).
+ * -q does not mute warnings: they are not progress. */
+void rs_cli_warn(const char *command, const char *format, ...) G_GNUC_PRINTF(2, 3);
 
 /* g_printerr() for messages that quote input (names, arguments, file contents): the text is
  * written through rs_text_escape(), so no byte of it acts on the terminal. */

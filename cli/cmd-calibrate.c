@@ -568,7 +568,7 @@ run(int argc, char **argv)
                                : RS_EXIT_USAGE);
     }
     if (!rs_transport_is_root(transport))
-        rs_cli_quiet = TRUE;
+        rs_cli_quiet = rs_cli_secondary_rank = TRUE;
     code = set_ranks(cmd, transport, ranks, &opts);
     if (code != RS_EXIT_OK)
         return code;

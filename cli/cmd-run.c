@@ -368,12 +368,12 @@ warn_conversions(const RsRefit *refit)
             first = t;
     }
     if (n > 0)
-        rs_cli_printerr("reshard run: warning: %u tensor%s converted at the source (first: "
-                        "\"%s\", %s -> %s): the run moves and validates the %s bytes on the "
-                        "wire; the conversion itself is not executed or measured (its cost "
-                        "is the simulator's GPU copy cost)\n",
-                        n, n == 1 ? "" : "s", first->name, rs_dtype_get_name(first->src_dtype),
-                        rs_dtype_get_name(first->dtype), rs_dtype_get_name(first->dtype));
+        rs_cli_warn("run",
+                    "%u tensor%s converted at the source (first: \"%s\", %s -> %s): the run "
+                    "moves and validates the %s bytes on the wire; the conversion itself is "
+                    "not executed or measured (its cost is the simulator's GPU copy cost)",
+                    n, n == 1 ? "" : "s", first->name, rs_dtype_get_name(first->src_dtype),
+                    rs_dtype_get_name(first->dtype), rs_dtype_get_name(first->dtype));
 }
 
 static guint64
@@ -570,7 +570,7 @@ run(int argc, char **argv)
                                : RS_EXIT_USAGE);
     gboolean root = rs_transport_is_root(transport);
     if (!root)
-        rs_cli_quiet = TRUE;
+        rs_cli_quiet = rs_cli_secondary_rank = TRUE;
 
     Work w;
     /* The trace may not replace an input (the scenario, model or topology just read). */

@@ -1105,12 +1105,12 @@ simulate_scenario(const char *cmd, const Settings *set, const RsScenario *scenar
     for (guint s = 0; s < RS_MEMORY_SIDE_N; s++) {
         const RsMemorySideResult *m = &memory.side[s];
         if (!m->feasible)
-            rs_cli_printerr("reshard %s: warning: the %s layout does not fit in GPU memory: GPU %u "
-                            "needs %.2f GB (%.2f GB weights + %.2f GB staging + %.2f GB reserve) "
-                            "of %.2f GB\n",
-                            cmd, s == RS_MEMORY_TRAIN ? "training" : "inference", m->max_gpu,
-                            m->total_bytes / 1e9, m->weights_bytes / 1e9, m->staging_bytes / 1e9,
-                            m->reserve_bytes / 1e9, m->capacity_bytes / 1e9);
+            rs_cli_warn(cmd,
+                        "the %s layout does not fit in GPU memory: GPU %u needs %.2f GB "
+                        "(%.2f GB weights + %.2f GB staging + %.2f GB reserve) of %.2f GB",
+                        s == RS_MEMORY_TRAIN ? "training" : "inference", m->max_gpu,
+                        m->total_bytes / 1e9, m->weights_bytes / 1e9, m->staging_bytes / 1e9,
+                        m->reserve_bytes / 1e9, m->capacity_bytes / 1e9);
     }
     RsAutoCandidate tried[RS_AUTO_MAX_CANDIDATES];
     guint n_tried = rs_policy_get_candidates(req, tried);
@@ -1143,8 +1143,8 @@ simulate_scenario(const char *cmd, const Settings *set, const RsScenario *scenar
     int code = RS_EXIT_OK;
     /* Peers' plans too large for this machine: said, and the others reported. */
     for (guint i = 0; best != NULL && i < policy.evaluated.n_skipped; i++)
-        rs_cli_printerr("reshard %s: warning: %s not planned, its row left out: %s\n", cmd,
-                   policy.evaluated.skipped[i].label, policy.evaluated.skipped_reason[i]);
+        rs_cli_warn(cmd, "%s not planned, its row left out: %s", policy.evaluated.skipped[i].label,
+                    policy.evaluated.skipped_reason[i]);
     if (best == NULL)
         code = rs_cli_fail(cmd, error, exit_code_for(error));
     else if (!rs_lower_bound_compute(build->refit, build->topology, &bound, &error))

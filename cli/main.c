@@ -15,6 +15,7 @@
 
 gboolean rs_cli_verbose = FALSE;
 gboolean rs_cli_quiet = FALSE;
+gboolean rs_cli_secondary_rank = FALSE;
 
 static const RsCommand *const commands[] = {
     &rs_command_simulate,
@@ -199,6 +200,18 @@ rs_cli_progress(const char *format, ...)
     va_end(args);
     g_autofree char *safe = rs_text_escape(text);
     g_printerr("%s\n", safe);
+}
+
+void
+rs_cli_warn(const char *command, const char *format, ...)
+{
+    if (rs_cli_secondary_rank)
+        return;
+    va_list args;
+    va_start(args, format);
+    g_autofree char *text = g_strdup_vprintf(format, args);
+    va_end(args);
+    rs_cli_printerr("reshard %s: warning: %s\n", command, text);
 }
 
 void

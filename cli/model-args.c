@@ -11,7 +11,7 @@ void
 rs_cli_print_model_warnings(const char *cmd, const RsModel *model)
 {
     for (guint i = 0; i < rs_model_get_n_warnings(model); i++)
-        rs_cli_printerr("reshard %s: warning: %s\n", cmd, rs_model_get_warning(model, i));
+        rs_cli_warn(cmd, "%s", rs_model_get_warning(model, i));
 }
 
 GArray *

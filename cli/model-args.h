@@ -16,7 +16,7 @@ G_BEGIN_DECLS
  * @model: a loaded model
  *
  * Prints the model's load warnings (defaults taken for keys its config does not state) on
- * stderr, "reshard CMD: warning: …", one a line.
+ * stderr, "reshard CMD: warning: …", one a line; nothing on a secondary rank (rs_cli_warn()).
  */
 void rs_cli_print_model_warnings(const char *cmd, const RsModel *model);
 

@@ -461,6 +461,33 @@ test_mpi_errors(void)
     run_result_clear(&r);
 }
 
+/* A topology that takes defaults: rank 0 says each once for the job (every process of the
+ * four said them, four times each, before warnings followed the rank). */
+static void
+test_mpi_warnings_once(void)
+{
+    if (!have_mpirun())
+        return;
+    g_autofree char *topo =
+        write_temp("defaults.yaml", "name: w\nnodes: 2\ngpus_per_node: 2\n"
+                                    "nvlink: {bandwidth: 100 GB/s}\n"
+                                    "nic: {bandwidth: 10 GB/s, efficiency: 0.5, latency: 1 us}\n");
+    const char *args[] = {"run", "--transport",      "mpi",  "--shape",     "64x48", "--src-mesh",
+                          "2",   "--src-placements", "S(0)", "--src-ranks", "0,1",   "--dst-mesh",
+                          "2",   "--dst-placements", "S(1)", "--dst-ranks", "2,3",   "--topology",
+                          topo,  "--format",         "json", "-q",          NULL};
+    RunResult r = run_reshard_mpi(args, 4);
+    if (r.exit_code != 0)
+        g_error("exit %d: %s\n%s", r.exit_code, r.out, r.err);
+    const char *want = "reshard run: warning: ";
+    guint n = 0;
+    for (const char *p = strstr(r.err, want); p != NULL; p = strstr(p + 1, want))
+        n++;
+    g_assert_cmpuint(n, ==, 4); /* nvlink.efficiency, nvlink.latency, message_overhead, fabric */
+    assert_contains(r.err, "nvlink.latency not given: taking 0 us");
+    run_result_clear(&r);
+}
+
 static void
 test_mpi_calibrate(void)
 {
@@ -626,6 +653,7 @@ main(int argc, char **argv)
     g_test_add_data_func("/cli-run/mpi/direct", "direct", test_mpi_run);
     g_test_add_data_func("/cli-run/mpi/gather-broadcast", "gather-broadcast", test_mpi_run);
     g_test_add_func("/cli-run/mpi/errors", test_mpi_errors);
+    g_test_add_func("/cli-run/mpi/warnings-once", test_mpi_warnings_once);
     g_test_add_func("/cli-run/calibrate/concurrency", test_calibrate_concurrency);
     g_test_add_func("/cli-run/mpi/calibrate", test_mpi_calibrate);
     g_test_add_func("/cli-run/mpi/calibrate-one-process", test_mpi_calibrate_one_process);
