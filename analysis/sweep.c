@@ -845,8 +845,16 @@ rs_sweep_table_new(const RsSweepPoint *points, const RsSweepResult *results, GAr
             rs_table_set_double(t, SW_EFFICIENCY, r->time_s > 0 ? r->bound_s / r->time_s : 0);
             rs_table_set_uint(t, SW_INFER_MEM, r->memory.side[RS_MEMORY_INFER].total_bytes);
             rs_table_set_uint(t, SW_TRAIN_MEM, r->memory.side[RS_MEMORY_TRAIN].total_bytes);
-            rs_table_set_uint(t, SW_GPU_MEM, r->memory.side[RS_MEMORY_INFER].capacity_bytes);
-            rs_table_set_bool(t, SW_FEASIBLE, r->memory.feasible);
+            /* A topology without gpu.memory: the memory was not checked, neither "of 0 GB"
+             * nor "fits yes". */
+            guint64 capacity = r->memory.side[RS_MEMORY_INFER].capacity_bytes;
+            if (capacity == 0) {
+                rs_table_set_null(t, SW_GPU_MEM);
+                rs_table_set_null(t, SW_FEASIBLE);
+            } else {
+                rs_table_set_uint(t, SW_GPU_MEM, capacity);
+                rs_table_set_bool(t, SW_FEASIBLE, r->memory.feasible);
+            }
         } else {
             rs_table_set_null(t, SW_DTYPE);
             rs_table_set_null(t, SW_CHOSEN);
@@ -918,15 +926,22 @@ rs_sweep_report(const RsSweepPoint *points, const RsSweepResult *results, guint 
         return;
     }
     g_autoptr(RsTable) t = rs_sweep_table_new(points, results, all);
-    guint n_ok = 0, n_fit = 0;
+    guint n_ok = 0, n_fit = 0, n_unchecked = 0;
     for (guint i = 0; i < n; i++) {
         n_ok += results[i].ok;
-        n_fit += usable(&results[i]);
+        gboolean unchecked =
+            results[i].ok && results[i].memory.side[RS_MEMORY_INFER].capacity_bytes == 0;
+        n_unchecked += unchecked;
+        n_fit += usable(&results[i]) && !unchecked;
     }
+    g_autofree char *unchecked_text =
+        n_unchecked > 0
+            ? g_strdup_printf(", %u not checked (their topology states no gpu.memory)", n_unchecked)
+            : g_strdup("");
     g_string_append_printf(out,
-                           "sweep      %u point%s: %u planned, %u fit in GPU memory (memory: "
+                           "sweep      %u point%s: %u planned, %u fit in GPU memory%s (memory: "
                            "weights + staging + reserve on the busiest GPU of each side)\n\n",
-                           n, n == 1 ? "" : "s", n_ok, n_fit);
+                           n, n == 1 ? "" : "s", n_ok, n_fit, unchecked_text);
     rs_table_append_text(t, out);
     if (target_s > 0) {
         g_autofree char *title = NULL;

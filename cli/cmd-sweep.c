@@ -8,8 +8,10 @@
 #include "cli/outputs.h"
 
 #include "analysis/plot.h"
+#include "analysis/report.h"
 #include "analysis/sweep-mpi.h"
 #include "analysis/sweep.h"
+#include "base/data.h"
 #include "base/units.h"
 #include "cli/scenario-args.h"
 #include "cli/topology-args.h"
@@ -21,7 +23,6 @@
 #define DEFAULT_SCENARIO "deepseek-v3-h100"
 
 static RsScenarioArgs sargs;
-static char *opt_dtype;
 static char *opt_sweep_file;
 static char *opt_tp, *opt_pp, *opt_dp, *opt_gpus, *opt_ep;
 static char *opt_topologies, *opt_nic_bw, *opt_infer_dtypes, *opt_strategies;
@@ -230,7 +231,7 @@ parse_grid(RsSweepGrid *g, GError **error)
 static RsScenario *
 new_scenario(gpointer user_data, GError **error)
 {
-    return rs_scenario_args_load(&sargs, DEFAULT_SCENARIO, opt_dtype, error);
+    return rs_scenario_args_load(&sargs, DEFAULT_SCENARIO, NULL, error);
 }
 
 typedef struct {
@@ -311,6 +312,24 @@ parse_settings(Settings *set, GError **error)
     return TRUE;
 }
 
+/* The defaults each topology of the sweep takes (rs_cli_print_topology_warnings()), once per
+ * file however many points use it: @names, the topology axis's (empty: @base's alone). A file
+ * that does not load is left to the points, which report it. */
+static void
+print_topology_warnings(const GPtrArray *names, const RsScenario *base)
+{
+    g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    guint n = names->len > 0 ? names->len : 1;
+    for (guint i = 0; i < n; i++) {
+        const char *name = names->len > 0 ? g_ptr_array_index(names, i) : base->topology;
+        g_autofree char *path = name ? rs_data_find("topologies", name, NULL) : NULL;
+        if (path == NULL || !g_hash_table_add(seen, g_strdup(path)))
+            continue;
+        g_autoptr(RsTopology) topo = rs_topology_load_file(path, NULL, NULL);
+        rs_cli_print_topology_warnings(topo);
+    }
+}
+
 /* Every rank, failed or not, meets the others at the gather: a rank that gave up early
  * (a file it cannot read) reports to rank 0 there instead of leaving it waiting, and rank
  * 0 prints the failure and exits with its code. */
@@ -323,6 +342,9 @@ sweep(const char *cmd, const Settings *set, guint rank, guint n_ranks)
     rs_sweep_grid_init(&grid);
     g_autoptr(GArray) points = NULL;
     gboolean ok = parse_grid(&grid, &error) && (points = rs_sweep_make_points(&grid, &error));
+    g_autoptr(GPtrArray) topology_names = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; grid.topologies != NULL && i < grid.topologies->len; i++)
+        g_ptr_array_add(topology_names, g_strdup(g_ptr_array_index(grid.topologies, i)));
     rs_sweep_grid_clear(&grid);
     if (!ok)
         fail_code = RS_EXIT_USAGE;
@@ -348,10 +370,13 @@ sweep(const char *cmd, const Settings *set, guint rank, guint n_ranks)
         o.rank = rank;
         o.n_ranks = n_ranks;
         if (rank == 0) {
+            print_topology_warnings(topology_names, base);
             g_autofree char *over =
                 n_ranks > 1 ? g_strdup_printf(" over %u MPI ranks", n_ranks) : g_strdup("");
+            g_autofree char *overrides = rs_scenario_args_format_overrides(&sargs);
+            g_autofree char *scenario = rs_report_format_scenario(base->name, overrides);
             rs_cli_progress("sweeping %u point%s of %s%s ...", n_points, n_points == 1 ? "" : "s",
-                            base->name, over);
+                            scenario, over);
         }
         if (!rs_sweep_run(points, &o, results, &error)) {
             fail_code = RS_EXIT_RUNTIME;

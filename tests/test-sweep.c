@@ -475,9 +475,82 @@ test_cli_sweep_no_bar_off_tty(void)
                           "direct", "--format", "csv",    NULL};
     RunResult r = run_reshard(args);
     assert_exit_code(&r, 0);
-    assert_contains(r.err, "sweeping 2 points of ");
+    assert_contains(r.err, "sweeping 2 points of deepseek-v3-h100 (with --scale, --layers from "
+                           "the command line) ...");
     g_assert_null(strchr(r.err, '\r'));
     g_assert_null(strstr(r.err, "points/s"));
+    run_result_clear(&r);
+}
+
+/* A hand-written topology that states no gpu.memory: its defaults are said once (on no
+ * other command), and the points' memory is "not checked", neither "of 0 GB" nor "fits". */
+static void
+test_cli_sweep_unknown_memory(void)
+{
+    g_autofree char *topo =
+        write_temp("sweep-w4.yaml", "name: w\nnodes: 4\ngpus_per_node: 2\n"
+                                    "nvlink: {bandwidth: 100 GB/s}\n"
+                                    "nic: {bandwidth: 10 GB/s, efficiency: 0.5, latency: 1 us}\n");
+    const char *args[] = {"sweep",
+                          "--model",
+                          "llama-3.1-8b",
+                          "--topology",
+                          topo,
+                          "--train",
+                          "megatron:tp=2",
+                          "--train-gpus",
+                          "0-3",
+                          "--tp",
+                          "1,2",
+                          "--gpus",
+                          "2",
+                          "--topologies",
+                          topo,
+                          "--strategies",
+                          "direct",
+                          NULL};
+    RunResult r = run_reshard(args);
+    assert_exit_code(&r, 0);
+    const char *want = "reshard sweep: warning: ";
+    guint n = 0;
+    for (const char *p = strstr(r.err, want); p != NULL; p = strstr(p + 1, want))
+        n++;
+    g_assert_cmpuint(n, ==, 4); /* nvlink.efficiency, nvlink.latency, message_overhead, fabric */
+    assert_contains(r.err, "sweep-w4.yaml: nvlink.latency not given: taking 0 us\n");
+    assert_contains(r.out, "sweep      2 points: 2 planned, 0 fit in GPU memory, 2 not checked "
+                           "(their topology states no gpu.memory)");
+    run_result_clear(&r);
+    const char *json_args[] = {"sweep",
+                               "--model",
+                               "llama-3.1-8b",
+                               "--topology",
+                               topo,
+                               "--train",
+                               "megatron:tp=2",
+                               "--train-gpus",
+                               "0-3",
+                               "--tp",
+                               "1",
+                               "--gpus",
+                               "2",
+                               "--strategies",
+                               "direct",
+                               "--format",
+                               "json",
+                               "-q",
+                               NULL};
+    r = run_reshard(json_args);
+    assert_exit_code(&r, 0);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    JsonObject *root = parse_json(parser, r.out);
+    JsonObject *point =
+        json_array_get_object_element(json_object_get_array_member(root, "points"), 0);
+    g_assert_true(json_object_get_null_member(point, "gpu_memory_bytes"));
+    g_assert_true(json_object_get_null_member(point, "feasible"));
+    /* tp=1: each inference GPU holds the 8,030,261,248 bf16 parameters (16,060,522,496
+     * bytes) and the 1 GiB of staging a topology without GPU memory gets. */
+    g_assert_cmpint(json_object_get_int_member(point, "infer_gpu_bytes"), ==,
+                    16060522496 + 1073741824);
     run_result_clear(&r);
 }
 
@@ -615,6 +688,7 @@ main(int argc, char **argv)
     g_test_add_func("/sweep/run/threads", test_sweep_threads);
     g_test_add_func("/sweep/cli/deterministic", test_cli_sweep_deterministic);
     g_test_add_func("/sweep/cli/infeasible", test_cli_sweep_infeasible);
+    g_test_add_func("/sweep/cli/unknown-memory", test_cli_sweep_unknown_memory);
     g_test_add_func("/sweep/cli/no-bar-off-tty", test_cli_sweep_no_bar_off_tty);
     g_test_add_func("/sweep/cli/errors", test_cli_sweep_errors);
     g_test_add_func("/sweep/cli/scenario-dp", test_cli_sweep_scenario_dp);
