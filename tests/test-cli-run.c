@@ -483,7 +483,8 @@ test_mpi_warnings_once(void)
     guint n = 0;
     for (const char *p = strstr(r.err, want); p != NULL; p = strstr(p + 1, want))
         n++;
-    g_assert_cmpuint(n, ==, 4); /* nvlink.efficiency, nvlink.latency, message_overhead, fabric */
+    /* gpu, nvlink.efficiency, nvlink.latency, software.message_overhead, fabric */
+    g_assert_cmpuint(n, ==, 5);
     assert_contains(r.err, "nvlink.latency not given: taking 0 us");
     run_result_clear(&r);
 }

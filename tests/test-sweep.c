@@ -515,7 +515,8 @@ test_cli_sweep_unknown_memory(void)
     guint n = 0;
     for (const char *p = strstr(r.err, want); p != NULL; p = strstr(p + 1, want))
         n++;
-    g_assert_cmpuint(n, ==, 4); /* nvlink.efficiency, nvlink.latency, message_overhead, fabric */
+    /* gpu, nvlink.efficiency, nvlink.latency, software.message_overhead, fabric */
+    g_assert_cmpuint(n, ==, 5);
     assert_contains(r.err, "sweep-w4.yaml: nvlink.latency not given: taking 0 us\n");
     assert_contains(r.out, "sweep      2 points: 2 planned, 0 fit in GPU memory, 2 not checked "
                            "(their topology states no gpu.memory)");

@@ -514,8 +514,9 @@ test_summary(void)
 }
 
 /* Defaults for keys a file omits were taken silently (efficiency 1.0, latency 0 us, PXN
- * off, no per-message cost): each is now a warning naming the key and the value taken;
- * the fabric's only when nodes of several NVLink domains use it. */
+ * off, no per-message cost; no GPU memory or GPU-side costs, one scalable unit, 1:1): each
+ * is now a warning naming the key and the value taken; the fabric's only when nodes of
+ * several NVLink domains use it. */
 static void
 test_default_warnings(void)
 {
@@ -526,6 +527,8 @@ test_default_warnings(void)
     g_autoptr(RsTopology) t = rs_topology_load_string(base, "w.yaml", NULL, &error);
     g_assert_no_error(error);
     const char *want[] = {
+        "w.yaml: gpu not given: taking no GPU memory (memory not checked, staging 1 GiB a "
+        "round) and no GPU-side costs (packs, copies, launches and synchronisations free)",
         "w.yaml: nvlink.efficiency not given: taking 1.0 (the full nominal bandwidth)",
         "w.yaml: nvlink.latency not given: taking 0 us",
         "w.yaml: software.message_overhead not given: taking 0 us (no cost per message)",
@@ -538,17 +541,43 @@ test_default_warnings(void)
     RsTopologyOverrides one = {.n_nodes = 1};
     g_autoptr(RsTopology) single = rs_topology_load_string(base, "w.yaml", &one, &error);
     g_assert_no_error(error);
-    g_assert_cmpuint(rs_topology_get_n_warnings(single), ==, 3);
-    /* A fabric section without switch_latency and pxn names each. */
-    g_autofree char *partial = g_strconcat(base, "fabric: {oversubscription: 2}\n"
-                                                 "software: {message_overhead: 1 us}\n", NULL);
+    g_assert_cmpuint(rs_topology_get_n_warnings(single), ==, 4);
+    /* A fabric section without scalable_unit_nodes, switch_latency and pxn names each; a gpu
+     * section with memory and one cost names each cost it lacks. */
+    g_autofree char *partial = g_strconcat(base,
+                                           "fabric: {oversubscription: 2}\n"
+                                           "software: {message_overhead: 1 us}\n"
+                                           "gpu: {memory: 80 GiB, kernel_launch: 1 us}\n",
+                                           NULL);
     g_autoptr(RsTopology) p = rs_topology_load_string(partial, "w.yaml", NULL, &error);
     g_assert_no_error(error);
-    g_assert_cmpuint(rs_topology_get_n_warnings(p), ==, 4);
-    g_assert_cmpstr(rs_topology_get_warning(p, 2), ==,
-                    "w.yaml: fabric.switch_latency not given: taking 0 us");
-    g_assert_cmpstr(rs_topology_get_warning(p, 3), ==,
-                    "w.yaml: fabric.pxn not given: taking false (no PXN)");
+    const char *want_partial[] = {
+        "w.yaml: gpu.kernel_copy_bandwidth not given: taking none (kernel packs and unpacks "
+        "free)",
+        "w.yaml: gpu.copy_engine_bandwidth not given: taking none (copy-engine copies free)",
+        "w.yaml: gpu.h2d_bandwidth not given: taking none (host-to-device copies free)",
+        "w.yaml: gpu.stream_sync not given: taking 0 us (synchronisations free)",
+        "w.yaml: gpu.strided_row_penalty not given: taking 0 B (strided rows cost no more than "
+        "contiguous)",
+        "w.yaml: nvlink.efficiency not given: taking 1.0 (the full nominal bandwidth)",
+        "w.yaml: nvlink.latency not given: taking 0 us",
+        "w.yaml: fabric.scalable_unit_nodes not given: taking every node (one scalable unit, "
+        "one leaf per rail)",
+        "w.yaml: fabric.switch_latency not given: taking 0 us",
+        "w.yaml: fabric.pxn not given: taking false (no PXN)"};
+    g_assert_cmpuint(rs_topology_get_n_warnings(p), ==, G_N_ELEMENTS(want_partial));
+    for (guint i = 0; i < G_N_ELEMENTS(want_partial); i++)
+        g_assert_cmpstr(rs_topology_get_warning(p, i), ==, want_partial[i]);
+    /* A gpu section with memory and no cost at all: the costs are one warning. */
+    g_autofree char *memory_only = g_strconcat(base, "gpu: {memory: 80 GiB}\n", NULL);
+    g_autoptr(RsTopology) m = rs_topology_load_string(memory_only, "w.yaml", NULL, &error);
+    g_assert_no_error(error);
+    g_assert_cmpstr(rs_topology_get_warning(m, 0), ==,
+                    "w.yaml: gpu costs (kernel_copy_bandwidth, copy_engine_bandwidth, "
+                    "h2d_bandwidth, kernel_launch, stream_sync, strided_row_penalty) not given: "
+                    "taking none (GPU-side packs, copies, launches and synchronisations free)");
+    g_assert_cmpuint(rs_topology_get_n_warnings(m), ==, 5); /* + nvlink x2, software, fabric */
+    g_assert_null(strstr(rs_topology_get_warning(m, 1), "gpu"));
     /* The shipped topologies state every one. */
     const char *shipped[] = {"dgx-h100", "dgx-b200", "gb200-nvl72", "gb300-nvl72"};
     for (guint i = 0; i < G_N_ELEMENTS(shipped); i++) {

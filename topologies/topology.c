@@ -233,6 +233,8 @@ typedef struct {
     gboolean has_pcie;
     LinkClass nvlink, pcie, nic;
     gboolean has_fabric, has_switch_latency, has_pxn;
+    /* (uplink_efficiency is not said: its default is the file's own nic.efficiency) */
+    gboolean has_su_nodes, has_oversubscription;
     const char *path;
     GPtrArray *warnings; /* (element-type utf8) (owned): defaults taken, one line each */
 } TopologyFile;
@@ -334,6 +336,38 @@ read_gpu_costs(RsYaml *yaml, yaml_node_t *gpu, RsGpuCosts *c, GError **error)
     return TRUE;
 }
 
+/* The keys of gpu that change the figures and were not given, one warning each; every cost
+ * key missing is one warning ("gpu costs"). hbm_bandwidth is documentation only (no model
+ * reads it) and gpu.model a name: neither is said. */
+static void
+note_gpu_defaults(RsYaml *yaml, yaml_node_t *gpu, TopologyFile *f)
+{
+    if (rs_yaml_lookup(yaml, gpu, "memory") == NULL)
+        note_default(f, "gpu.memory", "none (memory not checked, staging 1 GiB a round)");
+    static const char *const cost_keys[] = {"kernel_copy_bandwidth", "copy_engine_bandwidth",
+                                            "h2d_bandwidth",         "kernel_launch",
+                                            "stream_sync",           "strided_row_penalty"};
+    static const char *const taking[] = {
+        "none (kernel packs and unpacks free)", "none (copy-engine copies free)",
+        "none (host-to-device copies free)",    "0 us (launches free)",
+        "0 us (synchronisations free)",         "0 B (strided rows cost no more than contiguous)"};
+    guint n_missing = 0;
+    for (guint i = 0; i < G_N_ELEMENTS(cost_keys); i++)
+        n_missing += rs_yaml_lookup(yaml, gpu, cost_keys[i]) == NULL;
+    if (n_missing == G_N_ELEMENTS(cost_keys)) {
+        note_default(f,
+                     "gpu costs (kernel_copy_bandwidth, copy_engine_bandwidth, h2d_bandwidth, "
+                     "kernel_launch, stream_sync, strided_row_penalty)",
+                     "none (GPU-side packs, copies, launches and synchronisations free)");
+        return;
+    }
+    for (guint i = 0; i < G_N_ELEMENTS(cost_keys); i++)
+        if (rs_yaml_lookup(yaml, gpu, cost_keys[i]) == NULL) {
+            g_autofree char *field = g_strconcat("gpu.", cost_keys[i], NULL);
+            note_default(f, field, "%s", taking[i]);
+        }
+}
+
 /* gpu {model, memory, costs}, all optional; memory at least RS_TOPOLOGY_MIN_GPU_MEMORY_BYTES. */
 static gboolean
 read_gpu(RsYaml *yaml, yaml_node_t *root, TopologyFile *f, GError **error)
@@ -349,8 +383,12 @@ read_gpu(RsYaml *yaml, yaml_node_t *root, TopologyFile *f, GError **error)
                                            "strided_row_penalty",
                                            NULL};
     yaml_node_t *gpu = rs_yaml_lookup(yaml, root, "gpu");
-    if (gpu == NULL)
+    if (gpu == NULL) {
+        note_default(f, "gpu",
+                     "no GPU memory (memory not checked, staging 1 GiB a round) and no "
+                     "GPU-side costs (packs, copies, launches and synchronisations free)");
         return TRUE;
+    }
     if (!rs_yaml_check_keys(yaml, gpu, "gpu", gpu_keys, error) ||
         !rs_yaml_read_string(yaml, gpu, "gpu", "model", FALSE, &f->gpu_model, error) ||
         !rs_yaml_read_size(yaml, gpu, "gpu", "memory", FALSE, &f->gpu_memory_bytes, error) ||
@@ -369,6 +407,7 @@ read_gpu(RsYaml *yaml, yaml_node_t *root, TopologyFile *f, GError **error)
                           RS_YAML_ERROR_VALUE, "above the largest accepted, 16 TiB");
         return FALSE;
     }
+    note_gpu_defaults(yaml, gpu, f);
     return TRUE;
 }
 
@@ -398,6 +437,8 @@ read_fabric(RsYaml *yaml, yaml_node_t *root, TopologyFile *f, GError **error)
     f->has_fabric = TRUE;
     f->has_switch_latency = rs_yaml_lookup(yaml, fabric, "switch_latency") != NULL;
     f->has_pxn = rs_yaml_lookup(yaml, fabric, "pxn") != NULL;
+    f->has_su_nodes = rs_yaml_lookup(yaml, fabric, "scalable_unit_nodes") != NULL;
+    f->has_oversubscription = rs_yaml_lookup(yaml, fabric, "oversubscription") != NULL;
     return rs_yaml_check_keys(yaml, fabric, "fabric", fabric_keys, error) &&
            rs_yaml_read_int64(yaml, fabric, "fabric", "scalable_unit_nodes", FALSE, 1, 1 << 20,
                               &f->su_nodes, error) &&
@@ -611,6 +652,11 @@ topology_from_yaml(RsYaml *yaml, const RsTopologyOverrides *overrides, GError **
                          "one scalable unit of every node, oversubscription 1:1, switch "
                          "latency 0 us, PXN off");
         else {
+            if (!f.has_su_nodes)
+                note_default(&f, "fabric.scalable_unit_nodes",
+                             "every node (one scalable unit, one leaf per rail)");
+            if (!f.has_oversubscription)
+                note_default(&f, "fabric.oversubscription", "1:1 (non-blocking)");
             if (!f.has_switch_latency)
                 note_default(&f, "fabric.switch_latency", "0 us");
             if (!f.has_pxn)
