@@ -156,10 +156,17 @@ make_context_for(const char *parameter_string, const char *format_help)
 {
     rs_cli_set_strategy_help(entries, TRUE,
                              "default: ours, nccl-broadcast and auto; list: what each is");
-    /* report takes the same entries but writes html or md. */
-    for (GOptionEntry *e = entries; e->long_name != NULL; e++)
+    /* report takes the same entries but writes html or md, and neither replays a message
+     * list nor takes a --plot prefix (it makes its own plots): those two are hidden from its
+     * help (and refused if given, parse_settings()). */
+    gboolean report = strcmp(format_help, FORMAT_HELP_SIMULATE) != 0;
+    for (GOptionEntry *e = entries; e->long_name != NULL; e++) {
         if (strcmp(e->long_name, "format") == 0)
             e->description = format_help;
+        if (strcmp(e->long_name, "messages") == 0 || strcmp(e->long_name, "plot") == 0)
+            e->flags =
+                report ? (e->flags | G_OPTION_FLAG_HIDDEN) : (e->flags & ~G_OPTION_FLAG_HIDDEN);
+    }
     GOptionContext *context = g_option_context_new(parameter_string);
     g_option_context_set_summary(
         context, "Plans the refit of a scenario (model, topology, training and inference\n"

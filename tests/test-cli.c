@@ -1818,6 +1818,31 @@ test_locale(void)
     run_result_clear(&r);
 }
 
+/* report's help listed --messages and --plot, which report refuses: they are hidden from
+ * it (and still refused), and simulate's help keeps them. */
+static void
+test_report_help_options(void)
+{
+    const char *report[] = {"report", "--help-all", NULL};
+    RunResult r = run_reshard(report);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    g_assert_null(strstr(r.out, "--messages="));
+    g_assert_null(strstr(r.out, "--plot="));
+    assert_contains(r.out, "--trace=");
+    run_result_clear(&r);
+    const char *simulate[] = {"simulate", "--help-all", NULL};
+    r = run_reshard(simulate);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "--messages=FILE.csv");
+    assert_contains(r.out, "--plot=PREFIX");
+    run_result_clear(&r);
+    const char *refused[] = {"report", "--plot", "p", "-q", NULL};
+    r = run_reshard(refused);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "--plot does not apply to a report");
+    run_result_clear(&r);
+}
+
 /* Progress counts the network messages the tables count, local copies beside them, and names
  * the scenario with the flags that replaced parts of it (it once named the default scenario
  * alone while resolving a run built from flags). */
@@ -3511,6 +3536,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/help/strategies", test_help_strategies);
     g_test_add_func("/cli/locale", test_locale);
     g_test_add_func("/cli/simulate/progress-messages", test_progress_messages);
+    g_test_add_func("/cli/report/help-options", test_report_help_options);
     g_test_add_func("/cli/models", test_models);
     g_test_add_func("/cli/stdout-write-error", test_stdout_write_error);
     g_test_add_func("/cli/relays-models", test_relays_models);
