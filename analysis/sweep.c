@@ -225,7 +225,7 @@ rs_sweep_grid_load_file(const char *path, RsSweepGrid *grid, GError **error)
             gboolean on = strcmp(text, "true") == 0 || strcmp(text, "on") == 0;
             if (!on && strcmp(text, "false") != 0 && strcmp(text, "off") != 0) {
                 rs_yaml_set_error(y, ep->pdata[i], NULL, "ep", error, RS_YAML_ERROR_VALUE,
-                                  "\"%s\": expected true or false", text);
+                                  "\"%s\": expected off or on (or false or true)", text);
                 return FALSE;
             }
             g_array_append_val(grid->ep, on);
@@ -275,6 +275,13 @@ n_or_one(guint n)
 GArray *
 rs_sweep_make_points(const RsSweepGrid *g, GError **error)
 {
+    /* dp = GPUs / (tp x pp): both given, one would be dropped silently. */
+    if (g->gpus->len > 0 && g->dp->len > 0) {
+        g_set_error(error, RS_SWEEP_ERROR, RS_SWEEP_ERROR_INVALID,
+                    "dp and gpus are one axis given twice (dp = GPUs / (tp x pp)): give "
+                    "either");
+        return NULL;
+    }
     GArray *points = g_array_new(FALSE, TRUE, sizeof(RsSweepPoint));
     g_array_set_clear_func(points, point_clear);
     gboolean by_gpus = g->gpus->len > 0;

@@ -138,7 +138,8 @@ typedef struct {
 /**
  * rs_sweep_make_points:
  * @grid: the axes
- * @error: RS_SWEEP_ERROR_INVALID when the grid has no point
+ * @error: RS_SWEEP_ERROR_INVALID when the grid has no point, or has both a dp and a gpus
+ *   axis
  * Returns: (transfer full) (element-type RsSweepPoint): the points in grid order; free
  *   with g_array_unref (its clear function frees each point).
  */

@@ -264,6 +264,14 @@ parse_settings(Settings *set, GError **error)
             return FALSE;
         }
         set->select = (RsSweepSelect)i;
+        /* The table and JSON print every point and every query: a selection would be
+         * ignored. */
+        if (set->format != RS_FORMAT_CSV) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "--select applies to --format csv (the table and JSON print every "
+                        "point with the queries' lists)");
+            return FALSE;
+        }
     }
     if (opt_target != NULL) {
         /* With its unit, as every duration (a bare 1 read as 1 s; 1 could as well mean

@@ -187,6 +187,15 @@ test_grid_file(void)
     rs_sweep_grid_init(&g);
     g_assert_false(rs_sweep_grid_load_file(unknown, &g, &error));
     g_assert_error(error, RS_YAML_ERROR, RS_YAML_ERROR_UNKNOWN_KEY);
+    g_clear_error(&error);
+    rs_sweep_grid_clear(&g);
+    /* ep takes off/on as the flag does (and false/true): its error named only the latter. */
+    g_autofree char *ep = write_temp("ep.yaml", "ep: [off, maybe]\n");
+    rs_sweep_grid_init(&g);
+    g_assert_false(rs_sweep_grid_load_file(ep, &g, &error));
+    g_assert_error(error, RS_YAML_ERROR, RS_YAML_ERROR_VALUE);
+    g_assert_nonnull(strstr(error->message, "ep.yaml:1:"));
+    g_assert_nonnull(strstr(error->message, "\"maybe\": expected off or on (or false or true)"));
     rs_sweep_grid_clear(&g);
 }
 
@@ -659,7 +668,13 @@ test_cli_sweep_errors(void)
         {{"sweep", "--tp", "4,4", NULL}, "--tp: 4 given twice"},
         {{"sweep", "--strategies", "auto,direct,auto", NULL}, "--strategies: \"auto\" given twice"},
         {{"sweep", "--tp", "64", "--gpus", "100", NULL}, "the grid has no point"},
-        {{"sweep", "--select", "under-target", NULL}, "--select under-target needs --target"},
+        {{"sweep", "--select", "under-target", "--format", "csv", NULL},
+         "--select under-target needs --target"},
+        /* A selection the table or JSON ignored; a dp axis beside gpus dropped silently. */
+        {{"sweep", "--select", "pareto", "--format", "json", NULL},
+         "--select applies to --format csv"},
+        {{"sweep", "--tp", "4", "--gpus", "8", "--dp", "3", NULL},
+         "dp and gpus are one axis given twice"},
         {{"sweep", "--infer-gpus", "0-7", NULL}, "--infer-gpus does not apply to a sweep"},
         {{"sweep", "--ep", "maybe", NULL}, "--ep: \"maybe\": expected off or on"},
         {{"sweep", "--infer-memory-reserve", "lots", NULL}, "--infer-memory-reserve: "},
