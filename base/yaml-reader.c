@@ -449,8 +449,16 @@ rs_yaml_read_string(RsYaml *yaml, yaml_node_t *map, const char *section, const c
     yaml_node_t *node;
     if (!find_scalar(yaml, map, section, key, required, &node, error))
         return FALSE;
-    if (node != NULL)
-        *out = rs_yaml_scalar_value(node);
+    if (node == NULL)
+        return TRUE;
+    const char *text = rs_yaml_scalar_value(node);
+    /* A required string given empty ("name:") is as missing as one not given. */
+    if (required && (text == NULL || *text == '\0')) {
+        rs_yaml_set_error(yaml, node, section, key, error, RS_YAML_ERROR_VALUE,
+                          "must not be empty");
+        return FALSE;
+    }
+    *out = text;
     return TRUE;
 }
 

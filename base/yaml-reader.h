@@ -118,7 +118,8 @@ void rs_yaml_set_error(RsYaml *yaml, yaml_node_t *node, const char *section, con
  * RS_YAML_ERROR_MISSING if @required, else leaves *out untouched and returns TRUE.
  * Failures name path:line:col and "section.key". */
 
-/** rs_yaml_read_string: *out is (transfer none), alive as @yaml. */
+/** rs_yaml_read_string: *out is (transfer none), alive as @yaml; a @required string given
+ * empty fails with RS_YAML_ERROR_VALUE ("must not be empty"). */
 gboolean rs_yaml_read_string(RsYaml *yaml, yaml_node_t *map, const char *section,
                              const char *key, gboolean required, const char **out,
                              GError **error);

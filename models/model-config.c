@@ -374,8 +374,14 @@ rs_model_config_get_string(RsModelConfig *config, const char *key, gboolean requ
     ConfigEntry *e;
     if (!config_find_scalar(config, key, required, &e, error))
         return FALSE;
-    if (e != NULL)
-        *out = e->value;
+    if (e == NULL)
+        return TRUE;
+    /* A required string given empty ("name:") is as missing as one not given. */
+    if (required && (e->value == NULL || *e->value == '\0')) {
+        rs_model_config_set_error(config, key, error, "must not be empty");
+        return FALSE;
+    }
+    *out = e->value;
     return TRUE;
 }
 

@@ -761,6 +761,18 @@ typedef struct {
 } CliCase;
 
 static const CliCase cli_cases[] = {
+    /* A required name given empty was taken (a topology titled ""). */
+    {{"topology", "show", "@", NULL},
+     "empty-name.yaml",
+     "name:\nnodes: 2\ngpus_per_node: 2\nnvlink: {bandwidth: 100 GB/s}\n"
+     "nic: {bandwidth: 10 GB/s}\n",
+     2,
+     {"empty-name.yaml:1:6: name: must not be empty", NULL}},
+    {{"models", "--model", "@", NULL},
+     "empty-model-name.yaml",
+     "name: \"\"\nfamily: llama\n",
+     2,
+     {"empty-model-name.yaml:1:7: name: must not be empty", NULL}},
     {{"simulate", "--model", "nosuch", NULL},
      NULL,
      NULL,
