@@ -360,6 +360,10 @@ read_row_times(const TraceReader *rd, const char *const *v, guint line, double *
         if (end == t || *end != '\0' || !isfinite(times[k]))
             return parse_error(error, rd->name, line, column_names[COL_START + k], t,
                                "is not a number of seconds");
+        /* Seconds from the start of the refit (base/trace.h): none is before it. */
+        if (times[k] < 0)
+            return parse_error(error, rd->name, line, column_names[COL_START + k], t,
+                               "is negative (times are seconds from the refit's start)");
     }
     /* A message cannot end before it starts (a measured trace once gave -20 us). */
     if (isfinite(times[0]) && isfinite(times[1]) && times[1] < times[0])

@@ -98,6 +98,9 @@ static const BadCase bad_cases[] = {
      * correctly: "measured s -2e-05", counts that did not add up). */
     {"src,dst,bytes,start_s,end_s\n0,1,5,3e-5,1e-5\n",
      "m.csv:2: column end_s: \"1e-5\" is before start_s"},
+    /* A time before the refit's start was taken (compare spans grew by it). */
+    {"src,dst,bytes,start_s,end_s\n0,1,5,-1,1e-5\n",
+     "m.csv:2: column start_s: \"-1\" is negative (times are seconds from the refit's start)"},
     {"message,src,dst,bytes\n4,0,1,5\n5,0,1,5\n4,1,0,5\n",
      "m.csv:4: message 4 is given twice (first at line 2)"},
 };
