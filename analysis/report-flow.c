@@ -24,19 +24,6 @@ link_capacity(const RsTopology *topo, guint32 link)
 
 /* --- replay --- */
 
-static guint32
-last_gpu(const RsFlowSimResult *f, double *finish_s)
-{
-    guint32 last = 0;
-    *finish_s = -1.0;
-    for (guint32 g = 0; g < f->n_gpus; g++)
-        if (f->gpu_finish_s[g] > *finish_s) {
-            *finish_s = f->gpu_finish_s[g];
-            last = g;
-        }
-    return last;
-}
-
 static double
 replay_efficiency(const RsFlowSimResult *f)
 {
@@ -92,7 +79,7 @@ replay_table(const char *name, const RsTopology *topo, const RsFlowSimResult *f,
 {
     RsTable *t = rs_table_new("replay", replay_columns, G_N_ELEMENTS(replay_columns));
     double finish_s;
-    guint32 last = last_gpu(f, &finish_s);
+    guint32 last = rs_flow_sim_result_get_last_receiver(f, &finish_s);
     rs_table_add_row(t);
     rs_table_set_text(t, RP_FILE, name);
     rs_table_set_text(t, RP_TOPOLOGY, rs_topology_get_name(topo));
@@ -119,7 +106,7 @@ replay_text(const char *name, const RsTopology *topo, const RsFlowSimResult *f,
             const char *link, GString *out)
 {
     double finish_s;
-    guint32 last = last_gpu(f, &finish_s);
+    guint32 last = rs_flow_sim_result_get_last_receiver(f, &finish_s);
     g_autofree char *summary = rs_topology_format_summary(topo);
     g_string_append_printf(
         out, "messages   %s: %u message%s (%u over links), %u phase%s, %.4g GB moved\n", name,

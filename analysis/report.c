@@ -63,21 +63,6 @@ efficiency(const RsSimulateReport *r, const RsStrategyResult *s)
     return predicted_s(s) > 0 ? r->bound.time_s / predicted_s(s) : 1.0;
 }
 
-/* The GPU that finished last, and when. */
-static guint32
-slowest_gpu(const RsFlowSimResult *f, double *finish_s)
-{
-    guint32 slowest = 0;
-    *finish_s = -1.0;
-    for (guint32 g = 0; g < f->n_gpus; g++) {
-        if (f->gpu_finish_s[g] > *finish_s) {
-            *finish_s = f->gpu_finish_s[g];
-            slowest = g;
-        }
-    }
-    return slowest;
-}
-
 /* "98 97 100 …": the link's utilisation in @n_slices equal slices of [0, total_s], percent. */
 static void
 append_utilisation_slices(GString *out, const RsFlowSimResult *f, const RsTopology *topo,
@@ -316,7 +301,7 @@ simulate_bottleneck_line(const RsSimulateReport *r, const RsStrategyResult *s, G
         return;
     g_autofree char *link = rs_topology_format_link(r->topology, f->bottleneck_link);
     double finish_s;
-    guint32 slowest = slowest_gpu(f, &finish_s);
+    guint32 slowest = rs_flow_sim_result_get_last_receiver(f, &finish_s);
     g_autofree char *load = format_seconds(f->bottleneck_load_s);
     g_autofree char *finish = format_seconds(finish_s);
     g_string_append_printf(

@@ -261,6 +261,21 @@ rs_flow_sim_options_init(RsFlowSimOptions *options)
     options->window = RS_FLOW_SIM_DEFAULT_WINDOW;
 }
 
+guint32
+rs_flow_sim_result_get_last_receiver(const RsFlowSimResult *result, double *finish_s)
+{
+    guint32 last = 0;
+    *finish_s = -1.0;
+    for (guint m = 0; m < result->n_messages; m++) {
+        double end = result->message_end_s[m];
+        if (!isnan(end) && end > *finish_s) {
+            *finish_s = end;
+            last = result->messages[m].dst;
+        }
+    }
+    return last;
+}
+
 void
 rs_flow_sim_result_free(RsFlowSimResult *r)
 {

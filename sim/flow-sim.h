@@ -335,6 +335,20 @@ typedef struct {
 } RsFlowSimResult;
 
 void rs_flow_sim_result_free(RsFlowSimResult *result);
+
+/**
+ * rs_flow_sim_result_get_last_receiver:
+ * @result: a finished simulation
+ * @finish_s: (out): when its last byte arrived, seconds; -1 when no message arrived
+ *
+ * The GPU that received the message arriving last (a refit ends when its last receiver
+ * holds its weights; its sender, which finishes at the same instant, is not named): the
+ * destination of the message with the latest message_end_s, the lowest message index on a
+ * tie. Messages that did not arrive (a stopped run) are skipped.
+ *
+ * Returns: that GPU; 0 when no message arrived.
+ */
+guint32 rs_flow_sim_result_get_last_receiver(const RsFlowSimResult *result, double *finish_s);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(RsFlowSimResult, rs_flow_sim_result_free)
 
 /**

@@ -246,7 +246,9 @@ test_small_times_digits(void)
      * with --relays rounds), then the bound. */
     assert_contains(r.out, "0.0846   0.0423");
     run_result_clear(&r);
-    /* The per-strategy lines too (they printed "load 0.000 s", "busy 0.000 s"). */
+    /* The per-strategy lines too (they printed "load 0.000 s", "busy 0.000 s"); the last GPU
+     * is the inference GPU receiving the last byte (it named GPU 5, a training GPU sending
+     * it). */
     const char *flow[] = {"simulate", "--model", "llama-3.1-8b", "--nodes", "2", "--train",
                           "megatron:tp=2,pp=2", "--train-gpus", "0-7", "--infer", "vllm:tp=4",
                           "--infer-gpus", "8-15", "--strategy", "direct", "--scale", "16",
@@ -254,7 +256,7 @@ test_small_times_digits(void)
     r = run_reshard(flow);
     g_assert_cmpint(r.exit_code, ==, 0);
     assert_contains(r.out, "direct: bottleneck gpu0.nic-egress, 0.00 GB, load 1.8e-05 s = 31% of "
-                           "the time; last GPU 5 at 5.88e-05 s\n");
+                           "the time; last GPU 14 at 5.88e-05 s\n");
     run_result_clear(&r);
     const char *busy[] = {"simulate", "--model", "llama-3.1-8b", "--nodes", "2", "--train",
                           "megatron:tp=2,pp=2", "--train-gpus", "0-7", "--infer", "vllm:tp=4",

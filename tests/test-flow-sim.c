@@ -122,6 +122,11 @@ test_one_flow(void)
     assert_time(r->bottleneck_load_s, 0.01);
     assert_time(r->gpu_finish_s[1], r->total_s);
     g_assert_cmpfloat(r->gpu_finish_s[2], ==, -1.0);
+    /* The last GPU is the receiver: its sender, GPU 0, finished at the same instant and was
+     * named (the lowest GPU of the tie) before. */
+    double last_s;
+    g_assert_cmpuint(rs_flow_sim_result_get_last_receiver(r, &last_s), ==, 1);
+    assert_time(last_s, r->total_s);
     g_assert_cmpuint(r->n_network_messages, ==, 1);
     g_assert_cmpuint(r->bytes_moved, ==, 1000000000);
 
