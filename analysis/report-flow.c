@@ -89,9 +89,17 @@ replay_table(const char *name, const RsTopology *topo, const RsFlowSimResult *f,
     rs_table_set_uint(t, RP_PHASES_CSV, f->n_phases);
     rs_table_set_uint(t, RP_BYTES, f->bytes_moved);
     rs_table_set_double(t, RP_PREDICTED, f->total_s);
-    rs_table_set_double(t, RP_BOUND, f->bottleneck_load_s);
-    rs_table_set_double(t, RP_EFFICIENCY, replay_efficiency(f));
-    rs_table_set_text(t, RP_BOTTLENECK, link);
+    /* No byte over a link (local copies, empty messages): no bound to compare with, null,
+     * never "efficiency 0". */
+    if (f->bottleneck_link == G_MAXUINT32) {
+        rs_table_set_null(t, RP_BOUND);
+        rs_table_set_null(t, RP_EFFICIENCY);
+        rs_table_set_null(t, RP_BOTTLENECK);
+    } else {
+        rs_table_set_double(t, RP_BOUND, f->bottleneck_load_s);
+        rs_table_set_double(t, RP_EFFICIENCY, replay_efficiency(f));
+        rs_table_set_text(t, RP_BOTTLENECK, link);
+    }
     rs_table_take_json(t, RP_PHASES_JSON, replay_phases_node(f));
     rs_table_set_uint(t, RP_LAST_GPU, last);
     rs_table_set_double(t, RP_LAST_FINISH, finish_s);
@@ -121,7 +129,11 @@ replay_text(const char *name, const RsTopology *topo, const RsFlowSimResult *f,
                                "%.4g GB/s\n",
                                f->bottleneck_load_s, link, f->link_bytes[f->bottleneck_link] / 1e9,
                                link_capacity(topo, f->bottleneck_link) / 1e9);
-    g_string_append_printf(out, "efficiency %.0f%%\n", 100.0 * replay_efficiency(f));
+    if (f->bottleneck_link != G_MAXUINT32)
+        g_string_append_printf(out, "efficiency %.0f%%\n", 100.0 * replay_efficiency(f));
+    else
+        g_string_append(out, "bound      none: no byte crosses a link (the time is latency and "
+                             "fixed costs)\n");
     g_string_append(out, "phases    ");
     for (guint p = 0; p < f->n_phases && p < 16; p++)
         g_string_append_printf(out, " %u: %.4g s%s", f->phase_ids[p], f->phase_end_s[p],

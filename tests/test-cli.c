@@ -681,6 +681,32 @@ test_messages_local_copy_cost(void)
     run_result_clear(&r);
 }
 
+/* A message list whose bytes cross no link (one empty message) has no bound: it printed
+ * "efficiency 0%" and JSON gave efficiency 0, bound 0 s and bottleneck "". */
+static void
+test_replay_no_bound(void)
+{
+    g_autofree char *in = write_temp("empty-message.csv", "src,dst,bytes\n0,8,0\n");
+    const char *text[] = {"simulate", "--messages", in,   "--topology", "dgx-h100",
+                          "--nodes",  "2",          "-q", NULL};
+    RunResult r = run_reshard(text);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "bound      none: no byte crosses a link");
+    g_assert_null(strstr(r.out, "efficiency"));
+    run_result_clear(&r);
+    const char *json[] = {"simulate", "--messages", in,     "--topology", "dgx-h100", "--nodes",
+                          "2",        "--format",   "json", "-q",         NULL};
+    r = run_reshard(json);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    JsonObject *root = parse_json(parser, r.out);
+    g_assert_true(json_object_get_null_member(root, "efficiency"));
+    g_assert_true(json_object_get_null_member(root, "link_load_bound_s"));
+    g_assert_true(json_object_get_null_member(root, "bottleneck_link"));
+    g_assert_cmpint(json_object_get_int_member(root, "last_gpu"), ==, 8); /* the receiver */
+    run_result_clear(&r);
+}
+
 /* With several strategies, --trace and --link-stats write one file per strategy. */
 static void
 test_simulate_trace_files(void)
@@ -3551,6 +3577,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/locale", test_locale);
     g_test_add_func("/cli/simulate/progress-messages", test_progress_messages);
     g_test_add_func("/cli/report/help-options", test_report_help_options);
+    g_test_add_func("/cli/simulate/replay-no-bound", test_replay_no_bound);
     g_test_add_func("/cli/models", test_models);
     g_test_add_func("/cli/stdout-write-error", test_stdout_write_error);
     g_test_add_func("/cli/relays-models", test_relays_models);
