@@ -6,10 +6,13 @@
  * message: index of the message in its plan (each message one row: a second row of the same
  * index is refused); src, dst: global ranks (GPUs); bytes: payload;
  * phase: plan phase; start_s, end_s: when it started and finished, seconds from the start
- * of the refit (empty when unknown; an end before its start is refused); route: names of the links crossed, ';'-separated
- * (empty for a local copy or when unknown); depends_on: message indices it waits for,
- * ';'-separated. Lines starting with '#' before the header are metadata "# key: value"
- * (source: simulated|measured, strategy, scenario, …).
+ * of the refit (empty when unknown; a negative time, or an end before its start, is
+ * refused); route: names of the links crossed, ';'-separated (empty for a local copy or when
+ * unknown; a replay routes each message on its topology again and does not read it);
+ * depends_on: message indices it waits for, ';'-separated. The metadata (source:
+ * simulated|measured, strategy, scenario, …) goes to the sidecar PATH.meta when a trace is
+ * written to a file (rs_trace_write_file(): the CSV then has no comment line); in text
+ * (rs_trace_to_string()) it comes first as "# key: value" lines, which reading accepts.
  *
  * Reading accepts any subset of columns that includes src, dst and bytes, in any order, so
  * traffic from other tools can be replayed; absent columns take defaults (message = row
