@@ -1225,6 +1225,8 @@ run_parsed(const char *cmd)
     if (dir == NULL)
         return rs_cli_fail(cmd, error, RS_EXIT_RUNTIME);
     opt_plot = g_build_filename(dir, "plot", NULL);
+    /* A signal (SIGPIPE: `report -o - | head`) removes it too, not only its files. */
+    rs_cli_remove_temp_dir_on_signal(dir);
     int code = run_scenario(cmd, &set);
     g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
     for (const char *name; d != NULL && (name = g_dir_read_name(d)) != NULL;) {
@@ -1232,6 +1234,7 @@ run_parsed(const char *cmd)
         g_unlink(path);
     }
     g_rmdir(dir);
+    rs_cli_forget_temp_dir();
     g_clear_pointer(&opt_plot, g_free);
     return code;
 }

@@ -33,6 +33,8 @@ static volatile sig_atomic_t n_signal_paths;
 static char *signal_backups[2 * MAX_SIGNAL_PATHS]; /* path, backup, path, backup, ... */
 static volatile sig_atomic_t n_signal_backups;
 
+static const char *volatile signal_temp_dir; /* removed by the handler when empty */
+
 static void
 on_fatal_signal(int sig)
 {
@@ -40,6 +42,8 @@ on_fatal_signal(int sig)
         unlink(signal_paths[i]);
     for (sig_atomic_t i = 0; i < n_signal_backups; i++)
         rename(signal_backups[2 * i + 1], signal_backups[2 * i]);
+    if (signal_temp_dir != NULL)
+        rmdir(signal_temp_dir); /* (async-signal-safe; fails harmlessly when not empty) */
     signal(sig, SIG_DFL);
     raise(sig);
 }
@@ -71,6 +75,18 @@ rs_cli_remove_outputs_on_signal(void)
         if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
             sigaction(sigs[i], &sa, NULL);
     }
+}
+
+void
+rs_cli_remove_temp_dir_on_signal(const char *dir)
+{
+    signal_temp_dir = dir;
+}
+
+void
+rs_cli_forget_temp_dir(void)
+{
+    signal_temp_dir = NULL;
 }
 
 void

@@ -70,6 +70,14 @@ gboolean rs_cli_begin_output(const char *option, const char *path, GError **erro
  * none of its outputs, as a failed one. */
 void rs_cli_remove_outputs_on_signal(void);
 
+/* @dir (owned by the caller, alive until rs_cli_forget_temp_dir()) is a temporary folder
+ * of the command: an interrupting signal (as above) removes the files in it that
+ * rs_cli_begin_output() noted, then the folder itself when that left it empty. One folder
+ * at a time. */
+void rs_cli_remove_temp_dir_on_signal(const char *dir);
+/* The temporary folder was removed: a signal no longer touches it. */
+void rs_cli_forget_temp_dir(void);
+
 /* The command succeeded: a signal from now on leaves its outputs, and the earlier files its
  * outputs replaced (moved aside by rs_cli_begin_output()) are removed. */
 void rs_cli_keep_outputs(void);

@@ -3053,6 +3053,34 @@ test_stdout_write_error(void)
     assert_contains(err, "writing the results to standard output failed: No space left on device");
 }
 
+/* `report -o - | true`: the reader gone, SIGPIPE ends the command, and its temporary plot
+ * folder goes with it (an empty reshard-report-XXXXXX stayed in $TMPDIR). */
+static void
+test_report_sigpipe_temp_dir(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *tmp = make_temp_dir();
+    g_autoptr(GSubprocessLauncher) l = g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                                                                 G_SUBPROCESS_FLAGS_STDERR_SILENCE);
+    g_subprocess_launcher_setenv(l, "TMPDIR", tmp, TRUE);
+    g_autoptr(GSubprocess) p = g_subprocess_launcher_spawn(
+        l, &error, g_getenv("RESHARD_BIN"), "report", "--model", "llama-3.1-8b", "--nodes", "2",
+        "--train", "megatron:tp=2,pp=2", "--train-gpus", "0-7", "--infer", "vllm:tp=4",
+        "--infer-gpus", "8-15", "-q", "-o", "-", NULL);
+    g_assert_no_error(error);
+    /* The reader goes away before the document is written. */
+    g_assert_true(g_input_stream_close(g_subprocess_get_stdout_pipe(p), NULL, &error));
+    g_assert_true(g_subprocess_wait(p, NULL, &error));
+    g_assert_true(g_subprocess_get_if_signaled(p));
+    g_assert_cmpint(g_subprocess_get_term_sig(p), ==, SIGPIPE);
+    g_autoptr(GDir) d = g_dir_open(tmp, 0, &error);
+    g_assert_no_error(error);
+    const char *left = g_dir_read_name(d);
+    if (left != NULL)
+        g_error("%s left in $TMPDIR", left);
+    g_rmdir(tmp);
+}
+
 /* The table's hierarchical row says which of its plans it shows: "hierarchical+relays"
  * when domain relays won (it read "hierarchical" while the auto line's "hierarchical" is
  * the plan without relays); CSV keeps the strategy's name; without relays, "hierarchical". */
@@ -3577,6 +3605,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/locale", test_locale);
     g_test_add_func("/cli/simulate/progress-messages", test_progress_messages);
     g_test_add_func("/cli/report/help-options", test_report_help_options);
+    g_test_add_func("/cli/report/sigpipe-temp-dir", test_report_sigpipe_temp_dir);
     g_test_add_func("/cli/simulate/replay-no-bound", test_replay_no_bound);
     g_test_add_func("/cli/models", test_models);
     g_test_add_func("/cli/stdout-write-error", test_stdout_write_error);
