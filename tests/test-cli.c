@@ -741,6 +741,12 @@ test_simulate_trace_files(void)
         g_assert_true(g_file_test(lpath, G_FILE_TEST_IS_REGULAR));
     }
     g_assert_false(g_file_test(trace, G_FILE_TEST_EXISTS));
+    /* One file per plan simulated: the candidate auto tried without a row (the hierarchical
+     * row shows the plan without domain relays) too; auto's row is one of them. */
+    g_autofree char *relays = g_build_filename(dir, "t-hierarchical+relays.csv", NULL);
+    g_assert_true(g_file_test(relays, G_FILE_TEST_IS_REGULAR));
+    g_autofree char *auto_trace = g_build_filename(dir, "t-auto.csv", NULL);
+    g_assert_false(g_file_test(auto_trace, G_FILE_TEST_EXISTS));
     run_result_clear(&r);
 }
 
