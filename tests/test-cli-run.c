@@ -479,12 +479,8 @@ test_mpi_warnings_once(void)
     RunResult r = run_reshard_mpi(args, 4);
     if (r.exit_code != 0)
         g_error("exit %d: %s\n%s", r.exit_code, r.out, r.err);
-    const char *want = "reshard run: warning: ";
-    guint n = 0;
-    for (const char *p = strstr(r.err, want); p != NULL; p = strstr(p + 1, want))
-        n++;
     /* gpu, nvlink.efficiency, nvlink.latency, software.message_overhead, fabric */
-    g_assert_cmpuint(n, ==, 5);
+    g_assert_cmpuint(count_occurrences(r.err, "reshard run: warning: "), ==, 5);
     assert_contains(r.err, "nvlink.latency not given: taking 0 us");
     run_result_clear(&r);
 }

@@ -102,6 +102,15 @@ assert_contains(const char *haystack, const char *needle)
         g_error("\"%s\" does not contain \"%s\"", haystack, needle);
 }
 
+guint
+count_occurrences(const char *haystack, const char *needle)
+{
+    guint n = 0;
+    for (const char *p = strstr(haystack, needle); p != NULL; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
 char *
 make_temp_dir(void)
 {

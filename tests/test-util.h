@@ -62,6 +62,12 @@ void assert_exit_code(const RunResult *r, gint expected);
 void assert_contains(const char *haystack, const char *needle);
 
 /**
+ * count_occurrences:
+ * Returns: how many times @needle (not empty) occurs in @haystack, overlaps counted.
+ */
+guint count_occurrences(const char *haystack, const char *needle);
+
+/**
  * make_temp_dir:
  * Returns: (transfer full): a new empty folder under the temporary directory, named
  *   rs-cli-XXXXXX; the caller removes it (or leaves it to the system).
