@@ -189,6 +189,16 @@ rs_cli_set_strategy_help(GOptionEntry *entries, gboolean with_auto_all, const ch
             e->description = help[with_auto_all ? 1 : 0];
 }
 
+/* Writes @prefix (trusted, not escaped), the formatted text escaped (rs_text_escape()) and
+ * @suffix on stderr. */
+static void
+printerr_escaped(const char *prefix, const char *suffix, const char *format, va_list args)
+{
+    g_autofree char *text = g_strdup_vprintf(format, args);
+    g_autofree char *safe = rs_text_escape(text);
+    g_printerr("%s%s%s", prefix, safe, suffix);
+}
+
 void
 rs_cli_progress(const char *format, ...)
 {
@@ -196,10 +206,8 @@ rs_cli_progress(const char *format, ...)
         return;
     va_list args;
     va_start(args, format);
-    g_autofree char *text = g_strdup_vprintf(format, args);
+    printerr_escaped("", "\n", format, args);
     va_end(args);
-    g_autofree char *safe = rs_text_escape(text);
-    g_printerr("%s\n", safe);
 }
 
 void
@@ -207,11 +215,12 @@ rs_cli_warn(const char *command, const char *format, ...)
 {
     if (rs_cli_secondary_rank)
         return;
+    g_autofree char *prefix = g_strdup_printf("reshard %s: warning: ", command);
+    g_autofree char *safe_prefix = rs_text_escape(prefix);
     va_list args;
     va_start(args, format);
-    g_autofree char *text = g_strdup_vprintf(format, args);
+    printerr_escaped(safe_prefix, "\n", format, args);
     va_end(args);
-    rs_cli_printerr("reshard %s: warning: %s\n", command, text);
 }
 
 void
@@ -219,10 +228,8 @@ rs_cli_printerr(const char *format, ...)
 {
     va_list args;
     va_start(args, format);
-    g_autofree char *text = g_strdup_vprintf(format, args);
+    printerr_escaped("", "", format, args);
     va_end(args);
-    g_autofree char *safe = rs_text_escape(text);
-    g_printerr("%s", safe);
 }
 
 gboolean
