@@ -578,6 +578,24 @@ test_default_warnings(void)
                     "taking none (GPU-side packs, copies, launches and synchronisations free)");
     g_assert_cmpuint(rs_topology_get_n_warnings(m), ==, 5); /* + nvlink x2, software, fabric */
     g_assert_null(strstr(rs_topology_get_warning(m, 1), "gpu"));
+    /* A host topology as reshard calibrate writes it (gpu {model}, a copy section): its
+     * copies are priced by the measured rates and it has no GPU memory, so the gpu section's
+     * defaults are not said (its every use warned twice). */
+    g_autofree char *host_copy = g_strconcat(
+        "name: h\nnodes: 2\ngpus_per_node: 2\n"
+        "gpu: {model: CPU rank}\n"
+        "nvlink: {bandwidth: 100 GB/s, efficiency: 1.0, latency: 0 us}\n"
+        "nic: {bandwidth: 10 GB/s, efficiency: 0.5, latency: 1 us}\n"
+        "software: {message_overhead: 13 us}\n"
+        "fabric: {scalable_unit_nodes: 2, oversubscription: 1, switch_latency: 0 us, pxn: false}\n"
+        "copy:\n  runs:\n"
+        "    - {bytes: 64 B, read_one_rank: 3.85 GB/s, read_node: 2.168 GB/s, write_one_rank: "
+        "7.437 GB/s, write_node: 12.2 GB/s, local_read_one_rank: 13.98 GB/s, local_read_node: "
+        "5.496 GB/s, local_write_one_rank: 11.04 GB/s, local_write_node: 16.27 GB/s}\n",
+        NULL);
+    g_autoptr(RsTopology) h = rs_topology_load_string(host_copy, "h.yaml", NULL, &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(rs_topology_get_n_warnings(h), ==, 0);
     /* The shipped topologies state every one. */
     const char *shipped[] = {"dgx-h100", "dgx-b200", "gb200-nvl72", "gb300-nvl72"};
     for (guint i = 0; i < G_N_ELEMENTS(shipped); i++) {

@@ -383,10 +383,14 @@ read_gpu(RsYaml *yaml, yaml_node_t *root, TopologyFile *f, GError **error)
                                            "strided_row_penalty",
                                            NULL};
     yaml_node_t *gpu = rs_yaml_lookup(yaml, root, "gpu");
+    /* A host topology (its `copy` section, as reshard calibrate writes it) prices copies by
+     * its measured rates and has no GPU memory: the gpu section's defaults do not apply. */
+    gboolean host = rs_yaml_lookup(yaml, root, "copy") != NULL;
     if (gpu == NULL) {
-        note_default(f, "gpu",
-                     "no GPU memory (memory not checked, staging 1 GiB a round) and no "
-                     "GPU-side costs (packs, copies, launches and synchronisations free)");
+        if (!host)
+            note_default(f, "gpu",
+                         "no GPU memory (memory not checked, staging 1 GiB a round) and no "
+                         "GPU-side costs (packs, copies, launches and synchronisations free)");
         return TRUE;
     }
     if (!rs_yaml_check_keys(yaml, gpu, "gpu", gpu_keys, error) ||
@@ -407,7 +411,8 @@ read_gpu(RsYaml *yaml, yaml_node_t *root, TopologyFile *f, GError **error)
                           RS_YAML_ERROR_VALUE, "above the largest accepted, 16 TiB");
         return FALSE;
     }
-    note_gpu_defaults(yaml, gpu, f);
+    if (!host)
+        note_gpu_defaults(yaml, gpu, f);
     return TRUE;
 }
 
