@@ -74,7 +74,8 @@ void rs_cli_append_hint(GError *error, const char *hint);
 /* Progress on stderr unless --quiet. */
 void rs_cli_progress(const char *format, ...) G_GNUC_PRINTF(1, 2);
 
-/* A warning on stderr, "reshard @command: warning: " and the formatted text (escaped as by
+/* A warning on stderr, "reshard @command: warning: " (@command NULL: the program name
+ * g_get_prgname() holds, "reshard CMD") and the formatted text (escaped as by
  * rs_cli_printerr()) and a newline; nothing on a secondary rank (rs_cli_secondary_rank).
  * -q does not mute warnings: they are not progress. */
 void rs_cli_warn(const char *command, const char *format, ...) G_GNUC_PRINTF(2, 3);

@@ -939,6 +939,15 @@ simulate_overrides(void)
     return all;
 }
 
+/* The scenario's name with the flags that replaced parts of it (rs_report_format_scenario()),
+ * as the header, the progress and the traces' metadata name it. */
+static char *
+format_scenario_text(const RsScenario *scenario)
+{
+    g_autofree char *overrides = simulate_overrides();
+    return rs_report_format_scenario(scenario->name, overrides);
+}
+
 static gboolean
 print_report(const RsScenario *scenario, const RsScenarioBuild *build,
              const RsPlanOptions *plan_options, const RsFlowSimOptions *flow_options,
@@ -1129,8 +1138,7 @@ simulate_scenario(const char *cmd, const Settings *set, const RsScenario *scenar
     /* The traces' metadata names the scenario as the table's header does: with the flags
      * that replaced parts of it (it said "deepseek-v3-h100" for a run whose model, layouts
      * and topology all came from the command line). */
-    g_autofree char *overrides = simulate_overrides();
-    g_autofree char *scenario_text = rs_report_format_scenario(scenario->name, overrides);
+    g_autofree char *scenario_text = format_scenario_text(scenario);
     CandidateOutputs outputs = {build->topology, scenario_text, n_rows > 1, FALSE, 0, 0,
                                 g_get_monotonic_time()};
     RsEvaluatorOptions eo = {build->refit, build->topology,
@@ -1179,11 +1187,8 @@ run_scenario(const char *cmd, const Settings *set)
         rs_scenario_args_load(&sargs, DEFAULT_SCENARIO, opt_dtype, &error);
     if (scenario == NULL)
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
-    {
-        g_autofree char *overrides = simulate_overrides();
-        g_autofree char *scenario_text = rs_report_format_scenario(scenario->name, overrides);
-        rs_cli_progress("resolving layouts of %s ...", scenario_text);
-    }
+    g_autofree char *scenario_text = format_scenario_text(scenario);
+    rs_cli_progress("resolving layouts of %s ...", scenario_text);
     RsScenarioBuild build;
     if (!rs_scenario_build(scenario, &build, &error))
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);

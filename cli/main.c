@@ -215,7 +215,9 @@ rs_cli_warn(const char *command, const char *format, ...)
 {
     if (rs_cli_secondary_rank)
         return;
-    g_autofree char *prefix = g_strdup_printf("reshard %s: warning: ", command);
+    const char *prgname = g_get_prgname() ? g_get_prgname() : "reshard";
+    g_autofree char *prefix = command ? g_strdup_printf("reshard %s: warning: ", command)
+                                      : g_strdup_printf("%s: warning: ", prgname);
     g_autofree char *safe_prefix = rs_text_escape(prefix);
     va_list args;
     va_start(args, format);

@@ -81,11 +81,8 @@ rs_topology_args_get(RsTopologyOverrides *ov, GError **error)
 void
 rs_cli_print_topology_warnings(const RsTopology *topo)
 {
-    if (rs_cli_secondary_rank) /* rank 0 says them once for the job */
-        return;
     for (guint i = 0; topo != NULL && i < rs_topology_get_n_warnings(topo); i++)
-        rs_cli_printerr("%s: warning: %s\n", g_get_prgname() ? g_get_prgname() : "reshard",
-                        rs_topology_get_warning(topo, i));
+        rs_cli_warn(NULL, "%s", rs_topology_get_warning(topo, i));
 }
 
 RsTopology *

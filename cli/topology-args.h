@@ -34,8 +34,8 @@ gboolean rs_topology_args_get(RsTopologyOverrides *ov, GError **error);
  *
  * Prints the defaults its file's loading took (rs_topology_get_warning()) on stderr,
  * "reshard CMD: warning: …" (the program name g_get_prgname() holds), one a line: a
- * default is said, never silent, as for a model's (rs_cli_print_model_warnings()); nothing
- * on a secondary rank (rs_cli_secondary_rank).
+ * default is said, never silent, as for a model's (rs_cli_print_model_warnings()); through
+ * rs_cli_warn(), so nothing on a secondary rank.
  */
 void rs_cli_print_topology_warnings(const RsTopology *topo);
 

@@ -3060,7 +3060,7 @@ test_stdout_write_error(void)
 }
 
 /* `report -o - | true`: the reader gone, SIGPIPE ends the command, and its temporary plot
- * folder goes with it (an empty reshard-report-XXXXXX stayed in $TMPDIR). */
+ * folder goes with it (an empty "reshard-report-" folder stayed in $TMPDIR). */
 static void
 test_report_sigpipe_temp_dir(void)
 {

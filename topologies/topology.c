@@ -344,28 +344,31 @@ note_gpu_defaults(RsYaml *yaml, yaml_node_t *gpu, TopologyFile *f)
 {
     if (rs_yaml_lookup(yaml, gpu, "memory") == NULL)
         note_default(f, "gpu.memory", "none (memory not checked, staging 1 GiB a round)");
-    static const char *const cost_keys[] = {"kernel_copy_bandwidth", "copy_engine_bandwidth",
-                                            "h2d_bandwidth",         "kernel_launch",
-                                            "stream_sync",           "strided_row_penalty"};
-    static const char *const taking[] = {
-        "none (kernel packs and unpacks free)", "none (copy-engine copies free)",
-        "none (host-to-device copies free)",    "0 us (launches free)",
-        "0 us (synchronisations free)",         "0 B (strided rows cost no more than contiguous)"};
+    static const struct {
+        const char *field, *taking;
+    } costs[] = {
+        {"gpu.kernel_copy_bandwidth", "none (kernel packs and unpacks free)"},
+        {"gpu.copy_engine_bandwidth", "none (copy-engine copies free)"},
+        {"gpu.h2d_bandwidth", "none (host-to-device copies free)"},
+        {"gpu.kernel_launch", "0 us (launches free)"},
+        {"gpu.stream_sync", "0 us (synchronisations free)"},
+        {"gpu.strided_row_penalty", "0 B (strided rows cost no more than contiguous)"},
+    };
+    gboolean missing[G_N_ELEMENTS(costs)];
     guint n_missing = 0;
-    for (guint i = 0; i < G_N_ELEMENTS(cost_keys); i++)
-        n_missing += rs_yaml_lookup(yaml, gpu, cost_keys[i]) == NULL;
-    if (n_missing == G_N_ELEMENTS(cost_keys)) {
+    for (guint i = 0; i < G_N_ELEMENTS(costs); i++)
+        n_missing += missing[i] =
+            rs_yaml_lookup(yaml, gpu, costs[i].field + strlen("gpu.")) == NULL;
+    if (n_missing == G_N_ELEMENTS(costs)) {
         note_default(f,
                      "gpu costs (kernel_copy_bandwidth, copy_engine_bandwidth, h2d_bandwidth, "
                      "kernel_launch, stream_sync, strided_row_penalty)",
                      "none (GPU-side packs, copies, launches and synchronisations free)");
         return;
     }
-    for (guint i = 0; i < G_N_ELEMENTS(cost_keys); i++)
-        if (rs_yaml_lookup(yaml, gpu, cost_keys[i]) == NULL) {
-            g_autofree char *field = g_strconcat("gpu.", cost_keys[i], NULL);
-            note_default(f, field, "%s", taking[i]);
-        }
+    for (guint i = 0; i < G_N_ELEMENTS(costs); i++)
+        if (missing[i])
+            note_default(f, costs[i].field, "%s", costs[i].taking);
 }
 
 /* gpu {model, memory, costs}, all optional; memory at least RS_TOPOLOGY_MIN_GPU_MEMORY_BYTES. */
