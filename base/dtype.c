@@ -88,6 +88,14 @@ rs_dtype_get_size_bytes(RsDtype dtype)
     return dtype_info[dtype].bits / 8;
 }
 
+guint
+rs_dtype_get_elems_per_byte(RsDtype dtype)
+{
+    g_return_val_if_fail(dtype < RS_DTYPE_N, 1);
+    guint bits = dtype_info[dtype].bits;
+    return bits < 8 ? 8 / bits : 1;
+}
+
 guint64
 rs_dtype_get_n_bytes(RsDtype dtype, guint64 n_elems)
 {

@@ -74,6 +74,17 @@ guint rs_dtype_get_bits(RsDtype dtype);
 guint rs_dtype_get_size_bytes(RsDtype dtype);
 
 /**
+ * rs_dtype_get_elems_per_byte:
+ * @dtype: a valid dtype
+ *
+ * Returns: how many elements share one byte: 2 for MXFP4 (two 4-bit E2M1 values per
+ * byte, packed along the last dim as gpt-oss's *_blocks and compressed-tensors'
+ * weight_packed store them), 1 for every whole-byte dtype. A shard of a packed dtype
+ * must start and end on a multiple of this in the last dim (rs_layout_check_packed()).
+ */
+guint rs_dtype_get_elems_per_byte(RsDtype dtype);
+
+/**
  * rs_dtype_get_n_bytes:
  * @dtype: a valid dtype
  * @n_elems: a number of elements

@@ -131,6 +131,10 @@ run_single(const char *cmd, RsFormat format)
                                          targs.ranks, targs.fused, targs.pad, &error);
     if (layout == NULL)
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    if (!rs_layout_check_packed(layout, dtype, &error)) {
+        g_prefix_error(&error, "--dtype %s: ", rs_dtype_get_name(dtype));
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    }
     if (rank_only >= 0) {
         const RsMesh *mesh = rs_layout_get_mesh(layout);
         g_autoptr(GArray) mesh_ranks = g_array_new(FALSE, FALSE, sizeof(guint32));

@@ -312,7 +312,9 @@ rs_tensor_args_build_refit(const RsTensorArgs *args, GError **error)
     g_autoptr(RsRefit) refit = rs_refit_new();
     RsRefitEntry entry = {"tensor", dtype, dst_dtype, NULL, NULL};
     if (!rs_refit_add_converted(refit, &entry, src, dst, error)) {
-        g_prefix_error(error, "--dst-dtype %s: ", rs_dtype_get_name(dst_dtype));
+        /* A conversion's error names --dst-dtype; without one, the layouts' of --dtype. */
+        g_prefix_error(error, "%s %s: ", dst_dtype != dtype ? "--dst-dtype" : "--dtype",
+                       rs_dtype_get_name(dst_dtype));
         return NULL;
     }
     return g_steal_pointer(&refit);

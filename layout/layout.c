@@ -1311,6 +1311,63 @@ rs_layout_get_boxes(const RsLayout *layout, guint index, guint *n_boxes_out)
     return e->n_boxes ? &g_array_index(layout->boxes, RsLocalBox, e->first_box) : NULL;
 }
 
+gboolean
+rs_layout_check_packed(const RsLayout *layout, RsDtype dtype, GError **error)
+{
+    guint64 p = rs_dtype_get_elems_per_byte(dtype);
+    guint n_dims = rs_layout_get_n_dims(layout);
+    if (p <= 1)
+        return TRUE;
+    const gint64 *shape = rs_layout_get_shape(layout);
+    guint last = n_dims > 0 ? n_dims - 1 : 0;
+    RsBox full;
+    rs_box_init_full(&full, n_dims, shape);
+    gboolean even_shape = n_dims > 0 && (guint64)shape[last] % p == 0;
+    for (guint i = 0; i < rs_layout_get_n_ranks(layout); i++) {
+        guint n;
+        const RsLocalBox *boxes = rs_layout_get_boxes(layout, i, &n);
+        for (guint b = 0; b < n; b++) {
+            const RsLocalBox *lb = &boxes[b];
+            gboolean whole = rs_box_is_equal(&lb->box, &full);
+            gboolean ok = lb->offset_elems % p == 0;
+            if (ok && !whole) {
+                ok = even_shape && lb->box.step[last] == 1 && (guint64)lb->box.lo[last] % p == 0 &&
+                     (guint64)lb->box.hi[last] % p == 0 && lb->strides_elems[last] == 1;
+                for (guint d = 0; ok && d < last; d++)
+                    ok = rs_box_get_count(&lb->box, d) <= 1 ||
+                         (guint64)lb->strides_elems[d] % p == 0;
+            }
+            if (ok)
+                continue;
+            g_autofree char *text = rs_box_format(&lb->box);
+            g_autoptr(GString) shape_text = g_string_new(n_dims == 0 ? "[]" : "");
+            for (guint d = 0; d < n_dims; d++)
+                g_string_append_printf(shape_text, "%s%" G_GINT64_FORMAT, d ? "x" : "", shape[d]);
+            const char *name = rs_dtype_get_name(dtype);
+            if (!even_shape && !whole)
+                g_set_error(
+                    error, RS_LAYOUT_ERROR, RS_LAYOUT_ERROR_INVALID,
+                    "rank %u holds %s of shape %s, which splits a byte: %s packs %" G_GUINT64_FORMAT
+                    " values per byte along the last dim, whose extent %" G_GINT64_FORMAT
+                    " is not a multiple of %" G_GUINT64_FORMAT
+                    ", so only whole replicas of it can be held",
+                    rs_layout_get_rank(layout, i), text, shape_text->str, name, p,
+                    n_dims > 0 ? shape[last] : 1, p);
+            else
+                g_set_error(error, RS_LAYOUT_ERROR, RS_LAYOUT_ERROR_INVALID,
+                            "rank %u holds %s of shape %s at local element %" G_GUINT64_FORMAT
+                            ", which splits a byte: %s packs %" G_GUINT64_FORMAT
+                            " values per byte along the last dim, so a shard must start and end "
+                            "on a multiple of %" G_GUINT64_FORMAT
+                            " there, with its rows on byte boundaries of its buffer",
+                            rs_layout_get_rank(layout, i), text, shape_text->str, lb->offset_elems,
+                            name, p, p);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
 guint64
 rs_layout_get_local_n_elems(const RsLayout *layout, guint index)
 {

@@ -44,6 +44,7 @@
 #include <glib.h>
 
 #include "base/box.h"
+#include "base/dtype.h"
 #include "base/mesh.h"
 
 G_BEGIN_DECLS
@@ -291,6 +292,26 @@ void rs_layout_builder_set_description(RsLayoutBuilder *builder, const char *tex
  * the layout, or NULL.
  */
 RsLayout *rs_layout_builder_finish(RsLayoutBuilder *builder, GError **error);
+
+/**
+ * rs_layout_check_packed:
+ * @layout: a layout of a tensor stored in @dtype
+ * @dtype: its dtype; only a packed one (rs_dtype_get_elems_per_byte() > 1: MXFP4) is
+ *   checked, every other passes
+ * @error: RS_LAYOUT_ERROR_INVALID naming the rank and its box (or the shape) when some
+ *   shard would split a byte
+ *
+ * A packed dtype's elements are moved and stored by whole bytes, p = elems_per_byte of
+ * them each, along the last dim (gpt-oss *_blocks [E, rows, cols/32, 16] u8; safetensors
+ * has no 4-bit dtype). So a layout is accepted when every box of every rank either is the
+ * whole tensor at a local offset that is a multiple of p, or has a last dim of step 1
+ * that starts and ends on multiples of p (the tensor's last extent being one), at a
+ * local offset and outer-dim strides that are multiples of p and a last-dim stride of 1.
+ * Then every box is whole bytes and its bytes are exactly its elements / p.
+ *
+ * Returns: TRUE when no shard splits a byte.
+ */
+gboolean rs_layout_check_packed(const RsLayout *layout, RsDtype dtype, GError **error);
 
 /* --- block-quantised derivations --- */
 

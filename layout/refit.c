@@ -54,6 +54,23 @@ same_shape(const char *name, RsLayout *src, RsLayout *dst, GError **error)
     return TRUE;
 }
 
+/* Whether neither side's shards split a byte of a packed dtype (rs_layout_check_packed()):
+ * @src holds @src_dtype, @dst receives @dst_dtype. */
+static gboolean
+packed_sides_ok(const char *name, const RsLayout *src, RsDtype src_dtype, const RsLayout *dst,
+                RsDtype dst_dtype, GError **error)
+{
+    if (!rs_layout_check_packed(src, src_dtype, error)) {
+        g_prefix_error(error, "%s: source: ", name);
+        return FALSE;
+    }
+    if (!rs_layout_check_packed(dst, dst_dtype, error)) {
+        g_prefix_error(error, "%s: destination: ", name);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 static void
 append(RsRefit *refit, const char *name, RsDtype src_dtype, RsDtype dtype, RsLayout *src,
        RsLayout *dst, const char *src_buffer, const char *dst_buffer, gint scale_of)
@@ -77,7 +94,7 @@ gboolean
 rs_refit_add_tensor(RsRefit *refit, const char *name, RsDtype dtype, RsLayout *src, RsLayout *dst,
                     GError **error)
 {
-    if (!same_shape(name, src, dst, error))
+    if (!same_shape(name, src, dst, error) || !packed_sides_ok(name, src, dtype, dst, dtype, error))
         return FALSE;
     append(refit, name, dtype, dtype, src, dst, NULL, NULL, -1);
     return TRUE;
@@ -136,6 +153,8 @@ rs_refit_add_converted(RsRefit *refit, const RsRefitEntry *entry, RsLayout *src,
     gboolean fp8 = entry->dst_dtype == RS_DTYPE_FP8_E4M3;
     gboolean mxfp4 = entry->dst_dtype == RS_DTYPE_MXFP4;
     if ((!fp8 && !mxfp4) || entry->src_dtype == entry->dst_dtype) {
+        if (!packed_sides_ok(entry->name, src, entry->src_dtype, dst, entry->dst_dtype, error))
+            return FALSE;
         append(refit, entry->name, entry->src_dtype, entry->dst_dtype, src, dst, entry->src_buffer,
                entry->dst_buffer, -1);
         return TRUE;
@@ -173,6 +192,8 @@ rs_refit_add_converted(RsRefit *refit, const RsRefitEntry *entry, RsLayout *src,
         /* A block split over source ranks (FSDP2 rows finer than the block) is quantised
          * by none of them: the weight goes unquantised and the destination quantises it on
          * load (no scales cross). */
+        if (!packed_sides_ok(entry->name, src, entry->src_dtype, dst, entry->src_dtype, error))
+            return FALSE;
         append(refit, entry->name, entry->src_dtype, entry->src_dtype, src, dst,
                entry->src_buffer, entry->dst_buffer, -1);
         return TRUE;
@@ -183,6 +204,8 @@ rs_refit_add_converted(RsRefit *refit, const RsRefitEntry *entry, RsLayout *src,
     g_autofree char *buffer =
         entry->dst_buffer ? scale_name(entry->dst_buffer, dotted, plain) : NULL;
     RsDtype scale_dtype = fp8 ? RS_DTYPE_F32 : RS_DTYPE_U8;
+    if (!packed_sides_ok(entry->name, src_whole, entry->src_dtype, dst, entry->dst_dtype, error))
+        return FALSE;
     gint weight_index = (gint)refit->tensors->len;
     append(refit, entry->name, entry->src_dtype, entry->dst_dtype, src_whole, dst,
            entry->src_buffer, entry->dst_buffer, -1);
@@ -214,7 +237,10 @@ dtype_applies(const RsRefitDtypes *dtypes, const RsTensorSpec *spec)
     case RS_DTYPE_FP8_E4M3:
         return linear && spec->n_dims >= 2;
     case RS_DTYPE_MXFP4:
-        return expert;
+        /* Stacked expert weights [E, out, in]; their biases [E, out] stay (gpt-oss's
+         * checkpoint stores gate_up_proj_bias and down_proj_bias in BF16 beside the MXFP4
+         * *_blocks, model-family-gpt-oss.c). */
+        return expert && spec->n_dims >= 3;
     default:
         return TRUE;
     }

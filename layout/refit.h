@@ -123,10 +123,11 @@ typedef struct {
     gboolean has_dst_dtype;
     /* Applied to layer weights as inference engines quantise them: FP8 to every linear
      * (column, row, replicated roles and experts) of 2 or more dims, as DeepSeek-V3's
-     * checkpoint does; MXFP4 to routed experts only (gpt-oss, Kimi-K3); any other dtype to
-     * every tensor of its kind of values (a float dtype to the floating-point tensors;
-     * integer tensors keep theirs). Embeddings, heads, norms and routers keep the model's
-     * dtype under the quantised formats. */
+     * checkpoint does; MXFP4 to routed experts' weights only, stacked [E, out, in]
+     * (gpt-oss, Kimi-K3; their biases stay, as gpt-oss's checkpoint keeps them in BF16);
+     * any other dtype to every tensor of its kind of values (a float dtype to the
+     * floating-point tensors; integer tensors keep theirs). Embeddings, heads, norms and
+     * routers keep the model's dtype under the quantised formats. */
     RsDtype dst_dtype;
 } RsRefitDtypes;
 

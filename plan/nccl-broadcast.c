@@ -106,9 +106,12 @@ all_gather_phase(RsPlanBuilder *b, const RsRefitTensor *t, guint32 tensor_idx,
 }
 
 guint
-rs_plan_split_channels(const RsBox *box, guint n_channels, RsBox *out)
+rs_plan_split_channels(const RsBox *box, RsDtype dtype, guint n_channels, RsBox *out)
 {
-    if (n_channels <= 1 || box->n_dims == 0) {
+    gint64 pack = (gint64)rs_dtype_get_elems_per_byte(dtype);
+    if (n_channels <= 1 || box->n_dims == 0 ||
+        (pack > 1 && box->n_dims > 1 && rs_box_get_count(box, box->n_dims - 1) % pack != 0)) {
+        /* (rows of a packed dtype's odd last extent share bytes: one slice) */
         out[0] = *box;
         return 1;
     }
@@ -133,8 +136,11 @@ rs_plan_split_channels(const RsBox *box, guint n_channels, RsBox *out)
         out[0] = *box;
         return 1;
     }
-    /* torch.chunk-style: chunk = ceil(count / n); trailing slices may be shorter. */
+    /* torch.chunk-style: chunk = ceil(count / n); trailing slices may be shorter. A
+     * packed dtype's slices of the last dim keep whole bytes (rs_layout_check_packed). */
     gint64 chunk = (count + n - 1) / n;
+    if (d + 1 == box->n_dims && pack > 1)
+        chunk = (chunk + pack - 1) / pack * pack;
     guint made = 0;
     for (gint64 start = 0; start < count; start += chunk) {
         RsBox slice = *box;
@@ -195,7 +201,7 @@ rs_plan_ring_broadcast(RsPlanBuilder *b, const RsRefitTensor *t, guint32 tensor_
     g_autofree guint32 *order = g_new(guint32, n_recv);
     guint n_channels = topo != NULL ? MAX(rs_topology_get_n_rails(topo), 1) : 1;
     g_autofree RsBox *slices = g_new(RsBox, n_channels);
-    guint n_slices = rs_plan_split_channels(box, n_channels, slices);
+    guint n_slices = rs_plan_split_channels(box, t->dtype, n_channels, slices);
     g_autoptr(GArray) pieces = g_array_new(FALSE, FALSE, sizeof(RsBox));
     for (guint c = 0; c < n_slices; c++) {
         if (topo != NULL)

@@ -144,10 +144,11 @@ gboolean rs_plan_hierarchical_build(RsPlanBuilder *b, const RsRefit *refit,
 gboolean rs_plan_nccl_broadcast_tensor(RsPlanBuilder *b, const RsRefitTensor *t,
                                        guint32 tensor_idx, const RsTopology *topo,
                                        GError **error);
-/* nccl-broadcast.c: cuts @box into at most @n_channels slices along its outermost dim with
- * at least @n_channels indices (else its longest), torch.chunk-style; writes them to @out
+/* nccl-broadcast.c: cuts @box of a @dtype tensor into at most @n_channels slices along
+ * its outermost dim with at least @n_channels indices (else its longest), torch.chunk-
+ * style (slices of the last dim in whole bytes of a packed dtype); writes them to @out
  * (room for @n_channels) and returns their number (1 when it cannot be cut). */
-guint rs_plan_split_channels(const RsBox *box, guint n_channels, RsBox *out);
+guint rs_plan_split_channels(const RsBox *box, RsDtype dtype, guint n_channels, RsBox *out);
 /* nccl-broadcast.c: an NCCL ring broadcast of @box of @t from @root to every destination
  * rank of @t in phase @phase, a ring per rail of @topo (one ring without a topology), in
  * buckets of the staging bound; each destination keeps its part of @box by a local copy

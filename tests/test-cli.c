@@ -999,6 +999,31 @@ static const CliCase cli_cases[] = {
      {"tensor: i32 to i64: an integer tensor keeps its dtype; a tensor converts between "
       "floating-point formats",
       NULL}},
+    /* An MXFP4 shard that splits a byte: 10 values on 2 ranks were planned as 2 x 3 bytes
+     * of a 5-byte tensor, and the layout printed without a word. */
+    {{"plan", "--shape", "10", "--dtype", "mxfp4", "--src-mesh", "2", "--src-placements", "S(0)",
+      "--dst-mesh", "1", "--dst-placements", "R", "--dst-ranks", "2", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--dtype mxfp4: tensor: source: rank 0 holds [0:5] of shape 10 at local element 0, which "
+      "splits a byte: mxfp4 packs 2 values per byte along the last dim",
+      NULL}},
+    {{"layout", "--shape", "3x9", "--mesh", "3", "--placements", "S(0)", "--dtype", "mxfp4", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--dtype mxfp4: rank 0 holds [0:1, 0:9] of shape 3x9, which splits a byte", NULL}},
+    /* MXFP4 quantises expert weights, not their biases (gpt-oss keeps them in BF16): the
+     * bias [E, 2I] was converted and its 720-column shards refused as not 32-aligned. */
+    {{"simulate", "--model", "gpt-oss-20b", "--infer-dtype", "mxfp4", "--infer", "vllm:tp=8",
+      "--network", "bottleneck", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--infer-dtype: model.layers.0.mlp.experts.down_proj to mxfp4: destination rank 256, box "
+      "[0:32, 0:2880, 0:360]",
+      NULL}},
     /* A bare number was read as seconds; every other duration needs its unit. */
     {{"sweep", "--scenario", "qwen3-30b-colocated", "--tp", "4", "--target", "1", NULL},
      NULL,

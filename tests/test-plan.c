@@ -1647,6 +1647,80 @@ test_block_scaled_destinations(void)
     g_assert_cmpuint(rs_plan_get_bytes_moved(mplan), ==, 2 * 64 * 64 / 2 + 2 * 64 * 2);
 }
 
+/* MXFP4 packs two values per byte along the last dim: a shard that splits a byte is
+ * refused (a 10-value tensor on 2 ranks moved 2 x 3 bytes of its 5), byte-aligned shards
+ * move exactly their values / 2, and pieces and channel slices keep whole bytes. */
+static void
+test_packed_dtype_whole_bytes(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(RsMesh) two = rs_mesh_parse("2", "0,1", &error);
+    g_autoptr(RsMesh) one = rs_mesh_parse("1", "2", &error);
+    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0, 0}, r = {RS_PLACEMENT_REPLICATE, 0, 0};
+
+    const gint64 ten[] = {10};
+    g_autoptr(RsLayout) halves = rs_layout_new_dtensor(1, ten, two, &s0, 1, &error);
+    g_autoptr(RsLayout) whole = rs_layout_new_dtensor(1, ten, one, &r, 1, &error);
+    g_assert_no_error(error);
+    g_autoptr(RsRefit) split = rs_refit_new();
+    g_assert_false(rs_refit_add_tensor(split, "w", RS_DTYPE_MXFP4, halves, whole, &error));
+    g_assert_error(error, RS_LAYOUT_ERROR, RS_LAYOUT_ERROR_INVALID);
+    g_assert_nonnull(strstr(error->message, "w: source: rank 0 holds [0:5]"));
+    g_clear_error(&error);
+    /* The same through a conversion entry of one dtype (reshard plan --dtype mxfp4). */
+    RsRefitEntry same = {"w", RS_DTYPE_MXFP4, RS_DTYPE_MXFP4, NULL, NULL};
+    g_assert_false(rs_refit_add_converted(split, &same, halves, whole, &error));
+    g_assert_error(error, RS_LAYOUT_ERROR, RS_LAYOUT_ERROR_INVALID);
+    g_clear_error(&error);
+    /* bf16 is not packed: the same layouts pass. */
+    g_assert_true(rs_layout_check_packed(halves, RS_DTYPE_BF16, &error));
+
+    /* 12 values on 2 ranks: 3 bytes each, 6 in all. */
+    const gint64 twelve[] = {12};
+    g_autoptr(RsLayout) six = rs_layout_new_dtensor(1, twelve, two, &s0, 1, &error);
+    g_autoptr(RsLayout) all = rs_layout_new_dtensor(1, twelve, one, &r, 1, &error);
+    g_autoptr(RsRefit) even = rs_refit_new();
+    g_assert_true(rs_refit_add_tensor(even, "w", RS_DTYPE_MXFP4, six, all, &error));
+    g_autoptr(RsPlan) plan = rs_plan_build(even, RS_STRATEGY_DIRECT, &error);
+    g_assert_no_error(error);
+    g_assert_true(rs_plan_check(plan, even, &error));
+    g_assert_cmpuint(rs_plan_get_bytes_moved(plan), ==, 6);
+
+    /* [3, 9]: rows of 4.5 bytes share bytes, so only whole replicas hold it, and it moves
+     * in one piece of 14 bytes (rows of 5 bytes each were 15). */
+    const gint64 odd[] = {3, 9};
+    g_autoptr(RsMesh) three = rs_mesh_parse("3", "0-2", &error);
+    g_autoptr(RsLayout) rows = rs_layout_new_dtensor(2, odd, three, &s0, 1, &error);
+    g_assert_false(rs_layout_check_packed(rows, RS_DTYPE_MXFP4, &error));
+    g_assert_nonnull(strstr(error->message, "extent 9 is not a multiple of 2"));
+    g_clear_error(&error);
+    g_autoptr(RsLayout) rsrc = rs_layout_new_dtensor(2, odd, two, &r, 1, &error);
+    g_autoptr(RsLayout) rdst = rs_layout_new_dtensor(2, odd, one, &r, 1, &error);
+    g_autoptr(RsRefit) replica = rs_refit_new();
+    g_assert_true(rs_refit_add_tensor(replica, "w", RS_DTYPE_MXFP4, rsrc, rdst, &error));
+    const RsRefitTensor *t = rs_refit_get_tensor(replica, 0);
+    RsBox box;
+    rs_box_init_full(&box, 2, odd);
+    g_autoptr(GArray) pieces = g_array_new(FALSE, FALSE, sizeof(RsBox));
+    g_assert_cmpuint(rs_plan_split_box(&box, t, 5, pieces), ==, 1);
+    g_assert_cmpuint(
+        rs_refit_tensor_get_n_bytes(t, rs_box_get_n_elems(&g_array_index(pieces, RsBox, 0))), ==,
+        14);
+
+    /* Channel slices of [0:10] over 4 rails: torch.chunk's 3 values would split bytes
+     * ([0:3] [3:6] [6:9] [9:10], 7 bytes of 5); whole bytes give [0:4] [4:8] [8:10]. */
+    RsBox line;
+    rs_box_init_full(&line, 1, ten);
+    RsBox slices[4];
+    g_assert_cmpuint(rs_plan_split_channels(&line, RS_DTYPE_MXFP4, 4, slices), ==, 3);
+    g_assert_cmpint(slices[0].hi[0], ==, 4);
+    g_assert_cmpint(slices[1].hi[0], ==, 8);
+    g_assert_cmpint(slices[2].hi[0], ==, 10);
+    /* bf16 keeps torch.chunk's cut. */
+    g_assert_cmpuint(rs_plan_split_channels(&line, RS_DTYPE_BF16, 4, slices), ==, 4);
+    g_assert_cmpint(slices[0].hi[0], ==, 3);
+}
+
 /* The error domain's name, as GLib prints it. */
 static void
 test_error_quark(void)
@@ -1725,6 +1799,7 @@ main(int argc, char **argv)
     g_test_add_func("/plan/cases/C10-expert-shard", test_c10_expert_shard);
     g_test_add_func("/plan/cases/C16-dtype-on-the-wire", test_c16_dtype_on_the_wire);
     g_test_add_func("/plan/dtype/block-scaled", test_block_scaled_destinations);
+    g_test_add_func("/plan/dtype/packed-whole-bytes", test_packed_dtype_whole_bytes);
     g_test_add_func("/plan/shape-mismatch", test_uncovered);
     g_test_add_func("/plan/too-many-transfers", test_too_many_transfers);
     g_test_add_func("/plan/too-large-checkpoint-engine-hint",
