@@ -1340,28 +1340,26 @@ rs_layout_check_packed(const RsLayout *layout, RsDtype dtype, GError **error)
             if (ok)
                 continue;
             g_autofree char *text = rs_box_format(&lb->box);
-            g_autoptr(GString) shape_text = g_string_new(n_dims == 0 ? "[]" : "");
-            for (guint d = 0; d < n_dims; d++)
-                g_string_append_printf(shape_text, "%s%" G_GINT64_FORMAT, d ? "x" : "", shape[d]);
+            g_autofree char *full_text = rs_box_format(&full);
             const char *name = rs_dtype_get_name(dtype);
             if (!even_shape && !whole)
-                g_set_error(
-                    error, RS_LAYOUT_ERROR, RS_LAYOUT_ERROR_INVALID,
-                    "rank %u holds %s of shape %s, which splits a byte: %s packs %" G_GUINT64_FORMAT
-                    " values per byte along the last dim, whose extent %" G_GINT64_FORMAT
-                    " is not a multiple of %" G_GUINT64_FORMAT
-                    ", so only whole replicas of it can be held",
-                    rs_layout_get_rank(layout, i), text, shape_text->str, name, p,
-                    n_dims > 0 ? shape[last] : 1, p);
+                g_set_error(error, RS_LAYOUT_ERROR, RS_LAYOUT_ERROR_INVALID,
+                            "rank %u holds %s of the tensor %s, which splits a byte: %s packs "
+                            "%" G_GUINT64_FORMAT
+                            " values per byte along the last dim, whose extent %" G_GINT64_FORMAT
+                            " is not a multiple of %" G_GUINT64_FORMAT
+                            ", so only whole replicas of it can be held",
+                            rs_layout_get_rank(layout, i), text, full_text, name, p,
+                            n_dims > 0 ? shape[last] : 1, p);
             else
                 g_set_error(error, RS_LAYOUT_ERROR, RS_LAYOUT_ERROR_INVALID,
-                            "rank %u holds %s of shape %s at local element %" G_GUINT64_FORMAT
+                            "rank %u holds %s of the tensor %s at local element %" G_GUINT64_FORMAT
                             ", which splits a byte: %s packs %" G_GUINT64_FORMAT
                             " values per byte along the last dim, so a shard must start and end "
                             "on a multiple of %" G_GUINT64_FORMAT
                             " there, with its rows on byte boundaries of its buffer",
-                            rs_layout_get_rank(layout, i), text, shape_text->str, lb->offset_elems,
-                            name, p, p);
+                            rs_layout_get_rank(layout, i), text, full_text, lb->offset_elems, name,
+                            p, p);
             return FALSE;
         }
     }

@@ -1006,14 +1006,14 @@ static const CliCase cli_cases[] = {
      NULL,
      NULL,
      2,
-     {"--dtype mxfp4: tensor: source: rank 0 holds [0:5] of shape 10 at local element 0, which "
+     {"--dtype mxfp4: tensor: source: rank 0 holds [0:5] of the tensor [0:10] at local element 0, which "
       "splits a byte: mxfp4 packs 2 values per byte along the last dim",
       NULL}},
     {{"layout", "--shape", "3x9", "--mesh", "3", "--placements", "S(0)", "--dtype", "mxfp4", NULL},
      NULL,
      NULL,
      2,
-     {"--dtype mxfp4: rank 0 holds [0:1, 0:9] of shape 3x9, which splits a byte", NULL}},
+     {"--dtype mxfp4: rank 0 holds [0:1, 0:9] of the tensor [0:3, 0:9], which splits a byte", NULL}},
     /* MXFP4 quantises expert weights, not their biases (gpt-oss keeps them in BF16): the
      * bias [E, 2I] was converted and its 720-column shards refused as not 32-aligned. */
     {{"simulate", "--model", "gpt-oss-20b", "--infer-dtype", "mxfp4", "--infer", "vllm:tp=8",
