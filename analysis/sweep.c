@@ -357,6 +357,11 @@ apply_layout(const RsSweepPoint *pt, RsConvention *conv, GError **error)
     for (guint i = 0; i < G_N_ELEMENTS(sizes); i++)
         if (sizes[i].value > 0 && !rs_convention_set(conv, sizes[i].key, sizes[i].value, error))
             return FALSE;
+    /* A point's dp is vLLM's --data-parallel-size of one engine (experts over dp x tp):
+     * the scenario's engine replicas do not multiply it. */
+    if (pt->dp > 0 && rs_convention_has_param(conv, "replicas") &&
+        !rs_convention_set(conv, "replicas", 1, error))
+        return FALSE;
     if (pt->ep >= 0 && !rs_convention_set(conv, "ep", pt->ep, error))
         return FALSE;
     return TRUE;
@@ -481,13 +486,13 @@ rs_sweep_run_point(const RsSweepPoint *pt, const RsSweepOptions *o, RsSweepResul
         rs_scenario_set_where(&s->infer_where, "sweep point");
     gboolean ok = apply_layout(pt, conv, &local);
     guint64 n_infer = ok ? rs_convention_get_world_size(conv) : 0;
-    /* A data-parallel size that neither the point nor the scenario sets: the point keeps
-     * the scenario's inference GPUs where the layout's other sizes divide them, and the
-     * convention derives dp from them as for the scenario itself (rs_scenario_build(); a
-     * point that changes nothing took dp = 1, half the GPUs of a tp=4 scenario on 8). A
-     * layout they do not divide keeps dp = 1. */
+    /* A number of model copies (the convention's derived key: dp, vllm's replicas) that
+     * neither the point nor the scenario sets: the point keeps the scenario's inference
+     * GPUs where the layout's other sizes divide them, and the convention derives it from
+     * them as for the scenario itself (rs_scenario_build(); a point that changes nothing
+     * took 1, half the GPUs of a tp=4 scenario on 8). A layout they do not divide keeps 1. */
     guint n_scenario_infer = s->infer_gpus->len;
-    if (ok && rs_convention_get(conv, "dp") == 0 && n_infer > 0 &&
+    if (ok && rs_convention_get(conv, rs_convention_get_derived_key(conv)) == 0 && n_infer > 0 &&
         n_scenario_infer % n_infer == 0)
         n_infer = n_scenario_infer;
     ok = ok && place_gpus(s, (guint)n_infer, &local);
@@ -505,7 +510,7 @@ rs_sweep_run_point(const RsSweepPoint *pt, const RsSweepOptions *o, RsSweepResul
         const RsConvention *c = s->infer;
         r->infer_tp = rs_convention_has_param(c, "tp") ? MAX(rs_convention_get(c, "tp"), 1) : 0;
         r->infer_pp = rs_convention_has_param(c, "pp") ? MAX(rs_convention_get(c, "pp"), 1) : 0;
-        r->infer_dp = rs_convention_get(c, "dp");
+        r->infer_dp = rs_convention_has_param(c, "dp") ? MAX(rs_convention_get(c, "dp"), 1) : 0;
         gint64 ep = rs_convention_get(c, "ep");
         r->infer_ep = rs_convention_param_is_switch(c, "ep") ? ep != 0 : ep > 1;
         r->topology_name = g_strdup(rs_topology_get_name(build.topology));

@@ -6,8 +6,10 @@
  * The grid is the product of its axes, in this nesting order (the last varies fastest):
  * topology, NIC bandwidth, inference dtype, strategy, pp, tp, GPUs (or dp), ep. An empty
  * axis keeps the base scenario's value. The inference GPU count of a point is tp × pp × dp
- * (vLLM and SGLang place experts over those ranks; ep is a switch); with a GPUs axis, dp is
- * derived (GPUs / (tp × pp)) and a count tp × pp does not divide is left out of the grid.
+ * (vLLM and SGLang place experts over those ranks; ep is a switch): a point's dp is the
+ * convention's own, vLLM's --data-parallel-size in one engine (a point that sets it sets
+ * the vllm scenario's engine replicas to 1). With a GPUs axis, dp is derived (GPUs / (tp ×
+ * pp)) and a count tp × pp does not divide is left out of the grid.
  * The inference GPUs come right after the training GPUs, starting on an NVLink domain
  * boundary (a colocated scenario, whose inference GPUs overlap its training GPUs, keeps
  * them from GPU 0), and the node count is derived: whole NVLink domains covering both.

@@ -28,6 +28,10 @@ typedef enum {
     RS_DTYPE_N
 } RsDtype;
 
+/* Elements of an MXFP4 block, which share one E8M0 scale (OCP Microscaling Formats (MX)
+ * Specification v1.0, §5: block size k = 32), in elements of its last dim. */
+#define RS_MXFP4_BLOCK_ELEMS 32
+
 #define RS_DTYPE_ERROR (rs_dtype_error_quark())
 GQuark rs_dtype_error_quark(void);
 

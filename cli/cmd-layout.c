@@ -23,6 +23,7 @@
 static char *opt_model;
 static char *opt_train;
 static char *opt_infer;
+static char *opt_infer_dtype;
 static char *opt_gpus;
 static char *opt_tensor;
 static char *opt_rank; /* an integer >= 0, as text (rs_cli_parse_int) */
@@ -37,6 +38,10 @@ static GOptionEntry entries[] = {
      "A training convention, e.g. megatron:tp=2,pp=2 or fsdp2:dp=4", "SPEC"},
     {"infer", 0, 0, G_OPTION_ARG_STRING, &opt_infer,
      "An inference convention, e.g. vllm:tp=4 or sglang:tp=8,dp=2,dp-attention", "SPEC"},
+    {"infer-dtype", 0, 0, G_OPTION_ARG_STRING, &opt_infer_dtype,
+     "With --infer: the dtype the engine serves (vllm lays gpt-oss's mxfp4 experts out in "
+     "whole blocks)",
+     "DTYPE"},
     {"gpus", 0, 0, G_OPTION_ARG_STRING, &opt_gpus,
      "GPUs of the convention's ranks (default 0..N-1)", "RANGES"},
     {"tensor", 't', 0, G_OPTION_ARG_STRING, &opt_tensor,
@@ -167,6 +172,18 @@ side_scenario(GError **error)
         g_prefix_error(error, "%s: ", flag);
         return NULL;
     }
+    RsDtype infer_dtype = RS_DTYPE_BF16;
+    if (opt_infer_dtype != NULL) {
+        if (opt_infer == NULL) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "--infer-dtype needs --infer");
+            return NULL;
+        }
+        if (!rs_dtype_parse(opt_infer_dtype, &infer_dtype, error)) {
+            g_prefix_error(error, "--infer-dtype: ");
+            return NULL;
+        }
+    }
     g_autoptr(GArray) gpus = NULL;
     if (opt_gpus != NULL) {
         if (!rs_ranks_parse(opt_gpus, &gpus, error)) {
@@ -193,6 +210,10 @@ side_scenario(GError **error)
     } else {
         s->infer = g_steal_pointer(&conv);
         s->infer_gpus = g_steal_pointer(&gpus);
+        s->has_infer_dtype = opt_infer_dtype != NULL;
+        s->infer_dtype = infer_dtype;
+        if (s->has_infer_dtype)
+            rs_scenario_set_where(&s->infer_dtype_where, "--infer-dtype");
         rs_scenario_set_where(&s->infer_where, flag);
         rs_scenario_set_where(&s->infer_gpus_where, opt_gpus ? "--gpus" : flag);
     }

@@ -78,7 +78,7 @@ fsdp2_resolve(RsConvention *conv, RsResolver *r, GError **error)
     rs_convention_set_resolved(conv, "tp", f.tp);
     if (f.replicate > 1)
         rs_convention_set_resolved(conv, "replicate", f.replicate);
-    if (!rs_convention_derive_dp(conv, f.tp * f.replicate, "replicate x tp", r->n_gpus, error))
+    if (!rs_convention_derive_size(conv, f.tp * f.replicate, "replicate x tp", r->n_gpus, error))
         return FALSE;
     f.dp = rs_convention_get(conv, "dp");
     if (!rs_convention_check_world(conv, "replicate x dp x tp", f.replicate * f.dp * f.tp,
@@ -114,4 +114,5 @@ const RsConventionClass rs_convention_class_fsdp2 = {
     {{"dp", RS_PARAM_INT}, {"replicate", RS_PARAM_INT}, {"tp", RS_PARAM_INT}, {NULL, 0}},
     fsdp2_resolve,
     fsdp2_world_size,
+    "dp",
 };

@@ -185,7 +185,7 @@ megatron_resolve(RsConvention *conv, RsResolver *r, GError **error)
     rs_convention_set_resolved(conv, "pp", mg.pp);
     rs_convention_set_resolved(conv, "ep", mg.ep);
     rs_convention_set_resolved(conv, "etp", mg.etp);
-    if (!rs_convention_derive_dp(conv, mg.tp * mg.cp * mg.pp, "tp x cp x pp", r->n_gpus, error))
+    if (!rs_convention_derive_size(conv, mg.tp * mg.cp * mg.pp, "tp x cp x pp", r->n_gpus, error))
         return FALSE;
     mg.dp = rs_convention_get(conv, "dp");
     if (!rs_convention_check_world(conv, "tp x cp x dp x pp", mg.tp * mg.cp * mg.dp * mg.pp,
@@ -250,4 +250,5 @@ const RsConventionClass rs_convention_class_megatron = {
      {NULL, 0}},
     megatron_resolve,
     megatron_world_size,
+    "dp",
 };

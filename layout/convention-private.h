@@ -42,6 +42,9 @@ typedef struct {
     /* The number of ranks the sizes of @conv imply, unset sizes taken as 1 (or as the
      * framework defaults them); rs_convention_get_world_size(). */
     guint64 (*world_size)(const RsConvention *conv);
+    /* The size the resolver derives from the GPU count when it is unset: the number of
+     * copies of the model (rs_convention_get_derived_key()). */
+    const char *derived_key;
 } RsConventionClass;
 
 extern const RsConventionClass rs_convention_class_megatron;
@@ -84,14 +87,15 @@ gboolean rs_convention_check_world(RsConvention *conv, const char *product_text,
                                    guint n_gpus, GError **error);
 
 /**
- * rs_convention_derive_dp:
- * @model_parallel: the product of the sizes other than dp; @product_text spells it
+ * rs_convention_derive_size:
+ * @model_parallel: the product of the sizes other than the class's derived_key (its
+ *   "dp", vllm's "replicas"); @product_text spells it
  *
- * Sets an unset "dp" to @n_gpus / @model_parallel. Returns: FALSE with
+ * Sets the derived key, when unset, to @n_gpus / @model_parallel. Returns: FALSE with
  * RS_CONVENTION_ERROR_WORLD_SIZE when @model_parallel does not divide @n_gpus.
  */
-gboolean rs_convention_derive_dp(RsConvention *conv, gint64 model_parallel,
-                                 const char *product_text, guint n_gpus, GError **error);
+gboolean rs_convention_derive_size(RsConvention *conv, gint64 model_parallel,
+                                   const char *product_text, guint n_gpus, GError **error);
 
 /* --- mesh choices --- */
 

@@ -142,7 +142,7 @@ sglang_resolve(RsConvention *conv, RsResolver *r, GError **error)
                                        error))
             return FALSE;
     } else {
-        if (!rs_convention_derive_dp(conv, s.tp, "tp", r->n_gpus, error))
+        if (!rs_convention_derive_size(conv, s.tp, "tp", r->n_gpus, error))
             return FALSE;
         s.dp = rs_convention_get(conv, "dp");
         if (!rs_convention_check_world(conv, "tp x dp", s.tp * s.dp, r->n_gpus, error))
@@ -198,4 +198,5 @@ const RsConventionClass rs_convention_class_sglang = {
      {NULL, 0}},
     sglang_resolve,
     sglang_world_size,
+    "dp",
 };

@@ -1,22 +1,28 @@
-/* convention-vllm.c — vLLM inference (convention.h states the rules): ranks
- * (dp_rank·pp + pp_rank)·tp + tp_rank, layers over pp stages by get_pp_indices or
- * pp-layers, a [dp, tp] mesh per stage with qkv_proj, gate_up_proj and w13 fused, KV heads
- * replicated when tp exceeds them, the vocabulary padded to 64, and with ep whole experts
- * over the dp·tp ranks of a stage by determine_expert_map's "linear" rule.
+/* convention-vllm.c — vLLM inference (convention.h states the rules): independent engine
+ * replicas, each of dp·pp·tp ranks (replica·dp + dp_rank)·pp·tp + pp_rank·tp + tp_rank,
+ * layers over pp stages by get_pp_indices or pp-layers, a [replicas·dp, tp] mesh per stage
+ * with qkv_proj, gate_up_proj and w13 fused, KV heads replicated when tp exceeds them, the
+ * vocabulary padded to 64, and routed experts over the dp·tp ranks of an engine's stage:
+ * tensor-parallel by default, whole experts by determine_expert_map's "linear" rule with
+ * ep.
  *
  * Sources: vllm/distributed/parallel_state.py (initialize_model_parallel),
  * vllm/distributed/utils.py (get_pp_indices), model_executor/layers/linear.py,
- * layers/vocab_parallel_embedding.py, layers/fused_moe/layer.py, models/deepseek_v2.py,
- * models/gpt_oss.py. */
+ * layers/vocab_parallel_embedding.py, layers/fused_moe/layer.py and config.py
+ * (FusedMoEParallelConfig.make, flatten_tp_across_dp), models/deepseek_v2.py,
+ * models/gpt_oss.py; docs/serving/data_parallel_deployment.md ("By default, expert layers
+ * form a tensor parallel group of size DP × TP"). */
 #include "layout/convention-private.h"
 
 #include <string.h>
 
 typedef struct {
-    gint64 tp, dp, pp;
+    gint64 tp, dp, pp, replicas;
     gboolean ep;
+    gboolean mxfp4_blocks; /* gpt-oss served in MXFP4: experts split in whole blocks */
     RsPipeline pipe;
-    guint32 **stage_ranks; /* per stage: dp·tp ranks, ordered (dp_rank, tp_rank) */
+    guint32 **stage_ranks; /* per stage: replicas·dp·tp ranks, ordered (replica, dp_rank,
+                            * tp_rank) */
 } Vllm;
 
 /* vLLM get_pp_indices: L // pp each, the remainder added one each to partitions[-2],
@@ -76,37 +82,58 @@ vllm_unfused_heads(RsResolver *r, const RsTensorSpec *t, RsMeshChoice *c, guint 
         t->kv_heads ? "neither divides the other" : "tp must divide the head count");
 }
 
-/* Routed experts (layers/fused_moe/layer.py), @c already on the stage's [dp, tp] mesh
- * over @ranks: with ep, whole experts over the dp·tp ranks split by determine_expert_map's
- * "linear" rule (w13 fused whole, [E, out] biases following their experts); without it
- * every rank holds every expert, w13 as [gate_local; up_local] and w2 Shard on I. A
- * checkpoint's fused gate_up_proj (RS_ROLE_EXPERT_GATE_UP_FUSED) is that same w13:
- * FusedMoE.weight_loader / _load_w13 narrow gate and up each to shard_size =
- * intermediate_size_per_partition at tp_rank · shard_size (models/llama4.py
- * load_moe_expert_weights transposes Llama-4's [E, H, 2I] and loads its halves as w1 and
- * w3), so the fused dim is a CONCAT of its two halves over tp. */
+/* Routed experts (layers/fused_moe/layer.py), on the mesh [replicas, dp·tp] of the stage's
+ * @ranks: FusedMoEParallelConfig.make (layers/fused_moe/config.py) flattens the tensor
+ * parallelism of MoE layers across data parallelism, moe_tp_rank = dp_rank·tp + tp_rank
+ * over dp·tp ranks (flatten_tp_across_dp), so the dp ranks of one engine never hold the
+ * same expert slice. With ep, whole experts over those dp·tp ranks split by
+ * determine_expert_map's "linear" rule (w13 fused whole, [E, out] biases following their
+ * experts); without it every rank holds every expert, w13 as [gate_local; up_local] and w2
+ * Shard on I, over dp·tp. A checkpoint's fused gate_up_proj
+ * (RS_ROLE_EXPERT_GATE_UP_FUSED) is that same w13: FusedMoE.weight_loader / _load_w13
+ * narrow gate and up each to shard_size = intermediate_size_per_partition at
+ * tp_rank · shard_size (models/llama4.py load_moe_expert_weights transposes Llama-4's
+ * [E, H, 2I] and loads its halves as w1 and w3), so the fused dim is a CONCAT of its two
+ * halves. Engine replicas hold the same experts.
+ *
+ * gpt-oss served in MXFP4 (v->mxfp4_blocks) is loaded in whole 32-value blocks of I:
+ * models/gpt_oss.py, _load_weights_mxfp4, takes per_rank_intermediate_size =
+ * cdiv(I / 32, tp_size) · 32 with tp_size the flattened dp·tp, rank c the rows
+ * [c · per_rank, min((c + 1) · per_rank, I)) of down_proj's I (the last rank shorter or
+ * empty) and rows 2· those of the interleaved gate_up_proj and its bias. That is
+ * RS_SPLIT_PADDED with the multiple 32 · dp·tp (64 · dp·tp along 2I): the dim padded to
+ * per_rank · dp·tp and split evenly, each buffer per_rank rows long (vLLM's Mxfp4MoEMethod
+ * pads a partition further for its kernels, a backend choice not modelled). In BF16 the
+ * torch.chunk split of _load_weights_other (cdiv(I, tp_size)) applies. */
 static void
 vllm_choose_experts(RsResolver *r, guint index, const guint32 *ranks, RsMeshChoice *c)
 {
     const Vllm *v = r->data;
     const RsTensorSpec *t = rs_model_get_tensor(r->model, index);
     gboolean complete = rs_fuse_group_is_complete(r->model, index);
+    if (t->role == RS_ROLE_EXPERT_REPLICATED && !v->ep)
+        return; /* [E, out] biases: replicated, as the experts are */
+    const guint sizes[2] = {(guint)v->replicas, (guint)(v->dp * v->tp)};
+    const char *const names[2] = {"replica", v->ep ? "ep" : "moe_tp"};
+    rs_mesh_choice_init(c, ranks, 2, sizes, names);
     if (v->ep) {
-        const guint ep_size[1] = {(guint)(v->dp * v->tp)};
-        const char *const ep_name[1] = {"ep"};
-        rs_mesh_choice_init(c, ranks, 1, ep_size, ep_name);
-        rs_mesh_choice_balanced(c, 0, 0);
+        rs_mesh_choice_balanced(c, 1, 0);
         if (t->role == RS_ROLE_EXPERT_COLUMN && t->fuse == RS_FUSE_GATE_UP && complete)
             rs_mesh_choice_fuse(c, r->model, index, 1, G_MAXUINT, RS_FUSION_CONCAT, 1,
                                 ".w13_weight");
-    } else if (t->role == RS_ROLE_EXPERT_REPLICATED) {
-        return; /* [E, out] biases: replicated, as the experts are */
     } else if (t->role == RS_ROLE_EXPERT_GATE_UP_FUSED) {
         rs_mesh_choice_segments(c, t, 1);
     } else if (t->role == RS_ROLE_EXPERT_ROW) {
-        rs_mesh_choice_shard(c, 1, 2);
+        if (v->mxfp4_blocks)
+            rs_mesh_choice_padded(c, 1, 2, RS_MXFP4_BLOCK_ELEMS * v->dp * v->tp);
+        else
+            rs_mesh_choice_shard(c, 1, 2);
     } else if (t->fuse == RS_FUSE_GATE_UP && complete) {
         rs_mesh_choice_fuse(c, r->model, index, 1, 1, RS_FUSION_CONCAT, 1, ".w13_weight");
+    } else if (v->mxfp4_blocks) {
+        /* gpt-oss's interleaved gate_up_proj [E, 2I, H] and its bias [E, 2I]: rows
+         * 2·tp_rank_start … 2·tp_rank_end, two rows per intermediate row (below). */
+        rs_mesh_choice_padded(c, 1, 1, 2 * RS_MXFP4_BLOCK_ELEMS * v->dp * v->tp);
     } else {
         /* Including gpt-oss's interleaved gate_up_proj: vLLM slices it whole
          * (models/gpt_oss.py: narrow 2·tp_rank_start … 2·tp_rank_end). */
@@ -121,7 +148,7 @@ vllm_choose(RsResolver *r, guint index, RsMeshChoice *c, GError **error)
     const RsTensorSpec *t = rs_model_get_tensor(r->model, index);
     guint stage = rs_pipeline_get_stage(&v->pipe, t->layer);
     const guint32 *ranks = v->stage_ranks[stage];
-    const guint sizes[2] = {(guint)v->dp, (guint)v->tp};
+    const guint sizes[2] = {(guint)(v->replicas * v->dp), (guint)v->tp};
     const char *const names[2] = {"dp", "tp"};
     gboolean complete = rs_fuse_group_is_complete(r->model, index);
     rs_mesh_choice_init(c, ranks, 2, sizes, names);
@@ -136,7 +163,7 @@ vllm_choose(RsResolver *r, guint index, RsMeshChoice *c, GError **error)
             rs_mesh_choice_fuse(c, r->model, index, 0, 1, RS_FUSION_CONCAT, 1,
                                 ".gate_up_proj.weight");
         } else {
-            return vllm_unfused_heads(r, t, c, 1, v->tp, ranks, v->dp, error);
+            return vllm_unfused_heads(r, t, c, 1, v->tp, ranks, v->replicas * v->dp, error);
         }
         break;
     case RS_ROLE_VOCAB_PARALLEL:
@@ -168,21 +195,46 @@ vllm_choose(RsResolver *r, guint index, RsMeshChoice *c, GError **error)
     return TRUE;
 }
 
+/* Does @model have routed experts? */
+static gboolean
+vllm_has_experts(const RsModel *model)
+{
+    for (guint i = 0; i < rs_model_get_n_tensors(model); i++) {
+        switch (rs_model_get_tensor(model, i)->role) {
+        case RS_ROLE_EXPERT_REPLICATED:
+        case RS_ROLE_EXPERT_COLUMN:
+        case RS_ROLE_EXPERT_ROW:
+        case RS_ROLE_EXPERT_GATE_UP_FUSED:
+            return TRUE;
+        default:
+            break;
+        }
+    }
+    return FALSE;
+}
+
 static gboolean
 vllm_resolve(RsConvention *conv, RsResolver *r, GError **error)
 {
     Vllm v = {0};
     v.tp = rs_convention_get_or(conv, "tp", 1);
     v.pp = rs_convention_get_or(conv, "pp", 1);
+    v.dp = rs_convention_get_or(conv, "dp", 1);
     v.ep = rs_convention_get(conv, "ep") != 0;
+    RsDtype dtype;
+    v.mxfp4_blocks = rs_convention_get_weight_dtype(conv, &dtype) && dtype == RS_DTYPE_MXFP4 &&
+                     strcmp(rs_model_get_family(r->model), "gpt_oss") == 0;
     rs_convention_set_resolved(conv, "tp", v.tp);
     if (v.pp > 1)
         rs_convention_set_resolved(conv, "pp", v.pp);
-    if (!rs_convention_derive_dp(conv, v.tp * v.pp, v.pp > 1 ? "tp x pp" : "tp", r->n_gpus, error))
+    const char *engine_text =
+        v.pp > 1 ? (v.dp > 1 ? "tp x pp x dp" : "tp x pp") : (v.dp > 1 ? "tp x dp" : "tp");
+    if (!rs_convention_derive_size(conv, v.tp * v.pp * v.dp, engine_text, r->n_gpus, error))
         return FALSE;
-    v.dp = rs_convention_get(conv, "dp");
-    if (!rs_convention_check_world(conv, v.pp > 1 ? "tp x dp x pp" : "tp x dp", v.tp * v.dp * v.pp,
-                                   r->n_gpus, error))
+    v.replicas = rs_convention_get(conv, "replicas");
+    g_autofree char *world_text = g_strconcat(engine_text, " x replicas", NULL);
+    if (!rs_convention_check_world(conv, world_text, v.tp * v.pp * v.dp * v.replicas, r->n_gpus,
+                                   error))
         return FALSE;
     r->desc = rs_convention_format(conv);
     if (!rs_resolver_check_all_heads(r, v.tp, TRUE, FALSE, error))
@@ -191,25 +243,34 @@ vllm_resolve(RsConvention *conv, RsResolver *r, GError **error)
         rs_pipeline_clear(&v.pipe);
         return FALSE;
     }
-    /* Stage p of replica d is ranks (d·pp + p)·tp … + tp − 1. */
+    /* Stage p of dp rank e = replica·dp + dp_rank is ranks (e·pp + p)·tp … + tp − 1
+     * (parallel_state.py: all_ranks reshaped [dp, pp, tp] within an engine; engines one
+     * after another). */
+    gint64 n_dp = v.replicas * v.dp;
     v.stage_ranks = g_new0(guint32 *, v.pp);
     for (gint64 p = 0; p < v.pp; p++) {
-        v.stage_ranks[p] = g_new(guint32, v.dp * v.tp);
-        for (gint64 d = 0; d < v.dp; d++)
+        v.stage_ranks[p] = g_new(guint32, n_dp * v.tp);
+        for (gint64 e = 0; e < n_dp; e++)
             for (gint64 k = 0; k < v.tp; k++)
-                v.stage_ranks[p][d * v.tp + k] = r->gpus[(d * v.pp + p) * v.tp + k];
+                v.stage_ranks[p][e * v.tp + k] = r->gpus[(e * v.pp + p) * v.tp + k];
     }
     r->data = &v;
     gboolean ok = rs_resolver_lay_out_all(r, vllm_choose, error);
-    for (gint64 d = 0; ok && d < v.dp; d++) {
+    const char *experts =
+        !vllm_has_experts(r->model) ? ""
+        : v.ep     ? (v.dp > 1 ? ", experts over ep = dp x tp" : ", experts over ep = tp")
+        : v.dp > 1 ? ", experts tensor-parallel over dp x tp"
+                   : "";
+    for (gint64 e = 0; ok && e < n_dp; e++) {
         for (gint64 p = 0; p < v.pp; p++) {
-            g_autofree char *ranks = rs_ranks_format(r->gpus + (d * v.pp + p) * v.tp, (guint)v.tp);
+            g_autofree char *ranks = rs_ranks_format(r->gpus + (e * v.pp + p) * v.tp, (guint)v.tp);
             g_autofree char *held = rs_pipeline_format_stage(&v.pipe, r->model, (guint)p, FALSE);
+            g_autofree char *dp_rank =
+                v.dp > 1 ? g_strdup_printf(", dp rank %" G_GINT64_FORMAT, e % v.dp) : g_strdup("");
             g_string_append_printf(r->summary,
-                                   "replica %" G_GINT64_FORMAT ", stage %" G_GINT64_FORMAT
+                                   "replica %" G_GINT64_FORMAT "%s, stage %" G_GINT64_FORMAT
                                    ": GPUs %s, tp=%" G_GINT64_FORMAT ", %s%s\n",
-                                   d, p, ranks, v.tp, held,
-                                   v.ep ? ", experts over ep = dp x tp" : "");
+                                   e / v.dp, dp_rank, p, ranks, v.tp, held, experts);
         }
     }
     for (gint64 p = 0; p < v.pp; p++)
@@ -220,12 +281,13 @@ vllm_resolve(RsConvention *conv, RsResolver *r, GError **error)
     return ok;
 }
 
-/* World = dp·pp·tp. */
+/* World = replicas·dp·pp·tp. */
 static guint64
 vllm_world_size(const RsConvention *conv)
 {
-    gint64 tp = rs_convention_get_or(conv, "tp", 1), dp = rs_convention_get_or(conv, "dp", 1);
-    return (guint64)(tp * dp * rs_convention_get_or(conv, "pp", 1));
+    return (guint64)(rs_convention_get_or(conv, "tp", 1) * rs_convention_get_or(conv, "dp", 1) *
+                     rs_convention_get_or(conv, "pp", 1) *
+                     rs_convention_get_or(conv, "replicas", 1));
 }
 
 const RsConventionClass rs_convention_class_vllm = {
@@ -234,8 +296,10 @@ const RsConventionClass rs_convention_class_vllm = {
      {"dp", RS_PARAM_INT},
      {"pp", RS_PARAM_INT},
      {"ep", RS_PARAM_BOOL},
+     {"replicas", RS_PARAM_INT},
      {"pp-layers", RS_PARAM_LIST},
      {NULL, 0}},
     vllm_resolve,
     vllm_world_size,
+    "replicas",
 };

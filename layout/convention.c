@@ -30,6 +30,8 @@ typedef struct {
 struct _RsConvention {
     const RsConventionClass *klass;
     ParamValue values[RS_CONVENTION_MAX_PARAMS];
+    gboolean has_weight_dtype;
+    RsDtype weight_dtype;
 };
 
 static const RsConventionClass *lookup_class(const char *name);
@@ -386,6 +388,27 @@ rs_convention_format(const RsConvention *conv)
     return g_string_free(s, FALSE);
 }
 
+void
+rs_convention_set_weight_dtype(RsConvention *conv, RsDtype dtype)
+{
+    conv->has_weight_dtype = TRUE;
+    conv->weight_dtype = dtype;
+}
+
+gboolean
+rs_convention_get_weight_dtype(const RsConvention *conv, RsDtype *dtype_out)
+{
+    if (conv->has_weight_dtype)
+        *dtype_out = conv->weight_dtype;
+    return conv->has_weight_dtype;
+}
+
+const char *
+rs_convention_get_derived_key(const RsConvention *conv)
+{
+    return conv->klass->derived_key;
+}
+
 guint64
 rs_convention_get_world_size(const RsConvention *conv)
 {
@@ -720,13 +743,13 @@ rs_convention_check_world(RsConvention *conv, const char *product_text, gint64 p
     return TRUE;
 }
 
-/* Derives a missing data-parallel size from the GPU count. */
+/* Derives a missing number of model copies from the GPU count. */
 gboolean
-rs_convention_derive_dp(RsConvention *conv, gint64 model_parallel, const char *product_text,
-                        guint n_gpus, GError **error)
+rs_convention_derive_size(RsConvention *conv, gint64 model_parallel, const char *product_text,
+                          guint n_gpus, GError **error)
 {
-    gint64 dp = rs_convention_get(conv, "dp");
-    if (dp == 0) {
+    const char *key = conv->klass->derived_key;
+    if (rs_convention_get(conv, key) == 0) {
         if (n_gpus % model_parallel != 0) {
             g_autofree char *desc = rs_convention_format(conv);
             g_set_error(error, RS_CONVENTION_ERROR, RS_CONVENTION_ERROR_WORLD_SIZE,
@@ -734,7 +757,7 @@ rs_convention_derive_dp(RsConvention *conv, gint64 model_parallel, const char *p
                         product_text, model_parallel, n_gpus);
             return FALSE;
         }
-        rs_convention_set_resolved(conv, "dp", n_gpus / model_parallel);
+        rs_convention_set_resolved(conv, key, n_gpus / model_parallel);
     }
     return TRUE;
 }

@@ -54,25 +54,33 @@
  *   _StridedShard rule (rs_layout_new_dtensor); PyTorch releases before 2.7 refused uneven
  *   FSDP + TP sharding in that function.
  *
- * vllm (vLLM inference): tp, dp, pp, ep (switch: --enable-expert-parallel), pp-layers.
- *   World = dp·pp·tp, rank = (dp_rank·pp + pp_rank)·tp + tp_rank
- *   (vllm/distributed/parallel_state.py, initialize_model_parallel: all_ranks reshaped
- *   [dp, pp, tp]). Layers over pp stages by get_pp_indices (vllm/distributed/utils.py:
+ * vllm (vLLM inference): tp, dp, pp, ep (switch: --enable-expert-parallel), replicas,
+ *   pp-layers. replicas independent engines (derived from the GPU count; RL frameworks
+ *   launch one engine per rollout replica), each of dp·pp·tp ranks with dp vLLM's
+ *   --data-parallel-size; World = replicas·dp·pp·tp, rank = (e·pp + pp_rank)·tp + tp_rank
+ *   with e = replica·dp + dp_rank (vllm/distributed/parallel_state.py,
+ *   initialize_model_parallel: all_ranks reshaped [dp, pp, tp]; engines one after
+ *   another). Layers over pp stages by get_pp_indices (vllm/distributed/utils.py:
  *   L // pp each, the remainder one each to the stages before the last, from the
  *   second-to-last backwards) or pp-layers (VLLM_PP_LAYER_PARTITION); embedding on the
  *   first stage, final norm, head and MTP layers on the last, a tied embedding on both.
- *   Per stage mesh [dp, tp]: QKVParallelLinear qkv_proj [q_local; k_local; v_local] with
- *   KV heads replicated when tp exceeds them (layers/linear.py); MergedColumnParallelLinear
- *   gate_up_proj [gate_local; up_local]; RowParallelLinear Shard(1); other column-parallel
- *   weights Shard(0); VocabParallelEmbedding and ParallelLMHead padded to a multiple of 64
- *   and split evenly (layers/vocab_parallel_embedding.py); fused_qkv_a_proj [q_a; kv_a]
- *   and the other ReplicatedLinear, norms and routers replicated (models/deepseek_v2.py).
- *   Routed experts (layers/fused_moe/layer.py): without ep every rank holds every expert,
- *   w13 [E, 2·I/tp, H] as [gate_local; up_local] per expert and w2 Shard on I; with ep the
- *   dp·tp ranks of a stage (ep_rank = dp_rank·tp + tp_rank) hold whole experts, split by
- *   determine_expert_map's "linear" rule (the first E mod ep ranks one more). A fused
- *   [gate; up] checkpoint tensor (RS_ROLE_EXPERT_GATE_UP_FUSED: Llama-4 [E, H, 2I],
- *   Qwen3.5 [E, 2I, H]) is that w13: each half chunked over tp (FusedMoE._load_w13;
+ *   Per stage mesh [replicas·dp, tp]: QKVParallelLinear qkv_proj [q_local; k_local;
+ *   v_local] with KV heads replicated when tp exceeds them (layers/linear.py);
+ *   MergedColumnParallelLinear gate_up_proj [gate_local; up_local]; RowParallelLinear
+ *   Shard(1); other column-parallel weights Shard(0); VocabParallelEmbedding and
+ *   ParallelLMHead padded to a multiple of 64 and split evenly
+ *   (layers/vocab_parallel_embedding.py); fused_qkv_a_proj [q_a; kv_a] and the other
+ *   ReplicatedLinear, norms and routers replicated (models/deepseek_v2.py).
+ *   Routed experts (layers/fused_moe/layer.py) on the mesh [replicas, dp·tp] of a stage:
+ *   FusedMoEParallelConfig.make flattens the MoE tensor parallelism across dp
+ *   (layers/fused_moe/config.py, flatten_tp_across_dp: moe_tp_rank = dp_rank·tp +
+ *   tp_rank; docs/serving/data_parallel_deployment.md). Without ep every rank holds
+ *   every expert, w13 [E, 2·I/(dp·tp), H] as [gate_local; up_local] per expert and w2
+ *   Shard on I over dp·tp; with ep the dp·tp ranks of an engine's stage (ep_rank =
+ *   dp_rank·tp + tp_rank) hold whole experts, split by determine_expert_map's "linear"
+ *   rule (the first E mod ep ranks one more). Engine replicas hold the same experts. A
+ *   fused [gate; up] checkpoint tensor (RS_ROLE_EXPERT_GATE_UP_FUSED: Llama-4 [E, H, 2I],
+ *   Qwen3.5 [E, 2I, H]) is that w13: each half chunked over dp·tp (FusedMoE._load_w13;
  *   models/llama4.py load_moe_expert_weights), whole with ep.
  *   Requirements: query heads % tp == 0; KV heads divide tp or are divided by it.
  *
@@ -207,9 +215,33 @@ const gint64 *rs_convention_get_list(const RsConvention *conv, const char *key, 
 
 /**
  * rs_convention_get_world_size:
- * Returns: the number of ranks the sizes imply, with unset sizes (dp) taken as 1.
+ * Returns: the number of ranks the sizes imply, with unset sizes (dp, replicas) taken as 1.
  */
 guint64 rs_convention_get_world_size(const RsConvention *conv);
+
+/**
+ * rs_convention_set_weight_dtype:
+ * @dtype: the dtype the side holds its weights in (an inference side's --infer-dtype)
+ *
+ * Where a framework lays a dtype out its own way: vllm splits gpt-oss's MXFP4 experts in
+ * whole 32-value blocks (convention-vllm.c). Unset, the model's dtype applies.
+ */
+void rs_convention_set_weight_dtype(RsConvention *conv, RsDtype dtype);
+
+/**
+ * rs_convention_get_weight_dtype:
+ * @dtype_out: (out): the dtype rs_convention_set_weight_dtype() set, when set
+ * Returns: TRUE when one was set.
+ */
+gboolean rs_convention_get_weight_dtype(const RsConvention *conv, RsDtype *dtype_out);
+
+/**
+ * rs_convention_get_derived_key:
+ * Returns: (transfer none): the size an unset value of which the resolver derives from
+ * the GPU count, the number of copies of the model: "dp" (megatron, fsdp2, sglang),
+ * "replicas" (vllm, whose dp is vLLM's --data-parallel-size inside one engine).
+ */
+const char *rs_convention_get_derived_key(const RsConvention *conv);
 
 /** rs_convention_format: Returns: (transfer full): "megatron tp=1 pp=16 ep=16 dp=16". */
 char *rs_convention_format(const RsConvention *conv);
@@ -223,7 +255,8 @@ typedef struct {
 
 /**
  * rs_convention_resolve_full:
- * @conv: the convention; unset sizes are filled in (dp from the GPU count, etp = tp, …)
+ * @conv: the convention; unset sizes are filled in (rs_convention_get_derived_key()'s
+ *   from the GPU count, etp = tp, …)
  * @model: the model
  * @gpus: (array length=n_gpus): the GPU of each framework world rank, no GPU twice
  * @out: (out caller-allocates): layouts, fused buffer names and the summary, in model

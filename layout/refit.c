@@ -172,7 +172,7 @@ rs_refit_add_converted(RsRefit *refit, const RsRefitEntry *entry, RsLayout *src,
         block[n_dims - 2] = 128; /* DeepSeek-V3 config.json weight_block_size [128, 128] */
         block[n_dims - 1] = 128;
     } else {
-        block[n_dims - 1] = 32; /* OCP MX v1.0: 32 elements share one E8M0 scale */
+        block[n_dims - 1] = RS_MXFP4_BLOCK_ELEMS;
     }
     g_autoptr(GError) local = NULL;
     g_autoptr(RsLayout) dst_scales = rs_layout_new_blocked(dst, block, FALSE, TRUE, &local);

@@ -121,33 +121,33 @@ typedef struct {
 
 static const ScenarioCase scenario_cases[] = {
     {"deepseek-v3-h100", "0-2", 1750450176, 512, "megatron tp=1 cp=1 pp=16 dp=16 ep=16 etp=1",
-     "0-255", "vllm tp=32 dp=8", "256-511", 0.20},
+     "0-255", "vllm tp=32 replicas=8", "256-511", 0.20},
     {"deepseek-v3-gb200", NULL, 671026419200, 288, "megatron tp=1 cp=1 pp=4 dp=32 ep=16 etp=1",
-     "0-127", "vllm tp=8 dp=16", "144-271", 0.85},
+     "0-127", "vllm tp=8 replicas=16", "144-271", 0.85},
     {"qwen3-235b-gb200", NULL, 235093634560, 144, "megatron tp=4 cp=1 pp=4 dp=4 ep=16 etp=1",
-     "0-63", "vllm tp=8 dp=8", "72-135", 0.85},
+     "0-63", "vllm tp=8 replicas=8", "72-135", 0.85},
     {"kimi-k2-h100-fp8", "0-2", 34616230656, 384, "megatron tp=1 cp=1 pp=16 dp=16 ep=16 etp=1",
-     "0-255", "vllm tp=16 dp=8", "256-383", 0.40},
+     "0-255", "vllm tp=16 replicas=8", "256-383", 0.40},
     {"qwen3-30b-colocated", NULL, 30532122624, 64, "megatron tp=2 cp=1 pp=2 dp=16 ep=8 etp=1",
-     "0-63", "vllm tp=4 dp=16", "0-63", 0.85},
+     "0-63", "vllm tp=4 replicas=16", "0-63", 0.85},
     /* 64 GPUs of each 72-GPU rack (gpus_per_domain): 24 racks; lists count the job's GPUs. */
     {"kimi-k3-gb300", "0-2", 61627887008, 1728, "megatron tp=2 cp=1 pp=8 dp=64 ep=64 etp=1",
-     "0-1023", "vllm tp=8 dp=64 ep", "1024-1535", 0.0},
+     "0-1023", "vllm tp=8 dp=64 ep replicas=1", "1024-1535", 0.0},
     /* NCCL M2N's calibration cases: 64 of each rack's 72 GPUs. Layers 0-2 of DeepSeek-V3
      * all sit on stage 0's 32 GPUs (of 128), hence the low efficiency floor. */
     {"m2n-deepseek-v3-gb200", "0-2", 1750450176, 288,
-     "megatron tp=1 cp=1 pp=4 dp=32 ep=16 etp=1", "0-63,72-135", "vllm tp=8 dp=16",
+     "megatron tp=1 cp=1 pp=4 dp=32 ep=16 etp=1", "0-63,72-135", "vllm tp=8 replicas=16",
      "144-207,216-279", 0.20},
     {"m2n-qwen3-235b-gb200", "0-2", 7463265024, 144, "megatron tp=2 cp=2 pp=4 dp=4 ep=16 etp=1",
-     "0-63", "vllm tp=8 dp=8", "72-135", 0.70},
+     "0-63", "vllm tp=8 replicas=8", "72-135", 0.70},
 };
 
 /* The slow suite: the scenarios the default suite runs on three layers, whole. */
 static const ScenarioCase scenario_full_cases[] = {
     {"deepseek-v3-h100", NULL, 671026419200, 512, "megatron tp=1 cp=1 pp=16 dp=16 ep=16 etp=1",
-     "0-255", "vllm tp=32 dp=8", "256-511", 0.85},
+     "0-255", "vllm tp=32 replicas=8", "256-511", 0.85},
     {"kimi-k2-h100-fp8", NULL, 1026408232448, 384, "megatron tp=1 cp=1 pp=16 dp=16 ep=16 etp=1",
-     "0-255", "vllm tp=16 dp=8", "256-383", 0.85},
+     "0-255", "vllm tp=16 replicas=8", "256-383", 0.85},
 };
 
 /* The relay chunk and model each strategy's flow simulation ran with (JSON "flow"), for
@@ -352,21 +352,60 @@ test_wire_dtypes_header(void)
     run_result_clear(&r);
 }
 
+/* gpt-oss under vLLM tp=8 served in MXFP4: vLLM loads the experts in whole 32-value blocks
+ * (models/gpt_oss.py, _load_weights_mxfp4: cdiv(90 blocks, 8) = 12 a rank, 384 columns of
+ * down_proj's I = 2880, rank 7 the last 192). The torch.chunk split (360 a rank) cut
+ * blocks and was refused ("destination rank 256, box [0:32, 0:2880, 0:360]"); now the
+ * layout is vLLM's and the refit plans and checks. */
+static void
+test_gpt_oss_mxfp4_vllm(void)
+{
+    const char *layout[] = {"layout", "--model", "gpt-oss-20b", "--infer", "vllm:tp=8",
+                            "--infer-dtype", "mxfp4", "--tensor",
+                            "model.layers.0.mlp.experts.down_proj", "--rank", "7", NULL};
+    RunResult r = run_reshard(layout);
+    assert_exit_code(&r, 0);
+    assert_contains(r.out, "[0:32, 0:2880, 2688:2880]");
+    assert_contains(r.out, "[32, 2880, 384] = 35389440 (17694720 not in these boxes)");
+    run_result_clear(&r);
+    const char *args[] = {"simulate", "--model", "gpt-oss-20b", "--infer-dtype", "mxfp4",
+                          "--infer", "vllm:tp=8", "--strategy", "direct", "--network",
+                          "bottleneck", "--check", NULL};
+    r = run_reshard(args);
+    if (r.exit_code != 0)
+        g_error("exit %d: %s", r.exit_code, r.err);
+    assert_contains(r.err, "check passed for direct");
+    run_result_clear(&r);
+}
+
 /* FSDP2 rows finer than FP8's 128 x 128 blocks (dp=16 over k_proj's 512 rows: 32 a rank):
  * no source holds a block whole, so the weights cross unquantised and the plan succeeds
- * (it failed: "rank 16 needs elements [0:256, 0:2048] that no source rank holds"). */
+ * (it failed: "rank 16 needs elements [0:256, 0:2048] that no source rank holds"). The
+ * inference side is 8 engines of tp=2. Under vLLM's own data parallelism (dp=8 in one
+ * engine) the experts' tensor parallelism spans dp x tp = 16 ranks, 768 / 16 = 48 rows of
+ * gate_proj a rank, which FP8's 128-row blocks do not fit: vLLM refuses that layout
+ * ("The output_size of gate's and up's weight = 48 is not divisible by weight quantization
+ * block_n = 128", layers/quantization/fp8.py, Fp8MoEMethod.create_weights), and so does the
+ * plan. */
 static void
 test_fsdp2_fp8_plans(void)
 {
     const char *args[] = {"simulate", "--model", "qwen3-30b-a3b", "--infer-dtype", "fp8-e4m3",
                           "--topology", "dgx-h100", "--nodes", "4", "--train", "fsdp2:dp=16",
-                          "--train-gpus", "0-15", "--infer", "vllm:tp=2,dp=8", "--infer-gpus",
-                          "16-31", "--strategy", "direct", "--network", "bottleneck", "--check",
-                          NULL};
+                          "--train-gpus", "0-15", "--infer", "vllm:tp=2,replicas=8",
+                          "--infer-gpus", "16-31", "--strategy", "direct", "--network",
+                          "bottleneck", "--check", NULL};
     RunResult r = run_reshard(args);
     if (r.exit_code != 0)
         g_error("exit %d: %s", r.exit_code, r.err);
     assert_contains(r.err, "check passed for direct");
+    run_result_clear(&r);
+    args[14] = "vllm:tp=2,dp=8";
+    r = run_reshard(args);
+    assert_exit_code(&r, 2);
+    assert_contains(r.err, "model.layers.0.mlp.experts.gate_proj.weight to fp8-e4m3: "
+                           "destination rank 16, box [0:128, 0:48, 0:2048]");
+    assert_contains(r.err, "not aligned to blocks of 128 elements");
     run_result_clear(&r);
 }
 
@@ -398,7 +437,7 @@ test_gpus_per_domain(void)
         write_temp("bad.yaml", "model: qwen3-235b-a22b\ntopology: gb200-nvl72\nnodes: 36\n"
                                "gpus_per_domain: 80\n"
                                "train: {convention: megatron, gpus: 0-63, tp: 4, pp: 4, ep: 16}\n"
-                               "infer: {convention: vllm, gpus: 64-127, tp: 8, dp: 8}\n");
+                               "infer: {convention: vllm, gpus: 64-127, tp: 8, replicas: 8}\n");
     const char *bad_file[] = {"simulate", "--scenario", bad_path, "--network", "bottleneck",
                               "-q", NULL};
     r = run_reshard(bad_file);
@@ -419,15 +458,15 @@ test_gpus_per_domain(void)
             "model: qwen3-235b-a22b\ntopology: gb200-nvl72\nnodes: 36\n"
             "layers: 3-3\ngpus_per_domain: 64\n"
             "train: {convention: megatron, gpus: 0-63, tp: 4, pp: 4, ep: 16, etp: 1}\n"
-            "infer: {convention: vllm, gpus: 64-127, tp: 8, dp: 8}\n",
+            "infer: {convention: vllm, gpus: 64-127, tp: 8, replicas: 8}\n",
             "model: qwen3-235b-a22b\ntopology: gb200-nvl72\nnodes: 36\n"
             "layers: 3-3\nuse_idle_gpus: true\n"
             "train: {convention: megatron, gpus: 0-63, tp: 4, pp: 4, ep: 16, etp: 1}\n"
-            "infer: {convention: vllm, gpus: 72-135, tp: 8, dp: 8}\n",
+            "infer: {convention: vllm, gpus: 72-135, tp: 8, replicas: 8}\n",
             "model: qwen3-235b-a22b\ntopology: gb200-nvl72\nnodes: 36\n"
             "layers: 3-3\ngpus_per_domain: 64\nuse_idle_gpus: true\n"
             "train: {convention: megatron, gpus: 0-63, tp: 4, pp: 4, ep: 16, etp: 1}\n"
-            "infer: {convention: vllm, gpus: 64-127, tp: 8, dp: 8}\n"};
+            "infer: {convention: vllm, gpus: 64-127, tp: 8, replicas: 8}\n"};
         g_autofree char *path = write_temp("s.yaml", yaml[lend]);
         const char *file[] = {"simulate", "--scenario", path, "--strategy", "direct",
                               "--network", "bottleneck", NULL};
@@ -858,7 +897,7 @@ static const CliCase cli_cases[] = {
      NULL,
      NULL,
      2,
-     {"infer: vllm tp=32 dp=8: model.layers.0.mlp.gate_proj.weight",
+     {"infer: vllm tp=32 replicas=8: model.layers.0.mlp.gate_proj.weight",
       "not aligned to blocks of 128 elements", NULL}},
     /* reshard layout / plan: bad input names the flag, exit 2. */
     {{"layout", "--shape", "8x4", "--mesh", "2", "--placements", "P", NULL},
@@ -871,7 +910,7 @@ static const CliCase cli_cases[] = {
      NULL,
      NULL,
      2,
-     {"--infer: vllm tp=3 dp=1: tp=3 and the 32 attention heads of "
+     {"--infer: vllm tp=3 replicas=1: tp=3 and the 32 attention heads of "
       "model.layers.0.self_attn.q_proj.weight",
       NULL}},
     {{"layout", "--model", "llama-3.1-8b", "--train", "megatron:tp=16", "--tensor",
@@ -1014,16 +1053,13 @@ static const CliCase cli_cases[] = {
      NULL,
      2,
      {"--dtype mxfp4: rank 0 holds [0:1, 0:9] of the tensor [0:3, 0:9], which splits a byte", NULL}},
-    /* MXFP4 quantises expert weights, not their biases (gpt-oss keeps them in BF16): the
-     * bias [E, 2I] was converted and its 720-column shards refused as not 32-aligned. */
-    {{"simulate", "--model", "gpt-oss-20b", "--infer-dtype", "mxfp4", "--infer", "vllm:tp=8",
-      "--network", "bottleneck", NULL},
+    /* The serving dtype of `layout` belongs to an inference layout. */
+    {{"layout", "--model", "gpt-oss-20b", "--train", "megatron:tp=2", "--infer-dtype", "mxfp4",
+      "--tensor", "model.layers.0.mlp.experts.down_proj", NULL},
      NULL,
      NULL,
      2,
-     {"--infer-dtype: model.layers.0.mlp.experts.down_proj to mxfp4: destination rank 256, box "
-      "[0:32, 0:2880, 0:360]",
-      NULL}},
+     {"--infer-dtype needs --infer", NULL}},
     /* A bare number was read as seconds; every other duration needs its unit. */
     {{"sweep", "--scenario", "qwen3-30b-colocated", "--tp", "4", "--target", "1", NULL},
      NULL,
@@ -2237,7 +2273,7 @@ test_scenario_params(void)
                     "pp-layers=12,20");
     assert_contains(json_object_get_string_member(json_object_get_object_member(o, "infer"),
                                                   "layout"),
-                    "vllm tp=4 dp=2 ep");
+                    "vllm tp=4 ep replicas=2");
     g_autofree char *bad = write_temp(
         "bad-list.yaml", "model: llama-3.1-8b\ntopology: dgx-h100\nnodes: 2\n"
                          "train: {convention: megatron, gpus: 0-7, tp: 2, pp: [2]}\n"
@@ -3213,7 +3249,7 @@ test_sweep_point_blame(void)
                           "bottleneck", NULL};
     RunResult r = run_reshard(args);
     g_assert_cmpint(r.exit_code, ==, 2);
-    assert_contains(r.err, "(point 0: sweep point: infer: vllm tp=3 dp=16: tp=3 and the 32 "
+    assert_contains(r.err, "(point 0: sweep point: infer: vllm tp=3 replicas=16: tp=3 and the 32 "
                            "attention heads");
     g_assert_null(strstr(r.err, "qwen3-30b-colocated.yaml:"));
     assert_contains(r.out, "sweep      1 point: 0 planned");
@@ -3604,6 +3640,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/run/mxfp4-refused-first", test_run_mxfp4_refused_first);
     g_test_add_func("/cli/plan/hierarchical-one-domain", test_hierarchical_one_domain);
     g_test_add_func("/cli/simulate/fsdp2-fp8-plans", test_fsdp2_fp8_plans);
+    g_test_add_func("/cli/simulate/gpt-oss-mxfp4-vllm", test_gpt_oss_mxfp4_vllm);
     g_test_add_func("/cli/simulate/gpus-per-domain", test_gpus_per_domain);
     g_test_add_func("/cli/simulate/layer-range-named", test_layer_range_named);
     g_test_add_func("/cli/simulate/small-times-digits", test_small_times_digits);

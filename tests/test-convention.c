@@ -106,7 +106,7 @@ static void
 test_vllm_deepseek(void)
 {
     g_autoptr(RsModel) m = load("deepseek-v3");
-    g_autoptr(GPtrArray) l = resolve("vllm:tp=32,dp=8", m, 256, 256, NULL);
+    g_autoptr(GPtrArray) l = resolve("vllm:tp=32,replicas=8", m, 256, 256, NULL);
     const RsLayout *qb = layout_of(l, m, "model.layers.10.self_attn.q_b_proj.weight");
     for (guint r = 0; r < 32; r += 7) {
         const gint64 lo[] = {768 * r, 0}, hi[] = {768 * r + 768, 1536};
@@ -119,6 +119,71 @@ test_vllm_deepseek(void)
     const RsLayout *qa = layout_of(l, m, "model.layers.10.self_attn.q_a_proj.weight");
     const gint64 a_lo[] = {0, 0}, a_hi[] = {1536, 7168};
     assert_box(qa, 511, a_lo, a_hi);
+}
+
+/* gpt-oss-20b (I = 2880 = 90 MXFP4 blocks of 32) served by vLLM in MXFP4 is loaded in
+ * whole blocks (models/gpt_oss.py, _load_weights_mxfp4): per rank cdiv(90, tp) blocks,
+ * the last rank shorter or empty, over the flattened dp x tp. tp=8: 12 blocks = 384
+ * columns of down_proj [E, H, I] a rank, rank 7 the 192 left in a 384-column buffer; the
+ * interleaved gate_up_proj [E, 2I, H] and its bias [E, 2I] take rows 2x those. In BF16
+ * (_load_weights_other) the torch.chunk split: 360 a rank. tp=4 x dp=2 is the same 8-way
+ * split; tp=16 leaves rank 15 empty (15 x 192 = 2880). */
+static void
+test_vllm_gpt_oss_mxfp4(void)
+{
+    g_autoptr(RsModel) m = load("gpt-oss-20b");
+    const struct {
+        const char *spec;
+        gboolean mxfp4;
+        guint n_gpus;
+        guint32 gpu;
+        gint64 lo, hi, buffer; /* down_proj's I columns of @gpu, and its buffer's */
+    } cases[] = {
+        {"vllm:tp=8", TRUE, 8, 0, 0, 384, 384},
+        {"vllm:tp=8", TRUE, 8, 3, 1152, 1536, 384},
+        {"vllm:tp=8", TRUE, 8, 7, 2688, 2880, 384},
+        {"vllm:tp=8", FALSE, 8, 7, 2520, 2880, 360},
+        {"vllm:tp=4,dp=2", TRUE, 8, 7, 2688, 2880, 384},
+        {"vllm:tp=4", TRUE, 4, 3, 2208, 2880, 736},
+        {"vllm:tp=4,replicas=2", TRUE, 8, 7, 2208, 2880, 736},
+        {"vllm:tp=16", TRUE, 16, 14, 2688, 2880, 192},
+        {"vllm:tp=16", TRUE, 16, 15, 2880, 2880, 192},
+    };
+    for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+        g_autoptr(GError) error = NULL;
+        g_autoptr(RsConvention) conv = rs_convention_parse(cases[c].spec, &error);
+        g_assert_no_error(error);
+        if (cases[c].mxfp4)
+            rs_convention_set_weight_dtype(conv, RS_DTYPE_MXFP4);
+        g_autofree guint32 *gpus = g_new(guint32, cases[c].n_gpus);
+        for (guint i = 0; i < cases[c].n_gpus; i++)
+            gpus[i] = i;
+        g_autoptr(GPtrArray) l = NULL;
+        g_assert_true(rs_convention_resolve(conv, m, gpus, cases[c].n_gpus, &l, NULL, &error));
+        g_assert_no_error(error);
+        const char *names[] = {"model.layers.0.mlp.experts.down_proj",
+                               "model.layers.0.mlp.experts.gate_up_proj",
+                               "model.layers.0.mlp.experts.gate_up_proj_bias"};
+        for (guint t = 0; t < G_N_ELEMENTS(names); t++) {
+            const RsLayout *layout = layout_of(l, m, names[t]);
+            guint dim = t == 0 ? 2 : 1, scale = t == 0 ? 1 : 2;
+            gint idx = rs_layout_find_rank(layout, cases[c].gpu);
+            g_assert_cmpint(idx, >=, 0);
+            g_assert_cmpint(rs_layout_get_buffer_shape(layout, (guint)idx)[dim], ==,
+                            scale * cases[c].buffer);
+            guint n;
+            const RsLocalBox *b = rs_layout_get_boxes(layout, (guint)idx, &n);
+            if (cases[c].lo == cases[c].hi) {
+                g_assert_cmpuint(n, ==, 0);
+                continue;
+            }
+            g_assert_cmpuint(n, ==, 1);
+            g_assert_cmpint(b[0].box.lo[dim], ==, scale * cases[c].lo);
+            g_assert_cmpint(b[0].box.hi[dim], ==, scale * cases[c].hi);
+            g_assert_cmpint(b[0].box.lo[0], ==, 0);
+            g_assert_cmpint(b[0].box.hi[0], ==, 32);
+        }
+    }
 }
 
 /* vLLM with tp=16 > 8 KV heads: each KV head on 2 consecutive ranks. */
@@ -150,10 +215,9 @@ static const ErrorCase error_cases[] = {
      "tp x cp x dp x pp = 128 ranks, but 256 GPUs are given"},
     {"megatron:tp=3", "deepseek-v3", 256, RS_CONVENTION_ERROR_WORLD_SIZE,
      "does not divide the 256 GPUs"},
-    {"vllm:tp=3", "deepseek-v3", 3, RS_CONVENTION_ERROR_MODEL,
-     "tp=3 and the 128 attention heads"},
+    {"vllm:tp=3", "deepseek-v3", 3, RS_CONVENTION_ERROR_MODEL, "tp=3 and the 128 attention heads"},
     {"vllm:tp=16", "llama-3.1-8b", 48, RS_CONVENTION_ERROR_WORLD_SIZE,
-     "tp x dp = 32 ranks, but 48 GPUs"},
+     "tp x replicas = 32 ranks, but 48 GPUs"},
     {"megatron:ep=3", "deepseek-v3", 3, RS_CONVENTION_ERROR_MODEL, "ep=3 does not divide"},
     {"megatron:pp=64", "llama-3.1-8b", 64, RS_CONVENTION_ERROR_MODEL,
      "pp=64 exceeds the 32 layers"},
@@ -174,8 +238,8 @@ test_error_case(gconstpointer data)
         gpus[i] = i;
     GPtrArray *layouts = NULL;
     if (c->spec[0] == 'v' && c->n_gpus == 48) {
-        /* An explicit dp that does not match. */
-        g_assert_true(rs_convention_set(conv, "dp", 2, &error));
+        /* An explicit replica count that does not match. */
+        g_assert_true(rs_convention_set(conv, "replicas", 2, &error));
     }
     g_assert_false(rs_convention_resolve(conv, m, gpus, c->n_gpus, &layouts, NULL, &error));
     g_assert_error(error, RS_CONVENTION_ERROR, c->code);
@@ -305,8 +369,7 @@ static const TableRow table[] = {
     {"llama/fsdp2-tp/q-proj-dp1", "llama-3.1-8b", "fsdp2:dp=2,tp=2", 0, 4,
      "model.layers.0.self_attn.q_proj.weight", 2, "[1024:2048, 0:4096]@0", "own [1024,4096]"},
     {"llama/fsdp2-tp/o-proj", "llama-3.1-8b", "fsdp2:dp=2,tp=2", 0, 4,
-     "model.layers.0.self_attn.o_proj.weight", 3, "[2048:4096, 2048:4096]@0",
-     "own [2048,2048]"},
+     "model.layers.0.self_attn.o_proj.weight", 3, "[2048:4096, 2048:4096]@0", "own [2048,2048]"},
     /* HSDP: replicate 2 × shard 2; the replica holds the same shard. */
     {"llama/hsdp/q-proj-replica-0", "llama-3.1-8b", "fsdp2:replicate=2,dp=2", 0, 4,
      "model.layers.0.self_attn.q_proj.weight", 1, "[2048:4096, 0:4096]@0", "own [2048,4096]"},
@@ -328,8 +391,7 @@ static const TableRow table[] = {
     {"llama/vllm/embed", "llama-3.1-8b", "vllm:tp=4", 8, 4, "model.embed_tokens.weight", 11,
      "[96192:128256, 0:4096]@0", "own [32064,4096]"},
     {"deepseek/megatron/q-b-proj", "deepseek-v3", "megatron:tp=2,pp=2", 0, 8,
-     "model.layers.0.self_attn.q_b_proj.weight", 1, "[12288:24576, 0:1536]@0",
-     "own [12288,1536]"},
+     "model.layers.0.self_attn.q_b_proj.weight", 1, "[12288:24576, 0:1536]@0", "own [12288,1536]"},
     {"deepseek/megatron/q-a-proj", "deepseek-v3", "megatron:tp=2,pp=2", 0, 8,
      "model.layers.0.self_attn.q_a_proj.weight", 3, "[0:1536, 0:7168]@0", "own [1536,7168]"},
     {"deepseek/megatron/expert-gate", "deepseek-v3", "megatron:tp=2,pp=2", 0, 8,
@@ -348,8 +410,7 @@ static const TableRow table[] = {
     {"deepseek/megatron/lm-head", "deepseek-v3", "megatron:tp=2,pp=2", 0, 8, "lm_head.weight", 5,
      "[64640:129280, 0:7168]@0", "own [64640,7168]"},
     {"deepseek/fsdp2/q-b-proj", "deepseek-v3", "fsdp2:dp=4", 0, 4,
-     "model.layers.0.self_attn.q_b_proj.weight", 1, "[6144:12288, 0:1536]@0",
-     "own [6144,1536]"},
+     "model.layers.0.self_attn.q_b_proj.weight", 1, "[6144:12288, 0:1536]@0", "own [6144,1536]"},
     {"deepseek/fsdp2/expert-gate", "deepseek-v3", "fsdp2:dp=4", 0, 4,
      "model.layers.3.mlp.experts.gate_proj.weight", 2, "[128:192, 0:2048, 0:7168]@0",
      "own [64,2048,7168]"},
@@ -362,8 +423,7 @@ static const TableRow table[] = {
      "model.layers.0.self_attn.kv_a_proj_with_mqa.weight", 8, "[0:576, 0:7168]@11010048",
      "model.layers.0.self_attn.fused_qkv_a_proj.weight [2112,7168]"},
     {"deepseek/vllm/q-b-proj", "deepseek-v3", "vllm:tp=4", 8, 4,
-     "model.layers.0.self_attn.q_b_proj.weight", 10, "[12288:18432, 0:1536]@0",
-     "own [6144,1536]"},
+     "model.layers.0.self_attn.q_b_proj.weight", 10, "[12288:18432, 0:1536]@0", "own [6144,1536]"},
     {"deepseek/vllm/kv-b-proj", "deepseek-v3", "vllm:tp=4", 8, 4,
      "model.layers.0.self_attn.kv_b_proj.weight", 9, "[8192:16384, 0:512]@0", "own [8192,512]"},
     {"deepseek/vllm/expert-gate", "deepseek-v3", "vllm:tp=4", 8, 4,
@@ -382,6 +442,28 @@ static const TableRow table[] = {
      "model.layers.3.mlp.experts.w13_weight [64,4096,7168]"},
     {"deepseek/vllm-ep/expert-down", "deepseek-v3", "vllm:tp=4,ep=on", 8, 4,
      "model.layers.3.mlp.experts.down_proj.weight", 11, "[192:256, 0:7168, 0:2048]@0",
+     "own [64,7168,2048]"},
+    /* vLLM's dp (--data-parallel-size) flattens the MoE tensor parallelism over dp x tp
+     * (FusedMoEParallelConfig.make, flatten_tp_across_dp): GPU 13 is dp rank 1, tp rank 1,
+     * moe_tp rank 5 of 8, I/8 = 256 rows; the dense weights stay split over tp. */
+    {"deepseek/vllm-dp/expert-up", "deepseek-v3", "vllm:tp=4,dp=2", 8, 8,
+     "model.layers.3.mlp.experts.up_proj.weight", 13, "[0:256, 1280:1536, 0:7168]@1835008",
+     "model.layers.3.mlp.experts.w13_weight [256,512,7168]"},
+    {"deepseek/vllm-dp/expert-down", "deepseek-v3", "vllm:tp=4,dp=2", 8, 8,
+     "model.layers.3.mlp.experts.down_proj.weight", 13, "[0:256, 0:7168, 1280:1536]@0",
+     "own [256,7168,256]"},
+    {"deepseek/vllm-dp/q-b", "deepseek-v3", "vllm:tp=4,dp=2", 8, 8,
+     "model.layers.3.self_attn.q_b_proj.weight", 13, "[6144:12288, 0:1536]@0", "own [6144,1536]"},
+    {"deepseek/vllm-dp-ep/expert-down", "deepseek-v3", "vllm:tp=4,dp=2,ep", 8, 8,
+     "model.layers.3.mlp.experts.down_proj.weight", 13, "[160:192, 0:7168, 0:2048]@0",
+     "own [32,7168,2048]"},
+    /* Engine replicas (what the GPU count derives): each engine holds the whole model, its
+     * experts over its own tp (or ep = tp) ranks. GPU 13 is replica 1, tp rank 1. */
+    {"deepseek/vllm-replicas/expert-down", "deepseek-v3", "vllm:tp=4", 8, 8,
+     "model.layers.3.mlp.experts.down_proj.weight", 13, "[0:256, 0:7168, 512:1024]@0",
+     "own [256,7168,512]"},
+    {"deepseek/vllm-replicas-ep/expert-down", "deepseek-v3", "vllm:tp=4,replicas=2,ep", 8, 8,
+     "model.layers.3.mlp.experts.down_proj.weight", 13, "[64:128, 0:7168, 0:2048]@0",
      "own [64,7168,2048]"},
 };
 
@@ -980,6 +1062,7 @@ main(int argc, char **argv)
     g_test_add_func("/convention/megatron/deepseek-v3", test_megatron_deepseek);
     g_test_add_func("/convention/vllm/deepseek-v3", test_vllm_deepseek);
     g_test_add_func("/convention/vllm/kv-replication", test_vllm_kv_replication);
+    g_test_add_func("/convention/vllm/gpt-oss-mxfp4-blocks", test_vllm_gpt_oss_mxfp4);
     for (guint i = 0; i < G_N_ELEMENTS(error_cases); i++) {
         g_autofree char *path = g_strdup_printf("/convention/errors/%u", i);
         g_test_add_data_func(path, &error_cases[i], test_error_case);

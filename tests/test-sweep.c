@@ -86,17 +86,22 @@ test_memory_hand_computed(void)
 }
 
 /* The issue's case: DeepSeek-V3 BF16 under vLLM tp=8 needs 169.56 GB of weights per GPU,
- * more than an 80 GiB H100 holds; the shipped tp=32 layout fits. */
+ * more than an 80 GiB H100 holds; the shipped tp=32 layout fits. As one engine of vLLM
+ * dp=32 (--data-parallel-size) the experts' tensor parallelism spans all 256 GPUs: the 58
+ * MoE layers' 256 x 3 x 7168 x 2048 expert weights (1,307,817,541,632 bytes) take 1/256
+ * each, 5,108,662,272 bytes, beside the 6,083,551,232 bytes of dense weights tp=8 leaves
+ * (169,560,743,936 - 1,307,817,541,632 / 8): 11,192,213,504 bytes, which fit. */
 static void
 test_memory_deepseek_tp8(void)
 {
     const struct {
-        gint64 tp, dp;
+        gint64 tp, replicas, dp;
         guint64 weights_bytes;
         gboolean feasible;
     } cases[] = {
-        {8, 32, G_GUINT64_CONSTANT(169560743936), FALSE},
-        {32, 8, 0, TRUE},
+        {8, 32, 1, G_GUINT64_CONSTANT(169560743936), FALSE},
+        {32, 8, 1, 0, TRUE},
+        {8, 1, 32, G_GUINT64_CONSTANT(11192213504), TRUE},
     };
     for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
         g_autoptr(GError) error = NULL;
@@ -104,6 +109,7 @@ test_memory_deepseek_tp8(void)
         g_autoptr(RsScenario) s = rs_scenario_load_file(path, &error);
         g_assert_no_error(error);
         g_assert_true(rs_convention_set(s->infer, "tp", cases[c].tp, &error));
+        g_assert_true(rs_convention_set(s->infer, "replicas", cases[c].replicas, &error));
         g_assert_true(rs_convention_set(s->infer, "dp", cases[c].dp, &error));
         RsScenarioBuild b;
         g_assert_true(rs_scenario_build(s, &b, &error));
@@ -353,13 +359,13 @@ test_sweep_threads(void)
     g_assert_cmpuint(r1[0].n_nodes, ==, 34);
     g_assert_cmpuint(r1[2].n_infer_gpus, ==, 64);
     g_assert_cmpuint(r1[2].n_nodes, ==, 40);
-    g_assert_cmpstr(r1[0].infer_layout, ==, "vllm tp=4 dp=4 pp=1");
+    g_assert_cmpstr(r1[0].infer_layout, ==, "vllm tp=4 dp=4 pp=1 replicas=1");
     g_assert_cmpstr(r1[0].chosen, ==, "direct");
     g_assert_true(g_str_has_prefix(
         one, "point,infer_layout,tp,pp,dp,ep,infer_gpus,nodes,topology,nic_bw_bytes_per_s,"
              "infer_dtype,strategy,chosen,bytes_moved,network_bytes,messages,time_s,bound_s,"
              "efficiency,infer_gpu_bytes,train_gpu_bytes,gpu_memory_bytes,feasible\n0,vllm "
-             "tp=4 dp=4 pp=1,4,1,4,false,16,34,dgx-h100,5e+10,bf16,direct,direct,"));
+             "tp=4 dp=4 pp=1 replicas=1,4,1,4,false,16,34,dgx-h100,5e+10,bf16,direct,direct,"));
     /* The sizes the sweep did not set are the resolved ones (they were empty: ep here, and
      * dp whenever it was derived from the GPU count). */
     g_assert_cmpint(r1[2].infer_dp, ==, 16);
@@ -532,24 +538,34 @@ test_cli_sweep_unknown_memory(void)
     run_result_clear(&r);
 }
 
-/* The tp=8 DeepSeek-V3 layout is reported infeasible in the table and never recommended. */
+/* The tp=8 DeepSeek-V3 layout (the scenario's 8 engine replicas, now of tp=8) is reported
+ * infeasible in the table and never recommended. On 256 GPUs (--gpus) a point is one
+ * engine of vLLM dp = 256 / tp, whose experts span all 256 GPUs: tp=8 then fits
+ * (test_memory_deepseek_tp8: 11.19 GB of weights a GPU). */
 static void
 test_cli_sweep_infeasible(void)
 {
-    const char *args[] = {"sweep",  "--tp",     "8,32", "--gpus", "256", "--strategies",
-                          "direct", "--target", "10s",  "-q",     NULL};
+    const char *args[] = {"sweep", "--tp", "8,32", "--strategies", "direct", "--target",
+                          "10s",   "-q",   NULL};
     RunResult r = run_reshard(args);
     assert_exit_code(&r, 0);
     assert_contains(r.out, "sweep      2 points: 2 planned, 1 fit in GPU memory");
-    assert_contains(r.out, "under 10 s: fewest GPUs 256, vllm tp=32 dp=8 pp=1");
+    assert_contains(r.out, "under 10 s: fewest GPUs 256, vllm tp=32 replicas=8");
     g_auto(GStrv) lines = g_strsplit(r.out, "\n", -1);
     guint n_tp8 = 0;
     for (guint i = 0; lines[i]; i++)
-        if (strstr(lines[i], "vllm tp=8 dp=32") != NULL) {
+        if (strstr(lines[i], "vllm tp=8 replicas=8") != NULL) {
             n_tp8++;
             g_assert_true(g_str_has_suffix(lines[i], " no"));
         }
     g_assert_cmpuint(n_tp8, ==, 1); /* the points table only: in no query */
+    run_result_clear(&r);
+    const char *one_engine[] = {"sweep",  "--tp",     "8,32", "--gpus", "256", "--strategies",
+                                "direct", "--target", "10s",  "-q",     NULL};
+    r = run_reshard(one_engine);
+    assert_exit_code(&r, 0);
+    assert_contains(r.out, "sweep      2 points: 2 planned, 2 fit in GPU memory");
+    assert_contains(r.out, "vllm tp=8 dp=32 pp=1 replicas=1 ");
     run_result_clear(&r);
     const char *warn[] = {"simulate", "--network", "bottleneck", "--strategy", "direct",
                           "--infer",  "vllm:tp=8", "--format",   "json",       NULL};
@@ -570,10 +586,10 @@ test_cli_sweep_infeasible(void)
     run_result_clear(&r);
 }
 
-/* A scenario whose inference layout gives no dp: every sweep point keeps the scenario's
- * inference GPUs where tp x pp divides them (the point that changes nothing is the
- * scenario; it took dp = 1, 4 of the 8 GPUs), and only a tp that does not divide them
- * grows the count. */
+/* A scenario whose inference layout gives no copy count (vllm's replicas): every sweep
+ * point keeps the scenario's inference GPUs where tp x pp divides them (the point that
+ * changes nothing is the scenario; it took 1 replica, 4 of the 8 GPUs), and only a tp that
+ * does not divide them grows the count. */
 static void
 test_cli_sweep_scenario_dp(void)
 {
@@ -589,11 +605,11 @@ test_cli_sweep_scenario_dp(void)
                           "bottleneck", "--format", "csv", "-q", NULL};
     RunResult r = run_reshard(args);
     assert_exit_code(&r, 0);
-    /* point, layout, tp, pp, dp (as resolved: derived from the GPUs), ep, inference GPUs,
-     * nodes, topology */
-    assert_contains(r.out, "\n0,vllm tp=2 dp=4,2,1,4,false,8,2,dgx-h100,");
-    assert_contains(r.out, "\n1,vllm tp=4 dp=2,4,1,2,false,8,2,dgx-h100,");
-    assert_contains(r.out, "\n2,vllm tp=16 dp=1,16,1,1,false,16,3,dgx-h100,");
+    /* point, layout (replicas derived from the GPUs), tp, pp, dp (vLLM's data-parallel
+     * size: 1), ep, inference GPUs, nodes, topology */
+    assert_contains(r.out, "\n0,vllm tp=2 replicas=4,2,1,1,false,8,2,dgx-h100,");
+    assert_contains(r.out, "\n1,vllm tp=4 replicas=2,4,1,1,false,8,2,dgx-h100,");
+    assert_contains(r.out, "\n2,vllm tp=16 replicas=1,16,1,1,false,16,3,dgx-h100,");
     run_result_clear(&r);
     /* sglang's dp-attention groups share tp's ranks: 16 GPUs at tp=8 are refused as
      * simulate refuses them (the convention derives dp; a dp=2 set by the sweep would have
