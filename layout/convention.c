@@ -389,10 +389,10 @@ rs_convention_format(const RsConvention *conv)
 }
 
 void
-rs_convention_set_weight_dtype(RsConvention *conv, RsDtype dtype)
+rs_convention_set_weight_dtype(RsConvention *conv, const RsDtype *dtype)
 {
-    conv->has_weight_dtype = TRUE;
-    conv->weight_dtype = dtype;
+    conv->has_weight_dtype = dtype != NULL;
+    conv->weight_dtype = dtype != NULL ? *dtype : RS_DTYPE_BF16;
 }
 
 gboolean

@@ -221,12 +221,13 @@ guint64 rs_convention_get_world_size(const RsConvention *conv);
 
 /**
  * rs_convention_set_weight_dtype:
- * @dtype: the dtype the side holds its weights in (an inference side's --infer-dtype)
+ * @dtype: (nullable): the dtype the side holds its weights in (an inference side's
+ *   --infer-dtype); NULL unsets it, and the model's dtype applies
  *
  * Where a framework lays a dtype out its own way: vllm splits gpt-oss's MXFP4 experts in
- * whole 32-value blocks (convention-vllm.c). Unset, the model's dtype applies.
+ * whole 32-value blocks (convention-vllm.c).
  */
-void rs_convention_set_weight_dtype(RsConvention *conv, RsDtype dtype);
+void rs_convention_set_weight_dtype(RsConvention *conv, const RsDtype *dtype);
 
 /**
  * rs_convention_get_weight_dtype:

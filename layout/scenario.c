@@ -377,8 +377,8 @@ resolve_side(const RsScenario *s, RsScenarioSide side, const RsModel *model,
     const char *gpus_where = train ? s->train_gpus_where : s->infer_gpus_where;
     if (!check_gpus(name, gpus, topo, error))
         return prefix_where(error, gpus_where ? gpus_where : where);
-    if (!train && s->has_infer_dtype)
-        rs_convention_set_weight_dtype(conv, s->infer_dtype);
+    if (!train) /* (a sweep builds one scenario with several dtypes) */
+        rs_convention_set_weight_dtype(conv, s->has_infer_dtype ? &s->infer_dtype : NULL);
     if (!rs_convention_resolve_full(conv, model, (const guint32 *)gpus->data, gpus->len, out,
                                     error)) {
         prefix_side(error, name, where);

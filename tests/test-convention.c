@@ -153,8 +153,8 @@ test_vllm_gpt_oss_mxfp4(void)
         g_autoptr(GError) error = NULL;
         g_autoptr(RsConvention) conv = rs_convention_parse(cases[c].spec, &error);
         g_assert_no_error(error);
-        if (cases[c].mxfp4)
-            rs_convention_set_weight_dtype(conv, RS_DTYPE_MXFP4);
+        const RsDtype mxfp4 = RS_DTYPE_MXFP4;
+        rs_convention_set_weight_dtype(conv, cases[c].mxfp4 ? &mxfp4 : NULL);
         g_autofree guint32 *gpus = g_new(guint32, cases[c].n_gpus);
         for (guint i = 0; i < cases[c].n_gpus; i++)
             gpus[i] = i;
