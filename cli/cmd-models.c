@@ -6,6 +6,7 @@
 
 #include "analysis/report.h"
 #include "base/data.h"
+#include "layout/scenario.h"
 #include "models/model-load.h"
 
 #include <stdio.h>
@@ -68,7 +69,7 @@ load_pair(const char *name, RsModel **model_out, RsModel **stored_out, GError **
         return FALSE;
     RsModelOptions options = {.include_mtp = opt_mtp};
     g_autoptr(RsModel) model = rs_model_load_file(path, &options, error);
-    if (model == NULL)
+    if (model == NULL || !rs_scenario_check_mtp(model, opt_mtp, FALSE, error))
         return FALSE;
     options.storage = RS_MODEL_STORAGE_CHECKPOINT;
     /* A checkpoint is what it stores: no second load. */

@@ -281,6 +281,18 @@ prefix_side(GError **error, const char *side, const char *where)
         g_prefix_error(error, "%s: ", side);
 }
 
+gboolean
+rs_scenario_check_mtp(const RsModel *model, gboolean include_mtp, gboolean has_layer_range,
+                      GError **error)
+{
+    if (!include_mtp || has_layer_range || rs_model_has_mtp(model))
+        return TRUE;
+    g_set_error(error, RS_SCENARIO_ERROR, RS_SCENARIO_ERROR_INVALID,
+                "mtp: %s has no multi-token-prediction layers to include",
+                rs_model_get_name(model));
+    return FALSE;
+}
+
 /* Stage: the model, in the form the scenario asks for (dtype, MTP, storage, scale, layers). */
 static RsModel *
 load_model(const RsScenario *s, GError **error)
@@ -297,6 +309,8 @@ load_model(const RsScenario *s, GError **error)
     if (s->stored)
         mopts.storage = RS_MODEL_STORAGE_CHECKPOINT;
     RsModel *model = rs_model_load_file(model_path, &mopts, error);
+    if (model != NULL && !rs_scenario_check_mtp(model, s->include_mtp, s->has_layer_range, error))
+        g_clear_pointer(&model, rs_model_free);
     /* A layer range the model does not have is the range's fault, not the model file's. */
     if (model == NULL && s->has_layer_range && error != NULL && *error != NULL &&
         g_error_matches(*error, RS_MODEL_ERROR, RS_MODEL_ERROR_LAYER_RANGE)) {

@@ -110,9 +110,10 @@ typedef struct {
  * part's *_where field): "s.yaml:12:10: infer: vllm tp=3: tp = 3 does not divide ...".
  * @error: RS_DATA_ERROR (unknown model or topology), RS_YAML_ERROR / RS_MODEL_ERROR /
  *   RS_SAFETENSORS_ERROR (bad files; the model may be a shipped name, a model YAML, a
- *   config.json, a .safetensors file or a .safetensors.index.json), RS_CONVENTION_ERROR (sizes that do not fit the GPUs or the model),
- *   RS_SCENARIO_ERROR_INVALID (a GPU outside the topology, twice in a list, or a part
- *   missing; gpus_per_domain above the topology's domain size)
+ *   config.json, a .safetensors file or a .safetensors.index.json), RS_CONVENTION_ERROR (sizes that
+ * do not fit the GPUs or the model), RS_SCENARIO_ERROR_INVALID (a GPU outside the topology, twice
+ * in a list, or a part missing; gpus_per_domain above the topology's domain size; mtp on a model
+ * without MTP layers, rs_scenario_check_mtp())
  *
  * With gpus_per_domain N, GPU g of a list is GPU (g / N) × domain size + g mod N of the
  * topology. Unless use_idle_gpus, the topology's job is set to both sides' GPUs
@@ -123,6 +124,22 @@ typedef struct {
  * Returns: TRUE on success; on failure @out holds nothing.
  */
 gboolean rs_scenario_build(RsScenario *scenario, RsScenarioBuild *out, GError **error);
+
+/**
+ * rs_scenario_check_mtp:
+ * @model: the model as loaded with @include_mtp
+ * @has_layer_range: a layer range was asked (it may leave the MTP layers out on purpose)
+ * @error: RS_SCENARIO_ERROR_INVALID ("mtp: Llama-3.1-8B has no multi-token-prediction
+ *   layers to include")
+ *
+ * MTP layers asked of a model that has none (the model library includes them only where
+ * the config has some) would be a silent no-op: the user is told instead.
+ *
+ * Returns: FALSE with @error when MTP was asked, no layer range given, and the model has
+ * no MTP layer.
+ */
+gboolean rs_scenario_check_mtp(const RsModel *model, gboolean include_mtp, gboolean has_layer_range,
+                               GError **error);
 
 void rs_scenario_build_clear(RsScenarioBuild *build);
 

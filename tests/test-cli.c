@@ -1053,6 +1053,17 @@ static const CliCase cli_cases[] = {
      NULL,
      2,
      {"--dtype mxfp4: rank 0 holds [0:1, 0:9] of the tensor [0:3, 0:9], which splits a byte", NULL}},
+    /* --mtp on a model without MTP layers was a silent no-op. */
+    {{"models", "--model", "llama-3.1-8b", "--mtp", NULL},
+     NULL,
+     NULL,
+     2,
+     {"reshard models: mtp: Llama-3.1-8B has no multi-token-prediction layers to include", NULL}},
+    {{"simulate", "--model", "qwen3-8b", "--mtp", "--network", "bottleneck", NULL},
+     NULL,
+     NULL,
+     2,
+     {"has no multi-token-prediction layers to include", NULL}},
     /* The serving dtype of `layout` belongs to an inference layout. */
     {{"layout", "--model", "gpt-oss-20b", "--train", "megatron:tp=2", "--infer-dtype", "mxfp4",
       "--tensor", "model.layers.0.mlp.experts.down_proj", NULL},
