@@ -463,6 +463,20 @@ rs_yaml_read_string(RsYaml *yaml, yaml_node_t *map, const char *section, const c
 }
 
 gboolean
+rs_yaml_check_plain(RsYaml *yaml, yaml_node_t *node, const char *section, const char *field,
+                    const char *what, GError **error)
+{
+    if (node == NULL || node->type != YAML_SCALAR_NODE ||
+        (node->data.scalar.style != YAML_SINGLE_QUOTED_SCALAR_STYLE &&
+         node->data.scalar.style != YAML_DOUBLE_QUOTED_SCALAR_STYLE))
+        return TRUE;
+    rs_yaml_set_error(yaml, node, section, field, error, RS_YAML_ERROR_TYPE,
+                      "\"%s\" is quoted, a string: expected %s, written without quotes",
+                      rs_yaml_scalar_value(node), what);
+    return FALSE;
+}
+
+gboolean
 rs_yaml_read_int64(RsYaml *yaml, yaml_node_t *map, const char *section, const char *key,
                    gboolean required, gint64 min, gint64 max, gint64 *out, GError **error)
 {
@@ -471,6 +485,8 @@ rs_yaml_read_int64(RsYaml *yaml, yaml_node_t *map, const char *section, const ch
         return FALSE;
     if (node == NULL)
         return TRUE;
+    if (!rs_yaml_check_plain(yaml, node, section, key, "an integer", error))
+        return FALSE;
     const char *text = rs_yaml_scalar_value(node);
     gint64 value;
     g_autoptr(GError) local = NULL;
@@ -494,6 +510,8 @@ rs_yaml_read_double(RsYaml *yaml, yaml_node_t *map, const char *section, const c
         return FALSE;
     if (node == NULL)
         return TRUE;
+    if (!rs_yaml_check_plain(yaml, node, section, key, "a number", error))
+        return FALSE;
     const char *text = rs_yaml_scalar_value(node);
     char *end = NULL;
     double value = g_ascii_strtod(text, &end);
@@ -515,6 +533,8 @@ rs_yaml_read_bool(RsYaml *yaml, yaml_node_t *map, const char *section, const cha
         return FALSE;
     if (node == NULL)
         return TRUE;
+    if (!rs_yaml_check_plain(yaml, node, section, key, "true or false", error))
+        return FALSE;
     const char *text = rs_yaml_scalar_value(node);
     if (g_ascii_strcasecmp(text, "true") == 0 || g_ascii_strcasecmp(text, "yes") == 0) {
         *out = TRUE;

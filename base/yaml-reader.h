@@ -124,6 +124,11 @@ gboolean rs_yaml_read_string(RsYaml *yaml, yaml_node_t *map, const char *section
                              const char *key, gboolean required, const char **out,
                              GError **error);
 
+/* Numbers and booleans are plain scalars: a quoted one ('4', "true") is a string in YAML
+ * (YAML 1.2 core schema, §10.3.2: only plain scalars resolve to int, float or bool), and
+ * fails with RS_YAML_ERROR_TYPE ("\"4\" is quoted, a string: write the number without
+ * quotes"). */
+
 /** rs_yaml_read_int64: a decimal integer in [@min, @max]. */
 gboolean rs_yaml_read_int64(RsYaml *yaml, yaml_node_t *map, const char *section, const char *key,
                             gboolean required, gint64 min, gint64 max, gint64 *out,
@@ -150,6 +155,17 @@ gboolean rs_yaml_read_duration(RsYaml *yaml, yaml_node_t *map, const char *secti
 /** rs_yaml_read_size: see rs_units_parse_size(); *out in bytes. */
 gboolean rs_yaml_read_size(RsYaml *yaml, yaml_node_t *map, const char *section,
                            const char *key, gboolean required, guint64 *out, GError **error);
+
+/**
+ * rs_yaml_check_plain:
+ * @node: a scalar node, the value of @section.@field
+ * @what: what the value should be ("an integer", "true or false")
+ * @error: RS_YAML_ERROR_TYPE for a quoted scalar (above)
+ *
+ * Returns: TRUE when @node is not a quoted scalar.
+ */
+gboolean rs_yaml_check_plain(RsYaml *yaml, yaml_node_t *node, const char *section,
+                             const char *field, const char *what, GError **error);
 
 /**
  * rs_yaml_scalar_value:

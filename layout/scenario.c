@@ -116,6 +116,13 @@ read_side(RsYaml *yaml, yaml_node_t *root, const char *section, RsConvention **c
                 g_string_append_printf(text, "%s%s", text->len ? "," : "", v ? v : "?");
             }
         } else if (rs_yaml_scalar_value(value) != NULL) {
+            /* (A list may be the string "a,b,c"; a size or a switch is plain.) */
+            if (!rs_convention_param_is_list(conv, key) &&
+                !rs_yaml_check_plain(yaml, value, section, key,
+                                     rs_convention_param_is_switch(conv, key) ? "true or false"
+                                                                              : "an integer",
+                                     error))
+                return FALSE;
             g_string_append(text, rs_yaml_scalar_value(value));
         }
         if (!rs_convention_set_text(conv, key, text->str, &local)) {

@@ -1053,6 +1053,31 @@ static const CliCase cli_cases[] = {
      NULL,
      2,
      {"--dtype mxfp4: rank 0 holds [0:1, 0:9] of the tensor [0:3, 0:9], which splits a byte", NULL}},
+    /* A quoted number or boolean is a string in YAML; tp: "2" was read as 2. */
+    {{"simulate", "--scenario", "@", "--network", "bottleneck", NULL},
+     "quoted.yaml",
+     "model: llama-3.1-8b\ntopology: dgx-h100\nnodes: 2\n"
+     "train: {convention: megatron, gpus: 0-7, tp: \"2\", pp: 2}\n"
+     "infer: {convention: vllm, gpus: 8-15, tp: 4}\n",
+     2,
+     {"quoted.yaml:4:46: train.tp: \"2\" is quoted, a string: expected an integer, written "
+      "without quotes",
+      NULL}},
+    {{"simulate", "--scenario", "@", "--network", "bottleneck", NULL},
+     "quoted-bool.yaml",
+     "model: llama-3.1-8b\ntopology: dgx-h100\nnodes: '2'\nuse_idle_gpus: 'true'\n"
+     "train: {convention: megatron, gpus: 0-7, tp: 2, pp: 2}\n"
+     "infer: {convention: vllm, gpus: 8-15, tp: 4, ep: \"true\"}\n",
+     2,
+     {"quoted-bool.yaml:3:8: nodes: \"2\" is quoted, a string: expected an integer", NULL}},
+    {{"simulate", "--scenario", "@", "--network", "bottleneck", NULL},
+     "quoted-switch.yaml",
+     "model: llama-3.1-8b\ntopology: dgx-h100\nnodes: 2\n"
+     "train: {convention: megatron, gpus: 0-7, tp: 2, pp: 2}\n"
+     "infer: {convention: vllm, gpus: 8-15, tp: 4, ep: \"true\"}\n",
+     2,
+     {"quoted-switch.yaml:5:50: infer.ep: \"true\" is quoted, a string: expected true or false",
+      NULL}},
     /* --mtp on a model without MTP layers was a silent no-op. */
     {{"models", "--model", "llama-3.1-8b", "--mtp", NULL},
      NULL,
