@@ -352,6 +352,28 @@ test_wire_dtypes_header(void)
     run_result_clear(&r);
 }
 
+/* --dst-dtype fp8-e4m3 on a tensor whose 128-row blocks no source holds whole: the plan
+ * moves bf16 and said only "bf16 on the wire"; it now says the destination quantises. */
+static void
+test_plan_fp8_quantised_on_load(void)
+{
+    const char *args[] = {"plan", "--shape", "10x64", "--dtype", "bf16", "--dst-dtype",
+                          "fp8-e4m3", "--src-mesh", "2", "--src-placements", "S(0)",
+                          "--dst-mesh", "1", "--dst-placements", "R", "--dst-ranks", "2", NULL};
+    RunResult r = run_reshard(args);
+    assert_exit_code(&r, 0);
+    assert_contains(r.out, "tensor    10x64, bf16 on the source, bf16 on the wire (no source "
+                           "rank holds a fp8-e4m3 block whole: the destination quantises to "
+                           "fp8-e4m3 on load)\n");
+    assert_contains(r.out, "moved     1280 bytes between ranks");
+    run_result_clear(&r);
+    args[2] = "256x64"; /* each source holds a whole block: fp8 on the wire */
+    r = run_reshard(args);
+    assert_exit_code(&r, 0);
+    assert_contains(r.out, "tensor    256x64, bf16 on the source, fp8-e4m3 on the wire\n");
+    run_result_clear(&r);
+}
+
 /* gpt-oss under vLLM tp=8 served in MXFP4: vLLM loads the experts in whole 32-value blocks
  * (models/gpt_oss.py, _load_weights_mxfp4: cdiv(90 blocks, 8) = 12 a rank, 384 columns of
  * down_proj's I = 2880, rank 7 the last 192). The torch.chunk split (360 a rank) cut
@@ -3677,6 +3699,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/plan/hierarchical-one-domain", test_hierarchical_one_domain);
     g_test_add_func("/cli/simulate/fsdp2-fp8-plans", test_fsdp2_fp8_plans);
     g_test_add_func("/cli/simulate/gpt-oss-mxfp4-vllm", test_gpt_oss_mxfp4_vllm);
+    g_test_add_func("/cli/plan/fp8-quantised-on-load", test_plan_fp8_quantised_on_load);
     g_test_add_func("/cli/simulate/gpus-per-domain", test_gpus_per_domain);
     g_test_add_func("/cli/simulate/layer-range-named", test_layer_range_named);
     g_test_add_func("/cli/simulate/small-times-digits", test_small_times_digits);
