@@ -365,6 +365,16 @@ rs_box_list_get_n_elems(const GArray *boxes)
 }
 
 char *
+rs_shape_format(const gint64 *shape, guint n_dims)
+{
+    GString *s = g_string_new("[");
+    for (guint d = 0; d < n_dims; d++)
+        g_string_append_printf(s, "%s%" G_GINT64_FORMAT, d ? ", " : "", shape[d]);
+    g_string_append_c(s, ']');
+    return g_string_free(s, FALSE);
+}
+
+char *
 rs_box_format(const RsBox *box)
 {
     GString *s = g_string_new("[");

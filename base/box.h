@@ -173,4 +173,11 @@ guint64 rs_box_list_get_n_elems(const GArray *boxes);
  */
 char *rs_box_format(const RsBox *box);
 
+/**
+ * rs_shape_format:
+ * @shape: (array length=n_dims): extents in elements
+ * Returns: (transfer full): "[2880, 384]" ("[]" for a scalar).
+ */
+char *rs_shape_format(const gint64 *shape, guint n_dims);
+
 G_END_DECLS

@@ -15,6 +15,7 @@
 #include "cli/model-args.h"
 #include "cli/tensor-args.h"
 #include "layout/scenario.h"
+#include "base/box.h"
 #include "base/dtype.h"
 
 #include <stdio.h>
@@ -103,16 +104,6 @@ check_rank(GArray *ranks, GError **error)
     return FALSE;
 }
 
-static char *
-format_shape(const gint64 *shape, guint n_dims)
-{
-    GString *s = g_string_new("[");
-    for (guint d = 0; d < n_dims; d++)
-        g_string_append_printf(s, "%s%" G_GINT64_FORMAT, d ? ", " : "", shape[d]);
-    g_string_append_c(s, ']');
-    return g_string_free(s, FALSE);
-}
-
 static int
 run_single(const char *cmd, RsFormat format)
 {
@@ -152,7 +143,7 @@ run_single(const char *cmd, RsFormat format)
     }
     const RsLayout *layouts[1] = {layout};
     const char *names[1] = {"tensor"};
-    g_autofree char *shape_text = format_shape(shape, n_dims);
+    g_autofree char *shape_text = rs_shape_format(shape, n_dims);
     g_autofree char *desc = rs_layout_format(layout);
     g_autofree char *header = g_strdup_printf(
         "tensor  tensor, %s %s (%" G_GUINT64_FORMAT " bytes)\nlayout  %s\n", shape_text,
@@ -262,7 +253,7 @@ run_model(const char *cmd, RsFormat format)
         const RsTensorSpec *t = rs_model_get_tensor(model, idx);
         layouts[i] = g_ptr_array_index(res.layouts, idx);
         names[i] = t->name;
-        g_autofree char *shape = format_shape(t->shape, t->n_dims);
+        g_autofree char *shape = rs_shape_format(t->shape, t->n_dims);
         g_string_append_printf(header, "tensor  %s, %s %s (%s, %s)\n", t->name, shape,
                                rs_dtype_get_name(t->dtype), rs_tensor_role_get_name(t->role),
                                t->layer < 0 ? "before the layers"

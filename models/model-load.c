@@ -9,6 +9,7 @@
  * container's figures never overflow. */
 #include "models/model-load.h"
 
+#include "base/box.h"
 #include "base/data.h"
 #include "models/model-config-private.h"
 #include "models/model-families-private.h"
@@ -61,16 +62,6 @@ describe_fields(RsModelConfig *config, const RsTensorSpec *t, const char **where
     return g_string_free(s, FALSE);
 }
 
-static char *
-format_shape(const RsTensorSpec *t)
-{
-    GString *s = g_string_new("[");
-    for (guint d = 0; d < t->n_dims; d++)
-        g_string_append_printf(s, "%s%" G_GINT64_FORMAT, d ? ", " : "", t->shape[d]);
-    g_string_append_c(s, ']');
-    return g_string_free(s, FALSE);
-}
-
 /* "2^60" for a power of two, else "2^60.58": the size of @t's element count, computed in
  * floating point so that it is right also when the count does not fit in 64 bits. */
 static char *
@@ -95,7 +86,7 @@ set_size_error(RsModelConfig *config, const char *source, const RsTensorSpec *t,
         total && config != NULL && rs_model_config_has(config, "num_hidden_layers")
             ? g_strdup_printf("num_hidden_layers x %s", dims)
             : g_strdup(dims);
-    g_autofree char *shape = format_shape(t);
+    g_autofree char *shape = rs_shape_format(t->shape, t->n_dims);
     g_autofree char *log2s = format_log2_elems(t);
     g_set_error(error, RS_MODEL_ERROR, RS_MODEL_ERROR_CONFIG,
                 "%s: %s overflows: tensor %s %s %s (%s elements)", where ? where : source,

@@ -190,10 +190,21 @@ test_section_random(void)
     }
 }
 
+static void
+test_shape_format(void)
+{
+    const gint64 shape[3] = {32, 2880, 384};
+    g_autofree char *three = rs_shape_format(shape, 3);
+    g_autofree char *none = rs_shape_format(shape, 0);
+    g_assert_cmpstr(three, ==, "[32, 2880, 384]");
+    g_assert_cmpstr(none, ==, "[]");
+}
+
 int
 main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/box/shape-format", test_shape_format);
     g_test_add_func("/box/intersect", test_intersect);
     g_test_add_func("/box/subtract", test_subtract);
     g_test_add_func("/box/list-union", test_list_union);
