@@ -264,8 +264,11 @@ pair_equal(gconstpointer a, gconstpointer b)
     return x->src == y->src && x->dst == y->dst;
 }
 
+/* Adds @t's bytes of the element counts in @from to @bytes_by_key: on the wire in @t's
+ * dtype (rs_refit_tensor_get_n_bytes: MXFP4 is half a byte an element, which a whole
+ * element size, 0 bits / 8, counted as nothing). */
 static void
-accumulate(GHashTable *from, double *bytes_by_key, guint n_keys, guint elem_bytes)
+accumulate(GHashTable *from, double *bytes_by_key, guint n_keys, const RsRefitTensor *t)
 {
     GHashTableIter it;
     gpointer key, value;
@@ -273,7 +276,7 @@ accumulate(GHashTable *from, double *bytes_by_key, guint n_keys, guint elem_byte
     while (g_hash_table_iter_next(&it, &key, &value)) {
         guint k = GPOINTER_TO_UINT(key) - 1;
         if (k < n_keys)
-            bytes_by_key[k] += (double)(*(guint64 *)value) * elem_bytes;
+            bytes_by_key[k] += (double)rs_refit_tensor_get_n_bytes(t, *(guint64 *)value);
     }
 }
 
@@ -382,10 +385,9 @@ accumulate_needs(const RsRefit *refit, const RsTopology *topo, SetBytes *sb, GEr
             needs = pair_needs_compute(t->src, t->dst, topo);
             g_hash_table_insert(cache, g_memdup2(&key, sizeof key), needs);
         }
-        guint elem_bytes = rs_refit_tensor_get_elem_bytes(t);
         for (guint k = 0; k < N_SET_KINDS; k++) {
-            accumulate(needs->in[k], sb->in_bytes[k], sb->n_sets[k], elem_bytes);
-            accumulate(needs->out[k], sb->out_bytes[k], sb->n_sets[k], elem_bytes);
+            accumulate(needs->in[k], sb->in_bytes[k], sb->n_sets[k], t);
+            accumulate(needs->out[k], sb->out_bytes[k], sb->n_sets[k], t);
         }
     }
     return TRUE;

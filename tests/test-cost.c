@@ -298,6 +298,33 @@ test_estimate_gather_broadcast(void)
     g_assert_cmpuint(c.n_phases, ==, 2);
 }
 
+/* The bound counts a tensor's bytes in its wire dtype: MXFP4 is half a byte an element.
+ * Its whole element size (0 bits / 8) counted MXFP4 as nothing: gpt-oss-20b under
+ * --infer-dtype mxfp4 was bounded by its BF16 and scale bytes alone (4.2 of 13.8 GB). The
+ * same 4 x 1,000,000 elements as test_lower_bound, as MXFP4: 2 MB into domain 1 over its 2
+ * NICs of 5 GB/s, 0.2 ms. */
+static void
+test_lower_bound_mxfp4(void)
+{
+    g_autoptr(RsTopology) topo = load_two_node();
+    g_autoptr(GError) error = NULL;
+    const gint64 shape[] = {4, 1000000};
+    const guint32 src_ranks[] = {0};
+    g_autoptr(RsLayout) src = rs_layout_new_replicated(2, shape, src_ranks, 1);
+    g_autoptr(RsMesh) mesh = rs_mesh_parse("2", "2,3", &error);
+    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0, 0};
+    g_autoptr(RsLayout) dst = rs_layout_new_dtensor(2, shape, mesh, &s0, 1, &error);
+    g_assert_no_error(error);
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_MXFP4, src, dst, &error));
+    g_assert_no_error(error);
+    RsLowerBound b;
+    g_assert_true(rs_lower_bound_compute(refit, topo, &b, &error));
+    g_assert_cmpint(b.kind, ==, RS_CUT_DOMAIN_INGRESS);
+    g_assert_cmpuint(b.cut_bytes, ==, 2000000);
+    g_assert_cmpfloat_with_epsilon(b.time_s, 0.2e-3, 1e-12);
+}
+
 static void
 test_lower_bound(void)
 {
@@ -603,6 +630,7 @@ main(int argc, char **argv)
     g_test_add_func("/cost/job-gpus-only", test_job_gpus_only);
     g_test_add_func("/cost/estimate/copies-every-strategy", test_estimate_copies_strategies);
     g_test_add_func("/cost/lower-bound/two-node", test_lower_bound);
+    g_test_add_func("/cost/lower-bound/mxfp4", test_lower_bound_mxfp4);
     g_test_add_func("/cost/lower-bound/replicas", test_lower_bound_replicas);
     g_test_add_func("/cost/lower-bound/one-domain-job", test_lower_bound_one_domain_job);
     g_test_add_func("/cost/lower-bound/pcie-below-nic", test_lower_bound_pcie_below_nic);
