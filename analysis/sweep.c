@@ -145,7 +145,8 @@ yaml_ints(RsYaml *y, yaml_node_t *root, const char *key, GArray *out, GError **e
     g_array_set_size(out, 0);
     for (guint i = 1; i < items->len; i++) {
         const char *text;
-        if (!yaml_scalar(y, items->pdata[i], key, &text, error))
+        if (!yaml_scalar(y, items->pdata[i], key, &text, error) ||
+            !rs_yaml_check_plain(y, items->pdata[i], NULL, key, "a positive integer", error))
             return FALSE;
         gint64 v;
         if (!g_ascii_string_to_signed(text, 10, 1, G_MAXINT32, &v, NULL)) {
@@ -220,6 +221,7 @@ rs_sweep_grid_load_file(const char *path, RsSweepGrid *grid, GError **error)
         for (guint i = 1; i < ep->len; i++) {
             const char *text;
             if (!yaml_scalar(y, ep->pdata[i], "ep", &text, error) ||
+                !rs_yaml_check_plain(y, ep->pdata[i], NULL, "ep", "off or on", error) ||
                 !yaml_unique(y, ep, i, "ep", error))
                 return FALSE;
             gboolean on = strcmp(text, "true") == 0 || strcmp(text, "on") == 0;

@@ -21,6 +21,9 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The most ranks `layout` numbers 0..N-1 itself (a convention's sizes go to 2^24 each). */
+#define RS_LAYOUT_ARGS_MAX_GPUS (1u << 20)
+
 static char *opt_model;
 static char *opt_train;
 static char *opt_infer;
@@ -183,6 +186,14 @@ side_scenario(GError **error)
         }
     } else {
         guint64 world = rs_convention_get_world_size(conv);
+        if (world > RS_LAYOUT_ARGS_MAX_GPUS) {
+            g_autofree char *desc = rs_convention_format(conv);
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "%s: %s: %" G_GUINT64_FORMAT " ranks, more than the %u GPUs "
+                        "layout lays out (give --gpus)",
+                        flag, desc, world, RS_LAYOUT_ARGS_MAX_GPUS);
+            return NULL;
+        }
         gpus = g_array_sized_new(FALSE, FALSE, sizeof(guint32), (guint)world);
         for (guint64 i = 0; i < world; i++) {
             guint32 g = (guint32)i;

@@ -69,7 +69,10 @@ load_pair(const char *name, RsModel **model_out, RsModel **stored_out, GError **
         return FALSE;
     RsModelOptions options = {.include_mtp = opt_mtp};
     g_autoptr(RsModel) model = rs_model_load_file(path, &options, error);
-    if (model == NULL || !rs_scenario_check_mtp(model, opt_mtp, FALSE, error))
+    /* --mtp on the listing counts MTP layers where a model has them; on one model that
+     * has none it asks for nothing. */
+    if (model == NULL ||
+        (opt_model != NULL && !rs_scenario_check_mtp(model, opt_mtp, FALSE, error)))
         return FALSE;
     options.storage = RS_MODEL_STORAGE_CHECKPOINT;
     /* A checkpoint is what it stores: no second load. */

@@ -87,6 +87,16 @@ gboolean rs_convention_check_world(RsConvention *conv, const char *product_text,
                                    guint n_gpus, GError **error);
 
 /**
+ * rs_convention_product:
+ * @sizes: (array length=n): parallel sizes, each 1 .. 2^24 (so that three of them can
+ *   exceed 64 bits)
+ * Returns: their product, or G_MAXINT64 when it does not fit: a product never wraps (a
+ * wrapped one was 0, and n_gpus % 0 killed the process). The check and derivation below
+ * say "more than 2^63" for it.
+ */
+gint64 rs_convention_product(guint n, const gint64 *sizes);
+
+/**
  * rs_convention_derive_size:
  * @model_parallel: the product of the sizes other than the class's derived_key (its
  *   "dp", vllm's "replicas"); @product_text spells it

@@ -229,12 +229,14 @@ vllm_resolve(RsConvention *conv, RsResolver *r, GError **error)
         rs_convention_set_resolved(conv, "pp", v.pp);
     const char *engine_text =
         v.pp > 1 ? (v.dp > 1 ? "tp x pp x dp" : "tp x pp") : (v.dp > 1 ? "tp x dp" : "tp");
-    if (!rs_convention_derive_size(conv, v.tp * v.pp * v.dp, engine_text, r->n_gpus, error))
+    if (!rs_convention_derive_size(conv, rs_convention_product(3, (gint64[]){v.tp, v.pp, v.dp}),
+                                   engine_text, r->n_gpus, error))
         return FALSE;
     v.replicas = rs_convention_get(conv, "replicas");
     g_autofree char *world_text = g_strconcat(engine_text, " x replicas", NULL);
-    if (!rs_convention_check_world(conv, world_text, v.tp * v.pp * v.dp * v.replicas, r->n_gpus,
-                                   error))
+    if (!rs_convention_check_world(
+            conv, world_text, rs_convention_product(4, (gint64[]){v.tp, v.pp, v.dp, v.replicas}),
+            r->n_gpus, error))
         return FALSE;
     r->desc = rs_convention_format(conv);
     if (!rs_resolver_check_all_heads(r, v.tp, TRUE, FALSE, error))
@@ -285,9 +287,10 @@ vllm_resolve(RsConvention *conv, RsResolver *r, GError **error)
 static guint64
 vllm_world_size(const RsConvention *conv)
 {
-    return (guint64)(rs_convention_get_or(conv, "tp", 1) * rs_convention_get_or(conv, "dp", 1) *
-                     rs_convention_get_or(conv, "pp", 1) *
-                     rs_convention_get_or(conv, "replicas", 1));
+    return (guint64)rs_convention_product(4, (gint64[]){rs_convention_get_or(conv, "tp", 1),
+                                                        rs_convention_get_or(conv, "dp", 1),
+                                                        rs_convention_get_or(conv, "pp", 1),
+                                                        rs_convention_get_or(conv, "replicas", 1)});
 }
 
 const RsConventionClass rs_convention_class_vllm = {

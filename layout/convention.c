@@ -729,15 +729,33 @@ rs_resolver_fail_model(RsResolver *r, GError **error, const char *format, ...)
     return FALSE;
 }
 
+gint64
+rs_convention_product(guint n, const gint64 *sizes)
+{
+    gint64 product = 1;
+    for (guint i = 0; i < n; i++)
+        if (__builtin_mul_overflow(product, sizes[i], &product))
+            return G_MAXINT64;
+    return product;
+}
+
+/* "= 256" or "= more than 2^63" for a saturated rs_convention_product(). */
+static char *
+format_product(gint64 product)
+{
+    return product == G_MAXINT64 ? g_strdup("more than 2^63")
+                                 : g_strdup_printf("%" G_GINT64_FORMAT, product);
+}
+
 gboolean
 rs_convention_check_world(RsConvention *conv, const char *product_text, gint64 product,
                           guint n_gpus, GError **error)
 {
     if (product != (gint64)n_gpus) {
         g_autofree char *desc = rs_convention_format(conv);
+        g_autofree char *value = format_product(product);
         g_set_error(error, RS_CONVENTION_ERROR, RS_CONVENTION_ERROR_WORLD_SIZE,
-                    "%s: %s = %" G_GINT64_FORMAT " ranks, but %u GPUs are given", desc,
-                    product_text, product, n_gpus);
+                    "%s: %s = %s ranks, but %u GPUs are given", desc, product_text, value, n_gpus);
         return FALSE;
     }
     return TRUE;
@@ -750,11 +768,12 @@ rs_convention_derive_size(RsConvention *conv, gint64 model_parallel, const char 
 {
     const char *key = conv->klass->derived_key;
     if (rs_convention_get(conv, key) == 0) {
-        if (n_gpus % model_parallel != 0) {
+        if (model_parallel > (gint64)n_gpus || n_gpus % model_parallel != 0) {
             g_autofree char *desc = rs_convention_format(conv);
+            g_autofree char *value = format_product(model_parallel);
             g_set_error(error, RS_CONVENTION_ERROR, RS_CONVENTION_ERROR_WORLD_SIZE,
-                        "%s: %s = %" G_GINT64_FORMAT " does not divide the %u GPUs given", desc,
-                        product_text, model_parallel, n_gpus);
+                        "%s: %s = %s does not divide the %u GPUs given", desc, product_text, value,
+                        n_gpus);
             return FALSE;
         }
         rs_convention_set_resolved(conv, key, n_gpus / model_parallel);

@@ -352,6 +352,19 @@ test_wire_dtypes_header(void)
     run_result_clear(&r);
 }
 
+/* `models --mtp` lists every model, counting MTP layers where a model has them (the check
+ * that --mtp asks something of one model refused the whole listing at gpt-oss). */
+static void
+test_models_mtp_listing(void)
+{
+    const char *args[] = {"models", "--mtp", NULL};
+    RunResult r = run_reshard(args);
+    assert_exit_code(&r, 0);
+    assert_contains(r.out, "684,489,845,504"); /* DeepSeek-V3 with its MTP layer */
+    assert_contains(r.out, "gpt-oss-20b");
+    run_result_clear(&r);
+}
+
 /* --dst-dtype fp8-e4m3 on a tensor whose 128-row blocks no source holds whole: the plan
  * moves bf16 and said only "bf16 on the wire"; it now says the destination quantises. */
 static void
@@ -1099,6 +1112,43 @@ static const CliCase cli_cases[] = {
      "infer: {convention: vllm, gpus: 8-15, tp: 4, ep: \"true\"}\n",
      2,
      {"quoted-switch.yaml:5:50: infer.ep: \"true\" is quoted, a string: expected true or false",
+      NULL}},
+    {{"sweep", "--sweep", "@", "--strategies", "direct", NULL},
+     "quoted-grid.yaml",
+     "tp: [\"8\", 32]\n",
+     2,
+     {"quoted-grid.yaml:1:6: tp: \"8\" is quoted, a string: expected a positive integer", NULL}},
+    {{"sweep", "--sweep", "@", "--strategies", "direct", NULL},
+     "quoted-ep.yaml",
+     "ep: [off, 'on']\n",
+     2,
+     {"quoted-ep.yaml:1:11: ep: \"on\" is quoted, a string: expected off or on", NULL}},
+    /* Sizes whose product passes 2^63 wrapped: to 0 (n_gpus % 0 killed the process with
+     * SIGFPE) or to a small number that passed the world check. */
+    {{"layout", "--model", "llama-3.1-8b", "--infer", "vllm:tp=16777216,dp=16777216,pp=16777216",
+      "--gpus", "0-7", "--tensor", "model.layers.0.mlp.down_proj.weight", NULL},
+     NULL,
+     NULL,
+     2,
+     {"tp x pp x dp = more than 2^63 does not divide the 8 GPUs given", NULL}},
+    {{"layout", "--model", "llama-3.1-8b", "--train", "megatron:tp=16777216,pp=16777216,cp=16777216",
+      "--gpus", "0-7", "--tensor", "model.layers.0.mlp.down_proj.weight", NULL},
+     NULL,
+     NULL,
+     2,
+     {"tp x cp x pp = more than 2^63 does not divide the 8 GPUs given", NULL}},
+    {{"layout", "--model", "llama-3.1-8b", "--infer", "vllm:tp=8,dp=1241737,pp=1084757,replicas=5135573",
+      "--gpus", "0-7", "--tensor", "model.layers.0.mlp.down_proj.weight", NULL},
+     NULL,
+     NULL,
+     2,
+     {"tp x pp x dp x replicas = more than 2^63 ranks, but 8 GPUs are given", NULL}},
+    {{"layout", "--model", "llama-3.1-8b", "--infer", "vllm:tp=16777216,pp=16777216", "--tensor",
+      "model.layers.0.mlp.down_proj.weight", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--infer: vllm tp=16777216 pp=16777216: 281474976710656 ranks, more than the 1048576 GPUs",
       NULL}},
     /* --mtp on a model without MTP layers was a silent no-op. */
     {{"models", "--model", "llama-3.1-8b", "--mtp", NULL},
@@ -3700,6 +3750,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/simulate/fsdp2-fp8-plans", test_fsdp2_fp8_plans);
     g_test_add_func("/cli/simulate/gpt-oss-mxfp4-vllm", test_gpt_oss_mxfp4_vllm);
     g_test_add_func("/cli/plan/fp8-quantised-on-load", test_plan_fp8_quantised_on_load);
+    g_test_add_func("/cli/models/mtp-listing", test_models_mtp_listing);
     g_test_add_func("/cli/simulate/gpus-per-domain", test_gpus_per_domain);
     g_test_add_func("/cli/simulate/layer-range-named", test_layer_range_named);
     g_test_add_func("/cli/simulate/small-times-digits", test_small_times_digits);
