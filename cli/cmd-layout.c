@@ -116,6 +116,12 @@ run_single(const char *cmd, RsFormat format)
                     "--shape is required (or --model with --tensor)");
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     }
+    if (opt_infer_dtype != NULL) {
+        g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--infer-dtype applies to --model with --infer; a single tensor takes "
+                    "--dtype");
+        return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+    }
     gint64 shape[RS_MAX_DIMS];
     guint n_dims;
     RsDtype dtype = RS_DTYPE_F32;

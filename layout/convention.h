@@ -81,7 +81,11 @@
  *   rule (the first E mod ep ranks one more). Engine replicas hold the same experts. A
  *   fused [gate; up] checkpoint tensor (RS_ROLE_EXPERT_GATE_UP_FUSED: Llama-4 [E, H, 2I],
  *   Qwen3.5 [E, 2I, H]) is that w13: each half chunked over dp·tp (FusedMoE._load_w13;
- *   models/llama4.py load_moe_expert_weights), whole with ep.
+ *   models/llama4.py load_moe_expert_weights), whole with ep. gpt-oss served in MXFP4
+ *   (rs_convention_set_weight_dtype()) is split in whole 32-value blocks of I as vLLM
+ *   loads it (models/gpt_oss.py, _load_weights_mxfp4: cdiv(I / 32, dp·tp) blocks a rank,
+ *   the last rank shorter or empty; rows 2· those of the interleaved gate_up_proj and its
+ *   bias), each buffer that long: RS_SPLIT_PADDED with the multiple 32·dp·tp.
  *   Requirements: query heads % tp == 0; KV heads divide tp or are divided by it.
  *
  * sglang (SGLang inference): tp, dp, ep, dp-attention (switch). World = tp·dp without

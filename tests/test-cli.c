@@ -1150,6 +1150,12 @@ static const CliCase cli_cases[] = {
      2,
      {"--infer: vllm tp=16777216 pp=16777216: 281474976710656 ranks, more than the 1048576 GPUs",
       NULL}},
+    {{"layout", "--shape", "8x8", "--mesh", "2", "--placements", "S(0)", "--infer-dtype", "mxfp4",
+      NULL},
+     NULL,
+     NULL,
+     2,
+     {"--infer-dtype applies to --model with --infer; a single tensor takes --dtype", NULL}},
     /* --mtp on a model without MTP layers was a silent no-op. */
     {{"models", "--model", "llama-3.1-8b", "--mtp", NULL},
      NULL,
