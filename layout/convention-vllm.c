@@ -82,6 +82,13 @@ vllm_unfused_heads(RsResolver *r, const RsTensorSpec *t, RsMeshChoice *c, guint 
         t->kv_heads ? "neither divides the other" : "tp must divide the head count");
 }
 
+/* Is @t one of a checkpoint's MXFP4 block tensors (gpt-oss *_blocks, *_scales)? */
+static gboolean
+vllm_is_mxfp4_block_tensor(const RsTensorSpec *t)
+{
+    return g_str_has_suffix(t->name, "_blocks") || g_str_has_suffix(t->name, "_scales");
+}
+
 /* Routed experts (layers/fused_moe/layer.py), on the mesh [replicas, dp·tp] of the stage's
  * @ranks: FusedMoEParallelConfig.make (layers/fused_moe/config.py) flattens the tensor
  * parallelism of MoE layers across data parallelism, moe_tp_rank = dp_rank·tp + tp_rank
@@ -103,8 +110,9 @@ vllm_unfused_heads(RsResolver *r, const RsTensorSpec *t, RsMeshChoice *c, guint 
  * empty) and rows 2· those of the interleaved gate_up_proj and its bias. That is
  * RS_SPLIT_PADDED with the multiple 32 · dp·tp (64 · dp·tp along 2I): the dim padded to
  * per_rank · dp·tp and split evenly, each buffer per_rank rows long (vLLM's Mxfp4MoEMethod
- * pads a partition further for its kernels, a backend choice not modelled). In BF16 the
- * torch.chunk split of _load_weights_other (cdiv(I, tp_size)) applies. */
+ * pads a partition further for its kernels, a backend choice not modelled). A --stored
+ * gpt-oss, whose experts are the checkpoint's *_blocks and *_scales, is loaded the same
+ * way. In BF16 the torch.chunk split of _load_weights_other (cdiv(I, tp_size)) applies. */
 static void
 vllm_choose_experts(RsResolver *r, guint index, const guint32 *ranks, RsMeshChoice *c)
 {
@@ -124,8 +132,12 @@ vllm_choose_experts(RsResolver *r, guint index, const guint32 *ranks, RsMeshChoi
     } else if (t->role == RS_ROLE_EXPERT_GATE_UP_FUSED) {
         rs_mesh_choice_segments(c, t, 1);
     } else if (t->role == RS_ROLE_EXPERT_ROW) {
+        /* A checkpoint's down_proj_blocks [E, H, I/32, 16] and _scales [E, H, I/32] count
+         * dim 2 in blocks already. */
         if (v->mxfp4_blocks)
-            rs_mesh_choice_padded(c, 1, 2, RS_MXFP4_BLOCK_ELEMS * v->dp * v->tp);
+            rs_mesh_choice_padded(c, 1, 2,
+                                  (vllm_is_mxfp4_block_tensor(t) ? 1 : RS_MXFP4_BLOCK_ELEMS) *
+                                      v->dp * v->tp);
         else
             rs_mesh_choice_shard(c, 1, 2);
     } else if (t->fuse == RS_FUSE_GATE_UP && complete) {
@@ -213,6 +225,18 @@ vllm_has_experts(const RsModel *model)
     return FALSE;
 }
 
+/* Does @model hold experts as a checkpoint's MXFP4 blocks (gpt-oss --stored)? */
+static gboolean
+vllm_stores_mxfp4_blocks(const RsModel *model)
+{
+    for (guint i = 0; i < rs_model_get_n_tensors(model); i++) {
+        const RsTensorSpec *t = rs_model_get_tensor(model, i);
+        if (t->role == RS_ROLE_EXPERT_COLUMN && vllm_is_mxfp4_block_tensor(t))
+            return TRUE;
+    }
+    return FALSE;
+}
+
 static gboolean
 vllm_resolve(RsConvention *conv, RsResolver *r, GError **error)
 {
@@ -222,8 +246,9 @@ vllm_resolve(RsConvention *conv, RsResolver *r, GError **error)
     v.dp = rs_convention_get_or(conv, "dp", 1);
     v.ep = rs_convention_get(conv, "ep") != 0;
     RsDtype dtype;
-    v.mxfp4_blocks = rs_convention_get_weight_dtype(conv, &dtype) && dtype == RS_DTYPE_MXFP4 &&
-                     strcmp(rs_model_get_family(r->model), "gpt_oss") == 0;
+    v.mxfp4_blocks = strcmp(rs_model_get_family(r->model), "gpt_oss") == 0 &&
+                     ((rs_convention_get_weight_dtype(conv, &dtype) && dtype == RS_DTYPE_MXFP4) ||
+                      vllm_stores_mxfp4_blocks(r->model));
     rs_convention_set_resolved(conv, "tp", v.tp);
     if (v.pp > 1)
         rs_convention_set_resolved(conv, "pp", v.pp);

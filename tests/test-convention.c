@@ -186,6 +186,46 @@ test_vllm_gpt_oss_mxfp4(void)
     }
 }
 
+/* gpt-oss as its checkpoint stores it (--stored: experts as MXFP4 *_blocks and *_scales,
+ * no --infer-dtype): vLLM loads it by the same block rule. At tp=8 rank 7 holds rows
+ * 5376:5760 of gate_up_proj_blocks, _scales and _bias (768-row buffers; the torch.chunk
+ * split gave 5040:5760 of 720), and blocks 84:90 of down_proj_blocks' 90 in a buffer of
+ * cdiv(90, 8) = 12 blocks, as vLLM allocates every rank's partition (torch.chunk gave the
+ * same blocks in a buffer of 6). */
+static void
+test_vllm_gpt_oss_stored_blocks(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *path = rs_data_find("models", "gpt-oss-20b", &error);
+    RsModelOptions options = {.storage = RS_MODEL_STORAGE_CHECKPOINT};
+    g_autoptr(RsModel) m = rs_model_load_file(path, &options, &error);
+    g_assert_no_error(error);
+    g_autoptr(GPtrArray) l = resolve("vllm:tp=8", m, 0, 8, NULL);
+    const struct {
+        const char *name;
+        guint dim;
+        gint64 lo, hi, buffer;
+    } cases[] = {
+        {"model.layers.0.mlp.experts.gate_up_proj_blocks", 1, 5376, 5760, 768},
+        {"model.layers.0.mlp.experts.gate_up_proj_scales", 1, 5376, 5760, 768},
+        {"model.layers.0.mlp.experts.gate_up_proj_bias", 1, 5376, 5760, 768},
+        {"model.layers.0.mlp.experts.down_proj_blocks", 2, 84, 90, 12},
+        {"model.layers.0.mlp.experts.down_proj_scales", 2, 84, 90, 12},
+    };
+    for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+        const RsLayout *layout = layout_of(l, m, cases[c].name);
+        gint idx = rs_layout_find_rank(layout, 7);
+        g_assert_cmpint(idx, >=, 0);
+        g_assert_cmpint(rs_layout_get_buffer_shape(layout, (guint)idx)[cases[c].dim], ==,
+                        cases[c].buffer);
+        guint n;
+        const RsLocalBox *b = rs_layout_get_boxes(layout, (guint)idx, &n);
+        g_assert_cmpuint(n, ==, 1);
+        g_assert_cmpint(b[0].box.lo[cases[c].dim], ==, cases[c].lo);
+        g_assert_cmpint(b[0].box.hi[cases[c].dim], ==, cases[c].hi);
+    }
+}
+
 /* vLLM with tp=16 > 8 KV heads: each KV head on 2 consecutive ranks. */
 static void
 test_vllm_kv_replication(void)
@@ -1063,6 +1103,7 @@ main(int argc, char **argv)
     g_test_add_func("/convention/vllm/deepseek-v3", test_vllm_deepseek);
     g_test_add_func("/convention/vllm/kv-replication", test_vllm_kv_replication);
     g_test_add_func("/convention/vllm/gpt-oss-mxfp4-blocks", test_vllm_gpt_oss_mxfp4);
+    g_test_add_func("/convention/vllm/gpt-oss-stored-blocks", test_vllm_gpt_oss_stored_blocks);
     for (guint i = 0; i < G_N_ELEMENTS(error_cases); i++) {
         g_autofree char *path = g_strdup_printf("/convention/errors/%u", i);
         g_test_add_data_func(path, &error_cases[i], test_error_case);
