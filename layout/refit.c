@@ -204,7 +204,9 @@ rs_refit_add_converted(RsRefit *refit, const RsRefitEntry *entry, RsLayout *src,
     g_autofree char *buffer =
         entry->dst_buffer ? scale_name(entry->dst_buffer, dotted, plain) : NULL;
     RsDtype scale_dtype = fp8 ? RS_DTYPE_F32 : RS_DTYPE_U8;
-    if (!packed_sides_ok(entry->name, src_whole, entry->src_dtype, dst, entry->dst_dtype, error))
+    /* Converted at the source, the source's pieces leave in the destination dtype: they
+     * too must be whole bytes of it (5 rows of 63 values are 157.5 bytes of MXFP4). */
+    if (!packed_sides_ok(entry->name, src_whole, entry->dst_dtype, dst, entry->dst_dtype, error))
         return FALSE;
     gint weight_index = (gint)refit->tensors->len;
     append(refit, entry->name, entry->src_dtype, entry->dst_dtype, src_whole, dst,

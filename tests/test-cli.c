@@ -352,6 +352,28 @@ test_wire_dtypes_header(void)
     run_result_clear(&r);
 }
 
+/* Converted to MXFP4 at the source, 5 rows of 63 values are 157.5 bytes: the source shards
+ * split a byte and are refused, as a tensor stored in MXFP4 is (315 values counted as 158
+ * bytes, exit 0). An even last extent converts: 10 x 64 values are 320 bytes and 20
+ * scales of 32-value blocks. */
+static void
+test_plan_mxfp4_conversion_odd_rows(void)
+{
+    const char *args[] = {"plan", "--shape", "10x63", "--dtype", "bf16", "--dst-dtype",
+                          "mxfp4", "--src-mesh", "2", "--src-placements", "S(0)",
+                          "--dst-mesh", "1", "--dst-placements", "R", "--dst-ranks", "2", NULL};
+    RunResult r = run_reshard(args);
+    assert_exit_code(&r, 2);
+    assert_contains(r.err, "--dst-dtype mxfp4: tensor: source: rank 0 holds [0:5, 0:63] of the "
+                           "tensor [0:10, 0:63], which splits a byte");
+    run_result_clear(&r);
+    args[2] = "10x64";
+    r = run_reshard(args);
+    assert_exit_code(&r, 0);
+    assert_contains(r.out, "moved     340 bytes between ranks");
+    run_result_clear(&r);
+}
+
 /* `models --mtp` lists every model, counting MTP layers where a model has them (the check
  * that --mtp asks something of one model refused the whole listing at gpt-oss). */
 static void
@@ -3757,6 +3779,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/simulate/gpt-oss-mxfp4-vllm", test_gpt_oss_mxfp4_vllm);
     g_test_add_func("/cli/plan/fp8-quantised-on-load", test_plan_fp8_quantised_on_load);
     g_test_add_func("/cli/models/mtp-listing", test_models_mtp_listing);
+    g_test_add_func("/cli/plan/mxfp4-conversion-odd-rows", test_plan_mxfp4_conversion_odd_rows);
     g_test_add_func("/cli/simulate/gpus-per-domain", test_gpus_per_domain);
     g_test_add_func("/cli/simulate/layer-range-named", test_layer_range_named);
     g_test_add_func("/cli/simulate/small-times-digits", test_small_times_digits);
