@@ -210,6 +210,8 @@ side_scenario(GError **error)
     s->model = g_strdup(opt_model);
     rs_scenario_set_where(&s->model_where, "--model");
     s->include_mtp = opt_mtp;
+    if (opt_mtp)
+        rs_scenario_set_where(&s->mtp_where, "--mtp");
     if (opt_train != NULL) {
         s->train = g_steal_pointer(&conv);
         s->train_gpus = g_steal_pointer(&gpus);

@@ -71,9 +71,12 @@ load_pair(const char *name, RsModel **model_out, RsModel **stored_out, GError **
     g_autoptr(RsModel) model = rs_model_load_file(path, &options, error);
     /* --mtp on the listing counts MTP layers where a model has them; on one model that
      * has none it asks for nothing. */
-    if (model == NULL ||
-        (opt_model != NULL && !rs_scenario_check_mtp(model, opt_mtp, FALSE, error)))
+    if (model == NULL)
         return FALSE;
+    if (opt_model != NULL && !rs_scenario_check_mtp(model, opt_mtp, FALSE, error)) {
+        g_prefix_error(error, "--mtp: ");
+        return FALSE;
+    }
     options.storage = RS_MODEL_STORAGE_CHECKPOINT;
     /* A checkpoint is what it stores: no second load. */
     RsModel *stored = rs_model_get_storage(model) == RS_MODEL_STORAGE_CHECKPOINT

@@ -140,8 +140,10 @@ apply_flags(RsScenario *s, const RsScenarioArgs *args, const char *dtype, GError
         }
         s->has_dtype = TRUE;
     }
-    if (args->mtp)
+    if (args->mtp) {
         s->include_mtp = TRUE;
+        rs_scenario_set_where(&s->mtp_where, "--mtp");
+    }
     if (args->stored)
         s->stored = TRUE;
     if (args->infer_dtype != NULL) {

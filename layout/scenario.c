@@ -34,6 +34,7 @@ rs_scenario_free(RsScenario *scenario)
     g_free(scenario->train_gpus_where);
     g_free(scenario->infer_gpus_where);
     g_free(scenario->layers_where);
+    g_free(scenario->mtp_where);
     g_free(scenario->gpus_per_domain_where);
     g_free(scenario->infer_dtype_where);
     rs_convention_free(scenario->train);
@@ -229,6 +230,12 @@ rs_scenario_load_file(const char *path, GError **error)
         s->infer_dtype_where = named;
     }
     set_where_node(&s->gpus_per_domain_where, path, rs_yaml_lookup(yaml, root, "gpus_per_domain"));
+    set_where_node(&s->mtp_where, path, rs_yaml_lookup(yaml, root, "mtp"));
+    if (s->mtp_where != NULL) {
+        char *named = g_strconcat(s->mtp_where, ": mtp", NULL);
+        g_free(s->mtp_where);
+        s->mtp_where = named;
+    }
     yaml_node_t *train = rs_yaml_lookup(yaml, root, "train");
     yaml_node_t *infer = rs_yaml_lookup(yaml, root, "infer");
     set_where_node(&s->train_where, path, train);
@@ -295,8 +302,7 @@ rs_scenario_check_mtp(const RsModel *model, gboolean include_mtp, gboolean has_l
     if (!include_mtp || has_layer_range || rs_model_has_mtp(model))
         return TRUE;
     g_set_error(error, RS_SCENARIO_ERROR, RS_SCENARIO_ERROR_INVALID,
-                "mtp: %s has no multi-token-prediction layers to include",
-                rs_model_get_name(model));
+                "%s has no multi-token-prediction layers to include", rs_model_get_name(model));
     return FALSE;
 }
 
@@ -316,8 +322,10 @@ load_model(const RsScenario *s, GError **error)
     if (s->stored)
         mopts.storage = RS_MODEL_STORAGE_CHECKPOINT;
     RsModel *model = rs_model_load_file(model_path, &mopts, error);
-    if (model != NULL && !rs_scenario_check_mtp(model, s->include_mtp, s->has_layer_range, error))
+    if (model != NULL && !rs_scenario_check_mtp(model, s->include_mtp, s->has_layer_range, error)) {
+        prefix_where(error, s->mtp_where ? s->mtp_where : "mtp");
         g_clear_pointer(&model, rs_model_free);
+    }
     /* A layer range the model does not have is the range's fault, not the model file's. */
     if (model == NULL && s->has_layer_range && error != NULL && *error != NULL &&
         g_error_matches(*error, RS_MODEL_ERROR, RS_MODEL_ERROR_LAYER_RANGE)) {

@@ -72,6 +72,7 @@ typedef struct {
     char *model_where, *topology_where, *nodes_where;
     char *train_where, *infer_where, *train_gpus_where, *infer_gpus_where;
     char *layers_where, *gpus_per_domain_where, *infer_dtype_where;
+    char *mtp_where; /* "--mtp", or "s.yaml:4:6: mtp" */
 } RsScenario;
 
 /* Sets *@where (one of the RsScenario *_where fields) to a copy of @text. */
@@ -129,8 +130,8 @@ gboolean rs_scenario_build(RsScenario *scenario, RsScenarioBuild *out, GError **
  * rs_scenario_check_mtp:
  * @model: the model as loaded with @include_mtp
  * @has_layer_range: a layer range was asked (it may leave the MTP layers out on purpose)
- * @error: RS_SCENARIO_ERROR_INVALID ("mtp: Llama-3.1-8B has no multi-token-prediction
- *   layers to include")
+ * @error: RS_SCENARIO_ERROR_INVALID ("Llama-3.1-8B has no multi-token-prediction layers
+ *   to include"; callers prefix where MTP was asked: "--mtp: ")
  *
  * MTP layers asked of a model that has none (the model library includes them only where
  * the config has some) would be a silent no-op: the user is told instead.

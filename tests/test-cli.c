@@ -1183,12 +1183,21 @@ static const CliCase cli_cases[] = {
      NULL,
      NULL,
      2,
-     {"reshard models: mtp: Llama-3.1-8B has no multi-token-prediction layers to include", NULL}},
+     {"reshard models: --mtp: Llama-3.1-8B has no multi-token-prediction layers to include",
+      NULL}},
     {{"simulate", "--model", "qwen3-8b", "--mtp", "--network", "bottleneck", NULL},
      NULL,
      NULL,
      2,
-     {"has no multi-token-prediction layers to include", NULL}},
+     {"reshard simulate: --mtp: Qwen3-8B has no multi-token-prediction layers to include",
+      NULL}},
+    {{"simulate", "--scenario", "@", "--network", "bottleneck", NULL},
+     "mtp.yaml",
+     "model: llama-3.1-8b\ntopology: dgx-h100\nnodes: 2\nmtp: true\n"
+     "train: {convention: megatron, gpus: 0-7, tp: 2, pp: 2}\n"
+     "infer: {convention: vllm, gpus: 8-15, tp: 4}\n",
+     2,
+     {"mtp.yaml:4:6: mtp: Llama-3.1-8B has no multi-token-prediction layers to include", NULL}},
     /* The serving dtype of `layout` belongs to an inference layout. */
     {{"layout", "--model", "gpt-oss-20b", "--train", "megatron:tp=2", "--infer-dtype", "mxfp4",
       "--tensor", "model.layers.0.mlp.experts.down_proj", NULL},
