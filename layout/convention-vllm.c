@@ -211,17 +211,9 @@ vllm_choose(RsResolver *r, guint index, RsMeshChoice *c, GError **error)
 static gboolean
 vllm_has_experts(const RsModel *model)
 {
-    for (guint i = 0; i < rs_model_get_n_tensors(model); i++) {
-        switch (rs_model_get_tensor(model, i)->role) {
-        case RS_ROLE_EXPERT_REPLICATED:
-        case RS_ROLE_EXPERT_COLUMN:
-        case RS_ROLE_EXPERT_ROW:
-        case RS_ROLE_EXPERT_GATE_UP_FUSED:
+    for (guint i = 0; i < rs_model_get_n_tensors(model); i++)
+        if (rs_tensor_role_is_expert_weight(rs_model_get_tensor(model, i)->role))
             return TRUE;
-        default:
-            break;
-        }
-    }
     return FALSE;
 }
 

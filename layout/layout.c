@@ -1312,6 +1312,14 @@ rs_layout_get_boxes(const RsLayout *layout, guint index, guint *n_boxes_out)
 }
 
 gboolean
+rs_box_rows_share_bytes(const RsBox *box, RsDtype dtype)
+{
+    guint64 pack = rs_dtype_get_elems_per_byte(dtype);
+    return pack > 1 && box->n_dims > 1 &&
+           (guint64)rs_box_get_count(box, box->n_dims - 1) % pack != 0;
+}
+
+gboolean
 rs_layout_check_packed(const RsLayout *layout, RsDtype dtype, GError **error)
 {
     guint64 p = rs_dtype_get_elems_per_byte(dtype);

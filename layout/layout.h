@@ -313,6 +313,16 @@ RsLayout *rs_layout_builder_finish(RsLayoutBuilder *builder, GError **error);
  */
 gboolean rs_layout_check_packed(const RsLayout *layout, RsDtype dtype, GError **error);
 
+/**
+ * rs_box_rows_share_bytes:
+ * @box: a box of a @dtype tensor (extents in elements)
+ * Returns: TRUE when @dtype is packed (rs_dtype_get_elems_per_byte() > 1) and @box has
+ * rows (n_dims > 1) whose last-dim count is not a multiple of it: consecutive rows share
+ * bytes, so the box can only move as one piece (only a whole replica holds such a tensor,
+ * rs_layout_check_packed()).
+ */
+gboolean rs_box_rows_share_bytes(const RsBox *box, RsDtype dtype);
+
 /* --- block-quantised derivations --- */
 
 /**

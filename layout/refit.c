@@ -55,7 +55,8 @@ same_shape(const char *name, RsLayout *src, RsLayout *dst, GError **error)
 }
 
 /* Whether neither side's shards split a byte of a packed dtype (rs_layout_check_packed()):
- * @src holds @src_dtype, @dst receives @dst_dtype. */
+ * @src's pieces leave in @src_dtype (the destination dtype when converted at the source),
+ * @dst receives @dst_dtype. */
 static gboolean
 packed_sides_ok(const char *name, const RsLayout *src, RsDtype src_dtype, const RsLayout *dst,
                 RsDtype dst_dtype, GError **error)
@@ -227,8 +228,7 @@ rs_refit_new_from_model(const RsModel *model, GPtrArray *src_layouts, GPtrArray 
 static gboolean
 dtype_applies(const RsRefitDtypes *dtypes, const RsTensorSpec *spec)
 {
-    gboolean expert = spec->role == RS_ROLE_EXPERT_COLUMN || spec->role == RS_ROLE_EXPERT_ROW ||
-                      spec->role == RS_ROLE_EXPERT_GATE_UP_FUSED;
+    gboolean expert = rs_tensor_role_is_expert_weight(spec->role);
     gboolean linear = expert || spec->role == RS_ROLE_COLUMN_PARALLEL ||
                       spec->role == RS_ROLE_ROW_PARALLEL || spec->role == RS_ROLE_REPLICATED;
     /* Only a tensor of the same kind of values converts (integer buffers keep theirs). */

@@ -64,6 +64,19 @@ set_where_node(char **where, const char *path, const yaml_node_t *node)
                              node->start_mark.column + 1);
 }
 
+/* Sets *@where to "path:line:col: @key" of @key's value in @root (nothing when absent):
+ * for messages that do not name the field themselves. */
+static void
+set_where_key(char **where, const char *path, RsYaml *yaml, yaml_node_t *root, const char *key)
+{
+    const yaml_node_t *node = rs_yaml_lookup(yaml, root, key);
+    if (node == NULL)
+        return;
+    g_free(*where);
+    *where = g_strdup_printf("%s:%zu:%zu: %s", path, node->start_mark.line + 1,
+                             node->start_mark.column + 1, key);
+}
+
 /* Reads a train/infer section: convention, gpus and integer parameters. */
 static gboolean
 read_side(RsYaml *yaml, yaml_node_t *root, const char *section, RsConvention **conv_out,
@@ -223,19 +236,9 @@ rs_scenario_load_file(const char *path, GError **error)
     set_where_node(&s->topology_where, path, rs_yaml_lookup(yaml, root, "topology"));
     set_where_node(&s->nodes_where, path, rs_yaml_lookup(yaml, root, "nodes"));
     set_where_node(&s->layers_where, path, rs_yaml_lookup(yaml, root, "layers"));
-    set_where_node(&s->infer_dtype_where, path, rs_yaml_lookup(yaml, root, "infer_dtype"));
-    if (s->infer_dtype_where != NULL) {
-        char *named = g_strconcat(s->infer_dtype_where, ": infer_dtype", NULL);
-        g_free(s->infer_dtype_where);
-        s->infer_dtype_where = named;
-    }
+    set_where_key(&s->infer_dtype_where, path, yaml, root, "infer_dtype");
     set_where_node(&s->gpus_per_domain_where, path, rs_yaml_lookup(yaml, root, "gpus_per_domain"));
-    set_where_node(&s->mtp_where, path, rs_yaml_lookup(yaml, root, "mtp"));
-    if (s->mtp_where != NULL) {
-        char *named = g_strconcat(s->mtp_where, ": mtp", NULL);
-        g_free(s->mtp_where);
-        s->mtp_where = named;
-    }
+    set_where_key(&s->mtp_where, path, yaml, root, "mtp");
     yaml_node_t *train = rs_yaml_lookup(yaml, root, "train");
     yaml_node_t *infer = rs_yaml_lookup(yaml, root, "infer");
     set_where_node(&s->train_where, path, train);

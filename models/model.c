@@ -439,11 +439,11 @@ rs_model_get_n_params(const RsModel *model)
     return n;
 }
 
+/* An expert's weight or its replicated [E, out] bias. */
 static gboolean
 role_is_expert(RsTensorRole role)
 {
-    return role == RS_ROLE_EXPERT_COLUMN || role == RS_ROLE_EXPERT_ROW ||
-           role == RS_ROLE_EXPERT_REPLICATED || role == RS_ROLE_EXPERT_GATE_UP_FUSED;
+    return rs_tensor_role_is_expert_weight(role) || role == RS_ROLE_EXPERT_REPLICATED;
 }
 
 guint64
@@ -504,6 +504,13 @@ static const char *const role_names[RS_ROLE_N] = {
     [RS_ROLE_COLUMN_SEGMENTED] = "column-segmented",
     [RS_ROLE_EXPERT_GATE_UP_FUSED] = "expert-gate-up-fused",
 };
+
+gboolean
+rs_tensor_role_is_expert_weight(RsTensorRole role)
+{
+    return role == RS_ROLE_EXPERT_COLUMN || role == RS_ROLE_EXPERT_ROW ||
+           role == RS_ROLE_EXPERT_GATE_UP_FUSED;
+}
 
 const char *
 rs_tensor_role_get_name(RsTensorRole role)

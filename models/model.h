@@ -277,5 +277,8 @@ gboolean rs_tensor_role_parse(const char *name, RsTensorRole *role_out);
 guint64 rs_tensor_spec_get_size_bytes(const RsTensorSpec *spec);
 /** rs_tensor_role_get_name: Returns: (transfer none): "column-parallel", "expert-row", … */
 const char *rs_tensor_role_get_name(RsTensorRole role);
+/** rs_tensor_role_is_expert_weight: Returns: TRUE for the weights of routed experts
+ * (expert-column, expert-row, expert-gate-up-fused), not their replicated [E, out] biases. */
+gboolean rs_tensor_role_is_expert_weight(RsTensorRole role);
 
 G_END_DECLS

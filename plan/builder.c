@@ -87,13 +87,8 @@ rs_plan_builder_emit(RsPlanBuilder *b, const RsRefitTensor *t, guint32 tensor_id
 guint
 rs_plan_split_box(const RsBox *box, const RsRefitTensor *t, guint64 max_bytes, GArray *out)
 {
-    gint64 pack = (gint64)rs_dtype_get_elems_per_byte(t->dtype);
-    /* A packed dtype's rows of an odd last extent share bytes (only a whole replica holds
-     * such a tensor, rs_layout_check_packed): it moves in one piece. */
-    gboolean shared_bytes =
-        pack > 1 && box->n_dims > 1 && rs_box_get_count(box, box->n_dims - 1) % pack != 0;
     if (rs_refit_tensor_get_n_bytes(t, rs_box_get_n_elems(box)) <= max_bytes || box->n_dims == 0 ||
-        shared_bytes) {
+        rs_box_rows_share_bytes(box, t->dtype)) {
         g_array_append_val(out, *box);
         return 1;
     }
@@ -123,8 +118,8 @@ rs_plan_split_box(const RsBox *box, const RsRefitTensor *t, guint64 max_bytes, G
         per_piece = lo;
     }
     /* A packed dtype's runs of the last dim are whole bytes already: its bytes are rounded
-     * up, so the most elements of B bytes are B × pack, and the boxes start on a multiple
-     * of pack (rs_layout_check_packed). */
+     * up, so the most elements of B bytes are B × elems per byte, and the boxes start on a
+     * multiple of it (rs_layout_check_packed). */
     /* Iterate the outer dims index by index, and dim d in runs of per_piece. */
     gint64 k[RS_MAX_DIMS] = {0};
     guint n = 0;

@@ -109,9 +109,7 @@ guint
 rs_plan_split_channels(const RsBox *box, RsDtype dtype, guint n_channels, RsBox *out)
 {
     gint64 pack = (gint64)rs_dtype_get_elems_per_byte(dtype);
-    if (n_channels <= 1 || box->n_dims == 0 ||
-        (pack > 1 && box->n_dims > 1 && rs_box_get_count(box, box->n_dims - 1) % pack != 0)) {
-        /* (rows of a packed dtype's odd last extent share bytes: one slice) */
+    if (n_channels <= 1 || box->n_dims == 0 || rs_box_rows_share_bytes(box, dtype)) {
         out[0] = *box;
         return 1;
     }
