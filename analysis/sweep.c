@@ -513,6 +513,8 @@ rs_sweep_run_point(const RsSweepPoint *pt, const RsSweepOptions *o, RsSweepResul
         r->infer_tp = rs_convention_has_param(c, "tp") ? MAX(rs_convention_get(c, "tp"), 1) : 0;
         r->infer_pp = rs_convention_has_param(c, "pp") ? MAX(rs_convention_get(c, "pp"), 1) : 0;
         r->infer_dp = rs_convention_has_param(c, "dp") ? MAX(rs_convention_get(c, "dp"), 1) : 0;
+        r->infer_replicas =
+            rs_convention_has_param(c, "replicas") ? MAX(rs_convention_get(c, "replicas"), 1) : 0;
         gint64 ep = rs_convention_get(c, "ep");
         r->infer_ep = rs_convention_param_is_switch(c, "ep") ? ep != 0 : ep > 1;
         r->topology_name = g_strdup(rs_topology_get_name(build.topology));
@@ -635,7 +637,7 @@ rs_sweep_run(GArray *points, const RsSweepOptions *o, RsSweepResult *results, GE
     "uubb"      /* train and infer max_gpu, train and infer feasible */                       \
     "tttt"      /* train weights and total, infer weights and total bytes */                  \
     "tt"        /* infer capacity_bytes, train n_gpus << 32 | infer n_gpus */                 \
-    "xxxi"      /* infer_tp, infer_pp, infer_dp, infer_ep */                                  \
+    "xxxxi"     /* infer_tp, infer_pp, infer_dp, infer_replicas, infer_ep */                  \
     ")"
 #define RESULT_VARIANT RESULT_VARIANT_TYPE("s")
 #define RESULT_VARIANT_BORROWED RESULT_VARIANT_TYPE("&s")
@@ -657,7 +659,7 @@ rs_sweep_result_to_variant(const RsSweepResult *r)
         r->time_s, r->bound_s, r->bytes_moved, r->network_bytes, (guint64)r->n_messages, t->max_gpu,
         i->max_gpu, t->feasible, i->feasible, t->weights_bytes, t->total_bytes, i->weights_bytes,
         i->total_bytes, i->capacity_bytes, ((guint64)t->n_gpus << 32) | i->n_gpus, r->infer_tp,
-        r->infer_pp, r->infer_dp, r->infer_ep);
+        r->infer_pp, r->infer_dp, r->infer_replicas, r->infer_ep);
 }
 
 static char *
@@ -674,11 +676,11 @@ rs_sweep_result_from_variant(GVariant *v, RsSweepResult *r)
     guint32 train_max, infer_max;
     gboolean tf, inf;
     guint64 n_messages, tw, tt, iw, it, cap, n_gpus;
-    g_variant_get(v, RESULT_VARIANT_BORROWED, &r->ok, &error, &layout, &r->n_train_gpus, &r->n_infer_gpus,
-                  &r->n_nodes, &topo, &r->nic_bw_bytes_per_s, &dtype, &chosen, &r->time_s,
-                  &r->bound_s, &r->bytes_moved, &r->network_bytes, &n_messages, &train_max,
-                  &infer_max, &tf, &inf, &tw, &tt, &iw, &it, &cap, &n_gpus, &r->infer_tp,
-                  &r->infer_pp, &r->infer_dp, &r->infer_ep);
+    g_variant_get(v, RESULT_VARIANT_BORROWED, &r->ok, &error, &layout, &r->n_train_gpus,
+                  &r->n_infer_gpus, &r->n_nodes, &topo, &r->nic_bw_bytes_per_s, &dtype, &chosen,
+                  &r->time_s, &r->bound_s, &r->bytes_moved, &r->network_bytes, &n_messages,
+                  &train_max, &infer_max, &tf, &inf, &tw, &tt, &iw, &it, &cap, &n_gpus,
+                  &r->infer_tp, &r->infer_pp, &r->infer_dp, &r->infer_replicas, &r->infer_ep);
     r->error = empty_null(error);
     r->infer_layout = empty_null(layout);
     r->topology_name = empty_null(topo);
@@ -765,6 +767,7 @@ enum {
     SW_TP,
     SW_PP,
     SW_DP,
+    SW_REPLICAS,
     SW_EP,
     SW_GPUS,
     SW_NODES,
@@ -793,6 +796,7 @@ static const RsColumn sweep_columns[SW_N] = {
     [SW_TP] = {"tp", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_NO_TABLE},
     [SW_PP] = {"pp", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_NO_TABLE},
     [SW_DP] = {"dp", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_NO_TABLE},
+    [SW_REPLICAS] = {"replicas", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_NO_TABLE},
     [SW_EP] = {"ep", NULL, RS_COLUMN_BOOL, 0, RS_COLUMN_NO_TABLE},
     [SW_GPUS] = {"infer_gpus", "GPUs", RS_COLUMN_INTEGER, 0, 0},
     [SW_NODES] = {"nodes", NULL, RS_COLUMN_INTEGER, 0, 0},
@@ -829,7 +833,7 @@ rs_sweep_table_new(const RsSweepPoint *points, const RsSweepResult *results, GAr
         rs_table_add_row(t);
         rs_table_set_uint(t, SW_POINT, p->index);
         rs_table_set_text(t, SW_LAYOUT, r->infer_layout);
-        /* The point's sizes as resolved: the scenario's own and the derived dp too (they
+        /* The point's sizes as resolved: the scenario's own and the derived dp or replicas (they
          * were empty unless the sweep set them, "every parameter a column"). */
         gint64 tp = p->tp ? p->tp : r->infer_tp, pp = p->pp ? p->pp : r->infer_pp;
         gint64 dp = r->infer_dp ? r->infer_dp : p->dp;
@@ -840,6 +844,8 @@ rs_sweep_table_new(const RsSweepPoint *points, const RsSweepResult *results, GAr
             rs_table_set_int(t, SW_PP, pp);
         if (dp)
             rs_table_set_int(t, SW_DP, dp);
+        if (r->infer_replicas)
+            rs_table_set_int(t, SW_REPLICAS, r->infer_replicas);
         if (ep >= 0)
             rs_table_set_bool(t, SW_EP, ep);
         rs_table_set_uint(t, SW_GPUS, r->n_infer_gpus);

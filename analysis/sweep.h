@@ -97,10 +97,11 @@ typedef struct {
     gboolean ok; /* FALSE: @error says why (a layout the model does not fit) */
     char *error;
     char *infer_layout; /* the inference convention as resolved ("vllm tp=8 dp=4 …") */
-    /* Its sizes as resolved (dp derived from the GPUs too; tp and pp 1 when unset): 0 when
-     * the point failed before resolving or the convention has no such size; ep: 1 when the
-     * switch is on (or the ep size above 1), 0 off, -1 unknown. */
-    gint64 infer_tp, infer_pp, infer_dp;
+    /* Its sizes as resolved (dp and vllm's replicas derived from the GPUs too; tp, pp, dp
+     * and replicas 1 when unset): 0 when the point failed before resolving or the
+     * convention has no such size; ep: 1 when the switch is on (or the ep size above 1), 0
+     * off, -1 unknown. tp × pp × dp × replicas is infer_gpus. */
+    gint64 infer_tp, infer_pp, infer_dp, infer_replicas;
     gint infer_ep;
     guint n_train_gpus;
     guint n_infer_gpus;
@@ -204,7 +205,7 @@ GArray *rs_sweep_select(const RsSweepResult *results, guint n_results, RsSweepSe
  * rs_sweep_table_new:
  * @rows: (element-type guint) (nullable): the results to list; NULL: all
  * Returns: (transfer full): the sweep table, a column per parameter and figure: point,
- *   infer_layout, tp, pp, dp, ep, infer_gpus, nodes, topology, nic_bw_bytes_per_s,
+ *   infer_layout, tp, pp, dp, replicas (vllm), ep, infer_gpus, nodes, topology, nic_bw_bytes_per_s,
  *   infer_dtype, strategy, chosen, bytes_moved, network_bytes, messages, time_s, bound_s,
  *   efficiency, infer_gpu_bytes, train_gpu_bytes, gpu_memory_bytes, feasible, error.
  */

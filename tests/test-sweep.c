@@ -273,6 +273,10 @@ test_variant_round_trip(void)
     r.memory.side[RS_MEMORY_INFER].capacity_bytes = 85899345920;
     r.memory.side[RS_MEMORY_INFER].n_gpus = 32;
     r.memory.side[RS_MEMORY_TRAIN].n_gpus = 256;
+    r.infer_tp = 8;
+    r.infer_dp = 2;
+    r.infer_replicas = 2;
+    r.infer_ep = 1;
     g_autoptr(GVariant) v = g_variant_ref_sink(rs_sweep_result_to_variant(&r));
     rs_sweep_result_from_variant(v, &back);
     g_assert_true(back.ok);
@@ -286,6 +290,10 @@ test_variant_round_trip(void)
     g_assert_cmpuint(back.memory.side[RS_MEMORY_INFER].n_gpus, ==, 32);
     g_assert_cmpuint(back.memory.side[RS_MEMORY_TRAIN].n_gpus, ==, 256);
     g_assert_true(back.memory.feasible);
+    g_assert_cmpint(back.infer_tp, ==, 8);
+    g_assert_cmpint(back.infer_dp, ==, 2);
+    g_assert_cmpint(back.infer_replicas, ==, 2);
+    g_assert_cmpint(back.infer_ep, ==, 1);
     rs_sweep_result_clear(&r);
     rs_sweep_result_clear(&back);
 }
@@ -362,10 +370,11 @@ test_sweep_threads(void)
     g_assert_cmpstr(r1[0].infer_layout, ==, "vllm tp=4 dp=4 pp=1 replicas=1");
     g_assert_cmpstr(r1[0].chosen, ==, "direct");
     g_assert_true(g_str_has_prefix(
-        one, "point,infer_layout,tp,pp,dp,ep,infer_gpus,nodes,topology,nic_bw_bytes_per_s,"
-             "infer_dtype,strategy,chosen,bytes_moved,network_bytes,messages,time_s,bound_s,"
-             "efficiency,infer_gpu_bytes,train_gpu_bytes,gpu_memory_bytes,feasible\n0,vllm "
-             "tp=4 dp=4 pp=1 replicas=1,4,1,4,false,16,34,dgx-h100,5e+10,bf16,direct,direct,"));
+        one, "point,infer_layout,tp,pp,dp,replicas,ep,infer_gpus,nodes,topology,"
+             "nic_bw_bytes_per_s,infer_dtype,strategy,chosen,bytes_moved,network_bytes,messages,"
+             "time_s,bound_s,efficiency,infer_gpu_bytes,train_gpu_bytes,gpu_memory_bytes,"
+             "feasible\n0,vllm tp=4 dp=4 pp=1 replicas=1,4,1,4,1,false,16,34,dgx-h100,5e+10,"
+             "bf16,direct,direct,"));
     /* The sizes the sweep did not set are the resolved ones (they were empty: ep here, and
      * dp whenever it was derived from the GPU count). */
     g_assert_cmpint(r1[2].infer_dp, ==, 16);
@@ -606,10 +615,11 @@ test_cli_sweep_scenario_dp(void)
     RunResult r = run_reshard(args);
     assert_exit_code(&r, 0);
     /* point, layout (replicas derived from the GPUs), tp, pp, dp (vLLM's data-parallel
-     * size: 1), ep, inference GPUs, nodes, topology */
-    assert_contains(r.out, "\n0,vllm tp=2 replicas=4,2,1,1,false,8,2,dgx-h100,");
-    assert_contains(r.out, "\n1,vllm tp=4 replicas=2,4,1,1,false,8,2,dgx-h100,");
-    assert_contains(r.out, "\n2,vllm tp=16 replicas=1,16,1,1,false,16,3,dgx-h100,");
+     * size: 1), replicas (tp × pp × dp × replicas = the inference GPUs), ep, inference
+     * GPUs, nodes, topology */
+    assert_contains(r.out, "\n0,vllm tp=2 replicas=4,2,1,1,4,false,8,2,dgx-h100,");
+    assert_contains(r.out, "\n1,vllm tp=4 replicas=2,4,1,1,2,false,8,2,dgx-h100,");
+    assert_contains(r.out, "\n2,vllm tp=16 replicas=1,16,1,1,1,false,16,3,dgx-h100,");
     run_result_clear(&r);
     /* sglang's dp-attention groups share tp's ranks: 16 GPUs at tp=8 are refused as
      * simulate refuses them (the convention derives dp; a dp=2 set by the sweep would have
