@@ -248,37 +248,21 @@ dtype_applies(const RsRefitDtypes *dtypes, const RsTensorSpec *spec)
     }
 }
 
-RsRefit *
-rs_refit_new_from_model_full(const RsModel *model, GPtrArray *src_layouts, GPtrArray *src_buffers,
-                             GPtrArray *dst_layouts, GPtrArray *dst_buffers,
-                             const RsRefitDtypes *dtypes, GError **error)
+gboolean
+rs_refit_check_dtypes(const RsModel *model, const RsRefitDtypes *dtypes, GError **error)
 {
-    guint n = rs_model_get_n_tensors(model);
-    g_return_val_if_fail(src_layouts->len == n && dst_layouts->len == n, NULL);
-    g_return_val_if_fail(src_buffers == NULL || src_buffers->len == n, NULL);
-    g_return_val_if_fail(dst_buffers == NULL || dst_buffers->len == n, NULL);
-    g_autoptr(RsRefit) refit = rs_refit_new();
-    guint n_applied = 0, n_same_kind = 0;
+    if (dtypes == NULL || !dtypes->has_dst_dtype)
+        return TRUE;
+    guint n = rs_model_get_n_tensors(model), n_applied = 0, n_same_kind = 0;
     for (guint i = 0; i < n; i++) {
         const RsTensorSpec *spec = rs_model_get_tensor(model, i);
-        if (dtypes != NULL && dtypes->has_dst_dtype &&
-            rs_dtype_get_kind(spec->dtype) == rs_dtype_get_kind(dtypes->dst_dtype))
-            n_same_kind++;
-        RsRefitEntry entry = {spec->name, spec->dtype, spec->dtype,
-                              src_buffers ? g_ptr_array_index(src_buffers, i) : NULL,
-                              dst_buffers ? g_ptr_array_index(dst_buffers, i) : NULL};
-        if (dtypes != NULL && dtypes->has_dst_dtype && dtype_applies(dtypes, spec)) {
-            entry.dst_dtype = dtypes->dst_dtype;
-            n_applied++;
-        }
-        if (!rs_refit_add_converted(refit, &entry, g_ptr_array_index(src_layouts, i),
-                                    g_ptr_array_index(dst_layouts, i), error))
-            return NULL;
+        n_same_kind += rs_dtype_get_kind(spec->dtype) == rs_dtype_get_kind(dtypes->dst_dtype);
+        n_applied += dtype_applies(dtypes, spec);
     }
-    RsDtypeKind dst_kind =
-        dtypes != NULL && dtypes->has_dst_dtype ? rs_dtype_get_kind(dtypes->dst_dtype) : 0;
-    if (dtypes != NULL && dtypes->has_dst_dtype && n > 0 && n_applied == 0 &&
-        (dst_kind == RS_DTYPE_KIND_INTEGER || n_same_kind == 0)) {
+    if (n == 0 || n_applied > 0)
+        return TRUE;
+    RsDtypeKind dst_kind = rs_dtype_get_kind(dtypes->dst_dtype);
+    if (dst_kind == RS_DTYPE_KIND_INTEGER || n_same_kind == 0) {
         /* Another kind of values (i8 or c64 for floating-point weights): the weights would
          * lose their values, as rs_refit_add_converted() says for one tensor. */
         RsDtypeKind model_kind = rs_dtype_get_kind(rs_model_get_dtype(model));
@@ -295,19 +279,42 @@ rs_refit_new_from_model_full(const RsModel *model, GPtrArray *src_layouts, GPtrA
                     rs_dtype_get_name(dtypes->dst_dtype), rs_dtype_get_kind_name(dst_kind),
                     rs_model_get_name(model), rs_dtype_get_kind_name(model_kind),
                     rs_dtype_get_kind_name(model_kind), rs_dtype_get_kind_name(dst_kind));
-        return NULL;
+        return FALSE;
     }
-    if (dtypes != NULL && dtypes->has_dst_dtype && n > 0 && n_applied == 0) {
-        /* A quantised format that applies to none of the tensors (MXFP4 on a dense model)
-         * would serve the model as stored under the format's name. */
-        g_set_error(error, RS_REFIT_ERROR, RS_REFIT_ERROR_CONVERT,
-                    "%s applies to %s, and %s has none: it would be served as stored (%s)",
-                    rs_dtype_get_name(dtypes->dst_dtype),
-                    dtypes->dst_dtype == RS_DTYPE_MXFP4
-                        ? "routed expert weights only (as gpt-oss and Kimi-K3 store them)"
-                        : "linear weights of 2 or more dims only",
-                    rs_model_get_name(model), rs_dtype_get_name(rs_model_get_dtype(model)));
+    /* A quantised format that applies to none of the tensors (MXFP4 on a dense model)
+     * would serve the model as stored under the format's name. */
+    g_set_error(error, RS_REFIT_ERROR, RS_REFIT_ERROR_CONVERT,
+                "%s applies to %s, and %s has none: it would be served as stored (%s)",
+                rs_dtype_get_name(dtypes->dst_dtype),
+                dtypes->dst_dtype == RS_DTYPE_MXFP4
+                    ? "routed expert weights only (as gpt-oss and Kimi-K3 store them)"
+                    : "linear weights of 2 or more dims only",
+                rs_model_get_name(model), rs_dtype_get_name(rs_model_get_dtype(model)));
+    return FALSE;
+}
+
+RsRefit *
+rs_refit_new_from_model_full(const RsModel *model, GPtrArray *src_layouts, GPtrArray *src_buffers,
+                             GPtrArray *dst_layouts, GPtrArray *dst_buffers,
+                             const RsRefitDtypes *dtypes, GError **error)
+{
+    guint n = rs_model_get_n_tensors(model);
+    g_return_val_if_fail(src_layouts->len == n && dst_layouts->len == n, NULL);
+    g_return_val_if_fail(src_buffers == NULL || src_buffers->len == n, NULL);
+    g_return_val_if_fail(dst_buffers == NULL || dst_buffers->len == n, NULL);
+    if (!rs_refit_check_dtypes(model, dtypes, error))
         return NULL;
+    g_autoptr(RsRefit) refit = rs_refit_new();
+    for (guint i = 0; i < n; i++) {
+        const RsTensorSpec *spec = rs_model_get_tensor(model, i);
+        RsRefitEntry entry = {spec->name, spec->dtype, spec->dtype,
+                              src_buffers ? g_ptr_array_index(src_buffers, i) : NULL,
+                              dst_buffers ? g_ptr_array_index(dst_buffers, i) : NULL};
+        if (dtypes != NULL && dtypes->has_dst_dtype && dtype_applies(dtypes, spec))
+            entry.dst_dtype = dtypes->dst_dtype;
+        if (!rs_refit_add_converted(refit, &entry, g_ptr_array_index(src_layouts, i),
+                                    g_ptr_array_index(dst_layouts, i), error))
+            return NULL;
     }
     return g_steal_pointer(&refit);
 }

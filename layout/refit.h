@@ -132,6 +132,22 @@ typedef struct {
 } RsRefitDtypes;
 
 /**
+ * rs_refit_check_dtypes:
+ * @model: the model
+ * @dtypes: (nullable): destination dtypes; NULL or no dst_dtype: nothing to check
+ * @error: RS_REFIT_ERROR_CONVERT when @dtypes' dtype converts none of @model's tensors: a
+ *   format that applies to none of them (MXFP4 on a model without routed experts: the
+ *   model would be served as stored under the format's name), or another kind of values
+ *   (an integer dtype, or a complex one for real weights)
+ *
+ * The check rs_refit_new_from_model_full() makes before it plans a tensor; `reshard
+ * layout --infer-dtype`, which builds no refit, makes it too. O(tensors).
+ *
+ * Returns: TRUE when the dtype converts at least one tensor (or there is none to check).
+ */
+gboolean rs_refit_check_dtypes(const RsModel *model, const RsRefitDtypes *dtypes, GError **error);
+
+/**
  * rs_refit_new_from_model_full:
  * @model: the model
  * @src_layouts, @dst_layouts: (element-type RsLayout): one layout per model tensor

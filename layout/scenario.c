@@ -522,6 +522,11 @@ rs_scenario_build_side(RsScenario *s, RsScenarioSide side, RsScenarioSideBuild *
     g_autoptr(RsTopology) topo = NULL;
     if (s->topology != NULL && (topo = load_topology(s, error)) == NULL)
         return FALSE;
+    /* The inference dtype must convert some tensor, as rs_scenario_build()'s refit
+     * requires (a side alone builds no refit). */
+    RsRefitDtypes dtypes = {s->has_infer_dtype, s->infer_dtype};
+    if (side == RS_SCENARIO_SIDE_INFER && !rs_refit_check_dtypes(model, &dtypes, error))
+        return prefix_where(error, s->infer_dtype_where);
     if (!resolve_side(s, side, model, topo, &out->layouts, error))
         return FALSE;
     out->model = g_steal_pointer(&model);

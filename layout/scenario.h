@@ -165,9 +165,11 @@ typedef struct {
  * @out: (out caller-allocates): the model (in the scenario's form: dtype, MTP, storage,
  *   scale, layers), the topology when the scenario names one, and the side's layouts;
  *   clear with rs_scenario_side_build_clear()
- * @error: as rs_scenario_build(), from the same code: the model is loaded and the side's
+ * @error: as rs_scenario_build(), from the same code: the model is loaded, the side's
  *   GPUs checked (against the topology when given) and resolved exactly as
- *   rs_scenario_build() does for that side
+ *   rs_scenario_build() does for that side; for the inference side an inference dtype
+ *   that converts none of the model's tensors is refused as the refit refuses it
+ *   (rs_refit_check_dtypes(), prefixed with where the dtype was given)
  *
  * Returns: TRUE on success; on failure @out holds nothing.
  */
