@@ -71,7 +71,7 @@ vllm_unfused_heads(RsResolver *r, const RsTensorSpec *t, RsMeshChoice *c, guint 
         /* Each KV head on tp / n_kv consecutive ranks: split tp into [n_kv, tp / n_kv]
          * and shard only over the first. */
         const guint sizes[3] = {(guint)outer, t->n_heads, (guint)(tp / t->n_heads)};
-        const char *const names[3] = {"dp", "tp_kv", "tp_replica"};
+        const char *const names[3] = {"replica", "tp_kv", "tp_replica"};
         rs_mesh_choice_init(c, ranks, 3, sizes, names);
         rs_mesh_choice_shard(c, 1, 0);
         return TRUE;
@@ -160,8 +160,10 @@ vllm_choose(RsResolver *r, guint index, RsMeshChoice *c, GError **error)
     const RsTensorSpec *t = rs_model_get_tensor(r->model, index);
     guint stage = rs_pipeline_get_stage(&v->pipe, t->layer);
     const guint32 *ranks = v->stage_ranks[stage];
+    /* The dense weights' copies: every engine replica and every vLLM dp rank holds one
+     * (it was labelled dp, which read wrong for replicas=2: [dp=2, tp=4]). */
     const guint sizes[2] = {(guint)(v->replicas * v->dp), (guint)v->tp};
-    const char *const names[2] = {"dp", "tp"};
+    const char *const names[2] = {"replica", "tp"};
     gboolean complete = rs_fuse_group_is_complete(r->model, index);
     rs_mesh_choice_init(c, ranks, 2, sizes, names);
     switch (t->role) {

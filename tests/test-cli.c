@@ -435,6 +435,32 @@ test_gpt_oss_mxfp4_vllm(void)
     run_result_clear(&r);
 }
 
+/* vLLM's dense mesh holds a copy per engine replica and per vLLM dp rank: it is labelled
+ * replica (it read [dp=2, tp=2] for two engines of tp=2, dp=1). */
+static void
+test_vllm_dense_mesh_label(void)
+{
+    const char *engines[] = {"layout", "--model", "qwen3-30b-a3b", "--infer",
+                             "vllm:tp=2,replicas=2", "--tensor",
+                             "model.layers.0.self_attn.qkv_proj.weight", NULL};
+    RunResult r = run_reshard(engines);
+    assert_exit_code(&r, 0);
+    assert_contains(r.out, "layout  vllm tp=2 replicas=2 on GPUs 0-3\n"
+                           "        mesh [replica=2, tp=2] ranks 0-3, R,qkv(");
+    run_result_clear(&r);
+    const char *dp[] = {"layout", "--model", "qwen3-30b-a3b", "--infer", "vllm:tp=2,dp=2,replicas=2",
+                        "--tensor", "model.layers.0.mlp.experts.w13_weight", NULL};
+    r = run_reshard(dp);
+    assert_exit_code(&r, 0);
+    assert_contains(r.out, "mesh [replica=2, moe_tp=4] ranks 0-7");
+    run_result_clear(&r);
+    dp[6] = "model.layers.0.self_attn.qkv_proj.weight";
+    r = run_reshard(dp);
+    assert_exit_code(&r, 0);
+    assert_contains(r.out, "mesh [replica=4, tp=2] ranks 0-7");
+    run_result_clear(&r);
+}
+
 /* FSDP2 rows finer than FP8's 128 x 128 blocks (dp=16 over k_proj's 512 rows: 32 a rank):
  * no source holds a block whole, so the weights cross unquantised and the plan succeeds
  * (it failed: "rank 16 needs elements [0:256, 0:2048] that no source rank holds"). The
@@ -1220,6 +1246,24 @@ static const CliCase cli_cases[] = {
      2,
      {"mxfp4 applies to routed expert weights only (as gpt-oss and Kimi-K3 store them), and "
       "Llama-3.1-8B has none: it would be served as stored (bf16)",
+      NULL}},
+    /* `layout` builds no refit, where that rule lived: it laid a dense model out under
+     * --infer-dtype mxfp4 and exited 0. */
+    {{"layout", "--model", "llama-3.1-8b", "--infer", "vllm:tp=4", "--infer-dtype", "mxfp4",
+      "--tensor", "model.layers.0.mlp.down_proj.weight", NULL},
+     NULL,
+     NULL,
+     2,
+     {"reshard layout: --infer-dtype: mxfp4 applies to routed expert weights only (as gpt-oss "
+      "and Kimi-K3 store them), and Llama-3.1-8B has none: it would be served as stored (bf16)",
+      NULL}},
+    {{"layout", "--model", "llama-3.1-8b", "--infer", "vllm:tp=4", "--infer-dtype", "i8",
+      "--tensor", "q_proj", NULL},
+     NULL,
+     NULL,
+     2,
+     {"reshard layout: --infer-dtype: i8 is integer: Llama-3.1-8B's floating-point weights "
+      "would lose their values",
       NULL}},
     /* An integer or complex inference dtype was refused as if it were a coverage problem
      * ("applies to linear weights of 2 or more dims only, and ... has none"), and a
@@ -3786,6 +3830,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/plan/hierarchical-one-domain", test_hierarchical_one_domain);
     g_test_add_func("/cli/simulate/fsdp2-fp8-plans", test_fsdp2_fp8_plans);
     g_test_add_func("/cli/simulate/gpt-oss-mxfp4-vllm", test_gpt_oss_mxfp4_vllm);
+    g_test_add_func("/cli/layout/vllm-dense-mesh-label", test_vllm_dense_mesh_label);
     g_test_add_func("/cli/plan/fp8-quantised-on-load", test_plan_fp8_quantised_on_load);
     g_test_add_func("/cli/models/mtp-listing", test_models_mtp_listing);
     g_test_add_func("/cli/plan/mxfp4-conversion-odd-rows", test_plan_mxfp4_conversion_odd_rows);
