@@ -104,7 +104,7 @@ plan_table(const RsPlanReport *r, guint64 *moved, guint64 *local)
         rs_table_set_uint(t, PL_SRC, tr->src);
         rs_table_set_uint(t, PL_DST, tr->dst);
         rs_table_set_text(t, PL_TENSOR, rs_refit_get_tensor(r->refit, tr->tensor_idx)->name);
-        set_box(t, PL_BOX, &tr->box);
+        set_box(t, PL_BOX, tr->box);
         rs_table_set_uint(t, PL_BYTES, tr->size_bytes);
         rs_table_set_text(t, PL_KIND, transfer_kind(tr, r->topology));
         rs_table_set_bool(t, PL_LOCAL, tr->src == tr->dst);

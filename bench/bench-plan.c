@@ -77,7 +77,8 @@ reference_sort_s(guint n)
     return s;
 }
 
-/* The plan's own arrays, bytes: transfers, messages and message dependencies. */
+/* The plan's own arrays, bytes: transfers and their boxes, messages and message
+ * dependencies. */
 static guint64
 plan_bytes(const RsPlan *plan)
 {
@@ -85,6 +86,7 @@ plan_bytes(const RsPlan *plan)
     for (guint m = 0; m < rs_plan_get_n_messages(plan); m++)
         deps += rs_plan_get_message(plan, m)->n_deps;
     return (guint64)rs_plan_get_n_transfers(plan) * sizeof(RsTransfer) +
+           (guint64)rs_plan_get_n_boxes(plan) * sizeof(RsBox) +
            (guint64)rs_plan_get_n_messages(plan) * sizeof(RsMessage) + deps * sizeof(guint);
 }
 

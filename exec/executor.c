@@ -120,7 +120,7 @@ build_pieces(const ExecContext *ctx, guint transfer, GArray *out, GError **error
     guint64 covered = 0;
     for (guint i = 0; i < n_src; i++) {
         RsBox a;
-        if (!rs_box_intersect(&tr->box, &src_boxes[i].box, &a))
+        if (!rs_box_intersect(tr->box, &src_boxes[i].box, &a))
             continue;
         for (guint j = 0; j < n_dst; j++) {
             PieceBox p;
@@ -132,10 +132,10 @@ build_pieces(const ExecContext *ctx, guint transfer, GArray *out, GError **error
             covered += rs_box_get_n_elems(&p.box);
         }
     }
-    guint64 want = rs_box_get_n_elems(&tr->box);
+    guint64 want = rs_box_get_n_elems(tr->box);
     if (covered != want) {
         const RsRefitTensor *t = rs_refit_get_tensor(ctx->refit, tr->tensor_idx);
-        g_autofree char *box = rs_box_format(&tr->box);
+        g_autofree char *box = rs_box_format(tr->box);
         g_set_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID,
                     "%s: transfer %u -> %u of %s: the buffers of both ranks hold %" G_GUINT64_FORMAT
                     " of its %" G_GUINT64_FORMAT " elements",
@@ -373,7 +373,7 @@ context_find_aligned(const ExecContext *ctx, GError **error)
         if (tr->depends_on < 0)
             continue;
         const RsTransfer *dep = rs_plan_get_transfer(plan, (guint)tr->depends_on);
-        if (dep->phase != tr->phase || !rs_box_is_equal(&tr->box, &dep->box))
+        if (dep->phase != tr->phase || !rs_box_is_equal(tr->box, dep->box))
             continue;
         if (!build_pieces(ctx, k, pieces, error))
             return NULL;

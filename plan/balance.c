@@ -106,6 +106,7 @@ pattern_free(gpointer p)
     g_array_unref(pat->members);
     rs_source_groups_clear(&pat->sg);
     g_array_unref(pat->local.transfers);
+    g_hash_table_unref(pat->local.boxes);
     g_free(pat);
 }
 
@@ -132,6 +133,7 @@ patterns_build(RsBalance *p, guint64 max_transfer_bytes)
             pat->members = g_array_new(FALSE, FALSE, sizeof(guint32));
             pat->local.transfers = g_array_new(FALSE, FALSE, sizeof(RsTransfer));
             pat->local.max_transfer_bytes = max_transfer_bytes;
+            pat->local.boxes = rs_plan_box_table_new();
             g_ptr_array_add(p->patterns, pat);
             g_hash_table_insert(by_key, g_memdup2(&key, sizeof key),
                                 GUINT_TO_POINTER(p->patterns->len));
@@ -400,6 +402,7 @@ rs_balance_instantiate(const RsBalance *p, RsPlanBuilder *b)
             for (guint i = 0; i < local->len; i++) {
                 RsTransfer tr = g_array_index(local, RsTransfer, i);
                 tr.tensor_idx = tensor_idx;
+                tr.box = rs_plan_box_intern(b->boxes, tr.box); /* the pattern's dies first */
                 if (tr.depends_on >= 0)
                     tr.depends_on += base;
                 g_array_append_val(b->transfers, tr);

@@ -242,10 +242,16 @@ rs_plan_build_full(const RsRefit *refit, RsStrategy strategy, const RsPlanOption
     if (!check_transfer_count(refit, strategy, staging, n_channels,
                               options ? options->memory_limit_bytes : 0, error))
         return NULL;
-    RsPlanBuilder b = {g_array_new(FALSE, FALSE, sizeof(RsTransfer)), staging, RS_PACK_KERNEL,
-                       RS_ROUND_SYNC_GROUP, 0, options != NULL ? options->topology : NULL};
+    RsPlanBuilder b = {g_array_new(FALSE, FALSE, sizeof(RsTransfer)),
+                       staging,
+                       RS_PACK_KERNEL,
+                       RS_ROUND_SYNC_GROUP,
+                       0,
+                       options != NULL ? options->topology : NULL,
+                       rs_plan_box_table_new()};
     if (!build_transfers(&b, refit, strategy, options, error)) {
         g_array_unref(b.transfers);
+        g_hash_table_unref(b.boxes);
         return NULL;
     }
     /* The caller's options, not a uniform fabric's: rounds use the same staging bound the
@@ -255,6 +261,7 @@ rs_plan_build_full(const RsRefit *refit, RsStrategy strategy, const RsPlanOption
     plan->pack_method = b.pack_method;
     plan->round_sync = b.round_sync;
     plan->relay_chunk_bytes = b.relay_chunk_bytes;
+    plan->boxes = b.boxes; /* the plan owns the boxes its transfers point at */
     rs_plan_finish(plan, b.transfers, options);
     g_array_unref(b.transfers);
     return plan;

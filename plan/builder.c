@@ -66,6 +66,23 @@ rs_source_groups_build(RsSourceGroups *sg, const RsLayout *src)
     }
 }
 
+GHashTable *
+rs_plan_box_table_new(void)
+{
+    return g_hash_table_new_full(rs_box_hash, rs_box_equal, g_free, NULL);
+}
+
+const RsBox *
+rs_plan_box_intern(GHashTable *boxes, const RsBox *box)
+{
+    RsBox *found = g_hash_table_lookup(boxes, box);
+    if (found == NULL) {
+        found = g_memdup2(box, sizeof *box);
+        g_hash_table_add(boxes, found);
+    }
+    return found;
+}
+
 gint64
 rs_plan_builder_emit(RsPlanBuilder *b, const RsRefitTensor *t, guint32 tensor_idx, guint32 src,
                      guint32 dst, guint32 phase, guint32 flags, gint64 depends_on, const RsBox *box)
@@ -78,7 +95,7 @@ rs_plan_builder_emit(RsPlanBuilder *b, const RsRefitTensor *t, guint32 tensor_id
     tr.phase = phase;
     tr.flags = flags;
     tr.depends_on = depends_on;
-    tr.box = *box;
+    tr.box = rs_plan_box_intern(b->boxes, box);
     tr.size_bytes = rs_refit_tensor_get_n_bytes(t, rs_box_get_n_elems(box));
     g_array_append_val(b->transfers, tr);
     return (gint64)b->transfers->len - 1;

@@ -7,7 +7,7 @@
 static gboolean
 check_fail(GError **error, const RsRefit *refit, const RsTransfer *tr, const char *what)
 {
-    g_autofree char *box = rs_box_format(&tr->box);
+    g_autofree char *box = rs_box_format(tr->box);
     g_set_error(
         error, RS_PLAN_ERROR, RS_PLAN_ERROR_INVALID, "%s: transfer %u -> %u of %s (phase %u): %s",
         rs_refit_get_tensor(refit, tr->tensor_idx)->name, tr->src, tr->dst, box, tr->phase, what);
@@ -62,7 +62,7 @@ staging_covers(const RsPlan *plan, GHashTable *fills, guint32 tensor_idx, guint3
     for (guint i = 0; i < list->len && rest->len > 0; i++) {
         const RsTransfer *f = rs_plan_get_transfer(plan, g_array_index(list, guint, i));
         if (f->phase < phase)
-            rs_box_list_subtract(rest, &f->box);
+            rs_box_list_subtract(rest, f->box);
     }
     return rest->len == 0;
 }
@@ -103,7 +103,7 @@ check_sender_holds(const RsPlan *plan, const RsRefit *refit, GHashTable *fills,
             tr->depends_on >= 0 ? rs_plan_get_transfer(plan, (guint)tr->depends_on) : NULL;
         if (dep == NULL || dep->dst != tr->src || (dep->flags & RS_TRANSFER_TO_STAGING) ||
             dep->tensor_idx != tr->tensor_idx || dep->phase > tr->phase ||
-            !rs_box_is_within(&tr->box, &dep->box))
+            !rs_box_is_within(tr->box, dep->box))
             return check_fail(error, refit, tr,
                               "relays bytes its dependency did not deliver to its shard");
     } else if (tr->flags & RS_TRANSFER_FROM_STAGING) {
@@ -111,12 +111,12 @@ check_sender_holds(const RsPlan *plan, const RsRefit *refit, GHashTable *fills,
             const RsTransfer *dep = rs_plan_get_transfer(plan, (guint)tr->depends_on);
             if (dep->dst != tr->src || !(dep->flags & RS_TRANSFER_TO_STAGING) ||
                 dep->tensor_idx != tr->tensor_idx || dep->phase > tr->phase ||
-                !rs_box_is_within(&tr->box, &dep->box))
+                !rs_box_is_within(tr->box, dep->box))
                 return check_fail(error, refit, tr, "forwards bytes its dependency did not bring");
-        } else if (!staging_covers(plan, fills, tr->tensor_idx, tr->src, tr->phase, &tr->box)) {
+        } else if (!staging_covers(plan, fills, tr->tensor_idx, tr->src, tr->phase, tr->box)) {
             return check_fail(error, refit, tr, "reads staging that no earlier phase filled");
         }
-    } else if (rs_layout_count_held(t->src, tr->src, &tr->box) != n_elems) {
+    } else if (rs_layout_count_held(t->src, tr->src, tr->box) != n_elems) {
         return check_fail(error, refit, tr, "the source rank does not hold the box");
     }
     return TRUE;
@@ -135,8 +135,8 @@ check_transfer(const RsPlan *plan, const RsRefit *refit, GHashTable *fills, guin
     const RsRefitTensor *t = rs_refit_get_tensor(refit, tr->tensor_idx);
     RsBox full;
     rs_box_init_full(&full, t->n_dims, t->shape);
-    guint64 n_elems = rs_box_get_n_elems(&tr->box);
-    if (n_elems == 0 || !rs_box_is_within(&tr->box, &full))
+    guint64 n_elems = rs_box_get_n_elems(tr->box);
+    if (n_elems == 0 || !rs_box_is_within(tr->box, &full))
         return check_fail(error, refit, tr, "empty box or box outside the tensor");
     if (tr->size_bytes != rs_refit_tensor_get_n_bytes(t, n_elems))
         return check_fail(error, refit, tr, "size_bytes does not match the box");
@@ -144,9 +144,9 @@ check_transfer(const RsPlan *plan, const RsRefit *refit, GHashTable *fills, guin
         return FALSE;
     if (tr->flags & RS_TRANSFER_TO_STAGING)
         return TRUE;
-    if (rs_layout_count_held(t->dst, tr->dst, &tr->box) != n_elems)
+    if (rs_layout_count_held(t->dst, tr->dst, tr->box) != n_elems)
         return check_fail(error, refit, tr, "the box is not part of the destination shard");
-    if (tr->src != tr->dst && rs_layout_count_held(t->src, tr->dst, &tr->box) != 0)
+    if (tr->src != tr->dst && rs_layout_count_held(t->src, tr->dst, tr->box) != 0)
         return check_fail(error, refit, tr, "sends elements the destination already holds");
     DeliveryKey k = {tr->tensor_idx, tr->dst, i};
     g_array_append_val(deliveries, k);
@@ -177,8 +177,8 @@ check_deliveries(const RsPlan *plan, const RsRefit *refit, GArray *deliveries, G
                 if (k->tensor_idx != ti || k->dst != rank)
                     break;
                 const RsTransfer *tr = rs_plan_get_transfer(plan, k->index);
-                g_array_append_val(pieces, tr->box);
-                got += rs_box_get_n_elems(&tr->box);
+                g_array_append_vals(pieces, tr->box, 1);
+                got += rs_box_get_n_elems(tr->box);
             }
             if (got != expected || !pieces_disjoint(pieces)) {
                 g_set_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_INVALID,

@@ -23,6 +23,7 @@ struct _RsPlan {
     RsPackMethod pack_method; /* RS_PACK_KERNEL unless the strategy set another */
     RsRoundSync round_sync;   /* RS_ROUND_SYNC_GROUP unless the strategy set another */
     guint64 relay_chunk_bytes; /* the pipeline step of its relays, bytes; 0: the executor's */
+    GHashTable *boxes;         /* the boxes its transfers point at (rs_plan_box_table_new()) */
 };
 
 /* Set by a strategy's builder (through RsPlanBuilder, copied when the plan is made, or on
@@ -79,6 +80,14 @@ void rs_source_groups_build(RsSourceGroups *sg, const RsLayout *src);
 /* Frees what rs_source_groups_build() made; a zeroed (never built) @sg is fine. */
 void rs_source_groups_clear(RsSourceGroups *sg);
 
+/* A table of boxes, each stored once: RsBox → the same RsBox, owned by the table (its keys).
+ * Free with g_hash_table_unref(). */
+GHashTable *rs_plan_box_table_new(void);
+
+/* The table's copy of @box, added when missing. Returns: (transfer none): a box equal to
+ * @box, alive as @boxes. O(1) expected (rs_box_hash()). */
+const RsBox *rs_plan_box_intern(GHashTable *boxes, const RsBox *box);
+
 typedef struct {
     GArray *transfers;          /* RsTransfer, in emission order */
     guint64 max_transfer_bytes; /* network transfers are split to at most this (staging) */
@@ -88,6 +97,7 @@ typedef struct {
     guint64 relay_chunk_bytes;  /* the plan's, 0 unless the strategy pipelines its relays as
                                  * a library does (NCCL's broadcast step) */
     const RsTopology *topology; /* (nullable) the options' cluster */
+    GHashTable *boxes;          /* what the transfers' boxes point at (rs_plan_box_intern()) */
 } RsPlanBuilder;
 
 /* Appends a transfer of @box of tensor @t (index @tensor_idx); returns its index. */

@@ -54,7 +54,15 @@ rs_plan_free(RsPlan *plan)
     g_array_unref(plan->transfers);
     g_array_unref(plan->messages);
     g_array_unref(plan->message_deps);
+    if (plan->boxes != NULL)
+        g_hash_table_unref(plan->boxes);
     g_free(plan);
+}
+
+guint
+rs_plan_get_n_boxes(const RsPlan *plan)
+{
+    return plan->boxes != NULL ? g_hash_table_size(plan->boxes) : 0;
 }
 
 RsStrategy

@@ -104,7 +104,10 @@ typedef struct {
     guint32 flags;      /* RsTransferFlags */
     gint64 depends_on;  /* transfer that brought these bytes to src's staging, or -1 */
     guint64 size_bytes; /* the box's elements in the wire (destination) dtype */
-    RsBox box;          /* global coordinates of the tensor */
+    /* Global coordinates of the tensor. Owned by the plan, alive as it, and shared by the
+     * transfers of one box (a ring's hops forward the same box: nccl-broadcast's 3.8 × 10^6
+     * transfers on the default scenario took 730 MB with a box in each, 152 B of them). */
+    const RsBox *box;
 } RsTransfer;
 
 typedef struct {
@@ -272,6 +275,9 @@ RsStrategy rs_plan_get_strategy(const RsPlan *plan);
 guint rs_plan_get_n_transfers(const RsPlan *plan);
 /** rs_plan_get_transfer: Returns: (transfer none): transfer @index, alive as @plan. */
 const RsTransfer *rs_plan_get_transfer(const RsPlan *plan, guint index);
+/** rs_plan_get_n_boxes: Returns: the distinct boxes the transfers point at (each stored
+ * once, sizeof(RsBox) bytes). */
+guint rs_plan_get_n_boxes(const RsPlan *plan);
 /** rs_plan_get_n_messages: Returns: messages including local copies (src == dst). */
 guint rs_plan_get_n_messages(const RsPlan *plan);
 /** rs_plan_get_n_network_messages: Returns: messages with src != dst. */

@@ -51,8 +51,8 @@ transfer_compare(gconstpointer pa, gconstpointer pb, gpointer user_data)
         c = rs_plan_cmp_u64(transfer_origin(all, a), transfer_origin(all, b));
     if (c == 0)
         c = rs_plan_cmp_u64(a->tensor_idx, b->tensor_idx);
-    for (guint d = 0; c == 0 && d < a->box.n_dims; d++)
-        c = rs_plan_cmp_i64(a->box.lo[d], b->box.lo[d]);
+    for (guint d = 0; c == 0 && d < a->box->n_dims; d++)
+        c = rs_plan_cmp_i64(a->box->lo[d], b->box->lo[d]);
     return c != 0 ? c : rs_plan_cmp_u64(ia, ib);
 }
 
@@ -145,9 +145,9 @@ typedef struct {
 static inline void
 key_ranges_add(KeyRanges *r, const RsTransfer *all, const RsTransfer *t, guint depth)
 {
-    for (guint d = 0; d < t->box.n_dims; d++) {
-        r->has_negative_lo = r->has_negative_lo || t->box.lo[d] < 0;
-        r->max[F_IDX + 1 + d] = MAX(r->max[F_IDX + 1 + d], (guint64)t->box.lo[d]);
+    for (guint d = 0; d < t->box->n_dims; d++) {
+        r->has_negative_lo = r->has_negative_lo || t->box->lo[d] < 0;
+        r->max[F_IDX + 1 + d] = MAX(r->max[F_IDX + 1 + d], (guint64)t->box->lo[d]);
     }
     r->max[F_TENSOR] = MAX(r->max[F_TENSOR], t->tensor_idx);
     if (t->depends_on >= 0)
@@ -197,8 +197,8 @@ sort_order_by_keys(const GArray *raw, const guint *depth, const KeyRanges *range
         const RsTransfer *t = &all[i];
         guint64 *row = &keys[(gsize)i * n_words];
         key_put(row, offset[F_IDX], width[F_IDX], i);
-        for (guint d = 0; d < t->box.n_dims; d++)
-            key_put(row, offset[F_IDX + 1 + d], width[F_IDX + 1 + d], (guint64)t->box.lo[d]);
+        for (guint d = 0; d < t->box->n_dims; d++)
+            key_put(row, offset[F_IDX + 1 + d], width[F_IDX + 1 + d], (guint64)t->box->lo[d]);
         key_put(row, offset[F_TENSOR], width[F_TENSOR], t->tensor_idx);
         key_put(row, offset[F_ORIGIN], width[F_ORIGIN],
                 t->depends_on >= 0 ? all[t->depends_on].src : holder_origin);

@@ -28,7 +28,7 @@ charge_copies(const RsRefit *refit, const RsTopology *topo, const RsTransfer *tr
               double *rank_one_s, double *node_s, GError **error)
 {
     const RsRefitTensor *t = rs_refit_get_tensor(refit, tr->tensor_idx);
-    double bytes_per_elem = (double)tr->size_bytes / (double)rs_box_get_n_elems(&tr->box);
+    double bytes_per_elem = (double)tr->size_bytes / (double)rs_box_get_n_elems(tr->box);
     RsLocalBox staging;
     rs_local_box_init_row_major(&staging, t->n_dims, t->shape);
     guint n_src, n_dst;
@@ -45,7 +45,7 @@ charge_copies(const RsRefit *refit, const RsTopology *topo, const RsTransfer *tr
     gboolean local = tr->src == tr->dst;
     for (guint i = 0; i < n_src; i++) {
         RsBox a;
-        if (!rs_box_intersect(&tr->box, &src[i].box, &a))
+        if (!rs_box_intersect(tr->box, &src[i].box, &a))
             continue;
         for (guint j = 0; j < n_dst; j++) {
             RsBox p;

@@ -27,7 +27,7 @@ side_cost(const RsRefit *refit, const RsTransfer *tr, const RsGpuCosts *c, RsPac
           gboolean src_side, gboolean local, double *copy_s, double *fixed_s, GError **error)
 {
     const RsRefitTensor *t = rs_refit_get_tensor(refit, tr->tensor_idx);
-    double bytes_per_elem = (double)tr->size_bytes / (double)rs_box_get_n_elems(&tr->box);
+    double bytes_per_elem = (double)tr->size_bytes / (double)rs_box_get_n_elems(tr->box);
     RsLocalBox staging;
     rs_local_box_init_row_major(&staging, t->n_dims, t->shape);
     guint n_side, n_other = 0;
@@ -45,7 +45,7 @@ side_cost(const RsRefit *refit, const RsTransfer *tr, const RsGpuCosts *c, RsPac
                                                   : s_per_byte(c->kernel_copy_bytes_per_s);
     for (guint i = 0; i < n_side; i++) {
         RsBox a;
-        if (!rs_box_intersect(&tr->box, &side[i].box, &a))
+        if (!rs_box_intersect(tr->box, &side[i].box, &a))
             continue;
         guint64 n_elems = rs_box_get_n_elems(&a);
         guint64 run_elems = rs_local_box_get_run_elems(&side[i], &a);

@@ -465,8 +465,10 @@ test_bad_options(void)
             net = k;
     RsTransfer *bad = (RsTransfer *)rs_plan_get_transfer(plan, net);
     RsTransfer saved = *bad;
-    bad->box.lo[0] = bad->src == 0 ? 4 : 0; /* rows the other rank holds */
-    bad->box.hi[0] = bad->box.lo[0] + 4;
+    RsBox other = *bad->box;             /* (a copy: the plan's boxes are shared) */
+    other.lo[0] = bad->src == 0 ? 4 : 0; /* rows the other rank holds */
+    other.hi[0] = other.lo[0] + 4;
+    bad->box = &other;
     RsExecOptions plain = {0};
     g_assert_false(rs_exec_run(tr, plan, refit, &plain, &res, &error));
     g_assert_error(error, RS_EXEC_ERROR, RS_EXEC_ERROR_INVALID);

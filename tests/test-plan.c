@@ -465,7 +465,7 @@ replay_plan(const RsPlan *plan, guint32 tensor_idx, const RefLayout *src, const 
                 else
                     r.count = table_array(r.received, tr->dst, sizeof(guint), r.n_elems);
                 r.ok = TRUE;
-                for_each_elem(&tr->box, src->shape, visit, &r);
+                for_each_elem(tr->box, src->shape, visit, &r);
                 if (!r.ok)
                     failure = g_strdup_printf("transfer %u (%u -> %u): source lacks elements", i,
                                               tr->src, tr->dst);
@@ -481,7 +481,7 @@ replay_plan(const RsPlan *plan, guint32 tensor_idx, const RefLayout *src, const 
                         probe.mark = NULL;
                         probe.count = NULL;
                         probe.ok = TRUE;
-                        for_each_elem(&tr->box, src->shape, visit, &probe);
+                        for_each_elem(tr->box, src->shape, visit, &probe);
                         g_free(inv);
                         if (!probe.ok && failure == NULL)
                             failure = g_strdup_printf("transfer %u sends held elements", i);
@@ -1026,8 +1026,10 @@ test_checker_rejects(void)
     g_assert_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_INVALID);
     g_clear_error(&error);
     *tr = saved;
-    /* Missing rows: shrink a box. */
-    tr->box.hi[0] -= 1;
+    /* Missing rows: shrink a box (a copy: the plan's boxes are shared). */
+    RsBox shrunk = *tr->box;
+    shrunk.hi[0] -= 1;
+    tr->box = &shrunk;
     tr->size_bytes -= 16;
     g_assert_false(rs_plan_check(plan, refit, &error));
     g_assert_error(error, RS_PLAN_ERROR, RS_PLAN_ERROR_INVALID);
@@ -1409,14 +1411,14 @@ gathered_buffer(const RsRefit *refit, const RsPlan *plan, guint t, guint32 rank)
         gint64 k[RS_MAX_DIMS] = {0};
         for (;;) {
             gint64 g[RS_MAX_DIMS], flat = 0;
-            for (guint d = 0; d < tr->box.n_dims; d++) {
-                g[d] = rs_box_get_index(&tr->box, d, k[d]);
+            for (guint d = 0; d < tr->box->n_dims; d++) {
+                g[d] = rs_box_get_index(tr->box, d, k[d]);
                 flat = flat * rt->shape[d] + g[d];
             }
             g_assert_cmpint(local_index(rt->src, tr->src, g), >=, 0);
             out[local_index(rt->dst, rank, g)] = flat + 1;
-            gint d = (gint)tr->box.n_dims - 1;
-            while (d >= 0 && ++k[d] == rs_box_get_count(&tr->box, (guint)d))
+            gint d = (gint)tr->box->n_dims - 1;
+            while (d >= 0 && ++k[d] == rs_box_get_count(tr->box, (guint)d))
                 k[d--] = 0;
             if (d < 0)
                 break;
@@ -1529,8 +1531,8 @@ test_c09_expert_ids(void)
         if (tr->dst != 4)
             continue;
         g_assert_cmpuint(tr->src, ==, 1);
-        g_assert_cmpint(tr->box.lo[0], ==, 4);
-        g_assert_cmpint(tr->box.hi[0], ==, 6);
+        g_assert_cmpint(tr->box->lo[0], ==, 4);
+        g_assert_cmpint(tr->box->hi[0], ==, 6);
         g_assert_cmpuint(tr->size_bytes, ==, 2 * 4 * 2 * 2);
         found = TRUE;
     }
@@ -1557,8 +1559,8 @@ test_c10_expert_shard(void)
     const RsTransfer *tr = rs_plan_get_transfer(plan, 1);
     g_assert_cmpuint(tr->src, ==, 11);
     g_assert_cmpuint(tr->dst, ==, 1);
-    g_assert_cmpint(tr->box.lo[0], ==, 256);
-    g_assert_cmpint(tr->box.hi[0], ==, 512);
+    g_assert_cmpint(tr->box->lo[0], ==, 256);
+    g_assert_cmpint(tr->box->hi[0], ==, 512);
     g_assert_cmpuint(tr->size_bytes, ==, 2048);
 }
 
@@ -1746,19 +1748,23 @@ test_sort_order_packed_keys(gconstpointer data)
     g_autoptr(GRand) rand = g_rand_new_with_seed(1234 + row);
     g_autoptr(GArray) raw = g_array_new(FALSE, TRUE, sizeof(RsTransfer));
     g_autofree guint *depth = g_new(guint, n);
+    g_autofree RsBox *boxes = g_new0(RsBox, n);
     for (guint i = 0; i < n; i++) {
         RsTransfer t = {0};
+        RsBox *box = &boxes[i];
+        t.box = box;
         t.tensor_idx = g_rand_int_range(rand, 0, 5);
-        t.box.n_dims = 1 + t.tensor_idx % 4; /* one tensor, one rank of dims */
+        box->n_dims = 1 + t.tensor_idx % 4; /* one tensor, one rank of dims */
         t.src = g_rand_int_range(rand, 0, 6);
         t.dst = g_rand_int_range(rand, 0, 6);
         t.phase = g_rand_int_range(rand, 0, 3);
         t.depends_on = i > 0 && g_rand_boolean(rand) ? g_rand_int_range(rand, 0, (gint32)i) : -1;
-        for (guint d = 0; d < t.box.n_dims; d++) {
+        for (guint d = 0; d < box->n_dims; d++) {
             /* Few values, so that many transfers tie up to the index. */
-            t.box.lo[d] = g_rand_boolean(rand) ? 0 : sort_rows[row].max_lo - g_rand_int_range(rand, 0, 2);
-            t.box.hi[d] = t.box.lo[d] + 1;
-            t.box.step[d] = 1;
+            box->lo[d] =
+                g_rand_boolean(rand) ? 0 : sort_rows[row].max_lo - g_rand_int_range(rand, 0, 2);
+            box->hi[d] = box->lo[d] + 1;
+            box->step[d] = 1;
         }
         t.size_bytes = 8;
         g_array_append_val(raw, t);

@@ -345,7 +345,7 @@ test_pattern_reuse(void)
                 const RsTransfer *tr = rs_plan_get_transfer(plan, i);
                 if (tr->tensor_idx != t)
                     continue;
-                g_autofree char *box = rs_box_format(&tr->box);
+                g_autofree char *box = rs_box_format(tr->box);
                 g_string_append_printf(sig, "%u>%u%s;", tr->src, tr->dst, box);
             }
             g_ptr_array_add(per_tensor, g_string_free(sig, FALSE));
