@@ -215,6 +215,9 @@ typedef struct {
     GArray *chain;         /* guint32 flow slots fluid_propagate() walks (scratch) */
     GArray *fresh;         /* exact rates: guint32 flow slots started since the last batch */
     GArray *cheap;         /* LinkKey (share: a cap in bytes/s, link: a flow slot) */
+    GArray *sched_queue;   /* guint32 messages whose next event is due (fluid_reschedule()) */
+    guint32 *sched_mark;   /* [n]: sched_epoch when queued */
+    guint32 sched_epoch;   /* starts at 1 */
     gboolean exact;        /* RS_FLOW_SIM_RATES_EXACT without fluid relays */
     /* rounds (RS_FLOW_SIM_POST_ROUNDS) */
     gboolean rounds;
@@ -1175,16 +1178,39 @@ fluid_schedule(Sim *sim, guint32 m)
     heap_update(sim, sim->slot[m], sim->now + dt);
 }
 
-/* @m's rate changed: its next event and its flowing dependents' (their catching up). */
+/* Queues @m for fluid_flush_schedules() once (a mark of this recomputation). */
+static inline void
+fluid_queue_schedule(Sim *sim, guint32 m)
+{
+    if (sim->sched_mark[m] != sim->sched_epoch) {
+        sim->sched_mark[m] = sim->sched_epoch;
+        g_array_append_val(sim->sched_queue, m);
+    }
+}
+
+/* @m's rate changed: its next event and its flowing dependents' (their catching up) are
+ * computed once the recomputation has set every rate (fluid_flush_schedules()). Computed
+ * at once, a chain of passive followers scheduled each of them twice, the second time
+ * with its new rate: a fifth of nccl-broadcast's time. */
 static void
 fluid_reschedule(Sim *sim, guint32 m)
 {
-    fluid_schedule(sim, m);
-    for (guint k = sim->dependents_first[m]; k < sim->dependents_first[m + 1]; k++) {
-        guint32 n = sim->dependents[k];
-        if (sim->state[n] == ST_ACTIVE)
-            fluid_schedule(sim, n);
+    fluid_queue_schedule(sim, m);
+    for (guint k = sim->dependents_first[m]; k < sim->dependents_first[m + 1]; k++)
+        fluid_queue_schedule(sim, sim->dependents[k]);
+}
+
+/* The next events of the flows fluid_reschedule() queued, at their final rates. */
+static void
+fluid_flush_schedules(Sim *sim)
+{
+    for (guint i = 0; i < sim->sched_queue->len; i++) {
+        guint32 m = g_array_index(sim->sched_queue, guint32, i);
+        if (sim->state[m] == ST_ACTIVE)
+            fluid_schedule(sim, m);
     }
+    g_array_set_size(sim->sched_queue, 0);
+    sim->sched_epoch++;
 }
 
 /* @m has only its last chunk left and a dependency has not arrived whole: it stops taking
@@ -2121,6 +2147,8 @@ recompute_rates(Sim *sim)
     apply_rates(sim, set_epoch);
     if (sim->fluid && !global)
         fluid_propagate(sim, set_epoch);
+    if (sim->fluid)
+        fluid_flush_schedules(sim);
 }
 
 /* Applies the new rates of the set of @set_epoch (the last filling's). */
@@ -2306,6 +2334,9 @@ sim_clear(Sim *sim)
         g_array_unref(sim->fresh);
     if (sim->cheap)
         g_array_unref(sim->cheap);
+    if (sim->sched_queue)
+        g_array_unref(sim->sched_queue);
+    g_free(sim->sched_mark);
     g_free(sim->phase_order);
     g_free(sim->phase_first);
     g_free(sim->rank_first);
@@ -2592,6 +2623,9 @@ sim_setup(Sim *sim, RsFlowSimResult *res)
     sim->forced = g_array_new(FALSE, FALSE, sizeof(guint32));
     sim->chain = g_array_new(FALSE, FALSE, sizeof(guint32));
     sim->fresh = g_array_new(FALSE, FALSE, sizeof(guint32));
+    sim->sched_queue = g_array_new(FALSE, FALSE, sizeof(guint32));
+    sim->sched_mark = g_new0(guint32, MAX(sim->n, 1));
+    sim->sched_epoch = 1;
 }
 
 static void
