@@ -210,7 +210,8 @@ typedef struct {
     double *phi;           /* [n]: its chunk as a fraction of its bytes (1: unchunked) */
     guint32 *n_chunks_ref; /* [n]: the chunks the chunked model sends for it */
     gboolean *capped;      /* [n_deps]: dependency edge binding: the message caught up with
-                            * that dependency and follows it at its pace */
+                            * that dependency and follows it at its pace (fluid_set_capped()) */
+    guint32 *n_followers;  /* [n]: its capped dependent edges */
     GArray *forced;        /* guint32 flow slots to recompute at the next batch */
     GArray *chain;         /* guint32 flow slots fluid_propagate() walks (scratch) */
     GArray *fresh;         /* exact rates: guint32 flow slots started since the last batch */
@@ -1130,6 +1131,31 @@ fluid_force(Sim *sim, guint32 m)
     g_array_append_val(sim->forced, slot);
 }
 
+/* Does the dependent of entry @i of sim->dependents follow what it depends on there (a
+ * capped edge)? O(1): scanning the dependent's dependencies for the edge was a quarter
+ * of nccl-broadcast's time, its bucket messages depending on hundreds of others. */
+static inline gboolean
+fluid_follows(const Sim *sim, guint i)
+{
+    return sim->capped[sim->dependents_edge[i]];
+}
+
+/* Dependency edge @edge (an index into deps) becomes capped (@capped) or free; its
+ * dependency's count of followers follows, so that the walks over a message's followers
+ * skip the many messages no one follows. */
+static inline void
+fluid_set_capped(Sim *sim, guint edge, gboolean capped)
+{
+    if (sim->capped[edge] == capped)
+        return;
+    sim->capped[edge] = capped;
+    guint32 d = sim->deps[edge];
+    if (capped)
+        sim->n_followers[d]++;
+    else
+        sim->n_followers[d]--;
+}
+
 /* @m's next event: its end, a waiting dependent's start threshold, or catching up with a
  * dependency it does not follow yet; into the completion heap. */
 static void
@@ -1171,7 +1197,7 @@ fluid_schedule(Sim *sim, guint32 m)
             dt = MIN(dt, fluid_gap(sim, m, d, FALSE) / closing);
         } else {
             /* Caught up and faster: it follows from now on. */
-            sim->capped[msg->first_dep + i] = TRUE;
+            fluid_set_capped(sim, msg->first_dep + i, TRUE);
             fluid_force(sim, m);
         }
     }
@@ -1225,12 +1251,10 @@ fluid_hold(Sim *sim, guint32 m)
         guint32 n = sim->dependents[i];
         if (sim->state[n] != ST_ACTIVE)
             continue;
-        const RsFlowMessage *dn = &sim->msgs[n];
-        for (guint k = 0; k < dn->n_deps; k++)
-            if (sim->deps[dn->first_dep + k] == m && sim->capped[dn->first_dep + k]) {
-                sim->capped[dn->first_dep + k] = FALSE;
-                fluid_force(sim, n);
-            }
+        if (fluid_follows(sim, i)) {
+            fluid_set_capped(sim, sim->dependents_edge[i], FALSE);
+            fluid_force(sim, n);
+        }
     }
     flow_stop(sim, m);
     sim->state[m] = ST_WAIT;
@@ -1266,7 +1290,7 @@ fluid_event(Sim *sim, guint32 m)
         if (sim->capped[msg->first_dep + i] || sim->state[d] != ST_ACTIVE || !fluid_edge(sim, m, d))
             continue;
         if (fluid_gap(sim, m, d, TRUE) <= FLUID_REL_TOLERANCE) {
-            sim->capped[msg->first_dep + i] = TRUE;
+            fluid_set_capped(sim, msg->first_dep + i, TRUE);
             fluid_force(sim, m);
         }
     }
@@ -1298,7 +1322,7 @@ fluid_dep_done(Sim *sim, guint32 m, guint32 d)
     for (guint i = 0; i < msg->n_deps; i++) {
         if (sim->deps[msg->first_dep + i] != d || !sim->capped[msg->first_dep + i])
             continue;
-        sim->capped[msg->first_dep + i] = FALSE;
+        fluid_set_capped(sim, msg->first_dep + i, FALSE);
         Flow *f = flow_at(sim, sim->slot[m]);
         settle(sim, f);
         double size = (double)msg->size_bytes;
@@ -1521,14 +1545,6 @@ link_share(const LinkState *ls)
 
 /* Progressive filling over the flows of sim->set (those marked @set_epoch): sets each one's
  * new_rate, with the flows outside the set held at their rates. Marks links with @iter. */
-/* Does the dependent of entry @i of sim->dependents follow what it depends on there (a
- * capped edge)? O(1): scanning the dependent's dependencies for the edge was a quarter
- * of nccl-broadcast's time, its bucket messages depending on hundreds of others. */
-static inline gboolean
-fluid_follows(const Sim *sim, guint i)
-{
-    return sim->capped[sim->dependents_edge[i]];
-}
 
 /* The byte rate dependency @d's (new) rate @rate_d allows its follower @n. */
 static inline double
@@ -1542,6 +1558,8 @@ static void
 fluid_push_caps(Sim *sim, guint32 slot, double rate, guint32 set_epoch, guint32 iter)
 {
     guint32 d = flow_at(sim, slot)->message;
+    if (sim->n_followers[d] == 0)
+        return;
     for (guint i = sim->dependents_first[d]; i < sim->dependents_first[d + 1]; i++) {
         guint32 n = sim->dependents[i];
         if (sim->state[n] != ST_ACTIVE || !fluid_follows(sim, i))
@@ -1773,6 +1791,8 @@ fluid_close_set(Sim *sim, guint32 set_epoch, guint *closed)
      * nccl-broadcast's time on kimi-k3-gb300. */
     for (guint i = *closed; i < sim->set->len; i++) {
         guint32 d = flow_at(sim, g_array_index(sim->set, guint32, i))->message;
+        if (sim->n_followers[d] == 0)
+            continue;
         for (guint k = sim->dependents_first[d]; k < sim->dependents_first[d + 1]; k++) {
             guint32 n = sim->dependents[k];
             if (sim->state[n] != ST_ACTIVE || !fluid_follows(sim, k))
@@ -1840,7 +1860,7 @@ fluid_clamp(Sim *sim, guint32 set_epoch, gboolean final)
                  * an earlier filling) that no longer holds it and that no link
                  * bottlenecks: the next batch recomputes it as a free flow, or it could
                  * keep that rate to its end. */
-                sim->capped[msg->first_dep + k] = FALSE;
+                fluid_set_capped(sim, msg->first_dep + k, FALSE);
                 fluid_force(sim, m);
             }
         }
@@ -2041,6 +2061,8 @@ fluid_propagate(Sim *sim, guint32 set_epoch)
     g_array_append_vals(work, sim->set->data, n_set);
     for (guint w = 0; w < work->len; w++) {
         guint32 d = flow_at(sim, g_array_index(work, guint32, w))->message;
+        if (sim->n_followers[d] == 0)
+            continue;
         for (guint k = sim->dependents_first[d]; k < sim->dependents_first[d + 1]; k++) {
             guint32 n = sim->dependents[k];
             if (sim->state[n] != ST_ACTIVE || !fluid_follows(sim, k))
@@ -2332,6 +2354,7 @@ sim_clear(Sim *sim)
     g_free(sim->phi);
     g_free(sim->n_chunks_ref);
     g_free(sim->capped);
+    g_free(sim->n_followers);
     if (sim->forced)
         g_array_unref(sim->forced);
     if (sim->chain)
@@ -2419,6 +2442,7 @@ setup_chunks(Sim *sim, RsFlowSimResult *res)
     sim->phi = g_new0(double, MAX(n, 1));
     sim->n_chunks_ref = g_new0(guint32, MAX(n, 1));
     sim->capped = g_new0(gboolean, MAX(sim->res->n_deps, 1));
+    sim->n_followers = g_new0(guint32, MAX(n, 1));
     for (guint m = 0; m < n; m++) {
         guint64 size = msgs[m].size_bytes;
         gboolean pipelined =
