@@ -49,7 +49,9 @@ static GOptionEntry entries[] = {
     {"gpus", 0, 0, G_OPTION_ARG_STRING, &opt_gpus,
      "GPUs of the convention's ranks (default 0..N-1)", "RANGES"},
     {"tensor", 't', 0, G_OPTION_ARG_STRING, &opt_tensor,
-     "A model tensor, or a fused buffer (all its tensors)", "NAME"},
+     "A model tensor, a fused buffer (all its tensors), or one routed expert's checkpoint "
+     "name (model.layers.3.mlp.experts.5.down_proj.weight: expert 5 of the stacked tensor)",
+     "NAME"},
     {"rank", 'r', 0, G_OPTION_ARG_STRING, &opt_rank, "Only this rank (GPU)", "R"},
     {"mtp", 0, 0, G_OPTION_ARG_NONE, &opt_mtp, "Include multi-token-prediction layers", NULL},
     {"format", 'f', 0, G_OPTION_ARG_STRING, &opt_format, "table, csv or json (default table)",
@@ -74,6 +76,8 @@ make_context(void)
         "      --tensor model.layers.0.self_attn.q_proj.weight --rank 1\n"
         "  reshard layout --model llama-3.1-8b --infer vllm:tp=4 \\\n"
         "      --tensor model.layers.0.self_attn.qkv_proj.weight\n"
+        "  reshard layout --model deepseek-v3 --train megatron:pp=16,ep=16,dp=16 \\\n"
+        "      --tensor model.layers.3.mlp.experts.5.down_proj.weight\n"
         "  reshard layout --shape 200x200 --dtype bf16 --mesh 2x2 --placements \"S(0),R\"\n"
         "  reshard layout --shape 4x1 --mesh 2x2 --placements \"SS(0,2),S(0)\" --format json\n"
         "  reshard layout --shape 144x4 --mesh 8 --placements \"S(0)\" --fused qkv:128,8\n");
@@ -91,6 +95,53 @@ print_ranks(const RsLayout *const *layouts, const char *const *names, guint n, R
     g_autoptr(GString) out = g_string_new(NULL);
     rs_report_layout(layouts, names, n, rank_only, header, format, out);
     fputs(out->str, stdout);
+}
+
+/* The part of @stacked (a stacked expert tensor's layout, dim 0 the expert) that holds
+ * expert @expert: the ranks holding any of it, each with its buffer, and each box cut to
+ * that expert's rows at the same buffer positions (a box's element k sits at its first
+ * element's position + k in every dim, rs_layout_builder_add_box()). Returns: (transfer
+ * full), or NULL on error. */
+static RsLayout *
+expert_layout(const RsLayout *stacked, gint64 expert, GError **error)
+{
+    guint n_dims = rs_layout_get_n_dims(stacked);
+    const gint64 *shape = rs_layout_get_shape(stacked);
+    RsBox want;
+    rs_box_init_full(&want, n_dims, shape);
+    want.lo[0] = expert;
+    want.hi[0] = expert + 1;
+    g_autoptr(RsLayoutBuilder) b = rs_layout_builder_new(n_dims, shape);
+    for (guint i = 0; i < rs_layout_get_n_ranks(stacked); i++) {
+        const gint64 *buffer = rs_layout_get_buffer_shape(stacked, i);
+        gboolean added = FALSE;
+        guint n;
+        const RsLocalBox *lb = rs_layout_get_boxes(stacked, i, &n);
+        for (guint k = 0; k < n; k++) {
+            RsBox part;
+            if (!rs_box_intersect(&lb[k].box, &want, &part))
+                continue;
+            /* The box's first element in buffer coordinates (row-major), then the part's. */
+            gint64 position[RS_MAX_DIMS];
+            guint64 rest = lb[k].offset_elems;
+            for (gint d = (gint)n_dims - 1; d >= 0; d--) {
+                gint64 extent = MAX(buffer[d], 1);
+                position[d] = (gint64)(rest % (guint64)extent);
+                rest /= (guint64)extent;
+            }
+            for (guint d = 0; d < n_dims; d++)
+                position[d] += (part.lo[d] - lb[k].box.lo[d]) / lb[k].box.step[d];
+            if (!added)
+                rs_layout_builder_add_rank(b, rs_layout_get_rank(stacked, i), buffer);
+            added = TRUE;
+            rs_layout_builder_add_box(b, &part, position);
+        }
+    }
+    g_autofree char *text = rs_layout_format(stacked);
+    g_autofree char *desc = g_strdup_printf(
+        "expert %" G_GINT64_FORMAT " (dim 0) of %s; the ranks holding it", expert, text);
+    rs_layout_builder_set_description(b, desc);
+    return rs_layout_builder_finish(g_steal_pointer(&b), error); /* (consumes it) */
 }
 
 /* --rank must name one of @ranks (guint32), the layout's GPUs. */
@@ -258,8 +309,14 @@ run_model(const char *cmd, RsFormat format)
         rs_scenario_side_build_clear(&build);
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
     }
-    g_autoptr(GArray) members = rs_cli_find_tensors(model, res.buffers, opt_tensor, &error);
-    if (members == NULL) {
+    gint64 expert = -1;
+    g_autoptr(GArray) members =
+        rs_cli_find_tensors(model, res.buffers, opt_tensor, &expert, &error);
+    g_autoptr(RsLayout) one_expert = NULL;
+    if (members != NULL && expert >= 0)
+        one_expert = expert_layout(g_ptr_array_index(res.layouts, g_array_index(members, guint, 0)),
+                                   expert, &error);
+    if (members == NULL || (expert >= 0 && one_expert == NULL)) {
         rs_convention_result_clear(&res);
         rs_scenario_side_build_clear(&build);
         return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
@@ -270,8 +327,13 @@ run_model(const char *cmd, RsFormat format)
     for (guint i = 0; i < members->len; i++) {
         guint idx = g_array_index(members, guint, i);
         const RsTensorSpec *t = rs_model_get_tensor(model, idx);
-        layouts[i] = g_ptr_array_index(res.layouts, idx);
+        layouts[i] = one_expert ? one_expert : g_ptr_array_index(res.layouts, idx);
         names[i] = t->name;
+        if (one_expert != NULL)
+            g_string_append_printf(header,
+                                   "expert  %s: expert %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT
+                                   ", rows %" G_GINT64_FORMAT ":%" G_GINT64_FORMAT " of dim 0 of\n",
+                                   opt_tensor, expert, t->shape[0], expert, expert + 1);
         g_autofree char *shape = rs_shape_format(t->shape, t->n_dims);
         g_string_append_printf(header, "tensor  %s, %s %s (%s, %s)\n", t->name, shape,
                                rs_dtype_get_name(t->dtype), rs_tensor_role_get_name(t->role),

@@ -14,14 +14,55 @@ rs_cli_print_model_warnings(const char *cmd, const RsModel *model)
         rs_cli_warn(cmd, "%s", rs_model_get_warning(model, i));
 }
 
+/* A checkpoint's per-expert name "P.experts.N.S": the stacked tensor "P.experts.S" (-1 when
+ * @name has no such form or the model no such expert weight), N in *expert. */
+static gint
+find_expert_tensor(const RsModel *model, const char *name, gint64 *expert)
+{
+    const char *key = ".experts.";
+    for (const char *at = strstr(name, key); at != NULL; at = strstr(at + 1, key)) {
+        const char *digits = at + strlen(key), *end = digits;
+        while (g_ascii_isdigit(*end))
+            end++;
+        if (end == digits || *end != '.' || end - digits > 9)
+            continue;
+        g_autofree char *stacked = g_strdup_printf("%.*s%s", (int)(digits - name), name, end + 1);
+        gint idx = rs_model_find_tensor(model, stacked);
+        if (idx < 0 || !rs_tensor_role_is_expert_weight(rs_model_get_tensor(model, idx)->role))
+            continue;
+        *expert = g_ascii_strtoll(digits, NULL, 10);
+        return idx;
+    }
+    return -1;
+}
+
 GArray *
-rs_cli_find_tensors(const RsModel *model, GPtrArray *buffers, const char *name, GError **error)
+rs_cli_find_tensors(const RsModel *model, GPtrArray *buffers, const char *name, gint64 *expert_out,
+                    GError **error)
 {
     g_autoptr(GArray) found = g_array_new(FALSE, FALSE, sizeof(guint));
+    if (expert_out != NULL)
+        *expert_out = -1;
     gint idx = rs_model_find_tensor(model, name);
     if (idx >= 0) {
         guint i = (guint)idx;
         g_array_append_val(found, i);
+        return g_steal_pointer(&found);
+    }
+    gint64 expert = -1;
+    gint stacked = expert_out != NULL ? find_expert_tensor(model, name, &expert) : -1;
+    if (stacked >= 0) {
+        const RsTensorSpec *t = rs_model_get_tensor(model, (guint)stacked);
+        if (expert >= t->shape[0]) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "--tensor: %s: expert %" G_GINT64_FORMAT
+                        " of %s, which has %" G_GINT64_FORMAT " experts (0..%" G_GINT64_FORMAT ")",
+                        name, expert, t->name, t->shape[0], t->shape[0] - 1);
+            return NULL;
+        }
+        guint i = (guint)stacked;
+        g_array_append_val(found, i);
+        *expert_out = expert;
         return g_steal_pointer(&found);
     }
     for (guint i = 0; buffers != NULL && i < buffers->len; i++) {

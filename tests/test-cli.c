@@ -435,6 +435,41 @@ test_gpt_oss_mxfp4_vllm(void)
     run_result_clear(&r);
 }
 
+/* A routed expert by its checkpoint name (DeepSeek-V3's "experts.5.down_proj.weight"):
+ * expert 5 of the stacked [256, 7168, 2048] tensor. Under Megatron ep=16 stage 1 holds
+ * layer 3 on GPUs 16-31, experts 0-15 on GPU 16, so only GPU 16 is listed, expert 5 at
+ * offset 5 x 7168 x 2048 = 73400320 of its [16, 7168, 2048] buffer. Under vLLM tp=4 every
+ * rank holds 192 of expert 7's 768 gate rows, 7 x 384 x 2048 into the fused w13 buffer.
+ * The name was refused ("no tensor or fused buffer named"). */
+static void
+test_layout_one_expert(void)
+{
+    const char *ep[] = {"layout", "--model", "deepseek-v3", "--train", "megatron:pp=16,ep=16,dp=16",
+                        "--tensor", "model.layers.3.mlp.experts.5.down_proj.weight", NULL};
+    RunResult r = run_reshard(ep);
+    assert_exit_code(&r, 0);
+    assert_contains(r.out, "expert  model.layers.3.mlp.experts.5.down_proj.weight: expert 5 of "
+                           "256, rows 5:6 of dim 0 of\n"
+                           "tensor  model.layers.3.mlp.experts.down_proj.weight, [256, 7168, "
+                           "2048] bf16");
+    assert_contains(r.out, "\n16    model.layers.3.mlp.experts.down_proj.weight  [5:6, 0:7168, "
+                           "0:2048]                  73400320  14680064  [16, 7168, 2048]");
+    g_assert_null(strstr(r.out, "\n17 "));
+    run_result_clear(&r);
+    const char *tp[] = {"layout", "--model", "qwen3-30b-a3b", "--infer", "vllm:tp=4", "--tensor",
+                        "model.layers.0.mlp.experts.7.gate_proj.weight", "--format", "csv", NULL};
+    r = run_reshard(tp);
+    assert_exit_code(&r, 0);
+    for (guint rank = 0; rank < 4; rank++) {
+        g_autofree char *row = g_strdup_printf(
+            "\n%u,model.layers.0.mlp.experts.gate_proj.weight,7;%u;0,8;%u;2048,1;1;1,5505024,"
+            "393216,",
+            rank, 192 * rank, 192 * (rank + 1));
+        assert_contains(r.out, row);
+    }
+    run_result_clear(&r);
+}
+
 /* vLLM's dense mesh holds a copy per engine replica and per vLLM dp rank: it is labelled
  * replica (it read [dp=2, tp=2] for two engines of tp=2, dp=1). */
 static void
@@ -1246,6 +1281,15 @@ static const CliCase cli_cases[] = {
      2,
      {"mxfp4 applies to routed expert weights only (as gpt-oss and Kimi-K3 store them), and "
       "Llama-3.1-8B has none: it would be served as stored (bf16)",
+      NULL}},
+    /* A routed expert past the model's count, by its checkpoint name. */
+    {{"layout", "--model", "qwen3-30b-a3b", "--infer", "vllm:tp=4", "--tensor",
+      "model.layers.0.mlp.experts.128.gate_proj.weight", NULL},
+     NULL,
+     NULL,
+     2,
+     {"reshard layout: --tensor: model.layers.0.mlp.experts.128.gate_proj.weight: expert 128 "
+      "of model.layers.0.mlp.experts.gate_proj.weight, which has 128 experts (0..127)",
       NULL}},
     /* `layout` builds no refit, where that rule lived: it laid a dense model out under
      * --infer-dtype mxfp4 and exited 0. */
@@ -3831,6 +3875,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/simulate/fsdp2-fp8-plans", test_fsdp2_fp8_plans);
     g_test_add_func("/cli/simulate/gpt-oss-mxfp4-vllm", test_gpt_oss_mxfp4_vllm);
     g_test_add_func("/cli/layout/vllm-dense-mesh-label", test_vllm_dense_mesh_label);
+    g_test_add_func("/cli/layout/one-expert", test_layout_one_expert);
     g_test_add_func("/cli/plan/fp8-quantised-on-load", test_plan_fp8_quantised_on_load);
     g_test_add_func("/cli/models/mtp-listing", test_models_mtp_listing);
     g_test_add_func("/cli/plan/mxfp4-conversion-odd-rows", test_plan_mxfp4_conversion_odd_rows);
