@@ -906,9 +906,9 @@ finish(Sim *sim, guint32 m)
     if (sim->slot[m] != NO_SLOT)
         flow_stop(sim, m);
     sim->state[m] = ST_DONE;
-    sim->delivered[m] = sim->msgs[m].size_bytes;
     if (sim->msgs[m].src != sim->msgs[m].dst)
-        sim->bytes_done += sim->msgs[m].size_bytes;
+        sim->bytes_done += sim->msgs[m].size_bytes - sim->delivered[m]; /* the chunks counted */
+    sim->delivered[m] = sim->msgs[m].size_bytes;
     if (sim->msgs[m].src != sim->msgs[m].dst && post_s(sim, m) > 0.0) {
         if (isnan(sim->res->message_start_s[m]))
             sim->res->message_start_s[m] = sim->now;
@@ -1008,7 +1008,9 @@ chunk_done(Sim *sim, guint32 m)
     Flow *f = flow_at(sim, sim->slot[m]);
     settle(sim, f);
     guint32 k = sim->chunk[m];
-    sim->delivered[m] = chunk_end(sim, m, k);
+    guint64 end = chunk_end(sim, m, k);
+    sim->bytes_done += end - sim->delivered[m]; /* (progress: bytes delivered so far) */
+    sim->delivered[m] = end;
     if (k + 1 == sim->n_chunks[m]) {
         finish(sim, m);
         return;
@@ -2707,7 +2709,8 @@ report_progress(Sim *sim, gboolean finished)
         return;
     double interval_s = sim->opt.progress_interval_s > 0 ? sim->opt.progress_interval_s : 0.25;
     sim->next_progress_us = now_us + (gint64)(interval_s * 1e6);
-    /* Bytes through: messages arrived whole, and what the flowing ones delivered. */
+    /* Bytes through: the chunks delivered (bytes_done: messages whole, and the chunks of the
+     * others, paused ones too), and what the flowing flows delivered of their own. */
     double flowing = 0.0;
     for (guint32 slot = 0; !finished && slot < sim->flows->len; slot++) {
         Flow *f = flow_at(sim, slot);
@@ -2716,7 +2719,7 @@ report_progress(Sim *sim, gboolean finished)
         guint32 m = f->message;
         double dt = MAX(0.0, sim->now - f->last_t);
         double sent = sim->fluid ? (double)sim->msgs[m].size_bytes
-                                 : (double)(sim->delivered[m] + chunk_bytes(sim, m, sim->chunk[m]));
+                                 : (double)chunk_bytes(sim, m, sim->chunk[m]);
         flowing += MAX(0.0, sent - MAX(0.0, f->remaining - f->rate * dt));
     }
     RsFlowSimProgress p = {sim->n,
@@ -2777,7 +2780,9 @@ run_core(const RsFlowMessage *messages, guint n_messages, const guint32 *deps, g
     res->window = sim.opt.posting == RS_FLOW_SIM_POST_WINDOW ? sim.opt.window : 0;
     sim_setup(&sim, res);
     sim.start_us = g_get_monotonic_time();
-    sim.next_progress_us = sim.start_us;
+    /* The first report comes at once at the default interval (a terminal's bar), else after
+     * the interval asked for (a log's lines). */
+    sim.next_progress_us = sim.start_us + (gint64)(MAX(sim.opt.progress_interval_s, 0.0) * 1e6);
 
     if (res->n_phases > 0)
         post_phase(&sim, 0);
