@@ -175,7 +175,9 @@ make_context_for(const char *parameter_string, const char *format_help)
                  "bytes moved, the busiest GPU and NIC, the predicted time, the lower bound\n"
                  "and the efficiency. `auto` keeps the fastest strategy and says why.\n"
                  "Flags override the scenario's parts. With --messages, simulates an explicit\n"
-                 "message list on a topology instead.");
+                 "message list on a topology instead. The flow model takes minutes on big\n"
+                 "scenarios (the default: about 9 on 2 cores); --network bottleneck answers\n"
+                 "in seconds.");
     g_option_context_set_description(
         context, "The scenario's parts (--scenario, --model, --topology, --train, --infer,\n"
                  "their GPUs, dtypes and layers) are under --help-scenario, the fabric's\n"
@@ -317,9 +319,10 @@ write_outputs(const RsFlowSimResult *flow, const RsTopology *topo, const char *t
     return TRUE;
 }
 
-/* The running simulations' progress on stderr (a terminal only), one line: per
- * simulation, the bytes of its arrived network messages and the wall time left at their
- * rate; with one running, its bar, events and rates too. Candidates simulated at once
+/* The running simulations' progress on stderr. On a terminal, one line redrawn: per
+ * simulation, the bytes its network messages delivered and the wall time left at their
+ * rate; with one running, its bar, events and rates too. Elsewhere (a log, a pipe) a line
+ * per running simulation every PROGRESS_LOG_INTERVAL_S of wall time. Candidates simulated at once
  * (--threads) call this from their threads: progress_lock serialises it with the lines
  * on_candidate prints, which first clear the bar's line. */
 static GMutex progress_lock;
@@ -331,6 +334,10 @@ static struct {
     RsFlowSimProgress p;
 } running[MAX_RUNNING];
 static gboolean progress_drawn; /* the bar's line is on the terminal */
+static gboolean progress_tty;   /* stderr is a terminal: the bar; else log lines */
+
+/* Seconds of wall time between two progress lines when stderr is not a terminal. */
+#define PROGRESS_LOG_INTERVAL_S 30.0
 
 /* Clears the bar's line (progress_lock held). */
 static void
@@ -346,6 +353,25 @@ progress_fraction(const RsFlowSimProgress *p)
 {
     return p->bytes_total > 0 ? (double)p->bytes_done / (double)p->bytes_total
                               : (double)p->n_done / MAX(p->n_messages, 1);
+}
+
+/* Below this fraction of its bytes a simulation states no time left: its first events
+ * (every message's start, each pack on its rank's stream) move few bytes and cost the most;
+ * the default's hierarchical plan with domain relays had 0.1% of its bytes after 60 s of
+ * its 544, and the estimate read 49,652 s. */
+#define PROGRESS_MIN_FRACTION 0.05
+
+/* ", N s left" at @p's rate of bytes, or ", too early for an estimate", or "" once done.
+ * Returns: (transfer full). */
+static char *
+time_left(const RsFlowSimProgress *p)
+{
+    double frac = progress_fraction(p);
+    if (p->finished)
+        return g_strdup("");
+    if (frac < PROGRESS_MIN_FRACTION)
+        return g_strdup(", too early for an estimate");
+    return g_strdup_printf(", about %.0f s left", p->wall_s * (1 - frac) / frac);
 }
 
 static void
@@ -366,6 +392,18 @@ print_flow_progress(const RsFlowSimProgress *p, gpointer user_data)
     }
     for (guint i = 0; i < MAX_RUNNING; i++)
         n_running += running[i].label != NULL;
+    if (!progress_tty) {
+        /* A log: a whole line per report (its row follows when it ends). */
+        double frac = progress_fraction(p);
+        g_autofree char *left = time_left(p);
+        if (!p->finished)
+            g_printerr("  %s: %.0f%% of %.1f GB, %" G_GUINT64_FORMAT " events, simulated "
+                       "%.4f s, wall %.1f s%s\n",
+                       label, 100 * frac, p->bytes_total / 1e9, p->n_events, p->sim_s, p->wall_s,
+                       left);
+        g_mutex_unlock(&progress_lock);
+        return;
+    }
     clear_progress_line();
     if (n_running == 1 || (n_running == 0 && p->finished)) {
         const RsFlowSimProgress *q = p;
@@ -378,9 +416,7 @@ print_flow_progress(const RsFlowSimProgress *p, gpointer user_data)
         for (guint i = 0; i < sizeof bar - 1; i++)
             bar[i] = i < filled ? '#' : '.';
         bar[sizeof bar - 1] = '\0';
-        g_autofree char *left = q->finished || frac <= 0
-                                    ? g_strdup("")
-                                    : g_strdup_printf(", %.1f s left", q->wall_s * (1 - frac) / frac);
+        g_autofree char *left = time_left(q);
         g_printerr("\r  %s%s[%s] %3.0f%% of %.1f GB, %" G_GUINT64_FORMAT " events (%.0f/s), "
                    "simulated %.4f s, wall %.1f s%s",
                    q->label != NULL ? q->label : "", q->label != NULL ? " " : "", bar,
@@ -399,7 +435,7 @@ print_flow_progress(const RsFlowSimProgress *p, gpointer user_data)
             const RsFlowSimProgress *q = &running[i].p;
             double frac = progress_fraction(q);
             g_string_append_printf(line, " %s %.0f%%", running[i].label, 100 * frac);
-            if (frac > 0)
+            if (frac >= PROGRESS_MIN_FRACTION && !q->finished)
                 g_string_append_printf(line, " (%.0f s left)", q->wall_s * (1 - frac) / frac);
             g_string_append_c(line, ';');
         }
@@ -414,8 +450,11 @@ static gboolean
 parse_flow_options(RsFlowSimOptions *opt, gboolean *use_flow, GError **error)
 {
     rs_flow_sim_options_init(opt);
-    if (!rs_cli_quiet && isatty(STDERR_FILENO))
+    progress_tty = isatty(STDERR_FILENO);
+    if (!rs_cli_quiet) {
         opt->progress = print_flow_progress;
+        opt->progress_interval_s = progress_tty ? 0.0 : PROGRESS_LOG_INTERVAL_S;
+    }
     *use_flow = TRUE;
     if (opt_network != NULL) {
         if (strcmp(opt_network, "bottleneck") == 0) {

@@ -24,7 +24,9 @@ find_expert_tensor(const RsModel *model, const char *name, gint64 *expert)
         const char *digits = at + strlen(key), *end = digits;
         while (g_ascii_isdigit(*end))
             end++;
-        if (end == digits || *end != '.' || end - digits > 9)
+        /* (Checkpoints write experts.5., never experts.05.; 18 digits fit a gint64.) */
+        if (end == digits || *end != '.' || end - digits > 18 ||
+            (*digits == '0' && end - digits > 1))
             continue;
         g_autofree char *stacked = g_strdup_printf("%.*s%s", (int)(digits - name), name, end + 1);
         gint idx = rs_model_find_tensor(model, stacked);

@@ -1282,6 +1282,22 @@ static const CliCase cli_cases[] = {
      {"mxfp4 applies to routed expert weights only (as gpt-oss and Kimi-K3 store them), and "
       "Llama-3.1-8B has none: it would be served as stored (bf16)",
       NULL}},
+    /* A routed expert past the model's count, by its checkpoint name; a checkpoint never
+     * writes a leading zero (experts.05. was read as expert 5). */
+    {{"layout", "--model", "qwen3-30b-a3b", "--infer", "vllm:tp=4", "--tensor",
+      "model.layers.0.mlp.experts.4294967301.gate_proj.weight", NULL},
+     NULL,
+     NULL,
+     2,
+     {"expert 4294967301 of model.layers.0.mlp.experts.gate_proj.weight, which has 128 experts",
+      NULL}},
+    {{"layout", "--model", "qwen3-30b-a3b", "--infer", "vllm:tp=4", "--tensor",
+      "model.layers.0.mlp.experts.05.gate_proj.weight", NULL},
+     NULL,
+     NULL,
+     2,
+     {"no tensor or fused buffer named \"model.layers.0.mlp.experts.05.gate_proj.weight\"",
+      NULL}},
     /* A routed expert past the model's count, by its checkpoint name. */
     {{"layout", "--model", "qwen3-30b-a3b", "--infer", "vllm:tp=4", "--tensor",
       "model.layers.0.mlp.experts.128.gate_proj.weight", NULL},
