@@ -622,22 +622,31 @@ rs_sweep_run(GArray *points, const RsSweepOptions *o, RsSweepResult *results, GE
 
 /* --- gathering --- */
 
+/* GVariant type letters (GVariant Format Strings, GLib reference). */
+#define VT_BOOL "b"
+#define VT_U32 "u"
+#define VT_U64 "t"
+#define VT_I32 "i"
+#define VT_I64 "x"
+#define VT_DOUBLE "d"
+
 /* The GVariant type of an RsSweepResult sent between MPI ranks, in the order
- * rs_sweep_result_to_variant() packs it (GVariant type letters: b boolean, s string, u
- * uint32, d double, t uint64, x int64, i int32); @S is the letter of its strings: "s" to
- * build, "&s" to read them as pointers into the variant (borrowed, then copied). */
+ * rs_sweep_result_to_variant() packs it, a field a letter; @S is the letter of its
+ * strings: "s" to build, "&s" to read them as pointers into the variant (borrowed, then
+ * copied). */
 #define RESULT_VARIANT_TYPE(S)                                                                \
     "("                                                                                       \
-    "b" S S     /* ok, error, infer_layout */                                                 \
-    "uuu"       /* n_train_gpus, n_infer_gpus, n_nodes */                                     \
-    S "d"       /* topology_name, nic_bw_bytes_per_s */                                       \
-    S S         /* dtype, chosen */                                                           \
-    "dd"        /* time_s, bound_s */                                                         \
-    "ttt"       /* bytes_moved, network_bytes, n_messages */                                  \
-    "uubb"      /* train and infer max_gpu, train and infer feasible */                       \
-    "tttt"      /* train weights and total, infer weights and total bytes */                  \
-    "tt"        /* infer capacity_bytes, train n_gpus << 32 | infer n_gpus */                 \
-    "xxxxi"     /* infer_tp, infer_pp, infer_dp, infer_replicas, infer_ep */                  \
+    VT_BOOL S S                   /* ok, error, infer_layout */                               \
+    VT_U32 VT_U32 VT_U32          /* n_train_gpus, n_infer_gpus, n_nodes */                   \
+    S VT_DOUBLE                   /* topology_name, nic_bw_bytes_per_s */                     \
+    S S                           /* dtype, chosen */                                         \
+    VT_DOUBLE VT_DOUBLE           /* time_s, bound_s */                                       \
+    VT_U64 VT_U64 VT_U64          /* bytes_moved, network_bytes, n_messages */                \
+    VT_U32 VT_U32 VT_BOOL VT_BOOL /* train and infer max_gpu, train and infer feasible */     \
+    VT_U64 VT_U64 VT_U64 VT_U64   /* train weights and total, infer weights and total */      \
+    VT_U64 VT_U64                 /* infer capacity_bytes, train n_gpus << 32 | infer n_gpus */ \
+    VT_I64 VT_I64 VT_I64 VT_I64   /* infer_tp, infer_pp, infer_dp, infer_replicas */          \
+    VT_I32                        /* infer_ep */                                              \
     ")"
 #define RESULT_VARIANT RESULT_VARIANT_TYPE("s")
 #define RESULT_VARIANT_BORROWED RESULT_VARIANT_TYPE("&s")

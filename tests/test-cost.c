@@ -20,9 +20,10 @@ load_two_node(void)
     return topo;
 }
 
-/* A [4, 1,000,000] f32 tensor (16 MB) whole on GPU 0, sharded S(0) onto GPUs 2 and 3. */
+/* A [4, 1,000,000] tensor of @dtype (16 MB as f32) whole on GPU 0, sharded S(0) onto GPUs 2
+ * and 3. */
 static RsRefit *
-make_refit(void)
+make_refit_of(RsDtype dtype)
 {
     g_autoptr(GError) error = NULL;
     const gint64 shape[] = {4, 1000000};
@@ -33,8 +34,15 @@ make_refit(void)
     g_autoptr(RsLayout) dst = rs_layout_new_dtensor(2, shape, mesh, &s0, 1, &error);
     g_assert_no_error(error);
     RsRefit *refit = rs_refit_new();
-    g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_F32, src, dst, &error));
+    g_assert_true(rs_refit_add_tensor(refit, "w", dtype, src, dst, &error));
+    g_assert_no_error(error);
     return refit;
+}
+
+static RsRefit *
+make_refit(void)
+{
+    return make_refit_of(RS_DTYPE_F32);
 }
 
 /* two-node.yaml with GPU costs: kernel copies at 1,000 GB/s, 1 us per launch, 4 us per
@@ -308,16 +316,7 @@ test_lower_bound_mxfp4(void)
 {
     g_autoptr(RsTopology) topo = load_two_node();
     g_autoptr(GError) error = NULL;
-    const gint64 shape[] = {4, 1000000};
-    const guint32 src_ranks[] = {0};
-    g_autoptr(RsLayout) src = rs_layout_new_replicated(2, shape, src_ranks, 1);
-    g_autoptr(RsMesh) mesh = rs_mesh_parse("2", "2,3", &error);
-    RsPlacement s0 = {RS_PLACEMENT_SHARD, 0, 0};
-    g_autoptr(RsLayout) dst = rs_layout_new_dtensor(2, shape, mesh, &s0, 1, &error);
-    g_assert_no_error(error);
-    g_autoptr(RsRefit) refit = rs_refit_new();
-    g_assert_true(rs_refit_add_tensor(refit, "w", RS_DTYPE_MXFP4, src, dst, &error));
-    g_assert_no_error(error);
+    g_autoptr(RsRefit) refit = make_refit_of(RS_DTYPE_MXFP4);
     RsLowerBound b;
     g_assert_true(rs_lower_bound_compute(refit, topo, &b, &error));
     g_assert_cmpint(b.kind, ==, RS_CUT_DOMAIN_INGRESS);
