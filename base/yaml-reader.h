@@ -126,8 +126,8 @@ gboolean rs_yaml_read_string(RsYaml *yaml, yaml_node_t *map, const char *section
 
 /* Numbers and booleans are plain scalars: a quoted one ('4', "true") is a string in YAML
  * (YAML 1.2 core schema, §10.3.2: only plain scalars resolve to int, float or bool), and
- * fails with RS_YAML_ERROR_TYPE ("\"4\" is quoted, a string: write the number without
- * quotes"). */
+ * the readers below fail with RS_YAML_ERROR_TYPE ("\"4\" is quoted, a string: expected an
+ * integer, written without quotes"; rs_yaml_check_plain()). */
 
 /** rs_yaml_read_int64: a decimal integer in [@min, @max]. */
 gboolean rs_yaml_read_int64(RsYaml *yaml, yaml_node_t *map, const char *section, const char *key,
@@ -158,9 +158,14 @@ gboolean rs_yaml_read_size(RsYaml *yaml, yaml_node_t *map, const char *section,
 
 /**
  * rs_yaml_check_plain:
- * @node: a scalar node, the value of @section.@field
+ * @yaml: the document @node is in (for the file name, line and column of the error)
+ * @node: (nullable): the value of @section.@field; NULL or a node that is not a scalar
+ *   passes (the caller checks its type)
+ * @section: (nullable): the enclosing section named in the error, NULL for the top level
+ * @field: the key named in the error
  * @what: what the value should be ("an integer", "true or false")
- * @error: RS_YAML_ERROR_TYPE for a quoted scalar (above)
+ * @error: RS_YAML_ERROR_TYPE for a single- or double-quoted scalar: "FILE:LINE:COL:
+ *   SECTION.FIELD: \"4\" is quoted, a string: expected WHAT, written without quotes"
  *
  * Returns: TRUE when @node is not a quoted scalar.
  */

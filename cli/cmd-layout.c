@@ -121,14 +121,9 @@ expert_layout(const RsLayout *stacked, gint64 expert, GError **error)
             RsBox part;
             if (!rs_box_intersect(&lb[k].box, &want, &part))
                 continue;
-            /* The box's first element in buffer coordinates (row-major), then the part's. */
+            /* The box's first element in buffer coordinates, then the part's. */
             gint64 position[RS_MAX_DIMS];
-            guint64 rest = lb[k].offset_elems;
-            for (gint d = (gint)n_dims - 1; d >= 0; d--) {
-                gint64 extent = MAX(buffer[d], 1);
-                position[d] = (gint64)(rest % (guint64)extent);
-                rest /= (guint64)extent;
-            }
+            rs_local_box_get_position(stacked, i, &lb[k], position);
             for (guint d = 0; d < n_dims; d++)
                 position[d] += (part.lo[d] - lb[k].box.lo[d]) / lb[k].box.step[d];
             if (!added)

@@ -14,28 +14,16 @@ rs_cli_print_model_warnings(const char *cmd, const RsModel *model)
         rs_cli_warn(cmd, "%s", rs_model_get_warning(model, i));
 }
 
-/* A checkpoint's per-expert name "P.experts.N.S": the stacked tensor "P.experts.S" (-1 when
- * @name has no such form or the model no such expert weight), N in *expert. */
+/* A checkpoint's per-expert name (rs_model_expert_group_name()) of a routed expert weight:
+ * the stacked tensor (-1 when there is none), the expert in *expert. */
 static gint
 find_expert_tensor(const RsModel *model, const char *name, gint64 *expert)
 {
-    const char *key = ".experts.";
-    for (const char *at = strstr(name, key); at != NULL; at = strstr(at + 1, key)) {
-        const char *digits = at + strlen(key), *end = digits;
-        while (g_ascii_isdigit(*end))
-            end++;
-        /* (Checkpoints write experts.5., never experts.05.; 18 digits fit a gint64.) */
-        if (end == digits || *end != '.' || end - digits > 18 ||
-            (*digits == '0' && end - digits > 1))
-            continue;
-        g_autofree char *stacked = g_strdup_printf("%.*s%s", (int)(digits - name), name, end + 1);
-        gint idx = rs_model_find_tensor(model, stacked);
-        if (idx < 0 || !rs_tensor_role_is_expert_weight(rs_model_get_tensor(model, idx)->role))
-            continue;
-        *expert = g_ascii_strtoll(digits, NULL, 10);
-        return idx;
-    }
-    return -1;
+    g_autofree char *stacked = rs_model_expert_group_name(name, expert);
+    gint idx = stacked != NULL ? rs_model_find_tensor(model, stacked) : -1;
+    if (idx < 0 || !rs_tensor_role_is_expert_weight(rs_model_get_tensor(model, idx)->role))
+        return -1;
+    return idx;
 }
 
 GArray *

@@ -88,8 +88,9 @@ gboolean rs_convention_check_world(RsConvention *conv, const char *product_text,
 
 /**
  * rs_convention_product:
- * @sizes: (array length=n): parallel sizes, each 1 .. 2^24 (so that three of them can
- *   exceed 64 bits)
+ * @n: the number of sizes
+ * @sizes: (array length=n): parallel sizes, each 1 .. 2^24: two of them always fit in 63
+ *   bits, three or more may not
  * Returns: their product, or G_MAXINT64 when it does not fit: a product never wraps (a
  * wrapped one was 0, and n_gpus % 0 killed the process). The check and derivation below
  * say "more than 2^63" for it.

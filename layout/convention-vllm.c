@@ -82,11 +82,12 @@ vllm_unfused_heads(RsResolver *r, const RsTensorSpec *t, RsMeshChoice *c, guint 
         t->kv_heads ? "neither divides the other" : "tp must divide the head count");
 }
 
-/* Is @t one of a checkpoint's MXFP4 block tensors (gpt-oss *_blocks, *_scales)? */
+/* Is @t one of a checkpoint's MXFP4 block tensors (gpt-oss *_blocks, *_scales), as the
+ * model records them (RsTensorSpec.format, models/model-families.c)? */
 static gboolean
 vllm_is_mxfp4_block_tensor(const RsTensorSpec *t)
 {
-    return g_str_has_suffix(t->name, "_blocks") || g_str_has_suffix(t->name, "_scales");
+    return t->format == RS_TENSOR_FORMAT_MXFP4 || t->format == RS_TENSOR_FORMAT_SCALE;
 }
 
 /* Routed experts (layers/fused_moe/layer.py), on the mesh [replicas, dp·tp] of the stage's

@@ -226,10 +226,12 @@ guint64 rs_convention_get_world_size(const RsConvention *conv);
 /**
  * rs_convention_set_weight_dtype:
  * @dtype: (nullable): the dtype the side holds its weights in (an inference side's
- *   --infer-dtype); NULL unsets it, and the model's dtype applies
+ *   --infer-dtype), copied; NULL unsets it, and the model's dtype applies
  *
- * Where a framework lays a dtype out its own way: vllm splits gpt-oss's MXFP4 experts in
- * whole 32-value blocks (convention-vllm.c).
+ * Read by the next rs_convention_resolve_full() (set it before, it stays until set again;
+ * rs_scenario_build() sets it from the scenario's infer_dtype each time). Where a framework
+ * lays a dtype out its own way: vllm splits gpt-oss's MXFP4 experts in whole 32-value
+ * blocks (RS_MXFP4_BLOCK_ELEMS; convention-vllm.c); the other conventions ignore it.
  */
 void rs_convention_set_weight_dtype(RsConvention *conv, const RsDtype *dtype);
 

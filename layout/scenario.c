@@ -53,28 +53,16 @@ rs_scenario_set_where(char **where, const char *text)
     *where = g_strdup(text);
 }
 
-/* Sets *@where to "path:line:col" of @node (nothing when @node is NULL). */
+/* Sets *@where to "path:line:col" of @node (nothing when @node is NULL), followed by
+ * ": @key" when @key is given: for messages that do not name the field themselves. */
 static void
-set_where_node(char **where, const char *path, const yaml_node_t *node)
+set_where_node(char **where, const char *path, const yaml_node_t *node, const char *key)
 {
     if (node == NULL)
         return;
     g_free(*where);
-    *where = g_strdup_printf("%s:%zu:%zu", path, node->start_mark.line + 1,
-                             node->start_mark.column + 1);
-}
-
-/* Sets *@where to "path:line:col: @key" of @key's value in @root (nothing when absent):
- * for messages that do not name the field themselves. */
-static void
-set_where_key(char **where, const char *path, RsYaml *yaml, yaml_node_t *root, const char *key)
-{
-    const yaml_node_t *node = rs_yaml_lookup(yaml, root, key);
-    if (node == NULL)
-        return;
-    g_free(*where);
-    *where = g_strdup_printf("%s:%zu:%zu: %s", path, node->start_mark.line + 1,
-                             node->start_mark.column + 1, key);
+    *where = g_strdup_printf("%s:%zu:%zu%s%s", path, node->start_mark.line + 1,
+                             node->start_mark.column + 1, key ? ": " : "", key ? key : "");
 }
 
 /* Reads a train/infer section: convention, gpus and integer parameters. */
@@ -232,21 +220,23 @@ rs_scenario_load_file(const char *path, GError **error)
     if (!read_side(yaml, root, "train", &s->train, &s->train_gpus, error) ||
         !read_side(yaml, root, "infer", &s->infer, &s->infer_gpus, error))
         return NULL;
-    set_where_node(&s->model_where, path, rs_yaml_lookup(yaml, root, "model"));
-    set_where_node(&s->topology_where, path, rs_yaml_lookup(yaml, root, "topology"));
-    set_where_node(&s->nodes_where, path, rs_yaml_lookup(yaml, root, "nodes"));
-    set_where_node(&s->layers_where, path, rs_yaml_lookup(yaml, root, "layers"));
-    set_where_key(&s->infer_dtype_where, path, yaml, root, "infer_dtype");
-    set_where_node(&s->gpus_per_domain_where, path, rs_yaml_lookup(yaml, root, "gpus_per_domain"));
-    set_where_key(&s->mtp_where, path, yaml, root, "mtp");
+    set_where_node(&s->model_where, path, rs_yaml_lookup(yaml, root, "model"), NULL);
+    set_where_node(&s->topology_where, path, rs_yaml_lookup(yaml, root, "topology"), NULL);
+    set_where_node(&s->nodes_where, path, rs_yaml_lookup(yaml, root, "nodes"), NULL);
+    set_where_node(&s->layers_where, path, rs_yaml_lookup(yaml, root, "layers"), NULL);
+    set_where_node(&s->infer_dtype_where, path, rs_yaml_lookup(yaml, root, "infer_dtype"),
+                   "infer_dtype");
+    set_where_node(&s->gpus_per_domain_where, path, rs_yaml_lookup(yaml, root, "gpus_per_domain"),
+                   NULL);
+    set_where_node(&s->mtp_where, path, rs_yaml_lookup(yaml, root, "mtp"), "mtp");
     yaml_node_t *train = rs_yaml_lookup(yaml, root, "train");
     yaml_node_t *infer = rs_yaml_lookup(yaml, root, "infer");
-    set_where_node(&s->train_where, path, train);
-    set_where_node(&s->infer_where, path, infer);
+    set_where_node(&s->train_where, path, train, NULL);
+    set_where_node(&s->infer_where, path, infer, NULL);
     if (train != NULL && train->type == YAML_MAPPING_NODE)
-        set_where_node(&s->train_gpus_where, path, rs_yaml_lookup(yaml, train, "gpus"));
+        set_where_node(&s->train_gpus_where, path, rs_yaml_lookup(yaml, train, "gpus"), NULL);
     if (infer != NULL && infer->type == YAML_MAPPING_NODE)
-        set_where_node(&s->infer_gpus_where, path, rs_yaml_lookup(yaml, infer, "gpus"));
+        set_where_node(&s->infer_gpus_where, path, rs_yaml_lookup(yaml, infer, "gpus"), NULL);
     return g_steal_pointer(&s);
 }
 

@@ -255,26 +255,6 @@ rule_name(const char *name, RsTensorFormat *format)
     return g_strdup(name);
 }
 
-/* If @name is …experts.{e}.REST, returns the grouped name …experts.REST and sets *expert. */
-static char *
-expert_group_name(const char *name, gint64 *expert)
-{
-    const char *p = name;
-    while ((p = strstr(p, "experts.")) != NULL) {
-        gboolean at_component = p == name || p[-1] == '.';
-        const char *digits = p + strlen("experts.");
-        const char *end = digits;
-        while (g_ascii_isdigit(*end))
-            end++;
-        if (at_component && end > digits && *end == '.') {
-            *expert = g_ascii_strtoll(digits, NULL, 10);
-            return g_strdup_printf("%.*s%s", (int)(digits - name), name, end + 1);
-        }
-        p = digits;
-    }
-    return NULL;
-}
-
 /* Is @name a tensor of a vision tower or its projector (Kimi vision_tower. and
  * mm_projector., Qwen-VL visual., Llama-4 vision_model. and multi_modal_projector.)? */
 static gboolean
@@ -646,7 +626,7 @@ collect_expert_groups(GPtrArray *tensors, const char *path, GError **error)
     for (guint i = 0; i < tensors->len; i++) {
         RsSafetensorsTensor *t = g_ptr_array_index(tensors, i);
         gint64 id;
-        g_autofree char *group_name = expert_group_name(t->name, &id);
+        g_autofree char *group_name = rs_model_expert_group_name(t->name, &id);
         if (group_name != NULL && !group_expert(groups, group_name, id, t, path, error))
             return NULL;
     }
@@ -683,7 +663,7 @@ add_tensors(RsModel *m, GPtrArray *tensors, const ImportRules *r, gboolean inclu
             have_embedding_dtype = TRUE;
         }
         gint64 id;
-        g_autofree char *group_name = expert_group_name(t->name, &id);
+        g_autofree char *group_name = rs_model_expert_group_name(t->name, &id);
         gboolean ok;
         if (group_name != NULL) {
             ExpertGroup *g = g_hash_table_lookup(r->groups, group_name);
@@ -738,7 +718,7 @@ rs_model_import_safetensors(RsModel *m, const char *path, RsModelConfig *config,
             const RsSafetensorsTensor *t = g_ptr_array_index(tensors, k);
             gint64 id;
             RsTensorFormat format;
-            g_autofree char *group = expert_group_name(t->name, &id);
+            g_autofree char *group = rs_model_expert_group_name(t->name, &id);
             const char *name = group != NULL ? group : t->name; /* as add_tensors() names it */
             g_autofree char *mapped = rule_name(name, &format);
             any = g_pattern_spec_match_string(u->pattern, name) ||

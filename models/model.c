@@ -505,6 +505,25 @@ static const char *const role_names[RS_ROLE_N] = {
     [RS_ROLE_EXPERT_GATE_UP_FUSED] = "expert-gate-up-fused",
 };
 
+char *
+rs_model_expert_group_name(const char *name, gint64 *expert)
+{
+    const char *key = "experts.";
+    for (const char *p = strstr(name, key); p != NULL; p = strstr(p + 1, key)) {
+        const char *digits = p + strlen(key), *end = digits;
+        while (g_ascii_isdigit(*end))
+            end++;
+        gboolean at_component = p == name || p[-1] == '.';
+        gboolean number =
+            end > digits && end - digits <= 18 && (*digits != '0' || end == digits + 1);
+        if (at_component && number && *end == '.') {
+            *expert = g_ascii_strtoll(digits, NULL, 10);
+            return g_strdup_printf("%.*s%s", (int)(digits - name), name, end + 1);
+        }
+    }
+    return NULL;
+}
+
 gboolean
 rs_tensor_role_is_expert_weight(RsTensorRole role)
 {

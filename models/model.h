@@ -277,6 +277,23 @@ gboolean rs_tensor_role_parse(const char *name, RsTensorRole *role_out);
 guint64 rs_tensor_spec_get_size_bytes(const RsTensorSpec *spec);
 /** rs_tensor_role_get_name: Returns: (transfer none): "column-parallel", "expert-row", … */
 const char *rs_tensor_role_get_name(RsTensorRole role);
+/**
+ * rs_model_expert_group_name:
+ * @name: a checkpoint tensor name
+ * @expert: (out): the expert index E when @name has the form "P.experts.E.REST"
+ *
+ * A checkpoint's per-expert name ("model.layers.3.mlp.experts.5.down_proj.weight") and the
+ * stacked tensor it belongs to, dim 0 the expert ("model.layers.3.mlp.experts.down_proj.
+ * weight"): "experts." starts a name component, E is decimal without a leading zero
+ * (checkpoints write experts.5., never experts.05.) and at most 18 digits (a gint64).
+ * Used by the checkpoint import (models/model-import.c, which stacks the experts) and by
+ * `reshard layout --tensor`.
+ *
+ * Returns: (transfer full) (nullable): "P.experts.REST", or NULL when @name has no such
+ * form.
+ */
+char *rs_model_expert_group_name(const char *name, gint64 *expert);
+
 /** rs_tensor_role_is_expert_weight: Returns: TRUE for the weights of routed experts
  * (expert-column, expert-row, expert-gate-up-fused), not their replicated [E, out] biases. */
 gboolean rs_tensor_role_is_expert_weight(RsTensorRole role);

@@ -81,9 +81,11 @@ typedef struct {
 } RsBalance;
 
 /* Sets up @p for @refit: link loads of options->topology (not NULL) and the patterns, each
- * with its builder splitting to @max_transfer_bytes. */
+ * with its builder splitting to @max_transfer_bytes and storing its boxes in @boxes (the
+ * plan's builder's table, borrowed: rs_balance_instantiate() then copies the patterns'
+ * transfers with their box pointers as they are). */
 void rs_balance_init(RsBalance *p, const RsRefit *refit, RsStrategy strategy,
-                     const RsPlanOptions *options, guint64 max_transfer_bytes);
+                     const RsPlanOptions *options, guint64 max_transfer_bytes, GHashTable *boxes);
 void rs_balance_clear(RsBalance *p);
 
 /* Busiest link of the route src → dst after adding @bytes (0 for a local copy). */

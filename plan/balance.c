@@ -106,14 +106,13 @@ pattern_free(gpointer p)
     g_array_unref(pat->members);
     rs_source_groups_clear(&pat->sg);
     g_array_unref(pat->local.transfers);
-    g_hash_table_unref(pat->local.boxes);
     g_free(pat);
 }
 
 /* Patterns: tensors sharing (source layout, destination layout, element size), in the
  * order of their first member. */
 static void
-patterns_build(RsBalance *p, guint64 max_transfer_bytes)
+patterns_build(RsBalance *p, guint64 max_transfer_bytes, GHashTable *boxes)
 {
     g_autoptr(GHashTable) by_key =
         g_hash_table_new_full(pattern_key_hash, pattern_key_equal, g_free, NULL);
@@ -133,7 +132,7 @@ patterns_build(RsBalance *p, guint64 max_transfer_bytes)
             pat->members = g_array_new(FALSE, FALSE, sizeof(guint32));
             pat->local.transfers = g_array_new(FALSE, FALSE, sizeof(RsTransfer));
             pat->local.max_transfer_bytes = max_transfer_bytes;
-            pat->local.boxes = rs_plan_box_table_new();
+            pat->local.boxes = boxes; /* (borrowed: the plan's) */
             g_ptr_array_add(p->patterns, pat);
             g_hash_table_insert(by_key, g_memdup2(&key, sizeof key),
                                 GUINT_TO_POINTER(p->patterns->len));
@@ -146,7 +145,7 @@ patterns_build(RsBalance *p, guint64 max_transfer_bytes)
 
 void
 rs_balance_init(RsBalance *p, const RsRefit *refit, RsStrategy strategy,
-                const RsPlanOptions *options, guint64 max_transfer_bytes)
+                const RsPlanOptions *options, guint64 max_transfer_bytes, GHashTable *boxes)
 {
     memset(p, 0, sizeof *p);
     p->refit = refit;
@@ -156,7 +155,7 @@ rs_balance_init(RsBalance *p, const RsRefit *refit, RsStrategy strategy,
     p->patterns = g_ptr_array_new_with_free_func(pattern_free);
     p->units = g_array_new(FALSE, FALSE, sizeof(RsBalanceUnit));
     p->needers = g_array_new(FALSE, FALSE, sizeof(guint32));
-    patterns_build(p, max_transfer_bytes);
+    patterns_build(p, max_transfer_bytes, boxes);
 }
 
 void
@@ -402,7 +401,6 @@ rs_balance_instantiate(const RsBalance *p, RsPlanBuilder *b)
             for (guint i = 0; i < local->len; i++) {
                 RsTransfer tr = g_array_index(local, RsTransfer, i);
                 tr.tensor_idx = tensor_idx;
-                tr.box = rs_plan_box_intern(b->boxes, tr.box); /* the pattern's dies first */
                 if (tr.depends_on >= 0)
                     tr.depends_on += base;
                 g_array_append_val(b->transfers, tr);

@@ -418,7 +418,8 @@ rs_plan_hierarchical_build(RsPlanBuilder *b, const RsRefit *refit, const RsPlanO
                            GError **error)
 {
     Hierarchy h;
-    rs_balance_init(&h.balance, refit, RS_STRATEGY_HIERARCHICAL, options, b->max_transfer_bytes);
+    rs_balance_init(&h.balance, refit, RS_STRATEGY_HIERARCHICAL, options, b->max_transfer_bytes,
+                    b->boxes);
     h.relays =
         g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_array_unref);
     h.relay_pieces = g_array_new(FALSE, FALSE, sizeof(gint64));

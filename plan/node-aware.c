@@ -49,7 +49,7 @@ rs_plan_node_aware_build(RsPlanBuilder *b, const RsRefit *refit, const RsPlanOpt
                          GError **error)
 {
     RsBalance p;
-    rs_balance_init(&p, refit, RS_STRATEGY_NODE_AWARE, options, b->max_transfer_bytes);
+    rs_balance_init(&p, refit, RS_STRATEGY_NODE_AWARE, options, b->max_transfer_bytes, b->boxes);
     gboolean ok = TRUE;
     for (guint pi = 0; ok && pi < p.patterns->len; pi++)
         ok = collect_units(&p, pi, error);
