@@ -359,14 +359,22 @@ apply_layout(const RsSweepPoint *pt, RsConvention *conv, GError **error)
     for (guint i = 0; i < G_N_ELEMENTS(sizes); i++)
         if (sizes[i].value > 0 && !rs_convention_set(conv, sizes[i].key, sizes[i].value, error))
             return FALSE;
-    /* A point's dp is vLLM's --data-parallel-size of one engine (experts over dp x tp):
-     * the scenario's engine replicas do not multiply it. */
-    if (pt->dp > 0 && rs_convention_has_param(conv, "replicas") &&
-        !rs_convention_set(conv, "replicas", 1, error))
+    /* A point's dp is the layout's own (vLLM's --data-parallel-size of one engine, experts
+     * over dp x tp); where the copies of the model are another key (vllm's replicas), the
+     * point is one copy: the scenario's count does not multiply it. */
+    const char *copies = rs_convention_get_derived_key(conv);
+    if (pt->dp > 0 && strcmp(copies, "dp") != 0 && !rs_convention_set(conv, copies, 1, error))
         return FALSE;
     if (pt->ep >= 0 && !rs_convention_set(conv, "ep", pt->ep, error))
         return FALSE;
     return TRUE;
+}
+
+/* Size @key of @conv as resolved: 1 when unset, 0 when the convention has no such size. */
+static gint64
+resolved_size(const RsConvention *conv, const char *key)
+{
+    return rs_convention_has_param(conv, key) ? MAX(rs_convention_get(conv, key), 1) : 0;
 }
 
 /* Places the inference GPUs and derives the node count (sweep.h). */
@@ -510,11 +518,10 @@ rs_sweep_run_point(const RsSweepPoint *pt, const RsSweepOptions *o, RsSweepResul
         /* An unset size the convention has is 1; ep is on when the switch is, or the
          * size above 1. */
         const RsConvention *c = s->infer;
-        r->infer_tp = rs_convention_has_param(c, "tp") ? MAX(rs_convention_get(c, "tp"), 1) : 0;
-        r->infer_pp = rs_convention_has_param(c, "pp") ? MAX(rs_convention_get(c, "pp"), 1) : 0;
-        r->infer_dp = rs_convention_has_param(c, "dp") ? MAX(rs_convention_get(c, "dp"), 1) : 0;
-        r->infer_replicas =
-            rs_convention_has_param(c, "replicas") ? MAX(rs_convention_get(c, "replicas"), 1) : 0;
+        r->infer_tp = resolved_size(c, "tp");
+        r->infer_pp = resolved_size(c, "pp");
+        r->infer_dp = resolved_size(c, "dp");
+        r->infer_replicas = resolved_size(c, "replicas");
         gint64 ep = rs_convention_get(c, "ep");
         r->infer_ep = rs_convention_param_is_switch(c, "ep") ? ep != 0 : ep > 1;
         r->topology_name = g_strdup(rs_topology_get_name(build.topology));
