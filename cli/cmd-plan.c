@@ -173,15 +173,11 @@ load_tensor_work(Work *w, RsStrategy strategy, GError **error)
     g_autofree char *dst = rs_layout_format(t->dst);
     g_string_append_printf(w->header, "tensor    %s, %s on the source, %s on the wire", targs.shape,
                            rs_dtype_get_name(t->src_dtype), rs_dtype_get_name(t->dtype));
-    RsDtype asked;
-    if (targs.dst_dtype != NULL && rs_dtype_parse(targs.dst_dtype, &asked, NULL) &&
-        asked != t->dtype)
-        /* rs_refit_add_converted(): no source holds a block whole, so the weight crosses
-         * unquantised. */
+    if (t->load_dtype != t->dtype)
         g_string_append_printf(w->header,
                                " (no source rank holds a %s block whole: the destination "
                                "quantises to %s on load)",
-                               rs_dtype_get_name(asked), rs_dtype_get_name(asked));
+                               rs_dtype_get_name(t->load_dtype), rs_dtype_get_name(t->load_dtype));
     g_string_append_printf(w->header, "\nsource    %s\ndest      %s\n", src, dst);
     if (w->topology != NULL) {
         g_autofree char *topo = rs_topology_format_summary(w->topology);

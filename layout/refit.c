@@ -82,6 +82,7 @@ append(RsRefit *refit, const char *name, RsDtype src_dtype, RsDtype dtype, RsLay
     t.n_dims = rs_layout_get_n_dims(src);
     memcpy(t.shape, rs_layout_get_shape(src), t.n_dims * sizeof(gint64));
     t.dtype = dtype;
+    t.load_dtype = dtype;
     t.src_dtype = src_dtype;
     t.src = rs_layout_ref(src);
     t.dst = rs_layout_ref(dst);
@@ -197,6 +198,8 @@ rs_refit_add_converted(RsRefit *refit, const RsRefitEntry *entry, RsLayout *src,
             return FALSE;
         append(refit, entry->name, entry->src_dtype, entry->src_dtype, src, dst,
                entry->src_buffer, entry->dst_buffer, -1);
+        g_array_index(refit->tensors, RsRefitTensor, refit->tensors->len - 1).load_dtype =
+            entry->dst_dtype;
         return TRUE;
     }
     const char *dotted = fp8 ? "weight_scale_inv" : "weight_scale";

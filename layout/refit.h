@@ -39,6 +39,10 @@ typedef struct {
     RsLayout *src;             /* owned reference */
     RsLayout *dst;             /* owned reference */
     RsDtype src_dtype;         /* dtype the sources hold; converted once at the source */
+    RsDtype load_dtype;        /* dtype the destination serves it in: dtype, or the
+                                * quantised dtype it asked for when no source rank holds a
+                                * block whole, so it crosses as dtype and the destination
+                                * quantises it on load (rs_refit_add_converted()) */
     char *src_buffer;          /* the sources' local buffer name; NULL: the tensor's own */
     char *dst_buffer;          /* the destinations' local buffer name; NULL: its own */
     gint scale_of;             /* for block scales: index of their weight; -1 otherwise */

@@ -1617,6 +1617,9 @@ test_block_scaled_destinations(void)
     g_assert_true(rs_refit_add_converted(bad, &e, split, dst, &error));
     g_assert_cmpuint(rs_refit_get_n_tensors(bad), ==, 1);
     g_assert_cmpint(rs_refit_get_tensor(bad, 0)->dtype, ==, RS_DTYPE_BF16);
+    /* The destination still serves it in FP8: it quantises on load. */
+    g_assert_cmpint(rs_refit_get_tensor(bad, 0)->load_dtype, ==, RS_DTYPE_FP8_E4M3);
+    g_assert_cmpint(rs_refit_get_tensor(fp8, 0)->load_dtype, ==, RS_DTYPE_FP8_E4M3);
     for (RsStrategy st = 0; st < RS_STRATEGY_N; st++) {
         g_autoptr(RsPlan) p = rs_plan_build(bad, st, &error);
         g_assert_no_error(error);
