@@ -78,13 +78,13 @@ fsdp2_resolve(RsConvention *conv, RsResolver *r, GError **error)
     rs_convention_set_resolved(conv, "tp", f.tp);
     if (f.replicate > 1)
         rs_convention_set_resolved(conv, "replicate", f.replicate);
-    if (!rs_convention_derive_size(conv, rs_convention_product(2, (gint64[]){f.tp, f.replicate}),
-                                   "replicate x tp", r->n_gpus, error))
+    if (!rs_convention_derive_size(conv, RS_CONVENTION_PRODUCT(f.tp, f.replicate), "replicate x tp",
+                                   r->n_gpus, error))
         return FALSE;
     f.dp = rs_convention_get(conv, "dp");
     if (!rs_convention_check_world(conv, "replicate x dp x tp",
-                                   rs_convention_product(3, (gint64[]){f.replicate, f.dp, f.tp}),
-                                   r->n_gpus, error))
+                                   RS_CONVENTION_PRODUCT(f.replicate, f.dp, f.tp), r->n_gpus,
+                                   error))
         return FALSE;
     r->desc = rs_convention_format(conv);
     if (!rs_resolver_check_all_heads(r, f.tp, FALSE, FALSE, error))
@@ -108,8 +108,7 @@ static guint64
 fsdp2_world_size(const RsConvention *conv)
 {
     gint64 tp = rs_convention_get_or(conv, "tp", 1), dp = rs_convention_get_or(conv, "dp", 1);
-    return (guint64)rs_convention_product(
-        3, (gint64[]){tp, dp, rs_convention_get_or(conv, "replicate", 1)});
+    return (guint64)RS_CONVENTION_PRODUCT(tp, dp, rs_convention_get_or(conv, "replicate", 1));
 }
 
 const RsConventionClass rs_convention_class_fsdp2 = {

@@ -185,13 +185,13 @@ megatron_resolve(RsConvention *conv, RsResolver *r, GError **error)
     rs_convention_set_resolved(conv, "pp", mg.pp);
     rs_convention_set_resolved(conv, "ep", mg.ep);
     rs_convention_set_resolved(conv, "etp", mg.etp);
-    if (!rs_convention_derive_size(conv, rs_convention_product(3, (gint64[]){mg.tp, mg.cp, mg.pp}),
-                                   "tp x cp x pp", r->n_gpus, error))
+    if (!rs_convention_derive_size(conv, RS_CONVENTION_PRODUCT(mg.tp, mg.cp, mg.pp), "tp x cp x pp",
+                                   r->n_gpus, error))
         return FALSE;
     mg.dp = rs_convention_get(conv, "dp");
     if (!rs_convention_check_world(conv, "tp x cp x dp x pp",
-                                   rs_convention_product(4, (gint64[]){mg.tp, mg.cp, mg.dp, mg.pp}),
-                                   r->n_gpus, error))
+                                   RS_CONVENTION_PRODUCT(mg.tp, mg.cp, mg.dp, mg.pp), r->n_gpus,
+                                   error))
         return FALSE;
     mg.stage_size = mg.tp * mg.cp * mg.dp;
     r->desc = rs_convention_format(conv);
@@ -235,8 +235,8 @@ static guint64
 megatron_world_size(const RsConvention *conv)
 {
     gint64 tp = rs_convention_get_or(conv, "tp", 1), dp = rs_convention_get_or(conv, "dp", 1);
-    return (guint64)rs_convention_product(4, (gint64[]){tp, rs_convention_get_or(conv, "cp", 1),
-                                                        rs_convention_get_or(conv, "pp", 1), dp});
+    return (guint64)RS_CONVENTION_PRODUCT(tp, rs_convention_get_or(conv, "cp", 1),
+                                          rs_convention_get_or(conv, "pp", 1), dp);
 }
 
 const RsConventionClass rs_convention_class_megatron = {

@@ -97,6 +97,10 @@ gboolean rs_convention_check_world(RsConvention *conv, const char *product_text,
  */
 gint64 rs_convention_product(guint n, const gint64 *sizes);
 
+/* rs_convention_product() of its arguments, counted: RS_CONVENTION_PRODUCT(tp, pp, dp). */
+#define RS_CONVENTION_PRODUCT(...)                                                                 \
+    rs_convention_product(G_N_ELEMENTS(((gint64[]){__VA_ARGS__})), (gint64[]){__VA_ARGS__})
+
 /**
  * rs_convention_derive_size:
  * @model_parallel: the product of the sizes other than the class's derived_key (its

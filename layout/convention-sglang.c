@@ -145,9 +145,8 @@ sglang_resolve(RsConvention *conv, RsResolver *r, GError **error)
         if (!rs_convention_derive_size(conv, s.tp, "tp", r->n_gpus, error))
             return FALSE;
         s.dp = rs_convention_get(conv, "dp");
-        if (!rs_convention_check_world(conv, "tp x dp",
-                                       rs_convention_product(2, (gint64[]){s.tp, s.dp}), r->n_gpus,
-                                       error))
+        if (!rs_convention_check_world(conv, "tp x dp", RS_CONVENTION_PRODUCT(s.tp, s.dp),
+                                       r->n_gpus, error))
             return FALSE;
     }
     r->desc = rs_convention_format(conv);
@@ -188,9 +187,7 @@ static guint64
 sglang_world_size(const RsConvention *conv)
 {
     gint64 tp = rs_convention_get_or(conv, "tp", 1), dp = rs_convention_get_or(conv, "dp", 1);
-    return (guint64)(rs_convention_get(conv, "dp-attention")
-                         ? tp
-                         : rs_convention_product(2, (gint64[]){tp, dp}));
+    return (guint64)(rs_convention_get(conv, "dp-attention") ? tp : RS_CONVENTION_PRODUCT(tp, dp));
 }
 
 const RsConventionClass rs_convention_class_sglang = {

@@ -247,16 +247,16 @@ vllm_resolve(RsConvention *conv, RsResolver *r, GError **error)
     rs_convention_set_resolved(conv, "tp", v.tp);
     if (v.pp > 1)
         rs_convention_set_resolved(conv, "pp", v.pp);
-    const char *engine_text =
-        v.pp > 1 ? (v.dp > 1 ? "tp x pp x dp" : "tp x pp") : (v.dp > 1 ? "tp x dp" : "tp");
-    if (!rs_convention_derive_size(conv, rs_convention_product(3, (gint64[]){v.tp, v.pp, v.dp}),
-                                   engine_text, r->n_gpus, error))
+    g_autofree char *engine_text =
+        g_strconcat("tp", v.pp > 1 ? " x pp" : "", v.dp > 1 ? " x dp" : "", NULL);
+    if (!rs_convention_derive_size(conv, RS_CONVENTION_PRODUCT(v.tp, v.pp, v.dp), engine_text,
+                                   r->n_gpus, error))
         return FALSE;
     v.replicas = rs_convention_get(conv, "replicas");
     g_autofree char *world_text = g_strconcat(engine_text, " x replicas", NULL);
-    if (!rs_convention_check_world(
-            conv, world_text, rs_convention_product(4, (gint64[]){v.tp, v.pp, v.dp, v.replicas}),
-            r->n_gpus, error))
+    if (!rs_convention_check_world(conv, world_text,
+                                   RS_CONVENTION_PRODUCT(v.tp, v.pp, v.dp, v.replicas), r->n_gpus,
+                                   error))
         return FALSE;
     r->desc = rs_convention_format(conv);
     if (!rs_resolver_check_all_heads(r, v.tp, TRUE, FALSE, error))
@@ -278,11 +278,12 @@ vllm_resolve(RsConvention *conv, RsResolver *r, GError **error)
     }
     r->data = &v;
     gboolean ok = rs_resolver_lay_out_all(r, vllm_choose, error);
-    const char *experts =
-        !vllm_has_experts(r->model) ? ""
-        : v.ep     ? (v.dp > 1 ? ", experts over ep = dp x tp" : ", experts over ep = tp")
-        : v.dp > 1 ? ", experts tensor-parallel over dp x tp"
-                   : "";
+    /* Where the experts go, when that is not simply tensor-parallel over tp. */
+    g_autofree char *experts =
+        !vllm_has_experts(r->model) || (!v.ep && v.dp == 1)
+            ? g_strdup("")
+            : g_strconcat(v.ep ? ", experts over ep = " : ", experts tensor-parallel over ",
+                          v.dp > 1 ? "dp x tp" : "tp", NULL);
     for (gint64 e = 0; ok && e < n_dp; e++) {
         for (gint64 p = 0; p < v.pp; p++) {
             g_autofree char *ranks = rs_ranks_format(r->gpus + (e * v.pp + p) * v.tp, (guint)v.tp);
@@ -307,10 +308,9 @@ vllm_resolve(RsConvention *conv, RsResolver *r, GError **error)
 static guint64
 vllm_world_size(const RsConvention *conv)
 {
-    return (guint64)rs_convention_product(4, (gint64[]){rs_convention_get_or(conv, "tp", 1),
-                                                        rs_convention_get_or(conv, "dp", 1),
-                                                        rs_convention_get_or(conv, "pp", 1),
-                                                        rs_convention_get_or(conv, "replicas", 1)});
+    return (guint64)RS_CONVENTION_PRODUCT(
+        rs_convention_get_or(conv, "tp", 1), rs_convention_get_or(conv, "dp", 1),
+        rs_convention_get_or(conv, "pp", 1), rs_convention_get_or(conv, "replicas", 1));
 }
 
 const RsConventionClass rs_convention_class_vllm = {
