@@ -1261,6 +1261,10 @@ fluid_hold(Sim *sim, guint32 m)
     flow_stop(sim, m);
     sim->state[m] = ST_WAIT;
     sim->chunk[m] = 1;
+    /* (Progress: what it delivered stays counted while it waits.) */
+    guint64 held = sim->msgs[m].size_bytes - (guint64)fluid_last_chunk(sim, m);
+    sim->bytes_done += held - MIN(held, sim->delivered[m]);
+    sim->delivered[m] = MAX(held, sim->delivered[m]);
 }
 
 /* The flow of @m reached its next event. */
@@ -2718,7 +2722,7 @@ report_progress(Sim *sim, gboolean finished)
             continue;
         guint32 m = f->message;
         double dt = MAX(0.0, sim->now - f->last_t);
-        double sent = sim->fluid ? (double)sim->msgs[m].size_bytes
+        double sent = sim->fluid ? (double)(sim->msgs[m].size_bytes - sim->delivered[m])
                                  : (double)chunk_bytes(sim, m, sim->chunk[m]);
         flowing += MAX(0.0, sent - MAX(0.0, f->remaining - f->rate * dt));
     }
