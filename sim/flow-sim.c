@@ -2848,6 +2848,11 @@ run_core(const RsFlowMessage *messages, guint n_messages, const guint32 *deps, g
         horizon = sim.now * (1.0 + BATCH_REL_TOLERANCE);
     }
     sim_finish_stats(&sim);
+    g_debug("flow model: %u messages, %" G_GUINT64_FORMAT " events, %" G_GUINT64_FORMAT
+            " rate updates (%.1f per event), %.1f s of wall time",
+            n_messages, res->n_events, res->n_rate_updates,
+            (double)res->n_rate_updates / MAX(res->n_events, 1),
+            (double)(g_get_monotonic_time() - sim.start_us) / 1e6);
     if (sim.opt.progress != NULL)
         report_progress(&sim, TRUE);
     sim_clear(&sim);
