@@ -102,6 +102,17 @@ result_name(const RsStrategyResult *s)
     return s->label ? s->label : rs_strategy_get_name(s->strategy);
 }
 
+/* The name the table's row and the lines below it give @s: its name, with "+relays" for
+ * hierarchical's plan with domain relays (the auto line's "hierarchical" is the plan without
+ * them); CSV and JSON keep the name and a variant column. Newly allocated. */
+static char *
+shown_name(const RsStrategyResult *s)
+{
+    if (s->note != NULL && strcmp(s->note, "domain relays") == 0)
+        return g_strdup_printf("%s+relays", result_name(s));
+    return g_strdup(result_name(s));
+}
+
 /* The command line of this process (rs_report_set_command_line()); NULL: not recorded. */
 static char **command_line;
 
@@ -293,8 +304,9 @@ simulate_bottleneck_line(const RsSimulateReport *r, const RsStrategyResult *s, G
             return;
         g_autofree char *link = rs_topology_format_link(r->topology, s->cost.busiest_link);
         g_autofree char *busy = format_seconds(s->cost.busiest_link_s);
-        g_string_append_printf(out, "busiest link (%s): %s, %.2f GB, busy %s s\n", result_name(s),
-                               link, s->cost.busiest_link_bytes / 1e9, busy);
+        g_autofree char *name = shown_name(s);
+        g_string_append_printf(out, "busiest link (%s): %s, %.2f GB, busy %s s\n", name, link,
+                               s->cost.busiest_link_bytes / 1e9, busy);
         return;
     }
     if (f->bottleneck_link == G_MAXUINT32)
@@ -304,9 +316,10 @@ simulate_bottleneck_line(const RsSimulateReport *r, const RsStrategyResult *s, G
     guint32 slowest = rs_flow_sim_result_get_last_receiver(f, &finish_s);
     g_autofree char *load = format_seconds(f->bottleneck_load_s);
     g_autofree char *finish = format_seconds(finish_s);
+    g_autofree char *name = shown_name(s);
     g_string_append_printf(
         out, "%s: bottleneck %s, %.2f GB, load %s s = %.0f%% of the time; last GPU %u at %s s\n",
-        result_name(s), link, f->link_bytes[f->bottleneck_link] / 1e9, load,
+        name, link, f->link_bytes[f->bottleneck_link] / 1e9, load,
         100.0 * rs_flow_sim_get_link_utilisation(f, r->topology, f->bottleneck_link), slowest,
         finish);
     if (f->n_buckets > 0 && f->total_s > 0) {
@@ -550,13 +563,8 @@ add_strategy_plan(RsTable *t, const RsStrategyResult *s)
 {
     if (s->label != NULL && strcmp(s->label, "auto") == 0 && s->note != NULL)
         rs_table_take_text(t, SM_LABEL, g_strdup_printf("auto: %s", s->note));
-    else if (s->note != NULL && strcmp(s->note, "domain relays") == 0)
-        /* The table's row says which plan it shows, as auto's candidate label does (the
-         * auto line's "hierarchical" is the plan without relays); CSV and JSON keep the
-         * strategy's name and its variant column. */
-        rs_table_take_text(t, SM_LABEL, g_strdup_printf("%s+relays", result_name(s)));
     else
-        rs_table_set_text(t, SM_LABEL, result_name(s));
+        rs_table_take_text(t, SM_LABEL, shown_name(s));
     rs_table_set_text(t, SM_NAME, result_name(s));
     rs_table_set_text(t, SM_JSON_NAME, result_name(s));
     rs_table_set_text(t, SM_STRATEGY, rs_strategy_get_name(s->strategy));

@@ -266,6 +266,26 @@ test_small_times_digits(void)
     g_assert_cmpint(r.exit_code, ==, 0);
     assert_contains(r.out, "busiest link (direct): gpu0.nic-egress, 0.00 GB, busy 3.38e-08 s\n");
     run_result_clear(&r);
+    /* The lines under the table name the plan its row shows: hierarchical with domain
+     * relays is "hierarchical+relays" there too (they read "hierarchical", the name the
+     * auto line gives the plan without relays). */
+    const char *relays[] = {"simulate", "--model", "llama-3.1-8b", "--nodes", "4", "--train",
+                            "megatron:tp=2,pp=2", "--train-gpus", "0-7", "--infer",
+                            "vllm:tp=8,dp=3", "--infer-gpus", "8-31", "--strategy",
+                            "hierarchical", "--domain-relays", "on", "--layers", "29-30", "-q",
+                            NULL};
+    r = run_reshard(relays);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "hierarchical+relays: bottleneck gpu4.nic-egress, 0.17 GB, load "
+                           "0.00353 s = 78% of the time; last GPU 19 at 0.00451 s\n");
+    run_result_clear(&r);
+    relays[17] = "--network";
+    relays[18] = "bottleneck";
+    r = run_reshard(relays);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "busiest link (hierarchical+relays): gpu7.nic-egress, 3.01 GB, busy "
+                           "0.0634 s\n");
+    run_result_clear(&r);
 }
 
 /* Errors found when a scenario is built name the file, line and field they come from, or
