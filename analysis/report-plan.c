@@ -301,10 +301,14 @@ add_rank_rows(RsTable *t, const RankRows *rr)
 }
 
 static void
-layout_json(GArray *ranks, const RsTable *t, GString *out)
+layout_json(GArray *ranks, const RsTable *t, gint64 expert, GString *out)
 {
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
+    if (expert >= 0) {
+        json_builder_set_member_name(b, "expert");
+        json_builder_add_int_value(b, expert);
+    }
     json_builder_set_member_name(b, "ranks");
     json_builder_begin_array(b);
     guint row = 0;
@@ -331,7 +335,7 @@ layout_json(GArray *ranks, const RsTable *t, GString *out)
 
 void
 rs_report_layout(const RsLayout *const *layouts, const char *const *names, guint n_layouts,
-                 gint64 only_rank, const char *header, RsFormat format, GString *out)
+                 gint64 only_rank, gint64 expert, const char *header, RsFormat format, GString *out)
 {
     g_autoptr(GArray) ranks = collect(layouts, names, n_layouts, only_rank);
     g_autoptr(RsTable) t = rs_table_new("boxes", layout_columns, G_N_ELEMENTS(layout_columns));
@@ -339,7 +343,7 @@ rs_report_layout(const RsLayout *const *layouts, const char *const *names, guint
         add_rank_rows(t, &g_array_index(ranks, RankRows, i));
     switch (format) {
     case RS_FORMAT_JSON:
-        layout_json(ranks, t, out);
+        layout_json(ranks, t, expert, out);
         break;
     case RS_FORMAT_CSV:
         rs_table_append_csv(t, out);
@@ -349,8 +353,11 @@ rs_report_layout(const RsLayout *const *layouts, const char *const *names, guint
         g_string_append_c(out, '\n');
         rs_table_append_text(t, out);
         if (ranks->len == 0 && only_rank >= 0)
-            g_string_append_printf(out, "(rank %" G_GINT64_FORMAT " holds nothing of this tensor)\n",
-                                   only_rank);
+            g_string_append_printf(out, "(rank %" G_GINT64_FORMAT " holds nothing of %s)\n",
+                                   only_rank,
+                                   expert >= 0     ? "this expert"
+                                   : n_layouts > 1 ? "this buffer's tensors"
+                                                   : "this tensor");
         break;
     }
 }

@@ -337,16 +337,20 @@ void rs_report_plan(const RsPlanReport *report, RsFormat format, GString *out);
  *   tensors of a fused buffer)
  * @names: (array length=n_layouts): their names
  * @only_rank: list only this rank; -1: every rank
+ * @expert: the routed expert @layouts is cut to (one layout: the stacked tensor's rows of
+ *   that expert), or -1
  * @header: (nullable): text form: lines naming the tensor and its layout
  * @format: table (@header, then per rank its boxes by offset: rank, tensor, box, offset
- *   elems, elems, and on the first the buffer shape; an empty shard as one "-" row), csv
+ *   elems, elems, and on the first the buffer shape; an empty shard as one "-" row; a rank
+ *   asked for that holds none of it, a line saying so), csv
  *   (rank,tensor,lo,hi,step,offset_elems,elems,buffer_shape; an empty shard with empty box
- *   fields and elems 0) or json (one line: ranks[] of {rank, boxes[] of {tensor, lo[],
- *   hi[], step[], offset_elems}})
+ *   fields and elems 0) or json (one line: expert when given, ranks[] of {rank, boxes[] of
+ *   {tensor, lo[], hi[], step[], offset_elems}})
  * @out: text is appended here
  */
 void rs_report_layout(const RsLayout *const *layouts, const char *const *names, guint n_layouts,
-                      gint64 only_rank, const char *header, RsFormat format, GString *out);
+                      gint64 only_rank, gint64 expert, const char *header, RsFormat format,
+                      GString *out);
 
 /** rs_format_thousands: Returns: (transfer full): "671,026,419,200". */
 char *rs_format_thousands(guint64 value);

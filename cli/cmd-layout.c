@@ -89,11 +89,11 @@ make_context(void)
 
 /* Prints the boxes of @layouts (rs_report_layout()). */
 static void
-print_ranks(const RsLayout *const *layouts, const char *const *names, guint n, RsFormat format,
-            const char *header)
+print_ranks(const RsLayout *const *layouts, const char *const *names, guint n, gint64 expert,
+            RsFormat format, const char *header)
 {
     g_autoptr(GString) out = g_string_new(NULL);
-    rs_report_layout(layouts, names, n, rank_only, header, format, out);
+    rs_report_layout(layouts, names, n, rank_only, expert, header, format, out);
     fputs(out->str, stdout);
 }
 
@@ -203,7 +203,7 @@ run_single(const char *cmd, RsFormat format)
     g_autofree char *header = g_strdup_printf(
         "tensor  tensor, %s %s (%" G_GUINT64_FORMAT " bytes)\nlayout  %s\n", shape_text,
         rs_dtype_get_name(dtype), rs_dtype_get_n_bytes(dtype, rs_layout_get_n_elems(layout)), desc);
-    print_ranks(layouts, names, 1, format, header);
+    print_ranks(layouts, names, 1, -1, format, header);
     return RS_EXIT_OK;
 }
 
@@ -344,7 +344,7 @@ run_model(const char *cmd, RsFormat format)
     g_autofree char *desc = rs_layout_format(layouts[0]);
     g_string_append_printf(header, "buffer  %s\nlayout  %s on GPUs %s\n        %s\n",
                            buffer ? buffer : "its own (not fused)", conv_text, gpu_text, desc);
-    print_ranks(layouts, (const char *const *)names, members->len, format, header->str);
+    print_ranks(layouts, (const char *const *)names, members->len, expert, format, header->str);
     rs_convention_result_clear(&res);
     rs_scenario_side_build_clear(&build);
     return RS_EXIT_OK;

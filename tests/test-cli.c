@@ -476,6 +476,23 @@ test_layout_one_expert(void)
                            "0:2048]                  73400320  14680064  [16, 7168, 2048]");
     g_assert_null(strstr(r.out, "\n17 "));
     run_result_clear(&r);
+    /* A rank outside the expert's says so of the expert (it said "of this tensor", which
+     * GPU 17 does hold: experts 16 to 31), and the JSON names the expert. */
+    const char *ep_rank[] = {"layout", "--model", "deepseek-v3", "--train",
+                             "megatron:pp=16,ep=16,dp=16", "--tensor",
+                             "model.layers.3.mlp.experts.5.down_proj.weight", "--rank", "17",
+                             NULL};
+    r = run_reshard(ep_rank);
+    assert_exit_code(&r, 0);
+    assert_contains(r.out, "\n(rank 17 holds nothing of this expert)\n");
+    run_result_clear(&r);
+    ep_rank[7] = "--format";
+    ep_rank[8] = "json";
+    r = run_reshard(ep_rank);
+    assert_exit_code(&r, 0);
+    assert_contains(r.out, "\"expert\":5,\"ranks\":[{\"rank\":16,\"boxes\":[{\"tensor\":"
+                           "\"model.layers.3.mlp.experts.down_proj.weight\",\"lo\":[5,0,0]");
+    run_result_clear(&r);
     const char *tp[] = {"layout", "--model", "qwen3-30b-a3b", "--infer", "vllm:tp=4", "--tensor",
                         "model.layers.0.mlp.experts.7.gate_proj.weight", "--format", "csv", NULL};
     r = run_reshard(tp);
