@@ -14,6 +14,7 @@
 #include "analysis/report.h"
 #include "cli/model-args.h"
 #include "cli/tensor-args.h"
+#include "layout/refit.h"
 #include "layout/scenario.h"
 #include "base/box.h"
 #include "base/dtype.h"
@@ -330,8 +331,16 @@ run_model(const char *cmd, RsFormat format)
                                    ", rows %" G_GINT64_FORMAT ":%" G_GINT64_FORMAT " of dim 0 of\n",
                                    opt_tensor, expert, t->shape[0], expert, expert + 1);
         g_autofree char *shape = rs_shape_format(t->shape, t->n_dims);
-        g_string_append_printf(header, "tensor  %s, %s %s (%s, %s)\n", t->name, shape,
-                               rs_dtype_get_name(t->dtype), rs_tensor_role_get_name(t->role),
+        /* The inference side holds it in the dtype it serves (quantised on load). */
+        RsRefitDtypes served = {!opt_train && scenario->has_infer_dtype, scenario->infer_dtype};
+        RsDtype served_dtype = rs_refit_get_served_dtype(&served, t);
+        g_autofree char *dtype =
+            served_dtype == t->dtype
+                ? g_strdup(rs_dtype_get_name(t->dtype))
+                : g_strdup_printf("%s, served as %s", rs_dtype_get_name(t->dtype),
+                                  rs_dtype_get_name(served_dtype));
+        g_string_append_printf(header, "tensor  %s, %s %s (%s, %s)\n", t->name, shape, dtype,
+                               rs_tensor_role_get_name(t->role),
                                t->layer < 0 ? "before the layers"
                                : (guint)t->layer >= rs_model_get_n_layers(model)
                                    ? "after the layers"

@@ -296,6 +296,14 @@ rs_refit_check_dtypes(const RsModel *model, const RsRefitDtypes *dtypes, GError 
     return FALSE;
 }
 
+RsDtype
+rs_refit_get_served_dtype(const RsRefitDtypes *dtypes, const RsTensorSpec *spec)
+{
+    if (dtypes != NULL && dtypes->has_dst_dtype && dtype_applies(dtypes, spec))
+        return dtypes->dst_dtype;
+    return spec->dtype;
+}
+
 RsRefit *
 rs_refit_new_from_model_full(const RsModel *model, GPtrArray *src_layouts, GPtrArray *src_buffers,
                              GPtrArray *dst_layouts, GPtrArray *dst_buffers,
@@ -313,8 +321,7 @@ rs_refit_new_from_model_full(const RsModel *model, GPtrArray *src_layouts, GPtrA
         RsRefitEntry entry = {spec->name, spec->dtype, spec->dtype,
                               src_buffers ? g_ptr_array_index(src_buffers, i) : NULL,
                               dst_buffers ? g_ptr_array_index(dst_buffers, i) : NULL};
-        if (dtypes != NULL && dtypes->has_dst_dtype && dtype_applies(dtypes, spec))
-            entry.dst_dtype = dtypes->dst_dtype;
+        entry.dst_dtype = rs_refit_get_served_dtype(dtypes, spec);
         if (!rs_refit_add_converted(refit, &entry, g_ptr_array_index(src_layouts, i),
                                     g_ptr_array_index(dst_layouts, i), error))
             return NULL;

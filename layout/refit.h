@@ -152,6 +152,16 @@ typedef struct {
 gboolean rs_refit_check_dtypes(const RsModel *model, const RsRefitDtypes *dtypes, GError **error);
 
 /**
+ * rs_refit_get_served_dtype:
+ * @dtypes: (nullable): destination dtypes; NULL or no dst_dtype: the model's own
+ * @spec: a tensor of the model
+ *
+ * The dtype the destination holds @spec in: @dtypes' dst_dtype when it applies to @spec
+ * (the rules of RsRefitDtypes), else the tensor's own. O(1).
+ */
+RsDtype rs_refit_get_served_dtype(const RsRefitDtypes *dtypes, const RsTensorSpec *spec);
+
+/**
  * rs_refit_new_from_model_full:
  * @model: the model
  * @src_layouts, @dst_layouts: (element-type RsLayout): one layout per model tensor

@@ -444,6 +444,10 @@ test_gpt_oss_mxfp4_vllm(void)
     assert_exit_code(&r, 0);
     assert_contains(r.out, "[0:32, 0:2880, 2688:2880]");
     assert_contains(r.out, "[32, 2880, 384] = 35389440 (17694720 not in these boxes)");
+    /* The header says what the engine holds, not only what the checkpoint stores (it
+     * read "bf16" alone). */
+    assert_contains(r.out, "tensor  model.layers.0.mlp.experts.down_proj, [32, 2880, 2880] bf16, "
+                           "served as mxfp4 (expert-row, a decoder layer)\n");
     run_result_clear(&r);
     const char *args[] = {"simulate", "--model", "gpt-oss-20b", "--infer-dtype", "mxfp4",
                           "--infer", "vllm:tp=8", "--strategy", "direct", "--network",
