@@ -175,7 +175,8 @@ typedef struct {
                      * (fluid_hold()), else 0 */
     guint32 *n_chunks;
     guint64 *chunk_size;
-    guint64 *delivered;
+    guint64 *delivered; /* bytes counted as arrived (progress; chunked: where its next chunk
+                         * starts, for its dependents); fluid: set once whole or held */
     guint32 *slot;
     /* phases */
     guint32 *phase_order; /* message indices by (phase, index) */
