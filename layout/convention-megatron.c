@@ -33,16 +33,17 @@ megatron_pipeline(RsResolver *r, guint pp, guint vpp, RsPipeline *p, GError **er
     if (list != NULL) {
         if (n_list != pp && n_list != n_virtual) {
             return rs_resolver_fail_model(
-                r, error, "pp-layers has %u entries; give one per stage (%u)%s", n_list, pp,
-                vpp > 1 ? " or one per virtual stage (pp x vpp)" : "");
+                r, "pp-layers", error, "pp-layers has %u entries; give one per stage (%u)%s",
+                n_list, pp, vpp > 1 ? " or one per virtual stage (pp x vpp)" : "");
         }
         gint64 sum = 0;
         for (guint i = 0; i < n_list; i++)
             sum += list[i];
         if (sum != n_layers)
-            return rs_resolver_fail_model(
-                r, error, "pp-layers add up to %" G_GINT64_FORMAT " layers but %s has %u", sum,
-                rs_model_get_name(r->model), n_layers);
+            return rs_resolver_fail_model(r, "pp-layers", error,
+                                          "pp-layers add up to %" G_GINT64_FORMAT
+                                          " layers but %s has %u",
+                                          sum, rs_model_get_name(r->model), n_layers);
         if (n_list == n_virtual) {
             memcpy(counts, list, n_virtual * sizeof *counts);
         } else {
@@ -50,7 +51,7 @@ megatron_pipeline(RsResolver *r, guint pp, guint vpp, RsPipeline *p, GError **er
              * its vpp chunks. */
             for (guint s = 0; s < pp; s++) {
                 if (list[s] % vpp != 0)
-                    return rs_resolver_fail_model(r, error,
+                    return rs_resolver_fail_model(r, "pp-layers", error,
                                                   "pp-layers: stage %u has %" G_GINT64_FORMAT
                                                   " layers, not a multiple of vpp=%u",
                                                   s, list[s], vpp);
@@ -61,7 +62,7 @@ megatron_pipeline(RsResolver *r, guint pp, guint vpp, RsPipeline *p, GError **er
     } else if (vpp > 1) {
         if (n_layers % n_virtual != 0)
             return rs_resolver_fail_model(
-                r, error,
+                r, "pp", error,
                 "%u layers do not split into pp x vpp = %u virtual stages; give "
                 "pp-layers",
                 n_layers, n_virtual);
@@ -94,7 +95,7 @@ megatron_choose_experts(RsResolver *r, guint index, const guint32 *slice, RsMesh
     const char *const expert_names[3] = {"edp", "ep", "etp"};
     gboolean complete = rs_fuse_group_is_complete(r->model, index);
     if (t->shape[0] % mg->ep != 0)
-        return rs_resolver_fail_model(r, error,
+        return rs_resolver_fail_model(r, "ep", error,
                                       "ep=%" G_GINT64_FORMAT
                                       " does not divide the %" G_GINT64_FORMAT " experts of %s",
                                       mg->ep, t->shape[0], t->name);

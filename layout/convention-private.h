@@ -201,9 +201,11 @@ typedef gboolean (*RsConventionChooseFunc)(RsResolver *r, guint index, RsMeshCho
  */
 gboolean rs_resolver_lay_out_all(RsResolver *r, RsConventionChooseFunc choose, GError **error);
 
-/* rs_resolver_fail_model: sets RS_CONVENTION_ERROR_MODEL "DESC: TEXT". Returns: FALSE. */
-gboolean rs_resolver_fail_model(RsResolver *r, GError **error, const char *format, ...)
-    G_GNUC_PRINTF(3, 4);
+/* rs_resolver_fail_model: sets RS_CONVENTION_ERROR_MODEL "DESC: TEXT" and records @key
+ * (nullable; a static string: the parameter at fault, rs_convention_get_error_key()).
+ * Returns: FALSE. */
+gboolean rs_resolver_fail_model(RsResolver *r, const char *key, GError **error, const char *format,
+                                ...) G_GNUC_PRINTF(4, 5);
 
 /* rs_resolver_check_heads: Returns: FALSE (RS_CONVENTION_ERROR_MODEL) when @tp does not
  * divide the heads of per-head projection @t. */

@@ -36,7 +36,7 @@ sglang_choose_experts(RsResolver *r, guint index, RsMeshChoice *c, GError **erro
     const RsTensorSpec *t = rs_model_get_tensor(r->model, index);
     gboolean complete = rs_fuse_group_is_complete(r->model, index);
     if (t->shape[0] % s->ep != 0)
-        return rs_resolver_fail_model(r, error,
+        return rs_resolver_fail_model(r, "ep", error,
                                       "ep=%" G_GINT64_FORMAT
                                       " does not divide the %" G_GINT64_FORMAT " experts of %s",
                                       s->ep, t->shape[0], t->name);
@@ -89,7 +89,7 @@ sglang_choose(RsResolver *r, guint index, RsMeshChoice *c, GError **error)
             rs_mesh_choice_shard(c, tp_dim, 0);
         } else {
             return rs_resolver_fail_model(
-                r, error, "tp=%" G_GINT64_FORMAT " does not divide the %u heads of %s", tp,
+                r, "tp", error, "tp=%" G_GINT64_FORMAT " does not divide the %u heads of %s", tp,
                 t->n_heads, t->name);
         }
         break;

@@ -43,8 +43,9 @@ vllm_pipeline(RsResolver *r, guint pp, RsPipeline *p, GError **error)
             sum += list[i];
         if (n_list != pp || sum != n_layers)
             return rs_resolver_fail_model(
-                r, error, "pp-layers must give %u stages adding up to the %u layers of %s", pp,
-                n_layers, rs_model_get_name(r->model));
+                r, "pp-layers", error,
+                "pp-layers must give %u stages adding up to the %u layers of %s", pp, n_layers,
+                rs_model_get_name(r->model));
         memcpy(counts, list, pp * sizeof *counts);
     } else {
         for (guint s = 0; s < pp; s++)
@@ -77,7 +78,7 @@ vllm_unfused_heads(RsResolver *r, const RsTensorSpec *t, RsMeshChoice *c, guint 
         return TRUE;
     }
     return rs_resolver_fail_model(
-        r, error, "tp=%" G_GINT64_FORMAT " and the %u %sheads of %s: %s", tp, t->n_heads,
+        r, "tp", error, "tp=%" G_GINT64_FORMAT " and the %u %sheads of %s: %s", tp, t->n_heads,
         t->kv_heads ? "key/value " : "attention ", t->name,
         t->kv_heads ? "neither divides the other" : "tp must divide the head count");
 }

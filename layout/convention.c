@@ -25,6 +25,7 @@ typedef struct {
     gboolean set;
     gint64 value;
     GArray *list; /* gint64, RS_PARAM_LIST only */
+    char *where;  /* (nullable) where the value was given (rs_convention_set_where()) */
 } ParamValue;
 
 struct _RsConvention {
@@ -32,6 +33,7 @@ struct _RsConvention {
     ParamValue values[RS_CONVENTION_MAX_PARAMS];
     gboolean has_weight_dtype;
     RsDtype weight_dtype;
+    const char *error_key; /* (nullable) the parameter the last failed resolve blamed */
 };
 
 static const RsConventionClass *lookup_class(const char *name);
@@ -67,9 +69,11 @@ rs_convention_free(RsConvention *conv)
 {
     if (conv == NULL)
         return;
-    for (guint i = 0; i < RS_CONVENTION_MAX_PARAMS; i++)
+    for (guint i = 0; i < RS_CONVENTION_MAX_PARAMS; i++) {
         if (conv->values[i].list != NULL)
             g_array_unref(conv->values[i].list);
+        g_free(conv->values[i].where);
+    }
     g_free(conv);
 }
 
@@ -77,9 +81,11 @@ RsConvention *
 rs_convention_dup(const RsConvention *conv)
 {
     RsConvention *copy = g_memdup2(conv, sizeof *conv);
-    for (guint i = 0; i < RS_CONVENTION_MAX_PARAMS; i++)
+    for (guint i = 0; i < RS_CONVENTION_MAX_PARAMS; i++) {
         if (conv->values[i].list != NULL)
             copy->values[i].list = g_array_copy(conv->values[i].list);
+        copy->values[i].where = g_strdup(conv->values[i].where);
+    }
     return copy;
 }
 
@@ -118,6 +124,7 @@ rs_convention_set(RsConvention *conv, const char *key, gint64 value, GError **er
     }
     conv->values[i].set = TRUE;
     conv->values[i].value = value;
+    g_clear_pointer(&conv->values[i].where, g_free);
     return TRUE;
 }
 
@@ -147,7 +154,30 @@ rs_convention_set_list(RsConvention *conv, const char *key, const gint64 *values
     g_array_set_size(v->list, 0);
     g_array_append_vals(v->list, values, n_values);
     v->set = TRUE;
+    g_clear_pointer(&v->where, g_free);
     return TRUE;
+}
+
+void
+rs_convention_set_where(RsConvention *conv, const char *key, const char *where)
+{
+    gint i = param_index(conv->klass, key);
+    g_return_if_fail(i >= 0);
+    g_free(conv->values[i].where);
+    conv->values[i].where = g_strdup(where);
+}
+
+const char *
+rs_convention_get_where(const RsConvention *conv, const char *key)
+{
+    gint i = key != NULL ? param_index(conv->klass, key) : -1;
+    return i >= 0 && conv->values[i].set ? conv->values[i].where : NULL;
+}
+
+const char *
+rs_convention_get_error_key(const RsConvention *conv)
+{
+    return conv->error_key;
 }
 
 /* Parses one value text for @key: an integer, a switch word, or a comma list. */
@@ -316,7 +346,7 @@ rs_convention_merge(RsConvention **conv, const RsConvention *overrides)
             rs_convention_set_list(*conv, overrides->klass->params[i].name,
                                    (const gint64 *)v->list->data, v->list->len, NULL);
         else
-            (*conv)->values[i] = (ParamValue){TRUE, v->value, NULL};
+            rs_convention_set(*conv, overrides->klass->params[i].name, v->value, NULL);
     }
 }
 
@@ -719,8 +749,9 @@ rs_resolver_lay_out_all(RsResolver *r, RsConventionChooseFunc choose, GError **e
 }
 
 gboolean
-rs_resolver_fail_model(RsResolver *r, GError **error, const char *format, ...)
+rs_resolver_fail_model(RsResolver *r, const char *key, GError **error, const char *format, ...)
 {
+    r->conv->error_key = key;
     va_list args;
     va_start(args, format);
     g_autofree char *text = g_strdup_vprintf(format, args);
@@ -787,7 +818,7 @@ rs_resolver_check_heads(RsResolver *r, const RsTensorSpec *t, gint64 tp, GError 
 {
     if (t->n_heads != 0 && t->n_heads % tp != 0)
         return rs_resolver_fail_model(
-            r, error, "tp=%" G_GINT64_FORMAT " does not divide the %u %sheads of %s", tp,
+            r, "tp", error, "tp=%" G_GINT64_FORMAT " does not divide the %u %sheads of %s", tp,
             t->n_heads, t->kv_heads ? "key/value " : "attention ", t->name);
     return TRUE;
 }
@@ -810,11 +841,11 @@ rs_resolver_check_all_heads(RsResolver *r, gint64 tp, gboolean kv_replicas, gboo
             continue;
         if (kv_replicas)
             return rs_resolver_fail_model(
-                r, error, "tp=%" G_GINT64_FORMAT " and the %u %sheads of %s: %s", tp, t->n_heads,
-                t->kv_heads ? "key/value " : "attention ", t->name,
+                r, "tp", error, "tp=%" G_GINT64_FORMAT " and the %u %sheads of %s: %s", tp,
+                t->n_heads, t->kv_heads ? "key/value " : "attention ", t->name,
                 t->kv_heads ? "neither divides the other" : "tp must divide the head count");
         return rs_resolver_fail_model(
-            r, error, "tp=%" G_GINT64_FORMAT " does not divide the %u %sheads of %s", tp,
+            r, "tp", error, "tp=%" G_GINT64_FORMAT " does not divide the %u %sheads of %s", tp,
             t->n_heads, t->kv_heads ? "key/value " : "attention ", t->name);
     }
     return TRUE;
@@ -907,7 +938,7 @@ rs_resolver_check_pp(RsResolver *r, gint64 pp, GError **error)
 {
     guint n_layers = rs_model_get_n_layers(r->model);
     if (pp > n_layers)
-        return rs_resolver_fail_model(r, error,
+        return rs_resolver_fail_model(r, "pp", error,
                                       "pp=%" G_GINT64_FORMAT " exceeds the %u layers of %s", pp,
                                       n_layers, rs_model_get_name(r->model));
     return TRUE;
@@ -976,6 +1007,7 @@ rs_convention_resolve_full(RsConvention *conv, const RsModel *model, const guint
                            guint n_gpus, RsConventionResult *out, GError **error)
 {
     memset(out, 0, sizeof *out);
+    conv->error_key = NULL;
     if (n_gpus == 0) {
         g_set_error(error, RS_CONVENTION_ERROR, RS_CONVENTION_ERROR_WORLD_SIZE, "%s: no GPUs given",
                     conv->klass->name);

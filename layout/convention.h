@@ -243,6 +243,33 @@ void rs_convention_set_weight_dtype(RsConvention *conv, const RsDtype *dtype);
 gboolean rs_convention_get_weight_dtype(const RsConvention *conv, RsDtype *dtype_out);
 
 /**
+ * rs_convention_set_where:
+ * @key: a parameter of @conv's class
+ * @where: (nullable): where its value was given, for errors: "s.yaml:21:7: infer.tp"
+ *   (copied)
+ *
+ * Setting the value again (rs_convention_set(), a merge, a sweep's point) forgets it.
+ */
+void rs_convention_set_where(RsConvention *conv, const char *key, const char *where);
+
+/**
+ * rs_convention_get_where:
+ * @key: (nullable): a parameter name
+ * Returns: (transfer none) (nullable): what rs_convention_set_where() recorded for @key's
+ * current value, or NULL (none, an unset value, or an unknown or NULL @key).
+ */
+const char *rs_convention_get_where(const RsConvention *conv, const char *key);
+
+/**
+ * rs_convention_get_error_key:
+ * Returns: (transfer none) (nullable): the parameter the last failed resolve of @conv
+ * blamed ("tp" for a tp the heads refuse, "ep" for one the experts refuse, "pp",
+ * "pp-layers"), or NULL (it succeeded, or no one parameter is at fault: sizes that do not
+ * multiply to the GPU count, a model shape).
+ */
+const char *rs_convention_get_error_key(const RsConvention *conv);
+
+/**
  * rs_convention_get_derived_key:
  * Returns: (transfer none): the size an unset value of which the resolver derives from
  * the GPU count, the number of copies of the model: "dp" (megatron, fsdp2, sglang),

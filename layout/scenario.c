@@ -132,6 +132,11 @@ read_side(RsYaml *yaml, yaml_node_t *root, const char *section, RsConvention **c
                               local->message);
             return FALSE;
         }
+        /* A layout error that one parameter causes names its line (resolve_side()). */
+        g_autofree char *where =
+            g_strdup_printf("%s:%zu:%zu: %s.%s", rs_yaml_get_path(yaml), value->start_mark.line + 1,
+                            value->start_mark.column + 1, section, key);
+        rs_convention_set_where(conv, key, where);
     }
     if (gpus != NULL) {
         GArray *list = NULL;
@@ -403,6 +408,10 @@ resolve_side(const RsScenario *s, RsScenarioSide side, const RsModel *model,
         rs_convention_set_weight_dtype(conv, s->has_infer_dtype ? &s->infer_dtype : NULL);
     if (!rs_convention_resolve_full(conv, model, (const guint32 *)gpus->data, gpus->len, out,
                                     error)) {
+        /* The parameter at fault, where the file gave it ("s.yaml:21:7: infer.tp"). */
+        const char *key_where = rs_convention_get_where(conv, rs_convention_get_error_key(conv));
+        if (key_where != NULL)
+            return prefix_where(error, key_where);
         prefix_side(error, name, where);
         return prefix_where(error, where);
     }

@@ -319,6 +319,25 @@ test_scenario_build_errors_where(void)
     g_assert_cmpint(r.exit_code, ==, 2);
     assert_contains(r.err, "--model: ");
     run_result_clear(&r);
+    /* A tp the heads refuse names the tp line (it named the infer: line); given by the
+     * flag, the flag. */
+    g_autofree char *heads = write_temp(
+        "h.yaml", "model: llama-3.1-8b\ntopology: dgx-h100\nnodes: 2\n"
+                  "train: {convention: megatron, gpus: 0-7, tp: 2}\n"
+                  "infer:\n  convention: vllm\n  gpus: 8-13\n  tp: 3\n");
+    const char *head_tp[] = {"simulate", "--scenario", heads, "--strategy", "direct", "-q", NULL};
+    r = run_reshard(head_tp);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "h.yaml:8:7: infer.tp: vllm tp=3 replicas=2: tp=3 and the 32 "
+                           "attention heads of model.layers.0.self_attn.q_proj.weight");
+    g_assert_cmpstr(r.out, ==, "");
+    run_result_clear(&r);
+    const char *head_flag[] = {"simulate", "--scenario", heads, "--strategy", "direct", "-q",
+                               "--infer", "vllm:tp=6", NULL};
+    r = run_reshard(head_flag);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "--infer: vllm tp=6 replicas=1: tp=6 and the 32 attention heads");
+    run_result_clear(&r);
 }
 
 /* The header names the dtypes moved: FP8 weights with their bf16 remainder and f32 block

@@ -68,6 +68,41 @@ assert_box(const RsLayout *layout, guint32 gpu, const gint64 *lo, const gint64 *
     }
 }
 
+/* A failed resolve names the parameter at fault, and where a file gave it; setting the
+ * value again (a merge, a sweep's point) forgets where. */
+static void
+test_error_key_and_where(void)
+{
+    g_autoptr(RsModel) m = load("llama-3.1-8b");
+    g_autoptr(GError) error = NULL;
+    RsConvention *conv = rs_convention_parse("vllm:tp=3", &error);
+    g_assert_no_error(error);
+    rs_convention_set_where(conv, "tp", "s.yaml:8:7: infer.tp");
+    g_assert_cmpstr(rs_convention_get_where(conv, "tp"), ==, "s.yaml:8:7: infer.tp");
+    g_assert_null(rs_convention_get_where(conv, "pp")); /* unset */
+    g_assert_null(rs_convention_get_where(conv, NULL));
+    const guint32 gpus[6] = {0, 1, 2, 3, 4, 5};
+    GPtrArray *layouts = NULL;
+    g_assert_false(rs_convention_resolve(conv, m, gpus, 6, &layouts, NULL, &error));
+    g_assert_error(error, RS_CONVENTION_ERROR, RS_CONVENTION_ERROR_MODEL);
+    g_assert_cmpstr(rs_convention_get_error_key(conv), ==, "tp");
+    g_clear_error(&error);
+    RsConvention *copy = rs_convention_dup(conv);
+    g_assert_cmpstr(rs_convention_get_where(copy, "tp"), ==, "s.yaml:8:7: infer.tp");
+    g_assert_true(rs_convention_set(copy, "tp", 2, &error));
+    g_assert_null(rs_convention_get_where(copy, "tp"));
+    /* (The failed resolve derived replicas=2: 4 GPUs at tp=2.) */
+    g_assert_true(rs_convention_resolve(copy, m, gpus, 4, &layouts, NULL, &error));
+    g_assert_no_error(error);
+    g_assert_null(rs_convention_get_error_key(copy));
+    g_ptr_array_unref(layouts);
+    g_autoptr(RsConvention) flag = rs_convention_parse("vllm:tp=4", &error);
+    rs_convention_merge(&conv, flag);
+    g_assert_null(rs_convention_get_where(conv, "tp"));
+    rs_convention_free(copy);
+    rs_convention_free(conv);
+}
+
 static void
 test_megatron_deepseek(void)
 {
@@ -1099,6 +1134,7 @@ int
 main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/convention/error-key-and-where", test_error_key_and_where);
     g_test_add_func("/convention/megatron/deepseek-v3", test_megatron_deepseek);
     g_test_add_func("/convention/vllm/deepseek-v3", test_vllm_deepseek);
     g_test_add_func("/convention/vllm/kv-replication", test_vllm_kv_replication);
