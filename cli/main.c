@@ -364,6 +364,9 @@ run_command(int argc, char **argv)
      * with printf and must keep '.' as the decimal separator whatever LC_NUMERIC says. */
     setlocale(LC_ALL, "");
     setlocale(LC_NUMERIC, "C");
+    /* -v's debug and info lines go to stderr with the progress: GLib's default writer puts
+     * them on stdout, inside the tables, CSV and JSON. */
+    g_log_writer_default_set_use_stderr(TRUE);
     /* Every JSON document names the command line that made it (its provenance). */
     rs_report_set_command_line(argc, argv);
     if (argc < 2) {

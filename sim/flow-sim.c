@@ -2849,9 +2849,10 @@ run_core(const RsFlowMessage *messages, guint n_messages, const guint32 *deps, g
         horizon = sim.now * (1.0 + BATCH_REL_TOLERANCE);
     }
     sim_finish_stats(&sim);
-    g_debug("flow model: %u messages, %" G_GUINT64_FORMAT " events, %" G_GUINT64_FORMAT
+    g_debug("%s%sflow model: %u messages, %" G_GUINT64_FORMAT " events, %" G_GUINT64_FORMAT
             " rate updates (%.1f per event), %.1f s of wall time",
-            n_messages, res->n_events, res->n_rate_updates,
+            sim.opt.progress_label ? sim.opt.progress_label : "",
+            sim.opt.progress_label ? ": " : "", n_messages, res->n_events, res->n_rate_updates,
             (double)res->n_rate_updates / MAX(res->n_events, 1),
             (double)(g_get_monotonic_time() - sim.start_us) / 1e6);
     if (sim.opt.progress != NULL)

@@ -288,6 +288,25 @@ test_small_times_digits(void)
     run_result_clear(&r);
 }
 
+/* -v's debug lines go to stderr (GLib's default writer put them on stdout, inside the
+ * JSON), each run's work line naming its candidate. */
+static void
+test_verbose_stderr(void)
+{
+    const char *args[] = {"simulate", "--model", "llama-3.1-8b", "--nodes", "4", "--train",
+                          "megatron:tp=2,pp=2", "--train-gpus", "0-7", "--infer",
+                          "vllm:tp=8,dp=3", "--infer-gpus", "8-31", "--strategy", "direct",
+                          "--format", "json", "-q", "-v", NULL};
+    RunResult r = run_reshard(args);
+    assert_exit_code(&r, 0);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    JsonObject *root = parse_json(parser, r.out);
+    g_assert_true(json_object_has_member(root, "strategies"));
+    g_assert_null(strstr(r.out, "DEBUG"));
+    assert_contains(r.err, "direct: flow model: 84 messages, ");
+    run_result_clear(&r);
+}
+
 /* Errors found when a scenario is built name the file, line and field they come from, or
  * the flag that overrode it. */
 static void
@@ -3958,6 +3977,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/simulate/gpus-per-domain", test_gpus_per_domain);
     g_test_add_func("/cli/simulate/layer-range-named", test_layer_range_named);
     g_test_add_func("/cli/simulate/small-times-digits", test_small_times_digits);
+    g_test_add_func("/cli/simulate/verbose-stderr", test_verbose_stderr);
     g_test_add_func("/cli/simulate/check-reports", test_check_reports);
     g_test_add_func("/cli/simulate/scenario-errors-where", test_scenario_build_errors_where);
     for (guint i = 0; i < G_N_ELEMENTS(scenario_cases); i++) {
