@@ -240,7 +240,9 @@ dtype_applies(const RsRefitDtypes *dtypes, const RsTensorSpec *spec)
         return FALSE;
     switch (dtypes->dst_dtype) {
     case RS_DTYPE_FP8_E4M3:
-        return linear && spec->n_dims >= 2;
+        /* A weight matrix: 2 dims, or 3 for stacked experts [E, out, in] (their stacked
+         * biases [E, out] are vectors and stay, as every bias does). */
+        return linear && spec->n_dims >= (expert ? 3u : 2u);
     case RS_DTYPE_MXFP4:
         /* Stacked expert weights [E, out, in]; their biases [E, out] stay (gpt-oss's
          * checkpoint stores gate_up_proj_bias and down_proj_bias in BF16 beside the MXFP4

@@ -126,7 +126,8 @@ RsRefit *rs_refit_new_from_model(const RsModel *model, GPtrArray *src_layouts,
 typedef struct {
     gboolean has_dst_dtype;
     /* Applied to layer weights as inference engines quantise them: FP8 to every linear
-     * (column, row, replicated roles and experts) of 2 or more dims, as DeepSeek-V3's
+     * (column, row, replicated roles and experts) of 2 or more dims (3 for stacked experts:
+     * their [E, out] biases stay), as DeepSeek-V3's
      * checkpoint does; MXFP4 to routed experts' weights only, stacked [E, out, in]
      * (gpt-oss, Kimi-K3; their biases stay, as gpt-oss's checkpoint keeps them in BF16);
      * any other dtype to every tensor of its kind of values (a float dtype to the

@@ -487,6 +487,16 @@ test_gpt_oss_mxfp4_vllm(void)
     assert_contains(r.out, "tensor  model.layers.0.mlp.experts.down_proj, [32, 2880, 2880] bf16, "
                            "served as mxfp4 (expert-row, a decoder layer)\n");
     run_result_clear(&r);
+    /* Under FP8 the stacked expert biases [32, 5760] stay BF16, as under MXFP4 and as every
+     * bias does (2-D, they counted as weight matrices). */
+    layout[6] = "fp8-e4m3";
+    layout[8] = "model.layers.0.mlp.experts.gate_up_proj_bias";
+    layout[9] = NULL;
+    r = run_reshard(layout);
+    assert_exit_code(&r, 0);
+    assert_contains(r.out, "tensor  model.layers.0.mlp.experts.gate_up_proj_bias, [32, 5760] "
+                           "bf16 (expert-column, a decoder layer)\n");
+    run_result_clear(&r);
     const char *args[] = {"simulate", "--model", "gpt-oss-20b", "--infer-dtype", "mxfp4",
                           "--infer", "vllm:tp=8", "--strategy", "direct", "--network",
                           "bottleneck", "--check", NULL};
