@@ -113,6 +113,7 @@ expert_layout(const RsLayout *stacked, gint64 expert, GError **error)
     want.lo[0] = expert;
     want.hi[0] = expert + 1;
     g_autoptr(RsLayoutBuilder) b = rs_layout_builder_new(n_dims, shape);
+    g_autoptr(GArray) holders = g_array_new(FALSE, FALSE, sizeof(guint32));
     for (guint i = 0; i < rs_layout_get_n_ranks(stacked); i++) {
         const gint64 *buffer = rs_layout_get_buffer_shape(stacked, i);
         gboolean added = FALSE;
@@ -127,15 +128,20 @@ expert_layout(const RsLayout *stacked, gint64 expert, GError **error)
             rs_local_box_get_position(stacked, i, &lb[k], position);
             for (guint d = 0; d < n_dims; d++)
                 position[d] += (part.lo[d] - lb[k].box.lo[d]) / lb[k].box.step[d];
-            if (!added)
-                rs_layout_builder_add_rank(b, rs_layout_get_rank(stacked, i), buffer);
+            if (!added) {
+                guint32 rank = rs_layout_get_rank(stacked, i);
+                rs_layout_builder_add_rank(b, rank, buffer);
+                g_array_append_val(holders, rank);
+            }
             added = TRUE;
             rs_layout_builder_add_box(b, &part, position);
         }
     }
     g_autofree char *text = rs_layout_format(stacked);
-    g_autofree char *desc = g_strdup_printf(
-        "expert %" G_GINT64_FORMAT " (dim 0) of %s; the ranks holding it", expert, text);
+    g_autofree char *held = rs_ranks_format((const guint32 *)holders->data, holders->len);
+    g_autofree char *desc =
+        g_strdup_printf("expert %" G_GINT64_FORMAT " (dim 0) of %s; held by rank%s %s", expert,
+                        text, holders->len == 1 ? "" : "s", held);
     rs_layout_builder_set_description(b, desc);
     return rs_layout_builder_finish(g_steal_pointer(&b), error); /* (consumes it) */
 }

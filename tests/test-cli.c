@@ -527,6 +527,9 @@ test_layout_one_expert(void)
     assert_contains(r.out, "\n16    model.layers.3.mlp.experts.down_proj.weight  [5:6, 0:7168, "
                            "0:2048]                  73400320  14680064  [16, 7168, 2048]");
     g_assert_null(strstr(r.out, "\n17 "));
+    /* The layout line names who holds the expert (it read "ranks 16-31 ...; the ranks
+     * holding it", the stacked tensor's). */
+    assert_contains(r.out, "ranks 16-31, R,S(0),S(2); held by rank 16\n");
     run_result_clear(&r);
     /* A rank outside the expert's says so of the expert (it said "of this tensor", which
      * GPU 17 does hold: experts 16 to 31), and the JSON names the expert. */
