@@ -823,8 +823,11 @@ on_candidate(RsEvaluateStage stage, const RsPlan *plan, const RsEvaluation *e,
         return TRUE;
     case RS_EVALUATE_STAGE_SIMULATING:
         /* The tables count network messages; local copies are simulated too. */
-        progress_line("simulating %s: %u network messages (%u with local copies) ...", label,
-                      e->n_network_messages, e->n_messages);
+        if (e->n_messages == e->n_network_messages)
+            progress_line("simulating %s: %u network messages ...", label, e->n_network_messages);
+        else
+            progress_line("simulating %s: %u network messages (%u with local copies) ...", label,
+                          e->n_network_messages, e->n_messages);
         return TRUE;
     case RS_EVALUATE_STAGE_DONE:
         break;
@@ -1189,7 +1192,8 @@ simulate_scenario(const char *cmd, const Settings *set, const RsScenario *scenar
         rs_cli_progress("planning and simulating %u candidates, %u at once ...", n_tried,
                         n_at_once);
     else
-        rs_cli_progress("planning and simulating %u candidates ...", n_tried);
+        rs_cli_progress("planning and simulating %u candidate%s ...", n_tried,
+                        n_tried == 1 ? "" : "s");
     RsPolicyResult policy;
     g_autoptr(RsPlan) best = rs_policy_run(build->refit, plan_options, req,
                                            rs_evaluator_evaluate, ev, &policy, &error);

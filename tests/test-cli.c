@@ -305,6 +305,14 @@ test_verbose_stderr(void)
     g_assert_null(strstr(r.out, "DEBUG"));
     assert_contains(r.err, "direct: flow model: 84 messages, ");
     run_result_clear(&r);
+    /* The progress lines count in the singular and say "with local copies" only when
+     * there are some ("1 candidates", "84 network messages (84 with local copies)"). */
+    args[17] = NULL;
+    r = run_reshard(args);
+    assert_exit_code(&r, 0);
+    assert_contains(r.err, "planning and simulating 1 candidate ...\n"
+                           "simulating direct: 84 network messages ...\n");
+    run_result_clear(&r);
 }
 
 /* Errors found when a scenario is built name the file, line and field they come from, or
