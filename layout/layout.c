@@ -1119,14 +1119,22 @@ blocked_dim_aligned(const BlockedSpec *bs, guint32 rank, const RsBox *src, guint
     gint64 count = rs_box_get_count(src, d), bl = bs->block[d];
     gint64 lo = src->lo[d], hi = lo + count; /* step 1 required below */
     gboolean ends_tensor = hi == bs->layout->shape[d];
-    if ((count > 1 && src->step[d] != 1) || lo % bl != 0 || (hi % bl != 0 && !ends_tensor) ||
-        position % bl != 0) {
+    /* What breaks the alignment, first of: a stride, its start, its end, its place. */
+    g_autofree char *why =
+        count > 1 && src->step[d] != 1
+            ? g_strdup_printf("is strided (step %" G_GINT64_FORMAT ")", src->step[d])
+        : lo % bl != 0 ? g_strdup_printf("starts at %" G_GINT64_FORMAT, lo)
+        : hi % bl != 0 && !ends_tensor
+            ? g_strdup_printf("ends at %" G_GINT64_FORMAT " (not the tensor's end)", hi)
+        : position % bl != 0
+            ? g_strdup_printf("sits at buffer position %" G_GINT64_FORMAT, position)
+            : NULL;
+    if (why != NULL) {
         g_autofree char *text = rs_box_format(src);
         g_set_error(error, RS_LAYOUT_ERROR, RS_LAYOUT_ERROR_INVALID,
-                    "rank %u, box %s (buffer position %" G_GINT64_FORMAT
-                    " in dim %u): not aligned to blocks of %" G_GINT64_FORMAT
+                    "rank %u, box %s: dim %u %s, not aligned to blocks of %" G_GINT64_FORMAT
                     " elements, so its block scales cannot be laid out",
-                    rank, text, position, d, bl);
+                    rank, text, d, why, bl);
         return FALSE;
     }
     if (bs->in_blocks) {
