@@ -361,17 +361,27 @@ progress_fraction(const RsFlowSimProgress *p)
  * its 544, and the estimate read 49,652 s. */
 #define PROGRESS_MIN_FRACTION 0.05
 
-/* ", N s left" at @p's rate of bytes, or ", too early for an estimate", or "" once done.
+/* The wall seconds @p has left at its rate of bytes, or -1: finished, or below
+ * PROGRESS_MIN_FRACTION (too early for an estimate). */
+static double
+seconds_left(const RsFlowSimProgress *p)
+{
+    double frac = progress_fraction(p);
+    if (p->finished || frac < PROGRESS_MIN_FRACTION)
+        return -1.0;
+    return p->wall_s * (1 - frac) / frac;
+}
+
+/* ", about N s left", or ", too early for an estimate", or "" once done.
  * Returns: (transfer full). */
 static char *
 time_left(const RsFlowSimProgress *p)
 {
-    double frac = progress_fraction(p);
     if (p->finished)
         return g_strdup("");
-    if (frac < PROGRESS_MIN_FRACTION)
-        return g_strdup(", too early for an estimate");
-    return g_strdup_printf(", about %.0f s left", p->wall_s * (1 - frac) / frac);
+    double left_s = seconds_left(p);
+    return left_s < 0 ? g_strdup(", too early for an estimate")
+                      : g_strdup_printf(", about %.0f s left", left_s);
 }
 
 static void
@@ -433,10 +443,11 @@ print_flow_progress(const RsFlowSimProgress *p, gpointer user_data)
             if (running[i].label == NULL)
                 continue;
             const RsFlowSimProgress *q = &running[i].p;
-            double frac = progress_fraction(q);
-            g_string_append_printf(line, " %s %.0f%%", running[i].label, 100 * frac);
-            if (frac >= PROGRESS_MIN_FRACTION && !q->finished)
-                g_string_append_printf(line, " (%.0f s left)", q->wall_s * (1 - frac) / frac);
+            g_string_append_printf(line, " %s %.0f%%", running[i].label,
+                                   100 * progress_fraction(q));
+            double left_s = seconds_left(q);
+            if (left_s >= 0)
+                g_string_append_printf(line, " (%.0f s left)", left_s);
             g_string_append_c(line, ';');
         }
         g_string_truncate(line, line->len - 1);

@@ -133,9 +133,9 @@ read_side(RsYaml *yaml, yaml_node_t *root, const char *section, RsConvention **c
             return FALSE;
         }
         /* A layout error that one parameter causes names its line (resolve_side()). */
-        g_autofree char *where =
-            g_strdup_printf("%s:%zu:%zu: %s.%s", rs_yaml_get_path(yaml), value->start_mark.line + 1,
-                            value->start_mark.column + 1, section, key);
+        g_autofree char *field = g_strdup_printf("%s.%s", section, key);
+        g_autofree char *where = NULL;
+        set_where_node(&where, rs_yaml_get_path(yaml), value, field);
         rs_convention_set_where(conv, key, where);
     }
     if (gpus != NULL) {
