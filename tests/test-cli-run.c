@@ -20,7 +20,8 @@ static void
 test_run_predicted(void)
 {
     g_autofree char *topo = data_path("two-node.yaml");
-    g_autofree char *trace = g_build_filename(g_get_tmp_dir(), "rs-cli-run-trace.csv", NULL);
+    g_autofree char *dir = make_temp_dir();
+    g_autofree char *trace = g_build_filename(dir, "rs-cli-run-trace.csv", NULL);
     const char *args[] = {"run", "--shape", "64x64", "--src-mesh", "2", "--src-placements",
                           "S(0)", "--src-ranks", "0,1", "--dst-mesh", "2", "--dst-placements",
                           "S(0)", "--dst-ranks", "2,3", "--topology", topo, "--runs", "3",
@@ -70,7 +71,8 @@ static void
 test_run_plans_on_topology(void)
 {
     g_autofree char *topo = data_path("two-node.yaml");
-    g_autofree char *trace = g_build_filename(g_get_tmp_dir(), "rs-cli-run-relay.csv", NULL);
+    g_autofree char *dir = make_temp_dir();
+    g_autofree char *trace = g_build_filename(dir, "rs-cli-run-relay.csv", NULL);
     const char *args[] = {"run", "--shape", "64x64", "--src-mesh", "1", "--src-placements", "R",
                           "--src-ranks", "0", "--dst-mesh", "2", "--dst-placements", "R",
                           "--dst-ranks", "2,3", "--strategy", "hierarchical", "--topology", topo,
@@ -219,8 +221,7 @@ test_scenario_variant(void)
         "train: {convention: megatron, gpus: 0-1, tp: 2}\n"
         "infer: {convention: vllm, gpus: 2-3, tp: 2}\n",
         topo);
-    g_autofree char *path = g_build_filename(g_get_tmp_dir(), "rs-cli-variant.yaml", NULL);
-    g_assert_true(g_file_set_contents(path, text, -1, NULL));
+    g_autofree char *path = write_temp("rs-cli-variant.yaml", text);
     const char *args[] = {"simulate", "--scenario", path, "--format", "json", "-q", NULL};
     RunResult r = run_reshard_mpi(args, 0);
     if (r.exit_code != 0)
@@ -313,7 +314,8 @@ test_bad(gconstpointer data)
 static void
 test_calibrate(void)
 {
-    g_autofree char *path = g_build_filename(g_get_tmp_dir(), "rs-cli-calibrated.yaml", NULL);
+    g_autofree char *dir = make_temp_dir();
+    g_autofree char *path = g_build_filename(dir, "rs-cli-calibrated.yaml", NULL);
     const char *args[] = {"calibrate", "--ranks", "3", "--sizes", "4KiB,16MiB", "--runs", "1",
                           "--copy-runs", "64B,4KiB", "--copy-bytes", "256KiB",
                           "--output", path, "-q", NULL};

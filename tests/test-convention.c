@@ -10,6 +10,7 @@
 #include "models/model-load.h"
 #include "plan/plan.h"
 
+#include <glib/gstdio.h>
 #include <string.h>
 
 static RsModel *
@@ -729,6 +730,8 @@ test_tied_embedding(void)
     g_assert_cmpuint(rs_layout_get_local_n_elems(emb, 3), ==, 512 * 64);
     g_autoptr(GPtrArray) v = resolve("vllm:pp=2", m, 0, 2, NULL);
     g_assert_cmpuint(rs_layout_get_n_ranks(layout_of(v, m, "model.embed_tokens.weight")), ==, 2);
+    g_unlink(path);
+    g_rmdir(dir);
 }
 
 /* SGLang: dp-attention splits attention over attn_tp and replicates the embedding;

@@ -1170,6 +1170,7 @@ test_yaml_nesting(void)
     g_assert_cmpint(rs_model_find_tensor(m, "model.layers.2.mlp.gate_proj.weight"), >=, 0);
     g_assert_cmpint(rs_model_find_tensor(m, "model.layers.3.mlp.gate.weight"), >=, 0);
     g_unlink(path);
+    g_rmdir(dir);
 }
 
 /* A stored form the generator does not model is an error, not silently BF16. */
@@ -1194,6 +1195,7 @@ test_stored_unknown_method(void)
     g_autoptr(RsModel) training = rs_model_load_file(path, NULL, &error);
     g_assert_no_error(error);
     g_unlink(path);
+    g_rmdir(dir);
 }
 
 /* FP8 block scales split with their weight: under vLLM tp=8 and Megatron tp=2 ep=8, every

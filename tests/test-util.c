@@ -2,6 +2,7 @@
  * test-util.h. */
 #include "test-util.h"
 
+#include <glib/gstdio.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -111,12 +112,34 @@ count_occurrences(const char *haystack, const char *needle)
     return n;
 }
 
+void
+remove_tree(const char *path)
+{
+    if (g_file_test(path, G_FILE_TEST_IS_DIR) && !g_file_test(path, G_FILE_TEST_IS_SYMLINK)) {
+        g_autoptr(GDir) dir = g_dir_open(path, 0, NULL);
+        for (const char *name; dir != NULL && (name = g_dir_read_name(dir)) != NULL;) {
+            g_autofree char *child = g_build_filename(path, name, NULL);
+            remove_tree(child);
+        }
+    }
+    g_remove(path);
+}
+
+static void
+remove_tree_and_free(gpointer path)
+{
+    remove_tree(path);
+    g_free(path);
+}
+
 char *
 make_temp_dir(void)
 {
     g_autoptr(GError) error = NULL;
     char *dir = g_dir_make_tmp("rs-cli-XXXXXX", &error);
     g_assert_no_error(error);
+    /* Removed when the running test ends: every run of the suites left thousands. */
+    g_test_queue_destroy(remove_tree_and_free, g_strdup(dir));
     return dir;
 }
 

@@ -68,9 +68,18 @@ void assert_contains(const char *haystack, const char *needle);
 guint count_occurrences(const char *haystack, const char *needle);
 
 /**
+ * remove_tree:
+ * @path: a file or folder; a folder is removed with everything under it (a symbolic link
+ *   is removed, not followed). Missing or unremovable entries are left without an error.
+ */
+void remove_tree(const char *path);
+
+/**
  * make_temp_dir:
- * Returns: (transfer full): a new empty folder under the temporary directory, named
- *   rs-cli-XXXXXX; the caller removes it (or leaves it to the system).
+ * Returns: (transfer full): a new empty folder under the temporary directory (g_get_tmp_dir():
+ *   $TMPDIR or /tmp), named rs-cli-XXXXXX; removed with what it holds (remove_tree()) when
+ *   the running test case ends (g_test_queue_destroy()), so call it only inside one. The
+ *   caller may remove it earlier.
  */
 char *make_temp_dir(void);
 
