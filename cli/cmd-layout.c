@@ -340,6 +340,14 @@ run_model(const char *cmd, RsFormat format)
         /* The inference side holds it in the dtype it serves (quantised on load). */
         RsRefitDtypes served = {!opt_train && scenario->has_infer_dtype, scenario->infer_dtype};
         RsDtype served_dtype = rs_refit_get_served_dtype(&served, t);
+        /* A layout the refit refuses in that dtype (boxes off its blocks) is refused here
+         * too, with simulate's message, not shown as if the engine could load it. */
+        if (!rs_refit_check_served_layout(t->name, t->dtype, served_dtype, layouts[i], &error)) {
+            g_prefix_error(&error, "%s: ", scenario->infer_dtype_where);
+            rs_convention_result_clear(&res);
+            rs_scenario_side_build_clear(&build);
+            return rs_cli_fail(cmd, error, RS_EXIT_USAGE);
+        }
         g_autofree char *dtype =
             served_dtype == t->dtype
                 ? g_strdup(rs_dtype_get_name(t->dtype))

@@ -129,6 +129,56 @@ covers_tensor(const RsLayout *layout)
     return missing->len == 0;
 }
 
+/* Whether converting @src_dtype to @dst_dtype adds block scales (FP8 e4m3, MXFP4). */
+static gboolean
+is_block_scaled(RsDtype src_dtype, RsDtype dst_dtype)
+{
+    return src_dtype != dst_dtype &&
+           (dst_dtype == RS_DTYPE_FP8_E4M3 || dst_dtype == RS_DTYPE_MXFP4);
+}
+
+/* The block-scale layout of destination layout @dst of tensor @name served in @dtype (FP8
+ * e4m3 or MXFP4), its block per dim written to @block [n_dims]. Returns: (transfer full)
+ * the scales' layout, or NULL with RS_REFIT_ERROR_CONVERT (too few dims, a box off the
+ * blocks: rs_refit_add_converted()). */
+static RsLayout *
+new_dst_scales(const char *name, RsDtype dtype, const RsLayout *dst, gint64 *block, GError **error)
+{
+    gboolean fp8 = dtype == RS_DTYPE_FP8_E4M3;
+    guint n_dims = rs_layout_get_n_dims(dst);
+    if (n_dims < (fp8 ? 2u : 1u)) {
+        g_set_error(error, RS_REFIT_ERROR, RS_REFIT_ERROR_CONVERT,
+                    "%s: %s block scales need a tensor of at least %u dims, not %u", name,
+                    rs_dtype_get_name(dtype), fp8 ? 2u : 1u, n_dims);
+        return NULL;
+    }
+    for (guint d = 0; d < n_dims; d++)
+        block[d] = 1;
+    if (fp8) {
+        block[n_dims - 2] = 128; /* DeepSeek-V3 config.json weight_block_size [128, 128] */
+        block[n_dims - 1] = 128;
+    } else {
+        block[n_dims - 1] = RS_MXFP4_BLOCK_ELEMS;
+    }
+    g_autoptr(GError) local = NULL;
+    RsLayout *scales = rs_layout_new_blocked(dst, block, FALSE, TRUE, &local);
+    if (scales == NULL)
+        g_set_error(error, RS_REFIT_ERROR, RS_REFIT_ERROR_CONVERT, "%s to %s: destination %s", name,
+                    rs_dtype_get_name(dtype), local->message);
+    return scales;
+}
+
+gboolean
+rs_refit_check_served_layout(const char *name, RsDtype stored_dtype, RsDtype served_dtype,
+                             const RsLayout *dst, GError **error)
+{
+    if (!is_block_scaled(stored_dtype, served_dtype))
+        return TRUE;
+    gint64 block[RS_MAX_DIMS];
+    g_autoptr(RsLayout) scales = new_dst_scales(name, served_dtype, dst, block, error);
+    return scales != NULL;
+}
+
 gboolean
 rs_refit_add_converted(RsRefit *refit, const RsRefitEntry *entry, RsLayout *src, RsLayout *dst,
                        GError **error)
@@ -151,38 +201,19 @@ rs_refit_add_converted(RsRefit *refit, const RsRefitEntry *entry, RsLayout *src,
                     rs_dtype_get_name(entry->dst_dtype), why);
         return FALSE;
     }
-    guint n_dims = rs_layout_get_n_dims(src);
     gboolean fp8 = entry->dst_dtype == RS_DTYPE_FP8_E4M3;
-    gboolean mxfp4 = entry->dst_dtype == RS_DTYPE_MXFP4;
-    if ((!fp8 && !mxfp4) || entry->src_dtype == entry->dst_dtype) {
+    if (!is_block_scaled(entry->src_dtype, entry->dst_dtype)) {
         if (!packed_sides_ok(entry->name, src, entry->src_dtype, dst, entry->dst_dtype, error))
             return FALSE;
         append(refit, entry->name, entry->src_dtype, entry->dst_dtype, src, dst, entry->src_buffer,
                entry->dst_buffer, -1);
         return TRUE;
     }
-    if (n_dims < (fp8 ? 2u : 1u)) {
-        g_set_error(error, RS_REFIT_ERROR, RS_REFIT_ERROR_CONVERT,
-                    "%s: %s block scales need a tensor of at least %u dims, not %u", entry->name,
-                    rs_dtype_get_name(entry->dst_dtype), fp8 ? 2u : 1u, n_dims);
-        return FALSE;
-    }
     gint64 block[RS_MAX_DIMS];
-    for (guint d = 0; d < n_dims; d++)
-        block[d] = 1;
-    if (fp8) {
-        block[n_dims - 2] = 128; /* DeepSeek-V3 config.json weight_block_size [128, 128] */
-        block[n_dims - 1] = 128;
-    } else {
-        block[n_dims - 1] = RS_MXFP4_BLOCK_ELEMS;
-    }
-    g_autoptr(GError) local = NULL;
-    g_autoptr(RsLayout) dst_scales = rs_layout_new_blocked(dst, block, FALSE, TRUE, &local);
-    if (dst_scales == NULL) {
-        g_set_error(error, RS_REFIT_ERROR, RS_REFIT_ERROR_CONVERT, "%s to %s: destination %s",
-                    entry->name, rs_dtype_get_name(entry->dst_dtype), local->message);
+    g_autoptr(RsLayout) dst_scales =
+        new_dst_scales(entry->name, entry->dst_dtype, dst, block, error);
+    if (dst_scales == NULL)
         return FALSE;
-    }
     g_autoptr(RsLayout) src_whole = rs_layout_new_blocked(src, block, TRUE, FALSE, error);
     g_autoptr(RsLayout) src_scales =
         src_whole ? rs_layout_new_blocked(src, block, TRUE, TRUE, error) : NULL;

@@ -78,6 +78,24 @@ typedef struct {
 } RsRefitEntry;
 
 /**
+ * rs_refit_check_served_layout:
+ * @name: the tensor's name, for the message
+ * @stored_dtype: its dtype where the source holds it
+ * @served_dtype: the dtype the destination serves it in
+ * @dst: (transfer none): the destination layout
+ * @error: RS_REFIT_ERROR_CONVERT, with rs_refit_add_converted()'s message, when
+ *   @served_dtype is block-scaled (FP8 e4m3, MXFP4) unlike @stored_dtype and @dst has too
+ *   few dims or a box off the blocks
+ *
+ * The destination's part of rs_refit_add_converted()'s checks, for a tool that shows one
+ * side's layout (`reshard layout --infer-dtype`) and must refuse what a refit refuses.
+ *
+ * Returns: TRUE when @dst can hold the tensor in @served_dtype.
+ */
+gboolean rs_refit_check_served_layout(const char *name, RsDtype stored_dtype, RsDtype served_dtype,
+                                      const RsLayout *dst, GError **error);
+
+/**
  * rs_refit_add_converted:
  * @entry: the name, both dtypes and both buffer names (copied)
  * @src, @dst: (transfer none): the layouts, of one global shape

@@ -539,6 +539,17 @@ test_gpt_oss_mxfp4_vllm(void)
     assert_contains(r.out, "tensor  model.layers.0.mlp.experts.gate_up_proj_bias, [32, 5760] "
                            "bf16 (expert-column, a decoder layer)\n");
     run_result_clear(&r);
+    /* The weight itself under FP8 and tp=8: vLLM's 720 columns of gate_up per rank end off
+     * the 128-blocks, so the block scales cannot be laid out. simulate refused it; layout
+     * showed the boxes and exited 0. */
+    layout[8] = "model.layers.0.mlp.experts.gate_up_proj";
+    r = run_reshard(layout);
+    assert_exit_code(&r, 2);
+    assert_contains(r.err, "reshard layout: --infer-dtype: model.layers.0.mlp.experts.gate_up_proj "
+                           "to fp8-e4m3: destination rank 0, box [0:32, 0:720, 0:2880]: dim 1 "
+                           "ends at 720 (not the tensor's end), not aligned to blocks of 128");
+    g_assert_cmpstr(r.out, ==, "");
+    run_result_clear(&r);
     const char *args[] = {"simulate", "--model", "gpt-oss-20b", "--infer-dtype", "mxfp4",
                           "--infer", "vllm:tp=8", "--strategy", "direct", "--network",
                           "bottleneck", "--check", NULL};
