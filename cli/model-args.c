@@ -72,9 +72,22 @@ rs_cli_find_tensors(const RsModel *model, GPtrArray *buffers, const char *name, 
             strstr(t, name + prefix_len + 1) != NULL)
             g_string_append_printf(hint, "%s%s", hint->len ? ", " : "", t);
     }
+    /* A layer past the decoder's: DeepSeek-V3's layer 61 is its multi-token-prediction
+     * layer, generated only with --mtp (the name alone gave no clue). */
+    g_autofree char *beyond = NULL;
+    guint n_layers = rs_model_get_n_layers(model);
+    guint64 layer = 0;
+    const char *after = NULL;
+    if (n_layers > 0 && g_str_has_prefix(name, "model.layers.") && g_ascii_isdigit(name[13]) &&
+        (layer = g_ascii_strtoull(name + 13, (char **)&after, 10)) >= n_layers && *after == '.')
+        beyond = g_strdup_printf(
+            "; %s has %u decoder layers (0-%u)%s", rs_model_get_name(model), n_layers, n_layers - 1,
+            rs_model_has_mtp(model) ? " and its multi-token-prediction layers after them"
+                                    : ", and a layer after them is a multi-token-prediction "
+                                      "layer, laid out with --mtp where the config has one");
     g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                "--tensor: no tensor or fused buffer named \"%s\" in %s%s%s%s", name,
+                "--tensor: no tensor or fused buffer named \"%s\" in %s%s%s%s%s", name,
                 rs_model_get_name(model), hint->len ? " (similar: " : "", hint->str,
-                hint->len ? ")" : "");
+                hint->len ? ")" : "", beyond ? beyond : "");
     return NULL;
 }

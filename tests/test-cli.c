@@ -1222,6 +1222,25 @@ static const CliCase cli_cases[] = {
      NULL,
      2,
      {"--tensor: no tensor or fused buffer named \"q_proj\"", NULL}},
+    /* A layer past the decoder's: DeepSeek-V3's 61 is its multi-token-prediction layer,
+     * which --mtp lays out; the refusal gave no clue. */
+    {{"layout", "--model", "deepseek-v3", "--infer", "vllm:tp=8", "--tensor",
+      "model.layers.61.self_attn.kv_a_layernorm.weight", NULL},
+     NULL,
+     NULL,
+     2,
+     {"\"model.layers.61.self_attn.kv_a_layernorm.weight\" in DeepSeek-V3; DeepSeek-V3 has 61 "
+      "decoder layers (0-60), and a layer after them is a multi-token-prediction layer, laid "
+      "out with --mtp where the config has one",
+      NULL}},
+    {{"layout", "--model", "deepseek-v3", "--infer", "vllm:tp=8", "--mtp", "--tensor",
+      "model.layers.62.self_attn.kv_a_layernorm.weight", NULL},
+     NULL,
+     NULL,
+     2,
+     {"in DeepSeek-V3; DeepSeek-V3 has 61 decoder layers (0-60) and its "
+      "multi-token-prediction layers after them",
+      NULL}},
     {{"layout", "--model", "llama-3.1-8b", "--train", "megatron:pp=2,pp-layers=10,10", "--tensor",
       "lm_head.weight", NULL},
      NULL,
