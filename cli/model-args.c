@@ -62,15 +62,35 @@ rs_cli_find_tensors(const RsModel *model, GPtrArray *buffers, const char *name, 
     }
     if (found->len > 0)
         return g_steal_pointer(&found);
-    /* Suggest tensors of the same layer. */
+    /* Suggest the tensors of the deepest module the name shares with some (at least
+     * "model.layers.N": the same layer), else the first few whose names contain its last two
+     * components ("q_proj": layer 0's q_proj). It listed layer 0's weights for a name in
+     * layer 3 (it matched half the prefix). */
     g_autoptr(GString) hint = g_string_new(NULL);
-    const char *dot = strrchr(name, '.');
-    gsize prefix_len = dot ? (gsize)(dot - name) : 0;
-    for (guint i = 0; i < rs_model_get_n_tensors(model) && hint->len < 300; i++) {
+    g_auto(GStrv) parts = g_strsplit(name, ".", -1);
+    guint n_parts = g_strv_length(parts), best = 0, n_tensors = rs_model_get_n_tensors(model);
+    g_autofree guint *shared = g_new0(guint, n_tensors);
+    for (guint i = 0; i < n_tensors; i++) {
+        g_auto(GStrv) t = g_strsplit(rs_model_get_tensor(model, i)->name, ".", -1);
+        while (shared[i] + 1 < n_parts && t[shared[i]] != NULL &&
+               strcmp(t[shared[i]], parts[shared[i]]) == 0)
+            shared[i]++;
+        best = MAX(best, shared[i]);
+    }
+    const char *tail = n_parts >= 2 ? name + strlen(name) - strlen(parts[n_parts - 2]) -
+                                          strlen(parts[n_parts - 1]) - 1
+                                    : name;
+    guint n_hints = 0;
+    for (guint i = 0; i < n_tensors; i++) {
         const char *t = rs_model_get_tensor(model, i)->name;
-        if (prefix_len > 0 && strncmp(t, name, prefix_len / 2) == 0 &&
-            strstr(t, name + prefix_len + 1) != NULL)
-            g_string_append_printf(hint, "%s%s", hint->len ? ", " : "", t);
+        if (best >= 3 ? shared[i] != best : strstr(t, tail) == NULL)
+            continue;
+        if (hint->len >= 300 || (best < 3 && n_hints == 3)) {
+            g_string_append(hint, ", ...");
+            break;
+        }
+        g_string_append_printf(hint, "%s%s", hint->len ? ", " : "", t);
+        n_hints++;
     }
     /* A layer past the decoder's: DeepSeek-V3's layer 61 is its multi-token-prediction
      * layer, generated only with --mtp (the name alone gave no clue). */

@@ -1222,6 +1222,29 @@ static const CliCase cli_cases[] = {
      NULL,
      2,
      {"--tensor: no tensor or fused buffer named \"q_proj\"", NULL}},
+    /* The hint names the tensors of the same layer (it named layer 0's for layer 3) and,
+     * for a bare module name, the first few that hold it. */
+    {{"layout", "--model", "llama-3.1-8b", "--infer", "vllm:tp=4", "--tensor",
+      "model.layers.3.mlp.gate.weight", NULL},
+     NULL,
+     NULL,
+     2,
+     {"in Llama-3.1-8B (similar: model.layers.3.mlp.gate_proj.weight, "
+      "model.layers.3.mlp.up_proj.weight, model.layers.3.mlp.down_proj.weight)",
+      NULL}},
+    {{"layout", "--model", "llama-3.1-8b", "--infer", "vllm:tp=4", "--tensor",
+      "model.layers.3.self_attn.q_proj.weights", NULL},
+     NULL,
+     NULL,
+     2,
+     {"in Llama-3.1-8B (similar: model.layers.3.self_attn.q_proj.weight)", NULL}},
+    {{"layout", "--model", "llama-3.1-8b", "--infer", "vllm:tp=4", "--tensor", "o_proj", NULL},
+     NULL,
+     NULL,
+     2,
+     {"(similar: model.layers.0.self_attn.o_proj.weight, model.layers.1.self_attn.o_proj.weight, "
+      "model.layers.2.self_attn.o_proj.weight, ...)",
+      NULL}},
     /* A layer past the decoder's: DeepSeek-V3's 61 is its multi-token-prediction layer,
      * which --mtp lays out; the refusal gave no clue. */
     {{"layout", "--model", "deepseek-v3", "--infer", "vllm:tp=8", "--tensor",
@@ -1229,17 +1252,17 @@ static const CliCase cli_cases[] = {
      NULL,
      NULL,
      2,
-     {"\"model.layers.61.self_attn.kv_a_layernorm.weight\" in DeepSeek-V3; DeepSeek-V3 has 61 "
-      "decoder layers (0-60), and a layer after them is a multi-token-prediction layer, laid "
-      "out with --mtp where the config has one",
+     {"(similar: model.layers.0.self_attn.kv_a_layernorm.weight, ",
+      ", ...); DeepSeek-V3 has 61 decoder layers (0-60), and a layer after them is a "
+      "multi-token-prediction layer, laid out with --mtp where the config has one",
       NULL}},
     {{"layout", "--model", "deepseek-v3", "--infer", "vllm:tp=8", "--mtp", "--tensor",
       "model.layers.62.self_attn.kv_a_layernorm.weight", NULL},
      NULL,
      NULL,
      2,
-     {"in DeepSeek-V3; DeepSeek-V3 has 61 decoder layers (0-60) and its "
-      "multi-token-prediction layers after them",
+     {"; DeepSeek-V3 has 61 decoder layers (0-60) and its multi-token-prediction layers "
+      "after them",
       NULL}},
     {{"layout", "--model", "llama-3.1-8b", "--train", "megatron:pp=2,pp-layers=10,10", "--tensor",
       "lm_head.weight", NULL},
