@@ -26,6 +26,7 @@ test_temp_dir_removed(void)
         return;
     }
     g_autoptr(GError) error = NULL;
+    /* A new folder: g_dir_make_tmp() replaces the template's six Xs with a unique name. */
     g_autofree char *tmp = g_dir_make_tmp("rs-tmpdir-XXXXXX", &error);
     g_assert_no_error(error);
     g_autofree char *saved = g_strdup(g_getenv("TMPDIR"));
