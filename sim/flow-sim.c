@@ -80,7 +80,7 @@ typedef struct {
 } FlowLink;
 
 typedef struct {
-    guint32 message; /* NO_SLOT when the slot is free */
+    guint32 message; /* NO_SLOT when the slot is free; a route group's first member */
     guint32 n_links, cap_links;
     FlowLink in[RS_TOPOLOGY_MAX_ROUTE]; /* the links while they fit */
     FlowLink *ext;                      /* (nullable) the links when there are more */
@@ -92,6 +92,15 @@ typedef struct {
     guint32 frozen;     /* epoch in which its new rate was fixed */
     double cap_hint;    /* fluid relays: the cap a clamp found, for the next filling */
     guint32 hint_epoch; /* the set epoch cap_hint belongs to */
+    /* Route groups (sim->grouped): the flow of every message flowing between its (src, dst)
+     * pair. They share one route, so max-min gives each the same rate: the group is one flow
+     * of weight n_members on each of its links, `rate` is each member's, and a member's
+     * chunk ends when the group's clock `sent` reaches its tag (sim->tag). Recomputations
+     * then cost the groups on a link, not its messages. */
+    guint32 n_members, cap_members;
+    guint32 *members; /* [cap_members]: a binary heap of messages by (tag, message) */
+    double sent;      /* bytes each member has sent since the group started */
+    double next_tag;  /* the first member's tag: `remaining` is next_tag − sent */
 } Flow;
 
 typedef struct {
@@ -102,6 +111,7 @@ typedef struct {
 typedef struct {
     double t;     /* when the flow's chunk (fluid: its next event) completes, seconds */
     guint32 slot; /* flow slot */
+    guint32 message; /* its message (a route group's first member): orders equal times */
 } HeapEntry;
 
 /* The fields the filling reads for every link of a set come first, within 64 bytes (the
@@ -221,6 +231,12 @@ typedef struct {
     guint32 *sched_mark;   /* [n]: sched_epoch when queued */
     guint32 sched_epoch;   /* starts at 1 */
     gboolean exact;        /* RS_FLOW_SIM_RATES_EXACT without fluid relays */
+    /* route groups (Flow): every mode but fluid relays, whose followers' caps differ per
+     * message */
+    gboolean grouped;
+    GHashTable *groups;  /* a member's RsFlowMessage (its src, dst) -> the flow slot + 1 */
+    double *tag;         /* [n]: where its current chunk ends on its group's clock */
+    guint32 *member_pos; /* [n]: its place in its group's members heap */
     /* rounds (RS_FLOW_SIM_POST_ROUNDS) */
     gboolean rounds;
     guint n_gpus;
@@ -309,12 +325,13 @@ flow_at(Sim *sim, guint32 slot)
 /* --- flow completion heap (indexed) ---
  * Entries carry their completion time and slot, and each slot's place lives in the compact
  * heap_pos array, so a sift step touches no Flow (each touch was a cache miss: with ~10^5
- * flows the sifts were 30% of the default scenario's time). Order: (t, slot). */
+ * flows the sifts were 30% of the default scenario's time). Order: (t, message): equal times go in
+ * message order, whatever slots they hold. */
 
 static inline gboolean
 entry_less(const HeapEntry *a, const HeapEntry *b)
 {
-    return a->t < b->t || (a->t == b->t && a->slot < b->slot);
+    return a->t < b->t || (a->t == b->t && a->message < b->message);
 }
 
 /* Sift-up and sift-down move a hole instead of swapping: each step one write. */
@@ -367,7 +384,7 @@ heap_push(Sim *sim, guint32 slot, double t)
         sim->heap_pos = g_renew(guint32, sim->heap_pos, cap);
         sim->heap_pos_cap = cap;
     }
-    sim->heap[sim->heap_len] = (HeapEntry){t, slot};
+    sim->heap[sim->heap_len] = (HeapEntry){t, slot, flow_at(sim, slot)->message};
     sim->heap_pos[slot] = sim->heap_len;
     sim->heap_len++;
     heap_up(sim, sim->heap_len - 1);
@@ -592,9 +609,105 @@ static void
 settle(Sim *sim, Flow *f)
 {
     double dt = sim->now - f->last_t;
-    if (dt > 0 && f->rate > 0)
-        f->remaining = MAX(0.0, f->remaining - f->rate * dt);
+    if (dt > 0 && f->rate > 0) {
+        f->sent += f->rate * dt;
+        f->remaining = f->n_members > 0 ? MAX(0.0, f->next_tag - f->sent)
+                                        : MAX(0.0, f->remaining - f->rate * dt);
+    }
     f->last_t = sim->now;
+}
+
+/* --- route groups (Flow): the members heap, ordered by (tag, message) --- */
+
+static guint64 chunk_bytes(Sim *sim, guint32 m, guint32 k);
+
+static inline gboolean
+member_less(const Sim *sim, guint32 a, guint32 b)
+{
+    return sim->tag[a] < sim->tag[b] || (sim->tag[a] == sim->tag[b] && a < b);
+}
+
+static void
+members_sift(Sim *sim, Flow *f, guint i)
+{
+    guint32 *h = f->members;
+    guint32 moving = h[i];
+    while (i > 0 && member_less(sim, moving, h[(i - 1) / 2])) {
+        h[i] = h[(i - 1) / 2];
+        sim->member_pos[h[i]] = i;
+        i = (i - 1) / 2;
+    }
+    for (;;) {
+        guint l = 2 * i + 1, c = l;
+        if (l >= f->n_members)
+            break;
+        if (l + 1 < f->n_members && member_less(sim, h[l + 1], h[l]))
+            c = l + 1;
+        if (!member_less(sim, h[c], moving))
+            break;
+        h[i] = h[c];
+        sim->member_pos[h[i]] = i;
+        i = c;
+    }
+    h[i] = moving;
+    sim->member_pos[moving] = i;
+}
+
+/* The group's next chunk end: its remaining bytes and its place in the completion heap. */
+static void
+group_schedule(Sim *sim, guint32 slot)
+{
+    Flow *f = flow_at(sim, slot);
+    f->message = f->members[0];
+    f->next_tag = sim->tag[f->message];
+    f->remaining = MAX(0.0, f->next_tag - f->sent);
+    sim->heap[sim->heap_pos[slot]].message = f->message;
+    heap_update(sim, slot, f->rate > 0 ? sim->now + f->remaining / f->rate : INFINITY);
+}
+
+/* Message @m joins the members of @f (settled) with its current chunk. */
+static void
+member_add(Sim *sim, Flow *f, guint32 m)
+{
+    if (f->n_members == f->cap_members) {
+        f->cap_members = MAX(4, f->cap_members * 2);
+        f->members = g_renew(guint32, f->members, f->cap_members);
+    }
+    sim->tag[m] = f->sent + (double)chunk_bytes(sim, m, sim->chunk[m]);
+    f->members[f->n_members] = m;
+    sim->member_pos[m] = f->n_members;
+    members_sift(sim, f, f->n_members++);
+}
+
+static void
+member_remove(Sim *sim, Flow *f, guint32 m)
+{
+    guint i = sim->member_pos[m];
+    guint32 last = f->members[--f->n_members];
+    if (i < f->n_members) {
+        f->members[i] = last;
+        sim->member_pos[last] = i;
+        members_sift(sim, f, i);
+    }
+}
+
+/* Route groups are keyed by a member's message (sim->msgs, which outlives the table), read
+ * as its (src, dst) pair: no key to allocate. The pair is Fibonacci-hashed (Knuth, TAOCP
+ * vol. 3, 6.4): g_int64_hash() folds the halves by XOR, and src ^ dst collides for every
+ * pair at one XOR distance (about 25 keys a bucket on bench-flow-sim's 10^5 flows). */
+static guint
+group_key_hash(gconstpointer key)
+{
+    const RsFlowMessage *msg = key;
+    guint64 pair = ((guint64)msg->src << 32) | msg->dst;
+    return (guint)((pair * G_GUINT64_CONSTANT(0x9E3779B97F4A7C15)) >> 32);
+}
+
+static gboolean
+group_key_equal(gconstpointer a, gconstpointer b)
+{
+    const RsFlowMessage *x = a, *y = b;
+    return x->src == y->src && x->dst == y->dst;
 }
 
 /* Adds the bytes @link carried since its rate sum last changed to its timeline. */
@@ -701,7 +814,10 @@ static Flow *
 flow_init(Sim *sim, guint32 slot, guint32 m)
 {
     Flow *f = flow_at(sim, slot);
+    guint32 *members = f->members, cap_members = f->cap_members; /* a freed slot's, reused */
     memset(f, 0, sizeof *f);
+    f->members = members;
+    f->cap_members = cap_members;
     f->message = m;
     f->cap_links = RS_TOPOLOGY_MAX_ROUTE;
     f->last_t = sim->now;
@@ -718,8 +834,35 @@ flow_take_slot(Sim *sim)
     } else {
         slot = sim->flows->len;
         g_array_set_size(sim->flows, slot + 1);
+        Flow *f = flow_at(sim, slot);
+        f->members = NULL;
+        f->cap_members = 0;
     }
     return slot;
+}
+
+/* Route groups: each link of flow @slot (settled) carries @delta more members at its rate.
+ * A member leaving counts as a flow leaving for exact rates' verification (`lost`). */
+static void
+group_reweigh(Sim *sim, guint32 slot, double delta)
+{
+    Flow *f = flow_at(sim, slot);
+    FlowLink *fl = flow_links(f);
+    for (guint j = 0; j < f->n_links; j++) {
+        guint32 l = fl[j].link;
+        LinkState *ls = &sim->links[l];
+        link_flush(sim, l);
+        ls->rate_sum = MAX(0.0, ls->rate_sum + f->rate * delta);
+        fl[j].weight += delta;
+        if (fl[j].pos == NO_POS)
+            continue;
+        ls->used = MAX(0.0, ls->used + f->rate * delta);
+        if (delta < 0) {
+            ls->lost -= f->rate * delta;
+            ls->lost_max = MAX(ls->lost_max, f->rate);
+        }
+        link_mark_changed(sim, l);
+    }
 }
 
 /* Charges flow @slot @weight on @link_id, a new entry: the flow must be settled. */
@@ -756,6 +899,24 @@ static double fluid_last_chunk(Sim *sim, guint32 m);
 static void
 flow_start(Sim *sim, guint32 m)
 {
+    if (sim->grouped) {
+        gpointer found = g_hash_table_lookup(sim->groups, &sim->msgs[m]);
+        if (found != NULL) {
+            /* Joins its route's group at the group's rate, recomputed with this batch. */
+            guint32 slot = GPOINTER_TO_UINT(found) - 1;
+            Flow *f = flow_at(sim, slot);
+            settle(sim, f);
+            group_reweigh(sim, slot, 1.0);
+            member_add(sim, f, m);
+            group_schedule(sim, slot);
+            if (sim->exact)
+                g_array_append_val(sim->fresh, slot);
+            sim->slot[m] = slot;
+            sim->state[m] = ST_ACTIVE;
+            sim->res->n_chunks++;
+            return;
+        }
+    }
     guint32 slot = flow_take_slot(sim);
     Flow *f = flow_init(sim, slot, m);
     guint32 route[RS_TOPOLOGY_MAX_ROUTE];
@@ -766,6 +927,11 @@ flow_start(Sim *sim, guint32 m)
     for (guint i = 0; i < n_route; i++)
         flow_add_link(sim, slot, route[i], 1.0);
     heap_push(sim, slot, INFINITY);
+    if (sim->grouped) {
+        member_add(sim, f, m);
+        f->next_tag = sim->tag[m];
+        g_hash_table_insert(sim->groups, (gpointer)&sim->msgs[m], GUINT_TO_POINTER(slot + 1));
+    }
     if (sim->exact)
         g_array_append_val(sim->fresh, slot);
     sim->slot[m] = slot;
@@ -798,6 +964,7 @@ flow_release(Sim *sim, guint32 slot)
     g_clear_pointer(&f->ext, g_free);
     f->n_links = 0;
     f->message = NO_SLOT;
+    f->n_members = 0;
     g_array_append_val(sim->free_slots, slot);
     sim->n_active_flows--;
 }
@@ -807,8 +974,21 @@ static void
 flow_stop(Sim *sim, guint32 m)
 {
     guint32 slot = sim->slot[m];
-    flow_release(sim, slot);
+    Flow *f = flow_at(sim, slot);
     sim->slot[m] = NO_SLOT;
+    if (!sim->grouped) {
+        flow_release(sim, slot);
+        return;
+    }
+    settle(sim, f);
+    if (f->n_members == 1) {
+        g_hash_table_remove(sim->groups, &sim->msgs[m]);
+        flow_release(sim, slot);
+        return;
+    }
+    member_remove(sim, f, m);
+    group_reweigh(sim, slot, -1.0);
+    group_schedule(sim, slot);
 }
 
 /* --- message life --- */
@@ -1019,9 +1199,15 @@ chunk_done(Sim *sim, guint32 m)
     sim->chunk[m] = k + 1;
     if (deps_ready(sim, m, k + 1)) {
         /* The next chunk follows on the same links at the same rate. */
-        f->remaining = (double)chunk_bytes(sim, m, k + 1);
-        heap_update(sim, sim->slot[m],
-                    f->rate > 0 ? sim->now + f->remaining / f->rate : INFINITY);
+        if (sim->grouped) {
+            sim->tag[m] = f->sent + (double)chunk_bytes(sim, m, k + 1);
+            members_sift(sim, f, sim->member_pos[m]);
+            group_schedule(sim, sim->slot[m]);
+        } else {
+            f->remaining = (double)chunk_bytes(sim, m, k + 1);
+            heap_update(sim, sim->slot[m],
+                        f->rate > 0 ? sim->now + f->remaining / f->rate : INFINITY);
+        }
         sim->res->n_chunks++;
     } else {
         flow_stop(sim, m);
@@ -2384,8 +2570,16 @@ sim_clear(Sim *sim)
     g_free(sim->rank_outstanding);
     g_free(sim->stream_free_s);
     g_free(sim->ready_s);
+    for (guint32 slot = 0; sim->flows && slot < sim->flows->len; slot++) {
+        g_free(flow_at(sim, slot)->members);
+        g_free(flow_at(sim, slot)->ext);
+    }
     if (sim->flows)
         g_array_unref(sim->flows);
+    if (sim->groups)
+        g_hash_table_unref(sim->groups);
+    g_free(sim->tag);
+    g_free(sim->member_pos);
     if (sim->free_slots)
         g_array_unref(sim->free_slots);
     g_free(sim->heap);
@@ -2663,6 +2857,12 @@ sim_setup(Sim *sim, RsFlowSimResult *res)
     sim->sched_queue = g_array_new(FALSE, FALSE, sizeof(guint32));
     sim->sched_mark = g_new0(guint32, MAX(sim->n, 1));
     sim->sched_epoch = 1;
+    sim->grouped = !sim->fluid;
+    if (sim->grouped) {
+        sim->groups = g_hash_table_new(group_key_hash, group_key_equal);
+        sim->tag = g_new0(double, MAX(sim->n, 1));
+        sim->member_pos = g_new0(guint32, MAX(sim->n, 1));
+    }
 }
 
 static void
@@ -2723,6 +2923,13 @@ report_progress(Sim *sim, gboolean finished)
             continue;
         guint32 m = f->message;
         double dt = MAX(0.0, sim->now - f->last_t);
+        for (guint i = 0; i < f->n_members; i++) {
+            guint32 g = f->members[i];
+            double left = sim->tag[g] - (f->sent + f->rate * dt);
+            flowing += MAX(0.0, (double)chunk_bytes(sim, g, sim->chunk[g]) - MAX(0.0, left));
+        }
+        if (f->n_members > 0)
+            continue;
         double sent = sim->fluid ? (double)(sim->msgs[m].size_bytes - sim->delivered[m])
                                  : (double)chunk_bytes(sim, m, sim->chunk[m]);
         flowing += MAX(0.0, sent - MAX(0.0, f->remaining - f->rate * dt));

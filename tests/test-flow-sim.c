@@ -1167,6 +1167,65 @@ test_exact_matches_global(void)
     g_test_message("exact against global: message end times within %.2e", worst);
 }
 
+/* --- route groups: messages between one (src, dst) pair share a flow ---
+ * On flat0 (no latency, no overhead), messages a (1 GB) and c (1.2 GB) go 0 -> 4 over GPU
+ * 0's NIC (5 GB/s) from 0; x (0.5 GB, 0 -> 4 too) waits for y (1 GB, 1 -> 0 over NVLink at
+ * 100 GB/s, 0.01 s) whole (one chunk: 1 GiB chunks), so it joins their flow late. Processor
+ * sharing: a and c at 2.5 GB/s until 0.01 s (25 MB each), then all three at 5/3 GB/s: x
+ * ends at 0.01 + 0.5 / (5/3) = 0.31 s, when a and c have sent 525 MB; then 2.5 GB/s each:
+ * a ends at 0.31 + 0.475 / 2.5 = 0.5 s, and c, alone, sends its last 200 MB at 5 GB/s:
+ * 0.54 s. Under every posting that keeps the pair's messages concurrent. */
+static void
+test_route_group(gconstpointer data)
+{
+    RsFlowSimPosting posting = GPOINTER_TO_INT(data);
+    g_autoptr(RsTopology) topo = load(flat0_yaml);
+    const Msg rows[] = {
+        {0, 4, 1000000000, 0, NODEPS}, /* a */
+        {1, 0, 1000000000, 0, NODEPS}, /* y */
+        {0, 4, 1200000000, 0, NODEPS}, /* c */
+        {0, 4, 500000000, 0, {1, -1}}, /* x */
+    };
+    RsFlowSimOptions opt;
+    phases_options(&opt);
+    opt.posting = posting;
+    opt.chunk_bytes = 1u << 30;
+    g_autoptr(RsFlowSimResult) r = simulate(topo, rows, G_N_ELEMENTS(rows), &opt);
+    assert_time(r->message_end_s[1], 0.01);
+    assert_time(r->message_end_s[3], 0.31);
+    assert_time(r->message_end_s[0], 0.5);
+    assert_time(r->message_end_s[2], 0.54);
+    assert_time(r->total_s, 0.54);
+    g_autofree char *name = rs_topology_format_link(topo, r->bottleneck_link);
+    g_assert_cmpstr(name, ==, "gpu0.nic-egress");
+}
+
+/* Equal sizes on one pair end together, in one batch: k messages of 100 MB each 0 -> 4,
+ * with one more on 8 -> 4 (GPU 4's NIC ingress is shared): the k + 1 messages get
+ * 5/(k+1) GB/s each and all end at (k + 1) · 0.1 / 5 s; the link's bytes are the
+ * messages' sum, each message one chunk (no dependencies, nothing to pipeline). */
+static void
+test_route_group_equal(void)
+{
+    g_autoptr(RsTopology) topo = load(flat0_yaml);
+    for (guint k = 1; k <= 6; k++) {
+        g_autofree Msg *rows = g_new0(Msg, k + 1);
+        for (guint i = 0; i < k; i++)
+            rows[i] = (Msg){0, 4, 100000000, 0, NODEPS};
+        rows[k] = (Msg){8, 4, 100000000, 0, NODEPS};
+        g_autoptr(RsFlowSimResult) r = simulate(topo, rows, k + 1, NULL);
+        for (guint i = 0; i <= k; i++)
+            assert_time(r->message_end_s[i], (k + 1) * 0.1 / 5);
+        guint32 route[RS_TOPOLOGY_MAX_ROUTE];
+        guint n_route = rs_topology_route(topo, 0, 4, route);
+        g_assert_cmpuint(r->link_bytes[route[n_route - 1]], ==, (k + 1) * 100000000ull);
+        g_assert_cmpuint(r->n_chunks, ==, k + 1);
+        g_assert_cmpuint(r->n_events, ==, 2); /* posted at 0, all arrived at the end */
+        /* One recomputation of two flows, the pair's group and the other, whatever k. */
+        g_assert_cmpuint(r->n_rate_updates, ==, 2);
+    }
+}
+
 /* max_events stops after that many event batches: on flat, two NVLink messages (1 and
  * 2 MB, their own GPUs) have batches at 0 (posted), 2 us (overhead paid), 4 us (latency
  * paid), 14 us and 24 us (arrivals); after 4 the first has arrived, the second has not. */
@@ -1687,7 +1746,9 @@ test_window_relay(void)
 /* Packs and unpacks queue on the rank's stream: two 1-chunk sends of GPU 0 that pack 10 us
  * each start taking bandwidth at 10 + 4 and 20 + 4 us and share GPU 0's egress; its link
  * is busy from 14 us to the end. An unpack of 5 us each on GPU 1 of two arrivals at once
- * runs one after the other. */
+ * runs one after the other, in the order GPU 1 posted them, as exec/executor.c checks its
+ * operations: key order, where 2→1 has colour 0 and 0→1 colour 1 (base/edge-colour.h, as
+ * in test_window_colours). */
 static void
 test_window_stream(void)
 {
@@ -1709,8 +1770,8 @@ test_window_stream(void)
     opt.message_post_s = post5;
     g_autoptr(RsFlowSimResult) u = simulate(topo, in, 2, &opt);
     const double arrive_s = 4 * US + 2.0 * c / NV_BW;
-    assert_time(u->message_end_s[0], arrive_s + 5 * US);
-    assert_time(u->message_end_s[1], arrive_s + 10 * US);
+    assert_time(u->message_end_s[1], arrive_s + 5 * US);
+    assert_time(u->message_end_s[0], arrive_s + 10 * US);
 }
 
 /* Operations of a slot go by message colour (base/edge-colour.h), as exec/schedule.h
@@ -1819,6 +1880,11 @@ main(int argc, char **argv)
     g_test_add_func("/flow-sim/rounds/queue-on-stream", test_rounds_queue_on_stream);
     g_test_add_func("/flow-sim/rounds/chunks-queue-on-stream", test_chunks_queue_on_stream);
     g_test_add_func("/flow-sim/exact-matches-global", test_exact_matches_global);
+    g_test_add_data_func("/flow-sim/route-group/phases", GINT_TO_POINTER(RS_FLOW_SIM_POST_PHASES),
+                         test_route_group);
+    g_test_add_data_func("/flow-sim/route-group/rounds", GINT_TO_POINTER(RS_FLOW_SIM_POST_ROUNDS),
+                         test_route_group);
+    g_test_add_func("/flow-sim/route-group/equal", test_route_group_equal);
     g_test_add_func("/flow-sim/max-events", test_max_events);
     g_test_add_func("/flow-sim/phases", test_phases);
     g_test_add_func("/flow-sim/deterministic", test_deterministic);
