@@ -325,8 +325,8 @@ flow_at(Sim *sim, guint32 slot)
 /* --- flow completion heap (indexed) ---
  * Entries carry their completion time and slot, and each slot's place lives in the compact
  * heap_pos array, so a sift step touches no Flow (each touch was a cache miss: with ~10^5
- * flows the sifts were 30% of the default scenario's time). Order: (t, message): equal times go in
- * message order, whatever slots they hold. */
+ * flows the sifts were 30% of the default scenario's time). Order: (t, message): equal
+ * times go in message order, whatever slots they hold. */
 
 static inline gboolean
 entry_less(const HeapEntry *a, const HeapEntry *b)
