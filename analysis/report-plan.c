@@ -161,6 +161,7 @@ enum {
     LY_ELEMS,
     LY_SHAPE_CSV,
     LY_SHAPE_TEXT,
+    LY_EXPERT,
 };
 
 static const RsColumn layout_columns[] = {
@@ -168,11 +169,12 @@ static const RsColumn layout_columns[] = {
     [LY_TENSOR] = {"tensor", NULL, RS_COLUMN_TEXT, 0, RS_COLUMN_LEFT},
     BOX_COLUMNS,
     [LY_OFFSET] = {"offset_elems", "offset elems", RS_COLUMN_INTEGER, 0, 0},
-    [LY_ELEMS] = {"elems", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_NO_JSON},
-    [LY_SHAPE_CSV] = {"buffer_shape", NULL, RS_COLUMN_TEXT, 0,
-                      RS_COLUMN_NO_TABLE | RS_COLUMN_NO_JSON},
+    [LY_ELEMS] = {"elems", NULL, RS_COLUMN_INTEGER, 0, 0},
+    [LY_SHAPE_CSV] = {"buffer_shape", NULL, RS_COLUMN_TEXT, 0, RS_COLUMN_CSV_ONLY},
     [LY_SHAPE_TEXT] = {"buffer_shape", "buffer shape (elems)", RS_COLUMN_TEXT, 0,
                        RS_COLUMN_TABLE_ONLY | RS_COLUMN_LEFT},
+    /* The text form's header and JSON's top level say it once. */
+    [LY_EXPERT] = {"expert", NULL, RS_COLUMN_INTEGER, 0, RS_COLUMN_CSV_ONLY},
 };
 
 /* One box of a rank, and a rank's boxes by offset. */
@@ -272,11 +274,15 @@ buffer_text(const RankRows *rr)
 }
 
 static void
-add_rank_rows(RsTable *t, const RankRows *rr)
+add_rank_rows(RsTable *t, const RankRows *rr, gint64 expert)
 {
     g_autofree char *shape_csv = ints_text(rr->buffer_shape, rr->n_dims, ";");
     if (rr->rows->len == 0) {
         rs_table_add_row(t);
+        if (expert >= 0)
+            rs_table_set_uint(t, LY_EXPERT, (guint64)expert);
+        else
+            rs_table_set_null(t, LY_EXPERT);
         rs_table_set_uint(t, LY_RANK, rr->rank);
         rs_table_set_null(t, LY_TENSOR);
         rs_table_set_text(t, LY_BOX + BOX_TEXT, "(empty shard)");
@@ -289,6 +295,10 @@ add_rank_rows(RsTable *t, const RankRows *rr)
     for (guint k = 0; k < rr->rows->len; k++) {
         const BoxRow *row = &g_array_index(rr->rows, BoxRow, k);
         rs_table_add_row(t);
+        if (expert >= 0)
+            rs_table_set_uint(t, LY_EXPERT, (guint64)expert);
+        else
+            rs_table_set_null(t, LY_EXPERT);
         rs_table_set_uint(t, LY_RANK, rr->rank);
         rs_table_set_text(t, LY_TENSOR, row->tensor);
         set_box(t, LY_BOX, &row->lb.box);
@@ -317,6 +327,13 @@ layout_json(GArray *ranks, const RsTable *t, gint64 expert, GString *out)
         json_builder_begin_object(b);
         json_builder_set_member_name(b, "rank");
         json_builder_add_int_value(b, rr->rank);
+        json_builder_set_member_name(b, "buffer_shape");
+        json_builder_begin_array(b);
+        for (guint d = 0; d < rr->n_dims; d++)
+            json_builder_add_int_value(b, rr->buffer_shape[d]);
+        json_builder_end_array(b);
+        json_builder_set_member_name(b, "buffer_elems");
+        json_builder_add_int_value(b, (gint64)rr->buffer_elems);
         json_builder_set_member_name(b, "boxes");
         json_builder_begin_array(b);
         for (guint k = 0; k < rr->rows->len; k++) {
@@ -340,7 +357,7 @@ rs_report_layout(const RsLayout *const *layouts, const char *const *names, guint
     g_autoptr(GArray) ranks = collect(layouts, names, n_layouts, only_rank);
     g_autoptr(RsTable) t = rs_table_new("boxes", layout_columns, G_N_ELEMENTS(layout_columns));
     for (guint i = 0; i < ranks->len; i++)
-        add_rank_rows(t, &g_array_index(ranks, RankRows, i));
+        add_rank_rows(t, &g_array_index(ranks, RankRows, i), expert);
     switch (format) {
     case RS_FORMAT_JSON:
         layout_json(ranks, t, expert, out);

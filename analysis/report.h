@@ -343,9 +343,11 @@ void rs_report_plan(const RsPlanReport *report, RsFormat format, GString *out);
  * @format: table (@header, then per rank its boxes by offset: rank, tensor, box, offset
  *   elems, elems, and on the first the buffer shape; an empty shard as one "-" row; a rank
  *   asked for that holds none of it, a line saying so), csv
- *   (rank,tensor,lo,hi,step,offset_elems,elems,buffer_shape; an empty shard with empty box
- *   fields and elems 0) or json (one line: expert when given, ranks[] of {rank, boxes[] of
- *   {tensor, lo[], hi[], step[], offset_elems}})
+ *   (rank,tensor,lo,hi,step,offset_elems,elems,buffer_shape,expert: buffer_shape as
+ *   ';'-separated elems per dim, expert empty without one; an empty shard with empty box
+ *   fields and elems 0) or json (one line: expert when given, ranks[] of {rank,
+ *   buffer_shape[], buffer_elems, boxes[] of {tensor, lo[], hi[], step[], offset_elems,
+ *   elems}}; an empty shard: boxes [])
  * @out: text is appended here
  */
 void rs_report_layout(const RsLayout *const *layouts, const char *const *names, guint n_layouts,

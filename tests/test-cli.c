@@ -599,8 +599,12 @@ test_layout_one_expert(void)
     ep_rank[8] = "json";
     r = run_reshard(ep_rank);
     assert_exit_code(&r, 0);
-    assert_contains(r.out, "\"expert\":5,\"ranks\":[{\"rank\":16,\"boxes\":[{\"tensor\":"
-                           "\"model.layers.3.mlp.experts.down_proj.weight\",\"lo\":[5,0,0]");
+    /* Rank 16's buffer holds its 16 experts; expert 5 starts after 5 of 7168 x 2048. */
+    assert_contains(r.out, "\"expert\":5,\"ranks\":[{\"rank\":16,\"buffer_shape\":[16,7168,2048],"
+                           "\"buffer_elems\":234881024,\"boxes\":[{\"tensor\":"
+                           "\"model.layers.3.mlp.experts.down_proj.weight\",\"lo\":[5,0,0],"
+                           "\"hi\":[6,7168,2048],\"step\":[1,1,1],\"offset_elems\":73400320,"
+                           "\"elems\":14680064}]}]}");
     run_result_clear(&r);
     const char *tp[] = {"layout", "--model", "qwen3-30b-a3b", "--infer", "vllm:tp=4", "--tensor",
                         "model.layers.0.mlp.experts.7.gate_proj.weight", "--format", "csv", NULL};
@@ -609,7 +613,7 @@ test_layout_one_expert(void)
     for (guint rank = 0; rank < 4; rank++) {
         g_autofree char *row = g_strdup_printf(
             "\n%u,model.layers.0.mlp.experts.gate_proj.weight,7;%u;0,8;%u;2048,1;1;1,5505024,"
-            "393216,",
+            "393216,128;384;2048,7\n",
             rank, 192 * rank, 192 * (rank + 1));
         assert_contains(r.out, row);
     }
