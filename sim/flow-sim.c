@@ -280,6 +280,7 @@ rs_flow_sim_options_init(RsFlowSimOptions *options)
     options->round_fixed_s = 0.0;
     options->max_events = 0;
     options->plan_relays = TRUE;
+    options->flow_per_message = FALSE;
     options->window = RS_FLOW_SIM_DEFAULT_WINDOW;
 }
 
@@ -2857,7 +2858,7 @@ sim_setup(Sim *sim, RsFlowSimResult *res)
     sim->sched_queue = g_array_new(FALSE, FALSE, sizeof(guint32));
     sim->sched_mark = g_new0(guint32, MAX(sim->n, 1));
     sim->sched_epoch = 1;
-    sim->grouped = !sim->fluid;
+    sim->grouped = !sim->fluid && !sim->opt.flow_per_message;
     if (sim->grouped) {
         sim->groups = g_hash_table_new(group_key_hash, group_key_equal);
         sim->tag = g_new0(double, MAX(sim->n, 1));

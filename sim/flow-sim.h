@@ -115,7 +115,8 @@
  *    groups on a link, not its messages. On the default scenario's hierarchical plan with
  *    domain relays (`--layers 3-24`) a set holds 2.5 times fewer flows (191 -> 73 per
  *    event); under EXACT and GLOBAL the answers are those of one flow per message to
- *    rounding (1e-13 relative over ~5,000 random message lists, a reviewer's check).
+ *    rounding (1e-13 relative over ~5,000 random message lists, a reviewer's check;
+ *    tests/test-flow-sim.c checks them against RsFlowSimOptions.flow_per_message).
  *    Fluid relays keep one flow per message: a follower's cap is its own.
  *  - Relays, posting whole phases (RS_FLOW_SIM_RELAYS_CHUNKED, the reference): a message
  *    with dependencies (rs_plan_get_message_deps(), or a trace's depends_on) and a
@@ -283,6 +284,9 @@ typedef struct {
                                    * with fluid relays, whatever chunk_bytes and relays say
                                    * (default TRUE; see "Relays a plan pipelines itself"
                                    * above). FALSE: chunk_bytes and relays for every plan */
+    gboolean flow_per_message;    /* TRUE: no route groups ("Route groups" above), a flow per
+                                   * message: the reference the tests check them against
+                                   * (default FALSE) */
 } RsFlowSimOptions;
 
 /* Defaults: chunk_bytes 4 MiB (NCCL's default NCCL_BUFFSIZE, the size one channel stages per

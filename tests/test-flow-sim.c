@@ -1226,6 +1226,80 @@ test_route_group_equal(void)
     }
 }
 
+/* Route groups against a flow per message (RsFlowSimOptions.flow_per_message), on random
+ * lists of 20 to 400 messages between 36 GPUs, so that pairs repeat (a relay's sender is
+ * its dependency's receiver, as plans have it): under exact and global rates, in phases
+ * and rounds, every message ends at the same time to rounding. */
+static void
+test_route_groups_match_per_message(void)
+{
+    g_autoptr(RsTopology) topo = load(flat_yaml);
+    g_autoptr(GRand) rand = g_rand_new_with_seed(41);
+    double worst = 0.0;
+    guint64 grouped_updates = 0, flow_updates = 0;
+    for (guint w = 0; w < 24; w++) {
+        guint n = (guint)g_rand_int_range(rand, 20, 400);
+        g_autofree RsFlowMessage *msgs = g_new0(RsFlowMessage, n);
+        g_autofree guint32 *deps = g_new0(guint32, n);
+        guint n_deps = 0;
+        guint n_gpus = w % 2 == 0 ? 36 : 8; /* fewer GPUs: more messages per pair */
+        for (guint i = 0; i < n; i++) {
+            guint32 src = (guint32)g_rand_int_range(rand, 0, (gint32)n_gpus);
+            guint32 dst = (guint32)g_rand_int_range(rand, 0, (gint32)n_gpus);
+            if (dst == src)
+                dst = (src + 4) % n_gpus;
+            msgs[i] = (RsFlowMessage){src,
+                                      dst,
+                                      w % 3 == 0 ? i / 64 : 0,
+                                      (guint64)g_rand_int_range(rand, 1, 60) * 1000000,
+                                      n_deps,
+                                      0,
+                                      (guint32)(i / 16)};
+            if (i > 0 && g_rand_int_range(rand, 0, 3) == 0) {
+                guint32 d = (guint32)g_rand_int_range(rand, 0, (gint32)i);
+                if (msgs[d].phase == msgs[i].phase && msgs[d].round < msgs[i].round &&
+                    msgs[d].dst != msgs[i].dst) {
+                    msgs[i].src = msgs[d].dst;
+                    deps[n_deps++] = d;
+                    msgs[i].n_deps = 1;
+                }
+            }
+        }
+        for (guint mode = 0; mode < 4; mode++) {
+            RsFlowSimOptions opt;
+            rs_flow_sim_options_init(&opt);
+            opt.posting = mode % 2 == 0 ? RS_FLOW_SIM_POST_PHASES : RS_FLOW_SIM_POST_ROUNDS;
+            opt.rates = mode < 2 ? RS_FLOW_SIM_RATES_EXACT : RS_FLOW_SIM_RATES_GLOBAL;
+            opt.chunk_bytes = 4000000;
+            g_autoptr(GError) error = NULL;
+            g_autoptr(RsFlowSimResult) grouped =
+                rs_flow_sim_run_messages(msgs, n, deps, n_deps, topo, &opt, &error);
+            g_assert_no_error(error);
+            opt.flow_per_message = TRUE;
+            g_autoptr(RsFlowSimResult) flows =
+                rs_flow_sim_run_messages(msgs, n, deps, n_deps, topo, &opt, &error);
+            g_assert_no_error(error);
+            g_assert_cmpuint(grouped->n_chunks, ==, flows->n_chunks);
+            for (guint i = 0; i < n; i++) {
+                double rel = fabs(grouped->message_end_s[i] - flows->message_end_s[i]) /
+                             flows->message_end_s[i];
+                worst = MAX(worst, rel);
+                if (rel > 1e-9)
+                    g_error("list %u, mode %u, message %u: grouped ends at %.15g s, a flow per "
+                            "message at %.15g s",
+                            w, mode, i, grouped->message_end_s[i], flows->message_end_s[i]);
+            }
+            grouped_updates += grouped->n_rate_updates;
+            flow_updates += flows->n_rate_updates;
+        }
+    }
+    /* Repeated pairs: groups make fewer rate computations. */
+    g_assert_cmpuint(grouped_updates, <, flow_updates);
+    g_test_message("route groups against a flow per message: end times within %.2e; rate "
+                   "updates %" G_GUINT64_FORMAT " against %" G_GUINT64_FORMAT,
+                   worst, grouped_updates, flow_updates);
+}
+
 /* max_events stops after that many event batches: on flat, two NVLink messages (1 and
  * 2 MB, their own GPUs) have batches at 0 (posted), 2 us (overhead paid), 4 us (latency
  * paid), 14 us and 24 us (arrivals); after 4 the first has arrived, the second has not. */
@@ -1885,6 +1959,7 @@ main(int argc, char **argv)
     g_test_add_data_func("/flow-sim/route-group/rounds", GINT_TO_POINTER(RS_FLOW_SIM_POST_ROUNDS),
                          test_route_group);
     g_test_add_func("/flow-sim/route-group/equal", test_route_group_equal);
+    g_test_add_func("/flow-sim/route-group/match-per-message", test_route_groups_match_per_message);
     g_test_add_func("/flow-sim/max-events", test_max_events);
     g_test_add_func("/flow-sim/phases", test_phases);
     g_test_add_func("/flow-sim/deterministic", test_deterministic);
