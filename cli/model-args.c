@@ -26,6 +26,68 @@ find_expert_tensor(const RsModel *model, const char *name, gint64 *expert)
     return idx;
 }
 
+/* The Levenshtein distance of @a and @b (Wagner & Fischer, "The String-to-String
+ * Correction Problem", JACM 21(1), 1974: two rows of the dynamic programme), or @limit + 1
+ * once it is sure to exceed @limit. */
+static guint
+edit_distance(const char *a, const char *b, guint limit)
+{
+    gsize n = strlen(a), m = strlen(b);
+    if ((n > m ? n - m : m - n) > limit)
+        return limit + 1;
+    g_autofree guint *row = g_new(guint, m + 1);
+    for (gsize j = 0; j <= m; j++)
+        row[j] = (guint)j;
+    for (gsize i = 1; i <= n; i++) {
+        guint diag = row[0], low = (guint)i;
+        row[0] = (guint)i;
+        for (gsize j = 1; j <= m; j++) {
+            guint up = row[j];
+            row[j] = MIN(MIN(up, row[j - 1]) + 1, diag + (a[i - 1] != b[j - 1]));
+            diag = up;
+            low = MIN(low, row[j]);
+        }
+        if (low > limit)
+            return limit + 1;
+    }
+    return MIN(row[m], limit + 1);
+}
+
+/* Appends to @hint the (at most 3) names of @model's tensors and of @buffers within a few
+ * edits of @name, closest first: a misspelt top-level name ("lm_heads.weight") shares no
+ * module and no last components with any. */
+static void
+hint_close_names(GString *hint, const RsModel *model, GPtrArray *buffers, const char *name)
+{
+    guint limit = MAX(2u, (guint)(strlen(name) / 8));
+    const char *best[3] = {NULL, NULL, NULL};
+    guint best_d[3] = {limit + 1, limit + 1, limit + 1};
+    guint n_tensors = rs_model_get_n_tensors(model);
+    guint n_buffers = buffers != NULL ? buffers->len : 0;
+    for (guint i = 0; i < n_tensors + n_buffers; i++) {
+        const char *t = i < n_tensors ? rs_model_get_tensor(model, i)->name
+                                      : g_ptr_array_index(buffers, i - n_tensors);
+        if (t == NULL)
+            continue;
+        guint d = edit_distance(name, t, limit);
+        for (guint k = 0; k < 3; k++) {
+            if (best[k] != NULL && strcmp(best[k], t) == 0)
+                break; /* a buffer named as its tensor */
+            if (d < best_d[k]) {
+                for (guint j = 2; j > k; j--) {
+                    best[j] = best[j - 1];
+                    best_d[j] = best_d[j - 1];
+                }
+                best[k] = t;
+                best_d[k] = d;
+                break;
+            }
+        }
+    }
+    for (guint k = 0; k < 3 && best[k] != NULL; k++)
+        g_string_append_printf(hint, "%s%s", hint->len ? ", " : "", best[k]);
+}
+
 GArray *
 rs_cli_find_tensors(const RsModel *model, GPtrArray *buffers, const char *name, gint64 *expert_out,
                     GError **error)
@@ -92,6 +154,8 @@ rs_cli_find_tensors(const RsModel *model, GPtrArray *buffers, const char *name, 
         g_string_append_printf(hint, "%s%s", hint->len ? ", " : "", t);
         n_hints++;
     }
+    if (hint->len == 0)
+        hint_close_names(hint, model, buffers, name);
     /* A layer past the decoder's: DeepSeek-V3's layer 61 is its multi-token-prediction
      * layer, generated only with --mtp (the name alone gave no clue). */
     g_autofree char *beyond = NULL;

@@ -1250,6 +1250,20 @@ static const CliCase cli_cases[] = {
      {"(similar: model.layers.0.self_attn.o_proj.weight, model.layers.1.self_attn.o_proj.weight, "
       "model.layers.2.self_attn.o_proj.weight, ...)",
       NULL}},
+    /* A misspelt top-level name shares no module and no last components: the names a few
+     * edits away (it gave no hint). */
+    {{"layout", "--model", "llama-3.1-8b", "--infer", "vllm:tp=4", "--tensor", "lm_heads.weight",
+      NULL},
+     NULL,
+     NULL,
+     2,
+     {"named \"lm_heads.weight\" in Llama-3.1-8B (similar: lm_head.weight)\n", NULL}},
+    {{"layout", "--model", "llama-3.1-8b", "--infer", "vllm:tp=4", "--tensor",
+      "model.embed_token.weight", NULL},
+     NULL,
+     NULL,
+     2,
+     {"in Llama-3.1-8B (similar: model.embed_tokens.weight)\n", NULL}},
     /* A layer past the decoder's: DeepSeek-V3's 61 is its multi-token-prediction layer,
      * which --mtp lays out; the refusal gave no clue. */
     {{"layout", "--model", "deepseek-v3", "--infer", "vllm:tp=8", "--tensor",
