@@ -302,3 +302,27 @@ rs_json_check(const char *text, gsize len, const char *name, const char *kind, G
     rs_json_scan_result_clear(&r);
     return ok;
 }
+
+guint
+rs_text_edit_distance(const char *a, const char *b, guint cap)
+{
+    gsize n = strlen(a), m = strlen(b);
+    if ((n > m ? n - m : m - n) > cap)
+        return cap + 1;
+    g_autofree guint *row = g_new(guint, m + 1);
+    for (gsize j = 0; j <= m; j++)
+        row[j] = (guint)j;
+    for (gsize i = 1; i <= n; i++) {
+        guint diag = row[0], low = (guint)i;
+        row[0] = (guint)i;
+        for (gsize j = 1; j <= m; j++) {
+            guint up = row[j];
+            row[j] = MIN(MIN(up, row[j - 1]) + 1, diag + (a[i - 1] != b[j - 1]));
+            diag = up;
+            low = MIN(low, row[j]);
+        }
+        if (low > cap)
+            return cap + 1;
+    }
+    return MIN(row[m], cap + 1);
+}

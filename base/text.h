@@ -126,4 +126,17 @@ gboolean rs_json_check(const char *text, gsize len, const char *name, const char
  */
 char *rs_text_escape(const char *text);
 
+/**
+ * rs_text_edit_distance:
+ * @a: a NUL-terminated string (bytes compared)
+ * @b: another
+ * @cap: the largest distance of interest
+ *
+ * The Levenshtein distance of @a and @b, in byte insertions, deletions and substitutions,
+ * computed row by row (Wagner & Fischer, "The String-to-String Correction Problem", JACM
+ * 21(1), 1974), stopping once it must exceed @cap. O(|a| × |b|) time, O(|b|) memory.
+ * Returns: the distance, or @cap + 1 when it is larger than @cap.
+ */
+guint rs_text_edit_distance(const char *a, const char *b, guint cap);
+
 G_END_DECLS

@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 
 #include "base/data.h"
+#include "base/text.h"
 #include "models/model-load.h"
 
 #include <string.h>
@@ -26,33 +27,6 @@ find_expert_tensor(const RsModel *model, const char *name, gint64 *expert)
     return idx;
 }
 
-/* The Levenshtein distance of @a and @b (Wagner & Fischer, "The String-to-String
- * Correction Problem", JACM 21(1), 1974: two rows of the dynamic programme), or @limit + 1
- * once it is sure to exceed @limit. */
-static guint
-edit_distance(const char *a, const char *b, guint limit)
-{
-    gsize n = strlen(a), m = strlen(b);
-    if ((n > m ? n - m : m - n) > limit)
-        return limit + 1;
-    g_autofree guint *row = g_new(guint, m + 1);
-    for (gsize j = 0; j <= m; j++)
-        row[j] = (guint)j;
-    for (gsize i = 1; i <= n; i++) {
-        guint diag = row[0], low = (guint)i;
-        row[0] = (guint)i;
-        for (gsize j = 1; j <= m; j++) {
-            guint up = row[j];
-            row[j] = MIN(MIN(up, row[j - 1]) + 1, diag + (a[i - 1] != b[j - 1]));
-            diag = up;
-            low = MIN(low, row[j]);
-        }
-        if (low > limit)
-            return limit + 1;
-    }
-    return MIN(row[m], limit + 1);
-}
-
 /* Appends to @hint the (at most 3) names of @model's tensors and of @buffers within a few
  * edits of @name, closest first: a misspelt top-level name ("lm_heads.weight") shares no
  * module and no last components with any. */
@@ -69,7 +43,7 @@ hint_close_names(GString *hint, const RsModel *model, GPtrArray *buffers, const 
                                       : g_ptr_array_index(buffers, i - n_tensors);
         if (t == NULL)
             continue;
-        guint d = edit_distance(name, t, limit);
+        guint d = rs_text_edit_distance(name, t, limit);
         for (guint k = 0; k < 3; k++) {
             if (best[k] != NULL && strcmp(best[k], t) == 0)
                 break; /* a buffer named as its tensor */

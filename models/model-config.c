@@ -113,33 +113,6 @@ rs_model_config_has(RsModelConfig *config, const char *key)
     return e != NULL && e->value != NULL;
 }
 
-/* Levenshtein distance of @a and @b (insertions, deletions, substitutions), capped at
- * @cap + 1: enough to tell a misspelt key (distance 1 or 2) from another field. */
-static guint
-edit_distance(const char *a, const char *b, guint cap)
-{
-    gsize n = strlen(a), m = strlen(b);
-    if (n > 128 || m > 128 || (n > m ? n - m : m - n) > cap)
-        return cap + 1;
-    guint row[129];
-    for (gsize j = 0; j <= m; j++)
-        row[j] = (guint)j;
-    for (gsize i = 1; i <= n; i++) {
-        guint diag = row[0], best = (guint)i;
-        row[0] = (guint)i;
-        for (gsize j = 1; j <= m; j++) {
-            guint up = row[j];
-            guint v = MIN(MIN(row[j] + 1, row[j - 1] + 1), diag + (a[i - 1] != b[j - 1]));
-            row[j] = v;
-            diag = up;
-            best = MIN(best, v);
-        }
-        if (best > cap)
-            return cap + 1;
-    }
-    return MIN(row[m], cap + 1);
-}
-
 /* A key of the file that no reader has taken and that is @key misspelt (at most 2 edits),
  * or NULL: the file's first such key. */
 static ConfigEntry *
@@ -148,7 +121,7 @@ find_misspelling(RsModelConfig *config, const char *key, const char **key_out)
     for (guint i = 0; i < config->order->len; i++) {
         const char *other = g_ptr_array_index(config->order, i);
         ConfigEntry *e = g_hash_table_lookup(config->entries, other);
-        if (!e->consumed && strcmp(other, key) != 0 && edit_distance(key, other, 2) <= 2) {
+        if (!e->consumed && strcmp(other, key) != 0 && rs_text_edit_distance(key, other, 2) <= 2) {
             *key_out = other;
             return e;
         }

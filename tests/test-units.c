@@ -252,6 +252,21 @@ test_dtype_kinds(void)
     g_assert_cmpstr(rs_dtype_get_kind_name(RS_DTYPE_KIND_COMPLEX), ==, "complex");
 }
 
+/* Levenshtein distances, and the cap: kitten -> sitting is 3 (two substitutions, one
+ * insertion); a length gap over the cap and a row over it both answer cap + 1. */
+static void
+test_text_edit_distance(void)
+{
+    g_assert_cmpuint(rs_text_edit_distance("kitten", "sitting", 5), ==, 3);
+    g_assert_cmpuint(rs_text_edit_distance("kitten", "sitting", 2), ==, 3);
+    g_assert_cmpuint(rs_text_edit_distance("lm_heads.weight", "lm_head.weight", 2), ==, 1);
+    g_assert_cmpuint(rs_text_edit_distance("", "abc", 5), ==, 3);
+    g_assert_cmpuint(rs_text_edit_distance("abc", "abc", 0), ==, 0);
+    g_assert_cmpuint(rs_text_edit_distance("abcdef", "ab", 3), ==, 4);
+    g_assert_cmpuint(rs_text_edit_distance("abcd", "wxyz", 2), ==, 3);
+    g_assert_cmpuint(rs_text_edit_distance("flaw", "lawn", 4), ==, 2);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -273,6 +288,7 @@ main(int argc, char **argv)
     g_test_add_func("/units/dtype/spellings", test_dtype_spellings);
     g_test_add_func("/units/dtype/kinds", test_dtype_kinds);
     g_test_add_func("/units/text/escape", test_text_escape);
+    g_test_add_func("/units/text/edit-distance", test_text_edit_distance);
     g_test_add_func("/units/text/find-bad", test_text_find_bad);
     return g_test_run();
 }
