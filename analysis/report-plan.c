@@ -273,16 +273,23 @@ buffer_text(const RankRows *rr)
     return g_string_free(s, FALSE);
 }
 
+/* The CSV's expert cell of the row just added: @expert, or empty (-1: not one expert). */
+static void
+set_expert(RsTable *t, gint64 expert)
+{
+    if (expert >= 0)
+        rs_table_set_uint(t, LY_EXPERT, (guint64)expert);
+    else
+        rs_table_set_null(t, LY_EXPERT);
+}
+
 static void
 add_rank_rows(RsTable *t, const RankRows *rr, gint64 expert)
 {
     g_autofree char *shape_csv = ints_text(rr->buffer_shape, rr->n_dims, ";");
     if (rr->rows->len == 0) {
         rs_table_add_row(t);
-        if (expert >= 0)
-            rs_table_set_uint(t, LY_EXPERT, (guint64)expert);
-        else
-            rs_table_set_null(t, LY_EXPERT);
+        set_expert(t, expert);
         rs_table_set_uint(t, LY_RANK, rr->rank);
         rs_table_set_null(t, LY_TENSOR);
         rs_table_set_text(t, LY_BOX + BOX_TEXT, "(empty shard)");
@@ -295,10 +302,7 @@ add_rank_rows(RsTable *t, const RankRows *rr, gint64 expert)
     for (guint k = 0; k < rr->rows->len; k++) {
         const BoxRow *row = &g_array_index(rr->rows, BoxRow, k);
         rs_table_add_row(t);
-        if (expert >= 0)
-            rs_table_set_uint(t, LY_EXPERT, (guint64)expert);
-        else
-            rs_table_set_null(t, LY_EXPERT);
+        set_expert(t, expert);
         rs_table_set_uint(t, LY_RANK, rr->rank);
         rs_table_set_text(t, LY_TENSOR, row->tensor);
         set_box(t, LY_BOX, &row->lb.box);

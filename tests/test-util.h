@@ -77,9 +77,9 @@ void remove_tree(const char *path);
 /**
  * make_temp_dir:
  * Returns: (transfer full): a new empty folder under the temporary directory (g_get_tmp_dir():
- *   $TMPDIR or /tmp), named rs-cli- and six random characters; removed with what it holds (remove_tree()) when
- *   the running test case ends (g_test_queue_destroy()), so call it only inside one. The
- *   caller may remove it earlier.
+ *   $TMPDIR or /tmp), named rs-cli- and six random characters; removed with what it holds
+ *   (remove_tree()) when the running test case ends (g_test_queue_destroy()), so call it
+ *   only inside one. The caller may remove it earlier.
  */
 char *make_temp_dir(void);
 
