@@ -9,6 +9,7 @@
  * an explicit message list is simulated instead. */
 #include "cli/cli.h"
 #include "base/output.h"
+#include "base/progress.h"
 #include "cli/model-args.h"
 #include "cli/outputs.h"
 
@@ -321,10 +322,11 @@ write_outputs(const RsFlowSimResult *flow, const RsTopology *topo, const char *t
 
 /* The running simulations' progress on stderr. On a terminal, one line redrawn: per
  * simulation, the bytes its network messages delivered and the wall time left at their
- * rate; with one running, its bar, events and rates too. Elsewhere (a log, a pipe) a line
- * per running simulation every PROGRESS_LOG_INTERVAL_S of wall time. Candidates simulated at once
- * (--threads) call this from their threads: progress_lock serialises it with the lines
- * on_candidate prints, which first clear the bar's line. */
+ * recent rate (base/progress.h); with one running, its bar, events and rates too.
+ * Elsewhere (a log, a pipe) a line per running simulation every PROGRESS_LOG_INTERVAL_S
+ * of wall time. Candidates simulated at once (--threads) call this from their threads:
+ * progress_lock serialises it with the lines on_candidate prints, which first clear the
+ * bar's line. */
 static GMutex progress_lock;
 
 #define MAX_RUNNING 16
@@ -332,12 +334,18 @@ static GMutex progress_lock;
 static struct {
     const char *label; /* NULL: a free slot */
     RsFlowSimProgress p;
+    RsProgressHistory history; /* of its fraction done, for the time left */
+    double logged_s;           /* wall time of its last log line */
 } running[MAX_RUNNING];
 static gboolean progress_drawn; /* the bar's line is on the terminal */
 static gboolean progress_tty;   /* stderr is a terminal: the bar; else log lines */
 
 /* Seconds of wall time between two progress lines when stderr is not a terminal. */
 #define PROGRESS_LOG_INTERVAL_S 30.0
+/* Seconds between two progress reports of a simulation in a log: the history the time
+ * left is measured on (the terminal's bar is redrawn every 0.25 s, the simulator's
+ * default). */
+#define PROGRESS_SAMPLE_INTERVAL_S 1.0
 
 /* Clears the bar's line (progress_lock held). */
 static void
@@ -361,27 +369,21 @@ progress_fraction(const RsFlowSimProgress *p)
  * its 544, and the estimate read 49,652 s. */
 #define PROGRESS_MIN_FRACTION 0.05
 
-/* The wall seconds @p has left at its rate of bytes, or -1: finished, or below
- * PROGRESS_MIN_FRACTION (too early for an estimate). */
-static double
-seconds_left(const RsFlowSimProgress *p)
-{
-    double frac = progress_fraction(p);
-    if (p->finished || frac < PROGRESS_MIN_FRACTION)
-        return -1.0;
-    return p->wall_s * (1 - frac) / frac;
-}
-
-/* ", about N s left", or ", too early for an estimate", or "" once done.
+/* ", about N s left", ", too early for an estimate", ", no estimate: ...", or "" once
+ * done, for running slot @i (progress_lock held).
  * Returns: (transfer full). */
 static char *
-time_left(const RsFlowSimProgress *p)
+time_left(guint i)
 {
-    if (p->finished)
+    if (running[i].p.finished)
         return g_strdup("");
-    double left_s = seconds_left(p);
-    return left_s < 0 ? g_strdup(", too early for an estimate")
-                      : g_strdup_printf(", about %.0f s left", left_s);
+    double window_s = 0.0;
+    double left_s = rs_progress_seconds_left(&running[i].history, PROGRESS_MIN_FRACTION, &window_s);
+    if (left_s == -1.0)
+        return g_strdup(", too early for an estimate");
+    if (left_s < 0)
+        return g_strdup_printf(", no estimate: no bytes delivered in the last %.0f s", window_s);
+    return g_strdup_printf(", about %.0f s left", left_s);
 }
 
 static void
@@ -394,39 +396,47 @@ print_flow_progress(const RsFlowSimProgress *p, gpointer user_data)
         if (running[i].label != NULL && strcmp(running[i].label, label) == 0)
             slot = i;
     for (guint i = 0; slot == MAX_RUNNING && i < MAX_RUNNING; i++)
-        if (running[i].label == NULL)
+        if (running[i].label == NULL) {
             slot = i;
-    if (slot < MAX_RUNNING) {
-        running[slot].label = p->finished ? NULL : label;
-        running[slot].p = *p;
+            rs_progress_history_init(&running[i].history);
+            running[i].logged_s = 0.0;
+        }
+    if (slot == MAX_RUNNING) {
+        g_mutex_unlock(&progress_lock); /* more at once than the table holds: not shown */
+        return;
     }
+    running[slot].label = p->finished ? NULL : label;
+    running[slot].p = *p;
+    rs_progress_history_add(&running[slot].history, p->wall_s, progress_fraction(p));
     for (guint i = 0; i < MAX_RUNNING; i++)
         n_running += running[i].label != NULL;
     if (!progress_tty) {
-        /* A log: a whole line per report (its row follows when it ends). */
-        double frac = progress_fraction(p);
-        g_autofree char *left = time_left(p);
-        if (!p->finished)
+        /* A log: a whole line per interval (its row follows when it ends). */
+        if (!p->finished && p->wall_s - running[slot].logged_s >= PROGRESS_LOG_INTERVAL_S) {
+            running[slot].logged_s = p->wall_s;
+            g_autofree char *left = time_left(slot);
             g_printerr("  %s: %.0f%% of %.1f GB, %" G_GUINT64_FORMAT " events, simulated "
                        "%.4f s, wall %.1f s%s\n",
-                       label, 100 * frac, p->bytes_total / 1e9, p->n_events, p->sim_s, p->wall_s,
-                       left);
+                       label, 100 * progress_fraction(p), p->bytes_total / 1e9, p->n_events,
+                       p->sim_s, p->wall_s, left);
+        }
         g_mutex_unlock(&progress_lock);
         return;
     }
     clear_progress_line();
     if (n_running == 1 || (n_running == 0 && p->finished)) {
-        const RsFlowSimProgress *q = p;
+        guint shown = slot;
         for (guint i = 0; n_running == 1 && i < MAX_RUNNING; i++)
             if (running[i].label != NULL)
-                q = &running[i].p;
+                shown = i;
+        const RsFlowSimProgress *q = &running[shown].p;
         double frac = progress_fraction(q);
         char bar[25];
         guint filled = (guint)(frac * (sizeof bar - 1));
         for (guint i = 0; i < sizeof bar - 1; i++)
             bar[i] = i < filled ? '#' : '.';
         bar[sizeof bar - 1] = '\0';
-        g_autofree char *left = time_left(q);
+        g_autofree char *left = time_left(shown);
         g_printerr("\r  %s%s[%s] %3.0f%% of %.1f GB, %" G_GUINT64_FORMAT " events (%.0f/s), "
                    "simulated %.4f s, wall %.1f s%s",
                    q->label != NULL ? q->label : "", q->label != NULL ? " " : "", bar,
@@ -445,7 +455,8 @@ print_flow_progress(const RsFlowSimProgress *p, gpointer user_data)
             const RsFlowSimProgress *q = &running[i].p;
             g_string_append_printf(line, " %s %.0f%%", running[i].label,
                                    100 * progress_fraction(q));
-            double left_s = seconds_left(q);
+            double left_s =
+                rs_progress_seconds_left(&running[i].history, PROGRESS_MIN_FRACTION, NULL);
             if (left_s >= 0)
                 g_string_append_printf(line, " (%.0f s left)", left_s);
             g_string_append_c(line, ';');
@@ -464,7 +475,7 @@ parse_flow_options(RsFlowSimOptions *opt, gboolean *use_flow, GError **error)
     progress_tty = isatty(STDERR_FILENO);
     if (!rs_cli_quiet) {
         opt->progress = print_flow_progress;
-        opt->progress_interval_s = progress_tty ? 0.0 : PROGRESS_LOG_INTERVAL_S;
+        opt->progress_interval_s = progress_tty ? 0.0 : PROGRESS_SAMPLE_INTERVAL_S;
     }
     *use_flow = TRUE;
     if (opt_network != NULL) {

@@ -1,4 +1,6 @@
-/* test-stats.c — the comparator of doubles and the lower median of base/stats.h. */
+/* test-stats.c — the comparator of doubles and the lower median of base/stats.h; the
+ * time-left estimate of base/progress.h. */
+#include "base/progress.h"
 #include "base/stats.h"
 
 #include <stdlib.h>
@@ -50,11 +52,113 @@ test_median_row(gconstpointer data)
         g_assert_cmpfloat(copy[i], ==, row->values[i]);
 }
 
+/* A job sampled every 0.25 s from @from_s to @to_s (included) at @rate of its work per
+ * second, from @start_fraction at @from_s. The rates are powers of two and the times
+ * multiples of 0.25 s, so every fraction and every estimate below is exact. */
+static double
+run_job(RsProgressHistory *h, double from_s, double to_s, double start_fraction, double rate)
+{
+    double f = start_fraction;
+    for (double t = from_s + 0.25; t <= to_s; t += 0.25) {
+        f = start_fraction + (t - from_s) * rate;
+        rs_progress_history_add(h, t, f);
+    }
+    return f;
+}
+
+/* At a constant rate the estimate is the average rate's: (1 - f) / r. */
+static void
+test_progress_constant(void)
+{
+    RsProgressHistory h;
+    rs_progress_history_init(&h);
+    double f = run_job(&h, 0, 16, 0, 1.0 / 64);
+    g_assert_cmpfloat(f, ==, 0.25);
+    double window_s = -1;
+    /* 16 s: the window is max(16 / 4, 5) = 5 s: the samples are whole seconds apart. */
+    g_assert_cmpfloat(rs_progress_seconds_left(&h, 0.05, &window_s), ==, 48.0);
+    g_assert_cmpfloat(window_s, ==, 5.0);
+}
+
+/* The default's nccl-broadcast, in small: fast to 31/32 of its bytes in 31 s, then 32 times
+ * slower. At 47 s the window is 47 / 4 = 11.75 s, back to the sample at 35 s (the kept ones
+ * are whole seconds apart): 12/1024 gained in 12 s, 16 s left, which is the truth; the
+ * average rate since the start said 0.75 s. */
+static void
+test_progress_slowdown(void)
+{
+    RsProgressHistory h;
+    rs_progress_history_init(&h);
+    double f = run_job(&h, 0, 31, 0, 1.0 / 32);
+    f = run_job(&h, 31, 47, f, 1.0 / 1024);
+    g_assert_cmpfloat(f, ==, 0.984375);
+    double window_s = -1;
+    g_assert_cmpfloat(rs_progress_seconds_left(&h, 0.05, &window_s), ==, 16.0);
+    g_assert_cmpfloat(window_s, ==, 12.0);
+    g_assert_cmpfloat(47.0 * (1 - f) / f, <, 1.0);
+}
+
+/* A slow start then fast: the estimate follows the recent rate, not the start's. */
+static void
+test_progress_speedup(void)
+{
+    RsProgressHistory h;
+    rs_progress_history_init(&h);
+    double f = run_job(&h, 0, 60, 0, 1.0 / 4096);
+    f = run_job(&h, 60, 100, f, 1.0 / 128);
+    /* 100 s: window 25 s, back to 75 s: 25/128 in 25 s; left (1 - f) × 128. */
+    g_assert_cmpfloat(f, ==, 60.0 / 4096 + 40.0 / 128);
+    g_assert_cmpfloat(rs_progress_seconds_left(&h, 0.05, NULL), ==, (1 - f) * 128);
+}
+
+/* After the ring wraps (160 samples, 1 s apart) and at the window's cap of 120 s. */
+static void
+test_progress_long(void)
+{
+    RsProgressHistory h;
+    rs_progress_history_init(&h);
+    double f = run_job(&h, 0, 300, 0, 1.0 / 512);
+    double window_s = -1;
+    /* Window 75 s: back to the sample at 225 s. */
+    g_assert_cmpfloat(rs_progress_seconds_left(&h, 0.05, &window_s), ==, (1 - f) * 512);
+    g_assert_cmpfloat(window_s, ==, 75.0);
+    RsProgressHistory g;
+    rs_progress_history_init(&g);
+    f = run_job(&g, 0, 600, 0, 1.0 / 1024);
+    /* Window min(150, 120) = 120 s: the sample at 480 s, which the ring still holds (it
+     * holds 441 to 600 s). */
+    g_assert_cmpfloat(rs_progress_seconds_left(&g, 0.05, &window_s), ==, (1 - f) * 1024);
+    g_assert_cmpfloat(window_s, ==, 120.0);
+}
+
+/* Too early (-1), done (0), and stalled over the whole window (-2). */
+static void
+test_progress_edges(void)
+{
+    RsProgressHistory h;
+    rs_progress_history_init(&h);
+    g_assert_cmpfloat(rs_progress_seconds_left(&h, 0.05, NULL), ==, -1.0);
+    double f = run_job(&h, 0, 10, 0, 1.0 / 256);
+    g_assert_cmpfloat(f, <, 0.05);
+    g_assert_cmpfloat(rs_progress_seconds_left(&h, 0.05, NULL), ==, -1.0);
+    /* Nothing gained from 10 s to 40 s: the window (10 s) holds no progress. */
+    run_job(&h, 10, 40, f, 0.0);
+    g_assert_cmpfloat(rs_progress_seconds_left(&h, 0.0, NULL), ==, -2.0);
+    /* Done: 0 s left; a fraction past 1 counts as 1. */
+    rs_progress_history_add(&h, 41, 1.5);
+    g_assert_cmpfloat(rs_progress_seconds_left(&h, 0.05, NULL), ==, 0.0);
+}
+
 int
 main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/stats/compare-double", test_compare);
+    g_test_add_func("/stats/progress/constant", test_progress_constant);
+    g_test_add_func("/stats/progress/slowdown", test_progress_slowdown);
+    g_test_add_func("/stats/progress/speedup", test_progress_speedup);
+    g_test_add_func("/stats/progress/long", test_progress_long);
+    g_test_add_func("/stats/progress/edges", test_progress_edges);
     for (guint i = 0; i < G_N_ELEMENTS(median_rows); i++) {
         g_autofree char *path = g_strdup_printf("/stats/median/%s", median_rows[i].name);
         g_test_add_data_func(path, &median_rows[i], test_median_row);
