@@ -160,7 +160,11 @@
  *    finish in 6 minutes); one whose links would lose their slack is recomputed at once
  *    (forced into the next filling). Measured against the chunked model:
  *    tests/test-flow-sim.c (chains exact, random relay trees, /flow-sim/fluid/passive-chain)
- *    and scripts/fluid-vs-chunked.sh (the README's benchmark table).
+ *    and scripts/fluid-vs-chunked.sh (the README's benchmark table). The caps are not
+ *    bottleneck-checked by the exact rates' verification, so fluid relays run --rates
+ *    local's propagation; a message list without a fluid edge (no message forwarding
+ *    another's bytes in its phase) is the chunked model's, and runs as that, exact rates and
+ *    route groups included: the same figures (/flow-sim/fluid/without-relays).
  *  - Relays a plan pipelines itself (rs_flow_sim_run() with plan_relays, the default): the
  *    peers whose relays are a library's collective state its step
  *    (rs_plan_get_relay_chunk_bytes(): NCCL's ring broadcast, 512 KiB, for nccl-broadcast
