@@ -80,35 +80,38 @@ test_progress_constant(void)
     g_assert_cmpfloat(window_s, ==, 5.0);
 }
 
-/* The default's nccl-broadcast, in small: fast to 31/32 of its bytes in 31 s, then 32 times
- * slower. At 47 s the window is 47 / 4 = 11.75 s, back to the sample at 35 s (the kept ones
- * are whole seconds apart): 12/1024 gained in 12 s, 16 s left, which is the truth; the
- * average rate since the start said 0.75 s. */
-static void
-test_progress_slowdown(void)
-{
-    RsProgressHistory h;
-    rs_progress_history_init(&h);
-    double f = run_job(&h, 0, 31, 0, 1.0 / 32);
-    f = run_job(&h, 31, 47, f, 1.0 / 1024);
-    g_assert_cmpfloat(f, ==, 0.984375);
-    double window_s = -1;
-    g_assert_cmpfloat(rs_progress_seconds_left(&h, 0.05, &window_s), ==, 16.0);
-    g_assert_cmpfloat(window_s, ==, 12.0);
-    g_assert_cmpfloat(47.0 * (1 - f) / f, <, 1.0);
-}
+/* A job at one rate to @switch_s, then at another to @now_s: the estimate follows the recent
+ * rate, not the average since the start. */
+typedef struct {
+    const char *name;
+    double rate_before, switch_s, rate_after, now_s;
+    double fraction, left_s, window_s; /* expected */
+} TwoRates;
 
-/* A slow start then fast: the estimate follows the recent rate, not the start's. */
+static const TwoRates two_rates[] = {
+    /* The default's nccl-broadcast, in small: fast to 31/32 of its bytes in 31 s, then 32
+     * times slower. At 47 s the window is 47 / 4 = 11.75 s, back to the sample at 35 s (the
+     * kept ones are whole seconds apart): 12/1024 gained in 12 s, 16 s left, which is the
+     * truth; the average rate since the start says 47 × (1 − f) / f = 0.75 s. */
+    {"slowdown", 1.0 / 32, 31, 1.0 / 1024, 47, 0.984375, 16.0, 12.0},
+    /* A slow start, then fast: at 100 s the window is 25 s, back to 75 s: 25/128 gained in
+     * 25 s, so (1 − f) × 128 left, f = 60/4096 + 40/128. */
+    {"speedup", 1.0 / 4096, 60, 1.0 / 128, 100, 60.0 / 4096 + 40.0 / 128,
+     (1 - (60.0 / 4096 + 40.0 / 128)) * 128, 25.0},
+};
+
 static void
-test_progress_speedup(void)
+test_progress_two_rates(gconstpointer data)
 {
+    const TwoRates *row = data;
     RsProgressHistory h;
     rs_progress_history_init(&h);
-    double f = run_job(&h, 0, 60, 0, 1.0 / 4096);
-    f = run_job(&h, 60, 100, f, 1.0 / 128);
-    /* 100 s: window 25 s, back to 75 s: 25/128 in 25 s; left (1 - f) × 128. */
-    g_assert_cmpfloat(f, ==, 60.0 / 4096 + 40.0 / 128);
-    g_assert_cmpfloat(rs_progress_seconds_left(&h, 0.05, NULL), ==, (1 - f) * 128);
+    double f = run_job(&h, 0, row->switch_s, 0, row->rate_before);
+    f = run_job(&h, row->switch_s, row->now_s, f, row->rate_after);
+    g_assert_cmpfloat(f, ==, row->fraction);
+    double window_s = -1;
+    g_assert_cmpfloat(rs_progress_seconds_left(&h, 0.05, &window_s), ==, row->left_s);
+    g_assert_cmpfloat(window_s, ==, row->window_s);
 }
 
 /* After the ring wraps (160 samples, 1 s apart) and at the window's cap of 120 s. */
@@ -155,8 +158,10 @@ main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/stats/compare-double", test_compare);
     g_test_add_func("/stats/progress/constant", test_progress_constant);
-    g_test_add_func("/stats/progress/slowdown", test_progress_slowdown);
-    g_test_add_func("/stats/progress/speedup", test_progress_speedup);
+    for (guint i = 0; i < G_N_ELEMENTS(two_rates); i++) {
+        g_autofree char *path = g_strdup_printf("/stats/progress/%s", two_rates[i].name);
+        g_test_add_data_func(path, &two_rates[i], test_progress_two_rates);
+    }
     g_test_add_func("/stats/progress/long", test_progress_long);
     g_test_add_func("/stats/progress/edges", test_progress_edges);
     for (guint i = 0; i < G_N_ELEMENTS(median_rows); i++) {
