@@ -177,7 +177,7 @@ make_context_for(const char *parameter_string, const char *format_help)
                  "and the efficiency. `auto` keeps the fastest strategy and says why.\n"
                  "Flags override the scenario's parts. With --messages, simulates an explicit\n"
                  "message list on a topology instead. The flow model takes minutes on big\n"
-                 "scenarios (the default: about 9 on 2 cores); --network bottleneck answers\n"
+                 "scenarios (the default: about 6 on 2 cores); --network bottleneck answers\n"
                  "in seconds.");
     g_option_context_set_description(
         context, "The scenario's parts (--scenario, --model, --topology, --train, --infer,\n"

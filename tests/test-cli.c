@@ -1711,6 +1711,23 @@ static const CliCase cli_cases[] = {
      NULL,
      2,
      {"give a smaller --chunk-size or --window", NULL}},
+    /* A quoted scalar's escapes make control characters once unescaped: a topology named
+     * "t\e[2J" cleared the terminal in `topology show` (the file's bytes are text). */
+    {{"topology", "show", "@", NULL},
+     "esc.yaml",
+     "name: \"t\\e[2J\"\n",
+     2,
+     {"esc.yaml:1:7: name: the scalar holds the control character U+001B", NULL}},
+    {{"topology", "show", "@", NULL},
+     "esc-item.yaml",
+     "name: ok\ncopy:\n  - \"a\\u009b\"\n",
+     2,
+     {"esc-item.yaml:3:5: copy: the scalar holds the control character U+009B", NULL}},
+    {{"topology", "show", "@", NULL},
+     "esc-key.yaml",
+     "\"k\\a\": 1\n",
+     2,
+     {"esc-key.yaml:1:1: the scalar holds the control character U+0007", NULL}},
     /* Nesting past 64 levels: 100,000 levels overflowed the stack (SIGSEGV) in the model
      * readers and json-glib, and libyaml took time quadratic in the depth. */
     {{"models", "--model", "@", NULL},
@@ -3403,9 +3420,11 @@ test_report_stdout(void)
 }
 
 /* Files that are not text are named as such at their first bad byte (a binary YAML read
- * as "empty document", invalid UTF-8 without its place), and names from input reach the
- * terminal with their control bytes spelled out (an ESC in a tensor name, a YAML escape
- * in a model name, a command name). */
+ * as "empty document", invalid UTF-8 without its place), a YAML escape that makes a
+ * control character is refused where it is (a model name: it was printed unescaped on
+ * stdout elsewhere, a topology's name in `topology show`), and names from the command line
+ * reach the terminal with their control bytes spelled out (an ESC in a tensor name, a
+ * command name). */
 typedef struct {
     const char *file;    /* a file name in a fresh folder, or NULL */
     const char *content; /* its bytes */
@@ -3438,7 +3457,7 @@ static const NotTextCase not_text_cases[] = {
      "infer: {convention: vllm, gpus: 8-15, tp: 8}\n",
      0,
      {"simulate", "--scenario", "@", "-q", NULL},
-     ":2:8: unknown model \"no\\x1bsuch\""},
+     ":2:8: model: the scalar holds the control character U+001B (an escape in quotes)"},
     {NULL,
      NULL,
      0,
