@@ -213,6 +213,18 @@ rs_sweep_grid_load_file(const char *path, RsSweepGrid *grid, GError **error)
         !yaml_strings(y, root, "infer_dtype", grid->infer_dtypes, error) ||
         !yaml_strings(y, root, "strategy", grid->strategies, error))
         return FALSE;
+    /* dp = GPUs / (tp x pp): rs_sweep_make_points() refuses both, without a place. */
+    yaml_node_t *dp_node = rs_yaml_lookup(y, root, "dp"),
+                *gpus_node = rs_yaml_lookup(y, root, "gpus");
+    if (dp_node != NULL && gpus_node != NULL) {
+        yaml_node_t *later =
+            dp_node->start_mark.index > gpus_node->start_mark.index ? dp_node : gpus_node;
+        rs_yaml_set_error(y, later, NULL, later == dp_node ? "dp" : "gpus", error,
+                          RS_YAML_ERROR_VALUE,
+                          "dp and gpus are one axis given twice (dp = GPUs / (tp x pp)): give "
+                          "either");
+        return FALSE;
+    }
     g_autoptr(GPtrArray) ep = yaml_list(y, root, "ep");
     if (ep != NULL && !yaml_nonempty(y, ep, "ep", error))
         return FALSE;
@@ -240,8 +252,7 @@ rs_sweep_grid_load_file(const char *path, RsSweepGrid *grid, GError **error)
         g_array_set_size(grid->nic_bw, 0);
         for (guint i = 1; i < bw->len; i++) {
             const char *text;
-            if (!yaml_scalar(y, bw->pdata[i], "nic_bw", &text, error) ||
-                !yaml_unique(y, bw, i, "nic_bw", error))
+            if (!yaml_scalar(y, bw->pdata[i], "nic_bw", &text, error))
                 return FALSE;
             double v;
             g_autoptr(GError) local = NULL;
@@ -250,6 +261,17 @@ rs_sweep_grid_load_file(const char *path, RsSweepGrid *grid, GError **error)
                                   local->message);
                 return FALSE;
             }
+            /* By value: 400 Gbit/s and 50 GB/s are one bandwidth. */
+            for (guint j = 0; j < grid->nic_bw->len; j++)
+                if (g_array_index(grid->nic_bw, double, j) == v) {
+                    const yaml_node_t *first = bw->pdata[j + 1];
+                    rs_yaml_set_error(y, bw->pdata[i], NULL, "nic_bw", error, RS_YAML_ERROR_VALUE,
+                                      "\"%s\" is %g GB/s, given before (line %zu, column %zu: "
+                                      "\"%s\")",
+                                      text, v / 1e9, first->start_mark.line + 1,
+                                      first->start_mark.column + 1, rs_yaml_scalar_value(first));
+                    return FALSE;
+                }
             g_array_append_val(grid->nic_bw, v);
         }
     }

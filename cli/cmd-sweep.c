@@ -211,6 +211,12 @@ parse_grid(RsSweepGrid *g, GError **error)
     if (opt_nic_bw != NULL) {
         g_array_set_size(g->nic_bw, 0);
         g_auto(GStrv) items = g_strsplit(opt_nic_bw, ",", -1);
+        if (items[0] == NULL) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "--nic-bws \"\": an empty list; give its values, like --nic-bws "
+                        "400Gbit/s,800Gbit/s");
+            return FALSE;
+        }
         for (guint i = 0; items[i] != NULL; i++) {
             double bw;
             g_autoptr(GError) local = NULL;
@@ -219,6 +225,15 @@ parse_grid(RsSweepGrid *g, GError **error)
                             local->message);
                 return FALSE;
             }
+            /* By value: 400Gbit/s and 50GB/s are one bandwidth. */
+            for (guint j = 0; j < g->nic_bw->len; j++)
+                if (g_array_index(g->nic_bw, double, j) == bw) {
+                    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                                "--nic-bws: \"%s\" is \"%s\" again, %g GB/s (it would sweep "
+                                "the same points twice)",
+                                items[i], g_strstrip(items[j]), bw / 1e9);
+                    return FALSE;
+                }
             g_array_append_val(g->nic_bw, bw);
         }
     }

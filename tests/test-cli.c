@@ -1597,6 +1597,29 @@ static const CliCase cli_cases[] = {
      NULL,
      2,
      {"--plot \"/tmp/\": empty prefix (the files would be /tmp/.png", NULL}},
+    /* One NIC bandwidth twice under two spellings swept the same points twice (exit 0); an
+     * empty --nic-bws fell back to the scenario's; dp and gpus both in a grid file were
+     * refused without the file's name or line. */
+    {{"sweep", "--scenario", "qwen3-30b-colocated", "--nic-bws", "400Gbit/s,50GB/s", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--nic-bws: \"50GB/s\" is \"400Gbit/s\" again, 50 GB/s", NULL}},
+    {{"sweep", "--scenario", "qwen3-30b-colocated", "--sweep", "@", NULL},
+     "bw.yaml",
+     "tp: [4]\nnic_bw: [400 Gbit/s, 50 GB/s]\n",
+     2,
+     {"bw.yaml:2:22: nic_bw: \"50 GB/s\" is 50 GB/s, given before (line 2, column 10", NULL}},
+    {{"sweep", "--scenario", "qwen3-30b-colocated", "--nic-bws", "", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--nic-bws \"\": an empty list", NULL}},
+    {{"sweep", "--scenario", "qwen3-30b-colocated", "--sweep", "@", NULL},
+     "dpg.yaml",
+     "dp: [2]\ngpus: [8]\n",
+     2,
+     {"dpg.yaml:2:7: gpus: dp and gpus are one axis given twice", NULL}},
     /* Empty sweep axes fell back to the scenario's value, exit 0; --shape "" blamed the
      * placements; --name "a: b" made a topology its own check refused after measuring. */
     {{"sweep", "--scenario", "qwen3-30b-colocated", "--tp", "", NULL},
