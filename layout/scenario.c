@@ -275,6 +275,34 @@ check_gpus(const char *side, GArray *gpus, const RsTopology *topo, GError **erro
     return TRUE;
 }
 
+/* With gpus_per_domain N, the GPUs the user numbers are the job's: N of each NVLink
+ * domain, numbered 0 .. domains × N − 1. One past them must be named as the user wrote it
+ * (map_gpus() made GPU 8 of 4 per domain on two 8-GPU domains GPU 16, which
+ * check_gpus() then called "not in topology"). */
+static gboolean
+check_held(const RsScenario *s, const char *side, GArray *gpus, const RsTopology *topo,
+           GError **error)
+{
+    if (s->gpus_per_domain == 0 || topo == NULL || gpus == NULL)
+        return TRUE;
+    guint size = rs_topology_get_gpus_per_nvlink_domain(topo);
+    guint n_domains = rs_topology_get_n_gpus(topo) / MAX(size, 1);
+    guint64 held = (guint64)n_domains * s->gpus_per_domain;
+    for (guint i = 0; i < gpus->len; i++) {
+        guint32 g = g_array_index(gpus, guint32, i);
+        if (g >= held) {
+            g_set_error(error, RS_SCENARIO_ERROR, RS_SCENARIO_ERROR_INVALID,
+                        "%s.gpus: GPU %u is beyond the %" G_GUINT64_FORMAT
+                        " GPUs the job holds (gpus_per_domain %u of each of the %u NVLink "
+                        "domains of %s with %u nodes); use --nodes",
+                        side, g, held, s->gpus_per_domain, n_domains, rs_topology_get_name(topo),
+                        rs_topology_get_n_nodes(topo));
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
 /* Prefixes @error's message with "@where: " when known. Returns: FALSE. */
 static gboolean
 prefix_where(GError **error, const char *where)
@@ -402,7 +430,8 @@ resolve_side(const RsScenario *s, RsScenarioSide side, const RsModel *model,
     }
     const char *where = train ? s->train_where : s->infer_where;
     const char *gpus_where = train ? s->train_gpus_where : s->infer_gpus_where;
-    if (!check_gpus(name, gpus, topo, error))
+    if (!check_held(s, name, train ? s->train_gpus : s->infer_gpus, topo, error) ||
+        !check_gpus(name, gpus, topo, error))
         return prefix_where(error, gpus_where ? gpus_where : where);
     if (!train) /* (a sweep builds one scenario with several dtypes) */
         rs_convention_set_weight_dtype(conv, s->has_infer_dtype ? &s->infer_dtype : NULL);
@@ -456,9 +485,11 @@ rs_scenario_build(RsScenario *s, RsScenarioBuild *out, GError **error)
     g_autoptr(GArray) infer_gpus = map_gpus(s, s->infer_gpus, topo, error);
     if (s->infer_gpus != NULL && infer_gpus == NULL)
         return FALSE;
-    if (!check_gpus("train", train_gpus, topo, error))
+    if (!check_held(s, "train", s->train_gpus, topo, error) ||
+        !check_gpus("train", train_gpus, topo, error))
         return prefix_where(error, s->train_gpus_where ? s->train_gpus_where : s->train_where);
-    if (!check_gpus("infer", infer_gpus, topo, error))
+    if (!check_held(s, "infer", s->infer_gpus, topo, error) ||
+        !check_gpus("infer", infer_gpus, topo, error))
         return prefix_where(error, s->infer_gpus_where ? s->infer_gpus_where : s->infer_where);
     if (!s->use_idle_gpus) {
         /* Only the job's GPUs carry traffic. */

@@ -1597,6 +1597,18 @@ static const CliCase cli_cases[] = {
      NULL,
      2,
      {"--plot \"/tmp/\": empty prefix (the files would be /tmp/.png", NULL}},
+    /* With --gpus-per-domain the user numbers the job's GPUs: GPU 8 of 4 per domain on two
+     * nodes was reported as "GPU 16 is not in topology", a GPU never written. */
+    {{"simulate", "--scenario", "@", "--network", "bottleneck", "--gpus-per-domain", "4",
+      "--infer-gpus", "4-8", NULL},
+     "gpd.yaml",
+     "name: gpd\nmodel: llama-3.1-8b\ntopology: dgx-h100\nnodes: 2\n"
+     "train: {convention: megatron, gpus: 0-3, tp: 2, pp: 2}\n"
+     "infer: {convention: vllm, gpus: 4-7, tp: 4}\n",
+     2,
+     {"--infer-gpus: infer.gpus: GPU 8 is beyond the 8 GPUs the job holds (gpus_per_domain 4 "
+      "of each of the 2 NVLink domains of dgx-h100 with 2 nodes)",
+      NULL}},
     /* One NIC bandwidth twice under two spellings swept the same points twice (exit 0); an
      * empty --nic-bws fell back to the scenario's; dp and gpus both in a grid file were
      * refused without the file's name or line. */
