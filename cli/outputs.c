@@ -14,6 +14,7 @@
  * when outputs are checked up front and again just before each file is written. */
 #include "cli/outputs.h"
 
+#include <errno.h>
 #include <glib/gstdio.h>
 #include <limits.h>
 #include <signal.h>
@@ -212,6 +213,25 @@ rs_cli_check_output(const char *option, const char *path, GError **error)
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s %s: is a folder", option,
                     path);
         return FALSE;
+    }
+    /* A file is written as a temporary one in its folder, renamed over it: the folder must
+     * take a new file. Permissions do not say so (root may write anywhere by them, and
+     * /proc takes no file): a probe does, before any work ("--trace /proc/x" failed at the
+     * end, exit 1, naming the temporary "/proc/x.6PLUZ3"). A device or a pipe is written in
+     * place: no probe. */
+    GStatBuf st;
+    if (g_stat(path, &st) != 0 || S_ISREG(st.st_mode)) {
+        g_autofree char *probe = g_build_filename(dir, ".reshard-probe-XXXXXX", NULL);
+        int fd = g_mkstemp(probe);
+        if (fd < 0) {
+            int saved = errno;
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "%s %s: folder %s takes no new file (%s)", option, path, dir,
+                        g_strerror(saved));
+            return FALSE;
+        }
+        close(fd);
+        g_unlink(probe);
     }
     return rs_cli_check_not_input(option, path, error);
 }

@@ -1597,6 +1597,13 @@ static const CliCase cli_cases[] = {
      NULL,
      2,
      {"--plot \"/tmp/\": empty prefix (the files would be /tmp/.png", NULL}},
+    /* A folder that takes no file (/proc, even for root, whose permissions allow it):
+     * the trace failed at the end, exit 1, naming its temporary "/proc/x.6PLUZ3". */
+    {{"simulate", "--scenario", "qwen3-30b-colocated", "--trace", "/proc/x.csv", NULL},
+     NULL,
+     NULL,
+     2,
+     {"--trace /proc/x.csv: folder /proc takes no new file (No such file or directory)", NULL}},
     /* With --gpus-per-domain the user numbers the job's GPUs: GPU 8 of 4 per domain on two
      * nodes was reported as "GPU 16 is not in topology", a GPU never written. */
     {{"simulate", "--scenario", "@", "--network", "bottleneck", "--gpus-per-domain", "4",
