@@ -22,6 +22,8 @@ static const UnitEntry bandwidth_units[] = {
     {"MiB/s", 1048576.0},   {"GiB/s", 1073741824.0}, {"TiB/s", 1099511627776.0},
     {"bit/s", 1.0 / 8},     {"Kbit/s", 1e3 / 8},     {"Mbit/s", 1e6 / 8},
     {"Gbit/s", 1e9 / 8},    {"Tbit/s", 1e12 / 8},
+    /* The SI prefix's own spelling (kilo is k): the range message says "1 kB/s". */
+    {"kB/s", 1e3},          {"kbit/s", 1e3 / 8},
 };
 
 /* Spellings with two readings; each is rejected with the two explicit forms. */

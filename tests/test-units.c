@@ -26,6 +26,10 @@ static const UnitCase bandwidth_cases[] = {
     {"fast", 0, RS_UNITS_ERROR_SYNTAX},
     {"0 GB/s", 0, RS_UNITS_ERROR_RANGE},
     {"-5 GB/s", 0, RS_UNITS_ERROR_RANGE},
+    /* kilo's SI spelling: the range message names "1 kB/s", which was an unknown unit. */
+    {"1 kB/s", 1e3, -1},
+    {"8 kbit/s", 1e3, -1},
+    {"0.5 kB/s", 0, RS_UNITS_ERROR_RANGE},
 };
 
 static const UnitCase duration_cases[] = {
