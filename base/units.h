@@ -45,7 +45,7 @@ typedef enum {
  *   message names the limit).
  *
  * Accepted units: B/s, KB/s, MB/s, GB/s, TB/s, KiB/s, MiB/s, GiB/s, TiB/s, bit/s,
- * Kbit/s, Mbit/s, Gbit/s, Tbit/s.
+ * Kbit/s, Mbit/s, Gbit/s, Tbit/s; kB/s and kbit/s (the SI spelling of kilo).
  *
  * Returns: TRUE on success.
  */
