@@ -406,12 +406,12 @@ topology_header(const RsTopology *topo, GString *out)
         rs_topology_get_n_nvlink_domains(topo),
         rs_topology_get_n_nvlink_domains(topo) == 1 ? "" : "s", per_domain,
         per_domain / per_node, per_domain == per_node ? "" : "s");
+    g_autofree char *units = rs_topology_describe_scalable_units(topo);
     g_string_append_printf(out,
-                           "fabric     rail-optimized, %u rail%s; %u scalable unit%s of %u nodes; "
+                           "fabric     rail-optimized, %u rail%s; %s; "
                            "%u leaves (one per rail per unit) joined by a spine; "
                            "oversubscription %g:1; PXN %s\n",
-                           n_rails, n_rails == 1 ? "" : "s", n_units, n_units == 1 ? "" : "s",
-                           rs_topology_get_scalable_unit_nodes(topo), n_units * n_rails,
+                           n_rails, n_rails == 1 ? "" : "s", units, n_units * n_rails,
                            rs_topology_get_oversubscription(topo),
                            rs_topology_has_pxn(topo) ? "on" : "off");
     guint64 chunk_size = 0;

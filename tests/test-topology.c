@@ -630,10 +630,35 @@ test_oversubscription_ratios(void)
     }
 }
 
+/* Scalable units in words: a node count that is not a multiple of the unit leaves the last
+ * one partly filled (dgx-h100's units are 32 nodes: 64 nodes fill 2, 40 leave 8 in the
+ * second, 8 fill a quarter of the one). `topology show` said "7 scalable units of 5 nodes"
+ * for 32 nodes, 35 nodes' worth. */
+static void
+test_describe_scalable_units(void)
+{
+    const struct {
+        guint nodes;
+        const char *text;
+    } rows[] = {
+        {64, "2 scalable units of 32 nodes"},
+        {40, "2 scalable units of 32 nodes, the last with 8"},
+        {8, "1 scalable unit, 8 of its 32 nodes"},
+        {32, "1 scalable unit of 32 nodes"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
+        RsTopologyOverrides ov = {.n_nodes = rows[i].nodes};
+        g_autoptr(RsTopology) topo = load_shipped("dgx-h100", &ov);
+        g_autofree char *text = rs_topology_describe_scalable_units(topo);
+        g_assert_cmpstr(text, ==, rows[i].text);
+    }
+}
+
 int
 main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/topology/describe-scalable-units", test_describe_scalable_units);
     for (guint i = 0; i < G_N_ELEMENTS(route_cases); i++) {
         g_autofree char *path = g_strdup_printf("/topology/route/%s%u-%u",
                                                 route_cases[i].pxn ? "pxn-" : "",

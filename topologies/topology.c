@@ -1216,8 +1216,20 @@ rs_topology_format_summary(const RsTopology *topo)
         g_string_append_printf(s, ", PCIe %.0f GB/s x %.2f", pcie->bw_bytes_per_s / 1e9,
                                pcie->efficiency);
     }
-    g_string_append_printf(s, "; %u scalable unit%s of %u nodes, oversubscription %g:1%s",
-                           topo->n_sus, topo->n_sus == 1 ? "" : "s", topo->su_nodes,
-                           topo->oversubscription, topo->pxn ? ", PXN" : "");
+    g_autofree char *units = rs_topology_describe_scalable_units(topo);
+    g_string_append_printf(s, "; %s, oversubscription %g:1%s", units, topo->oversubscription,
+                           topo->pxn ? ", PXN" : "");
     return g_string_free(g_steal_pointer(&s), FALSE);
+}
+
+char *
+rs_topology_describe_scalable_units(const RsTopology *topo)
+{
+    guint n = topo->n_sus, size = topo->su_nodes;
+    guint last = n > 0 ? topo->n_nodes - (n - 1) * size : 0;
+    if (n == 0 || last == size)
+        return g_strdup_printf("%u scalable unit%s of %u nodes", n, n == 1 ? "" : "s", size);
+    if (n == 1)
+        return g_strdup_printf("1 scalable unit, %u of its %u nodes", last, size);
+    return g_strdup_printf("%u scalable units of %u nodes, the last with %u", n, size, last);
 }

@@ -274,6 +274,18 @@ guint rs_topology_get_n_rails(const RsTopology *topo);
 /** rs_topology_get_scalable_unit_nodes: Returns: nodes per (full) scalable unit. */
 guint rs_topology_get_scalable_unit_nodes(const RsTopology *topo);
 guint rs_topology_get_n_scalable_units(const RsTopology *topo);
+
+/**
+ * rs_topology_describe_scalable_units:
+ * @topo: the topology
+ *
+ * Its scalable units in words: "2 scalable units of 32 nodes", and where the node count is
+ * not a multiple of the unit, what the last one holds: "7 scalable units of 5 nodes, the
+ * last with 2" (32 nodes), "1 scalable unit, 2 of its 5 nodes".
+ *
+ * Returns: (transfer full): the text; free with g_free().
+ */
+char *rs_topology_describe_scalable_units(const RsTopology *topo);
 /** rs_topology_get_scalable_unit: Returns: the scalable unit of @gpu. */
 guint rs_topology_get_scalable_unit(const RsTopology *topo, guint32 gpu);
 /** rs_topology_get_oversubscription: Returns: leaf downlink / uplink bandwidth, >= 1. */
