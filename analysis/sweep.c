@@ -6,6 +6,7 @@
 #include "analysis/report.h"
 #include "base/data.h"
 #include "base/dtype.h"
+#include "base/mesh.h"
 #include "base/units.h"
 #include "base/yaml-reader.h"
 #include "plan/policy.h"
@@ -423,8 +424,18 @@ place_gpus(RsScenario *s, guint n_infer, GError **error)
         guint32 gpu = start + g;
         g_array_append_val(s->infer_gpus, gpu);
     }
-    guint end = MAX(start + n_infer, n_train);
-    s->n_nodes = (end + unit - 1) / unit * unit / gpn;
+    guint64 end = MAX((guint64)start + n_infer, n_train);
+    guint64 needed = (end + unit - 1) / unit * unit;
+    if (needed > RS_MAX_RANKS) {
+        /* Said here, as the point's: the topology would blame --nodes, which no one gave. */
+        g_set_error(error, RS_SWEEP_ERROR, RS_SWEEP_ERROR_INVALID,
+                    "the point's %u inference GPUs, from GPU %u (after the training side's), "
+                    "need %" G_GUINT64_FORMAT " GPUs of %s, above the limit of %u GPUs "
+                    "(RS_MAX_RANKS)",
+                    n_infer, start, needed, s->topology, RS_MAX_RANKS);
+        return FALSE;
+    }
+    s->n_nodes = (guint)(needed / gpn);
     return TRUE;
 }
 

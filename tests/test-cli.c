@@ -3773,6 +3773,17 @@ test_sweep_point_blame(void)
     assert_contains(r.out, "sweep      1 point: 0 planned");
     g_assert_null(strstr(r.out, "0.0"));
     run_result_clear(&r);
+    /* A point past RS_MAX_RANKS blamed "--nodes: 131073 nodes", a flag never given. */
+    const char *huge[] = {"sweep",         "--scenario", "qwen3-30b-colocated",
+                          "--no-progress", "--tp",       "4",
+                          "--gpus",        "1048576",    NULL};
+    r = run_reshard(huge);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.err, "(point 0: the point's 1048576 inference GPUs, from GPU 0 (after the "
+                           "training side's), need 1048576 GPUs of dgx-h100, above the limit "
+                           "of 262144 GPUs");
+    g_assert_null(strstr(r.err, "--nodes"));
+    run_result_clear(&r);
     /* --plot may not replace an input: the sweep file grid.dat (it was not noted). */
     g_autofree char *grid = write_temp("grid.dat", "tp: [4]\n");
     g_autofree char *prefix = g_strndup(grid, strlen(grid) - strlen(".dat"));
