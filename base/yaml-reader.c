@@ -165,7 +165,7 @@ check_scalars(yaml_document_t *doc, const char *name, GError **error)
     if (bad == NULL)
         return TRUE;
     g_autofree char *field = NULL;
-    if (key != NULL && !has_control(key, &(gunichar){0}))
+    if (key != NULL && key->type == YAML_SCALAR_NODE && !has_control(key, &(gunichar){0}))
         field = g_strdup_printf("%s: ", (const char *)key->data.scalar.value);
     g_set_error(error, RS_YAML_ERROR, RS_YAML_ERROR_SYNTAX,
                 "%s:%zu:%zu: %sthe scalar holds the control character U+%04X (an escape in "

@@ -1770,6 +1770,12 @@ static const CliCase cli_cases[] = {
      "\"k\\a\": 1\n",
      2,
      {"esc-key.yaml:1:1: the scalar holds the control character U+0007", NULL}},
+    /* A value under a key that is a list: no key to name (its text was read as a scalar's). */
+    {{"topology", "show", "@", NULL},
+     "esc-complex.yaml",
+     "? [a, b]\n: \"x\\e\"\n",
+     2,
+     {"esc-complex.yaml:2:3: the scalar holds the control character U+001B", NULL}},
     /* Nesting past 64 levels: 100,000 levels overflowed the stack (SIGSEGV) in the model
      * readers and json-glib, and libyaml took time quadratic in the depth. */
     {{"models", "--model", "@", NULL},
