@@ -541,7 +541,7 @@ rs_sweep_run_point(const RsSweepPoint *pt, const RsSweepOptions *o, RsSweepResul
     ok = ok && place_gpus(s, (guint)n_infer, &local);
     r->n_infer_gpus = (guint)n_infer;
     r->n_train_gpus = s->train_gpus->len;
-    r->n_nodes = s->n_nodes;
+    r->n_nodes = ok ? s->n_nodes : 0; /* (a point placed nowhere has no node count) */
     r->nic_bw_bytes_per_s = pt->nic_bw_bytes_per_s;
     RsScenarioBuild build;
     ok = ok && rs_scenario_build(s, &build, &local);
@@ -898,7 +898,8 @@ rs_sweep_table_new(const RsSweepPoint *points, const RsSweepResult *results, GAr
         if (ep >= 0)
             rs_table_set_bool(t, SW_EP, ep);
         rs_table_set_uint(t, SW_GPUS, r->n_infer_gpus);
-        rs_table_set_uint(t, SW_NODES, r->n_nodes);
+        if (r->n_nodes > 0)
+            rs_table_set_uint(t, SW_NODES, r->n_nodes);
         rs_table_set_text(t, SW_TOPOLOGY, r->topology_name);
         if (r->nic_bw_bytes_per_s > 0) /* (unknown for a point that failed before) */
             rs_table_set_double(t, SW_NIC_BW, r->nic_bw_bytes_per_s);

@@ -105,7 +105,7 @@ typedef struct {
     gint infer_ep;
     guint n_train_gpus;
     guint n_infer_gpus;
-    guint n_nodes;
+    guint n_nodes; /* the point's topology's nodes; 0 when its GPUs could not be placed */
     char *topology_name;
     double nic_bw_bytes_per_s;
     char *dtype;    /* the inference dtype: --infer-dtypes, else the model's */

@@ -3790,6 +3790,15 @@ test_sweep_point_blame(void)
                            "of 262144 GPUs");
     g_assert_null(strstr(r.err, "--nodes"));
     run_result_clear(&r);
+    /* Its row has no node count (it showed the scenario's 8 nodes). */
+    const char *huge_csv[] = {"sweep",         "--scenario", "qwen3-30b-colocated",
+                              "--no-progress", "--tp",       "4",
+                              "--gpus",        "1048576",    "--format",
+                              "csv",           NULL};
+    r = run_reshard(huge_csv);
+    g_assert_cmpint(r.exit_code, ==, 2);
+    assert_contains(r.out, ",1048576,,dgx-h100,");
+    run_result_clear(&r);
     /* --plot may not replace an input: the sweep file grid.dat (it was not noted). */
     g_autofree char *grid = write_temp("grid.dat", "tp: [4]\n");
     g_autofree char *prefix = g_strndup(grid, strlen(grid) - strlen(".dat"));
