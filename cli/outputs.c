@@ -179,6 +179,29 @@ rs_cli_check_not_input(const char *option, const char *path, GError **error)
     return FALSE;
 }
 
+static char *output_target(const char *path);
+
+/* A file is written as a temporary one in its folder, renamed over it: the folder @dir of
+ * @path must take a new file. Permissions do not say so (root may write anywhere by them,
+ * and /proc takes no file): a probe does, before any work ("--trace /proc/x" failed at the
+ * end, exit 1, naming the temporary "/proc/x.6PLUZ3"). */
+static gboolean
+probe_folder(const char *option, const char *path, const char *dir, GError **error)
+{
+    g_autofree char *probe = g_build_filename(dir, ".reshard-probe-XXXXXX", NULL);
+    int fd = g_mkstemp(probe);
+    if (fd < 0) {
+        int saved = errno;
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "%s %s: folder %s takes no new file (%s)", option, path, dir,
+                    g_strerror(saved));
+        return FALSE;
+    }
+    close(fd);
+    g_unlink(probe);
+    return TRUE;
+}
+
 gboolean
 rs_cli_check_output(const char *option, const char *path, GError **error)
 {
@@ -214,24 +237,33 @@ rs_cli_check_output(const char *option, const char *path, GError **error)
                     path);
         return FALSE;
     }
-    /* A file is written as a temporary one in its folder, renamed over it: the folder must
-     * take a new file. Permissions do not say so (root may write anywhere by them, and
-     * /proc takes no file): a probe does, before any work ("--trace /proc/x" failed at the
-     * end, exit 1, naming the temporary "/proc/x.6PLUZ3"). A device or a pipe is written in
-     * place: no probe. */
+    /* The folder of the path takes new files (a trace's .meta sidecar goes there), and a
+     * symbolic link's target's folder, where the file is written (rs_output_write_file()):
+     * a link to /proc/x.csv passed the first and failed late, exit 1. A device or a pipe is
+     * written in place: no probe. */
     GStatBuf st;
-    if (g_stat(path, &st) != 0 || S_ISREG(st.st_mode)) {
-        g_autofree char *probe = g_build_filename(dir, ".reshard-probe-XXXXXX", NULL);
-        int fd = g_mkstemp(probe);
-        if (fd < 0) {
-            int saved = errno;
+    if ((g_stat(path, &st) != 0 || S_ISREG(st.st_mode)) && !probe_folder(option, path, dir, error))
+        return FALSE;
+    g_autofree char *target = output_target(path);
+    if (target != NULL) {
+        GStatBuf ts;
+        if (g_lstat(target, &ts) == 0 && S_ISLNK(ts.st_mode)) {
             g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "%s %s: folder %s takes no new file (%s)", option, path, dir,
-                        g_strerror(saved));
+                        "%s %s: a symbolic link that resolves to no file (a loop, or a chain "
+                        "that dangles)",
+                        option, path);
             return FALSE;
         }
-        close(fd);
-        g_unlink(probe);
+        gboolean exists = g_stat(target, &ts) == 0;
+        g_autofree char *target_dir = g_path_get_dirname(target);
+        if (!exists && !g_file_test(target_dir, G_FILE_TEST_IS_DIR)) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "%s %s: a symbolic link to %s, whose folder %s does not exist", option,
+                        path, target, target_dir);
+            return FALSE;
+        }
+        if ((!exists || S_ISREG(ts.st_mode)) && !probe_folder(option, path, target_dir, error))
+            return FALSE;
     }
     return rs_cli_check_not_input(option, path, error);
 }

@@ -3813,6 +3813,39 @@ test_sweep_point_blame(void)
     run_result_clear(&r);
 }
 
+/* An output that is a symbolic link is written where the link points: that folder must
+ * take a new file too. A link to /proc/x.csv, to a missing folder, or a loop passed the
+ * check of the link's own folder and failed at the end, exit 1, naming a temporary file. */
+static void
+test_output_link_targets(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("rs-cli-links-XXXXXX", NULL);
+    g_assert_nonnull(dir);
+    const struct {
+        const char *name, *target, *message;
+    } rows[] = {
+        {"proc.csv", "/proc/x.csv", "folder /proc takes no new file (No such file or directory)"},
+        {"gone.csv", "/nonexist/d/t.csv",
+         "a symbolic link to /nonexist/d/t.csv, whose folder /nonexist/d does not exist"},
+        {"loop.csv", "loop.csv", "a symbolic link that resolves to no file (a loop"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
+        g_autofree char *link = g_build_filename(dir, rows[i].name, NULL);
+        g_assert_cmpint(symlink(rows[i].target, link), ==, 0);
+        const char *args[] = {"simulate",   "--scenario", "qwen3-30b-colocated",
+                              "--strategy", "direct",     "--trace",
+                              link,         "-q",         NULL};
+        RunResult r = run_reshard(args);
+        g_assert_cmpint(r.exit_code, ==, 2);
+        g_autofree char *want = g_strdup_printf("--trace %s: %s", link, rows[i].message);
+        assert_contains(r.err, want);
+        g_assert_cmpstr(r.out, ==, "");
+        run_result_clear(&r);
+        g_assert_cmpint(g_unlink(link), ==, 0);
+    }
+    g_assert_cmpint(g_rmdir(dir), ==, 0); /* nothing else left: no probe, no trace */
+}
+
 /* Files named indirectly that are FIFOs are not read (the read blocked for ever): a
  * messages file's .meta sidecar is skipped, an index's shard refused. */
 static void
@@ -4255,6 +4288,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/indirect-fifos", test_indirect_fifos);
     g_test_add_func("/cli/interrupt-removes-outputs", test_interrupt_removes_outputs);
     g_test_add_func("/cli/sweep/point-blame", test_sweep_point_blame);
+    g_test_add_func("/cli/output/link-targets", test_output_link_targets);
     g_test_add_func("/cli/simulate/last-stage-mtp", test_last_stage_mtp);
     g_test_add_func("/cli/simulate/messages-default-topology", test_messages_default_topology);
     g_test_add_func("/cli/simulate/hierarchical-row-label", test_hierarchical_row_label);
