@@ -108,64 +108,69 @@ check_depth(yaml_document_t *doc, const char *name, GError **error)
     return TRUE;
 }
 
-/* The first control character of scalar @value (@len bytes, valid UTF-8: the file was
- * checked): C0 but tab and LF, DEL, or C1 (U+0080 to U+009F, which terminals read as
- * controls too). Returns it, or 0 when there is none. */
-static gunichar
-scalar_control(const char *value, gsize len)
+/* Does scalar @value (@len bytes, valid UTF-8: the file was checked) hold a control
+ * character: C0 but tab and LF (NUL too: "\0" cut the value short where it was read as a
+ * C string), DEL, or C1 (U+0080 to U+009F, which terminals read as controls too)? Sets
+ * *@u to the first. */
+static gboolean
+scalar_control(const char *value, gsize len, gunichar *u)
 {
     for (const char *p = value; p < value + len; p = g_utf8_next_char(p)) {
-        gunichar u = g_utf8_get_char(p);
-        if ((u < 0x20 && u != '\t' && u != '\n') || (u >= 0x7f && u <= 0x9f))
-            return u;
+        *u = g_utf8_get_char(p);
+        if ((*u < 0x20 && *u != '\t' && *u != '\n') || (*u >= 0x7f && *u <= 0x9f))
+            return TRUE;
     }
-    return 0;
+    return FALSE;
 }
 
 /* Is node @n a scalar with a control character? Sets *@u to it. */
 static gboolean
 has_control(const yaml_node_t *n, gunichar *u)
 {
-    if (n->type != YAML_SCALAR_NODE)
-        return FALSE;
-    *u = scalar_control((const char *)n->data.scalar.value, n->data.scalar.length);
-    return *u != 0;
+    return n->type == YAML_SCALAR_NODE &&
+           scalar_control((const char *)n->data.scalar.value, n->data.scalar.length, u);
 }
 
 /* The file's bytes are text (rs_text_check()), but a quoted scalar's escapes ("\e",
- * "\x1b", "\u009b") make control characters again once libyaml unescapes them, and the
- * text output prints names as they are: "\e[2J" as a topology's name cleared the terminal
- * (`reshard topology show`). Fails on the first scalar that holds one, naming its place
- * and, for a value or a list item of a mapping, its key. */
+ * "\x1b", "\u009b", "\0") make control characters again once libyaml unescapes them, and
+ * the text output prints names as they are: "\e[2J" as a topology's name cleared the
+ * terminal (`reshard topology show`). Fails on the first such scalar in the file, key or
+ * value, naming its place and, for a value or a list item of a mapping, its key. */
 static gboolean
 check_scalars(yaml_document_t *doc, const char *name, GError **error)
 {
-    const yaml_node_t *bad = NULL, *key = NULL;
+    const yaml_node_t *bad = NULL;
     gunichar u = 0;
-    /* Values and list items under a key first, so that the message names the key. */
-    for (yaml_node_t *node = doc->nodes.start; bad == NULL && node < doc->nodes.top; node++) {
+    for (yaml_node_t *node = doc->nodes.start; node < doc->nodes.top; node++) {
+        gunichar c;
+        if (has_control(node, &c) &&
+            (bad == NULL || node->start_mark.index < bad->start_mark.index)) {
+            bad = node;
+            u = c;
+        }
+    }
+    if (bad == NULL)
+        return TRUE;
+    /* Its key: the mapping pair whose value is it, or a list that holds it. */
+    const yaml_node_t *key = NULL;
+    for (yaml_node_t *node = doc->nodes.start; key == NULL && node < doc->nodes.top; node++) {
         if (node->type != YAML_MAPPING_NODE)
             continue;
         for (yaml_node_pair_t *pair = node->data.mapping.pairs.start;
-             bad == NULL && pair < node->data.mapping.pairs.top; pair++) {
-            yaml_node_t *k = node_at(doc, pair->key), *v = node_at(doc, pair->value);
-            if (has_control(v, &u))
-                bad = v, key = k;
+             key == NULL && pair < node->data.mapping.pairs.top; pair++) {
+            yaml_node_t *v = node_at(doc, pair->value);
+            if (v == bad)
+                key = node_at(doc, pair->key);
             for (yaml_node_item_t *item =
                      v->type == YAML_SEQUENCE_NODE ? v->data.sequence.items.start : NULL;
-                 bad == NULL && item != NULL && item < v->data.sequence.items.top; item++)
-                if (has_control(node_at(doc, *item), &u))
-                    bad = node_at(doc, *item), key = k;
+                 key == NULL && item != NULL && item < v->data.sequence.items.top; item++)
+                if (node_at(doc, *item) == bad)
+                    key = node_at(doc, pair->key);
         }
     }
-    /* Then any scalar: keys, items of nested lists, a document that is one scalar. */
-    for (yaml_node_t *node = doc->nodes.start; bad == NULL && node < doc->nodes.top; node++)
-        if (has_control(node, &u))
-            bad = node;
-    if (bad == NULL)
-        return TRUE;
+    gunichar ignored;
     g_autofree char *field = NULL;
-    if (key != NULL && key->type == YAML_SCALAR_NODE && !has_control(key, &(gunichar){0}))
+    if (key != NULL && key->type == YAML_SCALAR_NODE && !has_control(key, &ignored))
         field = g_strdup_printf("%s: ", (const char *)key->data.scalar.value);
     g_set_error(error, RS_YAML_ERROR, RS_YAML_ERROR_SYNTAX,
                 "%s:%zu:%zu: %sthe scalar holds the control character U+%04X (an escape in "

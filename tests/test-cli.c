@@ -1770,6 +1770,19 @@ static const CliCase cli_cases[] = {
      "\"k\\a\": 1\n",
      2,
      {"esc-key.yaml:1:1: the scalar holds the control character U+0007", NULL}},
+    /* "\0" was no control character to the check (the character was its "none found"),
+     * and the value was cut short; the first bad scalar of the file is named, not one of
+     * the top mapping after it. */
+    {{"topology", "show", "@", NULL},
+     "esc-nul.yaml",
+     "name: t\ndescription: \"a\\0b\"\nnodes: 2\n",
+     2,
+     {"esc-nul.yaml:2:14: description: the scalar holds the control character U+0000", NULL}},
+    {{"topology", "show", "@", NULL},
+     "esc-first.yaml",
+     "name: t\ngpu:\n  model: \"bad\\e\"\nzzz: \"late\\e\"\n",
+     2,
+     {"esc-first.yaml:3:10: model: the scalar holds the control character U+001B", NULL}},
     /* A value under a key that is a list: no key to name (its text was read as a scalar's). */
     {{"topology", "show", "@", NULL},
      "esc-complex.yaml",
