@@ -412,27 +412,34 @@ place_gpus(RsScenario *s, guint n_infer, GError **error)
         return FALSE;
     guint gpn = rs_topology_get_gpus_per_node(topo);
     guint unit = MAX(rs_topology_get_gpus_per_nvlink_domain(topo), gpn);
+    /* With gpus_per_domain N the scenario numbers the job's GPUs, N of each NVLink domain
+     * (rs_scenario_build()): a unit of the job's numbering is N of them, standing for a
+     * whole domain's nodes (every point of a kimi-k3-gb300 sweep was placed on GPUs past
+     * the job's). */
+    guint job_unit =
+        s->gpus_per_domain > 0 && s->gpus_per_domain < unit ? s->gpus_per_domain : unit;
     guint32 n_train = 0, first_infer = G_MAXUINT32;
     for (guint i = 0; i < s->train_gpus->len; i++)
         n_train = MAX(n_train, g_array_index(s->train_gpus, guint32, i) + 1);
     for (guint i = 0; i < s->infer_gpus->len; i++)
         first_infer = MIN(first_infer, g_array_index(s->infer_gpus, guint32, i));
     gboolean colocated = first_infer < n_train;
-    guint32 start = colocated ? 0 : (n_train + unit - 1) / unit * unit;
+    guint32 start = colocated ? 0 : (n_train + job_unit - 1) / job_unit * job_unit;
     g_array_set_size(s->infer_gpus, 0);
     for (guint32 g = 0; g < n_infer; g++) {
         guint32 gpu = start + g;
         g_array_append_val(s->infer_gpus, gpu);
     }
     guint64 end = MAX((guint64)start + n_infer, n_train);
-    guint64 needed = (end + unit - 1) / unit * unit;
+    guint64 needed = (end + job_unit - 1) / job_unit * unit; /* physical GPUs */
     if (needed > RS_MAX_RANKS) {
         /* Said here, as the point's: the topology would blame --nodes, which no one gave. */
         g_set_error(error, RS_SWEEP_ERROR, RS_SWEEP_ERROR_INVALID,
-                    "the point's %u inference GPUs, from GPU %u (after the training side's), "
-                    "need %" G_GUINT64_FORMAT " GPUs of %s, above the limit of %u GPUs "
-                    "(RS_MAX_RANKS)",
-                    n_infer, start, needed, s->topology, RS_MAX_RANKS);
+                    "the point's %u inference GPUs, from GPU %u (%s), need %" G_GUINT64_FORMAT
+                    " GPUs of %s, above the limit of %u GPUs (RS_MAX_RANKS)",
+                    n_infer, start,
+                    colocated ? "on the training side's" : "after the training side's", needed,
+                    s->topology, RS_MAX_RANKS);
         return FALSE;
     }
     s->n_nodes = (guint)(needed / gpn);

@@ -3798,10 +3798,26 @@ test_sweep_point_blame(void)
                           "--gpus",        "1048576",    NULL};
     r = run_reshard(huge);
     g_assert_cmpint(r.exit_code, ==, 2);
-    assert_contains(r.err, "(point 0: the point's 1048576 inference GPUs, from GPU 0 (after the "
+    assert_contains(r.err, "(point 0: the point's 1048576 inference GPUs, from GPU 0 (on the "
                            "training side's), need 1048576 GPUs of dgx-h100, above the limit "
                            "of 262144 GPUs");
     g_assert_null(strstr(r.err, "--nodes"));
+    run_result_clear(&r);
+    /* A scenario that holds 4 GPUs of each rack (gpus_per_domain) numbers the job's GPUs:
+     * the point's inference GPUs go in the next rack's 4, on 2 racks of 18 nodes. They were
+     * placed from physical GPU 72 (job GPU 72: 1296 once mapped), past the job's 8, and every
+     * point of a kimi-k3-gb300 sweep failed so. */
+    g_autofree char *gpd =
+        write_temp("gpd-sweep.yaml", "name: gpd-sweep\nmodel: llama-3.1-8b\ntopology: gb200-nvl72\n"
+                                     "nodes: 36\ngpus_per_domain: 4\n"
+                                     "train: {convention: megatron, gpus: 0-3, tp: 4}\n"
+                                     "infer: {convention: vllm, gpus: 4-7, tp: 4}\n");
+    const char *held[] = {"sweep",    "--scenario", gpd,         "--tp",       "4",
+                          "--gpus",   "4",          "--network", "bottleneck", "--no-progress",
+                          "--format", "csv",        NULL};
+    r = run_reshard(held);
+    g_assert_cmpint(r.exit_code, ==, 0);
+    assert_contains(r.out, "\n0,vllm tp=4 dp=1 pp=1 replicas=1,4,1,1,1,false,4,36,gb200-nvl72,");
     run_result_clear(&r);
     /* Its row has no node count (it showed the scenario's 8 nodes). */
     const char *huge_csv[] = {"sweep",         "--scenario", "qwen3-30b-colocated",
