@@ -63,6 +63,36 @@ phases_options(RsFlowSimOptions *opt)
     opt->posting = RS_FLOW_SIM_POST_PHASES;
 }
 
+/* Simulates the message list @msgs (@n of them, @n_deps dependencies) on @topo with @opt;
+ * fails the test on an error. Returns: (transfer full): the result. */
+static RsFlowSimResult *
+run_list(const RsFlowMessage *msgs, guint n, const guint32 *deps, guint n_deps,
+         const RsTopology *topo, const RsFlowSimOptions *opt)
+{
+    g_autoptr(GError) error = NULL;
+    RsFlowSimResult *r = rs_flow_sim_run_messages(msgs, n, deps, n_deps, topo, opt, &error);
+    g_assert_no_error(error);
+    g_assert_nonnull(r);
+    return r;
+}
+
+/* The largest relative difference of the @n message end times of @a and @b (b's the
+ * reference); fails the test naming @what and the message when one exceeds @tolerance. */
+static double
+worst_end_difference(const RsFlowSimResult *a, const RsFlowSimResult *b, guint n, double tolerance,
+                     const char *what)
+{
+    double worst = 0.0;
+    for (guint i = 0; i < n; i++) {
+        double rel = fabs(a->message_end_s[i] - b->message_end_s[i]) / b->message_end_s[i];
+        worst = MAX(worst, rel);
+        if (rel > tolerance)
+            g_error("%s, message %u: ends at %.15g s against %.15g s", what, i, a->message_end_s[i],
+                    b->message_end_s[i]);
+    }
+    return worst;
+}
+
 static RsFlowSimResult *
 simulate(const RsTopology *topo, const Msg *rows, guint n, const RsFlowSimOptions *options)
 {
@@ -81,12 +111,7 @@ simulate(const RsTopology *topo, const Msg *rows, guint n, const RsFlowSimOption
             msgs[i].n_deps++;
         }
     }
-    g_autoptr(GError) error = NULL;
-    RsFlowSimResult *r = rs_flow_sim_run_messages(msgs, n, (const guint32 *)deps->data,
-                                                  deps->len, topo, options, &error);
-    g_assert_no_error(error);
-    g_assert_nonnull(r);
-    return r;
+    return run_list(msgs, n, (const guint32 *)deps->data, deps->len, topo, options);
 }
 
 static void
@@ -1153,25 +1178,13 @@ test_exact_matches_global(void)
             opt.posting = mode == 0 ? RS_FLOW_SIM_POST_ROUNDS : RS_FLOW_SIM_POST_PHASES;
             opt.relays = RS_FLOW_SIM_RELAYS_CHUNKED;
             opt.chunk_bytes = 8000000;
-            g_autoptr(GError) error = NULL;
             g_assert_cmpint(opt.rates, ==, RS_FLOW_SIM_RATES_EXACT); /* the default */
-            g_autoptr(RsFlowSimResult) exact =
-                rs_flow_sim_run_messages(msgs, n, deps, n_deps, topo, &opt, &error);
-            g_assert_no_error(error);
+            g_autoptr(RsFlowSimResult) exact = run_list(msgs, n, deps, n_deps, topo, &opt);
             opt.rates = RS_FLOW_SIM_RATES_GLOBAL;
-            g_autoptr(RsFlowSimResult) global =
-                rs_flow_sim_run_messages(msgs, n, deps, n_deps, topo, &opt, &error);
-            g_assert_no_error(error);
-            for (guint i = 0; i < n; i++) {
-                double rel = fabs(exact->message_end_s[i] - global->message_end_s[i]) /
-                             global->message_end_s[i];
-                worst = MAX(worst, rel);
-                if (rel > 1e-9)
-                    g_error("workload %u (%s) message %u: exact ends at %.15g s, global at "
-                            "%.15g s",
-                            w, mode == 0 ? "rounds" : "phases", i, exact->message_end_s[i],
-                            global->message_end_s[i]);
-            }
+            g_autoptr(RsFlowSimResult) global = run_list(msgs, n, deps, n_deps, topo, &opt);
+            g_autofree char *what = g_strdup_printf("workload %u (%s), exact against global", w,
+                                                    mode == 0 ? "rounds" : "phases");
+            worst = MAX(worst, worst_end_difference(exact, global, n, 1e-9, what));
             /* Fewer rate computations than recomputing every flow. */
             g_assert_cmpuint(exact->n_rate_updates, <=, global->n_rate_updates);
         }
@@ -1204,23 +1217,15 @@ test_fluid_without_relays(void)
         RsFlowSimOptions opt;
         rs_flow_sim_options_init(&opt);
         opt.chunk_bytes = 8000000;
-        g_autoptr(GError) error = NULL;
-        g_autoptr(RsFlowSimResult) chunked =
-            rs_flow_sim_run_messages(msgs, n, deps, 0, topo, &opt, &error);
-        g_assert_no_error(error);
+        g_autoptr(RsFlowSimResult) chunked = run_list(msgs, n, deps, 0, topo, &opt);
         opt.relays = RS_FLOW_SIM_RELAYS_FLUID;
-        g_autoptr(RsFlowSimResult) fluid =
-            rs_flow_sim_run_messages(msgs, n, deps, 0, topo, &opt, &error);
-        g_assert_no_error(error);
+        g_autoptr(RsFlowSimResult) fluid = run_list(msgs, n, deps, 0, topo, &opt);
         opt.relays = RS_FLOW_SIM_RELAYS_CHUNKED;
         opt.rates = RS_FLOW_SIM_RATES_LOCAL;
-        g_autoptr(RsFlowSimResult) local =
-            rs_flow_sim_run_messages(msgs, n, deps, 0, topo, &opt, &error);
-        g_assert_no_error(error);
+        g_autoptr(RsFlowSimResult) local = run_list(msgs, n, deps, 0, topo, &opt);
+        g_autofree char *what = g_strdup_printf("list %u, fluid against chunked", w);
+        worst_end_difference(fluid, chunked, n, 0.0, what);
         for (guint i = 0; i < n; i++) {
-            if (fluid->message_end_s[i] != chunked->message_end_s[i])
-                g_error("list %u message %u: fluid ends at %.17g s, chunked at %.17g s", w, i,
-                        fluid->message_end_s[i], chunked->message_end_s[i]);
             n_moved += local->message_end_s[i] != chunked->message_end_s[i];
             worst_local =
                 MAX(worst_local, fabs(local->message_end_s[i] / chunked->message_end_s[i] - 1));
@@ -1315,24 +1320,13 @@ test_route_groups_match_per_message(void)
             opt.posting = mode % 2 == 0 ? RS_FLOW_SIM_POST_PHASES : RS_FLOW_SIM_POST_ROUNDS;
             opt.rates = mode < 2 ? RS_FLOW_SIM_RATES_EXACT : RS_FLOW_SIM_RATES_GLOBAL;
             opt.chunk_bytes = 4000000;
-            g_autoptr(GError) error = NULL;
-            g_autoptr(RsFlowSimResult) grouped =
-                rs_flow_sim_run_messages(msgs, n, deps, n_deps, topo, &opt, &error);
-            g_assert_no_error(error);
+            g_autoptr(RsFlowSimResult) grouped = run_list(msgs, n, deps, n_deps, topo, &opt);
             opt.flow_per_message = TRUE;
-            g_autoptr(RsFlowSimResult) flows =
-                rs_flow_sim_run_messages(msgs, n, deps, n_deps, topo, &opt, &error);
-            g_assert_no_error(error);
+            g_autoptr(RsFlowSimResult) flows = run_list(msgs, n, deps, n_deps, topo, &opt);
             g_assert_cmpuint(grouped->n_chunks, ==, flows->n_chunks);
-            for (guint i = 0; i < n; i++) {
-                double rel = fabs(grouped->message_end_s[i] - flows->message_end_s[i]) /
-                             flows->message_end_s[i];
-                worst = MAX(worst, rel);
-                if (rel > 1e-9)
-                    g_error("list %u, mode %u, message %u: grouped ends at %.15g s, a flow per "
-                            "message at %.15g s",
-                            w, mode, i, grouped->message_end_s[i], flows->message_end_s[i]);
-            }
+            g_autofree char *what =
+                g_strdup_printf("list %u, mode %u, grouped against a flow per message", w, mode);
+            worst = MAX(worst, worst_end_difference(grouped, flows, n, 1e-9, what));
             grouped_updates += grouped->n_rate_updates;
             flow_updates += flows->n_rate_updates;
         }
