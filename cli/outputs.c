@@ -181,15 +181,31 @@ rs_cli_check_not_input(const char *option, const char *path, GError **error)
 
 static char *output_target(const char *path);
 
-/* A file is written as a temporary one in its folder, renamed over it: the folder @dir of
- * @path must take a new file. Permissions do not say so (root may write anywhere by them,
- * and /proc takes no file): a probe does, before any work ("--trace /proc/x" failed at the
- * end, exit 1, naming the temporary "/proc/x.6PLUZ3"). */
+/* Folder @dir, where output @path is written, must exist, be a folder and, when @probe,
+ * take a new file: a file is written as a temporary one in its folder and renamed over the
+ * path. Permissions do not say whether it can be (root may write anywhere by them, and
+ * /proc takes no file): a probe file, created and removed, does, before any work
+ * ("--trace /proc/x" failed at the end, exit 1, naming the temporary "/proc/x.6PLUZ3"). */
 static gboolean
-probe_folder(const char *option, const char *path, const char *dir, GError **error)
+check_folder(const char *option, const char *path, const char *dir, gboolean probe, GError **error)
 {
-    g_autofree char *probe = g_build_filename(dir, ".reshard-probe-XXXXXX", NULL);
-    int fd = g_mkstemp(probe);
+    const char *problem = NULL;
+    if (!g_file_test(dir, G_FILE_TEST_EXISTS))
+        problem = "does not exist";
+    else if (!g_file_test(dir, G_FILE_TEST_IS_DIR))
+        problem = "is not a folder";
+    else if (g_access(dir, W_OK | X_OK) != 0)
+        problem = "is not writable";
+    if (problem != NULL) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s %s: folder %s %s", option,
+                    path, dir, problem);
+        return FALSE;
+    }
+    if (!probe)
+        return TRUE;
+    /* (g_mkstemp() replaces the six X's by a name no file has.) */
+    g_autofree char *name = g_build_filename(dir, ".reshard-probe-XXXXXX", NULL);
+    int fd = g_mkstemp(name);
     if (fd < 0) {
         int saved = errno;
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
@@ -198,8 +214,17 @@ probe_folder(const char *option, const char *path, const char *dir, GError **err
         return FALSE;
     }
     close(fd);
-    g_unlink(probe);
+    g_unlink(name);
     return TRUE;
+}
+
+/* Does @path name a file to be created or replaced (not a device, FIFO or socket, which
+ * are written in place)? */
+static gboolean
+is_file_output(const char *path)
+{
+    GStatBuf st;
+    return g_stat(path, &st) != 0 || S_ISREG(st.st_mode);
 }
 
 gboolean
@@ -207,14 +232,6 @@ rs_cli_check_output(const char *option, const char *path, GError **error)
 {
     if (path == NULL)
         return TRUE;
-    g_autofree char *dir = g_path_get_dirname(path);
-    const char *problem = NULL;
-    if (!g_file_test(dir, G_FILE_TEST_EXISTS))
-        problem = "does not exist";
-    else if (!g_file_test(dir, G_FILE_TEST_IS_DIR))
-        problem = "is not a folder";
-    else if (g_access(dir, W_OK | X_OK) != 0)
-        problem = "is not writable";
     if (*path == '\0') {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s: empty path", option);
         return FALSE;
@@ -227,23 +244,17 @@ rs_cli_check_output(const char *option, const char *path, GError **error)
                     option);
         return FALSE;
     }
-    if (problem != NULL) {
-        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s %s: folder %s %s",
-                    option, path, dir, problem);
+    /* The path's own folder (a trace's .meta sidecar goes there), then, for a symbolic
+     * link, its target's, where the file is written (rs_output_write_file(): a link to
+     * /proc/x.csv passed the first and failed late, exit 1). */
+    g_autofree char *dir = g_path_get_dirname(path);
+    if (!check_folder(option, path, dir, is_file_output(path), error))
         return FALSE;
-    }
     if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s %s: is a folder", option,
                     path);
         return FALSE;
     }
-    /* The folder of the path takes new files (a trace's .meta sidecar goes there), and a
-     * symbolic link's target's folder, where the file is written (rs_output_write_file()):
-     * a link to /proc/x.csv passed the first and failed late, exit 1. A device or a pipe is
-     * written in place: no probe. */
-    GStatBuf st;
-    if ((g_stat(path, &st) != 0 || S_ISREG(st.st_mode)) && !probe_folder(option, path, dir, error))
-        return FALSE;
     g_autofree char *target = output_target(path);
     if (target != NULL) {
         GStatBuf ts;
@@ -254,15 +265,8 @@ rs_cli_check_output(const char *option, const char *path, GError **error)
                         option, path);
             return FALSE;
         }
-        gboolean exists = g_stat(target, &ts) == 0;
         g_autofree char *target_dir = g_path_get_dirname(target);
-        if (!exists && !g_file_test(target_dir, G_FILE_TEST_IS_DIR)) {
-            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "%s %s: a symbolic link to %s, whose folder %s does not exist", option,
-                        path, target, target_dir);
-            return FALSE;
-        }
-        if ((!exists || S_ISREG(ts.st_mode)) && !probe_folder(option, path, target_dir, error))
+        if (!check_folder(option, path, target_dir, is_file_output(target), error))
             return FALSE;
     }
     return rs_cli_check_not_input(option, path, error);
