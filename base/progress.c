@@ -20,17 +20,14 @@ sample_at(const RsProgressHistory *h, guint back)
 void
 rs_progress_history_add(RsProgressHistory *h, double wall_s, double fraction)
 {
-    fraction = CLAMP(fraction, 0.0, 1.0);
-    /* The newest sample is kept once it is RS_PROGRESS_SPACING_S after the one before. */
-    if (h->n >= 2 && h->wall_s[h->newest] - h->wall_s[sample_at(h, 1)] < RS_PROGRESS_SPACING_S) {
-        h->wall_s[h->newest] = wall_s;
-        h->fraction[h->newest] = fraction;
-        return;
+    /* The newest sample is kept once it is RS_PROGRESS_SPACING_S after the one before,
+     * else this one takes its place. */
+    if (h->n < 2 || h->wall_s[h->newest] - h->wall_s[sample_at(h, 1)] >= RS_PROGRESS_SPACING_S) {
+        h->newest = (h->newest + 1) % RS_PROGRESS_SAMPLES;
+        h->n = MIN(h->n + 1, RS_PROGRESS_SAMPLES);
     }
-    h->newest = (h->newest + 1) % RS_PROGRESS_SAMPLES;
-    h->n = MIN(h->n + 1, RS_PROGRESS_SAMPLES);
     h->wall_s[h->newest] = wall_s;
-    h->fraction[h->newest] = fraction;
+    h->fraction[h->newest] = CLAMP(fraction, 0.0, 1.0);
 }
 
 double

@@ -285,8 +285,7 @@ check_held(const RsScenario *s, const char *side, GArray *gpus, const RsTopology
 {
     if (s->gpus_per_domain == 0 || topo == NULL || gpus == NULL)
         return TRUE;
-    guint size = rs_topology_get_gpus_per_nvlink_domain(topo);
-    guint n_domains = rs_topology_get_n_gpus(topo) / MAX(size, 1);
+    guint n_domains = rs_topology_get_n_nvlink_domains(topo);
     guint64 held = (guint64)n_domains * s->gpus_per_domain;
     for (guint i = 0; i < gpus->len; i++) {
         guint32 g = g_array_index(gpus, guint32, i);
